@@ -1,0 +1,11 @@
+//! JSON fidelity helpers: pi's files are the contract, so what we read we write back unchanged.
+//!
+//! - [`JsNumber`]: numbers formatted as JavaScript formats them.
+//! - [`KeyOrder`] and the `json_object!` / `json_tagged_enum!` macros: structs that remember the
+//!   key order they were read in and keep unknown fields.
+
+mod number;
+mod object;
+
+pub use number::{JsNumber, js_number_to_string};
+pub use object::{EXTRA_SLOT, KeyOrder, TAG_SLOT};

@@ -1,0 +1,1 @@
+//! The coding agent of pi (work in progress; see the workspace issues).

@@ -1,0 +1,1 @@
+//! The terminal UI of pi (work in progress; see the workspace issues).
