@@ -43,6 +43,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod json;
+pub mod options;
 pub mod stream;
 pub mod transcript;
 pub mod types;

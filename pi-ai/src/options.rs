@@ -1,0 +1,145 @@
+//! Options of one request, shared by every API.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::types::{Model, ThinkingLevel};
+
+/// Prompt-cache retention preference; providers map it to what they support.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CacheRetention {
+    /// No caching markers.
+    None,
+    /// The provider's default (short) retention. pi's default.
+    #[default]
+    Short,
+    /// Long retention (e.g. Anthropic's 1h), also chosen by env `PI_CACHE_RETENTION=long`.
+    Long,
+}
+
+impl CacheRetention {
+    /// pi's default: `Long` when `PI_CACHE_RETENTION=long`, else `Short`.
+    pub fn from_env() -> Self {
+        match std::env::var("PI_CACHE_RETENTION").as_deref() {
+            Ok("long") => CacheRetention::Long,
+            _ => CacheRetention::Short,
+        }
+    }
+}
+
+/// Provider-neutral tool selection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ToolChoice {
+    /// The model decides.
+    Auto,
+    /// No tool calls.
+    None,
+}
+
+/// Token budgets per thinking level, for token-budget providers (Anthropic).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThinkingBudgets {
+    /// Budget for `minimal`.
+    pub minimal: Option<u64>,
+    /// Budget for `low`.
+    pub low: Option<u64>,
+    /// Budget for `medium`.
+    pub medium: Option<u64>,
+    /// Budget for `high`.
+    pub high: Option<u64>,
+}
+
+/// Status and headers of an HTTP response, for [`StreamOptions::on_response`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProviderResponse {
+    /// HTTP status.
+    pub status: u16,
+    /// Response headers (lower-case names).
+    pub headers: Vec<(String, String)>,
+}
+
+/// Hook that may replace the request body before it is sent (`onPayload`). Return `None` to keep it.
+pub type PayloadHook = Arc<dyn Fn(&Value, &Model) -> Option<Value> + Send + Sync>;
+/// Hook called with the HTTP status and headers before the body is read (`onResponse`).
+pub type ResponseHook = Arc<dyn Fn(&ProviderResponse, &Model) + Send + Sync>;
+/// Hook called with each raw provider stream event before normalisation (`onProviderStreamEvent`).
+pub type ProviderEventHook = Arc<dyn Fn(&Value, &Model) + Send + Sync>;
+
+/// Options of one request (pi's `StreamOptions` and `SimpleStreamOptions` in one struct).
+///
+/// ```
+/// use pi_ai::options::StreamOptions;
+/// let opts = StreamOptions { max_tokens: Some(256), temperature: Some(0.0), ..Default::default() };
+/// assert_eq!(opts.max_retries, 0);
+/// ```
+#[derive(Clone, Default)]
+pub struct StreamOptions {
+    /// Cancels the request; the stream then ends with an `Aborted` error event.
+    pub cancel: Option<CancellationToken>,
+    /// API key; wins over any resolved credential.
+    pub api_key: Option<String>,
+    /// Extra headers, merged case-insensitively over defaults; `None` removes a default header.
+    pub headers: Vec<(String, Option<String>)>,
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+    /// Output token limit.
+    pub max_tokens: Option<u64>,
+    /// Session id for providers with session-based caching or routing.
+    pub session_id: Option<String>,
+    /// Idle timeout of the response body (and the whole request before headers arrive).
+    pub timeout: Option<Duration>,
+    /// Retries of 408/409/429/5xx before any byte of the answer streamed (pi's default: 0).
+    pub max_retries: u32,
+    /// A server-requested retry delay above this fails at once (default 60 s; `Some(ZERO)` disables the cap).
+    pub max_retry_delay: Option<Duration>,
+    /// Prompt-cache retention.
+    pub cache_retention: Option<CacheRetention>,
+    /// Extra sampling parameters merged last into OpenAI-compatible bodies.
+    pub sampling_params: Option<Map<String, Value>>,
+    /// Request metadata (Anthropic reads `user_id`).
+    pub metadata: Option<Map<String, Value>>,
+    /// Reasoning level; `None` means off (`SimpleStreamOptions.reasoning`).
+    pub reasoning: Option<ThinkingLevel>,
+    /// Token budgets per thinking level.
+    pub thinking_budgets: Option<ThinkingBudgets>,
+    /// Tool selection.
+    pub tool_choice: Option<ToolChoice>,
+    /// May replace the request body.
+    pub on_payload: Option<PayloadHook>,
+    /// Sees the response status and headers.
+    pub on_response: Option<ResponseHook>,
+    /// Sees each raw provider event.
+    pub on_provider_stream_event: Option<ProviderEventHook>,
+}
+
+impl fmt::Debug for StreamOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamOptions")
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("headers", &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>())
+            .field("temperature", &self.temperature)
+            .field("max_tokens", &self.max_tokens)
+            .field("session_id", &self.session_id)
+            .field("timeout", &self.timeout)
+            .field("max_retries", &self.max_retries)
+            .field("reasoning", &self.reasoning)
+            .field("tool_choice", &self.tool_choice)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StreamOptions {
+    /// Whether the request was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(CancellationToken::is_cancelled)
+    }
+
+    /// The cancellation token, or a fresh one that never fires.
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.cancel.clone().unwrap_or_default()
+    }
+}
