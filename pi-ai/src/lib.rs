@@ -44,9 +44,11 @@
 
 pub mod json;
 pub mod options;
+pub mod provider;
 pub mod stream;
 pub mod transcript;
 pub mod types;
 
+pub use provider::ApiProvider;
 pub use stream::{AssistantMessageEvent, AssistantMessageEventStream, PartialMessage};
 pub use types::*;
