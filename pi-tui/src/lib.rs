@@ -1,1 +1,49 @@
-//! The terminal UI of pi (work in progress; see the workspace issues).
+//! # pi-tui: the terminal UI layer of pi
+//!
+//! This crate is what the pi coding agent draws with. Its model is pi's, not a cell grid's:
+//! a **component renders to lines of text at a given width**, each line a `String` that may carry
+//! SGR colours, OSC 8 links and zero-width markers. Styling is done with plain strings
+//! (`theme.fg("accent", "[status]")`), so extensions and renderers written against pi's string
+//! contract port one-to-one and their output can be compared byte for byte with pi 1.6.0.
+//!
+//! The renderers then turn those lines into terminal output. [`render::MainScreen`] (pi's
+//! "regular" mode) diffs the document line by line into the normal buffer, so the terminal keeps
+//! the transcript in its own scrollback; [`render::AltScreen`] (pi's "fullscreen" mode) owns a
+//! viewport on the alternate screen. Both write only changed lines, inside synchronized output
+//! (`CSI ? 2026`), and [`Tui`] drives them: focus, overlays, input dispatch, frame pacing.
+//!
+//! Input stays raw too. [`keys::StdinBuffer`] splits stdin into complete sequences (Kitty keyboard
+//! protocol, bracketed paste, legacy escapes) and components test them with
+//! [`keys::matches_key`]`(data, "shift+enter")` instead of a lossy key enum.
+//!
+//! ## What this crate deliberately does not do
+//! - It knows nothing about messages, sessions or agents; the coding agent builds those on top.
+//! - It is not ratatui: there is no cell buffer and no layout engine beyond stacking lines.
+//! - It does not own an event loop or threads beyond the stdin reader of
+//!   [`terminal::CrosstermTerminal`]; the application calls [`Tui::run_once`].
+//!
+//! ## Main types
+//! - [`Component`], [`Lines`] (shared `Rc<[String]>` caches compared by identity), [`Container`].
+//! - Components: [`Text`], [`Box`], [`Spacer`], [`TruncatedText`], [`Loader`], [`Input`],
+//!   [`Editor`], [`SelectList`], [`Markdown`].
+//! - [`ansi`]: `visible_width`, `wrap_text_with_ansi`, `truncate_to_width`, column slicing.
+//! - [`Terminal`] with [`CaptureTerminal`] (tests) and [`CrosstermTerminal`].
+//! - [`Theme`]: pi's theme JSON, its colour tokens and the built-in dark and light themes.
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
+
+pub mod ansi;
+pub mod component;
+pub mod components;
+pub mod error;
+pub mod keys;
+pub mod render;
+pub mod terminal;
+pub mod theme;
+pub mod tui;
+
+pub use component::{CURSOR_MARKER, Component, ComponentRef, Container, Lines, StyleFn, render_fake_cursor, shared};
+pub use components::{Box, Loader, Spacer, Text, TruncatedText};
+pub use error::TuiError;
+pub use terminal::{CaptureTerminal, CrosstermTerminal, Terminal, TerminalEvent};
+pub use theme::{ColorMode, Theme};
+pub use tui::{InputAction, OverlayId, ScreenMode, Tui};
