@@ -8,6 +8,8 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+mod message;
 mod tool;
 
+pub use message::{AgentMessage, CustomMessage, UnknownMessage};
 pub use tool::{AgentTool, AgentToolResult, ExecutionMode, ToolContext, ToolError};
