@@ -176,6 +176,7 @@ impl<T: Terminal> Tui<T> {
         if capture {
             self.set_focus(Some(component));
         }
+        self.terminal.hide_cursor();
         self.request_render(false);
         id
     }
@@ -197,6 +198,9 @@ impl<T: Terminal> Tui<T> {
                 .map(|o| o.component.clone())
                 .or(entry.pre_focus);
             self.set_focus(next);
+        }
+        if self.overlays.is_empty() {
+            self.terminal.hide_cursor();
         }
         self.request_render(false);
     }
