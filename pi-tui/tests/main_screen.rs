@@ -75,7 +75,10 @@ fn byte_streams_match_reference() {
 }
 
 /// Render a sequence of documents and snapshot the vt100 screen after each named step.
-fn replay(cols: u16, rows: u16, steps: &[(&str, Option<(u16, u16)>, &[&str])]) -> String {
+/// A named step: an optional resize (columns, rows) and the document lines.
+type Step<'a> = (&'a str, Option<(u16, u16)>, &'a [&'a str]);
+
+fn replay(cols: u16, rows: u16, steps: &[Step<'_>]) -> String {
     let mut tui = Tui::new(CaptureTerminal::new(cols as usize, rows as usize), ScreenMode::Main);
     let doc = static_lines(&[]);
     tui.add_child(doc.clone());

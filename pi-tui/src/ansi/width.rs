@@ -115,7 +115,7 @@ fn is_rgi_emoji(seg: &str) -> bool {
     if chars.len() == 1 && is_ri(chars[0]) {
         return false;
     }
-    chars.split(|c| *c == '\u{200D}').all(|part| is_emoji_element(part))
+    chars.split(|c| *c == '\u{200D}').all(is_emoji_element)
 }
 
 fn cluster_width(seg: &str) -> usize {

@@ -579,10 +579,9 @@ pub fn matches_key(data: &str, key_id: &str) -> bool {
     if modifier == CTRL + ALT
         && !k
         && let Some(r) = raw
+        && data.strip_prefix('\x1b').is_some_and(|rest| rest.len() == 1 && rest.starts_with(r))
     {
-        if data.strip_prefix('\x1b').is_some_and(|rest| rest.len() == 1 && rest.starts_with(r)) {
-            return true;
-        }
+        return true;
     }
     if modifier == ALT
         && !k

@@ -275,7 +275,7 @@ impl StdinBuffer {
         }
         if let Some(start) = self.buffer.find(PASTE_START) {
             if start > 0 {
-                let (seqs, _) = extract_complete(&self.buffer[..start].to_string());
+                let (seqs, _) = extract_complete(&self.buffer[..start]);
                 for s in seqs {
                     self.emit_data(s, &mut out);
                 }

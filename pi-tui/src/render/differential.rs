@@ -119,8 +119,7 @@ impl MainScreen {
         lines: Vec<FrameLine>,
         cursor: Option<CursorPos>,
         clear: bool,
-        height: usize,
-        width: usize,
+        (width, height): (usize, usize),
         show_cursor: bool,
     ) {
         self.full_redraws += 1;
@@ -168,15 +167,15 @@ impl MainScreen {
         let mut hw_row = self.hardware_cursor_row;
 
         if self.previous_lines.is_empty() && !width_changed && !height_changed {
-            self.full_render(term, lines, cursor, false, height, width, show);
+            self.full_render(term, lines, cursor, false, (width, height), show);
             return Ok(());
         }
         if width_changed || (height_changed && !self.termux) {
-            self.full_render(term, lines, cursor, true, height, width, show);
+            self.full_render(term, lines, cursor, true, (width, height), show);
             return Ok(());
         }
         if opts.clear_on_shrink && lines.len() < self.max_lines_rendered && !opts.has_overlays {
-            self.full_render(term, lines, cursor, true, height, width, show);
+            self.full_render(term, lines, cursor, true, (width, height), show);
             return Ok(());
         }
 
@@ -216,12 +215,12 @@ impl MainScreen {
             if prev.len() > lines.len() {
                 let target = lines.len().saturating_sub(1);
                 if target < prev_viewport_top {
-                    self.full_render(term, lines, cursor, true, height, width, show);
+                    self.full_render(term, lines, cursor, true, (width, height), show);
                     return Ok(());
                 }
                 let extra = prev.len() - lines.len();
                 if extra > height {
-                    self.full_render(term, lines, cursor, true, height, width, show);
+                    self.full_render(term, lines, cursor, true, (width, height), show);
                     return Ok(());
                 }
                 let mut out = String::from(SYNC_BEGIN);
@@ -255,7 +254,7 @@ impl MainScreen {
         }
 
         if first < prev_viewport_top {
-            self.full_render(term, lines, cursor, true, height, width, show);
+            self.full_render(term, lines, cursor, true, (width, height), show);
             return Ok(());
         }
 

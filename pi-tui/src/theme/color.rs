@@ -1,5 +1,8 @@
 //! Colours: parsing (`#rgb`, `#rrggbb`, `oklch(...)`, `okhsl(...)`, palette index), OKLab/OKHSL
 //! conversion, mixing and SGR output in truecolor or 256-colour mode (pi's `colors.ts`/`oklab.ts`).
+//!
+//! The matrix constants are pi's, digit for digit, so results round the same way.
+#![allow(clippy::excessive_precision)]
 
 use crate::error::TuiError;
 
