@@ -1,13 +1,18 @@
 //! The built-in components.
 
 mod boxed;
+mod input;
 mod loader;
+mod select_list;
 mod spacer;
 mod text;
+pub mod text_edit;
 mod truncated_text;
 
 pub use boxed::Box;
+pub use input::Input;
 pub use loader::{Loader, SPINNER_FRAMES, SPINNER_INTERVAL};
+pub use select_list::{SelectItem, SelectList, SelectListLayout, SelectListTheme};
 pub use spacer::Spacer;
 pub use text::Text;
 pub use truncated_text::TruncatedText;

@@ -4,9 +4,11 @@
 //! understands legacy sequences, the Kitty keyboard protocol (CSI-u with shifted and base-layout
 //! keys, keypad PUA codes) and xterm modifyOtherKeys (`ESC[27;mod;cp~`).
 
+mod bindings;
 mod parse;
 mod stdin_buffer;
 
+pub use bindings::{DEFAULT_BINDINGS, Keybindings};
 pub use parse::{decode_printable_key, is_key_release, is_key_repeat, key_event_type, matches_key, parse_key};
 pub use stdin_buffer::{StdinBuffer, StdinEvent};
 
