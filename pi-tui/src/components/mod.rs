@@ -1,6 +1,7 @@
 //! The built-in components.
 
 mod boxed;
+mod editor;
 mod input;
 mod loader;
 mod select_list;
@@ -10,6 +11,7 @@ pub mod text_edit;
 mod truncated_text;
 
 pub use boxed::Box;
+pub use editor::{AutocompleteProvider, Editor, EditorTheme};
 pub use input::Input;
 pub use loader::{Loader, SPINNER_FRAMES, SPINNER_INTERVAL};
 pub use select_list::{SelectItem, SelectList, SelectListLayout, SelectListTheme};

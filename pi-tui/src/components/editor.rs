@@ -1,0 +1,773 @@
+//! `Editor`: the multi-line prompt editor (borders, wrapping, cursor, paste markers, undo, kill
+//! ring, word movement, history and an autocomplete hook).
+//!
+//! Ported: rendering (borders with `↑/↓ N more` labels, word-aware wrapping with one column kept
+//! for the cursor, the visible-row window), submit/new line, bracketed paste with
+//! `[paste #N +L lines]` / `[paste #N C chars]` markers and their expansion, the Emacs keys shared
+//! with [`crate::components::Input`], history on the first/last line, and a synchronous
+//! [`AutocompleteProvider`] shown as a [`SelectList`] under the editor (opened by Tab or `/` at
+//! the start). Not ported: pi's async debounced file provider, jump-to-char, page keys.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use unicode_segmentation::UnicodeSegmentation;
+
+use super::select_list::{SelectItem, SelectList, SelectListTheme};
+use super::text_edit::{KillRing, LastAction, find_word_backward, find_word_forward};
+use crate::ansi::{is_cjk_break, visible_width};
+use crate::component::{CURSOR_MARKER, Component, Lines, StyleFn, render_fake_cursor};
+use crate::keys::{Keybindings, decode_printable_key};
+
+/// Supplies completions for the text before the cursor.
+pub trait AutocompleteProvider {
+    /// Items for `prefix` (the current line up to the cursor), and the length in bytes of the
+    /// token they replace. `None` closes the list.
+    fn suggestions(&self, prefix: &str) -> Option<(Vec<SelectItem>, usize)>;
+}
+
+/// Editor styles.
+#[derive(Clone)]
+pub struct EditorTheme {
+    /// Colours the borders.
+    pub border_color: StyleFn,
+    /// Styles the autocomplete list.
+    pub select_list: SelectListTheme,
+}
+
+#[derive(Clone, PartialEq, Eq, Debug)]
+struct State {
+    lines: Vec<String>,
+    line: usize,
+    col: usize,
+}
+
+struct Chunk {
+    text: String,
+    start: usize,
+    end: usize,
+}
+
+/// pi's `wordWrapLine`: wrap at whitespace (or between CJK characters), else by grapheme.
+fn word_wrap_line(line: &str, max: usize) -> Vec<Chunk> {
+    if line.is_empty() || max == 0 {
+        return vec![Chunk { text: String::new(), start: 0, end: 0 }];
+    }
+    if visible_width(line) <= max {
+        return vec![Chunk { text: line.to_string(), start: 0, end: line.len() }];
+    }
+    let segs: Vec<(usize, &str)> = line.grapheme_indices(true).collect();
+    let ws = |s: &str| s.chars().all(char::is_whitespace);
+    let mut chunks = Vec::new();
+    let (mut width, mut start) = (0usize, 0usize);
+    let (mut opp, mut opp_width): (Option<usize>, usize) = (None, 0);
+    for (i, &(idx, g)) in segs.iter().enumerate() {
+        let gw = visible_width(g);
+        if width + gw > max {
+            if let Some(o) = opp.filter(|_| width - opp_width + gw <= max) {
+                chunks.push(Chunk { text: line[start..o].to_string(), start, end: o });
+                start = o;
+                width -= opp_width;
+            } else if start < idx {
+                chunks.push(Chunk { text: line[start..idx].to_string(), start, end: idx });
+                start = idx;
+                width = 0;
+            }
+            opp = None;
+        }
+        width += gw;
+        if let Some(&(nidx, next)) = segs.get(i + 1) {
+            if ws(g) && !ws(next) {
+                opp = Some(nidx);
+                opp_width = width;
+            } else if !ws(g) && !ws(next) && (is_cjk_break(g) || is_cjk_break(next)) {
+                opp = Some(nidx);
+                opp_width = width;
+            }
+        }
+    }
+    chunks.push(Chunk { text: line[start..].to_string(), start, end: line.len() });
+    chunks
+}
+
+fn scroll_border(direction: &str, hidden: usize, width: usize) -> String {
+    let label = format!(" {direction} {hidden} more ");
+    let lw = visible_width(&label);
+    if lw + 2 <= width {
+        let left = (width - lw) / 2;
+        return format!("{}{label}{}", "─".repeat(left), "─".repeat(width - left - lw));
+    }
+    let indicator = format!("─── {direction} {hidden} more ");
+    let iw = visible_width(&indicator);
+    if iw <= width {
+        return indicator + &"─".repeat(width - iw);
+    }
+    let ell = &"..."[..width.min(3)];
+    crate::ansi::slice_by_column(&indicator, 0, width - ell.len(), true) + ell
+}
+
+/// The multi-line editor.
+pub struct Editor {
+    state: State,
+    theme: EditorTheme,
+    padding_x: usize,
+    terminal_rows: usize,
+    scroll_offset: usize,
+    focused: bool,
+    pastes: BTreeMap<usize, String>,
+    paste_counter: usize,
+    paste_buffer: Option<String>,
+    kill_ring: KillRing,
+    last_action: Option<LastAction>,
+    undo: Vec<State>,
+    history: Vec<String>,
+    history_index: Option<usize>,
+    keys: Rc<Keybindings>,
+    autocomplete: Option<Rc<dyn AutocompleteProvider>>,
+    autocomplete_list: Option<(SelectList, usize)>,
+    autocomplete_max_visible: usize,
+    last_width: std::cell::Cell<usize>,
+    /// Called with the expanded, trimmed text on Enter (the editor then clears).
+    pub on_submit: Option<Box<dyn FnMut(&str)>>,
+    /// Called with the text after every change.
+    pub on_change: Option<Box<dyn FnMut(&str)>>,
+}
+
+impl Editor {
+    /// An editor with pi's defaults (no horizontal padding, 24 terminal rows assumed).
+    pub fn new(theme: EditorTheme) -> Self {
+        Self {
+            state: State { lines: vec![String::new()], line: 0, col: 0 },
+            theme,
+            padding_x: 0,
+            terminal_rows: 24,
+            scroll_offset: 0,
+            focused: false,
+            pastes: BTreeMap::new(),
+            paste_counter: 0,
+            paste_buffer: None,
+            kill_ring: KillRing::default(),
+            last_action: None,
+            undo: Vec::new(),
+            history: Vec::new(),
+            history_index: None,
+            keys: Rc::new(Keybindings::default()),
+            autocomplete: None,
+            autocomplete_list: None,
+            autocomplete_max_visible: 5,
+            last_width: std::cell::Cell::new(80),
+            on_submit: None,
+            on_change: None,
+        }
+    }
+
+    /// Horizontal padding inside the borders.
+    pub fn set_padding_x(&mut self, padding_x: usize) {
+        self.padding_x = padding_x;
+    }
+
+    /// The terminal height, which sets the visible rows (`max(5, rows * 0.3)`).
+    pub fn set_terminal_rows(&mut self, rows: usize) {
+        self.terminal_rows = rows;
+    }
+
+    /// Install an autocomplete provider.
+    pub fn set_autocomplete_provider(&mut self, provider: Rc<dyn AutocompleteProvider>) {
+        self.autocomplete = Some(provider);
+    }
+
+    /// Add a submitted text to the history (up/down on the first/last line browse it).
+    pub fn add_to_history(&mut self, text: &str) {
+        let t = text.trim();
+        if !t.is_empty() && self.history.first().map(String::as_str) != Some(t) {
+            self.history.insert(0, t.to_string());
+        }
+    }
+
+    /// The text with paste markers as typed.
+    pub fn text(&self) -> String {
+        self.state.lines.join("\n")
+    }
+
+    /// The text with paste markers replaced by the pasted content.
+    pub fn expanded_text(&self) -> String {
+        let mut text = self.text();
+        for (id, content) in &self.pastes {
+            let lines = content.split('\n').count();
+            for marker in
+                [format!("[paste #{id} +{lines} lines]"), format!("[paste #{id} {} chars]", content.chars().count())]
+            {
+                text = text.replace(&marker, content);
+            }
+        }
+        text
+    }
+
+    /// Replace the text (cursor at the end).
+    pub fn set_text(&mut self, text: &str) {
+        let lines: Vec<String> = text.split('\n').map(str::to_string).collect();
+        let line = lines.len() - 1;
+        let col = lines[line].len();
+        self.state = State { lines, line, col };
+        self.changed();
+    }
+
+    /// Whether the autocomplete list is open.
+    pub fn is_autocomplete_open(&self) -> bool {
+        self.autocomplete_list.is_some()
+    }
+
+    fn changed(&mut self) {
+        if self.on_change.is_some() {
+            let t = self.text();
+            if let Some(f) = self.on_change.as_mut() {
+                f(&t);
+            }
+        }
+    }
+
+    fn push_undo(&mut self) {
+        self.undo.push(self.state.clone());
+    }
+
+    fn current(&self) -> &str {
+        &self.state.lines[self.state.line]
+    }
+
+    fn insert_text(&mut self, text: &str) {
+        let (line, col) = (self.state.line, self.state.col);
+        let rest = self.state.lines[line].split_off(col);
+        let mut parts = text.split('\n');
+        self.state.lines[line].push_str(parts.next().unwrap_or(""));
+        let mut cur = line;
+        for p in parts {
+            cur += 1;
+            self.state.lines.insert(cur, p.to_string());
+        }
+        self.state.col = self.state.lines[cur].len();
+        self.state.line = cur;
+        self.state.lines[cur].push_str(&rest);
+        self.changed();
+    }
+
+    fn type_text(&mut self, text: &str) {
+        self.history_index = None;
+        if text.chars().all(char::is_whitespace) || self.last_action != Some(LastAction::TypeWord) {
+            self.push_undo();
+        }
+        self.last_action = Some(LastAction::TypeWord);
+        self.insert_text(text);
+        let at_start = self.state.line == 0 && self.current().starts_with('/') && !self.current().contains(' ');
+        if at_start || self.autocomplete_list.is_some() {
+            self.update_autocomplete();
+        }
+    }
+
+    fn paste(&mut self, pasted: &str) {
+        self.autocomplete_list = None;
+        self.last_action = None;
+        self.push_undo();
+        let normalized = pasted.replace("\r\n", "\n").replace('\r', "\n").replace('\t', "    ");
+        let mut text: String = normalized.chars().filter(|c| *c == '\n' || (*c as u32) >= 32).collect();
+        if text.starts_with(['/', '~', '.']) {
+            let prev = self.current()[..self.state.col].chars().next_back();
+            if prev.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                text.insert(0, ' ');
+            }
+        }
+        let lines = text.split('\n').count();
+        let chars = text.chars().count();
+        if lines > 10 || chars > 1000 {
+            self.paste_counter += 1;
+            let id = self.paste_counter;
+            let marker = if lines > 10 {
+                format!("[paste #{id} +{lines} lines]")
+            } else {
+                format!("[paste #{id} {chars} chars]")
+            };
+            self.pastes.insert(id, text);
+            self.insert_text(&marker);
+        } else {
+            self.insert_text(&text);
+        }
+    }
+
+    fn submit(&mut self) {
+        self.autocomplete_list = None;
+        let result = self.expanded_text().trim().to_string();
+        self.state = State { lines: vec![String::new()], line: 0, col: 0 };
+        self.pastes.clear();
+        self.paste_counter = 0;
+        self.history_index = None;
+        self.scroll_offset = 0;
+        self.undo.clear();
+        self.last_action = None;
+        self.changed();
+        if let Some(f) = self.on_submit.as_mut() {
+            f(&result);
+        }
+    }
+
+    fn kill(&mut self, line_from: usize, line_to: usize, prepend: bool) {
+        let was_kill = self.last_action == Some(LastAction::Kill);
+        self.push_undo();
+        let l = self.state.line;
+        let text: String = self.state.lines[l].drain(line_from..line_to).collect();
+        self.kill_ring.push(&text, prepend, was_kill);
+        self.last_action = Some(LastAction::Kill);
+        self.state.col = line_from;
+        self.changed();
+    }
+
+    fn navigate_history(&mut self, dir: i64) {
+        if self.history.is_empty() {
+            return;
+        }
+        let next = match self.history_index {
+            None if dir < 0 => Some(0),
+            None => return,
+            Some(i) if dir < 0 => Some((i + 1).min(self.history.len() - 1)),
+            Some(0) => None,
+            Some(i) => Some(i - 1),
+        };
+        self.history_index = next;
+        let text = next.map(|i| self.history[i].clone()).unwrap_or_default();
+        let keep = self.history_index;
+        self.set_text(&text);
+        self.history_index = keep;
+    }
+
+    fn update_autocomplete(&mut self) {
+        let Some(provider) = self.autocomplete.clone() else {
+            return;
+        };
+        let prefix = self.current()[..self.state.col].to_string();
+        match provider.suggestions(&prefix) {
+            Some((items, replace)) if !items.is_empty() => {
+                let mut list = SelectList::new(items, self.autocomplete_max_visible, self.theme.select_list.clone());
+                list.set_keybindings(self.keys.clone());
+                self.autocomplete_list = Some((list, replace));
+            }
+            _ => self.autocomplete_list = None,
+        }
+    }
+
+    fn accept_autocomplete(&mut self) {
+        let Some((list, replace)) = self.autocomplete_list.take() else {
+            return;
+        };
+        if let Some(item) = list.selected_item() {
+            self.push_undo();
+            let col = self.state.col;
+            let from = col.saturating_sub(replace);
+            let l = self.state.line;
+            self.state.lines[l].replace_range(from..col, &item.value);
+            self.state.col = from + item.value.len();
+            self.changed();
+        }
+    }
+
+    fn layout_width(&self, width: usize) -> (usize, usize, usize) {
+        let px = self.padding_x.min(width.saturating_sub(1) / 2);
+        let content = width.saturating_sub(px * 2).max(1);
+        let layout = content.saturating_sub(if px > 0 { 0 } else { 1 }).max(1);
+        (px, content, layout)
+    }
+
+    /// Visual rows: (text, Some(cursor byte offset) on the cursor row).
+    fn layout(&self, width: usize) -> Vec<(String, Option<usize>)> {
+        let mut out = Vec::new();
+        for (i, line) in self.state.lines.iter().enumerate() {
+            let is_current = i == self.state.line;
+            let chunks = word_wrap_line(line, width);
+            let n = chunks.len();
+            for (k, c) in chunks.into_iter().enumerate() {
+                let col = self.state.col;
+                let cursor = if !is_current {
+                    None
+                } else if k + 1 == n {
+                    (col >= c.start).then(|| col - c.start)
+                } else {
+                    (col >= c.start && col < c.end).then(|| (col - c.start).min(c.text.len()))
+                };
+                out.push((c.text, cursor));
+            }
+        }
+        out
+    }
+
+    fn move_vertical(&mut self, dir: i64, width: usize) {
+        let rows = self.layout(width);
+        let Some(cur) = rows.iter().position(|r| r.1.is_some()) else {
+            return;
+        };
+        let target = cur as i64 + dir;
+        if target < 0 || target as usize >= rows.len() {
+            return;
+        }
+        let col_width = visible_width(&rows[cur].0[..rows[cur].1.unwrap_or(0).min(rows[cur].0.len())]);
+        // Map the target visual row back to (line, byte col).
+        let mut idx = 0;
+        for (li, line) in self.state.lines.iter().enumerate() {
+            for c in word_wrap_line(line, width) {
+                if idx == target as usize {
+                    let mut w = 0;
+                    let mut off = c.text.len();
+                    for (bi, g) in c.text.grapheme_indices(true) {
+                        let gw = visible_width(g);
+                        if w + gw > col_width {
+                            off = bi;
+                            break;
+                        }
+                        w += gw;
+                    }
+                    self.state.line = li;
+                    self.state.col = c.start + off;
+                    return;
+                }
+                idx += 1;
+            }
+        }
+    }
+}
+
+impl Component for Editor {
+    fn set_focused(&mut self, focused: bool) {
+        self.focused = focused;
+    }
+
+    fn handle_input(&mut self, data: &str) {
+        let mut data = data.to_string();
+        if let Some(at) = data.find("\x1b[200~") {
+            data.replace_range(at..at + 6, "");
+            self.paste_buffer = Some(String::new());
+        }
+        if let Some(buf) = self.paste_buffer.as_mut() {
+            buf.push_str(&data);
+            if let Some(end) = buf.find("\x1b[201~") {
+                let content = buf[..end].to_string();
+                let rest = buf[end + 6..].to_string();
+                self.paste_buffer = None;
+                self.paste(&content);
+                if !rest.is_empty() {
+                    self.handle_input(&rest);
+                }
+            }
+            return;
+        }
+        let data = data.as_str();
+        let kb = self.keys.clone();
+        if let Some((list, _)) = self.autocomplete_list.as_mut() {
+            if kb.matches(data, "tui.select.cancel") {
+                self.autocomplete_list = None;
+                return;
+            }
+            if kb.matches(data, "tui.input.tab") || kb.matches(data, "tui.select.confirm") {
+                self.accept_autocomplete();
+                return;
+            }
+            if kb.matches(data, "tui.select.up") || kb.matches(data, "tui.select.down") {
+                list.handle_input(data);
+                return;
+            }
+        }
+        let (_, _, layout_width) = self.layout_width(self.last_width());
+        let line_len = self.current().len();
+        if kb.matches(data, "tui.input.newLine") {
+            self.autocomplete_list = None;
+            self.last_action = None;
+            self.push_undo();
+            self.insert_text("\n");
+        } else if kb.matches(data, "tui.input.submit") {
+            self.submit();
+        } else if kb.matches(data, "tui.input.tab") {
+            self.update_autocomplete();
+        } else if kb.matches(data, "tui.editor.undo") {
+            if let Some(s) = self.undo.pop() {
+                self.state = s;
+                self.last_action = None;
+                self.changed();
+            }
+        } else if kb.matches(data, "tui.editor.cursorUp") {
+            let first = self.state.line == 0 && self.layout(layout_width).iter().position(|r| r.1.is_some()) == Some(0);
+            if first && (self.text().is_empty() || self.history_index.is_some()) {
+                self.navigate_history(-1);
+            } else if first {
+                self.state.col = 0;
+            } else {
+                self.move_vertical(-1, layout_width);
+            }
+        } else if kb.matches(data, "tui.editor.cursorDown") {
+            let rows = self.layout(layout_width);
+            let last = rows.last().is_some_and(|r| r.1.is_some());
+            if last && self.history_index.is_some() {
+                self.navigate_history(1);
+            } else if last {
+                self.state.col = line_len;
+            } else {
+                self.move_vertical(1, layout_width);
+            }
+        } else if kb.matches(data, "tui.editor.deleteCharBackward") {
+            self.history_index = None;
+            self.last_action = None;
+            if self.state.col > 0 {
+                self.push_undo();
+                let n = super::text_edit::prev_grapheme_len(self.current(), self.state.col);
+                let (l, c) = (self.state.line, self.state.col);
+                self.state.lines[l].replace_range(c - n..c, "");
+                self.state.col -= n;
+                self.changed();
+            } else if self.state.line > 0 {
+                self.push_undo();
+                let removed = self.state.lines.remove(self.state.line);
+                self.state.line -= 1;
+                self.state.col = self.current().len();
+                let l = self.state.line;
+                self.state.lines[l].push_str(&removed);
+                self.changed();
+            }
+            if self.autocomplete_list.is_some() {
+                self.update_autocomplete();
+            }
+        } else if kb.matches(data, "tui.editor.deleteCharForward") {
+            self.last_action = None;
+            if self.state.col < line_len {
+                self.push_undo();
+                let n = super::text_edit::next_grapheme_len(self.current(), self.state.col);
+                let (l, c) = (self.state.line, self.state.col);
+                self.state.lines[l].replace_range(c..c + n, "");
+                self.changed();
+            } else if self.state.line + 1 < self.state.lines.len() {
+                self.push_undo();
+                let next = self.state.lines.remove(self.state.line + 1);
+                let l = self.state.line;
+                self.state.lines[l].push_str(&next);
+                self.changed();
+            }
+        } else if kb.matches(data, "tui.editor.deleteWordBackward") {
+            if self.state.col > 0 {
+                let from = find_word_backward(self.current(), self.state.col);
+                self.kill(from, self.state.col, true);
+            }
+        } else if kb.matches(data, "tui.editor.deleteWordForward") {
+            if self.state.col < line_len {
+                let to = find_word_forward(self.current(), self.state.col);
+                self.kill(self.state.col, to, false);
+            }
+        } else if kb.matches(data, "tui.editor.deleteToLineStart") {
+            if self.state.col > 0 {
+                self.kill(0, self.state.col, true);
+            }
+        } else if kb.matches(data, "tui.editor.deleteToLineEnd") {
+            if self.state.col < line_len {
+                self.kill(self.state.col, line_len, false);
+            }
+        } else if kb.matches(data, "tui.editor.yank") {
+            if let Some(t) = self.kill_ring.peek().map(str::to_string) {
+                self.push_undo();
+                self.insert_text(&t);
+                self.last_action = Some(LastAction::Yank);
+            }
+        } else if kb.matches(data, "tui.editor.yankPop") {
+            if self.last_action == Some(LastAction::Yank)
+                && self.kill_ring.len() > 1
+                && !self.kill_ring.peek().unwrap_or("").contains('\n')
+            {
+                self.push_undo();
+                let prev = self.kill_ring.peek().map_or(0, str::len).min(self.state.col);
+                let (l, c) = (self.state.line, self.state.col);
+                self.state.lines[l].replace_range(c - prev..c, "");
+                self.state.col -= prev;
+                self.kill_ring.rotate();
+                let t = self.kill_ring.peek().unwrap_or("").to_string();
+                self.insert_text(&t);
+                self.last_action = Some(LastAction::Yank);
+            }
+        } else if kb.matches(data, "tui.editor.cursorLeft") {
+            self.last_action = None;
+            if self.state.col > 0 {
+                self.state.col -= super::text_edit::prev_grapheme_len(self.current(), self.state.col);
+            } else if self.state.line > 0 {
+                self.state.line -= 1;
+                self.state.col = self.current().len();
+            }
+        } else if kb.matches(data, "tui.editor.cursorRight") {
+            self.last_action = None;
+            if self.state.col < line_len {
+                self.state.col += super::text_edit::next_grapheme_len(self.current(), self.state.col);
+            } else if self.state.line + 1 < self.state.lines.len() {
+                self.state.line += 1;
+                self.state.col = 0;
+            }
+        } else if kb.matches(data, "tui.editor.cursorLineStart") {
+            self.last_action = None;
+            self.state.col = 0;
+        } else if kb.matches(data, "tui.editor.cursorLineEnd") {
+            self.last_action = None;
+            self.state.col = line_len;
+        } else if kb.matches(data, "tui.editor.cursorWordLeft") {
+            self.last_action = None;
+            self.state.col = find_word_backward(self.current(), self.state.col);
+        } else if kb.matches(data, "tui.editor.cursorWordRight") {
+            self.last_action = None;
+            self.state.col = find_word_forward(self.current(), self.state.col);
+        } else if let Some(text) = decode_printable_key(data) {
+            self.type_text(&text);
+        } else if !data.chars().any(|c| (c as u32) < 32 || c == '\x7f' || (0x80..=0x9f).contains(&(c as u32))) {
+            self.type_text(data);
+        }
+    }
+
+    fn render(&mut self, width: usize) -> Lines {
+        self.last_width.set(width);
+        let (px, content, layout_width) = self.layout_width(width);
+        let rows = self.layout(layout_width);
+        let max_visible = 5.max(self.terminal_rows * 3 / 10);
+        let cursor_row = rows.iter().position(|r| r.1.is_some()).unwrap_or(0);
+        if cursor_row < self.scroll_offset {
+            self.scroll_offset = cursor_row;
+        } else if cursor_row >= self.scroll_offset + max_visible {
+            self.scroll_offset = cursor_row + 1 - max_visible;
+        }
+        self.scroll_offset = self.scroll_offset.min(rows.len().saturating_sub(max_visible));
+        let visible = &rows[self.scroll_offset..(self.scroll_offset + max_visible).min(rows.len())];
+        let border = |hidden: usize, dir: &str| {
+            let b = if hidden > 0 { scroll_border(dir, hidden, width) } else { "─".repeat(width) };
+            (self.theme.border_color)(&b)
+        };
+        let pad = " ".repeat(px);
+        let mut out = vec![border(self.scroll_offset, "↑")];
+        let marker = if self.focused { CURSOR_MARKER } else { "" };
+        for (text, cursor) in visible {
+            let mut display = text.clone();
+            let mut w = visible_width(text);
+            let mut cursor_in_padding = false;
+            if let Some(pos) = cursor {
+                let pos = (*pos).min(text.len());
+                let (before, after) = text.split_at(pos);
+                if let Some(first) = after.graphemes(true).next() {
+                    display = format!("{before}{marker}{}{}", render_fake_cursor(first), &after[first.len()..]);
+                } else {
+                    display = format!("{before}{marker}{}", render_fake_cursor(" "));
+                    w += 1;
+                    cursor_in_padding = w > content && px > 0;
+                }
+            }
+            let right = if cursor_in_padding { &pad[1..] } else { &pad[..] };
+            out.push(format!("{pad}{display}{}{right}", " ".repeat(content.saturating_sub(w))));
+        }
+        out.push(border(rows.len() - (self.scroll_offset + visible.len()), "↓"));
+        if let Some((list, _)) = self.autocomplete_list.as_mut() {
+            for line in list.render(content).iter() {
+                let fill = content.saturating_sub(visible_width(line));
+                out.push(format!("{pad}{line}{}{pad}", " ".repeat(fill)));
+            }
+        }
+        out.into()
+    }
+}
+
+impl Editor {
+    fn last_width(&self) -> usize {
+        self.last_width.get()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::component::{FAKE_CURSOR_END as E, FAKE_CURSOR_START as S};
+    use std::cell::RefCell;
+
+    fn theme() -> EditorTheme {
+        let id: StyleFn = Rc::new(|s: &str| s.to_string());
+        EditorTheme {
+            border_color: id.clone(),
+            select_list: SelectListTheme {
+                selected_text: id.clone(),
+                description: id.clone(),
+                scroll_info: id.clone(),
+                no_match: id,
+            },
+        }
+    }
+
+    #[test]
+    fn spec_editor() {
+        let mut e = Editor::new(theme());
+        e.set_text("hi");
+        let border = "─".repeat(20);
+        let unfocused = format!("hi{S} {E}{}", " ".repeat(17));
+        assert_eq!(e.render(20).to_vec(), [border.clone(), unfocused, border.clone()]);
+        e.set_focused(true);
+        assert_eq!(e.render(20)[1], format!("hi{CURSOR_MARKER}{S} {E}{}", " ".repeat(17)));
+
+        let submitted = Rc::new(RefCell::new(Vec::new()));
+        let sink = submitted.clone();
+        let mut e = Editor::new(theme());
+        e.on_submit = Some(Box::new(move |t: &str| sink.borrow_mut().push(t.to_string())));
+        for k in ["a", "b", "\x1b[13;2u", "c"] {
+            e.handle_input(k);
+        }
+        assert_eq!(e.text(), "ab\nc");
+        e.handle_input("\r");
+        assert_eq!(submitted.borrow().as_slice(), ["ab\nc"]);
+        assert_eq!(e.text(), "");
+
+        let paste: Vec<String> = (1..=12).map(|i| format!("line {i}")).collect();
+        e.handle_input(&format!("\x1b[200~{}\x1b[201~", paste.join("\n")));
+        assert_eq!(e.text(), "[paste #1 +12 lines]");
+        assert_eq!(e.expanded_text(), paste.join("\n"));
+    }
+
+    #[test]
+    fn wraps_scrolls_and_undoes() {
+        let mut e = Editor::new(theme());
+        e.set_text("one two three four five six");
+        // Both expectations were produced by pi-tui 1.6.0's Editor.
+        assert_eq!(
+            e.render(12).to_vec(),
+            ["────────────", "one two     ", "three four  ", &format!("five six{S} {E}   "), "────────────"]
+        );
+        e.set_text(&(1..=8).map(|i| i.to_string()).collect::<Vec<_>>().join("\n"));
+        let lines = e.render(20).to_vec();
+        assert_eq!(lines[0], "───── ↑ 1 more ─────");
+        assert_eq!(lines[1], format!("2{}", " ".repeat(19)));
+        assert_eq!(lines[7], format!("8{S} {E}{}", " ".repeat(18)));
+        assert_eq!(lines.len(), 9);
+        e.handle_input("x");
+        e.handle_input("\x1f");
+        assert!(e.text().ends_with("\n8"));
+        e.handle_input("\x1b[A");
+        e.handle_input("\x01");
+        e.handle_input("\x0b");
+        assert!(e.text().ends_with("6\n\n8"));
+    }
+
+    struct Slash;
+    impl AutocompleteProvider for Slash {
+        fn suggestions(&self, prefix: &str) -> Option<(Vec<SelectItem>, usize)> {
+            let items: Vec<SelectItem> = ["/help", "/history"]
+                .iter()
+                .filter(|c| c.starts_with(prefix))
+                .map(|c| SelectItem::new(*c, *c, None))
+                .collect();
+            Some((items, prefix.len()))
+        }
+    }
+
+    #[test]
+    fn autocomplete_hook() {
+        let mut e = Editor::new(theme());
+        e.set_autocomplete_provider(Rc::new(Slash));
+        e.handle_input("/");
+        e.handle_input("h");
+        assert!(e.is_autocomplete_open());
+        let lines = e.render(30).to_vec();
+        assert_eq!(lines[3].trim_end(), "→ /help");
+        e.handle_input("\x1b[B");
+        e.handle_input("\t");
+        assert_eq!(e.text(), "/history");
+        assert!(!e.is_autocomplete_open());
+    }
+}
