@@ -42,7 +42,9 @@ pub mod theme;
 pub mod tui;
 
 pub use component::{CURSOR_MARKER, Component, ComponentRef, Container, Lines, StyleFn, render_fake_cursor, shared};
-pub use components::{Box, Editor, Input, Loader, SelectItem, SelectList, Spacer, Text, TruncatedText};
+pub use components::{
+    Box, Editor, Input, Loader, Markdown, MarkdownTheme, SelectItem, SelectList, Spacer, Text, TruncatedText,
+};
 pub use error::TuiError;
 pub use terminal::{CaptureTerminal, CrosstermTerminal, Terminal, TerminalEvent};
 pub use theme::{ColorMode, Theme};

@@ -16,6 +16,7 @@ fn n(v: &serde_json::Value) -> usize {
 #[test]
 fn unicode_width_corpus_matches_reference() {
     let cases = fixture("width.json");
+    assert!(cases.as_array().map_or(0, Vec::len) > 80, "fixture not loaded");
     let mut failures = Vec::new();
     for case in cases.as_array().into_iter().flatten() {
         let input = s(&case["input"]);

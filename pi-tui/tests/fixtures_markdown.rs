@@ -1,0 +1,58 @@
+//! Markdown against fixtures generated from pi-tui 1.6.0 with an SGR test theme.
+
+mod common;
+
+use std::rc::Rc;
+
+use common::fixture;
+use pi_tui::{Component, Markdown, MarkdownTheme, StyleFn};
+
+fn sgr(on: u8, off: u8) -> StyleFn {
+    Rc::new(move |t: &str| format!("\x1b[{on}m{t}\x1b[{off}m"))
+}
+
+fn theme() -> MarkdownTheme {
+    MarkdownTheme {
+        heading: sgr(33, 39),
+        link: sgr(34, 39),
+        link_url: sgr(90, 39),
+        code: sgr(35, 39),
+        code_block: sgr(32, 39),
+        code_block_border: sgr(90, 39),
+        quote: sgr(36, 39),
+        quote_border: sgr(90, 39),
+        hr: sgr(90, 39),
+        list_bullet: sgr(36, 39),
+        bold: sgr(1, 22),
+        italic: sgr(3, 23),
+        strikethrough: sgr(9, 29),
+        underline: sgr(4, 24),
+        highlight_code: None,
+        code_block_indent: "  ".into(),
+    }
+}
+
+#[test]
+fn markdown_matches_reference() {
+    let mut failures = Vec::new();
+    let cases = fixture("markdown.json");
+    assert!(cases.as_array().map_or(0, Vec::len) > 50, "fixture not loaded");
+    for case in cases.as_array().into_iter().flatten() {
+        let text = case["text"].as_str().unwrap_or_default();
+        let px = case["px"].as_u64().unwrap_or(0) as usize;
+        let py = case["py"].as_u64().unwrap_or(0) as usize;
+        let width = case["width"].as_u64().unwrap_or(0) as usize;
+        let got = Markdown::new(text, px, py, theme()).render(width).to_vec();
+        let expected: Vec<String> = serde_json::from_value(case["expected"].clone()).unwrap_or_default();
+        if got != expected {
+            failures.push(format!("{text:?} px={px} py={py} w={width}\n  got {got:?}\n  pi  {expected:?}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} markdown mismatches:\n{}",
+        failures.len(),
+        cases.as_array().map_or(0, Vec::len),
+        failures.join("\n")
+    );
+}
