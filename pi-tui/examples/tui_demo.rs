@@ -102,14 +102,14 @@ fn main() -> Result<(), TuiError> {
     });
 
     tui.start()?;
-    let mut theme_picker: Option<(pi_tui::OverlayId, Rc<RefCell<SelectList>>, Rc<RefCell<Option<String>>>)> = None;
+    let mut theme_picker: Option<(pi_tui::OverlayId, Rc<RefCell<Option<String>>>)> = None;
     let result = (|| -> Result<(), TuiError> {
         while !*quit.borrow() {
             tui.run_once(Duration::from_millis(16))?;
             if loader.borrow_mut().tick_if_due(Instant::now()) {
                 tui.request_render(false);
             }
-            if let Some((id, _, choice)) = &theme_picker {
+            if let Some((id, choice)) = &theme_picker {
                 let picked = choice.borrow_mut().take();
                 if let Some(name) = picked {
                     let id = *id;
@@ -144,7 +144,7 @@ fn main() -> Result<(), TuiError> {
                             Some(std::boxed::Box::new(move || *c2.borrow_mut() = Some(String::new())));
                         let opts = OverlayOptions { width: Some(SizeValue::Abs(40)), ..Default::default() };
                         let id = tui.show_overlay(list.clone(), opts);
-                        theme_picker = Some((id, list, choice));
+                        theme_picker = Some((id, choice));
                     }
                     "/help" => {
                         let help = "**pi-tui demo**\n\n- components render to *lines*\n- the main-screen renderer rewrites only changed lines\n- `/theme` opens an overlay\n\n```rust\nfn main() { println!(\"hello\"); }\n```";

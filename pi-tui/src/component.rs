@@ -10,6 +10,9 @@ pub type Lines = Rc<[String]>;
 /// A style function wrapping a whole line, e.g. `|t| theme.bg("customMessageBg", t)`.
 pub type StyleFn = Rc<dyn Fn(&str) -> String>;
 
+/// A callback receiving text (submit and change handlers).
+pub type TextCallback = Box<dyn FnMut(&str)>;
+
 /// A shared, mutable handle to a component (children, focus target, overlays).
 pub type ComponentRef = Rc<RefCell<dyn Component>>;
 

@@ -41,7 +41,9 @@ pub mod terminal;
 pub mod theme;
 pub mod tui;
 
-pub use component::{CURSOR_MARKER, Component, ComponentRef, Container, Lines, StyleFn, render_fake_cursor, shared};
+pub use component::{
+    CURSOR_MARKER, Component, ComponentRef, Container, Lines, StyleFn, TextCallback, render_fake_cursor, shared,
+};
 pub use components::{
     Box, Editor, Input, Loader, Markdown, MarkdownTheme, SelectItem, SelectList, Spacer, Text, TruncatedText,
 };

@@ -16,7 +16,7 @@ use unicode_segmentation::UnicodeSegmentation;
 use super::select_list::{SelectItem, SelectList, SelectListTheme};
 use super::text_edit::{KillRing, LastAction, find_word_backward, find_word_forward};
 use crate::ansi::{is_cjk_break, visible_width};
-use crate::component::{CURSOR_MARKER, Component, Lines, StyleFn, render_fake_cursor};
+use crate::component::{CURSOR_MARKER, Component, Lines, StyleFn, TextCallback, render_fake_cursor};
 use crate::keys::{Keybindings, decode_printable_key};
 
 /// Supplies completions for the text before the cursor.
@@ -77,10 +77,9 @@ fn word_wrap_line(line: &str, max: usize) -> Vec<Chunk> {
         }
         width += gw;
         if let Some(&(nidx, next)) = segs.get(i + 1) {
-            if ws(g) && !ws(next) {
-                opp = Some(nidx);
-                opp_width = width;
-            } else if !ws(g) && !ws(next) && (is_cjk_break(g) || is_cjk_break(next)) {
+            // A break may follow whitespace, or sit between CJK characters.
+            let cjk = is_cjk_break(g) || is_cjk_break(next);
+            if !ws(next) && (ws(g) || cjk) {
                 opp = Some(nidx);
                 opp_width = width;
             }
@@ -128,9 +127,9 @@ pub struct Editor {
     autocomplete_max_visible: usize,
     last_width: std::cell::Cell<usize>,
     /// Called with the expanded, trimmed text on Enter (the editor then clears).
-    pub on_submit: Option<Box<dyn FnMut(&str)>>,
+    pub on_submit: Option<TextCallback>,
     /// Called with the text after every change.
-    pub on_change: Option<Box<dyn FnMut(&str)>>,
+    pub on_change: Option<TextCallback>,
 }
 
 impl Editor {

@@ -9,7 +9,7 @@ use super::text_edit::{
     KillRing, LastAction, find_word_backward, find_word_forward, next_grapheme_len, prev_grapheme_len,
 };
 use crate::ansi::{slice_by_column, truncate_to_width_with, visible_width};
-use crate::component::{CURSOR_MARKER, Component, Lines, StyleFn, render_fake_cursor};
+use crate::component::{CURSOR_MARKER, Component, Lines, StyleFn, TextCallback, render_fake_cursor};
 use crate::keys::{Keybindings, decode_printable_key};
 
 /// A single-line input.
@@ -26,7 +26,7 @@ pub struct Input {
     undo: Vec<(String, usize)>,
     keys: Rc<Keybindings>,
     /// Called with the value on Enter.
-    pub on_submit: Option<Box<dyn FnMut(&str)>>,
+    pub on_submit: Option<TextCallback>,
     /// Called on Escape / Ctrl+C.
     pub on_escape: Option<Box<dyn FnMut()>>,
 }

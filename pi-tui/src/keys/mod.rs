@@ -5,6 +5,7 @@
 //! keys, keypad PUA codes) and xterm modifyOtherKeys (`ESC[27;mod;cp~`).
 
 mod bindings;
+mod legacy;
 mod parse;
 mod stdin_buffer;
 

@@ -1,6 +1,7 @@
 //! Key parsing and matching, ported from pi's `keys.ts`.
 
 use super::is_kitty_protocol_active as kitty;
+use super::legacy::{legacy_key_id, legacy_modifier_sequences, legacy_sequences};
 
 const SHIFT: u32 = 1;
 const ALT: u32 = 2;
@@ -70,117 +71,6 @@ fn logical_shifted_symbol(cp: Option<i64>, modifier: u32, set: &str) -> Option<(
     }
     let n = normalize_functional(cp);
     is_symbol(n, set).then_some((n, modifier & !SHIFT))
-}
-
-fn legacy_sequences(key: &str) -> &'static [&'static str] {
-    match key {
-        "up" => &["\x1b[A", "\x1bOA"],
-        "down" => &["\x1b[B", "\x1bOB"],
-        "right" => &["\x1b[C", "\x1bOC"],
-        "left" => &["\x1b[D", "\x1bOD"],
-        "home" => &["\x1b[H", "\x1bOH", "\x1b[1~", "\x1b[7~"],
-        "end" => &["\x1b[F", "\x1bOF", "\x1b[4~", "\x1b[8~"],
-        "insert" => &["\x1b[2~"],
-        "delete" => &["\x1b[3~"],
-        "pageup" => &["\x1b[5~", "\x1b[[5~"],
-        "pagedown" => &["\x1b[6~", "\x1b[[6~"],
-        "clear" => &["\x1b[E", "\x1bOE"],
-        "f1" => &["\x1bOP", "\x1b[11~", "\x1b[[A"],
-        "f2" => &["\x1bOQ", "\x1b[12~", "\x1b[[B"],
-        "f3" => &["\x1bOR", "\x1b[13~", "\x1b[[C"],
-        "f4" => &["\x1bOS", "\x1b[14~", "\x1b[[D"],
-        "f5" => &["\x1b[15~", "\x1b[[E"],
-        "f6" => &["\x1b[17~"],
-        "f7" => &["\x1b[18~"],
-        "f8" => &["\x1b[19~"],
-        "f9" => &["\x1b[20~"],
-        "f10" => &["\x1b[21~"],
-        "f11" => &["\x1b[23~"],
-        "f12" => &["\x1b[24~"],
-        _ => &[],
-    }
-}
-
-fn legacy_modifier_sequences(key: &str, modifier: u32) -> &'static [&'static str] {
-    match (modifier, key) {
-        (SHIFT, "up") => &["\x1b[a"],
-        (SHIFT, "down") => &["\x1b[b"],
-        (SHIFT, "right") => &["\x1b[c"],
-        (SHIFT, "left") => &["\x1b[d"],
-        (SHIFT, "clear") => &["\x1b[e"],
-        (SHIFT, "insert") => &["\x1b[2$"],
-        (SHIFT, "delete") => &["\x1b[3$"],
-        (SHIFT, "pageup") => &["\x1b[5$"],
-        (SHIFT, "pagedown") => &["\x1b[6$"],
-        (SHIFT, "home") => &["\x1b[7$"],
-        (SHIFT, "end") => &["\x1b[8$"],
-        (CTRL, "up") => &["\x1bOa"],
-        (CTRL, "down") => &["\x1bOb"],
-        (CTRL, "right") => &["\x1bOc"],
-        (CTRL, "left") => &["\x1bOd"],
-        (CTRL, "clear") => &["\x1bOe"],
-        (CTRL, "insert") => &["\x1b[2^"],
-        (CTRL, "delete") => &["\x1b[3^"],
-        (CTRL, "pageup") => &["\x1b[5^"],
-        (CTRL, "pagedown") => &["\x1b[6^"],
-        (CTRL, "home") => &["\x1b[7^"],
-        (CTRL, "end") => &["\x1b[8^"],
-        _ => &[],
-    }
-}
-
-fn legacy_key_id(data: &str) -> Option<&'static str> {
-    Some(match data {
-        "\x1bOA" => "up",
-        "\x1bOB" => "down",
-        "\x1bOC" => "right",
-        "\x1bOD" => "left",
-        "\x1bOH" => "home",
-        "\x1bOF" => "end",
-        "\x1b[E" | "\x1bOE" => "clear",
-        "\x1bOe" => "ctrl+clear",
-        "\x1b[e" => "shift+clear",
-        "\x1b[2~" => "insert",
-        "\x1b[2$" => "shift+insert",
-        "\x1b[2^" => "ctrl+insert",
-        "\x1b[3$" => "shift+delete",
-        "\x1b[3^" => "ctrl+delete",
-        "\x1b[[5~" => "pageUp",
-        "\x1b[[6~" => "pageDown",
-        "\x1b[a" => "shift+up",
-        "\x1b[b" => "shift+down",
-        "\x1b[c" => "shift+right",
-        "\x1b[d" => "shift+left",
-        "\x1bOa" => "ctrl+up",
-        "\x1bOb" => "ctrl+down",
-        "\x1bOc" => "ctrl+right",
-        "\x1bOd" => "ctrl+left",
-        "\x1b[5$" => "shift+pageUp",
-        "\x1b[6$" => "shift+pageDown",
-        "\x1b[7$" => "shift+home",
-        "\x1b[8$" => "shift+end",
-        "\x1b[5^" => "ctrl+pageUp",
-        "\x1b[6^" => "ctrl+pageDown",
-        "\x1b[7^" => "ctrl+home",
-        "\x1b[8^" => "ctrl+end",
-        "\x1bOP" | "\x1b[11~" | "\x1b[[A" => "f1",
-        "\x1bOQ" | "\x1b[12~" | "\x1b[[B" => "f2",
-        "\x1bOR" | "\x1b[13~" | "\x1b[[C" => "f3",
-        "\x1bOS" | "\x1b[14~" | "\x1b[[D" => "f4",
-        "\x1b[[E" | "\x1b[15~" => "f5",
-        "\x1b[17~" => "f6",
-        "\x1b[18~" => "f7",
-        "\x1b[19~" => "f8",
-        "\x1b[20~" => "f9",
-        "\x1b[21~" => "f10",
-        "\x1b[23~" => "f11",
-        "\x1b[24~" => "f12",
-        "\x1bb" => "alt+left",
-        "\x1bf" => "alt+right",
-        "\x1bp" => "alt+up",
-        "\x1bn" => "alt+down",
-        _ => return None,
-    })
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -33,6 +33,15 @@ fn token_for(stack: &ScopeStack) -> Option<&'static str> {
         ("constant.character", "syntaxString"),
         ("keyword.operator", "syntaxOperator"),
         ("keyword", "syntaxKeyword"),
+        // Declaration keywords (`fn`, `struct`, `class`, `def`) are keywords in highlight.js.
+        ("storage.type.function", "syntaxKeyword"),
+        ("storage.type.struct", "syntaxKeyword"),
+        ("storage.type.enum", "syntaxKeyword"),
+        ("storage.type.trait", "syntaxKeyword"),
+        ("storage.type.impl", "syntaxKeyword"),
+        ("storage.type.class", "syntaxKeyword"),
+        ("storage.type.module", "syntaxKeyword"),
+        ("storage.type.type", "syntaxKeyword"),
         ("storage.type", "syntaxType"),
         ("storage.modifier", "syntaxKeyword"),
         ("storage", "syntaxKeyword"),
@@ -51,11 +60,13 @@ fn token_for(stack: &ScopeStack) -> Option<&'static str> {
         ("variable", "syntaxVariable"),
         ("punctuation", "syntaxPunctuation"),
     ];
+    static SCOPES: OnceLock<Vec<(Scope, &'static str)>> = OnceLock::new();
+    let scopes = SCOPES.get_or_init(|| {
+        MAP.iter().filter_map(|(prefix, token)| Scope::new(prefix).ok().map(|s| (s, *token))).collect()
+    });
     for scope in stack.as_slice().iter().rev() {
-        for (prefix, token) in MAP {
-            if let Ok(p) = Scope::new(prefix)
-                && p.is_prefix_of(*scope)
-            {
+        for (prefix, token) in scopes {
+            if prefix.is_prefix_of(*scope) {
                 return Some(token);
             }
         }
