@@ -27,6 +27,7 @@ pub struct Loader {
     message_style: StyleFn,
     message: String,
     request_render: Option<std::rc::Rc<dyn Fn()>>,
+    cache: Option<(Lines, Lines)>,
 }
 
 impl Loader {
@@ -43,6 +44,7 @@ impl Loader {
             message_style,
             message: message.into(),
             request_render: None,
+            cache: None,
         };
         l.update_display();
         l
@@ -111,10 +113,18 @@ impl Loader {
 impl Component for Loader {
     fn render(&mut self, width: usize) -> Lines {
         let inner = self.text.render(width);
+        // Keep identity while the text's lines are unchanged, so parents can skip their copy.
+        if let Some((src, out)) = &self.cache
+            && std::rc::Rc::ptr_eq(src, &inner)
+        {
+            return out.clone();
+        }
         let mut out = Vec::with_capacity(inner.len() + 1);
         out.push(String::new());
         out.extend(inner.iter().cloned());
-        out.into()
+        let out: Lines = out.into();
+        self.cache = Some((inner, out.clone()));
+        out
     }
 
     fn invalidate(&mut self) {
@@ -134,5 +144,68 @@ mod tests {
         assert_eq!(&l.render(20)[..], ["", " <⠋> Loading...     "]);
         l.tick();
         assert_eq!(&l.render(20)[..], ["", " <⠙> Loading...     "]);
+    }
+}
+
+/// A [`Loader`] that Escape / Ctrl+C aborts (pi's `CancellableLoader`).
+pub struct CancellableLoader {
+    /// The wrapped loader.
+    pub loader: Loader,
+    aborted: std::rc::Rc<std::cell::Cell<bool>>,
+    keys: crate::keys::Keybindings,
+    /// Called when the user aborts.
+    pub on_abort: Option<Box<dyn FnMut()>>,
+}
+
+impl CancellableLoader {
+    /// Wrap a loader.
+    pub fn new(loader: Loader) -> Self {
+        Self { loader, aborted: Default::default(), keys: Default::default(), on_abort: None }
+    }
+
+    /// Whether the user aborted.
+    pub fn aborted(&self) -> bool {
+        self.aborted.get()
+    }
+
+    /// A flag shared with the loader that turns true on abort (pi's `AbortSignal`).
+    pub fn signal(&self) -> std::rc::Rc<std::cell::Cell<bool>> {
+        self.aborted.clone()
+    }
+}
+
+impl Component for CancellableLoader {
+    fn render(&mut self, width: usize) -> Lines {
+        self.loader.render(width)
+    }
+
+    fn handle_input(&mut self, data: &str) {
+        if self.keys.matches(data, "tui.select.cancel") {
+            self.aborted.set(true);
+            if let Some(f) = self.on_abort.as_mut() {
+                f();
+            }
+        }
+    }
+
+    fn invalidate(&mut self) {
+        self.loader.invalidate();
+    }
+}
+
+#[cfg(test)]
+mod cancel_tests {
+    use super::*;
+    use std::rc::Rc;
+
+    #[test]
+    fn escape_aborts() {
+        let id: StyleFn = Rc::new(|s: &str| s.to_string());
+        let mut l = CancellableLoader::new(Loader::new(id.clone(), id, "Working"));
+        let signal = l.signal();
+        l.handle_input("x");
+        assert!(!l.aborted());
+        l.handle_input("\x1b");
+        assert!(l.aborted() && signal.get());
     }
 }

@@ -14,7 +14,7 @@ mod truncated_text;
 pub use boxed::Box;
 pub use editor::{AutocompleteProvider, Editor, EditorTheme};
 pub use input::Input;
-pub use loader::{Loader, SPINNER_FRAMES, SPINNER_INTERVAL};
+pub use loader::{CancellableLoader, Loader, SPINNER_FRAMES, SPINNER_INTERVAL};
 pub use markdown::{DefaultTextStyle, Markdown, MarkdownTheme};
 pub use select_list::{SelectItem, SelectList, SelectListLayout, SelectListTheme};
 pub use spacer::Spacer;
