@@ -45,6 +45,7 @@
 pub mod json;
 pub mod options;
 pub mod provider;
+pub mod sse;
 pub mod stream;
 pub mod transcript;
 pub mod types;
