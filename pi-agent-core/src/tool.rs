@@ -155,10 +155,10 @@ impl ToolContext {
 
     /// Streams a partial result (a `tool_execution_update` event). Ignored once the call settled.
     pub fn update(&self, partial: AgentToolResult) {
-        if self.open.load(Ordering::Acquire) {
-            if let Some(f) = &self.on_update {
-                f(partial);
-            }
+        if self.open.load(Ordering::Acquire)
+            && let Some(f) = &self.on_update
+        {
+            f(partial);
         }
     }
 

@@ -4,8 +4,13 @@
 //! - [`KeyOrder`] and the `json_object!` / `json_tagged_enum!` macros: structs that remember the
 //!   key order they were read in and keep unknown fields.
 
+mod extra;
+mod key;
 mod number;
 mod object;
 
+pub use extra::Extra;
+#[doc(hidden)]
+pub use key::{KeyId, KeySeed, SlotBuf, TagId, TagSeed};
 pub use number::{JsNumber, js_number_to_string};
 pub use object::{EXTRA_SLOT, KeyOrder, TAG_SLOT};

@@ -43,11 +43,11 @@ impl KeyOrder {
 
     /// Builds the order from the slots seen while reading; canonical orders are not stored.
     #[doc(hidden)]
-    pub fn from_read(slots: Vec<u16>) -> Self {
+    pub fn from_read(slots: &[u16]) -> Self {
         if slots.windows(2).all(|w| w[0] < w[1] || (w[0] == EXTRA_SLOT && w[1] == EXTRA_SLOT)) {
             KeyOrder(None)
         } else {
-            KeyOrder(Some(slots.into_boxed_slice()))
+            KeyOrder(Some(slots.into()))
         }
     }
 }
@@ -81,7 +81,7 @@ macro_rules! json_object {
                 pub $field: $crate::__json_field_ty!($kind $ty),
             )*
             /// Fields this version does not know, kept so that a round trip loses nothing.
-            pub extra: ::serde_json::Map<String, ::serde_json::Value>,
+            pub extra: $crate::json::Extra,
             /// The key order this value was read in (presentation only; ignored by `==`).
             pub key_order: $crate::json::KeyOrder,
         }
@@ -98,8 +98,8 @@ macro_rules! json_object {
                 mut map: A,
             ) -> Result<Self, A::Error> {
                 use ::serde::de::Error as _;
-                let mut slots: Vec<u16> = Vec::new();
-                let mut extra = ::serde_json::Map::new();
+                let mut slots = $crate::json::SlotBuf::default();
+                let mut extra = $crate::json::Extra::default();
                 $( let mut $field: Option<$ty> = None; )*
                 for (key, value) in prefix {
                     let mut value = Some(value);
@@ -123,41 +123,42 @@ macro_rules! json_object {
                 if tag_seen {
                     slots.push($crate::json::TAG_SLOT);
                 }
-                while let Some(key) = map.next_key::<::std::borrow::Cow<'de, str>>()? {
-                    $(
-                        if key == $tag_key {
-                            let tag: ::std::borrow::Cow<'de, str> = map.next_value()?;
-                            if tag != $tag_val {
-                                return Err(A::Error::custom(format_args!(
-                                    "expected {} {:?}, found {:?}", $tag_key, $tag_val, tag
-                                )));
-                            }
+                let seed = $crate::json::KeySeed { tag: $crate::__json_tag_key!($($tag_key)?), keys: Self::JSON_KEYS };
+                while let Some(key) = map.next_key_seed(seed)? {
+                    match key {
+                        $crate::json::KeyId::Tag => {
+                            $(
+                                let tag = map.next_value_seed($crate::json::TagSeed { values: &[$tag_val] })?;
+                                if let $crate::json::TagId::Unknown(tag) = tag {
+                                    return Err(A::Error::custom(format_args!(
+                                        "expected {} {:?}, found {:?}", $tag_key, $tag_val, tag
+                                    )));
+                                }
+                            )?
                             slots.push($crate::json::TAG_SLOT);
-                            continue;
                         }
-                    )?
-                    let mut idx: u16 = 0;
-                    let mut known = false;
-                    $(
-                        idx += 1;
-                        if !known && key == $key {
-                            known = true;
-                            let parsed = $crate::__json_parse_next!($kind $ty, map);
-                            if $field.is_none() { slots.push(idx); }
-                            $field = parsed;
+                        $crate::json::KeyId::Field(slot) => {
+                            let mut idx: u16 = 0;
+                            $(
+                                idx += 1;
+                                if slot == idx {
+                                    let parsed = $crate::__json_parse_next!($kind $ty, map);
+                                    if $field.is_none() { slots.push(idx); }
+                                    $field = parsed;
+                                }
+                            )*
                         }
-                    )*
-                    if !known {
-                        let value: ::serde_json::Value = map.next_value()?;
-                        let key = key.into_owned();
-                        if !extra.contains_key(&key) { slots.push($crate::json::EXTRA_SLOT); }
-                        extra.insert(key, value);
+                        $crate::json::KeyId::Other(key) => {
+                            let value: ::serde_json::Value = map.next_value()?;
+                            if !extra.contains_key(&key) { slots.push($crate::json::EXTRA_SLOT); }
+                            extra.insert(key, value);
+                        }
                     }
                 }
                 Ok($name {
                     $( $field: $crate::__json_finish!($kind $field, $key), )*
                     extra,
-                    key_order: $crate::json::KeyOrder::from_read(slots),
+                    key_order: $crate::json::KeyOrder::from_read(slots.as_slice()),
                 })
             }
         }
@@ -187,7 +188,7 @@ macro_rules! json_object {
                     None => {
                         $( m.serialize_entry($tag_key, $tag_val)?; )?
                         $( $crate::__json_write!($kind m, $key, &self.$field); )*
-                        for (k, v) in &self.extra {
+                        for (k, v) in self.extra.iter() {
                             m.serialize_entry(k, v)?;
                         }
                     }
@@ -232,6 +233,17 @@ macro_rules! json_object {
                 m.end()
             }
         }
+    };
+}
+
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __json_tag_key {
+    () => {
+        None
+    };
+    ($tag_key:literal) => {
+        Some($tag_key)
     };
 }
 
@@ -362,13 +374,23 @@ macro_rules! json_tagged_enum {
                     }
                     fn visit_map<A: ::serde::de::MapAccess<'de>>(self, mut map: A) -> Result<$name, A::Error> {
                         let mut prefix: Vec<(String, ::serde_json::Value)> = Vec::new();
-                        while let Some(key) = map.next_key::<::std::borrow::Cow<'de, str>>()? {
-                            if key == $tag_key {
-                                let tag: ::std::borrow::Cow<'de, str> = map.next_value()?;
-                                return $name::__json_dispatch(&tag, prefix, map);
+                        let seed = $crate::json::KeySeed { tag: Some($tag_key), keys: &[] };
+                        while let Some(key) = map.next_key_seed(seed)? {
+                            match key {
+                                $crate::json::KeyId::Other(key) => {
+                                    let value: ::serde_json::Value = map.next_value()?;
+                                    prefix.push((key, value));
+                                }
+                                _ => {
+                                    let tag = map.next_value_seed($crate::json::TagSeed { values: &[$($tag_val),*] })?;
+                                    return match tag {
+                                        $crate::json::TagId::Known(tag) => $name::__json_dispatch(tag, prefix, map),
+                                        $crate::json::TagId::Unknown(other) => Err(
+                                            <A::Error as ::serde::de::Error>::unknown_variant(&other, &[$($tag_val),*])
+                                        ),
+                                    };
+                                }
                             }
-                            let value: ::serde_json::Value = map.next_value()?;
-                            prefix.push((key.into_owned(), value));
                         }
                         Err(<A::Error as ::serde::de::Error>::missing_field($tag_key))
                     }

@@ -13,7 +13,7 @@ use crate::types::{SystemMessage, Tool, ToolReference};
 /// use pi_ai::Tool;
 /// use pi_ai::transcript::to_tool_declaration;
 /// let mut t = Tool::new("a", "d", serde_json::json!({"type": "object"}));
-/// t.extra.insert("label".into(), "A".into());
+/// t.extra.insert("label", serde_json::json!("A"));
 /// assert!(to_tool_declaration(&t).extra.is_empty());
 /// ```
 pub fn to_tool_declaration(tool: &Tool) -> Tool {
