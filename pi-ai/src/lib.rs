@@ -42,9 +42,11 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod http;
 pub mod json;
 pub mod options;
 pub mod provider;
+pub mod providers;
 pub mod sse;
 pub mod stream;
 pub mod transcript;

@@ -1,0 +1,33 @@
+//! HTTP plumbing shared by the HTTP providers (`openai-completions`, `openai-responses`,
+//! `anthropic-messages`).
+//!
+//! - [`client`]: one lazily built [`reqwest::Client`] for the process.
+//! - [`HeaderMap`]: request headers merged case-insensitively, later sources winning, `None`
+//!   removing a header (pi's `{name: string | null}` headers).
+//! - [`send_with_retries`]: POST a JSON body, check the status, retry 408/409/429/5xx (or what
+//!   `x-should-retry` says) with pi's backoff, honour cancellation and the idle timeout.
+//! - [`ResponseBody`]: the answer's bytes, with the idle timeout and cancellation applied to every
+//!   read.
+//! - [`HttpError`] and [`ErrorStyle`]: failures, formatted exactly as each API of pi words them.
+//! - [`ProviderOutput`]: the message being built by a provider and the events it emits.
+//!
+//! ```
+//! use pi_ai::http::{HeaderMap, user_agent};
+//! let mut headers = HeaderMap::new();
+//! headers.set("User-Agent", user_agent());
+//! headers.merge([("user-agent".to_owned(), None), ("X-Extra".to_owned(), Some("1".to_owned()))]);
+//! assert_eq!(headers.get("x-extra"), Some("1"));
+//! assert_eq!(headers.get("User-Agent"), None);
+//! ```
+
+mod client;
+mod error;
+pub(crate) mod interim;
+mod output;
+mod request;
+pub mod shared;
+
+pub use client::{HeaderMap, client, user_agent};
+pub use error::{ErrorStyle, HttpError, MAX_ERROR_BODY_CHARS, truncate_error_text};
+pub use output::{ProviderOutput, SseHandler, StreamContext, stream_sse};
+pub use request::{HttpRequest, ResponseBody, send_with_retries};

@@ -1,0 +1,213 @@
+//! The message a provider builds, and the events it emits while building it.
+
+use std::sync::Arc;
+
+use crate::options::StreamOptions;
+use crate::sse::{SseEvent, SseParser};
+use crate::stream::{AssistantMessageEvent, AssistantMessageEventStream, PartialMessage};
+use crate::types::{AssistantMessage, Model, StopReason, Usage, now_ms};
+
+use super::{ErrorStyle, HttpError, HttpRequest, send_with_retries};
+
+/// pi's `output`: the assistant message of one request (`stopReason` pending, zero usage,
+/// `timestamp` = request start), plus the events not yet handed to the consumer.
+///
+/// Every change goes through [`emit`](Self::emit), which applies the event with
+/// [`PartialMessage::apply`], so the final message is exactly what a consumer rebuilt from the
+/// events.
+#[derive(Debug)]
+pub struct ProviderOutput {
+    partial: PartialMessage,
+    queued: Vec<AssistantMessageEvent>,
+}
+
+impl ProviderOutput {
+    /// The initial message for `model`.
+    pub fn new(model: &Model) -> Self {
+        let message = AssistantMessage {
+            api: model.api.clone(),
+            provider: model.provider.clone(),
+            model: model.id.clone(),
+            usage: Usage::default(),
+            stop_reason: StopReason::Pending,
+            timestamp: now_ms(),
+            ..Default::default()
+        };
+        ProviderOutput { partial: PartialMessage::new(message), queued: Vec::new() }
+    }
+
+    /// The message so far.
+    pub fn message(&self) -> &AssistantMessage {
+        self.partial.message()
+    }
+
+    /// Mutable access for fields that have no event (usage, ids, stop reason).
+    pub fn message_mut(&mut self) -> &mut AssistantMessage {
+        self.partial.message_mut()
+    }
+
+    /// The partial with the raw argument text of open tool calls.
+    pub fn partial(&self) -> &PartialMessage {
+        &self.partial
+    }
+
+    /// Applies `event` and queues it for the consumer.
+    pub fn emit(&mut self, event: AssistantMessageEvent) {
+        self.partial.apply(&event);
+        self.queued.push(event);
+    }
+
+    /// Emits `Start` with the message so far.
+    pub fn start(&mut self) {
+        let partial = self.message().clone();
+        self.emit(AssistantMessageEvent::Start { partial });
+    }
+
+    /// Emits `Done` with the final message.
+    pub fn done(&mut self) {
+        let message = self.message().clone();
+        self.emit(AssistantMessageEvent::Done { reason: message.stop_reason, message });
+    }
+
+    /// Ends with an `Error` event: `Aborted` when `aborted`, else `Error`; content is kept.
+    pub fn fail(&mut self, error_message: String, aborted: bool) {
+        let reason = if aborted { StopReason::Aborted } else { StopReason::Error };
+        let message = self.message_mut();
+        message.stop_reason = reason;
+        message.error_message = Some(error_message);
+        let error = message.clone();
+        self.emit(AssistantMessageEvent::Error { reason, error });
+    }
+
+    /// Takes the queued events.
+    pub fn take_events(&mut self) -> Vec<AssistantMessageEvent> {
+        std::mem::take(&mut self.queued)
+    }
+}
+
+/// What a provider does with its server's event stream (pi's per-API `for await` loop).
+pub trait SseHandler: Send + 'static {
+    /// Handles one SSE event. An `Err` ends the response with that error text.
+    fn on_event(&mut self, event: SseEvent, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String>;
+
+    /// Whether the stream is over (e.g. after `data: [DONE]`): the rest of the body is not read.
+    fn finished(&self) -> bool {
+        false
+    }
+
+    /// Runs after the body ended: closes blocks, checks the stop reason. `Ok` emits `Done`.
+    fn on_end(&mut self, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String>;
+
+    /// Called before an error is reported, to settle partial content (e.g. open tool arguments).
+    fn on_error(&mut self, _out: &mut ProviderOutput) {}
+}
+
+/// The model and options of the request being streamed.
+#[derive(Clone, Debug)]
+pub struct StreamContext {
+    /// The target model.
+    pub model: Model,
+    /// The request options.
+    pub options: StreamOptions,
+}
+
+impl StreamContext {
+    /// Calls the `onProviderStreamEvent` hook.
+    pub fn raw_event(&self, raw: &serde_json::Value) {
+        if let Some(hook) = &self.options.on_provider_stream_event {
+            hook(raw, &self.model);
+        }
+    }
+
+    /// Whether the request was cancelled.
+    pub fn aborted(&self) -> bool {
+        self.options.is_cancelled()
+    }
+}
+
+/// Runs one HTTP streaming request: send (with retries), then `Start`, then the handler over
+/// every SSE event, then `Done`, or a single `Error` event.
+///
+/// `request` is the built request or a setup error (reported with no `Start`, as pi does).
+/// An error after the response started keeps the partial content. When the cancellation token
+/// fired, the result is `Aborted` with "Request was aborted" whatever the underlying error.
+pub fn stream_sse(
+    ctx: StreamContext,
+    mut out: ProviderOutput,
+    request: Result<HttpRequest, String>,
+    style: ErrorStyle,
+    mut handler: impl SseHandler,
+) -> AssistantMessageEventStream {
+    let ctx = Arc::new(ctx);
+    AssistantMessageEventStream::new(async_stream::stream! {
+        let abort_text = || "Request was aborted".to_owned();
+        let request = match request {
+            Ok(request) => request,
+            Err(message) => {
+                out.fail(message, ctx.aborted());
+                for e in out.take_events() { yield e; }
+                return;
+            }
+        };
+        let (status, headers, mut body) = match send_with_retries(&request, &ctx.options, &style).await {
+            Ok(response) => response,
+            Err(error) => {
+                let aborted = ctx.aborted() || error == HttpError::Aborted;
+                out.fail(if aborted { abort_text() } else { style.format(&error) }, aborted);
+                for e in out.take_events() { yield e; }
+                return;
+            }
+        };
+        if let Some(hook) = &ctx.options.on_response {
+            hook(&crate::options::ProviderResponse { status, headers }, &ctx.model);
+        }
+        out.start();
+        for e in out.take_events() { yield e; }
+        let mut parser = SseParser::new();
+        let mut events = Vec::new();
+        let mut failure: Option<String> = None;
+        'read: loop {
+            let chunk = match body.next_chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => {
+                    parser.finish(&mut events);
+                    for event in events.drain(..) {
+                        if handler.finished() { break; }
+                        if let Err(message) = handler.on_event(event, &ctx, &mut out) {
+                            failure = Some(message);
+                            break 'read;
+                        }
+                    }
+                    break;
+                }
+                Err(error) => {
+                    failure = Some(style.format(&error));
+                    break;
+                }
+            };
+            parser.push(&chunk, &mut events);
+            for event in events.drain(..) {
+                if let Err(message) = handler.on_event(event, &ctx, &mut out) {
+                    failure = Some(message);
+                    break 'read;
+                }
+                if handler.finished() { break 'read; }
+            }
+            for e in out.take_events() { yield e; }
+        }
+        let result = match failure {
+            Some(message) => Err(message),
+            None if ctx.aborted() => Err(abort_text()),
+            None => handler.on_end(&ctx, &mut out),
+        };
+        match result {
+            Ok(()) => out.done(),
+            Err(message) => {
+                handler.on_error(&mut out);
+                let aborted = ctx.aborted();
+                out.fail(if aborted { abort_text() } else { message }, aborted);
+            }
+        }
+        for e in out.take_events() { yield e; }
+    })
+}

@@ -1,0 +1,306 @@
+//! Sending a request: status check, retries, idle timeout and cancellation.
+
+use std::error::Error as StdError;
+use std::hash::{BuildHasher, Hasher};
+use std::pin::Pin;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+use tokio_util::sync::CancellationToken;
+
+use super::{ErrorStyle, HeaderMap, HttpError, client};
+use crate::options::StreamOptions;
+
+/// pi's default cap on a server-requested retry delay.
+const DEFAULT_MAX_RETRY_DELAY: Duration = Duration::from_secs(60);
+
+/// One POST request with a JSON body.
+#[derive(Clone, Debug)]
+pub struct HttpRequest {
+    /// The full URL.
+    pub url: String,
+    /// Headers, already merged (defaults, model headers, option headers).
+    pub headers: HeaderMap,
+    /// The serialized JSON body.
+    pub body: Vec<u8>,
+}
+
+type ByteStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
+
+/// The body of a successful response, read chunk by chunk.
+///
+/// Every read waits at most the idle timeout and stops at once when the cancellation token fires.
+pub struct ResponseBody {
+    inner: ByteStream,
+    idle: Option<Duration>,
+    cancel: CancellationToken,
+}
+
+impl std::fmt::Debug for ResponseBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponseBody").field("idle", &self.idle).finish_non_exhaustive()
+    }
+}
+
+impl ResponseBody {
+    /// A body over any byte stream (for tests and alternative transports).
+    pub fn from_stream(
+        inner: impl Stream<Item = reqwest::Result<Bytes>> + Send + 'static,
+        idle: Option<Duration>,
+        cancel: CancellationToken,
+    ) -> Self {
+        ResponseBody { inner: Box::pin(inner), idle, cancel }
+    }
+
+    /// The next chunk, `Ok(None)` at the end of the body.
+    pub async fn next_chunk(&mut self) -> Result<Option<Bytes>, HttpError> {
+        let read = async {
+            match self.idle {
+                Some(idle) => tokio::time::timeout(idle, self.inner.next()).await.map_err(|_| HttpError::Timeout),
+                None => Ok(self.inner.next().await),
+            }
+        };
+        let result = tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => return Err(HttpError::Aborted),
+            r = read => r?,
+        };
+        match result {
+            None => Ok(None),
+            Some(Ok(bytes)) => Ok(Some(bytes)),
+            Some(Err(error)) => Err(HttpError::Body { cause: deepest_cause(&error) }),
+        }
+    }
+}
+
+/// The response of [`send_with_retries`]: status, headers (lower-case names) and body.
+pub type SentResponse = (u16, Vec<(String, String)>, ResponseBody);
+
+/// Sends `request`, retrying as pi's `retryProviderRequest` does.
+///
+/// - A 2xx answer returns its body unread. Any other status reads the whole body into
+///   [`HttpError::Status`].
+/// - Retries (`options.max_retries`, default 0) cover 408, 409, 429, 5xx and connection
+///   failures, or exactly what an `x-should-retry: true|false` header says. The delay is
+///   `retry-after-ms` / `retry-after` when given (over `max_retry_delay` fails at once), else
+///   `min(0.5·2^i, 8)` s minus up to 25 % jitter.
+/// - Retries never happen once a 2xx answer arrived: the body is the caller's.
+/// - `options.timeout` bounds the wait for the response headers (and, through
+///   [`ResponseBody`], each later read). The cancellation token aborts everything, also the
+///   backoff sleep.
+pub async fn send_with_retries(
+    request: &HttpRequest,
+    options: &StreamOptions,
+    style: &ErrorStyle,
+) -> Result<SentResponse, HttpError> {
+    let cancel = options.cancel_token();
+    let max_retries = options.max_retries;
+    let mut retries_left = max_retries;
+    loop {
+        if cancel.is_cancelled() {
+            return Err(HttpError::Aborted);
+        }
+        let attempt = send_once(request, options.timeout, &cancel).await;
+        let (error, headers) = match attempt {
+            Ok((status, headers, response)) if (200..300).contains(&status) => {
+                let body = ResponseBody::from_stream(response.bytes_stream(), options.timeout, cancel.clone());
+                return Ok((status, headers, body));
+            }
+            Ok((status, headers, response)) => {
+                let body = read_error_body(response, options.timeout, &cancel).await?;
+                (HttpError::Status { status, body }, headers)
+            }
+            Err(error) => (error, Vec::new()),
+        };
+        if cancel.is_cancelled() || matches!(error, HttpError::Aborted) {
+            return Err(HttpError::Aborted);
+        }
+        if retries_left == 0 || !is_retryable(&error, &headers) {
+            return Err(error);
+        }
+        let retry_index = max_retries - retries_left;
+        retries_left -= 1;
+        let delay = retry_delay(&error, &headers, retry_index, options.max_retry_delay, style)?;
+        tracing::debug!(?delay, retry_index, url = %request.url, "retrying provider request");
+        tokio::select! {
+            _ = cancel.cancelled() => return Err(HttpError::Aborted),
+            _ = tokio::time::sleep(delay) => {}
+        }
+    }
+}
+
+async fn send_once(
+    request: &HttpRequest,
+    timeout: Option<Duration>,
+    cancel: &CancellationToken,
+) -> Result<(u16, Vec<(String, String)>, reqwest::Response), HttpError> {
+    let mut builder = client().post(&request.url).body(request.body.clone());
+    for (name, value) in request.headers.iter() {
+        builder = builder.header(name, value);
+    }
+    let send = builder.send();
+    let result = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return Err(HttpError::Aborted),
+        r = async {
+            match timeout {
+                Some(t) => tokio::time::timeout(t, send).await.map_err(|_| HttpError::Timeout),
+                None => Ok(send.await),
+            }
+        } => r?,
+    };
+    let response = result.map_err(|error| {
+        if error.is_timeout() { HttpError::Timeout } else { HttpError::Connection { cause: deepest_cause(&error) } }
+    })?;
+    let status = response.status().as_u16();
+    let headers = response
+        .headers()
+        .iter()
+        .map(|(k, v)| (k.as_str().to_ascii_lowercase(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .collect();
+    Ok((status, headers, response))
+}
+
+async fn read_error_body(
+    response: reqwest::Response,
+    timeout: Option<Duration>,
+    cancel: &CancellationToken,
+) -> Result<String, HttpError> {
+    let mut body = ResponseBody::from_stream(response.bytes_stream(), timeout, cancel.clone());
+    let mut bytes = Vec::new();
+    loop {
+        match body.next_chunk().await {
+            Ok(Some(chunk)) => bytes.extend_from_slice(&chunk),
+            Ok(None) => break,
+            Err(HttpError::Aborted) => return Err(HttpError::Aborted),
+            // The SDKs keep what they could read of an error body.
+            Err(_) => break,
+        }
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+}
+
+fn is_retryable(error: &HttpError, headers: &[(String, String)]) -> bool {
+    match header(headers, "x-should-retry") {
+        Some("true") => return true,
+        Some("false") => return false,
+        _ => {}
+    }
+    match error {
+        HttpError::Status { status, .. } => matches!(status, 408 | 409 | 429) || *status >= 500,
+        HttpError::Connection { .. } | HttpError::Timeout => true,
+        HttpError::Body { .. } | HttpError::Aborted | HttpError::RetryDelayTooLong(_) => false,
+    }
+}
+
+fn retry_delay(
+    error: &HttpError,
+    headers: &[(String, String)],
+    retry_index: u32,
+    max_retry_delay: Option<Duration>,
+    style: &ErrorStyle,
+) -> Result<Duration, HttpError> {
+    let server_delay_ms = header(headers, "retry-after-ms")
+        .and_then(parse_js_float)
+        .or_else(|| header(headers, "retry-after").and_then(parse_js_float).map(|s| s * 1000.0));
+    if let Some(ms) = server_delay_ms {
+        let max = max_retry_delay.unwrap_or(DEFAULT_MAX_RETRY_DELAY);
+        let max_ms = max.as_secs_f64() * 1000.0;
+        if max_ms > 0.0 && ms > max_ms {
+            let sdk_message = match error {
+                HttpError::Status { status, body } => style.sdk_message(*status, body),
+                other => style.format(other),
+            };
+            return Err(HttpError::RetryDelayTooLong(format!(
+                "Server requested {}s retry delay (max: {}s). {sdk_message}",
+                (ms / 1000.0).ceil(),
+                (max_ms / 1000.0).ceil()
+            )));
+        }
+        return Ok(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+    }
+    let base = (0.5 * 2f64.powi(retry_index.min(16) as i32)).min(8.0);
+    Ok(Duration::from_secs_f64(base * (1.0 - random_unit() * 0.25)))
+}
+
+/// `Number.parseFloat` for the leading number of a header value.
+fn parse_js_float(text: &str) -> Option<f64> {
+    let t = text.trim_start();
+    let end = t
+        .char_indices()
+        .take_while(|(i, c)| c.is_ascii_digit() || *c == '.' || (*i == 0 && (*c == '-' || *c == '+')))
+        .map(|(i, c)| i + c.len_utf8())
+        .last()?;
+    t[..end].parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// A uniformly distributed number in `[0, 1)` for jitter (no cryptographic quality needed).
+fn random_unit() -> f64 {
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// The message of the deepest `source()` of an error (pi appends the deepest `cause`).
+fn deepest_cause(error: &(dyn StdError + 'static)) -> String {
+    let mut current: &(dyn StdError + 'static) = error;
+    let mut depth = 0;
+    while let Some(next) = current.source() {
+        current = next;
+        depth += 1;
+        if depth > 8 {
+            break;
+        }
+    }
+    current.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retryable_statuses() {
+        let s = |status| HttpError::Status { status, body: String::new() };
+        for code in [408, 409, 429, 500, 503] {
+            assert!(is_retryable(&s(code), &[]), "{code}");
+        }
+        for code in [400, 401, 404] {
+            assert!(!is_retryable(&s(code), &[]), "{code}");
+        }
+        let no = vec![("x-should-retry".to_owned(), "false".to_owned())];
+        assert!(!is_retryable(&s(500), &no));
+        let yes = vec![("x-should-retry".to_owned(), "true".to_owned())];
+        assert!(is_retryable(&s(400), &yes));
+    }
+
+    #[test]
+    fn backoff_is_exponential_with_jitter_and_capped() {
+        let e = HttpError::Status { status: 500, body: String::new() };
+        for (i, base) in [(0, 0.5), (1, 1.0), (2, 2.0), (3, 4.0), (4, 8.0), (9, 8.0)] {
+            let d = retry_delay(&e, &[], i, None, &ErrorStyle::OpenAiCompletions).unwrap().as_secs_f64();
+            assert!(d <= base && d >= base * 0.75, "{i}: {d}");
+        }
+    }
+
+    #[test]
+    fn server_delays_are_honoured_or_refused() {
+        let e = HttpError::Status { status: 429, body: r#"{"error":{"message":"slow down"}}"#.to_owned() };
+        let h = vec![("retry-after".to_owned(), "2".to_owned())];
+        assert_eq!(retry_delay(&e, &h, 0, None, &ErrorStyle::OpenAiCompletions).unwrap(), Duration::from_secs(2));
+        let h = vec![("retry-after-ms".to_owned(), "1500".to_owned())];
+        assert_eq!(retry_delay(&e, &h, 0, None, &ErrorStyle::OpenAiCompletions).unwrap(), Duration::from_millis(1500));
+        let h = vec![("retry-after".to_owned(), "120".to_owned())];
+        let err = retry_delay(&e, &h, 0, None, &ErrorStyle::OpenAiCompletions).unwrap_err();
+        assert_eq!(
+            err,
+            HttpError::RetryDelayTooLong("Server requested 120s retry delay (max: 60s). 429 slow down".into())
+        );
+        assert!(retry_delay(&e, &h, 0, Some(Duration::ZERO), &ErrorStyle::OpenAiCompletions).is_ok());
+    }
+}

@@ -1,0 +1,3 @@
+//! Provider implementations, one module per wire protocol.
+
+pub mod openai_completions;

@@ -1,0 +1,121 @@
+//! `openai-completions`: OpenAI Chat Completions over HTTP (`POST {baseUrl}/chat/completions`),
+//! spoken by OpenAI, llama.cpp, Ollama, vLLM, LM Studio, SGLang, OpenRouter, Groq, DeepSeek, xAI
+//! and most other servers.
+//!
+//! - Request: [`build_body`] (pi's `buildParams` + `convertMessages`), with the server quirks of
+//!   [`CompletionsCompat`] detected from provider and base URL and overridden by `model.compat`.
+//! - Response: [`CompletionsStream`] turns the SSE chunks into events. At most one thinking and one
+//!   text block plus tool calls (matched by `index`, then `id`); every `*_end` comes after the
+//!   stream ended, in content order.
+//!
+//! Mid-conversation system messages are collapsed into the first one unless
+//! `compat.supportsMidConvoSystemMessages` is set.
+
+mod compat;
+mod request;
+mod stream;
+
+pub use compat::{CompletionsCompat, CompletionsCompatOverrides, detect_compat, resolve_compat};
+pub use request::{build_body, convert_messages, convert_tools, normalize_tool_call_id, reasoning_effort};
+pub use stream::{CompletionsStream, map_stop_reason, parse_usage};
+
+use crate::http::{ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, StreamContext, stream_sse, user_agent};
+use crate::options::StreamOptions;
+use crate::provider::ApiProvider;
+use crate::stream::AssistantMessageEventStream;
+use crate::transcript::TranscriptContext;
+use crate::types::Model;
+
+/// The API id.
+pub const API: &str = "openai-completions";
+
+/// The `openai-completions` provider.
+///
+/// ```no_run
+/// # async fn demo(model: pi_ai::Model) {
+/// use pi_ai::ApiProvider;
+/// use pi_ai::providers::openai_completions::OpenAiCompletions;
+/// use pi_ai::transcript::normalize_context;
+/// let context = normalize_context(pi_ai::Context {
+///     messages: vec![pi_ai::Message::User(pi_ai::UserMessage::new("hi"))],
+///     ..Default::default()
+/// });
+/// let options = pi_ai::options::StreamOptions { api_key: Some("sk-…".into()), ..Default::default() };
+/// let reply = OpenAiCompletions.stream(&model, context, options).result().await;
+/// # }
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OpenAiCompletions;
+
+impl ApiProvider for OpenAiCompletions {
+    fn api(&self) -> &str {
+        API
+    }
+
+    fn stream(&self, model: &Model, context: TranscriptContext, options: StreamOptions) -> AssistantMessageEventStream {
+        let compat = resolve_compat(model);
+        let out = ProviderOutput::new(model);
+        let request = build_request(model, context, &options, &compat);
+        let ctx = StreamContext { model: model.clone(), options };
+        stream_sse(ctx, out, request, ErrorStyle::OpenAiCompletions, CompletionsStream::new(compat))
+    }
+}
+
+/// pi's `getClientApiKey`: the key, or `"unused"` when the caller set an `Authorization` header.
+fn client_api_key(model: &Model, options: &StreamOptions) -> Result<String, String> {
+    if let Some(key) = options.api_key.as_ref().filter(|k| !k.is_empty()) {
+        return Ok(key.clone());
+    }
+    let has = |name: &str| {
+        options
+            .headers
+            .iter()
+            .any(|(k, v)| k.eq_ignore_ascii_case(name) && v.as_ref().is_some_and(|v| !v.trim().is_empty()))
+    };
+    if has("authorization") || has("cf-aig-authorization") {
+        return Ok("unused".to_owned());
+    }
+    Err(format!("No API key for provider: {}", model.provider))
+}
+
+/// Builds the complete request (URL, headers, body), or the setup error text.
+pub fn build_request(
+    model: &Model,
+    context: TranscriptContext,
+    options: &StreamOptions,
+    compat: &CompletionsCompat,
+) -> Result<HttpRequest, String> {
+    let key = client_api_key(model, options)?;
+    let context = request::resolve_context(context, compat);
+    let mut body = serde_json::Value::Object(build_body(model, &context, options, compat));
+    if let Some(hook) = &options.on_payload
+        && let Some(replaced) = hook(&body, model)
+    {
+        body = replaced;
+    }
+    let mut headers = HeaderMap::new();
+    headers.set("Accept", "application/json");
+    headers.set("Content-Type", "application/json");
+    headers.set("Authorization", format!("Bearer {key}"));
+    headers.set("User-Agent", user_agent());
+    if let Some(h) = &model.headers {
+        headers.merge_json(h);
+    }
+    let cache_off = options.cache_retention.unwrap_or_else(crate::options::CacheRetention::from_env)
+        == crate::options::CacheRetention::None;
+    if let Some(session) = options.session_id.as_ref().filter(|_| !cache_off && compat.send_session_affinity_headers) {
+        if compat.session_affinity_format == "openrouter" {
+            headers.set("x-session-id", session.clone());
+        } else {
+            if compat.session_affinity_format == "openai" {
+                headers.set("session_id", session.clone());
+            }
+            headers.set("x-client-request-id", session.clone());
+            headers.set("x-session-affinity", session.clone());
+        }
+    }
+    headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
+    let url = format!("{}/chat/completions", model.base_url.trim_end_matches('/'));
+    let body = serde_json::to_vec(&body).map_err(|e| format!("Could not serialize the request: {e}"))?;
+    Ok(HttpRequest { url, headers, body })
+}

@@ -1,0 +1,344 @@
+//! Chat Completions SSE → events (pi's `for await (const chunk of openaiStream)` loop).
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::compat::CompletionsCompat;
+use crate::http::shared::{finish_tool_arguments, settle_open_tool_calls};
+use crate::http::{ProviderOutput, SseHandler, StreamContext};
+use crate::sse::SseEvent;
+use crate::stream::AssistantMessageEvent as E;
+use crate::types::{AssistantBlock, Model, StopReason, TextContent, ThinkingContent, ToolCall, Usage};
+
+/// The stream state of one Chat Completions response.
+#[derive(Debug)]
+pub struct CompletionsStream {
+    compat: CompletionsCompat,
+    text: Option<usize>,
+    thinking: Option<usize>,
+    tools_by_index: HashMap<i64, usize>,
+    tools_by_id: HashMap<String, usize>,
+    has_finish_reason: bool,
+    reasoning_details: Option<Vec<Value>>,
+    done: bool,
+}
+
+impl CompletionsStream {
+    /// A handler for a request made with `compat`.
+    pub fn new(compat: CompletionsCompat) -> Self {
+        CompletionsStream {
+            compat,
+            text: None,
+            thinking: None,
+            tools_by_index: HashMap::new(),
+            tools_by_id: HashMap::new(),
+            has_finish_reason: false,
+            reasoning_details: None,
+            done: false,
+        }
+    }
+
+    fn ensure_thinking(&mut self, signature: &str, out: &mut ProviderOutput) -> usize {
+        if let Some(i) = self.thinking {
+            return i;
+        }
+        let index = out.message().content.len();
+        let block = ThinkingContent { thinking_signature: Some(signature.to_owned()), ..Default::default() };
+        out.emit(E::ThinkingStart { content_index: index, block });
+        self.thinking = Some(index);
+        index
+    }
+
+    fn ensure_text(&mut self, out: &mut ProviderOutput) -> usize {
+        if let Some(i) = self.text {
+            return i;
+        }
+        let index = out.message().content.len();
+        out.emit(E::TextStart { content_index: index, block: TextContent::default() });
+        self.text = Some(index);
+        index
+    }
+
+    fn tool_call(&mut self, fragment: &Value, out: &mut ProviderOutput) {
+        let stream_index = fragment.get("index").and_then(Value::as_i64);
+        let id = fragment.get("id").and_then(Value::as_str).filter(|s| !s.is_empty());
+        let function = fragment.get("function");
+        let name = function.and_then(|f| f.get("name")).and_then(Value::as_str);
+        let mut found = stream_index.and_then(|i| self.tools_by_index.get(&i).copied());
+        if found.is_none() {
+            found = id.and_then(|id| self.tools_by_id.get(id).copied());
+        }
+        let index = match found {
+            Some(index) => index,
+            None => {
+                let index = out.message().content.len();
+                let call = ToolCall::new(id.unwrap_or_default(), name.unwrap_or_default(), Default::default());
+                if let Some(si) = stream_index {
+                    self.tools_by_index.insert(si, index);
+                }
+                out.emit(E::ToolCallStart { content_index: index, tool_call: call });
+                index
+            }
+        };
+        if let Some(si) = stream_index {
+            self.tools_by_index.entry(si).or_insert(index);
+        }
+        if let Some(id) = id {
+            self.tools_by_id.insert(id.to_owned(), index);
+        }
+        if let Some(AssistantBlock::ToolCall(call)) = out.message_mut().content.get_mut(index) {
+            if call.id.is_empty()
+                && let Some(id) = id
+            {
+                call.id = id.to_owned();
+            }
+            if call.name.is_empty()
+                && let Some(name) = name
+            {
+                call.name = name.to_owned();
+            }
+        }
+        let delta = function
+            .and_then(|f| f.get("arguments"))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .unwrap_or_default()
+            .to_owned();
+        out.emit(E::ToolCallDelta { content_index: index, delta });
+    }
+
+    fn on_chunk(&mut self, chunk: &Value, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+        if let Some(error) = chunk.get("error").filter(|e| !e.is_null() && *e != &Value::Bool(false)) {
+            return Err(match error.get("message") {
+                Some(Value::String(s)) if !s.is_empty() => s.clone(),
+                _ => error.to_string(),
+            });
+        }
+        let message = out.message_mut();
+        if message.response_id.as_deref().is_none_or(str::is_empty)
+            && let Some(id) = chunk.get("id").and_then(Value::as_str)
+        {
+            message.response_id = Some(id.to_owned());
+        }
+        if let Some(m) = chunk.get("model").and_then(Value::as_str)
+            && !m.is_empty()
+            && m != ctx.model.id
+            && message.response_model.is_none()
+        {
+            message.response_model = Some(m.to_owned());
+        }
+        let usage = chunk.get("usage").filter(|u| u.is_object());
+        if let Some(u) = usage {
+            message.usage = parse_usage(u, &ctx.model);
+        }
+        let Some(choice) = chunk.get("choices").and_then(Value::as_array).and_then(|c| c.first()) else {
+            return Ok(());
+        };
+        if usage.is_none()
+            && let Some(u) = choice.get("usage").filter(|u| u.is_object())
+        {
+            message.usage = parse_usage(u, &ctx.model);
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            message.raw_stop_reason = Some(reason.to_owned());
+            let (stop, error) = map_stop_reason(reason);
+            message.stop_reason = stop;
+            if let Some(error) = error {
+                message.error_message = Some(error);
+            }
+            self.has_finish_reason = true;
+        }
+        let Some(delta) = choice.get("delta").filter(|d| d.is_object()) else {
+            return Ok(());
+        };
+        let reasoning = ["reasoning_content", "reasoning", "reasoning_text"]
+            .into_iter()
+            .find_map(|f| delta.get(f).and_then(Value::as_str).filter(|s| !s.is_empty()).map(|s| (f, s)));
+        if let Some((field, text)) = reasoning {
+            let signature =
+                if ctx.model.provider == "opencode-go" && field == "reasoning" { "reasoning_content" } else { field };
+            let index = self.ensure_thinking(signature, out);
+            out.emit(E::ThinkingDelta { content_index: index, delta: text.to_owned() });
+        }
+        if let Some(details) = delta.get("reasoning_details").and_then(Value::as_array) {
+            for detail in details.iter().filter(|d| is_reasoning_detail(d)) {
+                self.ensure_thinking("", out);
+                append_reasoning_detail(self.reasoning_details.get_or_insert_with(Vec::new), detail);
+            }
+        }
+        if let Some(text) = delta.get("content").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            let index = self.ensure_text(out);
+            out.emit(E::TextDelta { content_index: index, delta: text.to_owned() });
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for fragment in calls {
+                self.tool_call(fragment, out);
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_reasoning_details(&self, out: &mut ProviderOutput) {
+        if let (Some(details), Some(index)) = (&self.reasoning_details, self.thinking)
+            && let Some(AssistantBlock::Thinking(t)) = out.message_mut().content.get_mut(index)
+        {
+            t.thinking_signature = Some(Value::Array(details.clone()).to_string());
+        }
+    }
+
+    /// Emits every `*_end`, in content order.
+    fn finish_blocks(&mut self, out: &mut ProviderOutput) {
+        self.apply_reasoning_details(out);
+        for index in 0..out.message().content.len() {
+            let event = match &out.message().content[index] {
+                AssistantBlock::Text(t) => E::TextEnd { content_index: index, block: t.clone() },
+                AssistantBlock::Thinking(t) => E::ThinkingEnd { content_index: index, block: t.clone() },
+                AssistantBlock::ToolCall(call) => {
+                    let text = out.partial().tool_arguments_text(index).unwrap_or_default();
+                    let (arguments, arguments_error) = finish_tool_arguments(text);
+                    let tool_call = ToolCall { arguments, arguments_error, ..call.clone() };
+                    E::ToolCallEnd { content_index: index, tool_call }
+                }
+            };
+            out.emit(event);
+        }
+    }
+}
+
+impl SseHandler for CompletionsStream {
+    fn on_event(&mut self, event: SseEvent, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+        if self.done {
+            return Ok(());
+        }
+        if event.data.starts_with("[DONE]") {
+            self.done = true;
+            return Ok(());
+        }
+        let chunk: Value = serde_json::from_str(&event.data)
+            .map_err(|e| format!("Could not parse SSE chunk as JSON: {e}; data={}", event.data))?;
+        ctx.raw_event(&chunk);
+        if !chunk.is_object() {
+            return Ok(());
+        }
+        self.on_chunk(&chunk, ctx, out)
+    }
+
+    fn finished(&self) -> bool {
+        self.done
+    }
+
+    fn on_end(&mut self, _ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+        self.finish_blocks(out);
+        let message = out.message_mut();
+        if message.stop_reason == StopReason::Aborted {
+            return Err("Request was aborted".to_owned());
+        }
+        if !self.has_finish_reason && !self.compat.supports_finish_reason {
+            message.stop_reason =
+                if message.tool_calls().next().is_some() { StopReason::ToolUse } else { StopReason::Stop };
+        }
+        if message.stop_reason == StopReason::Error {
+            return Err(message
+                .error_message
+                .clone()
+                .filter(|m| !m.is_empty())
+                .unwrap_or_else(|| "Provider returned an error stop reason".to_owned()));
+        }
+        if (self.compat.supports_finish_reason && !self.has_finish_reason) || message.stop_reason == StopReason::Pending
+        {
+            return Err("Stream ended without finish_reason".to_owned());
+        }
+        Ok(())
+    }
+
+    fn on_error(&mut self, out: &mut ProviderOutput) {
+        self.apply_reasoning_details(out);
+        settle_open_tool_calls(out);
+    }
+}
+
+/// pi's `mapStopReason` for `finish_reason`.
+pub fn map_stop_reason(reason: &str) -> (StopReason, Option<String>) {
+    match reason {
+        "stop" | "end" => (StopReason::Stop, None),
+        "length" => (StopReason::Length, None),
+        "function_call" | "tool_calls" => (StopReason::ToolUse, None),
+        other => (StopReason::Error, Some(format!("Provider finish_reason: {other}"))),
+    }
+}
+
+fn u64_of(v: Option<&Value>) -> Option<u64> {
+    v.and_then(|v| v.as_u64().or_else(|| v.as_f64().map(|f| f.max(0.0) as u64)))
+}
+
+/// pi's `parseChunkUsage`, cost included.
+pub fn parse_usage(raw: &Value, model: &Model) -> Usage {
+    let prompt = u64_of(raw.get("prompt_tokens")).unwrap_or(0);
+    let details = raw.get("prompt_tokens_details");
+    let cache_read = u64_of(details.and_then(|d| d.get("cached_tokens")))
+        .or_else(|| u64_of(raw.get("prompt_cache_hit_tokens")))
+        .or_else(|| u64_of(raw.get("cached_tokens")))
+        .unwrap_or(0);
+    let cache_write = u64_of(details.and_then(|d| d.get("cache_write_tokens"))).unwrap_or(0);
+    let input = prompt.saturating_sub(cache_read + cache_write);
+    let output = u64_of(raw.get("completion_tokens")).unwrap_or(0);
+    let reasoning = u64_of(raw.get("completion_tokens_details").and_then(|d| d.get("reasoning_tokens")))
+        .filter(|r| *r > 0)
+        .or_else(|| u64_of(raw.get("reasoning_tokens")))
+        .unwrap_or(0);
+    let mut usage = Usage {
+        input,
+        output,
+        cache_read,
+        cache_write,
+        reasoning: Some(reasoning),
+        total_tokens: input + output + cache_read + cache_write,
+        ..Default::default()
+    };
+    crate::http::shared::calculate_cost(model, &mut usage);
+    usage
+}
+
+fn is_reasoning_detail(d: &Value) -> bool {
+    match d.get("type").and_then(Value::as_str) {
+        Some("reasoning.summary") => d.get("summary").is_some_and(Value::is_string),
+        Some("reasoning.encrypted") => d.get("data").is_some_and(Value::is_string),
+        Some("reasoning.text") => d.get("text").is_some_and(Value::is_string),
+        _ => false,
+    }
+}
+
+fn append_reasoning_detail(details: &mut Vec<Value>, detail: &Value) {
+    let kind = detail["type"].as_str().unwrap_or_default();
+    if let Some(last) = details.last_mut().and_then(Value::as_object_mut)
+        && last.get("type").and_then(Value::as_str) == Some(kind)
+        && (kind == "reasoning.text" || kind == "reasoning.summary")
+    {
+        let field = if kind == "reasoning.text" { "text" } else { "summary" };
+        let extra = detail[field].as_str().unwrap_or_default();
+        if let Some(Value::String(s)) = last.get_mut(field) {
+            s.push_str(extra);
+        }
+        if kind == "reasoning.text"
+            && last.get("signature").is_none_or(|s| s.as_str().is_none_or(str::is_empty))
+            && let Some(sig) = detail.get("signature").filter(|s| !s.is_null())
+        {
+            last.insert("signature".into(), sig.clone());
+        }
+        for key in ["id", "index"] {
+            if last.get(key).is_none_or(Value::is_null)
+                && let Some(v) = detail.get(key)
+            {
+                last.insert(key.into(), v.clone());
+            }
+        }
+        if last.get("format").and_then(Value::as_str).is_none_or(str::is_empty)
+            && let Some(v) = detail.get("format")
+        {
+            last.insert("format".into(), v.clone());
+        }
+        return;
+    }
+    details.push(detail.clone());
+}
