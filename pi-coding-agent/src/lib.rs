@@ -1,1 +1,5 @@
 //! The coding agent of pi (work in progress; see the workspace issues).
+//!
+//! - [`tools`]: the built-in tools (read, bash, edit, write, grep, find, ls).
+
+pub mod tools;
