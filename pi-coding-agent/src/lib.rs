@@ -2,4 +2,6 @@
 //!
 //! - [`tools`]: the built-in tools (read, bash, edit, write, grep, find, ls).
 
+pub mod messages;
+pub mod session;
 pub mod tools;

@@ -1,0 +1,314 @@
+//! From entries to model context: the active path, compaction, context edits, model and level.
+//!
+//! - [`build_session_path`]: root → leaf.
+//! - [`build_context_entries`]: the path with the latest compaction applied (the compaction entry,
+//!   then the kept entries from its `firstKeptEntryId` minus system messages, then everything after
+//!   it).
+//! - [`build_session_projection`]: each selected entry with the messages it contributes, the
+//!   latest `context_edit` per target applied; plus thinking level and model from the whole path.
+//! - [`build_session_context`]: the messages only, owned.
+//!
+//! Projections borrow the entries: only synthesized or edited messages are allocated.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use pi_agent_core::AgentMessage;
+use pi_ai::{AssistantBlock, Content, UserBlock};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::messages::{
+    CodingAgentMessage, CodingMessage, create_branch_summary_message, create_compaction_summary_message,
+    create_custom_message,
+};
+use crate::session::entries::{ContextEditEntry, SessionEntry};
+use crate::session::time::parse_iso;
+
+/// Which leaf to build from (pi's `leafId`: `undefined`, `null` or an id).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Leaf<'a> {
+    /// The last entry of the file (`undefined`).
+    Last,
+    /// No leaf: the empty path (`null`).
+    Empty,
+    /// This entry; an unknown id falls back to the last entry, as in pi.
+    Id(&'a str),
+}
+
+impl<'a> From<Option<&'a str>> for Leaf<'a> {
+    /// `None` is [`Leaf::Empty`] (a manager whose leaf was reset).
+    fn from(id: Option<&'a str>) -> Self {
+        id.map_or(Leaf::Empty, Leaf::Id)
+    }
+}
+
+/// The model a branch uses: `{provider, modelId}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelRef {
+    /// Provider id.
+    pub provider: String,
+    /// Model id.
+    pub model_id: String,
+}
+
+/// What the model sees from a session: messages, thinking level and model.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionContext {
+    /// The context messages (coding roles included; convert them with
+    /// [`convert_to_llm`](crate::messages::convert_to_llm)).
+    pub messages: Vec<CodingAgentMessage>,
+    /// The thinking level (`"off"` unless the path changed it).
+    pub thinking_level: String,
+    /// The model, if the path names one.
+    pub model: Option<ModelRef>,
+}
+
+/// One selected entry and the messages it contributes.
+#[derive(Clone, Debug)]
+pub struct ProjectedEntry<'a> {
+    /// The entry.
+    pub source: &'a SessionEntry,
+    /// Its messages (none for metadata entries).
+    pub messages: Vec<Cow<'a, CodingAgentMessage>>,
+}
+
+/// A compaction-aware, edit-aware view of one branch.
+#[derive(Clone, Debug)]
+pub struct SessionProjection<'a> {
+    /// Selected entries in order.
+    pub entries: Vec<ProjectedEntry<'a>>,
+    /// The thinking level.
+    pub thinking_level: String,
+    /// The model.
+    pub model: Option<ModelRef>,
+}
+
+impl<'a> SessionProjection<'a> {
+    /// All messages, in order.
+    pub fn messages(&self) -> impl Iterator<Item = &CodingAgentMessage> {
+        self.entries.iter().flat_map(|e| e.messages.iter().map(|m| m.as_ref()))
+    }
+
+    /// The owned context.
+    pub fn into_context(self) -> SessionContext {
+        SessionContext {
+            messages: self.entries.into_iter().flat_map(|e| e.messages).map(Cow::into_owned).collect(),
+            thinking_level: self.thinking_level,
+            model: self.model,
+        }
+    }
+}
+
+/// An index from entry id to position.
+pub type EntryIndex = HashMap<String, usize>;
+
+/// Builds the id index of `entries` (the last entry wins on duplicate ids, as in pi).
+pub fn index_entries(entries: &[SessionEntry]) -> EntryIndex {
+    entries.iter().enumerate().map(|(i, e)| (e.id().to_owned(), i)).collect()
+}
+
+/// The path root → leaf. Includes every entry type.
+pub fn build_session_path<'a>(
+    entries: &'a [SessionEntry],
+    leaf: Leaf<'_>,
+    index: &EntryIndex,
+) -> Vec<&'a SessionEntry> {
+    let start = match leaf {
+        Leaf::Empty => return Vec::new(),
+        Leaf::Last => entries.last(),
+        Leaf::Id(id) => index.get(id).map(|&i| &entries[i]).or_else(|| entries.last()),
+    };
+    let mut path = Vec::new();
+    let mut current = start;
+    while let Some(e) = current {
+        path.push(e);
+        if path.len() > entries.len() {
+            break; // a parent cycle; the file is corrupt, stop rather than loop
+        }
+        current = e.parent_id().and_then(|p| index.get(p)).map(|&i| &entries[i]);
+    }
+    path.reverse();
+    path
+}
+
+/// Thinking level and model of a path: each `thinking_level_change` sets the level; each
+/// `model_change` and each assistant message sets the model; the last one wins.
+pub fn session_context_settings(path: &[&SessionEntry]) -> (String, Option<ModelRef>) {
+    let mut level = "off".to_owned();
+    let mut model = None;
+    for e in path {
+        match e {
+            SessionEntry::ThinkingLevelChange(t) => level = t.thinking_level.clone(),
+            SessionEntry::ModelChange(m) => {
+                model = Some(ModelRef { provider: m.provider.clone(), model_id: m.model_id.clone() })
+            }
+            SessionEntry::Message(m) => {
+                if let AgentMessage::Assistant(a) = &m.message {
+                    model = Some(ModelRef { provider: a.provider.clone(), model_id: a.model.clone() });
+                }
+            }
+            _ => {}
+        }
+    }
+    (level, model)
+}
+
+/// The active entries with the latest compaction applied.
+pub fn build_context_entries<'a>(
+    entries: &'a [SessionEntry],
+    leaf: Leaf<'_>,
+    index: &EntryIndex,
+) -> Vec<&'a SessionEntry> {
+    context_entries_of_path(build_session_path(entries, leaf, index))
+}
+
+fn context_entries_of_path(path: Vec<&SessionEntry>) -> Vec<&SessionEntry> {
+    let Some(ci) = path.iter().rposition(|e| matches!(e, SessionEntry::Compaction(_))) else {
+        return path;
+    };
+    let SessionEntry::Compaction(c) = path[ci] else { return path };
+    let mut out = Vec::with_capacity(path.len() - ci);
+    out.push(path[ci]);
+    let mut found = false;
+    for e in &path[..ci] {
+        if e.id() == c.first_kept_entry_id {
+            found = true;
+        }
+        if found && !e.is_system_message() {
+            out.push(e);
+        }
+    }
+    out.extend_from_slice(&path[ci + 1..]);
+    out
+}
+
+fn iso_ms(iso: &str) -> u64 {
+    parse_iso(iso).map_or(0, |ms| ms.max(0) as u64)
+}
+
+/// The messages one entry contributes (pi's `sessionEntryToContextMessages`).
+pub fn entry_context_messages(entry: &SessionEntry) -> Vec<Cow<'_, CodingAgentMessage>> {
+    match entry {
+        SessionEntry::Message(m) => vec![Cow::Borrowed(&m.message)],
+        SessionEntry::CustomMessage(c) => vec![Cow::Owned(create_custom_message(
+            &c.custom_type,
+            c.content.clone(),
+            c.display,
+            c.details.clone(),
+            iso_ms(&c.timestamp),
+        ))],
+        SessionEntry::BranchSummary(b) if !b.summary.is_empty() => {
+            vec![Cow::Owned(create_branch_summary_message(&b.summary, &b.from_id, iso_ms(&b.timestamp)))]
+        }
+        SessionEntry::Compaction(c) => {
+            let summary = create_compaction_summary_message(&c.summary, c.tokens_before, iso_ms(&c.timestamp));
+            match &c.system_message {
+                Some(s) => vec![Cow::Owned(AgentMessage::System(s.clone())), Cow::Owned(summary)],
+                None => vec![Cow::Owned(summary)],
+            }
+        }
+        SessionEntry::Raw(r) => match r.lenient() {
+            Some(e) => entry_context_messages(&e).into_iter().map(|m| Cow::Owned(m.into_owned())).collect(),
+            None => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+fn replaced<'a>(message: Cow<'a, CodingAgentMessage>, content: &Value) -> Cow<'a, CodingAgentMessage> {
+    let as_blocks = |v: &Value| -> Value {
+        match v {
+            Value::String(s) => serde_json::json!([{"type": "text", "text": s}]),
+            other => other.clone(),
+        }
+    };
+    let mut m = message.into_owned();
+    let ok = match &mut m {
+        AgentMessage::User(u) => serde_json::from_value::<Content<UserBlock>>(content.clone()).map(|c| u.content = c),
+        AgentMessage::Assistant(a) => {
+            serde_json::from_value::<Vec<AssistantBlock>>(as_blocks(content)).map(|c| a.content = c)
+        }
+        AgentMessage::ToolResult(t) => {
+            serde_json::from_value::<Vec<UserBlock>>(as_blocks(content)).map(|c| t.content = c)
+        }
+        AgentMessage::Custom(CodingMessage::Custom(c)) => {
+            serde_json::from_value::<Content<UserBlock>>(content.clone()).map(|x| c.content = x)
+        }
+        _ => Ok(()),
+    };
+    if let Err(e) = ok {
+        tracing::warn!(target: "pi_coding_agent::session", "context edit content does not fit its target: {e}");
+    }
+    Cow::Owned(m)
+}
+
+/// One entry's messages with its latest context edit applied (pi's `projectContextEntry`).
+pub fn project_context_entry<'a>(
+    entry: &'a SessionEntry,
+    edit: Option<&ContextEditEntry>,
+) -> Vec<Cow<'a, CodingAgentMessage>> {
+    let messages = entry_context_messages(entry);
+    let Some(edit) = edit else { return messages };
+    let Some(replacement) = &edit.replacement else { return Vec::new() };
+    messages
+        .into_iter()
+        .map(|m| match m.role() {
+            "user" | "assistant" | "toolResult" | "custom" => replaced(m, &replacement.content),
+            _ => m,
+        })
+        .collect()
+}
+
+/// The projection of a path's context entries.
+pub fn project_path<'a>(path: Vec<&'a SessionEntry>) -> SessionProjection<'a> {
+    let (thinking_level, model) = session_context_settings(&path);
+    let selected = context_entries_of_path(path);
+    let mut edits: HashMap<&str, &ContextEditEntry> = HashMap::new();
+    for e in &selected {
+        if let SessionEntry::ContextEdit(c) = e {
+            edits.insert(&c.target_id, c);
+        }
+    }
+    let entries = selected
+        .into_iter()
+        .enumerate()
+        .map(|(i, source)| {
+            // Only the newest compaction (index 0) contributes; older ones in the kept range do not.
+            let messages = if i > 0 && matches!(source, SessionEntry::Compaction(_)) {
+                Vec::new()
+            } else {
+                project_context_entry(source, edits.get(source.id()).copied())
+            };
+            ProjectedEntry { source, messages }
+        })
+        .collect();
+    SessionProjection { entries, thinking_level, model }
+}
+
+/// The provenance-preserving, compaction-aware projection of one branch.
+pub fn build_session_projection<'a>(
+    entries: &'a [SessionEntry],
+    leaf: Leaf<'_>,
+    index: &EntryIndex,
+) -> SessionProjection<'a> {
+    project_path(build_session_path(entries, leaf, index))
+}
+
+/// The model context of one branch (owned).
+///
+/// ```
+/// use pi_coding_agent::session::{build_session_context, index_entries, Leaf, SessionEntry};
+/// let entries: Vec<SessionEntry> = [
+///     r#"{"type":"message","id":"a","parentId":null,"timestamp":"2024-01-01T00:00:00.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#,
+///     r#"{"type":"thinking_level_change","id":"b","parentId":"a","timestamp":"2024-01-01T00:00:00.000Z","thinkingLevel":"high"}"#,
+/// ].iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+/// let ctx = build_session_context(&entries, Leaf::Last, &index_entries(&entries));
+/// assert_eq!(ctx.messages.len(), 1);
+/// assert_eq!(ctx.thinking_level, "high");
+/// ```
+pub fn build_session_context(entries: &[SessionEntry], leaf: Leaf<'_>, index: &EntryIndex) -> SessionContext {
+    build_session_projection(entries, leaf, index).into_context()
+}

@@ -1,0 +1,308 @@
+//! Reading a session file: every valid entry is kept, everything skipped is reported.
+//!
+//! pi's reader silently skips blank and malformed lines. This one does the same, keeps entries it
+//! cannot type (unknown types, unreadable fields) as [`RawEntry`], and returns a typed list of
+//! [`LoadWarning`]s (each also logged with `tracing::warn!`). Reading never modifies the file.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::session::entries::{CURRENT_SESSION_VERSION, FileEntry, RawEntry, SessionEntry, SessionHeader};
+use crate::session::migrate::migrate_values;
+
+/// Something in a session file that was skipped or needs attention. Nothing valid is ever dropped.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LoadWarning {
+    /// A line in the middle of the file is not JSON; it was skipped.
+    #[error("line {line}: malformed JSON skipped: {error}")]
+    MalformedLine {
+        /// 1-based line number.
+        line: usize,
+        /// The parser's message.
+        error: String,
+    },
+    /// The last line is incomplete (a writer died mid-append); it was skipped.
+    #[error("line {line}: torn last line skipped ({bytes} bytes): {error}")]
+    TornLastLine {
+        /// 1-based line number.
+        line: usize,
+        /// Its length in bytes.
+        bytes: usize,
+        /// The parser's message.
+        error: String,
+    },
+    /// A line that is JSON but not an object.
+    #[error("line {line}: not a JSON object, skipped")]
+    NotAnObject {
+        /// 1-based line number.
+        line: usize,
+    },
+    /// An entry of a type this version does not know; kept verbatim, adds no context.
+    #[error("line {line}: unknown entry type {entry_type:?} kept as raw")]
+    UnknownEntryType {
+        /// 1-based line number.
+        line: usize,
+        /// Its `type`.
+        entry_type: String,
+    },
+    /// A known entry type whose fields could not be read; kept verbatim, adds no context.
+    #[error("line {line}: unreadable {entry_type:?} entry kept as raw: {error}")]
+    UnreadableEntry {
+        /// 1-based line number.
+        line: usize,
+        /// Its `type`.
+        entry_type: String,
+        /// The parser's message.
+        error: String,
+    },
+    /// An entry without a string `id` cannot join the tree; it was skipped.
+    #[error("line {line}: entry without an id skipped")]
+    MissingId {
+        /// 1-based line number.
+        line: usize,
+    },
+    /// A second header line; it was skipped.
+    #[error("line {line}: extra session header skipped")]
+    ExtraHeader {
+        /// 1-based line number.
+        line: usize,
+    },
+    /// The file was written by a newer format version; entries were read as well as possible.
+    #[error("session format version {version} is newer than {CURRENT_SESSION_VERSION}")]
+    NewerVersion {
+        /// The file's version.
+        version: u64,
+    },
+    /// A migrated file had skipped lines; its original bytes were saved before the rewrite.
+    #[error("original of the migrated file saved to {path}")]
+    MigrationBackup {
+        /// Where the original bytes are.
+        path: String,
+    },
+}
+
+/// A session file as read.
+#[derive(Clone, Debug, Default)]
+pub struct LoadedFile {
+    /// The header (first parsed line).
+    pub header: SessionHeader,
+    /// Every entry, in file order.
+    pub entries: Vec<SessionEntry>,
+    /// What was skipped or kept raw.
+    pub warnings: Vec<LoadWarning>,
+    /// The file does not end with `\n` (a newline must precede the next append).
+    pub needs_newline: bool,
+    /// The file was older than v3 and the entries were migrated in memory.
+    pub migrated: bool,
+}
+
+/// The result of reading a file.
+#[derive(Debug)]
+pub enum ReadOutcome {
+    /// A session.
+    Session(LoadedFile),
+    /// No line parsed at all (an empty, blank or entirely malformed file).
+    Empty,
+    /// The first parsed line is not a session header with a string id.
+    NotASession,
+}
+
+enum Parsed {
+    Entry(FileEntry),
+    Skip,
+}
+
+fn parse_line(bytes: &[u8], line: usize, last_unterminated: bool, warnings: &mut Vec<LoadWarning>) -> Parsed {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Parsed::Skip;
+    }
+    match serde_json::from_slice::<FileEntry>(bytes) {
+        Ok(e) => {
+            if let FileEntry::Entry(SessionEntry::Raw(r)) = &e {
+                warnings.push(LoadWarning::UnknownEntryType { line, entry_type: r.entry_type().to_owned() });
+            }
+            Parsed::Entry(e)
+        }
+        Err(typed_err) => match serde_json::from_slice::<Value>(bytes) {
+            Ok(Value::Object(obj)) => {
+                let raw = RawEntry(obj);
+                warnings.push(LoadWarning::UnreadableEntry {
+                    line,
+                    entry_type: raw.entry_type().to_owned(),
+                    error: typed_err.to_string(),
+                });
+                Parsed::Entry(FileEntry::Entry(SessionEntry::Raw(raw)))
+            }
+            Ok(_) => {
+                warnings.push(LoadWarning::NotAnObject { line });
+                Parsed::Skip
+            }
+            Err(e) => {
+                warnings.push(if last_unterminated {
+                    LoadWarning::TornLastLine { line, bytes: bytes.len(), error: e.to_string() }
+                } else {
+                    LoadWarning::MalformedLine { line, error: e.to_string() }
+                });
+                Parsed::Skip
+            }
+        },
+    }
+}
+
+fn header_of(entry: &FileEntry) -> Option<&SessionHeader> {
+    match entry {
+        FileEntry::Header(h) => Some(h),
+        _ => None,
+    }
+}
+
+/// Reads a session file from any reader (see [`read_session_file`]).
+pub fn read_session<R: Read>(reader: R) -> std::io::Result<ReadOutcome> {
+    let mut reader = BufReader::with_capacity(1 << 20, reader);
+    let mut warnings = Vec::new();
+    let mut buf = Vec::with_capacity(64 * 1024);
+    let mut line_no = 0usize;
+    let mut header: Option<SessionHeader> = None;
+    let mut entries: Vec<SessionEntry> = Vec::new();
+    // Files older than v3 are collected as JSON values and migrated at the end.
+    let mut legacy: Option<Vec<(usize, Value)>> = None;
+    let mut needs_newline = false;
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        let terminated = buf.last() == Some(&b'\n');
+        needs_newline = !terminated;
+        let bytes = if terminated { &buf[..buf.len() - 1] } else { &buf[..] };
+        if let Some(values) = legacy.as_mut() {
+            if bytes.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match serde_json::from_slice::<Value>(bytes) {
+                Ok(v @ Value::Object(_)) => values.push((line_no, v)),
+                Ok(_) => warnings.push(LoadWarning::NotAnObject { line: line_no }),
+                Err(e) => warnings.push(if terminated {
+                    LoadWarning::MalformedLine { line: line_no, error: e.to_string() }
+                } else {
+                    LoadWarning::TornLastLine { line: line_no, bytes: bytes.len(), error: e.to_string() }
+                }),
+            }
+            continue;
+        }
+        let entry = match parse_line(bytes, line_no, !terminated, &mut warnings) {
+            Parsed::Entry(e) => e,
+            Parsed::Skip => continue,
+        };
+        if header.is_none() {
+            let Some(h) = header_of(&entry) else {
+                return Ok(ReadOutcome::NotASession);
+            };
+            let version = h.version.unwrap_or(1);
+            if version > CURRENT_SESSION_VERSION {
+                warnings.push(LoadWarning::NewerVersion { version });
+            }
+            if version < CURRENT_SESSION_VERSION {
+                legacy = Some(vec![(line_no, serde_json::to_value(h).map_err(std::io::Error::other)?)]);
+            }
+            header = Some(h.clone());
+            continue;
+        }
+        match entry {
+            FileEntry::Header(_) => warnings.push(LoadWarning::ExtraHeader { line: line_no }),
+            FileEntry::Entry(e) => {
+                if e.id().is_empty() && matches!(e, SessionEntry::Raw(_)) {
+                    warnings.push(LoadWarning::MissingId { line: line_no });
+                } else {
+                    entries.push(e);
+                }
+            }
+        }
+    }
+    let Some(mut header) = header else {
+        return Ok(ReadOutcome::Empty);
+    };
+    let migrated = legacy.is_some();
+    if let Some(values) = legacy {
+        let (lines, mut values): (Vec<usize>, Vec<Value>) = values.into_iter().unzip();
+        migrate_values(&mut values);
+        let mut it = lines.into_iter().zip(values);
+        if let Some((_, h)) = it.next() {
+            header = SessionHeader::deserialize(&h).map_err(std::io::Error::other)?;
+        }
+        for (line, v) in it {
+            let entry = match FileEntry::deserialize(&v) {
+                Ok(e) => e,
+                Err(err) => {
+                    let raw = RawEntry(match v {
+                        Value::Object(o) => o,
+                        _ => Default::default(),
+                    });
+                    warnings.push(LoadWarning::UnreadableEntry {
+                        line,
+                        entry_type: raw.entry_type().to_owned(),
+                        error: err.to_string(),
+                    });
+                    FileEntry::Entry(SessionEntry::Raw(raw))
+                }
+            };
+            match entry {
+                FileEntry::Header(_) => warnings.push(LoadWarning::ExtraHeader { line }),
+                FileEntry::Entry(e) if e.id().is_empty() => warnings.push(LoadWarning::MissingId { line }),
+                FileEntry::Entry(e) => {
+                    if let SessionEntry::Raw(r) = &e
+                        && !warnings
+                            .iter()
+                            .any(|w| matches!(w, LoadWarning::UnreadableEntry { line: l, .. } if *l == line))
+                    {
+                        warnings.push(LoadWarning::UnknownEntryType { line, entry_type: r.entry_type().to_owned() });
+                    }
+                    entries.push(e);
+                }
+            }
+        }
+    }
+    for w in &warnings {
+        tracing::warn!(target: "pi_coding_agent::session", "{w}");
+    }
+    Ok(ReadOutcome::Session(LoadedFile { header, entries, warnings, needs_newline, migrated }))
+}
+
+/// Reads a session file. Never modifies it.
+pub fn read_session_file(path: &Path) -> std::io::Result<ReadOutcome> {
+    let outcome = read_session(File::open(path)?)?;
+    if let ReadOutcome::Session(f) = &outcome
+        && !f.warnings.is_empty()
+    {
+        tracing::warn!(target: "pi_coding_agent::session", path = %path.display(), warnings = f.warnings.len(), "session file loaded with warnings");
+    }
+    Ok(outcome)
+}
+
+/// Reads only the header of a session file (the first parsed line), scanning at most 1 MiB.
+/// `None` when the file is unreadable or not a session.
+pub fn read_session_header(path: &Path) -> Option<SessionHeader> {
+    let file = File::open(path).ok()?;
+    let mut reader = BufReader::new(file.take(1 << 20));
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf).ok()? == 0 {
+            return None;
+        }
+        if buf.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<FileEntry>(&buf) {
+            Ok(FileEntry::Header(h)) => return Some(h),
+            Ok(_) => return None,
+            Err(_) => continue,
+        }
+    }
+}
