@@ -5,6 +5,7 @@
 mod support;
 
 use pi_ai::ApiProvider;
+use pi_ai::providers::anthropic::AnthropicMessages;
 use pi_ai::providers::openai_completions::OpenAiCompletions;
 use support::fixtures::{APIS, captured, ok_reply, scenario, scenario_names};
 use support::{MockServer, Reply};
@@ -12,6 +13,7 @@ use support::{MockServer, Reply};
 fn provider(api: &str) -> Option<Box<dyn ApiProvider>> {
     match api {
         "openai-completions" => Some(Box::new(OpenAiCompletions)),
+        "anthropic-messages" => Some(Box::new(AnthropicMessages)),
         _ => None,
     }
 }

@@ -1,0 +1,243 @@
+//! Anthropic Messages SSE → events.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::http::shared::{finish_tool_arguments, settle_open_tool_calls};
+use crate::http::{ProviderOutput, SseHandler, StreamContext};
+use crate::sse::SseEvent;
+use crate::stream::AssistantMessageEvent as E;
+use crate::types::{AssistantBlock, StopReason, TextContent, ThinkingContent, ToolCall};
+
+const MESSAGE_EVENTS: [&str; 6] = [
+    "message_start",
+    "message_delta",
+    "message_stop",
+    "content_block_start",
+    "content_block_delta",
+    "content_block_stop",
+];
+
+/// The stream state of one Anthropic response. Blocks are keyed by Anthropic's `index`, so a
+/// block may start before the previous one stopped (llama.cpp does this with parallel calls).
+#[derive(Debug, Default)]
+pub struct AnthropicStream {
+    open: HashMap<u64, usize>,
+    saw_start: bool,
+    saw_stop: bool,
+}
+
+impl AnthropicStream {
+    /// A fresh handler.
+    pub fn new() -> Self {
+        AnthropicStream::default()
+    }
+
+    fn on_message(&mut self, event: &Value, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+        let n = |v: Option<&Value>| v.and_then(Value::as_u64);
+        match event.get("type").and_then(Value::as_str).unwrap_or_default() {
+            "message_start" => {
+                self.saw_start = true;
+                let message = &event["message"];
+                let m = out.message_mut();
+                m.response_id = message.get("id").and_then(Value::as_str).map(str::to_owned);
+                if let Some(model) = message.get("model").and_then(Value::as_str)
+                    && model != ctx.model.id
+                {
+                    m.response_model = Some(model.to_owned());
+                }
+                let usage = &message["usage"];
+                let u = &mut m.usage;
+                u.input = n(usage.get("input_tokens")).unwrap_or(0);
+                u.output = n(usage.get("output_tokens")).unwrap_or(0);
+                u.cache_read = n(usage.get("cache_read_input_tokens")).unwrap_or(0);
+                u.cache_write = n(usage.get("cache_creation_input_tokens")).unwrap_or(0);
+                u.cache_write_1h = Some(n(usage.pointer("/cache_creation/ephemeral_1h_input_tokens")).unwrap_or(0));
+                u.total_tokens = u.input + u.output + u.cache_read + u.cache_write;
+                crate::http::shared::calculate_cost(&ctx.model, u);
+            }
+            "message_stop" => self.saw_stop = true,
+            "content_block_start" => self.block_start(event, out),
+            "content_block_delta" => self.block_delta(event, out),
+            "content_block_stop" => {
+                let Some(index) = event.get("index").and_then(Value::as_u64).and_then(|i| self.open.remove(&i)) else {
+                    return Ok(());
+                };
+                let end = match &out.message().content[index] {
+                    AssistantBlock::Text(t) => E::TextEnd { content_index: index, block: t.clone() },
+                    AssistantBlock::Thinking(t) => E::ThinkingEnd { content_index: index, block: t.clone() },
+                    AssistantBlock::ToolCall(call) => {
+                        let (arguments, arguments_error) =
+                            finish_tool_arguments(out.partial().tool_arguments_text(index).unwrap_or_default());
+                        E::ToolCallEnd {
+                            content_index: index,
+                            tool_call: ToolCall { arguments, arguments_error, ..call.clone() },
+                        }
+                    }
+                };
+                out.emit(end);
+            }
+            "message_delta" => {
+                let m = out.message_mut();
+                if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    m.raw_stop_reason = Some(reason.to_owned());
+                    let (stop, error) = map_stop_reason(reason, event.pointer("/delta/stop_details"))?;
+                    m.stop_reason = stop;
+                    if let Some(error) = error {
+                        m.error_message = Some(error);
+                    }
+                }
+                if let Some(usage) = event.get("usage").filter(|u| u.is_object()) {
+                    let u = &mut m.usage;
+                    if let Some(v) = n(usage.get("input_tokens")) {
+                        u.input = v;
+                    }
+                    if let Some(v) = n(usage.get("output_tokens")) {
+                        u.output = v;
+                    }
+                    if let Some(v) = n(usage.get("cache_read_input_tokens")) {
+                        u.cache_read = v;
+                    }
+                    if let Some(v) = n(usage.get("cache_creation_input_tokens")) {
+                        u.cache_write = v;
+                    }
+                    if let Some(v) = n(usage.pointer("/cache_creation/ephemeral_1h_input_tokens")) {
+                        u.cache_write_1h = Some(v);
+                    }
+                    if let Some(v) = n(usage.pointer("/output_tokens_details/thinking_tokens")) {
+                        u.reasoning = Some(v);
+                    }
+                }
+                let u = &mut m.usage;
+                u.total_tokens = u.input + u.output + u.cache_read + u.cache_write;
+                crate::http::shared::calculate_cost(&ctx.model, u);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn block_start(&mut self, event: &Value, out: &mut ProviderOutput) {
+        let Some(anthropic_index) = event.get("index").and_then(Value::as_u64) else { return };
+        let block = &event["content_block"];
+        let index = out.message().content.len();
+        let str_of = |key: &str| block.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let start = match block.get("type").and_then(Value::as_str) {
+            Some("text") => E::TextStart { content_index: index, block: TextContent::new(str_of("text")) },
+            Some("thinking") => E::ThinkingStart {
+                content_index: index,
+                block: ThinkingContent {
+                    thinking: str_of("thinking"),
+                    thinking_signature: Some(str_of("signature")),
+                    ..Default::default()
+                },
+            },
+            Some("redacted_thinking") => E::ThinkingStart {
+                content_index: index,
+                block: ThinkingContent {
+                    thinking: "[Reasoning redacted]".into(),
+                    thinking_signature: block.get("data").and_then(Value::as_str).map(str::to_owned),
+                    redacted: Some(true),
+                    ..Default::default()
+                },
+            },
+            Some("tool_use") => {
+                let arguments = block.get("input").and_then(Value::as_object).cloned().unwrap_or_default();
+                E::ToolCallStart {
+                    content_index: index,
+                    tool_call: ToolCall::new(str_of("id"), str_of("name"), arguments),
+                }
+            }
+            _ => return,
+        };
+        self.open.insert(anthropic_index, index);
+        out.emit(start);
+    }
+
+    fn block_delta(&mut self, event: &Value, out: &mut ProviderOutput) {
+        let Some(&index) = event.get("index").and_then(Value::as_u64).and_then(|i| self.open.get(&i)) else { return };
+        let delta = &event["delta"];
+        let text = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let block = &out.message().content[index];
+        match (delta.get("type").and_then(Value::as_str), block) {
+            (Some("text_delta"), AssistantBlock::Text(_)) => {
+                out.emit(E::TextDelta { content_index: index, delta: text("text") })
+            }
+            (Some("thinking_delta"), AssistantBlock::Thinking(_)) => {
+                out.emit(E::ThinkingDelta { content_index: index, delta: text("thinking") })
+            }
+            (Some("input_json_delta"), AssistantBlock::ToolCall(_)) => {
+                out.emit(E::ToolCallDelta { content_index: index, delta: text("partial_json") })
+            }
+            (Some("signature_delta"), AssistantBlock::Thinking(_)) => {
+                if let Some(AssistantBlock::Thinking(t)) = out.message_mut().content.get_mut(index) {
+                    t.thinking_signature.get_or_insert_with(String::new).push_str(&text("signature"));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl SseHandler for AnthropicStream {
+    fn on_event(&mut self, event: SseEvent, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+        let name = event.event.as_deref().unwrap_or_default();
+        if name == "error" {
+            return Err(event.data);
+        }
+        if !MESSAGE_EVENTS.contains(&name) {
+            return Ok(());
+        }
+        let parsed: Value = serde_json::from_str(&event.data).map_err(|e| {
+            format!(
+                "Could not parse Anthropic SSE event {name}: {e}; data={}; raw=event: {name}\\ndata: {}",
+                event.data, event.data
+            )
+        })?;
+        ctx.raw_event(&parsed);
+        self.on_message(&parsed, ctx, out)
+    }
+
+    fn on_end(&mut self, _ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+        if self.saw_start && !self.saw_stop {
+            return Err("Anthropic stream ended before message_stop".to_owned());
+        }
+        let m = out.message();
+        match m.stop_reason {
+            StopReason::Pending => Err("Anthropic stream ended without a stop reason".to_owned()),
+            StopReason::Aborted | StopReason::Error => Err(m
+                .error_message
+                .clone()
+                .filter(|e| !e.is_empty())
+                .unwrap_or_else(|| "An unknown error occurred".to_owned())),
+            _ => Ok(()),
+        }
+    }
+
+    fn on_error(&mut self, out: &mut ProviderOutput) {
+        settle_open_tool_calls(out);
+    }
+}
+
+/// pi's `mapStopReason` for Anthropic: unknown reasons are an error.
+pub fn map_stop_reason(reason: &str, details: Option<&Value>) -> Result<(StopReason, Option<String>), String> {
+    Ok(match reason {
+        "end_turn" | "pause_turn" | "stop_sequence" => (StopReason::Stop, None),
+        "max_tokens" => (StopReason::Length, None),
+        "tool_use" => (StopReason::ToolUse, None),
+        "refusal" => (
+            StopReason::Error,
+            Some(
+                details
+                    .and_then(|d| d.get("explanation"))
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or("The model refused to complete the request")
+                    .to_owned(),
+            ),
+        ),
+        "sensitive" => (StopReason::Error, Some("Provider stopped with: sensitive".to_owned())),
+        other => return Err(format!("Unhandled stop reason: {other}")),
+    })
+}
