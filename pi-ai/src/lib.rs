@@ -49,6 +49,7 @@ pub mod provider;
 pub mod providers;
 pub mod sse;
 pub mod stream;
+pub mod tool_args;
 pub mod transcript;
 pub mod types;
 
