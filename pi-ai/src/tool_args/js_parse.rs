@@ -35,10 +35,11 @@ fn normalize_numbers(value: &mut Value) {
             if let Some(f) = n.as_f64() {
                 if n.is_f64() && f.fract() == 0.0 && f.abs() <= SAFE {
                     *n = Number::from(f as i64);
-                } else if !n.is_f64() && f.abs() > SAFE {
-                    if let Some(d) = Number::from_f64(f) {
-                        *n = d;
-                    }
+                } else if !n.is_f64()
+                    && f.abs() > SAFE
+                    && let Some(d) = Number::from_f64(f)
+                {
+                    *n = d;
                 }
             }
         }

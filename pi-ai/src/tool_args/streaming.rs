@@ -183,10 +183,11 @@ impl StreamingJsonParser {
             '{' | '[' => self.open_container(c == '['),
             '}' | ']' => self.close_container(),
             ':' => {
-                if let Some(frame) = self.stack.last_mut() {
-                    if !frame.is_array && frame.phase == Phase::Colon {
-                        frame.phase = Phase::Value;
-                    }
+                if let Some(frame) = self.stack.last_mut()
+                    && !frame.is_array
+                    && frame.phase == Phase::Colon
+                {
+                    frame.phase = Phase::Value;
                 }
             }
             ',' => {
@@ -310,10 +311,10 @@ impl StreamingJsonParser {
     }
 
     fn append_string(&mut self, text: &str) {
-        if let Some(open) = self.string.as_mut() {
-            if open.high_surrogate.take().is_some() {
-                self.push_text("\u{FFFD}");
-            }
+        if let Some(open) = self.string.as_mut()
+            && open.high_surrogate.take().is_some()
+        {
+            self.push_text("\u{FFFD}");
         }
         self.push_text(text);
     }
@@ -445,10 +446,10 @@ impl StreamingJsonParser {
         if self.shown.is_some() {
             return;
         }
-        if let Some((slot, value)) = self.pending_scalar() {
-            if let Some(previous) = self.place(Some(slot.clone()), value) {
-                self.shown = Some(Shown { slot, previous });
-            }
+        if let Some((slot, value)) = self.pending_scalar()
+            && let Some(previous) = self.place(Some(slot.clone()), value)
+        {
+            self.shown = Some(Shown { slot, previous });
         }
     }
 
