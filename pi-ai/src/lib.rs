@@ -44,6 +44,7 @@
 
 pub mod http;
 pub mod json;
+pub mod models;
 pub mod options;
 pub mod provider;
 pub mod providers;

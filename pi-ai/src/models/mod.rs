@@ -1,0 +1,18 @@
+//! Models: the built-in catalog, custom `models.json` providers, cost, environment API keys,
+//! thinking levels and output-token clamping.
+
+mod catalog;
+mod config;
+mod cost;
+mod env;
+mod estimate;
+mod thinking;
+
+pub use catalog::{builtin_catalog, get_model, get_models, get_providers};
+pub use config::{ModelsConfig, ModelsConfigError, ProviderConfig, resolve_config_value};
+pub use cost::calculate_cost;
+pub use env::{ANTHROPIC_AUTH_TOKEN_ENV, env_api_key, env_api_key_vars, env_api_key_with};
+pub use estimate::{
+    clamp_max_tokens_to_context, estimate_context_tokens, estimate_message_tokens, usage_context_tokens,
+};
+pub use thinking::{clamp_thinking_level, supported_thinking_levels};
