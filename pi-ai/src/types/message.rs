@@ -170,10 +170,10 @@ json_object! {
         nested_calls: opt Map<String, Value> = "nestedCalls",
         /// Whether the tool failed.
         is_error: req bool = "isError",
-        /// Unix milliseconds.
-        timestamp: req u64 = "timestamp",
         /// Execution time in milliseconds (monotonic).
         duration_ms: opt u64 = "durationMs",
+        /// Unix milliseconds.
+        timestamp: req u64 = "timestamp",
     }
 }
 

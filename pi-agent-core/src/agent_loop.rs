@@ -1,0 +1,415 @@
+//! The low-level loop: turns of request → tool calls → results, with the two context hooks called
+//! in exactly one place ([`stream_assistant_response`]) in their fixed order.
+//!
+//! The [`Agent`](crate::Agent) is built on [`run_agent_loop`] and [`run_agent_loop_continue`];
+//! both work alone too, with any [`EventSink`].
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use pi_ai::options::StreamOptions;
+use pi_ai::transcript::normalize_context;
+use pi_ai::{AssistantMessage, AssistantMessageEvent, Context, Model, StopReason, ThinkingLevel};
+use tokio_util::sync::CancellationToken;
+
+use crate::event::AgentEvent;
+use crate::hooks::{BoxError, ConvertToLlm, TransformContext};
+use crate::message::{AgentMessage, CustomMessage};
+use crate::stream_fn::StreamFn;
+use crate::tool::AgentTool;
+use crate::tool_diff::declare_tool_changes;
+use crate::tool_exec::{BatchEnv, ToolExecution, execute_tool_calls, fail_truncated};
+use crate::tool_hooks::ToolCallHooks;
+use crate::turn_hooks::{AgentTurnContext, PrepareRequestContext, TurnDecision, TurnHooks};
+
+/// Receives the events of a run. The loop waits for each `emit` (a barrier, as pi awaits its
+/// listeners); an error ends the run through the failure path.
+#[async_trait]
+pub trait EventSink<C>: Send {
+    /// Handles one event.
+    async fn emit(&mut self, event: AgentEvent<C>) -> Result<(), BoxError>;
+}
+
+/// An [`EventSink`] from a closure.
+pub struct FnSink<F>(pub F);
+
+#[async_trait]
+impl<C: Send + 'static, F: FnMut(AgentEvent<C>) + Send> EventSink<C> for FnSink<F> {
+    async fn emit(&mut self, event: AgentEvent<C>) -> Result<(), BoxError> {
+        (self.0)(event);
+        Ok(())
+    }
+}
+
+/// The loop's working context: the transcript and the executable tools.
+pub struct AgentContext<C> {
+    /// The transcript.
+    pub messages: Vec<AgentMessage<C>>,
+    /// The executable tools.
+    pub tools: Vec<Arc<dyn AgentTool>>,
+}
+
+/// A source of queued messages (steering or follow-up), drained by the loop.
+pub type MessageSource<C> = Arc<dyn Fn() -> Vec<AgentMessage<C>> + Send + Sync>;
+/// Resolves an API key for a provider before every request.
+pub type ApiKeyFn = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// Everything the loop needs besides the context.
+#[derive(Clone)]
+pub struct AgentLoopConfig<C: CustomMessage> {
+    /// The model to call.
+    pub model: Model,
+    /// Requested thinking level (`Off` sends no reasoning).
+    pub thinking_level: ThinkingLevel,
+    /// Streams one response.
+    pub stream_fn: StreamFn,
+    /// Base stream options (API key, session id, budgets, hooks …); the loop sets `reasoning` and
+    /// `cancel`.
+    pub stream_options: StreamOptions,
+    /// The required second hook.
+    pub convert_to_llm: Arc<dyn ConvertToLlm<C>>,
+    /// The optional first hook.
+    pub transform_context: Option<Arc<dyn TransformContext<C>>>,
+    /// Called before every request; an empty answer falls back to `stream_options.api_key`.
+    pub get_api_key: Option<ApiKeyFn>,
+    /// `before_tool_call` / `after_tool_call`.
+    pub tool_hooks: Option<Arc<dyn ToolCallHooks<C>>>,
+    /// `finish_turn` / `prepare_request` / `prepare_next_turn`.
+    pub turn_hooks: Option<Arc<dyn TurnHooks<C>>>,
+    /// Parallel (default) or sequential tool execution.
+    pub tool_execution: ToolExecution,
+    /// Steering messages, polled after each turn.
+    pub steering: Option<MessageSource<C>>,
+    /// Follow-up messages, polled when the run would end.
+    pub follow_up: Option<MessageSource<C>>,
+}
+
+impl<C: CustomMessage> AgentLoopConfig<C> {
+    /// A config with the default converter and no optional hooks.
+    pub fn new(model: Model, stream_fn: StreamFn) -> Self {
+        AgentLoopConfig {
+            model,
+            thinking_level: ThinkingLevel::Off,
+            stream_fn,
+            stream_options: StreamOptions::default(),
+            convert_to_llm: Arc::new(crate::hooks::DefaultConvertToLlm),
+            transform_context: None,
+            get_api_key: None,
+            tool_hooks: None,
+            turn_hooks: None,
+            tool_execution: ToolExecution::Parallel,
+            steering: None,
+            follow_up: None,
+        }
+    }
+}
+
+/// Errors that end a low-level run early (the [`Agent`](crate::Agent) turns them into its failure
+/// path; they never escape `Agent::prompt`).
+#[derive(Debug, thiserror::Error)]
+pub enum AgentLoopError {
+    /// `continue` on an empty context.
+    #[error("Cannot continue: no messages in context")]
+    NothingToContinue,
+    /// `continue` after an assistant message.
+    #[error("Cannot continue from message role: assistant")]
+    ContinueFromAssistant,
+    /// A hook or the event sink failed.
+    #[error("{0}")]
+    Hook(BoxError),
+}
+
+impl From<BoxError> for AgentLoopError {
+    fn from(e: BoxError) -> Self {
+        AgentLoopError::Hook(e)
+    }
+}
+
+fn drain<C>(source: &Option<MessageSource<C>>) -> Vec<AgentMessage<C>> {
+    source.as_ref().map(|f| f()).unwrap_or_default()
+}
+
+async fn emit_messages<C: CustomMessage>(
+    sink: &mut dyn EventSink<C>,
+    messages: &[AgentMessage<C>],
+) -> Result<(), BoxError> {
+    for m in messages {
+        sink.emit(AgentEvent::MessageStart { message: m.clone() }).await?;
+        sink.emit(AgentEvent::MessageEnd { message: m.clone() }).await?;
+    }
+    Ok(())
+}
+
+/// Runs a prompt: declares tool changes for `prompts`, emits them, then loops until the agent stops.
+/// Returns the messages this run added.
+pub async fn run_agent_loop<C: CustomMessage>(
+    prompts: Vec<AgentMessage<C>>,
+    context: AgentContext<C>,
+    config: AgentLoopConfig<C>,
+    sink: &mut dyn EventSink<C>,
+    cancel: CancellationToken,
+) -> Result<Vec<AgentMessage<C>>, AgentLoopError> {
+    run_agent_loop_with(prompts, context, config, sink, cancel, true).await
+}
+
+/// [`run_agent_loop`], optionally without the startup steering poll (used when the prompt batch
+/// itself came from the steering queue).
+pub(crate) async fn run_agent_loop_with<C: CustomMessage>(
+    prompts: Vec<AgentMessage<C>>,
+    context: AgentContext<C>,
+    config: AgentLoopConfig<C>,
+    sink: &mut dyn EventSink<C>,
+    cancel: CancellationToken,
+    poll_steering_at_start: bool,
+) -> Result<Vec<AgentMessage<C>>, AgentLoopError> {
+    let mut ctx = context;
+    let initial = declare_tool_changes(&ctx.messages, &ctx.tools, prompts);
+    let mut new_messages = initial.clone();
+    sink.emit(AgentEvent::AgentStart).await?;
+    sink.emit(AgentEvent::TurnStart).await?;
+    emit_messages(sink, &initial).await?;
+    ctx.messages.extend(initial);
+    let pending = if poll_steering_at_start { drain(&config.steering) } else { Vec::new() };
+    run_loop(&mut ctx, &mut new_messages, pending, config, sink, &cancel).await?;
+    Ok(new_messages)
+}
+
+/// Continues from the current context without new input (the last message must not be an
+/// assistant message). Returns the messages this run added.
+pub async fn run_agent_loop_continue<C: CustomMessage>(
+    context: AgentContext<C>,
+    config: AgentLoopConfig<C>,
+    sink: &mut dyn EventSink<C>,
+    cancel: CancellationToken,
+) -> Result<Vec<AgentMessage<C>>, AgentLoopError> {
+    check_continue(&context.messages)?;
+    let mut ctx = context;
+    let mut new_messages = Vec::new();
+    sink.emit(AgentEvent::AgentStart).await?;
+    sink.emit(AgentEvent::TurnStart).await?;
+    let pending = drain(&config.steering);
+    run_loop(&mut ctx, &mut new_messages, pending, config, sink, &cancel).await?;
+    Ok(new_messages)
+}
+
+/// The checks `continue` makes before starting.
+pub fn check_continue<C>(messages: &[AgentMessage<C>]) -> Result<(), AgentLoopError> {
+    match messages.last() {
+        None => Err(AgentLoopError::NothingToContinue),
+        Some(AgentMessage::Assistant(_)) => Err(AgentLoopError::ContinueFromAssistant),
+        Some(_) => Ok(()),
+    }
+}
+
+struct RunState<'a, C: CustomMessage> {
+    model: Model,
+    thinking_level: ThinkingLevel,
+    config: AgentLoopConfig<C>,
+    cancel: &'a CancellationToken,
+}
+
+async fn run_loop<C: CustomMessage>(
+    ctx: &mut AgentContext<C>,
+    new_messages: &mut Vec<AgentMessage<C>>,
+    mut pending: Vec<AgentMessage<C>>,
+    config: AgentLoopConfig<C>,
+    sink: &mut dyn EventSink<C>,
+    cancel: &CancellationToken,
+) -> Result<(), AgentLoopError> {
+    let mut run = RunState { model: config.model.clone(), thinking_level: config.thinking_level, config, cancel };
+    let mut last: Option<(AssistantMessage, Vec<pi_ai::ToolResultMessage>)> = None;
+    let mut explicit = false;
+    loop {
+        let mut more = true;
+        while more || !pending.is_empty() {
+            let mut prepared = Vec::new();
+            if let Some((message, results)) = &last {
+                if let Some(hooks) = run.config.turn_hooks.clone() {
+                    let turn =
+                        AgentTurnContext { message, tool_results: results, context: &ctx.messages, new_messages };
+                    if let Some(update) = hooks.prepare_next_turn(turn, cancel).await? {
+                        apply_update(ctx, &mut run, update.update);
+                        prepared = update.messages;
+                    }
+                }
+                if pending.is_empty() {
+                    pending = drain(&run.config.steering);
+                }
+                sink.emit(AgentEvent::TurnStart).await?;
+            }
+            prepared.append(&mut pending);
+            let declared = declare_tool_changes(&ctx.messages, &ctx.tools, prepared);
+            emit_messages(sink, &declared).await?;
+            new_messages.extend(declared.iter().cloned());
+            ctx.messages.extend(declared);
+
+            if let Some(hooks) = run.config.turn_hooks.clone() {
+                let request = PrepareRequestContext {
+                    messages: &ctx.messages,
+                    tools: &ctx.tools,
+                    model: &run.model,
+                    thinking_level: run.thinking_level,
+                };
+                if let Some(update) = hooks.prepare_request(request, cancel).await? {
+                    apply_update(ctx, &mut run, update);
+                }
+            }
+
+            let message = stream_assistant_response(ctx, &run, sink).await?;
+            new_messages.push(AgentMessage::Assistant(message.clone()));
+
+            if matches!(message.stop_reason, StopReason::Error | StopReason::Aborted) {
+                if let Some(hooks) = run.config.turn_hooks.clone() {
+                    let turn =
+                        AgentTurnContext { message: &message, tool_results: &[], context: &ctx.messages, new_messages };
+                    // The decision is ignored for failed turns.
+                    let _ = hooks.finish_turn(turn, cancel).await?;
+                }
+                sink.emit(AgentEvent::TurnEnd { message, tool_results: Vec::new() }).await?;
+                sink.emit(AgentEvent::AgentEnd { messages: new_messages.clone() }).await?;
+                return Ok(());
+            }
+
+            let calls: Vec<&pi_ai::ToolCall> = message.tool_calls().collect();
+            let mut results = Vec::new();
+            more = false;
+            if !calls.is_empty() {
+                let batch = {
+                    let env = BatchEnv {
+                        tools: &ctx.tools,
+                        assistant: &message,
+                        context: &ctx.messages,
+                        hooks: run.config.tool_hooks.as_ref(),
+                        cancel,
+                    };
+                    if message.stop_reason == StopReason::Length {
+                        fail_truncated(&calls, sink).await?
+                    } else {
+                        execute_tool_calls(&env, &calls, run.config.tool_execution, sink).await?
+                    }
+                };
+                more = !batch.terminate;
+                results = batch.messages;
+                for r in &results {
+                    ctx.messages.push(AgentMessage::ToolResult(r.clone()));
+                    new_messages.push(AgentMessage::ToolResult(r.clone()));
+                }
+            }
+
+            let mut decision = None;
+            if let Some(hooks) = run.config.turn_hooks.clone() {
+                let turn = AgentTurnContext {
+                    message: &message,
+                    tool_results: &results,
+                    context: &ctx.messages,
+                    new_messages,
+                };
+                decision = hooks.finish_turn(turn, cancel).await?;
+            }
+            sink.emit(AgentEvent::TurnEnd { message: message.clone(), tool_results: results.clone() }).await?;
+            last = Some((message, results));
+            if decision == Some(TurnDecision::End) {
+                sink.emit(AgentEvent::AgentEnd { messages: new_messages.clone() }).await?;
+                return Ok(());
+            }
+            explicit = decision == Some(TurnDecision::Continue);
+            pending = drain(&run.config.steering);
+            if more || !pending.is_empty() {
+                explicit = false;
+            }
+        }
+        let follow_up = drain(&run.config.follow_up);
+        if !follow_up.is_empty() {
+            explicit = false;
+            pending = follow_up;
+            continue;
+        }
+        if explicit {
+            explicit = false;
+            continue;
+        }
+        break;
+    }
+    sink.emit(AgentEvent::AgentEnd { messages: new_messages.clone() }).await?;
+    Ok(())
+}
+
+fn apply_update<C: CustomMessage>(
+    ctx: &mut AgentContext<C>,
+    run: &mut RunState<'_, C>,
+    update: crate::turn_hooks::RequestUpdate<C>,
+) {
+    if let Some(messages) = update.messages {
+        ctx.messages = messages;
+    }
+    if let Some(tools) = update.tools {
+        ctx.tools = tools;
+    }
+    if let Some(model) = update.model {
+        run.model = model;
+    }
+    if let Some(level) = update.thinking_level {
+        run.thinking_level = level;
+    }
+}
+
+/// One request: the two hooks in their fixed order, the stream, and its events.
+///
+/// This is the only place the hooks run: `transform_context` first (optional), then
+/// `convert_to_llm` (required), then `normalize_context`, then the stream function.
+async fn stream_assistant_response<C: CustomMessage>(
+    ctx: &mut AgentContext<C>,
+    run: &RunState<'_, C>,
+    sink: &mut dyn EventSink<C>,
+) -> Result<AssistantMessage, AgentLoopError> {
+    let config = &run.config;
+    // 1. transform_context: prune or inject, still AgentMessages; used for this request only.
+    let mut messages = ctx.messages.clone();
+    if let Some(transform) = &config.transform_context {
+        messages = transform.transform_context(messages, run.cancel).await?;
+    }
+    // 2. convert_to_llm: the only exit to the model's world.
+    let llm = config.convert_to_llm.convert_to_llm(messages)?;
+    // 3. Normalise: the prompt and tools are the transcript's system messages.
+    let transcript = normalize_context(Context { system_prompt: None, messages: llm, tools: None });
+
+    let mut options = config.stream_options.clone();
+    if let Some(key) = config.get_api_key.as_ref().and_then(|f| f(&run.model.provider)).filter(|k| !k.is_empty()) {
+        options.api_key = Some(key);
+    }
+    options.reasoning = (run.thinking_level != ThinkingLevel::Off).then_some(run.thinking_level);
+    options.cancel = Some(run.cancel.clone());
+
+    let mut stream = (config.stream_fn)(&run.model, transcript, options);
+    let mut started = false;
+    let mut final_message: Option<AssistantMessage> = None;
+    while let Some(event) = stream.next().await {
+        match event {
+            AssistantMessageEvent::Start { partial } => {
+                started = true;
+                sink.emit(AgentEvent::MessageStart { message: AgentMessage::Assistant(partial) }).await?;
+            }
+            AssistantMessageEvent::Done { message, .. } | AssistantMessageEvent::Error { error: message, .. } => {
+                final_message = Some(message);
+                break;
+            }
+            update => {
+                if started {
+                    sink.emit(AgentEvent::MessageUpdate { assistant_message_event: update }).await?;
+                }
+            }
+        }
+    }
+    let mut message = match final_message {
+        Some(m) => m,
+        None => stream.result().await,
+    };
+    message.thinking_level = Some(run.thinking_level);
+    if !started {
+        sink.emit(AgentEvent::MessageStart { message: AgentMessage::Assistant(message.clone()) }).await?;
+    }
+    sink.emit(AgentEvent::MessageEnd { message: AgentMessage::Assistant(message.clone()) }).await?;
+    ctx.messages.push(AgentMessage::Assistant(message.clone()));
+    Ok(message)
+}
