@@ -13,15 +13,17 @@ use pi_tui::{CaptureTerminal, ScreenMode, Text, Tui};
 
 const WIDTH: usize = 100;
 
-/// A transcript of 2 000 entries of 5 wrapped lines each: 10 000 lines.
+/// A transcript of 2 000 entries of 5 lines each: 10 000 lines.
 fn transcript() -> (Tui<CaptureTerminal>, Rc<RefCell<Text>>) {
     let mut tui = Tui::new(CaptureTerminal::new(WIDTH, 40), ScreenMode::Main);
     let mut last = None;
     for i in 0..2000 {
         let body = format!(
-            "\x1b[1mentry {i}\x1b[22m: the quick brown fox jumps over the lazy dog while the \
-             \x1b[36mcyan\x1b[39m tool output scrolls by with a few more words to wrap across five \
-             lines of text in this transcript entry number {i} of two thousand entries total"
+            "\x1b[1mentry {i}\x1b[22m: the quick brown fox jumps over the lazy dog\n\
+             line two of entry {i}, with \x1b[36mcyan\x1b[39m tool output\n\
+             line three: some more words to make a realistic transcript line\n\
+             line four: \x1b]8;;https://example.com\x07a link\x1b]8;;\x07 and 日本語 text\n\
+             line five of five"
         );
         let text = Rc::new(RefCell::new(Text::new(body, 0, 0)));
         tui.add_child(text.clone());
@@ -67,5 +69,37 @@ fn wrap_throughput(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, frame_one_line_changed, wrap_throughput);
+/// The same 10 000 lines as one component (no per-child identity to reuse).
+fn frame_one_line_changed_single_component(c: &mut Criterion) {
+    struct Doc {
+        lines: Vec<String>,
+    }
+    impl pi_tui::Component for Doc {
+        fn render(&mut self, _width: usize) -> pi_tui::Lines {
+            self.lines.clone().into()
+        }
+    }
+    let lines: Vec<String> =
+        (0..10_000).map(|i| format!("\x1b[2mline {i:>5}\x1b[22m of a long single-component document")).collect();
+    let doc = Rc::new(RefCell::new(Doc { lines }));
+    let mut tui = Tui::new(CaptureTerminal::new(WIDTH, 40), ScreenMode::Main);
+    tui.add_child(doc.clone());
+    if let Err(e) = tui.render_now() {
+        panic!("first frame failed: {e}");
+    }
+    tui.terminal_mut().take_output();
+    let mut n = 0u64;
+    c.bench_function("frame: 1 changed line of 10k, one component", |b| {
+        b.iter(|| {
+            n += 1;
+            doc.borrow_mut().lines[9_999] = format!("last line, version {n}");
+            if let Err(e) = tui.render_now() {
+                panic!("frame failed: {e}");
+            }
+            black_box(tui.terminal_mut().take_output());
+        })
+    });
+}
+
+criterion_group!(benches, frame_one_line_changed, frame_one_line_changed_single_component, wrap_throughput);
 criterion_main!(benches);

@@ -33,6 +33,13 @@ pub trait Component {
     /// Render at `width` columns. May return a cached array; callers treat it as read-only.
     fn render(&mut self, width: usize) -> Lines;
 
+    /// The rendered lines as consecutive segments whose concatenation equals
+    /// [`Component::render`]. Containers return their children's segments, so the renderer can
+    /// reuse the finished output of unchanged children by identity instead of copying every line.
+    fn render_segments(&mut self, width: usize, out: &mut Vec<Lines>) {
+        out.push(self.render(width));
+    }
+
     /// Handle one raw input sequence (e.g. `"\x1b[13;2u"`); see [`crate::keys::matches_key`].
     fn handle_input(&mut self, _data: &str) {}
 
@@ -128,6 +135,12 @@ impl Container {
 }
 
 impl Component for Container {
+    fn render_segments(&mut self, width: usize, out: &mut Vec<Lines>) {
+        for c in &self.children {
+            c.borrow_mut().render_segments(width, out);
+        }
+    }
+
     fn render(&mut self, width: usize) -> Lines {
         let cl = render_child_lines(&self.children, width, self.child_lines.take());
         let lines = cl.lines.clone();

@@ -68,8 +68,7 @@ pub struct Tui<T: Terminal> {
     started: bool,
     render_requested: bool,
     last_frame: Option<Instant>,
-    cache_raw: Option<Lines>,
-    cache_out: Vec<FrameLine>,
+    segment_cache: Vec<(Lines, Rc<[FrameLine]>)>,
     cache_show: bool,
     listeners: Vec<Listener>,
 }
@@ -91,8 +90,7 @@ impl<T: Terminal> Tui<T> {
             started: false,
             render_requested: false,
             last_frame: None,
-            cache_raw: None,
-            cache_out: Vec::new(),
+            segment_cache: Vec::new(),
             cache_show: false,
             listeners: Vec::new(),
         }
@@ -218,7 +216,7 @@ impl<T: Terminal> Tui<T> {
         if force {
             self.main.reset();
             self.alt.reset();
-            self.cache_raw = None;
+            self.segment_cache.clear();
         }
         self.render_requested = true;
     }
@@ -369,39 +367,63 @@ impl<T: Terminal> Tui<T> {
     }
 
     fn prepare_main(&mut self, width: usize, height: usize) -> (Vec<FrameLine>, Option<CursorPos>) {
-        let raw = self.root.render(width);
+        let mut segments = Vec::new();
+        self.root.render_segments(width, &mut segments);
         let order = self.visible_overlays(width, height);
         if !order.is_empty() {
-            self.cache_raw = None;
-            let resolved: Vec<String> = raw.iter().map(|l| self.resolve(l)).collect();
+            self.segment_cache.clear();
+            let resolved: Vec<String> = segments.iter().flat_map(|s| s.iter()).map(|l| self.resolve(l)).collect();
             let lines = self.composite_overlays(resolved, &order, width, height);
             let cursor = find_cursor(&lines, height);
             return (lines.iter().map(|l| finish_line(l)).collect(), cursor);
         }
-        // Markers and fake-cursor codes are zero-width, so the raw line measures the same.
-        let cursor = find_cursor(&raw, height);
-        let show = self.show_hardware_cursor;
-        let reuse = self.cache_show == show;
-        let mut out = Vec::with_capacity(raw.len());
-        match &self.cache_raw {
-            Some(prev) if reuse && Rc::ptr_eq(prev, &raw) => out.extend(self.cache_out.iter().cloned()),
-            prev => {
-                for (i, line) in raw.iter().enumerate() {
-                    let cached = prev
-                        .as_ref()
-                        .filter(|_| reuse)
-                        .and_then(|p| p.get(i))
-                        .filter(|p| *p == line)
-                        .and_then(|_| self.cache_out.get(i));
-                    out.push(match cached {
-                        Some(c) => c.clone(),
-                        None => finish_line(&resolve_fake_cursor(strip_osc133_prefix(line), show)),
-                    });
+        let total: usize = segments.iter().map(|s| s.len()).sum();
+        // The cursor marker is looked for in the last `height` lines. Markers and fake-cursor codes
+        // are zero-width, so the raw line measures the same as the finished one.
+        let cursor = {
+            let mut tail: Vec<&str> = Vec::with_capacity(height.min(total));
+            'outer: for seg in segments.iter().rev() {
+                for line in seg.iter().rev() {
+                    if tail.len() == height {
+                        break 'outer;
+                    }
+                    tail.push(line);
                 }
             }
+            tail.reverse();
+            let offset = total - tail.len();
+            find_cursor(&tail, height).map(|c| CursorPos { row: c.row + offset, col: c.col })
+        };
+        let show = self.show_hardware_cursor;
+        let previous = if self.cache_show == show { std::mem::take(&mut self.segment_cache) } else { Vec::new() };
+        let mut next_cache = Vec::with_capacity(segments.len());
+        let mut out = Vec::with_capacity(total);
+        let mut j = 0;
+        for seg in segments {
+            // Segments usually keep their order; look a few ahead to survive insertions.
+            let hit = (j..(j + 8).min(previous.len())).find(|&k| Rc::ptr_eq(&previous[k].0, &seg));
+            let finished = match hit {
+                Some(k) => {
+                    j = k + 1;
+                    previous[k].1.clone()
+                }
+                None => {
+                    // A changed segment: reuse finished lines equal to those at the same place in
+                    // the segment it replaces (one big component with one changed line).
+                    let old = previous.get(j);
+                    seg.iter()
+                        .enumerate()
+                        .map(|(i, l)| match old {
+                            Some((raw, fin)) if raw.get(i) == Some(l) => fin[i].clone(),
+                            _ => finish_line(&resolve_fake_cursor(strip_osc133_prefix(l), show)),
+                        })
+                        .collect::<Rc<[FrameLine]>>()
+                }
+            };
+            out.extend(finished.iter().cloned());
+            next_cache.push((seg, finished));
         }
-        self.cache_raw = Some(raw);
-        self.cache_out.clone_from(&out);
+        self.segment_cache = next_cache;
         self.cache_show = show;
         (out, cursor)
     }

@@ -46,70 +46,76 @@ enum Kind {
 }
 
 /// Split into runs of spaces / non-spaces; each CJK grapheme is its own token; pending escape
-/// codes attach to the next visible character.
-fn split_into_tokens(text: &str) -> Vec<String> {
-    let mut tokens: Vec<String> = Vec::new();
-    let mut current = String::new();
-    let mut pending = String::new();
+/// codes attach to the next visible character. Tokens are contiguous slices of `text` (codes
+/// glued to a token always sit right before or after its characters), so nothing is copied.
+fn split_into_tokens(text: &str) -> Vec<&str> {
+    let mut tokens: Vec<(usize, usize)> = Vec::new();
+    // Start of the token being built, start of pending codes, and the kind of the token.
+    let mut current: Option<usize> = None;
+    let mut current_end = 0;
+    let mut pending: Option<usize> = None;
     let mut kind: Option<Kind> = None;
     let mut i = 0;
     while i < text.len() {
         let len = ansi_code_len(text, i);
         if len > 0 {
-            pending.push_str(&text[i..i + len]);
+            pending.get_or_insert(i);
             i += len;
             continue;
         }
         let end = next_code_start(text, i + 1);
         let chunk = &text[i..end];
         let ascii = is_printable_ascii(chunk);
-        let mut handle = |seg: &str| {
+        let mut handle = |at: usize, seg: &str| {
+            let seg_end = at + seg.len();
             let is_space = seg == " ";
             if !ascii && !is_space && is_cjk_break(seg) {
-                if !current.is_empty() {
-                    tokens.push(std::mem::take(&mut current));
+                if let Some(c) = current.take() {
+                    tokens.push((c, current_end));
                     kind = None;
                 }
-                let mut t = std::mem::take(&mut pending);
-                t.push_str(seg);
-                tokens.push(t);
+                let from = pending.take().unwrap_or(at);
+                tokens.push((from, seg_end));
                 return;
             }
             let k = if is_space { Kind::Space } else { Kind::Word };
-            if !current.is_empty() && kind != Some(k) {
-                tokens.push(std::mem::take(&mut current));
+            if let Some(c) = current
+                && kind != Some(k)
+            {
+                tokens.push((c, current_end));
+                current = None;
             }
-            if !pending.is_empty() {
-                current.push_str(&pending);
-                pending.clear();
-            }
+            let from = pending.take().unwrap_or(at);
+            current.get_or_insert(from);
+            current_end = seg_end;
             kind = Some(k);
-            current.push_str(seg);
         };
         if ascii {
             for k in 0..chunk.len() {
-                handle(&chunk[k..k + 1]);
+                handle(i + k, &chunk[k..k + 1]);
             }
         } else {
-            for g in chunk.graphemes(true) {
-                handle(g);
+            for (k, g) in chunk.grapheme_indices(true) {
+                handle(i + k, g);
             }
         }
         i = end;
     }
-    if !pending.is_empty() {
-        if !current.is_empty() {
-            current.push_str(&pending);
+    if let Some(p) = pending {
+        if current.is_some() {
+            current_end = text.len();
         } else if let Some(last) = tokens.last_mut() {
-            last.push_str(&pending);
+            // The codes follow the last token directly: extend it to the end.
+            last.1 = text.len();
         } else {
-            current = pending;
+            current = Some(p);
+            current_end = text.len();
         }
     }
-    if !current.is_empty() {
-        tokens.push(current);
+    if let Some(c) = current {
+        tokens.push((c, current_end));
     }
-    tokens
+    tokens.into_iter().map(|(a, b)| &text[a..b]).collect()
 }
 
 fn break_long_word(word: &str, width: usize, tracker: &mut AnsiCodeTracker) -> Vec<String> {
@@ -161,8 +167,8 @@ fn wrap_single_line(line: &str, width: usize) -> Vec<String> {
     let mut current = String::new();
     let mut current_len = 0usize;
     for token in split_into_tokens(line) {
-        let token_len = visible_width(&token);
-        let is_ws = is_whitespace_token(&token);
+        let token_len = visible_width(token);
+        let is_ws = is_whitespace_token(token);
         if token_len > width && !is_ws {
             if !current.is_empty() {
                 let mut l = js_trim_end(&current).to_string();
@@ -170,7 +176,7 @@ fn wrap_single_line(line: &str, width: usize) -> Vec<String> {
                 wrapped.push(l);
                 current.clear();
             }
-            let mut broken = break_long_word(&token, width, &mut tracker);
+            let mut broken = break_long_word(token, width, &mut tracker);
             current = broken.pop().unwrap_or_default();
             wrapped.extend(broken);
             current_len = visible_width(&current);
@@ -180,8 +186,8 @@ fn wrap_single_line(line: &str, width: usize) -> Vec<String> {
         if total > width && current_len > 0 {
             let mut l = js_trim_end(&current).to_string();
             if is_ws {
-                l.push_str(&extract_ansi_codes(&token));
-                tracker.update_from_text(&token);
+                l.push_str(&extract_ansi_codes(token));
+                tracker.update_from_text(token);
             }
             l.push_str(&tracker.line_end_reset());
             wrapped.push(l);
@@ -191,15 +197,15 @@ fn wrap_single_line(line: &str, width: usize) -> Vec<String> {
                 continue;
             }
             current = tracker.active_codes();
-            current.push_str(&token);
+            current.push_str(token);
             current_len = token_len;
         } else if is_ws && total > width && token.contains('\x1b') {
-            current.push_str(&extract_ansi_codes(&token));
+            current.push_str(&extract_ansi_codes(token));
         } else {
-            current.push_str(&token);
+            current.push_str(token);
             current_len += token_len;
         }
-        tracker.update_from_text(&token);
+        tracker.update_from_text(token);
     }
     if !current.is_empty() {
         wrapped.push(current);
