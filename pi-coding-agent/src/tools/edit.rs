@@ -149,10 +149,15 @@ impl AgentTool for EditTool {
             if ctx.is_cancelled() {
                 return Err(aborted());
             }
-            let raw = String::from_utf8_lossy(&bytes);
+            // pi decodes lossily and would write the replacement characters back; refuse instead.
+            let Ok(raw) = std::str::from_utf8(&bytes) else {
+                return Err(ToolError::new(format!(
+                    "Could not edit file: {path}. The file is not valid UTF-8 text; editing it would corrupt it."
+                )));
+            };
             let (bom, content) = match raw.strip_prefix('\u{FEFF}') {
                 Some(rest) => ("\u{FEFF}", rest),
-                None => ("", raw.as_ref()),
+                None => ("", raw),
             };
             let normalized = normalize_to_lf(content);
             let path_owned = path.to_owned();

@@ -154,6 +154,12 @@ impl Sink for FileSink<'_> {
 }
 
 fn build_matcher(req: &GrepRequest) -> Result<RegexMatcher, ToolError> {
+    if !req.literal {
+        // ripgrep reports the pattern as written; grep-regex's own error shows it wrapped.
+        if let Err(e) = regex::RegexBuilder::new(&req.pattern).case_insensitive(req.ignore_case).build() {
+            return Err(ToolError::new(e.to_string().trim().to_owned()));
+        }
+    }
     let mut b = RegexMatcherBuilder::new();
     b.case_insensitive(req.ignore_case).fixed_strings(req.literal).line_terminator(Some(b'\n'));
     b.build(&req.pattern).map_err(|e| ToolError::new(e.to_string().trim().to_owned()))
