@@ -1,4 +1,5 @@
 //! Provider implementations, one module per wire protocol.
 
 pub mod anthropic;
+pub mod faux;
 pub mod openai_completions;
