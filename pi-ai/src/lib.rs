@@ -42,6 +42,7 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod handoff;
 pub mod http;
 pub mod json;
 pub mod models;
