@@ -49,6 +49,7 @@ pub mod models;
 pub mod options;
 pub mod provider;
 pub mod providers;
+pub mod registry;
 pub mod sse;
 pub mod stream;
 pub mod tool_args;

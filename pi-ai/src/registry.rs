@@ -1,0 +1,286 @@
+//! The `Models` collection: providers by id with their models and auth, dispatching each request
+//! to the [`ApiProvider`] registered for `model.api` (pi's `createModels`).
+//!
+//! ```
+//! use pi_ai::providers::faux::{FauxOptions, FauxProvider, faux_assistant_message, faux_text};
+//! use pi_ai::registry::Models;
+//! use pi_ai::{Context, Message, UserMessage};
+//!
+//! # futures::executor::block_on(async {
+//! let faux = FauxProvider::new(FauxOptions::default());
+//! faux.set_responses(vec![faux_assistant_message(vec![faux_text("hi")], Default::default()).into()]);
+//! let mut models = Models::new();
+//! models.add_faux(&faux);
+//! let context = Context { messages: vec![Message::User(UserMessage::new("hello"))], ..Default::default() };
+//! let reply = models.complete(&faux.model(), context, Default::default()).await;
+//! assert_eq!(reply.text(), "hi");
+//! # });
+//! ```
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+
+use crate::models::{clamp_max_tokens_to_context, clamp_thinking_level, env_api_key};
+use crate::options::StreamOptions;
+use crate::provider::ApiProvider;
+use crate::providers::faux::FauxProvider;
+use crate::stream::AssistantMessageEventStream;
+use crate::transcript::normalize_context;
+use crate::types::{AssistantMessage, Context, Model, StopReason, ThinkingLevel, now_ms};
+
+/// How a provider authenticates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProviderAuth {
+    /// The request's `api_key`, else pi's environment variable for the provider id.
+    EnvKey,
+    /// The request's `api_key`, else this key.
+    Key(String),
+    /// No key needed (local servers, faux).
+    Keyless,
+}
+
+/// One provider: its models, its auth and (optionally) its own API implementations.
+#[derive(Clone)]
+pub struct ProviderEntry {
+    /// Provider id.
+    pub id: String,
+    /// Its models.
+    pub models: Vec<Model>,
+    /// How it authenticates.
+    pub auth: ProviderAuth,
+    /// API implementations of this provider only, by API id (override the collection's).
+    pub apis: HashMap<String, Arc<dyn ApiProvider>>,
+}
+
+impl std::fmt::Debug for ProviderEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderEntry")
+            .field("id", &self.id)
+            .field("models", &self.models.len())
+            .field("auth", &self.auth)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The collection of providers a program talks to.
+#[derive(Clone, Default)]
+pub struct Models {
+    providers: IndexMap<String, ProviderEntry>,
+    apis: HashMap<String, Arc<dyn ApiProvider>>,
+}
+
+impl std::fmt::Debug for Models {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Models")
+            .field("providers", &self.providers.keys().collect::<Vec<_>>())
+            .field("apis", &self.apis.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl Models {
+    /// An empty collection.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Every provider of the built-in catalog with environment-key auth, and no API registered:
+    /// the HTTP providers register theirs with [`Models::register_api`].
+    pub fn from_catalog() -> Self {
+        let mut models = Models::new();
+        for (id, list) in crate::models::builtin_catalog() {
+            models.set_provider(ProviderEntry {
+                id: id.clone(),
+                models: list.clone(),
+                auth: ProviderAuth::EnvKey,
+                apis: HashMap::new(),
+            });
+        }
+        models
+    }
+
+    /// Registers the implementation of one API id for every provider.
+    pub fn register_api(&mut self, api: Arc<dyn ApiProvider>) {
+        self.apis.insert(api.api().to_owned(), api);
+    }
+
+    /// Adds or replaces a provider.
+    pub fn set_provider(&mut self, provider: ProviderEntry) {
+        self.providers.insert(provider.id.clone(), provider);
+    }
+
+    /// Adds a faux provider (keyless, its own API).
+    pub fn add_faux(&mut self, faux: &FauxProvider) {
+        let mut apis: HashMap<String, Arc<dyn ApiProvider>> = HashMap::new();
+        apis.insert(faux.api().to_owned(), Arc::new(faux.clone()));
+        self.set_provider(ProviderEntry {
+            id: faux.provider().to_owned(),
+            models: faux.models().to_vec(),
+            auth: ProviderAuth::Keyless,
+            apis,
+        });
+    }
+
+    /// Removes a provider.
+    pub fn delete_provider(&mut self, id: &str) -> Option<ProviderEntry> {
+        self.providers.shift_remove(id)
+    }
+
+    /// Removes every provider.
+    pub fn clear_providers(&mut self) {
+        self.providers.clear();
+    }
+
+    /// A model by provider and id.
+    pub fn get_model(&self, provider: &str, id: &str) -> Option<&Model> {
+        self.providers.get(provider)?.models.iter().find(|m| m.id == id)
+    }
+
+    /// The models of one provider, or of all providers.
+    pub fn get_models(&self, provider: Option<&str>) -> Vec<&Model> {
+        match provider {
+            Some(p) => self.providers.get(p).map(|e| e.models.iter().collect()).unwrap_or_default(),
+            None => self.providers.values().flat_map(|e| e.models.iter()).collect(),
+        }
+    }
+
+    /// The provider ids.
+    pub fn get_providers(&self) -> Vec<&str> {
+        self.providers.keys().map(String::as_str).collect()
+    }
+
+    /// Starts a request: normalises the context once, resolves the provider, its auth and API,
+    /// and dispatches. Setup failures are a single `error` event.
+    pub fn stream(&self, model: &Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream {
+        let failed = |text: String, reason: StopReason| {
+            AssistantMessageEventStream::failed(AssistantMessage {
+                api: model.api.clone(),
+                provider: model.provider.clone(),
+                model: model.id.clone(),
+                stop_reason: reason,
+                error_message: Some(text),
+                timestamp: now_ms(),
+                ..Default::default()
+            })
+        };
+        let context = normalize_context(context);
+        if options.is_cancelled() {
+            return failed("This operation was aborted".into(), StopReason::Aborted);
+        }
+        let Some(provider) = self.providers.get(&model.provider) else {
+            return failed(format!("Unknown provider: {}", model.provider), StopReason::Error);
+        };
+        let mut options = options;
+        if options.api_key.is_none() {
+            options.api_key = match &provider.auth {
+                ProviderAuth::Keyless => None,
+                ProviderAuth::Key(key) => Some(key.clone()),
+                ProviderAuth::EnvKey => match env_api_key(&provider.id) {
+                    Some(key) => Some(key),
+                    None => {
+                        let has_auth_header =
+                            options.headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("authorization") && v.is_some());
+                        if !has_auth_header {
+                            return failed(format!("No API key for provider: {}", provider.id), StopReason::Error);
+                        }
+                        None
+                    }
+                },
+            };
+        }
+        let api = provider.apis.get(&model.api).or_else(|| self.apis.get(&model.api));
+        let Some(api) = api else {
+            return failed(
+                format!("Provider {} has no API implementation for \"{}\"", provider.id, model.api),
+                StopReason::Error,
+            );
+        };
+        api.stream(model, context, options)
+    }
+
+    /// [`Models::stream`] to its final message; never fails (errors are in the message).
+    pub async fn complete(&self, model: &Model, context: Context, options: StreamOptions) -> AssistantMessage {
+        self.stream(model, context, options).result().await
+    }
+
+    /// Like [`Models::stream`], with pi's `streamSimple` defaults: `max_tokens` (default the
+    /// model's) is fitted into the context window and the reasoning level is clamped to the
+    /// model's supported levels (`off` becomes `None`).
+    pub fn stream_simple(
+        &self,
+        model: &Model,
+        context: Context,
+        options: StreamOptions,
+    ) -> AssistantMessageEventStream {
+        let mut options = options;
+        let requested = options.max_tokens.unwrap_or(model.max_tokens);
+        options.max_tokens = Some(clamp_max_tokens_to_context(model, &context.messages, requested));
+        options.reasoning = options
+            .reasoning
+            .map(|level| clamp_thinking_level(model, level))
+            .filter(|level| *level != ThinkingLevel::Off);
+        self.stream(model, context, options)
+    }
+
+    /// [`Models::stream_simple`] to its final message.
+    pub async fn complete_simple(&self, model: &Model, context: Context, options: StreamOptions) -> AssistantMessage {
+        self.stream_simple(model, context, options).result().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::faux::{FauxOptions, faux_assistant_message, faux_text};
+
+    fn errored(models: &Models, model: &Model, options: StreamOptions) -> AssistantMessage {
+        futures::executor::block_on(models.complete(model, Context::default(), options))
+    }
+
+    #[test]
+    fn setup_errors_are_single_error_events() {
+        let models = Models::from_catalog();
+        let nope = Model { provider: "nope".into(), ..Default::default() };
+        let m = errored(&models, &nope, Default::default());
+        assert_eq!((m.error_message.as_deref(), m.content.len()), (Some("Unknown provider: nope"), 0));
+        let mut local = Models::new();
+        local.set_provider(ProviderEntry {
+            id: "local".into(),
+            models: vec![],
+            auth: ProviderAuth::EnvKey,
+            apis: HashMap::new(),
+        });
+        let lm = Model { provider: "local".into(), api: "openai-completions".into(), ..Default::default() };
+        assert_eq!(
+            errored(&local, &lm, Default::default()).error_message.as_deref(),
+            Some("No API key for provider: local")
+        );
+        let keyed = StreamOptions { api_key: Some("k".into()), ..Default::default() };
+        assert_eq!(
+            errored(&local, &lm, keyed).error_message.as_deref(),
+            Some("Provider local has no API implementation for \"openai-completions\"")
+        );
+        let token = tokio_util::sync::CancellationToken::new();
+        token.cancel();
+        let m = errored(&local, &lm, StreamOptions { cancel: Some(token), ..Default::default() });
+        assert_eq!(
+            (m.stop_reason, m.error_message.as_deref()),
+            (StopReason::Aborted, Some("This operation was aborted"))
+        );
+    }
+
+    #[test]
+    fn faux_through_the_collection_with_simple_options() {
+        let faux = FauxProvider::new(FauxOptions::default());
+        faux.set_responses(vec![faux_assistant_message(vec![faux_text("hello")], Default::default()).into()]);
+        let mut models = Models::new();
+        models.add_faux(&faux);
+        assert_eq!(models.get_providers(), ["faux"]);
+        let model = models.get_model("faux", "faux-1").cloned().unwrap();
+        let options = StreamOptions { reasoning: Some(ThinkingLevel::High), ..Default::default() };
+        let reply = futures::executor::block_on(models.complete_simple(&model, Context::default(), options));
+        assert_eq!(reply.text(), "hello");
+    }
+}
