@@ -110,7 +110,7 @@ pub type FauxFactory =
 #[derive(Clone)]
 pub enum FauxStep {
     /// A fixed message.
-    Message(AssistantMessage),
+    Message(Box<AssistantMessage>),
     /// A message built from the request.
     Factory(FauxFactory),
 }
@@ -126,7 +126,7 @@ impl std::fmt::Debug for FauxStep {
 
 impl From<AssistantMessage> for FauxStep {
     fn from(message: AssistantMessage) -> Self {
-        FauxStep::Message(message)
+        FauxStep::Message(Box::new(message))
     }
 }
 
@@ -527,7 +527,7 @@ impl ApiProvider for FauxProvider {
                 return;
             };
             let resolved = match step {
-                FauxStep::Message(m) => Ok(m),
+                FauxStep::Message(m) => Ok(*m),
                 FauxStep::Factory(f) => {
                     let request = FauxRequest {
                         context: context.clone(),
