@@ -71,7 +71,7 @@ impl SseParser {
     /// Decodes one chunk, appending every event it completes to `out`.
     pub fn push(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) {
         let mut rest = chunk;
-        if self.after_cr {
+        if self.after_cr && !rest.is_empty() {
             self.after_cr = false;
             if let Some(tail) = rest.strip_prefix(b"\n") {
                 rest = tail;
@@ -209,6 +209,12 @@ mod tests {
         // "\r" | "\n\r\n": if the split LF counted as a second break, the event would fire early
         // but the data is the same; check that a single CRLF split does not create a blank line.
         let out = parse_all(&[b"data: a\r", b"\ndata: b\r", b"\n\r\n"]);
+        assert_eq!(out, vec![ev(None, "a\nb", None)]);
+    }
+
+    #[test]
+    fn empty_chunk_after_cr_keeps_the_pending_lf() {
+        let out = parse_all(&[b"data: a\r", b"", b"\ndata: b\n\n"]);
         assert_eq!(out, vec![ev(None, "a\nb", None)]);
     }
 
