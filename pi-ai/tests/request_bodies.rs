@@ -7,6 +7,7 @@ mod support;
 use pi_ai::ApiProvider;
 use pi_ai::providers::anthropic::AnthropicMessages;
 use pi_ai::providers::openai_completions::OpenAiCompletions;
+use pi_ai::providers::openai_responses::OpenAiResponses;
 use support::fixtures::{APIS, captured, ok_reply, scenario, scenario_names};
 use support::{MockServer, Reply};
 
@@ -14,6 +15,7 @@ fn provider(api: &str) -> Option<Box<dyn ApiProvider>> {
     match api {
         "openai-completions" => Some(Box::new(OpenAiCompletions)),
         "anthropic-messages" => Some(Box::new(AnthropicMessages)),
+        "openai-responses" => Some(Box::new(OpenAiResponses)),
         _ => None,
     }
 }

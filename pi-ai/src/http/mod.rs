@@ -22,7 +22,6 @@
 
 mod client;
 mod error;
-pub(crate) mod interim;
 mod output;
 mod request;
 pub mod shared;

@@ -10,40 +10,7 @@ pub fn data_url(mime_type: &str, data: &str) -> String {
     format!("data:{mime_type};base64,{data}")
 }
 
-/// pi's `getSupportedThinkingLevels`: `[off]` for a non-reasoning model; `xhigh` and `max` only
-/// with a non-null `thinkingLevelMap` entry; a `null` entry removes a level.
-pub fn supported_thinking_levels(model: &Model) -> Vec<ThinkingLevel> {
-    if !model.reasoning {
-        return vec![ThinkingLevel::Off];
-    }
-    ThinkingLevel::ALL
-        .into_iter()
-        .filter(|level| {
-            let mapped = model.thinking_level_map.as_ref().and_then(|m| m.get(level.as_str()));
-            if mapped.is_some_and(Value::is_null) {
-                return false;
-            }
-            !matches!(level, ThinkingLevel::Xhigh | ThinkingLevel::Max) || mapped.is_some()
-        })
-        .collect()
-}
-
-/// pi's `clampThinkingLevel`: the level if supported, else the nearest supported one above, else
-/// below.
-pub fn clamp_thinking_level(model: &Model, level: ThinkingLevel) -> ThinkingLevel {
-    let available = supported_thinking_levels(model);
-    if available.contains(&level) {
-        return level;
-    }
-    let all = ThinkingLevel::ALL;
-    let index = all.iter().position(|l| *l == level).unwrap_or(0);
-    all[index..]
-        .iter()
-        .chain(all[..index].iter().rev())
-        .find(|l| available.contains(l))
-        .copied()
-        .unwrap_or(ThinkingLevel::Off)
-}
+pub use crate::models::clamp_thinking_level;
 
 /// pi's `thinkingBudgetForLevel`: defaults minimal 1024, low 2048, medium 8192, high (and above)
 /// 16384, overridden by `budgets`.
@@ -79,21 +46,61 @@ pub fn resolve_sampling_params(
     Some(out)
 }
 
+/// The OpenAI SDK's reading of one SSE event: JSON, with `event: error` or an `error` member
+/// raised as an API error (its `message`, or its JSON when it has none).
+pub fn parse_openai_sse_data(event: &crate::sse::SseEvent) -> Result<Value, String> {
+    let data: Value = serde_json::from_str(&event.data)
+        .map_err(|_| "Error reading response: malformed server-sent event JSON.".to_owned())?;
+    let error = if event.event.as_deref() == Some("error") {
+        Some(data.get("error").filter(|e| !e.is_null()).unwrap_or(&data))
+    } else {
+        data.get("error").filter(|e| is_truthy(e))
+    };
+    if let Some(error) = error {
+        return Err(match error.get("message").filter(|m| is_truthy(m)) {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => error.to_string(),
+        });
+    }
+    Ok(data)
+}
+
+fn is_truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        _ => true,
+    }
+}
+
 /// pi's `calculateCost`: sets `usage.cost` from the model's per-million rates.
 pub fn calculate_cost(model: &Model, usage: &mut crate::types::Usage) {
-    crate::http::interim::models::calculate_cost(model, usage);
+    crate::models::calculate_cost(model, usage);
 }
 
 /// Cross-provider handoff for `model` (pi's `transformMessages`), with the API's tool-call id
 /// normalisation.
-pub fn transform_for_model(messages: &[Message], model: &Model, normalize_id: &dyn Fn(&str) -> String) -> Vec<Message> {
-    crate::http::interim::handoff::transform_messages(messages, model, Some(normalize_id))
+/// `normalize_id` receives the id and the assistant message the call came from.
+pub fn transform_for_model(
+    messages: &[Message],
+    model: &Model,
+    normalize_id: &dyn Fn(&str, &crate::types::AssistantMessage) -> String,
+) -> Vec<Message> {
+    crate::handoff::transform_messages(messages, model, normalize_id)
+}
+
+/// pi's `shortHash` (cyrb53 over UTF-16 code units, base 36).
+pub fn short_hash(text: &str) -> String {
+    crate::handoff::short_hash(text)
 }
 
 /// The final arguments of a tool call from its streamed text (pi's `ToolCallArgumentsStream.finish`):
 /// the object, and `argumentsError` when the text was not a JSON object.
 pub fn finish_tool_arguments(text: &str) -> (Map<String, Value>, Option<String>) {
-    let parsed = crate::http::interim::tool_args::parse_tool_call_arguments(text);
+    let parsed = crate::tool_args::parse_tool_call_arguments(text);
     (parsed.arguments, parsed.arguments_error)
 }
 
@@ -116,10 +123,7 @@ pub fn settle_open_tool_calls(out: &mut crate::http::ProviderOutput) {
 
 /// Best-effort arguments of incomplete JSON (pi's `parseStreamingJson`), always an object.
 pub fn partial_arguments(text: &str) -> Map<String, Value> {
-    match crate::http::interim::tool_args::parse_streaming_json(text) {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    }
+    crate::tool_args::parse_streaming_json(text)
 }
 
 #[cfg(test)]
@@ -127,13 +131,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn clamping_moves_up_then_down() {
-        let mut m = Model { reasoning: true, ..Default::default() };
-        assert_eq!(clamp_thinking_level(&m, ThinkingLevel::Xhigh), ThinkingLevel::High);
-        m.thinking_level_map = Some(serde_json::from_str(r#"{"minimal":null,"xhigh":"xhigh"}"#).unwrap());
-        assert_eq!(clamp_thinking_level(&m, ThinkingLevel::Minimal), ThinkingLevel::Low);
-        assert_eq!(clamp_thinking_level(&m, ThinkingLevel::Max), ThinkingLevel::Xhigh);
-        let plain = Model::default();
-        assert_eq!(clamp_thinking_level(&plain, ThinkingLevel::High), ThinkingLevel::Off);
+    fn budgets_default_and_override() {
+        assert_eq!(thinking_budget_for_level(ThinkingLevel::Xhigh, None), 16384);
+        let custom = ThinkingBudgets { low: Some(100), ..Default::default() };
+        assert_eq!(thinking_budget_for_level(ThinkingLevel::Low, Some(&custom)), 100);
+        assert_eq!(thinking_budget_for_level(ThinkingLevel::Medium, Some(&custom)), 8192);
+    }
+
+    #[test]
+    fn openai_sse_errors() {
+        let ev = |event: Option<&str>, data: &str| crate::sse::SseEvent {
+            event: event.map(str::to_owned),
+            data: data.to_owned(),
+            id: None,
+        };
+        assert_eq!(
+            parse_openai_sse_data(&ev(None, "{")).unwrap_err(),
+            "Error reading response: malformed server-sent event JSON."
+        );
+        assert_eq!(parse_openai_sse_data(&ev(None, r#"{"error":{"message":"m"}}"#)).unwrap_err(), "m");
+        assert_eq!(parse_openai_sse_data(&ev(Some("error"), r#"{"code":1}"#)).unwrap_err(), r#"{"code":1}"#);
+        assert!(parse_openai_sse_data(&ev(None, r#"{"error":null,"x":1}"#)).is_ok());
     }
 }

@@ -68,8 +68,8 @@ pub fn build_request(
         return Err(format!("No API key for provider: {}", model.provider));
     }
     let compat = resolve_compat(model);
+    let (max_tokens, thinking) = plan_thinking(model, &context, options, &compat);
     let context = resolve_transcript(context, compat.supports_mid_convo_system_messages);
-    let (max_tokens, thinking) = plan_thinking(model, options, &compat);
     let mut body = serde_json::Value::Object(build_body(model, &context, options, &compat, max_tokens, &thinking));
     if let Some(hook) = &options.on_payload
         && let Some(mut replaced) = hook(&body, model)

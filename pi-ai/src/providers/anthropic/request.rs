@@ -25,7 +25,12 @@ pub enum Thinking {
 }
 
 /// `max_tokens` and the thinking mode for a request.
-pub fn plan_thinking(model: &Model, options: &StreamOptions, compat: &AnthropicCompat) -> (u64, Thinking) {
+pub fn plan_thinking(
+    model: &Model,
+    context: &TranscriptContext,
+    options: &StreamOptions,
+    compat: &AnthropicCompat,
+) -> (u64, Thinking) {
     let base = options.max_tokens.unwrap_or(model.max_tokens);
     let Some(level) = options.reasoning.filter(|l| *l != ThinkingLevel::Off) else {
         return (base, Thinking::Off);
@@ -44,17 +49,18 @@ pub fn plan_thinking(model: &Model, options: &StreamOptions, compat: &AnthropicC
     }
     // adjustMaxTokensForThinking
     let mut budget = thinking_budget_for_level(level, options.thinking_budgets.as_ref());
-    let max_tokens = (base + budget).min(model.max_tokens);
-    if max_tokens <= budget {
-        budget = budget.min(max_tokens.saturating_sub(1024));
+    let adjusted = (base + budget).min(model.max_tokens);
+    if adjusted <= budget {
+        budget = budget.min(adjusted.saturating_sub(1024));
     }
+    let max_tokens = crate::models::clamp_max_tokens_to_context(model, context.messages(), adjusted);
     let budget = budget.min(max_tokens.saturating_sub(1024));
     (max_tokens, Thinking::Budget(if budget == 0 { 1024 } else { budget }))
 }
 
 /// Anthropic's tool-call id rule: `[^a-zA-Z0-9_-]` becomes `_`, at most 64 characters.
 pub fn normalize_tool_call_id(id: &str) -> String {
-    id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).take(64).collect()
+    crate::handoff::normalize_anthropic_tool_call_id(id)
 }
 
 /// The cache marker for a retention, if any.
@@ -95,7 +101,10 @@ pub fn build_body(
     let cache = cache_control(options, compat);
     let initial = initial_system_message(context.messages());
     let initial_text = initial.map(system_message_text).unwrap_or_default();
-    let transformed = transform_for_model(context.messages(), model, &normalize_tool_call_id);
+    let transformed =
+        transform_for_model(context.messages(), model, &|id: &str, _: &crate::types::AssistantMessage| {
+            normalize_tool_call_id(id)
+        });
     let conversation = if initial.is_some() && !transformed.is_empty() { &transformed[1..] } else { &transformed[..] };
     let messages = convert_messages(conversation, cache.as_ref(), compat);
 

@@ -189,7 +189,7 @@ impl SseHandler for AnthropicStream {
         if !MESSAGE_EVENTS.contains(&name) {
             return Ok(());
         }
-        let parsed: Value = serde_json::from_str(&event.data).map_err(|e| {
+        let parsed: Value = crate::tool_args::parse_json_with_repair(&event.data).map_err(|e| {
             format!(
                 "Could not parse Anthropic SSE event {name}: {e}; data={}; raw=event: {name}\\ndata: {}",
                 event.data, event.data

@@ -23,25 +23,7 @@ pub fn reasoning_effort(model: &Model, options: &StreamOptions) -> Option<Thinki
 
 /// pi's tool-call id normalisation for Chat Completions.
 pub fn normalize_tool_call_id(model: &Model, id: &str) -> String {
-    if let Some((call, item)) = id.split_once('|') {
-        let call = sanitize_id(call);
-        let item = sanitize_id(item);
-        let combined = if item.is_empty() { call.clone() } else { format!("{call}_{item}") };
-        if combined.chars().count() <= 40 {
-            return combined;
-        }
-        let hash: String = crate::http::interim::handoff::short_hash(id).chars().take(8).collect();
-        let prefix: String = call.chars().take(40usize.saturating_sub(hash.len() + 1).max(1)).collect();
-        return format!("{prefix}_{hash}");
-    }
-    if model.provider == "openai" && id.chars().count() > 40 {
-        return id.chars().take(40).collect();
-    }
-    id.to_owned()
-}
-
-fn sanitize_id(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
+    crate::handoff::normalize_completions_tool_call_id(id, &model.provider)
 }
 
 fn tool_support(compat: &CompletionsCompat) -> ToolChangeSupport {
@@ -406,7 +388,9 @@ pub fn convert_messages(
     compat: &CompletionsCompat,
     tools: &ResolvedTools,
 ) -> Vec<Value> {
-    let messages = transform_for_model(context.messages(), model, &|id: &str| normalize_tool_call_id(model, id));
+    let messages = transform_for_model(context.messages(), model, &|id: &str, _: &crate::types::AssistantMessage| {
+        normalize_tool_call_id(model, id)
+    });
     let instruction_role = if model.reasoning && compat.supports_developer_role { "developer" } else { "system" };
     let mut params: Vec<Value> = Vec::with_capacity(messages.len());
     let mut last_role: Option<&str> = None;

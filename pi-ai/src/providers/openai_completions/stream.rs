@@ -109,12 +109,6 @@ impl CompletionsStream {
     }
 
     fn on_chunk(&mut self, chunk: &Value, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
-        if let Some(error) = chunk.get("error").filter(|e| !e.is_null() && *e != &Value::Bool(false)) {
-            return Err(match error.get("message") {
-                Some(Value::String(s)) if !s.is_empty() => s.clone(),
-                _ => error.to_string(),
-            });
-        }
         let message = out.message_mut();
         if message.response_id.as_deref().is_none_or(str::is_empty)
             && let Some(id) = chunk.get("id").and_then(Value::as_str)
@@ -211,12 +205,11 @@ impl SseHandler for CompletionsStream {
         if self.done {
             return Ok(());
         }
-        if event.data.starts_with("[DONE]") {
+        if event.data == "[DONE]" {
             self.done = true;
             return Ok(());
         }
-        let chunk: Value = serde_json::from_str(&event.data)
-            .map_err(|e| format!("Could not parse SSE chunk as JSON: {e}; data={}", event.data))?;
+        let chunk = crate::http::shared::parse_openai_sse_data(&event)?;
         ctx.raw_event(&chunk);
         if !chunk.is_object() {
             return Ok(());

@@ -1,0 +1,103 @@
+//! `openai-responses`: OpenAI's Responses API over HTTP (`POST {baseUrl}/responses`), used by all
+//! first-party OpenAI models.
+//!
+//! - Request: [`build_body`]: instructions as `developer` (reasoning models) or `system` items,
+//!   same-model reasoning items replayed verbatim from `thinkingSignature`, text items with their
+//!   stored ids (`msg_pi_<n>` otherwise), `function_call` / `function_call_output` items,
+//!   `reasoning: {effort, summary: "auto"}` plus `include: ["reasoning.encrypted_content"]`.
+//! - Response: [`ResponsesStream`]: one slot per `output_index`; `response.completed` /
+//!   `response.incomplete` carry the status, usage and id; stop with tool calls becomes toolUse.
+//!
+//! Function tools only: no grammar/custom tools, `additional_tools`, tool search,
+//! `configuration_update`, service tiers or websockets.
+
+mod request;
+mod stream;
+
+pub use request::{
+    ResponsesCompat, ResponsesCompatOverrides, build_body, convert_messages, convert_tools, normalize_tool_call_id,
+    reasoning_effort, resolve_compat,
+};
+pub use stream::{ResponsesStream, map_stop_reason};
+
+use crate::http::{ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, StreamContext, stream_sse, user_agent};
+use crate::options::{CacheRetention, StreamOptions};
+use crate::provider::ApiProvider;
+use crate::stream::AssistantMessageEventStream;
+use crate::transcript::{TranscriptContext, resolve_transcript};
+use crate::types::Model;
+
+/// The API id.
+pub const API: &str = "openai-responses";
+
+/// The `openai-responses` provider.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OpenAiResponses;
+
+impl ApiProvider for OpenAiResponses {
+    fn api(&self) -> &str {
+        API
+    }
+
+    fn stream(&self, model: &Model, context: TranscriptContext, options: StreamOptions) -> AssistantMessageEventStream {
+        let out = ProviderOutput::new(model);
+        let request = build_request(model, context, &options);
+        let ctx = StreamContext { model: model.clone(), options };
+        stream_sse(ctx, out, request, ErrorStyle::responses(&model.provider), ResponsesStream::new())
+    }
+}
+
+/// Builds the complete request (URL, headers, body), or the setup error text.
+pub fn build_request(
+    model: &Model,
+    context: TranscriptContext,
+    options: &StreamOptions,
+) -> Result<HttpRequest, String> {
+    let key = match options.api_key.as_ref().filter(|k| !k.is_empty()) {
+        Some(key) => key.clone(),
+        None => {
+            let has = |name: &str| {
+                options
+                    .headers
+                    .iter()
+                    .any(|(k, v)| k.eq_ignore_ascii_case(name) && v.as_ref().is_some_and(|v| !v.trim().is_empty()))
+            };
+            if has("authorization") || has("cf-aig-authorization") {
+                "unused".to_owned()
+            } else {
+                return Err(format!("No API key for provider: {}", model.provider));
+            }
+        }
+    };
+    let compat = resolve_compat(model);
+    let context = resolve_transcript(context, compat.supports_mid_convo_system_messages);
+    let mut body = serde_json::Value::Object(build_body(model, &context, options, &compat));
+    if let Some(hook) = &options.on_payload
+        && let Some(replaced) = hook(&body, model)
+    {
+        body = replaced;
+    }
+    let mut headers = HeaderMap::new();
+    headers.set("Accept", "application/json");
+    headers.set("Content-Type", "application/json");
+    headers.set("Authorization", format!("Bearer {key}"));
+    headers.set("User-Agent", user_agent());
+    if let Some(h) = &model.headers {
+        headers.merge_json(h);
+    }
+    let cache_on = options.cache_retention.unwrap_or_else(CacheRetention::from_env) != CacheRetention::None;
+    if let Some(session) = options.session_id.as_ref().filter(|_| cache_on) {
+        if compat.session_affinity_format == "openrouter" {
+            headers.set("x-session-id", session.clone());
+        } else {
+            if compat.session_affinity_format == "openai" {
+                headers.set("session-id", session.clone());
+            }
+            headers.set("x-client-request-id", session.clone());
+        }
+    }
+    headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
+    let url = format!("{}/responses", model.base_url.trim_end_matches('/'));
+    let body = serde_json::to_vec(&body).map_err(|e| format!("Could not serialize the request: {e}"))?;
+    Ok(HttpRequest { url, headers, body })
+}

@@ -1,0 +1,351 @@
+//! The `POST /responses` body (pi's `buildParams` and `convertResponsesMessages`).
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::http::shared::{clamp_thinking_level, data_url, resolve_sampling_params, short_hash, transform_for_model};
+use crate::options::{CacheRetention, StreamOptions, ToolChoice};
+use crate::transcript::{
+    ToolChangeSupport, TranscriptContext, render_system_message_update, resolve_transcript_tools, system_message_text,
+};
+use crate::types::{AssistantBlock, AssistantMessage, Content, Message, Model, ThinkingLevel, Tool, UserBlock};
+
+/// Providers whose Responses tool-call ids keep the `call|item` form.
+const TOOL_CALL_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
+
+/// `model.compat` of an `openai-responses` model (the fields ported; others are accepted).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ResponsesCompatOverrides {
+    /// Instructions use the `developer` role on reasoning models (default true).
+    pub supports_developer_role: Option<bool>,
+    /// Keep later system messages in place (default false: collapse).
+    pub supports_mid_convo_system_messages: Option<bool>,
+    /// `openrouter` or `openai` session headers (detected from provider and URL).
+    pub session_affinity_format: Option<String>,
+    /// `disabled` stops sending `prompt_cache_key`.
+    pub prompt_cache_key_mode: Option<String>,
+    /// `cacheRetention: long` sends `prompt_cache_retention: "24h"` (default true).
+    pub supports_long_cache_retention: Option<bool>,
+    /// Tools carry `strict: false` (default false: no `strict` field).
+    pub supports_strict_mode: Option<bool>,
+    /// Send `max_output_tokens` (default true).
+    pub supports_max_output_tokens: Option<bool>,
+    /// Everything else pi knows (grammar tools, tool search, explicit cache mode, managed effort).
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// Resolved flags.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResponsesCompat {
+    /// See [`ResponsesCompatOverrides::supports_developer_role`].
+    pub supports_developer_role: bool,
+    /// See [`ResponsesCompatOverrides::supports_mid_convo_system_messages`].
+    pub supports_mid_convo_system_messages: bool,
+    /// See [`ResponsesCompatOverrides::session_affinity_format`].
+    pub session_affinity_format: String,
+    /// See [`ResponsesCompatOverrides::prompt_cache_key_mode`].
+    pub prompt_cache_key_mode: String,
+    /// See [`ResponsesCompatOverrides::supports_long_cache_retention`].
+    pub supports_long_cache_retention: bool,
+    /// See [`ResponsesCompatOverrides::supports_strict_mode`].
+    pub supports_strict_mode: bool,
+    /// See [`ResponsesCompatOverrides::supports_max_output_tokens`].
+    pub supports_max_output_tokens: bool,
+}
+
+/// pi's `getCompat` for `openai-responses`.
+pub fn resolve_compat(model: &Model) -> ResponsesCompat {
+    let o: ResponsesCompatOverrides = model
+        .compat
+        .as_ref()
+        .and_then(|raw| serde_json::from_value(Value::Object(raw.clone())).ok())
+        .unwrap_or_default();
+    let open_router = model.provider == "openrouter" || model.base_url.contains("openrouter.ai");
+    ResponsesCompat {
+        supports_developer_role: o.supports_developer_role.unwrap_or(true),
+        supports_mid_convo_system_messages: o.supports_mid_convo_system_messages.unwrap_or(false),
+        session_affinity_format: o
+            .session_affinity_format
+            .unwrap_or_else(|| if open_router { "openrouter" } else { "openai" }.to_owned()),
+        prompt_cache_key_mode: o.prompt_cache_key_mode.unwrap_or_else(|| "auto".to_owned()),
+        supports_long_cache_retention: o.supports_long_cache_retention.unwrap_or(true),
+        supports_strict_mode: o.supports_strict_mode.unwrap_or(false),
+        supports_max_output_tokens: o.supports_max_output_tokens.unwrap_or(true),
+    }
+}
+
+/// The reasoning level actually requested: `options.reasoning` clamped to the model, `None` for off.
+pub fn reasoning_effort(model: &Model, options: &StreamOptions) -> Option<ThinkingLevel> {
+    options.reasoning.map(|level| clamp_thinking_level(model, level)).filter(|l| *l != ThinkingLevel::Off)
+}
+
+/// Builds the request body.
+pub fn build_body(
+    model: &Model,
+    context: &TranscriptContext,
+    options: &StreamOptions,
+    compat: &ResponsesCompat,
+) -> Map<String, Value> {
+    let cache_retention = options.cache_retention.unwrap_or_else(CacheRetention::from_env);
+    let tools = resolve_transcript_tools(context.messages(), ToolChangeSupport::None);
+    let input = convert_messages(model, context);
+    let mut p = Map::new();
+    p.insert("model".into(), json!(model.id));
+    p.insert("input".into(), Value::Array(input));
+    p.insert("stream".into(), json!(true));
+    if cache_retention != CacheRetention::None
+        && compat.prompt_cache_key_mode != "disabled"
+        && let Some(session) = &options.session_id
+    {
+        p.insert("prompt_cache_key".into(), json!(session.chars().take(64).collect::<String>()));
+    }
+    if cache_retention == CacheRetention::Long && compat.supports_long_cache_retention {
+        p.insert("prompt_cache_retention".into(), json!("24h"));
+    }
+    p.insert("store".into(), json!(false));
+    if let Some(max) = options.max_tokens.filter(|m| *m > 0 && compat.supports_max_output_tokens) {
+        p.insert("max_output_tokens".into(), json!(max.max(16)));
+    }
+    if let Some(t) = options.temperature {
+        p.insert("temperature".into(), json!(t));
+    }
+    if !tools.request_tools.is_empty() {
+        p.insert("tools".into(), Value::Array(convert_tools(&tools.request_tools, compat)));
+    }
+    if let Some(choice) = options.tool_choice {
+        p.insert("tool_choice".into(), json!(if choice == ToolChoice::Auto { "auto" } else { "none" }));
+    }
+    let effort = reasoning_effort(model, options);
+    if model.reasoning {
+        let map = model.thinking_level_map.as_ref();
+        match effort {
+            Some(level) => {
+                let value = match map.and_then(|m| m.get(level.as_str())) {
+                    Some(Value::Null) | None => json!(level.as_str()),
+                    Some(v) => v.clone(),
+                };
+                p.insert("reasoning".into(), json!({"effort": value, "summary": "auto"}));
+                p.insert("include".into(), json!(["reasoning.encrypted_content"]));
+            }
+            None => {
+                let off = map.and_then(|m| m.get("off"));
+                if model.provider != "github-copilot" && !off.is_some_and(Value::is_null) {
+                    p.insert("reasoning".into(), json!({"effort": off.cloned().unwrap_or_else(|| json!("none"))}));
+                }
+            }
+        }
+        if model.provider == "xai" {
+            p.insert("include".into(), json!(["reasoning.encrypted_content"]));
+        }
+    }
+    if let Some(sampling) = resolve_sampling_params(model, effort.unwrap_or(ThinkingLevel::Off), options) {
+        for (k, v) in sampling {
+            p.insert(k, v);
+        }
+    }
+    p
+}
+
+/// `{type:"function", name, description, parameters, strict?}` per tool.
+pub fn convert_tools(tools: &[Tool], compat: &ResponsesCompat) -> Vec<Value> {
+    tools
+        .iter()
+        .map(|tool| {
+            let mut t = Map::new();
+            t.insert("type".into(), json!("function"));
+            t.insert("name".into(), json!(tool.name));
+            t.insert("description".into(), json!(tool.description));
+            t.insert("parameters".into(), tool.parameters.clone());
+            if compat.supports_strict_mode {
+                t.insert("strict".into(), json!(false));
+            }
+            Value::Object(t)
+        })
+        .collect()
+}
+
+fn normalize_id_part(part: &str) -> String {
+    crate::handoff::normalize_responses_foreign_tool_call_id(part)
+}
+
+/// pi's Responses tool-call id normalisation (`source` is the message the call came from).
+pub fn normalize_tool_call_id(model: &Model, id: &str, source: &AssistantMessage) -> String {
+    if !TOOL_CALL_PROVIDERS.contains(&model.provider.as_str()) {
+        return normalize_id_part(id);
+    }
+    let Some((call, rest)) = id.split_once('|') else {
+        return normalize_id_part(id);
+    };
+    let item = rest.split('|').next().unwrap_or_default();
+    let call = normalize_id_part(call);
+    let foreign = source.provider != model.provider || source.api != model.api;
+    let mut item =
+        if foreign { format!("fc_{}", short_hash(item)).chars().take(64).collect() } else { normalize_id_part(item) };
+    if !item.starts_with("fc_") {
+        item = normalize_id_part(&format!("fc_{item}"));
+    }
+    format!("{call}|{item}")
+}
+
+fn text_signature_id(signature: Option<&str>) -> (Option<String>, Option<String>) {
+    let Some(sig) = signature.filter(|s| !s.is_empty()) else { return (None, None) };
+    if sig.starts_with('{')
+        && let Ok(v) = serde_json::from_str::<Value>(sig)
+        && v.get("v") == Some(&json!(1))
+        && let Some(id) = v.get("id").and_then(Value::as_str)
+    {
+        let phase = v.get("phase").and_then(Value::as_str).filter(|p| *p == "commentary" || *p == "final_answer");
+        return (Some(id.to_owned()), phase.map(str::to_owned));
+    }
+    (Some(sig.to_owned()), None)
+}
+
+fn tool_result_output(model: &Model, content: &[UserBlock]) -> Value {
+    let text = content.iter().filter_map(UserBlock::as_text).collect::<Vec<_>>().join("\n");
+    let images: Vec<_> = content
+        .iter()
+        .filter_map(|b| match b {
+            UserBlock::Image(i) => Some(i),
+            UserBlock::Text(_) => None,
+        })
+        .collect();
+    let has_text = !text.trim().is_empty();
+    if images.is_empty() || !model.supports_images() {
+        return json!(if has_text {
+            text
+        } else if images.is_empty() {
+            "(no tool output)".to_owned()
+        } else {
+            "(see attached image)".to_owned()
+        });
+    }
+    let mut out = Vec::new();
+    if has_text {
+        out.push(json!({"type": "input_text", "text": text}));
+    }
+    for image in images {
+        out.push(
+            json!({"type": "input_image", "detail": "auto", "image_url": data_url(&image.mime_type, &image.data)}),
+        );
+    }
+    Value::Array(out)
+}
+
+/// Converts the transcript into Responses input items.
+pub fn convert_messages(model: &Model, context: &TranscriptContext) -> Vec<Value> {
+    let normalize = |id: &str, source: &AssistantMessage| normalize_tool_call_id(model, id, source);
+    let messages = transform_for_model(context.messages(), model, &normalize);
+    let raw_developer =
+        model.compat.as_ref().and_then(|c| c.get("supportsDeveloperRole")).is_none_or(|v| v != &Value::Bool(false));
+    let role = if model.reasoning && raw_developer { "developer" } else { "system" };
+    let mut items = Vec::with_capacity(messages.len());
+    let mut msg_index = 0usize;
+    for (source_index, msg) in messages.iter().enumerate() {
+        let leading = source_index == 0 && matches!(msg, Message::System(_));
+        match msg {
+            Message::System(s) => {
+                let text = if leading { system_message_text(s) } else { render_system_message_update(s) };
+                if !text.is_empty() {
+                    items.push(json!({"role": role, "content": text}));
+                }
+            }
+            Message::User(u) => match &u.content {
+                Content::Text(t) => items.push(json!({"role": "user", "content": [{"type": "input_text", "text": t}]})),
+                Content::Blocks(blocks) => {
+                    let content: Vec<Value> = blocks
+                        .iter()
+                        .map(|b| match b {
+                            UserBlock::Text(t) => json!({"type": "input_text", "text": t.text}),
+                            UserBlock::Image(i) => {
+                                json!({"type": "input_image", "detail": "auto", "image_url": data_url(&i.mime_type, &i.data)})
+                            }
+                        })
+                        .collect();
+                    if content.is_empty() {
+                        continue;
+                    }
+                    items.push(json!({"role": "user", "content": content}));
+                }
+            },
+            Message::Assistant(a) => {
+                let same_provider_api = a.provider == model.provider && a.api == model.api;
+                let same_model = same_provider_api && a.model == model.id;
+                let different_model = same_provider_api && a.model != model.id;
+                let mut text_index = 0usize;
+                let mut output = Vec::new();
+                for block in &a.content {
+                    match block {
+                        AssistantBlock::Thinking(t) => {
+                            if let Some(sig) = t.thinking_signature.as_deref().filter(|s| !s.is_empty()) {
+                                match serde_json::from_str::<Value>(sig) {
+                                    Ok(item) => output.push(item),
+                                    Err(error) => {
+                                        tracing::warn!(%error, "dropping a thinking signature that is not JSON")
+                                    }
+                                }
+                            }
+                        }
+                        AssistantBlock::Text(t) => {
+                            let (id, phase) = text_signature_id(t.text_signature.as_deref());
+                            let fallback = if text_index == 0 {
+                                format!("msg_pi_{msg_index}")
+                            } else {
+                                format!("msg_pi_{msg_index}_{text_index}")
+                            };
+                            text_index += 1;
+                            let id = match id {
+                                None => fallback,
+                                Some(id) if id.chars().count() > 64 => format!("msg_{}", short_hash(&id)),
+                                Some(id) => id,
+                            };
+                            let mut item = Map::new();
+                            item.insert("type".into(), json!("message"));
+                            item.insert("role".into(), json!("assistant"));
+                            item.insert(
+                                "content".into(),
+                                json!([{"type": "output_text", "text": t.text, "annotations": []}]),
+                            );
+                            item.insert("status".into(), json!("completed"));
+                            item.insert("id".into(), json!(id));
+                            if let Some(phase) = phase {
+                                item.insert("phase".into(), json!(phase));
+                            }
+                            output.push(Value::Object(item));
+                        }
+                        AssistantBlock::ToolCall(call) => {
+                            let mut parts = call.id.split('|');
+                            let call_id = parts.next().unwrap_or_default();
+                            let item_id = parts.next().filter(|i| !different_model && i.starts_with("fc_"));
+                            let mut item = Map::new();
+                            item.insert("type".into(), json!("function_call"));
+                            if let Some(id) = item_id {
+                                item.insert("id".into(), json!(id));
+                            }
+                            item.insert("call_id".into(), json!(call_id));
+                            item.insert("name".into(), json!(call.name));
+                            item.insert("arguments".into(), json!(Value::Object(call.arguments.clone()).to_string()));
+                            if same_model && let Some(ns) = &call.namespace {
+                                item.insert("namespace".into(), json!(ns));
+                            }
+                            output.push(Value::Object(item));
+                        }
+                    }
+                }
+                if output.is_empty() {
+                    continue;
+                }
+                items.extend(output);
+            }
+            Message::ToolResult(r) => {
+                let call_id = r.tool_call_id.split('|').next().unwrap_or_default();
+                items.push(json!({"type": "function_call_output", "call_id": call_id, "output": tool_result_output(model, &r.content)}));
+            }
+        }
+        if !leading {
+            msg_index += 1;
+        }
+    }
+    items
+}
