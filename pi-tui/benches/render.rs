@@ -67,6 +67,12 @@ fn wrap_throughput(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(ascii.len() as u64));
     group.bench_function("plain ASCII, width 80", |b| b.iter(|| black_box(wrap_text_with_ansi(black_box(&ascii), 80))));
     group.finish();
+    let mut group = c.benchmark_group("visible_width");
+    group.throughput(Throughput::Bytes(paragraph.len() as u64));
+    group.bench_function("styled + CJK paragraph", |b| {
+        b.iter(|| black_box(pi_tui::ansi::visible_width(black_box(&paragraph))))
+    });
+    group.finish();
 }
 
 /// The same 10 000 lines as one component (no per-child identity to reuse).

@@ -19,6 +19,14 @@ fn styled_text() -> impl Strategy<Value = String> {
 
 proptest! {
     #[test]
+    fn fast_graphemes_match_the_segmenter(s in "[a-c1 \\t\u{0300}\u{0600}\u{200d}日👍\u{1f1fa}\u{1f1f8}\u{fe0f}\r\n]{0,24}") {
+        use unicode_segmentation::UnicodeSegmentation;
+        let fast: Vec<(usize, &str)> = pi_tui::ansi::graphemes(&s).collect();
+        let slow: Vec<(usize, &str)> = s.grapheme_indices(true).collect();
+        prop_assert_eq!(fast, slow);
+    }
+
+    #[test]
     fn wrapped_lines_fit(text in styled_text(), width in 2usize..40) {
         for line in wrap_text_with_ansi(&text, width) {
             prop_assert!(visible_width(&line) <= width, "{line:?} wider than {width}");

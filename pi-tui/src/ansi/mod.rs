@@ -3,11 +3,13 @@
 //! pi's escape recognition is deliberately narrow (see [`ansi_code_len`]): it is part of the width
 //! contract, so do not substitute a general VT parser here.
 
+mod graphemes;
 mod slice;
 mod tracker;
 mod width;
 mod wrap;
 
+pub use graphemes::graphemes;
 pub use slice::{
     Segments, apply_background_to_line, composite_line, extract_segments, slice_by_column, slice_with_width,
     truncate_to_width, truncate_to_width_with,

@@ -1,7 +1,5 @@
 //! Column operations on styled lines: truncation, slicing, overlay compositing.
 
-use unicode_segmentation::UnicodeSegmentation;
-
 use super::tracker::AnsiCodeTracker;
 use super::width::{grapheme_width, visible_width};
 use super::{SEGMENT_RESET, active_osc8_close, ansi_code_len, is_printable_ascii, next_code_start};
@@ -35,7 +33,7 @@ fn truncate_fragment(text: &str, max: usize) -> (String, usize) {
             continue;
         }
         let end = next_code_start(text, i + 1);
-        for g in text[i..end].graphemes(true) {
+        for (_, g) in super::graphemes(&text[i..end]) {
             let w = grapheme_width(g);
             if width + w > max {
                 return (out, width);
@@ -148,7 +146,7 @@ pub fn truncate_to_width_with(text: &str, max: usize, ellipsis: &str, pad: bool)
         while end < b.len() && b[end] != b'\t' && !(b[end] == 0x1b && ansi_code_len(text, end) > 0) {
             end += 1;
         }
-        for g in text[i..end].graphemes(true) {
+        for (_, g) in super::graphemes(&text[i..end]) {
             if visit(g, grapheme_width(g), &mut pending, &mut result) {
                 overflowed = true;
                 break 'outer;
@@ -211,7 +209,7 @@ pub fn slice_with_width(line: &str, start: usize, len: usize, strict: bool) -> (
             }
             continue;
         }
-        for g in text.graphemes(true) {
+        for (_, g) in super::graphemes(text) {
             let w = grapheme_width(g);
             let in_range = col >= start && col < end_col;
             let fits = !strict || col + w <= end_col;
@@ -280,7 +278,7 @@ pub fn extract_segments(
         }
         let text_end = next_code_start(line, i + 1);
         let mut stop = false;
-        for g in line[i..text_end].graphemes(true) {
+        for (_, g) in super::graphemes(&line[i..text_end]) {
             let w = grapheme_width(g);
             if col < before_end && col + w <= before_end {
                 s.before.push_str(&pending_before);

@@ -7,7 +7,6 @@
 //! sequences) rather than the full RGI list.
 
 use unicode_properties::{EmojiStatus, GeneralCategory, UnicodeEmoji, UnicodeGeneralCategory};
-use unicode_segmentation::UnicodeSegmentation;
 use unicode_width::UnicodeWidthChar;
 
 use super::ansi_code_len;
@@ -157,6 +156,12 @@ fn cluster_width(seg: &str) -> usize {
     width
 }
 
+thread_local! {
+    /// Widths of single non-ASCII characters (pi keeps the same cache for single UTF-16 units).
+    static SINGLE_CHAR_WIDTHS: std::cell::RefCell<std::collections::HashMap<char, u8>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
 /// Width of one grapheme cluster (tab = 3).
 pub fn grapheme_width(seg: &str) -> usize {
     let b = seg.as_bytes();
@@ -168,6 +173,13 @@ pub fn grapheme_width(seg: &str) -> usize {
         if c == b'\t' {
             return 3;
         }
+    }
+    let mut chars = seg.chars();
+    if let (Some(c), None) = (chars.next(), chars.next())
+        && (c as u32) <= 0xffff
+    {
+        return SINGLE_CHAR_WIDTHS
+            .with(|m| *m.borrow_mut().entry(c).or_insert_with(|| cluster_width(seg) as u8) as usize);
     }
     cluster_width(seg)
 }
@@ -227,7 +239,7 @@ pub fn visible_width(s: &str) -> usize {
     } else {
         s
     };
-    for g in stripped.graphemes(true) {
+    for (_, g) in super::graphemes(stripped) {
         width += if g == "\t" { 3 } else { grapheme_width(g) };
     }
     width

@@ -1,7 +1,5 @@
 //! `wrap_text_with_ansi`: word wrapping that keeps styles across breaks.
 
-use unicode_segmentation::UnicodeSegmentation;
-
 use super::tracker::AnsiCodeTracker;
 use super::width::{is_cjk_break, visible_width};
 use super::{ansi_code_len, extract_ansi_codes, is_printable_ascii, next_code_start};
@@ -95,7 +93,7 @@ fn split_into_tokens(text: &str) -> Vec<&str> {
                 handle(i + k, &chunk[k..k + 1]);
             }
         } else {
-            for (k, g) in chunk.grapheme_indices(true) {
+            for (k, g) in super::graphemes(chunk) {
                 handle(i + k, g);
             }
         }
@@ -133,7 +131,7 @@ fn break_long_word(word: &str, width: usize, tracker: &mut AnsiCodeTracker) -> V
             continue;
         }
         let end = next_code_start(word, i + 1);
-        for g in word[i..end].graphemes(true) {
+        for (_, g) in super::graphemes(&word[i..end]) {
             let gw = visible_width(g);
             if current_width + gw > width {
                 current.push_str(&tracker.line_end_reset());
