@@ -8,6 +8,24 @@ fn is_ascii_printable(b: u8) -> bool {
     (0x20..=0x7e).contains(&b)
 }
 
+/// End of the stretch starting at `p` that must go through the segmenter: just past the first
+/// printable ASCII byte that is followed by another one (or by the end). A Prepend character
+/// could join that byte, but never the one after it.
+pub(crate) fn complex_end(s: &str, p: usize) -> usize {
+    let b = s.as_bytes();
+    let mut end = p + 1;
+    while end < b.len() && !(is_ascii_printable(b[end]) && b.get(end + 1).is_none_or(|n| is_ascii_printable(*n))) {
+        end += 1;
+    }
+    if end < b.len() {
+        end += 1;
+    }
+    while !s.is_char_boundary(end) {
+        end += 1;
+    }
+    end
+}
+
 /// `(byte offset, grapheme)` pairs of `s`, equal to `s.grapheme_indices(true)`.
 pub struct FastGraphemes<'a> {
     s: &'a str,
@@ -41,18 +59,7 @@ impl<'a> Iterator for FastGraphemes<'a> {
             return Some((p, &self.s[p..p + 1]));
         }
         // Otherwise segment up to the next point where two printable ASCII bytes meet.
-        let mut end = p + 1;
-        while end < b.len() && !(is_ascii_printable(b[end]) && b.get(end + 1).is_none_or(|n| is_ascii_printable(*n))) {
-            end += 1;
-        }
-        // Take that first ASCII byte too: a Prepend character (e.g. U+0600) before it would join
-        // it, while the byte after it is always preceded by a boundary.
-        if end < b.len() {
-            end += 1;
-        }
-        while !self.s.is_char_boundary(end) {
-            end += 1;
-        }
+        let end = complex_end(self.s, p);
         self.pos = end;
         let mut it = self.s[p..end].grapheme_indices(true);
         let first = it.next();

@@ -219,10 +219,8 @@ pub fn visible_width(s: &str) -> usize {
     if let Some(w) = ascii_visible_width(s) {
         return w;
     }
-    let mut width = 0;
     let mut i = 0;
-    // Walk text runs between recognised codes. A run is measured whole so graphemes never
-    // span a removed escape differently from pi, which strips codes before segmenting.
+    // Strip the codes first, as pi does, so a grapheme split by a code is measured like pi.
     let mut clean = String::new();
     let stripped: &str = if s.contains('\x1b') {
         while i < s.len() {
@@ -239,8 +237,31 @@ pub fn visible_width(s: &str) -> usize {
     } else {
         s
     };
-    for (_, g) in super::graphemes(stripped) {
-        width += if g == "\t" { 3 } else { grapheme_width(g) };
+    text_width(stripped)
+}
+
+/// Width of text without escape codes: printable ASCII runs are counted directly, other stretches
+/// are segmented into graphemes.
+fn text_width(s: &str) -> usize {
+    let b = s.as_bytes();
+    let mut width = 0;
+    let mut i = 0;
+    while i < b.len() {
+        let start = i;
+        while i < b.len() && (0x20..=0x7e).contains(&b[i]) {
+            i += 1;
+        }
+        if i == b.len() {
+            return width + (i - start);
+        }
+        // The last ASCII byte may take a combining mark: measure it with what follows.
+        let keep = if i > start { i - 1 } else { i };
+        width += keep - start;
+        let end = super::graphemes::complex_end(s, keep);
+        for (_, g) in super::graphemes(&s[keep..end]) {
+            width += if g == "\t" { 3 } else { grapheme_width(g) };
+        }
+        i = end;
     }
     width
 }

@@ -89,8 +89,21 @@ fn split_into_tokens(text: &str) -> Vec<&str> {
             kind = Some(k);
         };
         if ascii {
-            for k in 0..chunk.len() {
+            // Runs of spaces or non-spaces behave like their characters one by one.
+            let cb = chunk.as_bytes();
+            let mut k = 0;
+            while k < cb.len() {
+                let space = cb[k] == b' ';
+                let mut e = k + 1;
+                while e < cb.len() && (cb[e] == b' ') == space {
+                    e += 1;
+                }
                 handle(i + k, &chunk[k..k + 1]);
+                if e > k + 1 {
+                    // Same kind: extends the current token to the end of the run.
+                    handle(i + e - 1, &chunk[e - 1..e]);
+                }
+                k = e;
             }
         } else {
             for (k, g) in super::graphemes(chunk) {
