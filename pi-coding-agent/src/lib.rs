@@ -5,3 +5,4 @@
 pub mod messages;
 pub mod session;
 pub mod tools;
+pub mod compaction;
