@@ -121,6 +121,7 @@ pub struct Editor {
     undo: Vec<State>,
     history: Vec<String>,
     history_index: Option<usize>,
+    history_draft: Option<State>,
     keys: Rc<Keybindings>,
     autocomplete: Option<Rc<dyn AutocompleteProvider>>,
     autocomplete_list: Option<(SelectList, usize)>,
@@ -150,6 +151,7 @@ impl Editor {
             undo: Vec::new(),
             history: Vec::new(),
             history_index: None,
+            history_draft: None,
             keys: Rc::new(Keybindings::default()),
             autocomplete: None,
             autocomplete_list: None,
@@ -180,6 +182,7 @@ impl Editor {
         let t = text.trim();
         if !t.is_empty() && self.history.first().map(String::as_str) != Some(t) {
             self.history.insert(0, t.to_string());
+            self.history.truncate(100);
         }
     }
 
@@ -318,22 +321,40 @@ impl Editor {
         self.changed();
     }
 
+    /// pi's `navigateHistory`: up (-1) goes to older entries; the draft comes back at the end.
     fn navigate_history(&mut self, dir: i64) {
+        self.last_action = None;
         if self.history.is_empty() {
             return;
         }
-        let next = match self.history_index {
-            None if dir < 0 => Some(0),
-            None => return,
-            Some(i) if dir < 0 => Some((i + 1).min(self.history.len() - 1)),
-            Some(0) => None,
-            Some(i) => Some(i - 1),
-        };
-        self.history_index = next;
-        let text = next.map(|i| self.history[i].clone()).unwrap_or_default();
-        let keep = self.history_index;
-        self.set_text(&text);
-        self.history_index = keep;
+        let current = self.history_index.map_or(-1, |i| i as i64);
+        let next = current - dir;
+        if next < -1 || next >= self.history.len() as i64 {
+            return;
+        }
+        if current == -1 && next >= 0 {
+            self.push_undo();
+            self.history_draft = Some(self.state.clone());
+        }
+        if next == -1 {
+            self.history_index = None;
+            match self.history_draft.take() {
+                Some(draft) => {
+                    self.state = draft;
+                    self.scroll_offset = 0;
+                    self.changed();
+                }
+                None => self.set_text(""),
+            }
+        } else {
+            self.history_index = Some(next as usize);
+            let text = self.history[next as usize].clone();
+            self.set_text(&text);
+            if dir < 0 {
+                self.state.line = 0;
+                self.state.col = 0;
+            }
+        }
     }
 
     fn update_autocomplete(&mut self) {
@@ -489,7 +510,7 @@ impl Component for Editor {
             }
         } else if kb.matches(data, "tui.editor.cursorUp") {
             let first = self.state.line == 0 && self.layout(layout_width).iter().position(|r| r.1.is_some()) == Some(0);
-            if first && (self.text().is_empty() || self.history_index.is_some()) {
+            if first && (self.text().is_empty() || self.history_index.is_some() || self.state.col == 0) {
                 self.navigate_history(-1);
             } else if first {
                 self.state.col = 0;
@@ -741,6 +762,22 @@ mod tests {
         e.handle_input("\x01");
         e.handle_input("\x0b");
         assert!(e.text().ends_with("6\n\n8"));
+    }
+
+    #[test]
+    fn history_browsing_restores_the_draft() {
+        let mut e = Editor::new(theme());
+        e.add_to_history("first");
+        e.add_to_history("second");
+        e.set_text("draft");
+        e.handle_input("\x01"); // ctrl+a: column 0 on the first line
+        e.handle_input("\x1b[A");
+        assert_eq!(e.text(), "second");
+        e.handle_input("\x1b[A");
+        assert_eq!(e.text(), "first");
+        e.handle_input("\x1b[B");
+        e.handle_input("\x1b[B");
+        assert_eq!(e.text(), "draft");
     }
 
     struct Slash;
