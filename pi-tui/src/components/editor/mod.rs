@@ -6,16 +6,21 @@
 //! `[paste #N +L lines]` / `[paste #N C chars]` markers and their expansion, the Emacs keys shared
 //! with [`crate::components::Input`], history on the first/last line, and a synchronous
 //! [`AutocompleteProvider`] shown as a [`SelectList`] under the editor (opened by Tab or `/` at
-//! the start). Not ported: pi's async debounced file provider, jump-to-char, page keys.
+//! the start), jump-to-character (Ctrl+] / Ctrl+Alt+]) and page keys. Not ported: pi's async,
+//! debounced file provider and its `@` attachment completion; sticky visual columns.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use unicode_segmentation::UnicodeSegmentation;
 
+mod layout;
+
+use layout::{scroll_border, word_wrap_line};
+
 use super::select_list::{SelectItem, SelectList, SelectListTheme};
 use super::text_edit::{KillRing, LastAction, find_word_backward, find_word_forward};
-use crate::ansi::{is_cjk_break, visible_width};
+use crate::ansi::visible_width;
 use crate::component::{CURSOR_MARKER, Component, Lines, StyleFn, TextCallback, render_fake_cursor};
 use crate::keys::{Keybindings, decode_printable_key};
 
@@ -42,69 +47,6 @@ struct State {
     col: usize,
 }
 
-struct Chunk {
-    text: String,
-    start: usize,
-    end: usize,
-}
-
-/// pi's `wordWrapLine`: wrap at whitespace (or between CJK characters), else by grapheme.
-fn word_wrap_line(line: &str, max: usize) -> Vec<Chunk> {
-    if line.is_empty() || max == 0 {
-        return vec![Chunk { text: String::new(), start: 0, end: 0 }];
-    }
-    if visible_width(line) <= max {
-        return vec![Chunk { text: line.to_string(), start: 0, end: line.len() }];
-    }
-    let segs: Vec<(usize, &str)> = line.grapheme_indices(true).collect();
-    let ws = |s: &str| s.chars().all(char::is_whitespace);
-    let mut chunks = Vec::new();
-    let (mut width, mut start) = (0usize, 0usize);
-    let (mut opp, mut opp_width): (Option<usize>, usize) = (None, 0);
-    for (i, &(idx, g)) in segs.iter().enumerate() {
-        let gw = visible_width(g);
-        if width + gw > max {
-            if let Some(o) = opp.filter(|_| width - opp_width + gw <= max) {
-                chunks.push(Chunk { text: line[start..o].to_string(), start, end: o });
-                start = o;
-                width -= opp_width;
-            } else if start < idx {
-                chunks.push(Chunk { text: line[start..idx].to_string(), start, end: idx });
-                start = idx;
-                width = 0;
-            }
-            opp = None;
-        }
-        width += gw;
-        if let Some(&(nidx, next)) = segs.get(i + 1) {
-            // A break may follow whitespace, or sit between CJK characters.
-            let cjk = is_cjk_break(g) || is_cjk_break(next);
-            if !ws(next) && (ws(g) || cjk) {
-                opp = Some(nidx);
-                opp_width = width;
-            }
-        }
-    }
-    chunks.push(Chunk { text: line[start..].to_string(), start, end: line.len() });
-    chunks
-}
-
-fn scroll_border(direction: &str, hidden: usize, width: usize) -> String {
-    let label = format!(" {direction} {hidden} more ");
-    let lw = visible_width(&label);
-    if lw + 2 <= width {
-        let left = (width - lw) / 2;
-        return format!("{}{label}{}", "─".repeat(left), "─".repeat(width - left - lw));
-    }
-    let indicator = format!("─── {direction} {hidden} more ");
-    let iw = visible_width(&indicator);
-    if iw <= width {
-        return indicator + &"─".repeat(width - iw);
-    }
-    let ell = &"..."[..width.min(3)];
-    crate::ansi::slice_by_column(&indicator, 0, width - ell.len(), true) + ell
-}
-
 /// The multi-line editor.
 pub struct Editor {
     state: State,
@@ -122,6 +64,7 @@ pub struct Editor {
     history: Vec<String>,
     history_index: Option<usize>,
     history_draft: Option<State>,
+    jump: Option<bool>,
     keys: Rc<Keybindings>,
     autocomplete: Option<Rc<dyn AutocompleteProvider>>,
     autocomplete_list: Option<(SelectList, usize)>,
@@ -152,6 +95,7 @@ impl Editor {
             history: Vec::new(),
             history_index: None,
             history_draft: None,
+            jump: None,
             keys: Rc::new(Keybindings::default()),
             autocomplete: None,
             autocomplete_list: None,
@@ -357,6 +301,34 @@ impl Editor {
         }
     }
 
+    /// pi's `jumpToChar`: the next (or previous) occurrence of `target`, across lines.
+    fn jump_to(&mut self, target: &str, forward: bool) {
+        self.last_action = None;
+        let n = self.state.lines.len();
+        let lines: Box<dyn Iterator<Item = usize>> =
+            if forward { Box::new(self.state.line..n) } else { Box::new((0..=self.state.line).rev()) };
+        for li in lines {
+            let line = &self.state.lines[li];
+            let found = if li != self.state.line {
+                if forward { line.find(target) } else { line.rfind(target) }
+            } else if forward {
+                let from = self.state.col + 1;
+                line.get(from..).and_then(|rest| rest.find(target)).map(|i| i + from)
+            } else {
+                self.state.col.checked_sub(1).and_then(|to| {
+                    // lastIndexOf(char, col - 1): a match may start at col - 1.
+                    let end = (to + target.len()).min(line.len());
+                    line.get(..end).and_then(|head| head.rfind(target))
+                })
+            };
+            if let Some(i) = found {
+                self.state.line = li;
+                self.state.col = i;
+                return;
+            }
+        }
+    }
+
     fn update_autocomplete(&mut self) {
         let Some(provider) = self.autocomplete.clone() else {
             return;
@@ -421,8 +393,8 @@ impl Editor {
         let Some(cur) = rows.iter().position(|r| r.1.is_some()) else {
             return;
         };
-        let target = cur as i64 + dir;
-        if target < 0 || target as usize >= rows.len() {
+        let target = (cur as i64 + dir).clamp(0, rows.len() as i64 - 1);
+        if target == cur as i64 {
             return;
         }
         let col_width = visible_width(&rows[cur].0[..rows[cur].1.unwrap_or(0).min(rows[cur].0.len())]);
@@ -477,6 +449,17 @@ impl Component for Editor {
         }
         let data = data.as_str();
         let kb = self.keys.clone();
+        if let Some(forward) = self.jump.take() {
+            if kb.matches(data, "tui.editor.jumpForward") || kb.matches(data, "tui.editor.jumpBackward") {
+                return;
+            }
+            let printable = decode_printable_key(data)
+                .or_else(|| data.chars().next().filter(|c| (*c as u32) >= 32).map(|_| data.to_string()));
+            if let Some(target) = printable {
+                self.jump_to(&target, forward);
+                return;
+            }
+        }
         if let Some((list, _)) = self.autocomplete_list.as_mut() {
             if kb.matches(data, "tui.select.cancel") {
                 self.autocomplete_list = None;
@@ -627,10 +610,29 @@ impl Component for Editor {
             self.state.col = line_len;
         } else if kb.matches(data, "tui.editor.cursorWordLeft") {
             self.last_action = None;
-            self.state.col = find_word_backward(self.current(), self.state.col);
+            if self.state.col == 0 && self.state.line > 0 {
+                self.state.line -= 1;
+                self.state.col = self.current().len();
+            } else {
+                self.state.col = find_word_backward(self.current(), self.state.col);
+            }
         } else if kb.matches(data, "tui.editor.cursorWordRight") {
             self.last_action = None;
-            self.state.col = find_word_forward(self.current(), self.state.col);
+            if self.state.col >= line_len && self.state.line + 1 < self.state.lines.len() {
+                self.state.line += 1;
+                self.state.col = 0;
+            } else {
+                self.state.col = find_word_forward(self.current(), self.state.col);
+            }
+        } else if kb.matches(data, "tui.editor.jumpForward") {
+            self.jump = Some(true);
+        } else if kb.matches(data, "tui.editor.jumpBackward") {
+            self.jump = Some(false);
+        } else if kb.matches(data, "tui.editor.pageUp") || kb.matches(data, "tui.editor.pageDown") {
+            self.last_action = None;
+            let page = 5.max(self.terminal_rows * 3 / 10) as i64;
+            let dir = if kb.matches(data, "tui.editor.pageUp") { -page } else { page };
+            self.move_vertical(dir, layout_width);
         } else if let Some(text) = decode_printable_key(data) {
             self.type_text(&text);
         } else if !data.chars().any(|c| (c as u32) < 32 || c == '\x7f' || (0x80..=0x9f).contains(&(c as u32))) {
@@ -694,116 +696,4 @@ impl Editor {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::component::{FAKE_CURSOR_END as E, FAKE_CURSOR_START as S};
-    use std::cell::RefCell;
-
-    fn theme() -> EditorTheme {
-        let id: StyleFn = Rc::new(|s: &str| s.to_string());
-        EditorTheme {
-            border_color: id.clone(),
-            select_list: SelectListTheme {
-                selected_text: id.clone(),
-                description: id.clone(),
-                scroll_info: id.clone(),
-                no_match: id,
-            },
-        }
-    }
-
-    #[test]
-    fn spec_editor() {
-        let mut e = Editor::new(theme());
-        e.set_text("hi");
-        let border = "─".repeat(20);
-        let unfocused = format!("hi{S} {E}{}", " ".repeat(17));
-        assert_eq!(e.render(20).to_vec(), [border.clone(), unfocused, border.clone()]);
-        e.set_focused(true);
-        assert_eq!(e.render(20)[1], format!("hi{CURSOR_MARKER}{S} {E}{}", " ".repeat(17)));
-
-        let submitted = Rc::new(RefCell::new(Vec::new()));
-        let sink = submitted.clone();
-        let mut e = Editor::new(theme());
-        e.on_submit = Some(Box::new(move |t: &str| sink.borrow_mut().push(t.to_string())));
-        for k in ["a", "b", "\x1b[13;2u", "c"] {
-            e.handle_input(k);
-        }
-        assert_eq!(e.text(), "ab\nc");
-        e.handle_input("\r");
-        assert_eq!(submitted.borrow().as_slice(), ["ab\nc"]);
-        assert_eq!(e.text(), "");
-
-        let paste: Vec<String> = (1..=12).map(|i| format!("line {i}")).collect();
-        e.handle_input(&format!("\x1b[200~{}\x1b[201~", paste.join("\n")));
-        assert_eq!(e.text(), "[paste #1 +12 lines]");
-        assert_eq!(e.expanded_text(), paste.join("\n"));
-    }
-
-    #[test]
-    fn wraps_scrolls_and_undoes() {
-        let mut e = Editor::new(theme());
-        e.set_text("one two three four five six");
-        // Both expectations were produced by pi-tui 1.6.0's Editor.
-        assert_eq!(
-            e.render(12).to_vec(),
-            ["────────────", "one two     ", "three four  ", &format!("five six{S} {E}   "), "────────────"]
-        );
-        e.set_text(&(1..=8).map(|i| i.to_string()).collect::<Vec<_>>().join("\n"));
-        let lines = e.render(20).to_vec();
-        assert_eq!(lines[0], "───── ↑ 1 more ─────");
-        assert_eq!(lines[1], format!("2{}", " ".repeat(19)));
-        assert_eq!(lines[7], format!("8{S} {E}{}", " ".repeat(18)));
-        assert_eq!(lines.len(), 9);
-        e.handle_input("x");
-        e.handle_input("\x1f");
-        assert!(e.text().ends_with("\n8"));
-        e.handle_input("\x1b[A");
-        e.handle_input("\x01");
-        e.handle_input("\x0b");
-        assert!(e.text().ends_with("6\n\n8"));
-    }
-
-    #[test]
-    fn history_browsing_restores_the_draft() {
-        let mut e = Editor::new(theme());
-        e.add_to_history("first");
-        e.add_to_history("second");
-        e.set_text("draft");
-        e.handle_input("\x01"); // ctrl+a: column 0 on the first line
-        e.handle_input("\x1b[A");
-        assert_eq!(e.text(), "second");
-        e.handle_input("\x1b[A");
-        assert_eq!(e.text(), "first");
-        e.handle_input("\x1b[B");
-        e.handle_input("\x1b[B");
-        assert_eq!(e.text(), "draft");
-    }
-
-    struct Slash;
-    impl AutocompleteProvider for Slash {
-        fn suggestions(&self, prefix: &str) -> Option<(Vec<SelectItem>, usize)> {
-            let items: Vec<SelectItem> = ["/help", "/history"]
-                .iter()
-                .filter(|c| c.starts_with(prefix))
-                .map(|c| SelectItem::new(*c, *c, None))
-                .collect();
-            Some((items, prefix.len()))
-        }
-    }
-
-    #[test]
-    fn autocomplete_hook() {
-        let mut e = Editor::new(theme());
-        e.set_autocomplete_provider(Rc::new(Slash));
-        e.handle_input("/");
-        e.handle_input("h");
-        assert!(e.is_autocomplete_open());
-        let lines = e.render(30).to_vec();
-        assert_eq!(lines[3].trim_end(), "→ /help");
-        e.handle_input("\x1b[B");
-        e.handle_input("\t");
-        assert_eq!(e.text(), "/history");
-        assert!(!e.is_autocomplete_open());
-    }
-}
+mod tests;
