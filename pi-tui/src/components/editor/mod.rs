@@ -16,7 +16,7 @@ use unicode_segmentation::UnicodeSegmentation;
 
 mod layout;
 
-use layout::{scroll_border, word_wrap_line};
+use layout::{paste_markers, scroll_border, segments, word_wrap_line};
 
 use super::select_list::{SelectItem, SelectList, SelectListTheme};
 use super::text_edit::{KillRing, LastAction, find_word_backward, find_word_forward};
@@ -301,6 +301,26 @@ impl Editor {
         }
     }
 
+    fn markers(&self, line: &str) -> Vec<(usize, usize)> {
+        paste_markers(line, &|id| self.pastes.contains_key(&id))
+    }
+
+    /// Byte length of the segment (grapheme or whole paste marker) before the cursor.
+    fn prev_segment_len(&self) -> usize {
+        let line = self.current();
+        segments(&line[..self.state.col], &self.markers(&line[..self.state.col])).last().map_or(0, |(_, g)| g.len())
+    }
+
+    /// Byte length of the segment at the cursor.
+    fn next_segment_len(&self) -> usize {
+        let line = self.current();
+        let markers = self.markers(line);
+        segments(line, &markers)
+            .into_iter()
+            .find(|(i, _)| *i >= self.state.col)
+            .map_or(0, |(i, g)| i + g.len() - self.state.col)
+    }
+
     /// pi's `jumpToChar`: the next (or previous) occurrence of `target`, across lines.
     fn jump_to(&mut self, target: &str, forward: bool) {
         self.last_action = None;
@@ -371,7 +391,7 @@ impl Editor {
         let mut out = Vec::new();
         for (i, line) in self.state.lines.iter().enumerate() {
             let is_current = i == self.state.line;
-            let chunks = word_wrap_line(line, width);
+            let chunks = word_wrap_line(line, width, &self.markers(line));
             let n = chunks.len();
             for (k, c) in chunks.into_iter().enumerate() {
                 let col = self.state.col;
@@ -401,7 +421,7 @@ impl Editor {
         // Map the target visual row back to (line, byte col).
         let mut idx = 0;
         for (li, line) in self.state.lines.iter().enumerate() {
-            for c in word_wrap_line(line, width) {
+            for c in word_wrap_line(line, width, &self.markers(line)) {
                 if idx == target as usize {
                     let mut w = 0;
                     let mut off = c.text.len();
@@ -515,9 +535,15 @@ impl Component for Editor {
             self.last_action = None;
             if self.state.col > 0 {
                 self.push_undo();
-                let n = super::text_edit::prev_grapheme_len(self.current(), self.state.col);
+                let n = self.prev_segment_len();
                 let (l, c) = (self.state.line, self.state.col);
-                self.state.lines[l].replace_range(c - n..c, "");
+                let removed: String = self.state.lines[l].drain(c - n..c).collect();
+                if let Some((s, _)) = paste_markers(&removed, &|id| self.pastes.contains_key(&id)).first()
+                    && *s == 0
+                    && let Some(id) = removed[8..].split([' ', ']']).next().and_then(|d| d.parse::<usize>().ok())
+                {
+                    self.pastes.remove(&id);
+                }
                 self.state.col -= n;
                 self.changed();
             } else if self.state.line > 0 {
@@ -536,7 +562,7 @@ impl Component for Editor {
             self.last_action = None;
             if self.state.col < line_len {
                 self.push_undo();
-                let n = super::text_edit::next_grapheme_len(self.current(), self.state.col);
+                let n = self.next_segment_len();
                 let (l, c) = (self.state.line, self.state.col);
                 self.state.lines[l].replace_range(c..c + n, "");
                 self.changed();
@@ -589,7 +615,7 @@ impl Component for Editor {
         } else if kb.matches(data, "tui.editor.cursorLeft") {
             self.last_action = None;
             if self.state.col > 0 {
-                self.state.col -= super::text_edit::prev_grapheme_len(self.current(), self.state.col);
+                self.state.col -= self.prev_segment_len();
             } else if self.state.line > 0 {
                 self.state.line -= 1;
                 self.state.col = self.current().len();
@@ -597,7 +623,7 @@ impl Component for Editor {
         } else if kb.matches(data, "tui.editor.cursorRight") {
             self.last_action = None;
             if self.state.col < line_len {
-                self.state.col += super::text_edit::next_grapheme_len(self.current(), self.state.col);
+                self.state.col += self.next_segment_len();
             } else if self.state.line + 1 < self.state.lines.len() {
                 self.state.line += 1;
                 self.state.col = 0;
@@ -633,9 +659,11 @@ impl Component for Editor {
             let page = 5.max(self.terminal_rows * 3 / 10) as i64;
             let dir = if kb.matches(data, "tui.editor.pageUp") { -page } else { page };
             self.move_vertical(dir, layout_width);
+        } else if crate::keys::matches_key(data, "shift+space") {
+            self.type_text(" ");
         } else if let Some(text) = decode_printable_key(data) {
             self.type_text(&text);
-        } else if !data.chars().any(|c| (c as u32) < 32 || c == '\x7f' || (0x80..=0x9f).contains(&(c as u32))) {
+        } else if data.chars().next().is_some_and(|c| (c as u32) >= 32) {
             self.type_text(data);
         }
     }
