@@ -31,6 +31,7 @@ fn run_scenario(s: &serde_json::Value) -> Vec<(String, Option<String>)> {
     let rows = s["rows"].as_u64().unwrap_or(24) as usize;
     let mut tui = Tui::new(CaptureTerminal::new(cols, rows), ScreenMode::Main);
     tui.set_show_hardware_cursor(s["hardwareCursor"].as_bool().unwrap_or(false));
+    tui.set_clear_on_shrink(s["clearOnShrink"].as_bool().unwrap_or(false));
     let doc = static_lines(&[]);
     tui.add_child(doc.clone());
     let mut out = Vec::new();
