@@ -48,6 +48,12 @@ pub trait Component {
         false
     }
 
+    /// Whether viewport keys (page up/down on the alternate screen) go to this component when it
+    /// is focused, instead of scrolling the transcript.
+    fn captures_viewport_input(&self) -> bool {
+        false
+    }
+
     /// Drop caches (for example after a theme change).
     fn invalidate(&mut self) {}
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::ansi::{composite_line, slice_by_column, visible_width};
 use crate::component::{Component, ComponentRef, Container, Lines};
 use crate::error::TuiError;
-use crate::keys::is_key_release;
+use crate::keys::{Keybindings, is_key_release};
 use crate::render::differential::FrameOptions;
 use crate::render::{
     AltScreen, CursorPos, FrameLine, MainScreen, OverlayOptions, find_cursor, finish_line, resolve_fake_cursor,
@@ -71,6 +71,7 @@ pub struct Tui<T: Terminal> {
     segment_cache: Vec<(Lines, Rc<[FrameLine]>)>,
     cache_show: bool,
     listeners: Vec<Listener>,
+    keys: Keybindings,
 }
 
 impl<T: Terminal> Tui<T> {
@@ -93,6 +94,7 @@ impl<T: Terminal> Tui<T> {
             segment_cache: Vec::new(),
             cache_show: false,
             listeners: Vec::new(),
+            keys: Keybindings::default(),
         }
     }
 
@@ -260,6 +262,9 @@ impl<T: Terminal> Tui<T> {
                 InputAction::Replace(d) => data = d,
             }
         }
+        if self.mode == ScreenMode::Alt && self.handle_viewport_key(&data) {
+            return self.render_now();
+        }
         if let Some(f) = self.focused.clone() {
             let mut f = f.borrow_mut();
             if !is_key_release(&data) || f.wants_key_release() {
@@ -267,6 +272,50 @@ impl<T: Terminal> Tui<T> {
             }
         }
         self.render_now()
+    }
+
+    /// Alt-screen viewport keys (pi's `handleViewportInput`): page, half page, line, top and
+    /// bottom scrolling, unless the focused component or a focused overlay captures them.
+    fn handle_viewport_key(&mut self, data: &str) -> bool {
+        let focused_overlay =
+            self.focused.as_ref().is_some_and(|f| self.overlays.iter().any(|o| Rc::ptr_eq(&o.component, f)));
+        let captures = self.focused.as_ref().is_some_and(|f| f.borrow().captures_viewport_input());
+        if focused_overlay || captures {
+            return false;
+        }
+        let kb = &self.keys;
+        let rows = self.terminal.rows();
+        let page = rows.saturating_sub(4).max(1) as i64;
+        let half = (rows / 2).max(1) as i64;
+        // `scroll_by` counts lines back from the end: positive scrolls up.
+        let delta = if kb.matches(data, "tui.altScreen.pageUp") {
+            page
+        } else if kb.matches(data, "tui.altScreen.pageDown") {
+            -page
+        } else if kb.matches(data, "tui.altScreen.halfPageUp") {
+            half
+        } else if kb.matches(data, "tui.altScreen.halfPageDown") {
+            -half
+        } else if kb.matches(data, "tui.altScreen.lineUp") {
+            1
+        } else if kb.matches(data, "tui.altScreen.lineDown") {
+            -1
+        } else if kb.matches(data, "tui.altScreen.top") {
+            i64::MAX / 2
+        } else if kb.matches(data, "tui.altScreen.bottom") {
+            i64::MIN / 2
+        } else {
+            return false;
+        };
+        if !is_key_release(data) {
+            self.alt.scroll_by(delta, rows);
+        }
+        true
+    }
+
+    /// Use custom keybindings for the viewport keys.
+    pub fn set_keybindings(&mut self, keys: Keybindings) {
+        self.keys = keys;
     }
 
     /// Wait up to `timeout` for terminal events, handle them, and draw a frame if one is due.

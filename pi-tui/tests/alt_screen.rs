@@ -53,3 +53,32 @@ fn alt_screen_rewrites_only_changed_rows() -> Result<(), pi_tui::TuiError> {
     assert_eq!(tui.terminal_mut().take_output(), "\x1b[?2026h\x1b[2;1H\x1b[2KB\x1b[0m\x1b]8;;\x07\x1b[?25l\x1b[?2026l");
     Ok(())
 }
+
+#[test]
+fn viewport_keys_scroll_unless_the_focus_captures_them() -> Result<(), pi_tui::TuiError> {
+    let mut tui = Tui::new(CaptureTerminal::new(16, 6), ScreenMode::Alt);
+    tui.add_child(static_lines(
+        &(1..=20).map(|i| format!("line {i}")).collect::<Vec<_>>().iter().map(String::as_str).collect::<Vec<_>>(),
+    ));
+    tui.render_now()?;
+    tui.handle_input("\x1b[5~")?; // pageUp: rows - 4 = 2 lines
+    assert_eq!(tui.alt_screen().scroll_offset(), 2);
+    tui.handle_input("\x1b[1;5H")?; // ctrl+home: top
+    assert_eq!(tui.alt_screen().scroll_offset(), 14);
+    tui.handle_input("\x1b[1;5F")?; // ctrl+end: back to following the end
+    assert_eq!(tui.alt_screen().scroll_offset(), 0);
+    let list = std::rc::Rc::new(std::cell::RefCell::new(pi_tui::SelectList::new(
+        vec![pi_tui::SelectItem::new("a", "a", None), pi_tui::SelectItem::new("b", "b", None)],
+        5,
+        pi_tui::components::SelectListTheme {
+            selected_text: std::rc::Rc::new(|s: &str| s.to_string()),
+            description: std::rc::Rc::new(|s: &str| s.to_string()),
+            scroll_info: std::rc::Rc::new(|s: &str| s.to_string()),
+            no_match: std::rc::Rc::new(|s: &str| s.to_string()),
+        },
+    )));
+    tui.set_focus(Some(list));
+    tui.handle_input("\x1b[5~")?;
+    assert_eq!(tui.alt_screen().scroll_offset(), 0, "a select list captures page keys");
+    Ok(())
+}

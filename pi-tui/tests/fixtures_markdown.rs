@@ -56,3 +56,13 @@ fn markdown_matches_reference() {
         failures.join("\n")
     );
 }
+
+#[test]
+fn links_become_osc8_when_supported() {
+    let mut md = Markdown::new("see [docs](https://x.io)", 0, 0, theme());
+    md.set_hyperlinks(true);
+    assert_eq!(
+        md.render(40)[0],
+        format!("see \x1b]8;;https://x.io\x1b\\\x1b[34m\x1b[4mdocs\x1b[24m\x1b[39m\x1b]8;;\x1b\\{}", " ".repeat(32))
+    );
+}

@@ -199,6 +199,10 @@ impl SelectList {
 }
 
 impl Component for SelectList {
+    fn captures_viewport_input(&self) -> bool {
+        true
+    }
+
     fn render(&mut self, width: usize) -> Lines {
         if self.filtered.is_empty() {
             return vec![(self.theme.no_match)("  No matching commands")].into();

@@ -37,6 +37,14 @@ pub const DEFAULT_BINDINGS: &[(&str, &[&str])] = &[
     ("tui.select.pageDown", &["pageDown"]),
     ("tui.select.confirm", &["enter"]),
     ("tui.select.cancel", &["escape", "ctrl+c"]),
+    ("tui.altScreen.pageUp", &["pageUp"]),
+    ("tui.altScreen.pageDown", &["pageDown"]),
+    ("tui.altScreen.halfPageUp", &[]),
+    ("tui.altScreen.halfPageDown", &[]),
+    ("tui.altScreen.lineUp", &[]),
+    ("tui.altScreen.lineDown", &[]),
+    ("tui.altScreen.top", &["ctrl+home"]),
+    ("tui.altScreen.bottom", &["ctrl+end"]),
 ];
 
 /// Action → key ids. Starts from [`DEFAULT_BINDINGS`]; overrides replace an action's keys.

@@ -3,8 +3,9 @@
 //! Parsing uses comrak; the token walk (headings, paragraphs, code blocks, lists, task items,
 //! quotes, rules, tables, links) is pi's, including its spacing rules and style re-opening, so
 //! output matches pi byte for byte on the committed fixtures. Not ported: LaTeX rendering and
-//! marked's CJK-friendly emphasis extension; OSC 8 hyperlinks are off (pi prints `text (url)`
-//! when the terminal lacks them, which is what this port always does).
+//! marked's CJK-friendly emphasis extension. Links print `text (url)` unless
+//! [`Markdown::set_hyperlinks`] says the terminal supports OSC 8 (pi detects that from the
+//! environment).
 
 mod ast;
 mod highlight;
@@ -110,6 +111,7 @@ pub struct Markdown {
     default_style: Option<DefaultTextStyle>,
     cache: Option<(usize, Lines)>,
     blocks: HashMap<(String, usize, &'static str), Vec<String>>,
+    hyperlinks: bool,
 }
 
 impl Markdown {
@@ -123,12 +125,19 @@ impl Markdown {
             default_style: None,
             cache: None,
             blocks: HashMap::new(),
+            hyperlinks: false,
         }
     }
 
     /// Set the default text style.
     pub fn set_default_style(&mut self, style: Option<DefaultTextStyle>) {
         self.default_style = style;
+        self.invalidate();
+    }
+
+    /// Emit links as OSC 8 hyperlinks (for terminals that support them).
+    pub fn set_hyperlinks(&mut self, on: bool) {
+        self.hyperlinks = on;
         self.invalidate();
     }
 
@@ -169,7 +178,11 @@ impl Component for Markdown {
         let content_width = width.saturating_sub(self.padding_x * 2).max(1);
         let normalized = self.text.replace("\r\n", "\n").replace('\r', "\n").replace('\t', "   ");
         let blocks = ast::parse(&normalized);
-        let renderer = render::Renderer { theme: &self.theme, default_style: self.default_style.as_ref() };
+        let renderer = render::Renderer {
+            theme: &self.theme,
+            default_style: self.default_style.as_ref(),
+            hyperlinks: self.hyperlinks,
+        };
         let mut content = Vec::new();
         let mut fresh = HashMap::new();
         for (i, block) in blocks.iter().enumerate() {

@@ -20,6 +20,7 @@ fn style_prefix(f: &dyn Fn(&str) -> String) -> String {
 pub(crate) struct Renderer<'a> {
     pub theme: &'a MarkdownTheme,
     pub default_style: Option<&'a DefaultTextStyle>,
+    pub hyperlinks: bool,
 }
 
 impl<'a> Renderer<'a> {
@@ -92,9 +93,14 @@ impl<'a> Renderer<'a> {
                     let link_text = self.inline(children, Some(ctx));
                     let styled = (self.theme.link)(&(self.theme.underline)(&link_text));
                     let bare = href.strip_prefix("mailto:").unwrap_or(href);
-                    result.push_str(&styled);
-                    if text != href && text != bare {
-                        result.push_str(&(self.theme.link_url)(&format!(" ({href})")));
+                    if self.hyperlinks {
+                        // pi's `hyperlink()`: OSC 8 with ST terminators.
+                        result.push_str(&format!("\x1b]8;;{href}\x1b\\{styled}\x1b]8;;\x1b\\"));
+                    } else {
+                        result.push_str(&styled);
+                        if text != href && text != bare {
+                            result.push_str(&(self.theme.link_url)(&format!(" ({href})")));
+                        }
                     }
                     result.push_str(&ctx.prefix);
                 }
