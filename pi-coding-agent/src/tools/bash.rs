@@ -251,10 +251,8 @@ impl AgentTool for BashTool {
                 let mut structured = Map::new();
                 structured.insert("output".into(), json!(full));
                 structured.insert("truncated".into(), json!(truncated));
-                if truncated {
-                    if let Some(p) = &snapshot.full_output_path {
-                        structured.insert("full_output_path".into(), json!(p));
-                    }
+                if let (true, Some(p)) = (truncated, &snapshot.full_output_path) {
+                    structured.insert("full_output_path".into(), json!(p));
                 }
                 structured.insert("exit_code".into(), json!(code));
                 structured.insert("wall_time_seconds".into(), json!(wall));

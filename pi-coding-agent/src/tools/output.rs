@@ -206,10 +206,8 @@ impl OutputAccumulator {
 
     /// Flushes and closes the temp file.
     pub fn close_temp_file(&mut self) {
-        if let Some(mut f) = self.temp_file.take() {
-            if let Err(e) = f.flush() {
-                tracing::warn!("flushing bash output file failed: {e}");
-            }
+        if let Some(Err(e)) = self.temp_file.take().map(|mut f| f.flush()) {
+            tracing::warn!("flushing bash output file failed: {e}");
         }
     }
 
@@ -320,10 +318,8 @@ impl OutputAccumulator {
     }
 
     fn write_temp(&mut self, data: &[u8]) {
-        if let Some(f) = &mut self.temp_file {
-            if let Err(e) = f.write_all(data) {
-                tracing::warn!("writing bash output file failed: {e}");
-            }
+        if let Some(Err(e)) = self.temp_file.as_mut().map(|f| f.write_all(data)) {
+            tracing::warn!("writing bash output file failed: {e}");
         }
     }
 }
