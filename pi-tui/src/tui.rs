@@ -342,8 +342,8 @@ impl<T: Terminal> Tui<T> {
     pub fn render_now(&mut self) -> Result<(), TuiError> {
         self.render_requested = false;
         self.last_frame = Some(Instant::now());
-        let width = self.terminal.columns();
-        let height = self.terminal.rows();
+        let width = self.terminal.columns().max(1);
+        let height = self.terminal.rows().max(1);
         let result = match self.mode {
             ScreenMode::Main => {
                 let (lines, cursor) = self.prepare_main(width, height);

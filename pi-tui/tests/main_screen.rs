@@ -162,3 +162,15 @@ fn screen_overlay_composited() {
     vt.process(tui.terminal_mut().take_output().as_bytes());
     insta::assert_snapshot!(format!("== overlay shown\n{shown}== overlay hidden\n{}", screen_dump(&mut vt)));
 }
+
+#[test]
+fn degenerate_terminal_sizes_do_not_panic() -> Result<(), pi_tui::TuiError> {
+    for mode in [ScreenMode::Main, ScreenMode::Alt] {
+        let mut tui = Tui::new(CaptureTerminal::new(0, 0), mode);
+        tui.add_child(static_lines(&["", ""]));
+        tui.render_now()?;
+        tui.terminal_mut().resize(1, 1);
+        tui.render_now()?;
+    }
+    Ok(())
+}

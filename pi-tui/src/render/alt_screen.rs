@@ -79,8 +79,8 @@ impl AltScreen {
         cursor: Option<CursorPos>,
         show_hardware_cursor: bool,
     ) {
-        let width = term.columns();
-        let height = term.rows();
+        let width = term.columns().max(1);
+        let height = term.rows().max(1);
         screen.resize(height, FrameLine::from(""));
         let full = self.previous_size != (width, height) || self.previous_screen.len() != height;
         let mut out = String::from(SYNC_BEGIN);

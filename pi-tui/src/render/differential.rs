@@ -154,8 +154,8 @@ impl MainScreen {
         cursor: Option<CursorPos>,
         opts: FrameOptions,
     ) -> Result<(), TuiError> {
-        let width = term.columns();
-        let height = term.rows();
+        let width = term.columns().max(1);
+        let height = term.rows().max(1);
         let show = opts.show_hardware_cursor;
         let width_changed = self.previous_width != 0 && self.previous_width != width as i64;
         let height_changed = self.previous_height != 0 && self.previous_height != height as i64;

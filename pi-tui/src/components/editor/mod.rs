@@ -372,6 +372,10 @@ impl Editor {
             self.push_undo();
             let col = self.state.col;
             let from = col.saturating_sub(replace);
+            if !self.current().is_char_boundary(from) {
+                tracing::warn!(replace, "autocomplete replacement length is not on a character boundary");
+                return;
+            }
             let l = self.state.line;
             self.state.lines[l].replace_range(from..col, &item.value);
             self.state.col = from + item.value.len();
