@@ -22,6 +22,14 @@
 //! - It does not own an event loop or threads beyond the stdin reader of
 //!   [`terminal::CrosstermTerminal`]; the application calls [`Tui::run_once`].
 //!
+//! ## Port status
+//! Ported and checked byte for byte against pi 1.6.0 fixtures (`tests/fixtures/generate.mjs`):
+//! the ANSI utilities, Text/Box/TruncatedText/Spacer, Markdown, SelectList, Input, Editor, key
+//! parsing, the built-in themes and the main-screen renderer's output. Not ported: images
+//! (Kitty/iTerm2), the layout components (VStack/HStack/ScrollView/SettingsList/MouseRegion), the
+//! alt screen's mouse, selection, search and flashes, terminal colour queries and the `system`
+//! theme, LaTeX in Markdown.
+//!
 //! ## Main types
 //! - [`Component`], [`Lines`] (shared `Rc<[String]>` caches compared by identity), [`Container`].
 //! - Components: [`Text`], [`Box`], [`Spacer`], [`TruncatedText`], [`Loader`], [`Input`],
