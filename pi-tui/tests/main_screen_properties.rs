@@ -33,3 +33,54 @@ proptest! {
         }
     }
 }
+
+/// One step of a growing transcript: append lines, or rewrite the last line (a streaming reply).
+#[derive(Debug, Clone)]
+enum Step {
+    Append(Vec<String>),
+    EditLast(String),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        proptest::collection::vec("[a-z]{1,10}", 1..5).prop_map(Step::Append),
+        "[A-Z]{1,10}".prop_map(Step::EditLast),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn growing_transcript_lands_in_scrollback(steps in proptest::collection::vec(step(), 1..12)) {
+        let mut tui = Tui::new(CaptureTerminal::new(COLS as usize, ROWS as usize), ScreenMode::Main);
+        let doc = static_lines(&[]);
+        tui.add_child(doc.clone());
+        let mut vt = parser(ROWS, COLS);
+        let mut lines: Vec<String> = Vec::new();
+        for s in &steps {
+            match s {
+                Step::Append(new) => lines.extend(new.iter().cloned()),
+                Step::EditLast(text) => match lines.last_mut() {
+                    Some(last) => *last = text.clone(),
+                    None => lines.push(text.clone()),
+                },
+            }
+            doc.borrow_mut().set(lines.clone());
+            prop_assert!(tui.render_now().is_ok());
+            vt.process(tui.terminal_mut().take_output().as_bytes());
+            // The screen shows the document's tail (top-aligned while it is shorter).
+            let screen: Vec<String> = vt.screen().rows(0, COLS).map(|r| r.trim_end().to_string()).collect();
+            let top = lines.len().saturating_sub(ROWS as usize);
+            for (row, text) in screen.iter().enumerate() {
+                let expected = lines.get(top + row).cloned().unwrap_or_default();
+                prop_assert_eq!(text, &expected, "row {} of {:?}", row, lines);
+            }
+            // Everything above the screen is in the terminal's scrollback, in order.
+            vt.screen_mut().set_scrollback(usize::MAX);
+            let back = vt.screen().scrollback();
+            let history: Vec<String> = vt.screen().rows(0, COLS).take(back.min(ROWS as usize)).map(|r| r.trim_end().to_string()).collect();
+            vt.screen_mut().set_scrollback(0);
+            prop_assert_eq!(back, top, "scrollback length");
+            prop_assert_eq!(&history[..], &lines[..back.min(ROWS as usize)]);
+        }
+    }
+}
