@@ -55,6 +55,7 @@ pub mod stream;
 pub mod tool_args;
 pub mod transcript;
 pub mod types;
+pub mod validate;
 
 pub use provider::ApiProvider;
 pub use stream::{AssistantMessageEvent, AssistantMessageEventStream, PartialMessage};
