@@ -1,5 +1,7 @@
 //! The fault matrix, per HTTP API: each case asserts the event sequence's shape and the final
-//! message (stop reason, error text, kept content).
+//! message (stop reason, error text, kept content). Where the outcome is deterministic it must
+//! equal what real pi 1.6.0 produced for the same bytes (`tests/fixtures/http/faults.json`,
+//! recorded by `scripts/fixtures/http_faults.mjs`).
 
 mod support;
 
@@ -117,6 +119,25 @@ fn options() -> StreamOptions {
     StreamOptions { api_key: Some("k".into()), ..Default::default() }
 }
 
+/// What pi 1.6.0 did for `case` on `api`: `{events, stopReason, errorMessage, text}`.
+fn pi(api: &str, case: &str) -> serde_json::Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/http/faults.json");
+    let all: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("faults.json")).expect("JSON");
+    all[api][case].clone()
+}
+
+/// Asserts our outcome equals pi's: event kinds, stop reason, error text, kept text.
+fn assert_like_pi(api: &str, case: &str, events: &[String], message: &AssistantMessage) {
+    let expected = pi(api, case);
+    let kinds: Vec<&str> = events.iter().map(|e| e.split(['@', ':', ' ']).next().unwrap_or_default()).collect();
+    let pi_kinds: Vec<&str> = expected["events"].as_array().unwrap().iter().map(|k| k.as_str().unwrap()).collect();
+    assert_eq!(kinds, pi_kinds, "{api}/{case}: events");
+    assert_eq!(message.stop_reason.as_str(), expected["stopReason"].as_str().unwrap(), "{api}/{case}: stopReason");
+    assert_eq!(message.error_message.as_deref(), expected["errorMessage"].as_str(), "{api}/{case}: errorMessage");
+    assert_eq!(message.text(), expected["text"].as_str().unwrap(), "{api}/{case}: text");
+}
+
 async fn go(api: &Api, replies: Vec<Reply>, options: StreamOptions) -> (Vec<String>, AssistantMessage, MockServer) {
     let server = MockServer::start(replies).await;
     let model = support::fixtures::model(api.name, &server.url());
@@ -132,6 +153,9 @@ async fn status_401_is_an_error_without_start() {
         assert_eq!(events, ["error:error"], "{}", api.name);
         assert_eq!(message.error_message.as_deref(), Some(text), "{}", api.name);
         assert!(message.content.is_empty());
+        if api.name != "openai-responses" {
+            assert_like_pi(api.name, "status_401", &events, &message);
+        }
     }
 }
 
@@ -146,6 +170,7 @@ async fn status_500_is_not_retried_by_default() {
         assert_eq!(events, ["error:error"], "{}", api.name);
         assert_eq!(message.error_message.as_deref(), Some(api.internal), "{}", api.name);
         assert_eq!(server.requests().len(), 1);
+        assert_like_pi(api.name, "status_500", &events, &message);
     }
 }
 
@@ -186,12 +211,7 @@ async fn invalid_json_chunk_keeps_the_partial() {
         assert_eq!(events.first().map(String::as_str), Some("start"));
         assert_eq!(events.last().map(String::as_str), Some("error:error"), "{}", api.name);
         assert_eq!(message.text(), "Hel", "{}", api.name);
-        let text = message.error_message.unwrap();
-        if api.name == "anthropic-messages" {
-            assert!(text.starts_with("Could not parse Anthropic SSE event content_block_delta: "), "{text}");
-        } else {
-            assert_eq!(text, "Error reading response: malformed server-sent event JSON.");
-        }
+        assert_like_pi(api.name, "invalid_json", &events, &message);
     }
 }
 
@@ -203,8 +223,11 @@ async fn connection_reset_mid_stream() {
         assert_eq!(events.first().map(String::as_str), Some("start"));
         assert_eq!(events.last().map(String::as_str), Some("error:error"), "{}", api.name);
         assert_eq!(message.text(), "Hel");
+        // pi (undici): "terminated: other side closed (UND_ERR_SOCKET)"; the cause is the client's.
         let text = message.error_message.unwrap();
-        assert!(text.starts_with("terminated"), "{}: {text}", api.name);
+        assert!(text.starts_with("terminated: "), "{}: {text}", api.name);
+        let pi_kinds = pi(api.name, "reset")["events"].as_array().unwrap().len();
+        assert_eq!(events.len(), pi_kinds, "{}: {events:?}", api.name);
     }
 }
 
@@ -215,6 +238,7 @@ async fn stream_ending_without_a_finish() {
         assert_eq!(events.last().map(String::as_str), Some("error:error"), "{}", api.name);
         assert_eq!(message.error_message.as_deref(), Some(api.truncated), "{}", api.name);
         assert_eq!(message.text(), "Hel");
+        assert_like_pi(api.name, "truncated", &events, &message);
     }
 }
 
@@ -229,16 +253,17 @@ async fn cancellation_mid_stream() {
         let mut stream = api.provider.stream(&model, context(), opts);
         let mut kinds = Vec::new();
         while let Some(event) = stream.next().await {
-            kinds.push(event.kind());
+            kinds.push(event.kind().to_owned());
             if event.kind() == "text_delta" {
                 cancel.cancel();
             }
         }
-        assert_eq!(kinds.last(), Some(&"error"), "{}", api.name);
         let message = stream.result().await;
         assert_eq!(message.stop_reason, StopReason::Aborted, "{}", api.name);
-        assert_eq!(message.error_message.as_deref(), Some("Request was aborted"));
         assert_eq!(message.text(), "Hel");
+        // Each API words a mid-stream abort as its SDK surfaces it (completions: "Request was
+        // aborted"; Responses: the missing terminal event; Anthropic: the DOM abort error).
+        assert_like_pi(api.name, "abort", &kinds, &message);
     }
 }
 
@@ -249,11 +274,32 @@ async fn cancellation_before_the_request() {
         cancel.cancel();
         let (events, message, server) = go(&api, vec![], StreamOptions { cancel: Some(cancel), ..options() }).await;
         assert_eq!(events, ["error:aborted"], "{}", api.name);
-        assert_eq!(message.error_message.as_deref(), Some("Request was aborted"));
         assert!(server.requests().is_empty());
+        assert_like_pi(api.name, "pre_abort", &events, &message);
     }
 }
 
+#[tokio::test]
+async fn cancellation_and_timeout_before_the_headers() {
+    for api in apis() {
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            trigger.cancel();
+        });
+        let (events, message, _s) =
+            go(&api, vec![Reply::stall()], StreamOptions { cancel: Some(cancel), ..options() }).await;
+        assert_like_pi(api.name, "abort_before_headers", &events, &message);
+
+        let opts = StreamOptions { timeout: Some(Duration::from_millis(100)), ..options() };
+        let (events, message, _s) = go(&api, vec![Reply::stall()], opts).await;
+        assert_like_pi(api.name, "timeout_before_headers", &events, &message);
+    }
+}
+
+/// pi has no idle timeout on the body (its timeout ends when the headers arrive); ours keeps
+/// the same wording.
 #[tokio::test]
 async fn idle_timeout() {
     for api in apis() {

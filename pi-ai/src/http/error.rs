@@ -42,9 +42,12 @@ pub enum HttpError {
         /// The deepest cause.
         cause: String,
     },
-    /// Nothing arrived within the idle timeout.
+    /// The response headers did not arrive within the timeout.
     #[error("Request timed out.")]
     Timeout,
+    /// The body went idle for longer than the timeout.
+    #[error("Request timed out.")]
+    BodyTimeout,
     /// The cancellation token fired.
     #[error("Request was aborted")]
     Aborted,
@@ -103,6 +106,14 @@ impl ErrorStyle {
         (message, error)
     }
 
+    /// The text of a request cancelled before it was sent.
+    pub fn pre_abort_text(&self) -> &'static str {
+        match self {
+            ErrorStyle::Anthropic => "This operation was aborted",
+            _ => "Request aborted",
+        }
+    }
+
     /// The SDK message of a status error (what pi puts before `Server requested …s retry delay`).
     pub fn sdk_message(&self, status: u16, body: &str) -> String {
         truncate_error_text(&self.sdk_error(status, body).0, MAX_ERROR_BODY_CHARS)
@@ -132,8 +143,14 @@ impl ErrorStyle {
             }
             HttpError::Connection { cause } => with_cause("Connection error.", cause),
             HttpError::Body { cause } => with_cause("terminated", cause),
-            HttpError::Timeout => "Request timed out.".to_owned(),
-            HttpError::Aborted => "Request was aborted".to_owned(),
+            // The OpenAI SDK's timeout error carries the abort that implements it as its cause.
+            HttpError::Timeout => match self {
+                ErrorStyle::Anthropic => "Request timed out.".to_owned(),
+                _ => "Request timed out.: This operation was aborted (20)".to_owned(),
+            },
+            HttpError::BodyTimeout => "Request timed out.".to_owned(),
+            // Cancelled while the request was being sent (pi's retry wrapper's wording).
+            HttpError::Aborted => "Request aborted".to_owned(),
             HttpError::RetryDelayTooLong(text) => text.clone(),
         }
     }

@@ -100,6 +100,12 @@ pub trait SseHandler: Send + 'static {
 
     /// Called before an error is reported, to settle partial content (e.g. open tool arguments).
     fn on_error(&mut self, _out: &mut ProviderOutput) {}
+
+    /// The cancellation token fired while the answer streamed: finish what pi finishes and return
+    /// pi's text for it (each API words it differently; the default is "Request was aborted").
+    fn on_abort(&mut self, _ctx: &StreamContext, _out: &mut ProviderOutput) -> String {
+        "Request was aborted".to_owned()
+    }
 }
 
 /// The model and options of the request being streamed.
@@ -140,7 +146,11 @@ pub fn stream_sse(
 ) -> AssistantMessageEventStream {
     let ctx = Arc::new(ctx);
     AssistantMessageEventStream::new(async_stream::stream! {
-        let abort_text = || "Request was aborted".to_owned();
+        if ctx.aborted() {
+            out.fail(style.pre_abort_text().to_owned(), true);
+            for e in out.take_events() { yield e; }
+            return;
+        }
         let request = match request {
             Ok(request) => request,
             Err(message) => {
@@ -153,7 +163,8 @@ pub fn stream_sse(
             Ok(response) => response,
             Err(error) => {
                 let aborted = ctx.aborted() || error == HttpError::Aborted;
-                out.fail(if aborted { abort_text() } else { style.format(&error) }, aborted);
+                let text = if aborted { style.format(&HttpError::Aborted) } else { style.format(&error) };
+                out.fail(text, aborted);
                 for e in out.take_events() { yield e; }
                 return;
             }
@@ -166,6 +177,7 @@ pub fn stream_sse(
         let mut parser = SseParser::new();
         let mut events = Vec::new();
         let mut failure: Option<String> = None;
+        let mut aborted_mid_stream = false;
         'read: loop {
             let chunk = match body.next_chunk().await {
                 Ok(Some(chunk)) => chunk,
@@ -178,6 +190,10 @@ pub fn stream_sse(
                             break 'read;
                         }
                     }
+                    break;
+                }
+                Err(HttpError::Aborted) => {
+                    aborted_mid_stream = true;
                     break;
                 }
                 Err(error) => {
@@ -197,15 +213,14 @@ pub fn stream_sse(
         }
         let result = match failure {
             Some(message) => Err(message),
-            None if ctx.aborted() => Err(abort_text()),
+            None if aborted_mid_stream || ctx.aborted() => Err(handler.on_abort(&ctx, &mut out)),
             None => handler.on_end(&ctx, &mut out),
         };
         match result {
             Ok(()) => out.done(),
             Err(message) => {
                 handler.on_error(&mut out);
-                let aborted = ctx.aborted();
-                out.fail(if aborted { abort_text() } else { message }, aborted);
+                out.fail(message, ctx.aborted());
             }
         }
         for e in out.take_events() { yield e; }

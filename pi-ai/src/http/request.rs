@@ -57,7 +57,7 @@ impl ResponseBody {
     pub async fn next_chunk(&mut self) -> Result<Option<Bytes>, HttpError> {
         let read = async {
             match self.idle {
-                Some(idle) => tokio::time::timeout(idle, self.inner.next()).await.map_err(|_| HttpError::Timeout),
+                Some(idle) => tokio::time::timeout(idle, self.inner.next()).await.map_err(|_| HttpError::BodyTimeout),
                 None => Ok(self.inner.next().await),
             }
         };
@@ -206,7 +206,7 @@ fn is_retryable(error: &HttpError, headers: &[(String, String)]) -> bool {
     match error {
         HttpError::Status { status, .. } => matches!(status, 408 | 409 | 429) || *status >= 500,
         HttpError::Connection { .. } | HttpError::Timeout => true,
-        HttpError::Body { .. } | HttpError::Aborted | HttpError::RetryDelayTooLong(_) => false,
+        HttpError::Body { .. } | HttpError::BodyTimeout | HttpError::Aborted | HttpError::RetryDelayTooLong(_) => false,
     }
 }
 

@@ -37,6 +37,8 @@ pub struct Reply {
     pub headers: Vec<(String, String)>,
     /// The body, part by part.
     pub parts: Vec<Part>,
+    /// Never send the response headers (for timeouts and cancellation before the answer).
+    pub stall: bool,
 }
 
 impl Reply {
@@ -46,7 +48,13 @@ impl Reply {
             status: 200,
             headers: vec![("content-type".into(), "text/event-stream".into())],
             parts: vec![Part::Bytes(body.into().into_bytes())],
+            stall: false,
         }
+    }
+
+    /// A reply whose headers never come.
+    pub fn stall() -> Self {
+        Reply { status: 200, headers: Vec::new(), parts: Vec::new(), stall: true }
     }
 
     /// An error status with a body.
@@ -55,6 +63,7 @@ impl Reply {
             status,
             headers: vec![("content-type".into(), "application/json".into())],
             parts: vec![Part::Bytes(body.into().into_bytes())],
+            stall: false,
         }
     }
 
@@ -142,7 +151,13 @@ impl MockServer {
         let handler_state = state.clone();
         let app = axum::Router::new().fallback(move |uri: Uri, headers: HeaderMap, body: Bytes| {
             let state = handler_state.clone();
-            async move { handle(state, uri, headers, body) }
+            async move {
+                let response = handle(state, uri, headers, body);
+                if response.is_none() {
+                    std::future::pending::<()>().await;
+                }
+                response.unwrap_or_default()
+            }
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1");
         let addr = listener.local_addr().expect("local addr");
@@ -170,7 +185,7 @@ impl MockServer {
     }
 }
 
-fn handle(state: Arc<State>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+fn handle(state: Arc<State>, uri: Uri, headers: HeaderMap, body: Bytes) -> Option<Response> {
     let headers: Vec<(String, String)> = headers
         .iter()
         .map(|(k, v)| (k.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
@@ -178,8 +193,11 @@ fn handle(state: Arc<State>, uri: Uri, headers: HeaderMap, body: Bytes) -> Respo
     let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
     state.requests.lock().expect("lock").push(Recorded { path: uri.to_string(), headers, body });
     let Some(reply) = state.replies.lock().expect("lock").pop_front() else {
-        return Response::builder().status(404).body(Body::from("no scripted reply")).expect("response");
+        return Some(Response::builder().status(404).body(Body::from("no scripted reply")).expect("response"));
     };
+    if reply.stall {
+        return None;
+    }
     let stream = async_stream::stream! {
         for part in reply.parts {
             match part {
@@ -199,7 +217,7 @@ fn handle(state: Arc<State>, uri: Uri, headers: HeaderMap, body: Bytes) -> Respo
     for (k, v) in &reply.headers {
         builder = builder.header(k.as_str(), v.as_str());
     }
-    builder.body(Body::from_stream(stream)).expect("response")
+    Some(builder.body(Body::from_stream(stream)).expect("response"))
 }
 
 /// `data: <json>\n\n`.

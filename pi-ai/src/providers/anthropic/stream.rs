@@ -215,6 +215,11 @@ impl SseHandler for AnthropicStream {
         }
     }
 
+    /// pi reads the body itself; the aborted read rejects with the DOM abort error.
+    fn on_abort(&mut self, _ctx: &StreamContext, _out: &mut ProviderOutput) -> String {
+        "This operation was aborted".to_owned()
+    }
+
     fn on_error(&mut self, out: &mut ProviderOutput) {
         settle_open_tool_calls(out);
     }

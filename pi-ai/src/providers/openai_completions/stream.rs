@@ -245,6 +245,12 @@ impl SseHandler for CompletionsStream {
         Ok(())
     }
 
+    /// The SDK ends the stream quietly on abort: blocks are finished, then pi reports the abort.
+    fn on_abort(&mut self, _ctx: &StreamContext, out: &mut ProviderOutput) -> String {
+        self.finish_blocks(out);
+        "Request was aborted".to_owned()
+    }
+
     fn on_error(&mut self, out: &mut ProviderOutput) {
         self.apply_reasoning_details(out);
         settle_open_tool_calls(out);

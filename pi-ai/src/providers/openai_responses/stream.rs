@@ -360,6 +360,14 @@ impl SseHandler for ResponsesStream {
         }
     }
 
+    /// The SDK ends the stream quietly on abort, so pi's end-of-stream checks report it.
+    fn on_abort(&mut self, ctx: &StreamContext, out: &mut ProviderOutput) -> String {
+        match self.on_end(ctx, out) {
+            Err(message) if !self.saw_terminal => message,
+            _ => "Request was aborted".to_owned(),
+        }
+    }
+
     fn on_error(&mut self, out: &mut ProviderOutput) {
         settle_open_tool_calls(out);
     }
