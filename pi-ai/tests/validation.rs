@@ -21,6 +21,10 @@ fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Cases where ours knowingly differs: pi returns whatever the root schema coerced the arguments to, here an
+/// array (`[{"a":1}]`); our API returns an object, so the arguments come back as they were.
+const KNOWN_DIFFERENCES: [&str; 1] = ["root array type wraps the arguments"];
+
 #[test]
 fn every_case_matches_pi() {
     let fixture = fixture();
@@ -33,6 +37,10 @@ fn every_case_matches_pi() {
         let mut call = ToolCall::new("c1", "t", case["arguments"].as_object().cloned().expect("arguments"));
         call.arguments_error = case["argumentsError"].as_str().map(str::to_owned);
         let ours = validate_tool_call(std::slice::from_ref(&tool), &call);
+        if KNOWN_DIFFERENCES.contains(&name) {
+            assert_eq!(ours.as_ref().ok(), Some(&call.arguments), "{name}");
+            continue;
+        }
         match (&ours, case.get("ok"), case.get("error")) {
             (Ok(got), Some(expected), _) if same(&Value::Object(got.clone()), expected) => {}
             (Err(e), _, Some(Value::String(expected))) if e.to_string() == *expected => {}

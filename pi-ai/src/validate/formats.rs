@@ -202,7 +202,6 @@ fn is_idn_email(s: &str) -> bool {
 }
 
 fn is_hostname(s: &str, idn: bool) -> bool {
-    let s = s.strip_suffix('.').unwrap_or(s);
     if s.is_empty() || s.len() > 253 {
         return false;
     }

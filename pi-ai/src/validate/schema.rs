@@ -49,7 +49,51 @@ const NEUTRAL_KEYWORDS: [&str; 16] = [
 fn compile_regex(source: &str) -> Result<regress::Regex, String> {
     regress::Regex::with_flags(source, "u")
         .or_else(|_| regress::Regex::new(source))
-        .map_err(|e| format!("Invalid regular expression: /{source}/: {e}"))
+        .map_err(|e| format!("Invalid regular expression: /{source}/: {}", v8_reason(source, &e.to_string())))
+}
+
+/// V8's wording for the common syntax errors (the engines detect the same errors, but word them differently).
+fn v8_reason(source: &str, regress: &str) -> String {
+    let reason = match regress {
+        "Unbalanced parenthesis" => {
+            let mut depth = 0i32;
+            let mut chars = source.chars();
+            let mut in_class = false;
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' => {
+                        chars.next();
+                    }
+                    '[' => in_class = true,
+                    ']' => in_class = false,
+                    '(' if !in_class => depth += 1,
+                    ')' if !in_class => {
+                        depth -= 1;
+                        if depth < 0 {
+                            return "Unmatched ')'".to_owned();
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "Unterminated group"
+        }
+        "Unbalanced bracket" => "Unterminated character class",
+        "Invalid braced quantifier" | "Invalid quantifier" if source.contains('{') => {
+            "numbers out of order in {} quantifier"
+        }
+        "Incomplete escape" | "Unterminated escape" => "\\ at end of pattern",
+        "Quantifier not allowed here" | "Invalid quantifier" | "Invalid atom character" => "Nothing to repeat",
+        "Invalid character range" | "Range values reversed, start char code is greater than end char code." => {
+            "Range out of order in character class"
+        }
+        "Invalid group modifier" => "Invalid group",
+        other if other.starts_with("Backreference to invalid named capture group") => {
+            "Invalid named capture referenced"
+        }
+        other => other,
+    };
+    reason.to_owned()
 }
 
 impl Compiled {
@@ -222,5 +266,37 @@ impl<'a> Ctx<'a> {
     /// Whether some walk gave up for depth (JS would have thrown a `RangeError`).
     pub(crate) fn overflowed(&self) -> bool {
         self.overflow.get()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::compile_regex;
+
+    #[test]
+    fn regex_errors_are_worded_as_v8() {
+        let cases = [
+            ("(", "Unterminated group"),
+            (")", "Unmatched ')'"),
+            ("[a", "Unterminated character class"),
+            ("a{2,1}", "numbers out of order in {} quantifier"),
+            ("\\", "\\ at end of pattern"),
+            ("*a", "Nothing to repeat"),
+            ("a**", "Nothing to repeat"),
+            ("[b-a]", "Range out of order in character class"),
+            ("(?<n>a)(?<n>b)", "Duplicate capture group name"),
+            ("\\k<x>(?<y>a)", "Invalid named capture referenced"),
+            ("(?x)", "Invalid group"),
+        ];
+        let mut wrong = Vec::new();
+        for (source, reason) in cases {
+            let expected = format!("Invalid regular expression: /{source}/: {reason}");
+            match compile_regex(source) {
+                Err(e) if e == expected => {}
+                other => wrong.push(format!("{source}: {:?}", other.err())),
+            }
+        }
+        assert!(wrong.is_empty(), "{wrong:#?}");
+        assert!(compile_regex("a{2").is_ok());
     }
 }
