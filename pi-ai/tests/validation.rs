@@ -3,10 +3,12 @@
 
 use pi_ai::validate::{ValidationError, validate_tool_arguments, validate_tool_call};
 use pi_ai::{Tool, ToolCall};
+use proptest::prelude::*;
 use serde_json::{Value, json};
 
-fn fixture() -> Value {
-    serde_json::from_str(include_str!("fixtures/validation.json")).expect("fixture")
+fn fixture() -> &'static Value {
+    static FIXTURE: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    FIXTURE.get_or_init(|| serde_json::from_str(include_str!("fixtures/validation.json")).expect("fixture"))
 }
 
 /// JSON equality with numbers compared by value (`1` and `1.0` are one JS number) and keys in order.
@@ -102,4 +104,44 @@ fn runaway_recursion_is_an_error_not_a_crash() {
     let tool = Tool::new("t", "", json!({"$ref": "#"}));
     let err = validate_tool_arguments(&tool, &serde_json::Map::new()).expect_err("loops");
     assert_eq!(err.to_string(), "Maximum call stack size exceeded");
+}
+
+fn arbitrary_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i32>().prop_map(|n| json!(n)),
+        (-1e6f64..1e6).prop_map(|f| json!(f)),
+        "[a-z0-9 .\\-]{0,6}".prop_map(Value::String),
+        prop_oneof![Just("12"), Just("true"), Just("null"), Just(""), Just("2.5"), Just("x")].prop_map(|s| json!(s)),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::vec(("[a-z]{1,3}|path|edits|oldText|newText|limit", inner), 0..4)
+                .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Any arguments against a spread of the fixture's schemas: no panic, and a failure shows the arguments.
+    #[test]
+    fn arbitrary_arguments_never_panic(args in prop::collection::vec(("[a-z]{1,3}|path|edits|command|offset", arbitrary_json()), 0..5)) {
+        let args: serde_json::Map<String, Value> = args.into_iter().collect();
+        let fixture = fixture();
+        for case in fixture["cases"].as_array().expect("cases").iter().step_by(7) {
+            let tool = Tool::new("t", "d", case["schema"].clone());
+            match validate_tool_arguments(&tool, &args) {
+                Ok(_) | Err(ValidationError::Schema { .. }) => {}
+                Err(ValidationError::Failed { received, .. }) => {
+                    let shown = serde_json::from_str::<Value>(&received).ok();
+                    prop_assert!(shown.is_some_and(|v| v == Value::Object(args.clone())), "{received}");
+                }
+                Err(other) => prop_assert!(false, "{other}"),
+            }
+        }
+    }
 }

@@ -197,6 +197,25 @@ pub fn validate_tool_arguments(tool: &Tool, args: &Map<String, Value>) -> Result
     validate_as(&tool.name, &tool.parameters, args)
 }
 
+/// [`validate_tool_arguments`] for a tool known only by its name and parameter schema (no [`Tool`] to build).
+///
+/// ```
+/// use pi_ai::validate::validate_arguments;
+/// use serde_json::json;
+///
+/// let schema = json!({"type": "object", "properties": {"paths": {"type": "array", "items": {"type": "string"}}}});
+/// let args = json!({"paths": "a.txt"}).as_object().cloned().unwrap();
+/// let coerced = validate_arguments("ls", &schema, &args).unwrap();
+/// assert_eq!(coerced["paths"], json!(["a.txt"]));
+/// ```
+pub fn validate_arguments(
+    name: &str,
+    parameters: &Value,
+    args: &Map<String, Value>,
+) -> Result<Map<String, Value>, ValidationError> {
+    validate_as(name, parameters, args)
+}
+
 fn validate_as(
     name: &str,
     parameters: &Value,
