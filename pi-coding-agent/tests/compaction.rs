@@ -108,7 +108,7 @@ async fn compaction_matches_pi() {
         assert!(opts.reasoning.is_none());
         assert!(opts.session_id.is_some());
     }
-    insta::assert_snapshot!(seen[0].0.messages()[1].clone().as_user_text());
+    insta::assert_snapshot!(seen[0].0.messages()[1].clone().into_user_text());
 
     // The entry pi wrote from this result is what ours writes.
     let SessionEntry::Compaction(c) = &s.entries()[compaction_at] else { unreachable!() };
@@ -118,11 +118,11 @@ async fn compaction_matches_pi() {
 }
 
 trait UserText {
-    fn as_user_text(self) -> String;
+    fn into_user_text(self) -> String;
 }
 
 impl UserText for pi_ai::Message {
-    fn as_user_text(self) -> String {
+    fn into_user_text(self) -> String {
         match self {
             pi_ai::Message::User(u) => pi_ai::transcript::content_text(&u.content),
             other => panic!("{other:?}"),
@@ -176,7 +176,7 @@ async fn split_turn_gets_a_prefix_summary() {
     );
     assert!(result.summary.contains("<modified-files>\nout0.txt\nout1.txt"), "{}", result.summary);
     let seen = seen.lock().unwrap();
-    let prefix_prompt = seen[1].0.messages()[1].clone().as_user_text();
+    let prefix_prompt = seen[1].0.messages()[1].clone().into_user_text();
     assert!(prefix_prompt.starts_with("# Conversation\n[User]: one long turn"), "{prefix_prompt}");
     assert_eq!(result.usage.unwrap().total_tokens, 300);
 }
@@ -226,7 +226,7 @@ async fn navigating_away_summarizes_the_branch() {
         b.summary,
         "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\nSUMMARY 1\n\n<modified-files>\nout0.txt\n</modified-files>"
     );
-    let prompt = seen.lock().unwrap()[0].0.messages()[1].clone().as_user_text();
+    let prompt = seen.lock().unwrap()[0].0.messages()[1].clone().into_user_text();
     assert!(prompt.starts_with("<conversation>\n[User]: explore\n\n[Assistant tool calls]: write(path=\"out0.txt\")\n</conversation>\n\nCreate a structured summary"), "{prompt}");
     let ctx = serde_json::to_value(s.build_session_context()).unwrap();
     assert_eq!(ctx["messages"][1]["role"], "branchSummary");

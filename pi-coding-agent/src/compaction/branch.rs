@@ -101,6 +101,7 @@ pub fn prepare_branch_entries(entries: &[&SessionEntry], token_budget: u64) -> (
 
 /// The outcome of [`generate_branch_summary`].
 #[derive(Clone, Debug, PartialEq)]
+#[allow(clippy::large_enum_variant)] // returned once per navigation; boxing buys nothing
 pub enum BranchSummaryOutcome {
     /// A summary (preamble and file lists included).
     Summary {

@@ -424,6 +424,7 @@ impl Serialize for SessionEntry {
 
 /// A line of a session file: the header or an entry.
 #[derive(Clone, Debug, PartialEq)]
+#[allow(clippy::large_enum_variant)] // one per line while reading; entries are moved out unboxed
 pub enum FileEntry {
     /// The header.
     Header(SessionHeader),

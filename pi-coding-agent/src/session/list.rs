@@ -58,7 +58,7 @@ pub fn find_most_recent_session(dir: &Path, cwd: Option<&Path>) -> Option<PathBu
             (p, m)
         })
         .collect();
-    files.sort_by(|a, b| b.1.cmp(&a.1));
+    files.sort_by_key(|f| std::cmp::Reverse(f.1));
     files.into_iter().map(|(p, _)| p).find(|p| match read_session_header(p) {
         Some(h) => cwd.is_none_or(|c| cwd_matches(h.cwd.as_deref(), c)),
         None => false,
@@ -150,7 +150,7 @@ pub fn list_sessions(cwd: &Path, session_dir: Option<&Path>) -> Vec<SessionInfo>
         .filter_map(|p| session_info(p))
         .filter(|s| !filter || cwd_matches(Some(&s.cwd), &cwd))
         .collect();
-    out.sort_by(|a, b| b.modified.cmp(&a.modified));
+    out.sort_by_key(|s| std::cmp::Reverse(s.modified));
     out
 }
 
@@ -167,6 +167,6 @@ pub fn list_all_sessions(session_dir: Option<&Path>) -> Vec<SessionInfo> {
         }
     };
     let mut out: Vec<SessionInfo> = dirs.iter().flat_map(|d| jsonl_files(d)).filter_map(|p| session_info(&p)).collect();
-    out.sort_by(|a, b| b.modified.cmp(&a.modified));
+    out.sort_by_key(|s| std::cmp::Reverse(s.modified));
     out
 }

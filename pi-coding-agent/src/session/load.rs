@@ -111,6 +111,7 @@ pub enum ReadOutcome {
     NotASession,
 }
 
+#[allow(clippy::large_enum_variant)] // short-lived, moved straight into the entry list
 enum Parsed {
     Entry(FileEntry),
     Skip,

@@ -48,16 +48,16 @@ pub fn migrate_values(lines: &mut [Value]) -> bool {
 fn v1_to_v2(lines: &mut [Value]) {
     let mut taken: HashMap<String, ()> = HashMap::new();
     let mut prev: Option<String> = None;
-    for i in 0..lines.len() {
-        if is_header(&lines[i]) {
-            if let Some(h) = lines[i].as_object_mut() {
+    for line in lines.iter_mut() {
+        if is_header(line) {
+            if let Some(h) = line.as_object_mut() {
                 h.insert("version".into(), Value::from(2));
             }
             continue;
         }
         let id = new_entry_id(&taken);
         taken.insert(id.clone(), ());
-        let Some(obj) = lines[i].as_object_mut() else { continue };
+        let Some(obj) = line.as_object_mut() else { continue };
         set_id_parent(obj, &id, prev.take());
         prev = Some(id);
     }
