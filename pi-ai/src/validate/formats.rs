@@ -17,9 +17,9 @@ pub(crate) fn check(name: &str, s: &str) -> Option<bool> {
         "ipv6" => is_ipv6(s),
         "uri" => is_uri(s, false),
         "uri-reference" => is_uri_reference(s, false),
-        "iri" => is_uri(s, true),
-        "iri-reference" => is_uri_reference(s, true),
-        "url" => is_uri(s, false) && s.contains(':'),
+        "iri" => is_iri(s),
+        "iri-reference" => is_iri_reference(s),
+        "url" => is_url(s),
         "uri-template" => is_uri_template(s),
         "json-pointer" => is_json_pointer(s),
         "json-pointer-uri-fragment" => is_json_pointer_fragment(s),
@@ -202,23 +202,141 @@ fn is_idn_email(s: &str) -> bool {
 }
 
 fn is_hostname(s: &str, idn: bool) -> bool {
-    if s.is_empty() || s.len() > 253 {
+    if idn {
+        return is_idn_hostname(s);
+    }
+    if s.is_empty() || s.len() > 253 || s.ends_with('.') {
         return false;
     }
-    s.split('.').all(|label| {
+    s.split('.').all(|label| (1..=63).contains(&label.len()) && (is_puny_label(label) || is_ascii_label(label)))
+}
+
+/// An LDH label: letters, digits and hyphens, no hyphen first or last, and no `--` in the 3rd and 4th places.
+fn is_ascii_label(label: &str) -> bool {
+    let b = label.as_bytes();
+    !b.is_empty()
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-'
+        && !(b.len() >= 4 && &b[2..4] == b"--")
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-')
+}
+
+/// An A-label: `xn--` and Punycode that decodes to a label with a non-ASCII character.
+fn is_puny_label(label: &str) -> bool {
+    let Some(body) = label.get(..4).filter(|p| p.eq_ignore_ascii_case("xn--")).map(|_| label[4..].to_lowercase())
+    else {
+        return false;
+    };
+    if body.rfind('-') == Some(0) {
+        return false;
+    }
+    match punycode_decode(&body) {
+        Some(decoded) => decoded.iter().any(|c| !c.is_ascii()) && is_unicode_label(&decoded),
+        None => false,
+    }
+}
+
+/// RFC 3492 decoding; `None` for malformed input.
+fn punycode_decode(input: &str) -> Option<Vec<char>> {
+    let (basic, extended) = match input.rfind('-') {
+        Some(i) => (&input[..i], &input[i + 1..]),
+        None => ("", input),
+    };
+    if !basic.is_ascii() {
+        return None;
+    }
+    let mut output: Vec<char> = basic.chars().collect();
+    let (mut n, mut i, mut bias) = (128u32, 0u32, 72u32);
+    let mut digits = extended.bytes();
+    let mut pending = digits.len();
+    while pending > 0 {
+        let old_i = i;
+        let mut w = 1u32;
+        let mut k = 36u32;
+        loop {
+            let c = digits.next()?;
+            pending -= 1;
+            let digit = u32::from(match c {
+                b'a'..=b'z' => c - b'a',
+                b'A'..=b'Z' => c - b'A',
+                b'0'..=b'9' => c - b'0' + 26,
+                _ => return None,
+            });
+            i = i.checked_add(digit.checked_mul(w)?)?;
+            let t = if k <= bias {
+                1
+            } else if k >= bias + 26 {
+                26
+            } else {
+                k - bias
+            };
+            if digit < t {
+                break;
+            }
+            w = w.checked_mul(36 - t)?;
+            k += 36;
+        }
+        let len = u32::try_from(output.len()).ok()? + 1;
+        bias = adapt(i - old_i, len, old_i == 0);
+        n = n.checked_add(i / len)?;
+        i %= len;
+        output.insert(i as usize, char::from_u32(n)?);
+        i += 1;
+    }
+    Some(output)
+}
+
+fn adapt(delta: u32, points: u32, first: bool) -> u32 {
+    let mut delta = if first { delta / 700 } else { delta / 2 };
+    delta += delta / points;
+    let mut k = 0;
+    while delta > 455 {
+        delta /= 35;
+        k += 36;
+    }
+    k + (36 * delta) / (delta + 38)
+}
+
+/// A combining mark (the common blocks).
+fn is_mark(c: char) -> bool {
+    matches!(c, '\u{300}'..='\u{36f}' | '\u{1ab0}'..='\u{1aff}' | '\u{1dc0}'..='\u{1dff}' | '\u{20d0}'..='\u{20ff}' | '\u{fe20}'..='\u{fe2f}')
+}
+
+/// A U-label, approximately: letters, digits, marks and hyphens with the hyphen rules.
+fn is_unicode_label(chars: &[char]) -> bool {
+    let (Some(first), Some(last)) = (chars.first(), chars.last()) else { return false };
+    *first != '-'
+        && *last != '-'
+        && !(chars.len() >= 4 && chars[2] == '-' && chars[3] == '-')
+        && !is_mark(*first)
+        && chars.iter().all(|c| *c == '-' || is_mark(*c) || c.is_alphanumeric())
+}
+
+fn is_idn_hostname(s: &str) -> bool {
+    if s.is_empty() || s.contains(' ') {
+        return false;
+    }
+    let normalized: String = s
+        .chars()
+        .filter_map(|c| match c {
+            '\u{ff01}'..='\u{ff5e}' => char::from_u32(c as u32 - 0xfee0),
+            '\u{ad}' | '\u{34f}' | '\u{180b}'..='\u{180d}' | '\u{200b}' | '\u{fe00}'..='\u{fe0f}' => None,
+            // U+FF0E (fullwidth full stop) is mapped to '.' by the fullwidth rule above.
+            '\u{3002}' | '\u{ff61}' => Some('.'),
+            c => Some(c),
+        })
+        .collect();
+    if js_len(&normalized) > 253 {
+        return false;
+    }
+    normalized.split('.').all(|label| {
         let chars: Vec<char> = label.chars().collect();
-        let ok_char =
-            |c: &char| c.is_ascii_alphanumeric() || *c == '-' || (idn && !c.is_ascii() && c.is_alphanumeric());
-        !chars.is_empty()
-            && label.len() <= 63
-            && chars[0] != '-'
-            && chars[chars.len() - 1] != '-'
-            && !(chars.len() >= 4
-                && chars[2] == '-'
-                && chars[3] == '-'
-                && !label.to_ascii_lowercase().starts_with("xn--"))
-            && chars.iter().all(ok_char)
+        (1..=63).contains(&js_len(label)) && (is_puny_label(label) || is_unicode_label(&chars))
     })
+}
+
+fn js_len(s: &str) -> usize {
+    s.encode_utf16().count()
 }
 
 fn is_ipv4(s: &str) -> bool {
@@ -304,6 +422,105 @@ fn rest_ok(rest: &str, iri: bool) -> bool {
         return host_ok && chars_ok(path, ":@/", iri);
     }
     chars_ok(hier, ":@/", iri)
+}
+
+/// Whether a WHATWG URL parser accepts `s` (JS's `URL.canParse`), for the checks that matter: a scheme, and
+/// for the special schemes a host that parses (with an IPv4 or IPv6 literal valid) and a port below 65536.
+fn is_url(s: &str) -> bool {
+    let s: String = s.trim_matches(|c: char| c <= ' ').chars().filter(|c| !matches!(c, '\t' | '\n' | '\r')).collect();
+    let Some(colon) = scheme_len(&s) else { return false };
+    let scheme = s[..colon].to_ascii_lowercase();
+    let rest = &s[colon + 1..];
+    let special = matches!(scheme.as_str(), "http" | "https" | "ws" | "wss" | "ftp");
+    if scheme == "file" {
+        return true;
+    }
+    let after = if special {
+        rest.trim_start_matches(['/', '\\'])
+    } else if let Some(a) = rest.strip_prefix("//") {
+        a
+    } else {
+        return true;
+    };
+    let end = after.find(|c| c == '/' || c == '?' || c == '#' || (special && c == '\\')).unwrap_or(after.len());
+    let authority = &after[..end];
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
+    let (host, port) = if let Some(inner) = host_port.strip_prefix('[') {
+        let Some((ip, tail)) = inner.split_once(']') else { return false };
+        if !is_ipv6(ip) {
+            return false;
+        }
+        ("[]", tail.strip_prefix(':'))
+    } else {
+        match host_port.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (host_port, None),
+        }
+    };
+    if port.is_some_and(|p| !valid_port(p)) {
+        return false;
+    }
+    if host.is_empty() {
+        return !special && !authority.contains('@') && port.is_none_or(str::is_empty);
+    }
+    if host == "[]" {
+        return true;
+    }
+    let forbidden = |c: char| c <= ' ' || "#/:<>?@[\\]^|".contains(c) || (special && c == '%');
+    if host.chars().any(forbidden) {
+        return false;
+    }
+    if special {
+        // A host whose last label is numeric is an IPv4 address.
+        let labels: Vec<&str> = host.trim_end_matches('.').split('.').collect();
+        let numeric = |l: &str| !l.is_empty() && l.bytes().all(|c| c.is_ascii_digit());
+        if labels.last().is_some_and(|l| numeric(l)) {
+            return labels.len() <= 4 && labels.iter().all(|l| numeric(l) && l.parse::<u64>().is_ok_and(|n| n <= 255));
+        }
+    }
+    true
+}
+
+/// An empty port, or digits below 65536.
+fn valid_port(p: &str) -> bool {
+    p.is_empty() || (p.bytes().all(|c| c.is_ascii_digit()) && p.parse::<u32>().is_ok_and(|n| n < 65536))
+}
+
+/// An IRI: no spaces, controls or `<>^`{|}\`, valid percent escapes, and a URL parser accepts it.
+fn is_iri(s: &str) -> bool {
+    if s.chars().any(|c| c <= ' ' || "<>^`{|}\\".contains(c)) || !percent_escapes_ok(s) {
+        return false;
+    }
+    is_url(s) || (s.contains("[v") || s.contains("[V")) && is_uri(s, true)
+}
+
+/// An IRI reference: no spaces, controls or backslashes, valid percent escapes, no `scheme//` without a colon,
+/// and a URL parser accepts it against a base.
+fn is_iri_reference(s: &str) -> bool {
+    if s.chars().any(|c| c <= ' ' || c == '\u{7f}' || c == '\\') || !percent_escapes_ok(s) {
+        return false;
+    }
+    let scheme_like = s.find("//").is_some_and(|i| {
+        let head = &s[..i];
+        let mut chars = head.chars();
+        chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && chars.all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    });
+    if scheme_like {
+        return false;
+    }
+    match scheme_len(s) {
+        Some(_) => is_url(s),
+        None if s.starts_with("//") => is_url(&format!("http:{s}")),
+        None => true,
+    }
+}
+
+fn percent_escapes_ok(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.iter()
+        .enumerate()
+        .all(|(i, c)| *c != b'%' || (b.len() > i + 2 && b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit()))
 }
 
 fn scheme_len(s: &str) -> Option<usize> {
