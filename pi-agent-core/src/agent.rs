@@ -355,6 +355,11 @@ impl<C: CustomMessage> Clone for Agent<C> {
 pub struct Unsubscribe(Box<dyn FnOnce() + Send>);
 
 impl Unsubscribe {
+    /// A handle that runs `f` when unsubscribing.
+    pub fn new(f: impl FnOnce() + Send + 'static) -> Self {
+        Unsubscribe(Box::new(f))
+    }
+
     /// Removes the listener.
     pub fn unsubscribe(self) {
         (self.0)()

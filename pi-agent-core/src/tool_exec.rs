@@ -77,8 +77,7 @@ fn validate(tool: &dyn AgentTool, call: &ToolCall, args: Map<String, Value>) -> 
     if let Some(err) = &call.arguments_error {
         return Err(format!("Invalid arguments for tool \"{}\": {err}", call.name));
     }
-    let _ = tool; // SWAP-IN: pi_ai::validate::validate_tool_arguments once pi-ai's validator lands.
-    Ok(args)
+    pi_ai::validate::validate_arguments(tool.name(), tool.parameters(), &args).map_err(|e| e.to_string())
 }
 
 async fn prepare<C: CustomMessage>(env: &BatchEnv<'_, C>, call: &ToolCall) -> Prepared {

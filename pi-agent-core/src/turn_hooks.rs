@@ -45,7 +45,6 @@ pub struct PrepareRequestContext<'a, C> {
 }
 
 /// Replacements for the rest of the run (never written back to the agent's state).
-#[derive(Default)]
 pub struct RequestUpdate<C> {
     /// Replaces the working context's messages.
     pub messages: Option<Vec<AgentMessage<C>>>,
@@ -59,12 +58,23 @@ pub struct RequestUpdate<C> {
 
 /// `prepare_next_turn`'s answer: like [`RequestUpdate`] plus messages to emit before the turn's
 /// steering messages.
-#[derive(Default)]
 pub struct NextTurnUpdate<C> {
     /// Replacements for the run.
     pub update: RequestUpdate<C>,
     /// Messages to add (with events) at the start of the next turn.
     pub messages: Vec<AgentMessage<C>>,
+}
+
+impl<C> Default for RequestUpdate<C> {
+    fn default() -> Self {
+        RequestUpdate { messages: None, tools: None, model: None, thinking_level: None }
+    }
+}
+
+impl<C> Default for NextTurnUpdate<C> {
+    fn default() -> Self {
+        NextTurnUpdate { update: RequestUpdate::default(), messages: Vec::new() }
+    }
 }
 
 /// Turn-level hooks. All default to "no change".

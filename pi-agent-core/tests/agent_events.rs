@@ -344,3 +344,29 @@ async fn length_stop_never_executes_truncated_calls() {
     );
     assert_eq!(script.requests().len(), 2, "length never terminates: another request follows");
 }
+
+#[tokio::test]
+async fn arguments_are_validated_and_coerced_with_pis_texts() {
+    let script =
+        Script::new(vec![tool_calls(&[("c1", "echo", json!({"text": 42})), ("c2", "echo", json!({}))]), text("ok")]);
+    let tools: Vec<Arc<dyn AgentTool>> = vec![Arc::new(Echo::new("echo"))];
+    let agent: Agent = Agent::builder(model(), script.stream_fn()).tools(tools).build();
+    let log = record(&agent);
+    agent.prompt("go").await.unwrap();
+    let results: Vec<(bool, String)> = agent
+        .messages()
+        .iter()
+        .filter_map(|m| match m {
+            AgentMessage::ToolResult(r) => Some((r.is_error, r.content[0].as_text().unwrap().to_owned())),
+            _ => None,
+        })
+        .collect();
+    // 42 is coerced to "42"; a missing required field fails with pi's text and the raw arguments.
+    assert_eq!(results[0], (false, "echo: 42".to_owned()));
+    assert_eq!(
+        results[1],
+        (true, "Validation failed for tool \"echo\":\n  - text: missing\n\nReceived arguments:\n{}".to_owned())
+    );
+    // tool_execution_start carries the raw (uncoerced) arguments.
+    assert!(lines(&log).contains(&"tool_execution_start c1 {\"text\":42}".to_owned()));
+}

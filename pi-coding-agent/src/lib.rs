@@ -3,6 +3,7 @@
 //! - [`tools`]: the built-in tools (read, bash, edit, write, grep, find, ls).
 
 pub mod messages;
+pub mod sdk;
 pub mod session;
 pub mod tools;
 pub mod compaction;

@@ -1,0 +1,180 @@
+//! The SDK: build a complete coding agent in a few lines with [`create_agent_session`].
+//!
+//! ```no_run
+//! # async fn demo(model: pi_ai::Model) -> Result<(), pi_coding_agent::sdk::SdkError> {
+//! use pi_coding_agent::sdk::{CreateAgentSessionOptions, DefaultResourceLoader, create_agent_session};
+//! use pi_coding_agent::session::{SessionManager, get_agent_dir};
+//!
+//! let mut loader = DefaultResourceLoader::new(".", get_agent_dir());
+//! loader.reload().await?; // the SDK does not reload a loader you pass in
+//! let created = create_agent_session(CreateAgentSessionOptions {
+//!     model: Some(model),
+//!     resource_loader: Some(loader),
+//!     session_manager: Some(SessionManager::in_memory(".")),
+//!     ..Default::default()
+//! })
+//! .await?;
+//! let session = created.session;
+//! session.prompt("跑一下检查").await?;
+//! println!("entries: {}", session.session_manager().get_branch(None).len());
+//! session.dispose().await;
+//! # Ok(()) }
+//! ```
+
+pub mod resources;
+mod session;
+pub mod system_prompt;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use pi_agent_core::{Agent, AgentTool, BoxError, StreamFn};
+use pi_ai::options::StreamOptions;
+use pi_ai::registry::Models;
+use pi_ai::{Context, Model, ThinkingLevel};
+use thiserror::Error;
+
+pub use resources::{DefaultResourceLoader, LoadedResources, ResourceError};
+pub use session::{AgentSession, BashResult, PromptOptions, SessionEvent};
+pub use system_prompt::{ContextFile, SystemPromptOptions};
+
+use crate::messages::{CodingAgentMessage, CodingMessage};
+use crate::session::{SessionError, SessionManager, get_agent_dir};
+
+/// Errors of the SDK.
+#[derive(Debug, Error)]
+pub enum SdkError {
+    /// No model was given and none could be chosen.
+    #[error("No model available. Pass a model or set an API key for a provider.")]
+    NoModel,
+    /// A prompt while a run is active.
+    #[error("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")]
+    Busy,
+    /// Resources failed to load.
+    #[error(transparent)]
+    Resources(#[from] ResourceError),
+    /// The session file failed.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// A custom section name was invalid.
+    #[error(transparent)]
+    Prompt(#[from] system_prompt::InvalidSectionName),
+    /// The agent refused the call.
+    #[error(transparent)]
+    Agent(#[from] pi_agent_core::AgentError),
+}
+
+/// Options of [`create_agent_session`] (pi's `CreateAgentSessionOptions`).
+#[derive(Default)]
+pub struct CreateAgentSessionOptions {
+    /// Working directory (default: the session manager's, else the process cwd).
+    pub cwd: Option<PathBuf>,
+    /// Agent directory (default: [`get_agent_dir`]).
+    pub agent_dir: Option<PathBuf>,
+    /// The model (default: the first catalog model with an API key in the environment).
+    pub model: Option<Model>,
+    /// Thinking level (default: off).
+    pub thinking_level: Option<ThinkingLevel>,
+    /// Active built-in tool names (default: read, bash, edit, write).
+    pub tools: Option<Vec<String>>,
+    /// Extra tools, active from the start.
+    pub custom_tools: Vec<Arc<dyn AgentTool>>,
+    /// Resources (default: a `DefaultResourceLoader` for cwd and agent dir, reloaded here).
+    pub resource_loader: Option<DefaultResourceLoader>,
+    /// The session (default: a new persisted session for the cwd).
+    pub session_manager: Option<SessionManager>,
+    /// How requests are streamed (default: pi-ai's built-in HTTP providers).
+    pub stream_fn: Option<StreamFn>,
+    /// Base stream options (API key, session id, retries, …).
+    pub stream_options: StreamOptions,
+}
+
+/// What [`create_agent_session`] returns.
+pub struct CreateAgentSessionResult {
+    /// The session.
+    pub session: AgentSession,
+}
+
+/// A stream function over pi-ai's built-in catalog and HTTP providers.
+pub fn default_stream_fn() -> StreamFn {
+    let mut models = Models::from_catalog();
+    for api in pi_ai::providers::http_apis() {
+        models.register_api(api);
+    }
+    let models = Arc::new(models);
+    Arc::new(move |model: &Model, transcript, options| {
+        models.stream_simple(
+            model,
+            Context { system_prompt: None, messages: transcript.into_messages(), tools: None },
+            options,
+        )
+    })
+}
+
+fn first_model_with_key() -> Option<Model> {
+    pi_ai::models::get_providers()
+        .into_iter()
+        .find(|p| pi_ai::models::env_api_key(p).is_some())
+        .and_then(|p| pi_ai::models::get_models(p).first().cloned())
+}
+
+/// Builds an [`AgentSession`]: model, tools, resources, session and the coding agent's hooks.
+pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<CreateAgentSessionResult, SdkError> {
+    let session_manager = match options.session_manager {
+        Some(sm) => sm,
+        None => {
+            let cwd = options.cwd.clone().unwrap_or_else(|| std::env::current_dir().unwrap_or_default());
+            SessionManager::create(&cwd, None, Default::default())?
+        }
+    };
+    let cwd = options.cwd.clone().map(|p| p.display().to_string()).unwrap_or_else(|| session_manager.cwd().to_owned());
+    let agent_dir = options.agent_dir.clone().unwrap_or_else(get_agent_dir);
+    let loader = match options.resource_loader {
+        Some(loader) => loader,
+        None => {
+            let mut loader = DefaultResourceLoader::new(&cwd, &agent_dir);
+            loader.reload().await?;
+            loader
+        }
+    };
+    let resources = loader.resources()?.clone();
+    let model = options.model.or_else(first_model_with_key).ok_or(SdkError::NoModel)?;
+    let thinking_level = options.thinking_level.unwrap_or(ThinkingLevel::Off);
+
+    let mut all_tools = crate::tools::all_tools(&cwd, &Default::default());
+    let mut active: Vec<String> =
+        options.tools.unwrap_or_else(|| system_prompt::DEFAULT_TOOLS.iter().map(|s| (*s).to_owned()).collect());
+    for tool in options.custom_tools {
+        active.push(tool.name().to_owned());
+        all_tools.retain(|t| t.name() != tool.name());
+        all_tools.push(tool);
+    }
+
+    let mut prompt_options = SystemPromptOptions::with_builtin_tools(cwd.clone());
+    prompt_options.custom_prompt = resources.system_prompt.clone();
+    prompt_options.append_system_prompt = resources.append_system_prompt.clone().unwrap_or_default();
+    prompt_options.context_files = resources.context_files.clone();
+
+    let is_new = session_manager.entries().is_empty();
+    let shared = Arc::new(session::SessionShared::new(session_manager, all_tools, active, prompt_options));
+    let stream_fn = options.stream_fn.unwrap_or_else(default_stream_fn);
+    let convert = |messages: Vec<CodingAgentMessage>| -> Result<Vec<pi_ai::Message>, BoxError> {
+        Ok(crate::messages::into_llm(messages))
+    };
+    let agent: Agent<CodingMessage> = Agent::builder(model.clone(), stream_fn)
+        .thinking_level(thinking_level)
+        .convert_to_llm(convert)
+        .turn_hooks(AgentSession::context_hook(&shared))
+        .stream_options(options.stream_options)
+        .build();
+    let session = AgentSession::new(agent, shared, cwd);
+    if is_new {
+        let mut sm = session.session_manager();
+        sm.append_model_change(&model.provider, &model.id)?;
+        sm.append_thinking_level_change(thinking_level.as_str())?;
+    }
+    let messages = session.session_manager().build_session_context().messages;
+    session.agent.set_messages(messages);
+    session.agent.set_tools(session.shared.active_tool_objects());
+    Ok(CreateAgentSessionResult { session })
+}
