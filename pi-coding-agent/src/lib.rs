@@ -2,9 +2,10 @@
 //!
 //! - [`tools`]: the built-in tools (read, bash, edit, write, grep, find, ls).
 
+pub mod cli;
 pub mod messages;
+pub mod sdk;
 pub mod session;
 pub mod settings;
 pub mod tools;
-pub mod cli;
 pub mod compaction;
