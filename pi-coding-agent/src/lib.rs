@@ -9,3 +9,4 @@ pub mod session;
 pub mod settings;
 pub mod tools;
 pub mod compaction;
+pub mod extensions;

@@ -1,0 +1,150 @@
+//! [`ExtensionActions`]: what extensions can ask the session to do, implemented by the session
+//! and bound to the runner with [`ExtensionRunner::bind`](crate::extensions::ExtensionRunner::bind).
+
+use pi_ai::{Content, UserBlock};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::errors::BoxError;
+
+/// A message an extension sends (pi's `Pick<CustomMessage, "customType" | "content" | "display" | "details">`).
+///
+/// It becomes a `custom` message: `content` reaches the model as user content; `display` and
+/// `details` never do.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionMessage {
+    /// Which extension sent it.
+    pub custom_type: String,
+    /// What the model sees, as a user message.
+    pub content: Content<UserBlock>,
+    /// Whether the terminal renders it.
+    #[serde(default)]
+    pub display: bool,
+    /// Structured data for programs and renderers (never sent to the model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+impl ExtensionMessage {
+    /// A displayed message with text content and no details.
+    pub fn text(custom_type: impl Into<String>, text: impl Into<String>) -> Self {
+        ExtensionMessage {
+            custom_type: custom_type.into(),
+            content: Content::Text(text.into()),
+            display: true,
+            details: None,
+        }
+    }
+}
+
+/// When a sent message is delivered (pi's `deliverAs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum DeliverAs {
+    /// Into the running turn as a steering message (the default while streaming).
+    Steer,
+    /// After the run would otherwise stop.
+    FollowUp,
+    /// Held and sent with the next prompt.
+    NextTurn,
+}
+
+/// Options of [`ExtensionActions::send_message`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendMessageOptions {
+    /// Start a turn when idle (pi's `triggerTurn`; `None` = not set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger_turn: Option<bool>,
+    /// How to deliver while streaming.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deliver_as: Option<DeliverAs>,
+}
+
+/// Options of [`ExtensionActions::send_user_message`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendUserMessageOptions {
+    /// `steer` or `followUp` while streaming (`nextTurn` is not valid here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deliver_as: Option<DeliverAs>,
+    /// Expand prompt templates (pi's default: `false`).
+    #[serde(default)]
+    pub expand_prompt_templates: bool,
+}
+
+/// A tool as [`ExtensionActions::get_all_tools`] describes it (pi's `ToolInfo`, the fields a v1 needs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolInfo {
+    /// Tool name.
+    pub name: String,
+    /// Description for the model.
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub parameters: Value,
+    /// Guideline bullets for the system prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_guidelines: Option<Vec<String>>,
+}
+
+/// The session side of the extension API (pi's `ExtensionActions` plus the context actions).
+///
+/// The session implements it and binds it with
+/// [`ExtensionRunner::bind`](crate::extensions::ExtensionRunner::bind). Until then every action of
+/// [`ExtensionApi`](crate::extensions::ExtensionApi) fails with
+/// [`RUNTIME_NOT_INITIALIZED`](crate::extensions::RUNTIME_NOT_INITIALIZED). Methods are synchronous
+/// like pi's; `send_message`/`send_user_message` are fire-and-forget (spawn the work and report
+/// late failures as extension errors with path `<runtime>`).
+///
+/// The context methods (`is_idle`, `abort`, …) have defaults that match pi's unbound runner.
+pub trait ExtensionActions: Send + Sync {
+    /// pi's `sendMessage`: a `custom` message (see the spec §3.5 for the delivery order).
+    fn send_message(&self, message: ExtensionMessage, options: SendMessageOptions) -> Result<(), BoxError>;
+
+    /// pi's `sendUserMessage`: a user message, as if typed.
+    fn send_user_message(&self, content: Content<UserBlock>, options: SendUserMessageOptions) -> Result<(), BoxError>;
+
+    /// pi's `appendEntry`: a `custom` session entry (state persistence, never sent to the model).
+    fn append_entry(&self, custom_type: &str, data: Option<Value>) -> Result<(), BoxError>;
+
+    /// pi's `setSessionName`.
+    fn set_session_name(&self, name: &str) -> Result<(), BoxError>;
+
+    /// pi's `getSessionName`.
+    fn get_session_name(&self) -> Option<String>;
+
+    /// pi's `setLabel(entryId, label?)`.
+    fn set_label(&self, entry_id: &str, label: Option<&str>) -> Result<(), BoxError>;
+
+    /// pi's `getActiveTools`: names of the active tools.
+    fn get_active_tools(&self) -> Vec<String>;
+
+    /// pi's `getAllTools`.
+    fn get_all_tools(&self) -> Vec<ToolInfo>;
+
+    /// pi's `setActiveTools(names)` (unknown and hidden names are ignored by the session).
+    fn set_active_tools(&self, names: &[String]) -> Result<(), BoxError>;
+
+    /// `ctx.isIdle()`.
+    fn is_idle(&self) -> bool {
+        true
+    }
+
+    /// `ctx.abort()`.
+    fn abort(&self) {}
+
+    /// `ctx.hasPendingMessages()`.
+    fn has_pending_messages(&self) -> bool {
+        false
+    }
+
+    /// `ctx.getSystemPrompt()`.
+    fn get_system_prompt(&self) -> String {
+        String::new()
+    }
+
+    /// `ctx.shutdown()`.
+    fn shutdown(&self) {}
+}

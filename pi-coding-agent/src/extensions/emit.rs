@@ -1,0 +1,244 @@
+//! The typed emit methods of [`ExtensionRunner`] besides `emit_context` (see `context.rs`).
+
+use pi_ai::ImageContent;
+use serde_json::Value;
+
+use super::errors::{ExtensionError, MESSAGE_END_SAME_ROLE};
+use super::events::{
+    AgentStartTrigger, BeforeAgentStartEvent, BeforeAgentStartOutcome, BeforeProviderRequestEvent, ExtensionEvent,
+    InputEvent, InputOutcome, InputSource, MessageEndEvent, NotifyEvent, StreamingBehavior, ToolCallEvent,
+    ToolCallResult, ToolResultEvent, ToolResultPatch, UserBashEvent, UserBashResult,
+};
+use super::runner::ExtensionRunner;
+use crate::messages::CodingAgentMessage;
+
+impl ExtensionRunner {
+    /// `tool_call` (pi's `emitToolCall`): handlers may edit `event.input` in place; the first
+    /// answer with `block: true` is returned at once, otherwise the last answer.
+    ///
+    /// **Fail-closed:** a failing or panicking handler is not reported here; its error is returned
+    /// so the caller blocks the call with the error text as an error result.
+    pub async fn emit_tool_call(&self, event: &mut ToolCallEvent) -> Result<Option<ToolCallResult>, ExtensionError> {
+        let ctx = self.create_context();
+        let mut result = None;
+        for (path, handler) in self.snapshot::<ToolCallEvent>(ToolCallEvent::NAME) {
+            match self.call_handler(&handler, event, &ctx).await {
+                Err(error) => return Err(ExtensionError::new(path.as_ref(), ToolCallEvent::NAME, error)),
+                Ok(Some(r)) => {
+                    if r.block {
+                        return Ok(Some(r));
+                    }
+                    result = Some(r);
+                }
+                Ok(None) => {}
+            }
+        }
+        Ok(result)
+    }
+
+    /// `tool_result` (pi's `emitToolResult`): each handler sees the result patched by the ones
+    /// before it. Replacing `content` without `structured_content` drops the structured content.
+    ///
+    /// Returns `None` when nothing changed, else the **final** values of every field (pass it to
+    /// the agent loop as `AfterToolCallResult::from(patch)`).
+    pub async fn emit_tool_result(&self, mut event: ToolResultEvent) -> Option<ToolResultPatch> {
+        let ctx = self.create_context();
+        let mut modified = false;
+        for (path, handler) in self.snapshot::<ToolResultEvent>(ToolResultEvent::NAME) {
+            let before = event.clone();
+            match self.call_handler(&handler, &mut event, &ctx).await {
+                Err(error) => {
+                    event = before;
+                    self.report(ExtensionError::new(path.as_ref(), ToolResultEvent::NAME, error));
+                }
+                Ok(None) => event = before,
+                Ok(Some(patch)) => {
+                    event = before;
+                    if let Some(content) = patch.content {
+                        event.content = content;
+                        if patch.structured_content.is_none() {
+                            event.structured_content = None;
+                        }
+                        modified = true;
+                    }
+                    if let Some(details) = patch.details {
+                        event.details = details;
+                        modified = true;
+                    }
+                    if let Some(structured) = patch.structured_content {
+                        event.structured_content = Some(structured);
+                        modified = true;
+                    }
+                    if let Some(is_error) = patch.is_error {
+                        event.is_error = is_error;
+                        modified = true;
+                    }
+                    if let Some(usage) = patch.usage {
+                        event.usage = Some(usage);
+                        modified = true;
+                    }
+                }
+            }
+        }
+        modified.then(|| ToolResultPatch {
+            content: Some(event.content),
+            details: Some(event.details),
+            structured_content: event.structured_content,
+            is_error: Some(event.is_error),
+            usage: event.usage,
+        })
+    }
+
+    /// `message_end` (pi's `emitMessageEnd`): handlers may replace the message, chained; a
+    /// replacement of another role is reported ([`MESSAGE_END_SAME_ROLE`]) and ignored. Returns
+    /// the final message (the input when nothing changed).
+    pub async fn emit_message_end(&self, message: CodingAgentMessage) -> CodingAgentMessage {
+        let ctx = self.create_context();
+        let mut current = message;
+        for (path, handler) in self.snapshot::<MessageEndEvent>(MessageEndEvent::NAME) {
+            let mut event = MessageEndEvent { message: current.clone() };
+            match self.call_handler(&handler, &mut event, &ctx).await {
+                Err(error) => self.report(ExtensionError::new(path.as_ref(), MessageEndEvent::NAME, error)),
+                Ok(None) => {}
+                Ok(Some(replacement)) => {
+                    if replacement.role() != current.role() {
+                        self.report(ExtensionError::new(path.as_ref(), MessageEndEvent::NAME, MESSAGE_END_SAME_ROLE));
+                        continue;
+                    }
+                    current = replacement;
+                }
+            }
+        }
+        current
+    }
+
+    /// `input` (pi's `emitInput`) without a streaming behaviour; see [`Self::emit_input_with`].
+    pub async fn emit_input(&self, text: &str, images: Option<Vec<ImageContent>>, source: InputSource) -> InputOutcome {
+        self.emit_input_with(text, images, source, None).await
+    }
+
+    /// `input` (pi's `emitInput`): `transform` answers chain (later handlers see the new text),
+    /// `handled` stops at once. Returns `transform` with the final values when the text or the
+    /// images were replaced, else `continue`.
+    pub async fn emit_input_with(
+        &self,
+        text: &str,
+        images: Option<Vec<ImageContent>>,
+        source: InputSource,
+        streaming_behavior: Option<StreamingBehavior>,
+    ) -> InputOutcome {
+        let ctx = self.create_context();
+        let mut current_text = text.to_owned();
+        let mut current_images = images;
+        let mut images_replaced = false;
+        for (path, handler) in self.snapshot::<InputEvent>(InputEvent::NAME) {
+            let mut event =
+                InputEvent { text: current_text.clone(), images: current_images.clone(), source, streaming_behavior };
+            match self.call_handler(&handler, &mut event, &ctx).await {
+                Err(error) => self.report(ExtensionError::new(path.as_ref(), InputEvent::NAME, error)),
+                Ok(Some(InputOutcome::Handled)) => return InputOutcome::Handled,
+                Ok(Some(InputOutcome::Transform { text, images })) => {
+                    current_text = text;
+                    if let Some(images) = images {
+                        current_images = Some(images);
+                        images_replaced = true;
+                    }
+                }
+                Ok(Some(InputOutcome::Continue)) | Ok(None) => {}
+            }
+        }
+        if current_text != text || images_replaced {
+            InputOutcome::Transform { text: current_text, images: current_images }
+        } else {
+            InputOutcome::Continue
+        }
+    }
+
+    /// `before_agent_start` (pi's `emitBeforeAgentStart`): every handler's `message` is
+    /// collected; the last `system_prompt` wins and later handlers see it as `system_prompt`.
+    pub async fn emit_before_agent_start(
+        &self,
+        trigger: AgentStartTrigger,
+        system_prompt: String,
+    ) -> BeforeAgentStartOutcome {
+        let ctx = self.create_context();
+        let mut outcome = BeforeAgentStartOutcome::default();
+        let mut current_prompt = system_prompt;
+        for (path, handler) in self.snapshot::<BeforeAgentStartEvent>(BeforeAgentStartEvent::NAME) {
+            let mut event = BeforeAgentStartEvent { trigger: trigger.clone(), system_prompt: current_prompt.clone() };
+            match self.call_handler(&handler, &mut event, &ctx).await {
+                Err(error) => self.report(ExtensionError::new(path.as_ref(), BeforeAgentStartEvent::NAME, error)),
+                Ok(None) => {}
+                Ok(Some(result)) => {
+                    if let Some(message) = result.message {
+                        outcome.messages.push(message);
+                    }
+                    if let Some(prompt) = result.system_prompt {
+                        current_prompt = prompt.clone();
+                        outcome.system_prompt = Some(prompt);
+                    }
+                }
+            }
+        }
+        outcome
+    }
+
+    /// `user_bash` (pi's `emitUserBash`): the first answer wins. A failing handler is reported
+    /// **and** returned (the command must then not run locally).
+    pub async fn emit_user_bash(&self, mut event: UserBashEvent) -> Result<Option<UserBashResult>, ExtensionError> {
+        let ctx = self.create_context();
+        for (path, handler) in self.snapshot::<UserBashEvent>(UserBashEvent::NAME) {
+            match self.call_handler(&handler, &mut event, &ctx).await {
+                Err(error) => {
+                    let error = ExtensionError::new(path.as_ref(), UserBashEvent::NAME, error);
+                    self.report(error.clone());
+                    return Err(error);
+                }
+                Ok(Some(result)) => return Ok(Some(result)),
+                Ok(None) => {}
+            }
+        }
+        Ok(None)
+    }
+
+    /// `before_provider_request` (pi's `emitBeforeProviderRequest`): each handler may return a new
+    /// payload, chained.
+    pub async fn emit_before_provider_request(&self, payload: Value) -> Value {
+        let ctx = self.create_context();
+        let mut current = payload;
+        for (path, handler) in self.snapshot::<BeforeProviderRequestEvent>(BeforeProviderRequestEvent::NAME) {
+            let mut event = BeforeProviderRequestEvent { payload: current.clone() };
+            match self.call_handler(&handler, &mut event, &ctx).await {
+                Err(error) => self.report(ExtensionError::new(path.as_ref(), BeforeProviderRequestEvent::NAME, error)),
+                Ok(Some(p)) => current = p,
+                Ok(None) => {}
+            }
+        }
+        current
+    }
+
+    /// A notify event or a `session_before_*` event (pi's generic `emit`). Answers matter only
+    /// for `session_before_*`: a non-null answer is remembered and one with `"cancel": true` is
+    /// returned at once; otherwise the last one is returned.
+    pub async fn emit(&self, event: NotifyEvent) -> Option<Value> {
+        let ctx = self.create_context();
+        let name = event.kind().to_owned();
+        let session_before = event.is_session_before();
+        let mut result = None;
+        for (path, handler) in self.snapshot::<NotifyEvent>(&name) {
+            let mut ev = event.clone();
+            match self.call_handler(&handler, &mut ev, &ctx).await {
+                Err(error) => self.report(ExtensionError::new(path.as_ref(), name.clone(), error)),
+                Ok(Some(answer)) if session_before && !answer.is_null() && answer != Value::Bool(false) => {
+                    let cancel = answer.get("cancel").and_then(Value::as_bool).unwrap_or(false);
+                    result = Some(answer);
+                    if cancel {
+                        return result;
+                    }
+                }
+                Ok(_) => {}
+            }
+        }
+        result
+    }
+}

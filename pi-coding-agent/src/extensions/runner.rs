@@ -1,0 +1,340 @@
+//! [`ExtensionRunner`]: loads extensions and runs their handlers with pi's composition and error
+//! isolation rules (spec §3.3).
+//!
+//! Handlers run in extension load order, then registration order, over a snapshot of the handler
+//! lists taken when the emit starts. A handler that returns an error or panics is reported to the
+//! [`on_error`](ExtensionRunner::on_error) listeners as an [`ExtensionError`] and the emit goes
+//! on with the value from before that handler, except for `tool_call` (fail-closed: the error is
+//! returned so the call is blocked) and `user_bash` (reported and returned).
+
+use std::any::Any;
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use pi_tui::{Component, Theme};
+use tracing::Instrument;
+
+use super::actions::ExtensionActions;
+use super::api::{
+    EntryRenderOptions, Extension, ExtensionApi, ExtensionFlag, ExtensionRecord, Handler, MessageRenderOptions,
+    RegisteredCommand, RegisteredTool,
+};
+use super::errors::{ExtensionError, ExtensionLoadError};
+use super::events::ExtensionEvent;
+use super::runtime::{ExtensionContext, ExtensionMode, FlagValue, Runtime, lock};
+use crate::messages::CustomRoleMessage;
+use crate::session::CustomEntry;
+
+/// The message of a panic payload.
+pub(crate) fn panic_message(payload: Box<dyn Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "handler panicked".to_owned()
+    }
+}
+
+/// Removes an error listener registered with [`ExtensionRunner::on_error`].
+#[derive(Clone)]
+pub struct ErrorListenerHandle {
+    runtime: Arc<Runtime>,
+    id: u64,
+}
+
+impl ErrorListenerHandle {
+    /// Stops delivering errors to the listener.
+    pub fn remove(&self) {
+        self.runtime.remove_listener(self.id);
+    }
+}
+
+impl fmt::Debug for ErrorListenerHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ErrorListenerHandle").field("id", &self.id).finish()
+    }
+}
+
+/// Runs the loaded extensions' handlers (pi's `ExtensionRunner`).
+///
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// use std::sync::Arc;
+/// use pi_coding_agent::extensions::{Extension, ExtensionRunner, FnExtension, InputEvent, InputOutcome, InputSource};
+/// let shout = FnExtension::new("<inline:1>", |pi| {
+///     pi.on_sync::<InputEvent>(|e, _| Ok(Some(InputOutcome::Transform { text: e.text.to_uppercase(), images: None })));
+///     Ok(())
+/// });
+/// let runner = ExtensionRunner::load(vec![Arc::new(shout) as Arc<dyn Extension>], "/tmp").await;
+/// let out = runner.emit_input("hi", None, InputSource::Interactive).await;
+/// assert_eq!(out, InputOutcome::Transform { text: "HI".into(), images: None });
+/// # });
+/// ```
+pub struct ExtensionRunner {
+    pub(crate) extensions: Vec<Arc<ExtensionRecord>>,
+    pub(crate) runtime: Arc<Runtime>,
+    load_errors: Vec<ExtensionLoadError>,
+}
+
+impl fmt::Debug for ExtensionRunner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExtensionRunner")
+            .field("extensions", &self.extension_paths())
+            .field("load_errors", &self.load_errors)
+            .finish()
+    }
+}
+
+impl ExtensionRunner {
+    /// Loads `extensions` in order (pi's `loadExtensions`). A failing setup (error or panic) is
+    /// recorded as `{path, error: "Failed to load extension: …"}` (see
+    /// [`load_errors`](Self::load_errors)), its registrations are discarded, and the others still
+    /// load.
+    pub async fn load(extensions: Vec<Arc<dyn Extension>>, cwd: impl Into<String>) -> ExtensionRunner {
+        let runtime = Runtime::new(cwd.into());
+        let mut records = Vec::new();
+        let mut load_errors = Vec::new();
+        for ext in extensions {
+            let record = ExtensionRecord::new(ext.path());
+            let api = ExtensionApi { record: record.clone(), runtime: runtime.clone() };
+            let setup = AssertUnwindSafe(ext.setup(&api)).catch_unwind().await;
+            let message = match setup {
+                Ok(Ok(())) => None,
+                Ok(Err(e)) => Some(e.to_string()),
+                Err(panic) => Some(panic_message(panic)),
+            };
+            match message {
+                None => {
+                    record.commit(&runtime);
+                    records.push(record);
+                }
+                Some(message) => {
+                    record.fail();
+                    load_errors.push(ExtensionLoadError {
+                        path: ext.path().to_owned(),
+                        error: format!("Failed to load extension: {message}"),
+                    });
+                }
+            }
+        }
+        ExtensionRunner { extensions: records, runtime, load_errors }
+    }
+
+    /// The extensions that failed to load.
+    pub fn load_errors(&self) -> &[ExtensionLoadError] {
+        &self.load_errors
+    }
+
+    /// Paths of the loaded extensions, in load order.
+    pub fn extension_paths(&self) -> Vec<String> {
+        self.extensions.iter().map(|e| e.path.to_string()).collect()
+    }
+
+    /// Binds the session's actions (pi's `bindCore`): from now on extension actions work.
+    pub fn bind(&self, actions: Arc<dyn ExtensionActions>) {
+        self.runtime.bind(actions);
+    }
+
+    /// Sets the mode and whether a UI is attached (what `ctx.mode` / `ctx.hasUI` answer).
+    pub fn set_mode(&self, mode: ExtensionMode, has_ui: bool) {
+        self.runtime.set_mode(mode, has_ui);
+    }
+
+    /// Adds an error listener (pi's `onError`).
+    pub fn on_error(&self, listener: impl Fn(&ExtensionError) + Send + Sync + 'static) -> ErrorListenerHandle {
+        let id = self.runtime.add_listener(Arc::new(listener));
+        ErrorListenerHandle { runtime: self.runtime.clone(), id }
+    }
+
+    /// Reports an error to every listener (pi's `emitError`), e.g. a command failure.
+    pub fn emit_error(&self, error: ExtensionError) {
+        self.runtime.report(error);
+    }
+
+    /// The context handlers receive.
+    pub fn create_context(&self) -> ExtensionContext {
+        ExtensionContext { runtime: self.runtime.clone() }
+    }
+
+    /// Whether any extension handles `event` (pi's `hasHandlers`).
+    pub fn has_handlers(&self, event: &str) -> bool {
+        self.extensions.iter().any(|e| lock(&e.handlers).iter().any(|h| h.event == event))
+    }
+
+    pub(crate) fn report(&self, error: ExtensionError) {
+        self.runtime.report(error);
+    }
+
+    /// The handlers of `name` with type `E`, in load then registration order, copied now.
+    pub(crate) fn snapshot<E: ExtensionEvent>(&self, name: &str) -> Vec<(Arc<str>, Handler<E>)> {
+        let mut out = Vec::new();
+        for ext in &self.extensions {
+            for entry in lock(&ext.handlers).iter().filter(|h| h.event == name) {
+                if let Some(h) = entry.handler.downcast_ref::<Handler<E>>() {
+                    out.push((ext.path.clone(), h.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// Calls one handler; an error or a panic becomes its message.
+    pub(crate) async fn call_handler<E: ExtensionEvent>(
+        &self,
+        handler: &Handler<E>,
+        event: &mut E,
+        ctx: &ExtensionContext,
+    ) -> Result<Option<E::Output>, String> {
+        let span = tracing::debug_span!("extension_handler", event = E::NAME);
+        let ev = &mut *event;
+        let future = match std::panic::catch_unwind(AssertUnwindSafe(move || {
+            let ev = ev;
+            handler(ev, ctx)
+        })) {
+            Ok(f) => f,
+            Err(panic) => return Err(panic_message(panic)),
+        };
+        match AssertUnwindSafe(future).catch_unwind().instrument(span).await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(panic) => Err(panic_message(panic)),
+        }
+    }
+
+    /// All registered tools, the first registration of a name winning (pi's `getAllRegisteredTools`).
+    pub fn registered_tools(&self) -> Vec<RegisteredTool> {
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        for ext in &self.extensions {
+            for tool in lock(&ext.tools).values() {
+                if seen.insert(tool.definition.tool.name().to_owned()) {
+                    out.push(tool.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// The tool named `name` (pi's `getToolDefinition`).
+    pub fn tool(&self, name: &str) -> Option<RegisteredTool> {
+        self.extensions.iter().find_map(|e| lock(&e.tools).get(name).cloned())
+    }
+
+    /// All commands with their invocation names (pi's `resolveRegisteredCommands`): a name
+    /// registered by several extensions becomes `name:1`, `name:2`, ….
+    pub fn commands(&self) -> Vec<(String, RegisteredCommand)> {
+        let all: Vec<RegisteredCommand> =
+            self.extensions.iter().flat_map(|e| lock(&e.commands).values().cloned().collect::<Vec<_>>()).collect();
+        let mut counts = std::collections::HashMap::<String, usize>::new();
+        for c in &all {
+            *counts.entry(c.name.clone()).or_default() += 1;
+        }
+        let mut seen = std::collections::HashMap::<String, usize>::new();
+        let mut taken = std::collections::HashSet::<String>::new();
+        all.into_iter()
+            .map(|c| {
+                let occurrence = {
+                    let n = seen.entry(c.name.clone()).or_default();
+                    *n += 1;
+                    *n
+                };
+                let mut name = if counts.get(&c.name).copied().unwrap_or(0) > 1 {
+                    format!("{}:{occurrence}", c.name)
+                } else {
+                    c.name.clone()
+                };
+                if taken.contains(&name) {
+                    let mut suffix = occurrence;
+                    loop {
+                        suffix += 1;
+                        name = format!("{}:{suffix}", c.name);
+                        if !taken.contains(&name) {
+                            break;
+                        }
+                    }
+                }
+                taken.insert(name.clone());
+                (name, c)
+            })
+            .collect()
+    }
+
+    /// The command invoked as `/name` (pi's `getCommand`).
+    pub fn command(&self, name: &str) -> Option<RegisteredCommand> {
+        self.commands().into_iter().find(|(n, _)| n == name).map(|(_, c)| c)
+    }
+
+    /// Runs `/name args` (pi's `_tryExecuteExtensionCommand`): `false` when no such command. A
+    /// failing or panicking handler is reported as `{extensionPath: "command:<name>", event:
+    /// "command"}` and still counts as handled.
+    pub async fn run_command(&self, name: &str, args: &str) -> bool {
+        let Some(command) = self.command(name) else {
+            return false;
+        };
+        let ctx = self.create_context();
+        let result = match std::panic::catch_unwind(AssertUnwindSafe(|| (command.handler)(args.to_owned(), ctx))) {
+            Ok(f) => match AssertUnwindSafe(f).catch_unwind().await {
+                Ok(r) => r.map_err(|e| e.to_string()),
+                Err(p) => Err(panic_message(p)),
+            },
+            Err(p) => Err(panic_message(p)),
+        };
+        if let Err(error) = result {
+            self.report(ExtensionError::new(format!("command:{name}"), "command", error));
+        }
+        true
+    }
+
+    /// All flags, the first registration of a name winning (pi's `getFlags`).
+    pub fn flags(&self) -> Vec<ExtensionFlag> {
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        for ext in &self.extensions {
+            for flag in lock(&ext.flags).values() {
+                if seen.insert(flag.name.clone()) {
+                    out.push(flag.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Sets a flag's value from the CLI (pi's `setFlagValue`).
+    pub fn set_flag_value(&self, name: &str, value: FlagValue) {
+        lock(&self.runtime.flag_values).insert(name.to_owned(), value);
+    }
+
+    /// The current flag values.
+    pub fn flag_values(&self) -> std::collections::HashMap<String, FlagValue> {
+        lock(&self.runtime.flag_values).clone()
+    }
+
+    /// Whether an extension renders entries of `custom_type`.
+    pub fn has_entry_renderer(&self, custom_type: &str) -> bool {
+        self.extensions.iter().any(|e| lock(&e.entry_renderers).contains_key(custom_type))
+    }
+
+    /// Renders a `custom` entry with the first extension's renderer of its `customType` (pi's
+    /// `getEntryRenderer`); `None` without a renderer or when the renderer declines.
+    pub fn render_entry(&self, entry: &CustomEntry, expanded: bool, theme: &Theme) -> Option<Box<dyn Component>> {
+        let renderer =
+            self.extensions.iter().find_map(|e| lock(&e.entry_renderers).get(&entry.custom_type).cloned())?;
+        renderer(entry, &EntryRenderOptions { expanded }, theme)
+    }
+
+    /// Renders a `custom` message with the first extension's renderer of its `customType` (pi's
+    /// `getMessageRenderer`).
+    pub fn render_message(
+        &self,
+        message: &CustomRoleMessage,
+        options: MessageRenderOptions,
+        theme: &Theme,
+    ) -> Option<Box<dyn Component>> {
+        let renderer =
+            self.extensions.iter().find_map(|e| lock(&e.message_renderers).get(&message.custom_type).cloned())?;
+        renderer(message, &options, theme)
+    }
+}

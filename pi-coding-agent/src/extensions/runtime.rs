@@ -1,0 +1,191 @@
+//! The state shared by the runner and every extension's API: the bound [`ExtensionActions`], flag
+//! values, error listeners, and the [`ExtensionContext`] handlers receive.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+
+use serde::{Deserialize, Serialize};
+
+use super::actions::ExtensionActions;
+use super::errors::{ExtensionApiError, ExtensionError};
+
+/// Locks a mutex, recovering the data if a panicking handler poisoned it.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The value of a flag registered with
+/// [`ExtensionApi::register_flag`](crate::extensions::ExtensionApi::register_flag).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FlagValue {
+    /// A `boolean` flag.
+    Bool(bool),
+    /// A `string` flag.
+    String(String),
+}
+
+impl FlagValue {
+    /// JavaScript's `typeof` of the value (`"boolean"` or `"string"`).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            FlagValue::Bool(_) => "boolean",
+            FlagValue::String(_) => "string",
+        }
+    }
+
+    /// The boolean, if this is one.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            FlagValue::Bool(b) => Some(*b),
+            FlagValue::String(_) => None,
+        }
+    }
+
+    /// The string, if this is one.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            FlagValue::String(s) => Some(s),
+            FlagValue::Bool(_) => None,
+        }
+    }
+}
+
+/// The mode the host runs in (pi's `ctx.mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExtensionMode {
+    /// Interactive terminal UI.
+    Tui,
+    /// RPC mode.
+    Rpc,
+    /// JSON event stream.
+    Json,
+    /// Print mode (the default of an unbound runner).
+    #[default]
+    Print,
+}
+
+type ErrorListener = Arc<dyn Fn(&ExtensionError) + Send + Sync>;
+
+/// Shared by the runner, every [`ExtensionApi`](crate::extensions::ExtensionApi) and every context.
+pub(crate) struct Runtime {
+    pub(crate) cwd: String,
+    actions: RwLock<Option<Arc<dyn ExtensionActions>>>,
+    pub(crate) flag_values: Mutex<HashMap<String, FlagValue>>,
+    listeners: Mutex<Vec<(u64, ErrorListener)>>,
+    next_listener: Mutex<u64>,
+    mode: RwLock<(ExtensionMode, bool)>,
+}
+
+impl Runtime {
+    pub(crate) fn new(cwd: String) -> Arc<Self> {
+        Arc::new(Runtime {
+            cwd,
+            actions: RwLock::new(None),
+            flag_values: Mutex::new(HashMap::new()),
+            listeners: Mutex::new(Vec::new()),
+            next_listener: Mutex::new(0),
+            mode: RwLock::new((ExtensionMode::Print, false)),
+        })
+    }
+
+    pub(crate) fn bind(&self, actions: Arc<dyn ExtensionActions>) {
+        *self.actions.write().unwrap_or_else(|e| e.into_inner()) = Some(actions);
+    }
+
+    pub(crate) fn actions(&self) -> Result<Arc<dyn ExtensionActions>, ExtensionApiError> {
+        self.actions.read().unwrap_or_else(|e| e.into_inner()).clone().ok_or(ExtensionApiError::NotInitialized)
+    }
+
+    pub(crate) fn set_mode(&self, mode: ExtensionMode, has_ui: bool) {
+        *self.mode.write().unwrap_or_else(|e| e.into_inner()) = (mode, has_ui);
+    }
+
+    fn mode(&self) -> (ExtensionMode, bool) {
+        *self.mode.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn add_listener(&self, listener: ErrorListener) -> u64 {
+        let mut next = lock(&self.next_listener);
+        *next += 1;
+        let id = *next;
+        lock(&self.listeners).push((id, listener));
+        id
+    }
+
+    pub(crate) fn remove_listener(&self, id: u64) {
+        lock(&self.listeners).retain(|(i, _)| *i != id);
+    }
+
+    /// Reports an error to every listener (pi's `emitError`), and to `tracing`.
+    pub(crate) fn report(&self, error: ExtensionError) {
+        tracing::warn!(extension = %error.extension_path, event = %error.event, error = %error.error, "extension error");
+        let listeners: Vec<ErrorListener> = lock(&self.listeners).iter().map(|(_, l)| l.clone()).collect();
+        for listener in listeners {
+            listener(&error);
+        }
+    }
+}
+
+/// What every handler receives besides its event (pi's `ExtensionContext`).
+///
+/// Cheap to clone. The session-backed methods answer like pi's unbound runner until
+/// [`ExtensionRunner::bind`](crate::extensions::ExtensionRunner::bind) is called.
+#[derive(Clone)]
+pub struct ExtensionContext {
+    pub(crate) runtime: Arc<Runtime>,
+}
+
+impl fmt::Debug for ExtensionContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExtensionContext").field("cwd", &self.runtime.cwd).finish()
+    }
+}
+
+impl ExtensionContext {
+    /// The working directory of the session.
+    pub fn cwd(&self) -> &str {
+        &self.runtime.cwd
+    }
+
+    /// The host's mode.
+    pub fn mode(&self) -> ExtensionMode {
+        self.runtime.mode().0
+    }
+
+    /// Whether an interactive UI is attached.
+    pub fn has_ui(&self) -> bool {
+        self.runtime.mode().1
+    }
+
+    /// Whether the agent is idle.
+    pub fn is_idle(&self) -> bool {
+        self.runtime.actions().map(|a| a.is_idle()).unwrap_or(true)
+    }
+
+    /// Aborts the current run.
+    pub fn abort(&self) {
+        if let Ok(a) = self.runtime.actions() {
+            a.abort();
+        }
+    }
+
+    /// Whether messages are queued.
+    pub fn has_pending_messages(&self) -> bool {
+        self.runtime.actions().map(|a| a.has_pending_messages()).unwrap_or(false)
+    }
+
+    /// The current system prompt.
+    pub fn get_system_prompt(&self) -> String {
+        self.runtime.actions().map(|a| a.get_system_prompt()).unwrap_or_default()
+    }
+
+    /// Requests a graceful shutdown.
+    pub fn shutdown(&self) {
+        if let Ok(a) = self.runtime.actions() {
+            a.shutdown();
+        }
+    }
+}
