@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod messages;
+pub mod modes;
 pub mod sdk;
 pub mod session;
 pub mod settings;

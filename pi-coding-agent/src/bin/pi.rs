@@ -1,0 +1,248 @@
+//! `pi`: the coding agent's command line (print, JSON and RPC modes of pi 1.6.0).
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+
+use anyhow::Result;
+use pi_ai::ThinkingLevel;
+use pi_coding_agent::cli::args::{Args, DiagnosticKind, ListModels, Mode};
+use pi_coding_agent::cli::file_args::{build_initial_message, process_file_args};
+use pi_coding_agent::cli::list_models::render_model_list;
+use pi_coding_agent::cli::model_resolver::{CliModelRequest, resolve_cli_model};
+use pi_coding_agent::cli::registry::CliRegistry;
+use pi_coding_agent::cli::{HELP, VERSION, no_api_key_message, no_models_message};
+use pi_coding_agent::modes::rpc::RpcContext;
+use pi_coding_agent::modes::{EXIT_INTERRUPTED, json, print, rpc};
+use pi_coding_agent::sdk::{CreateAgentSessionOptions, DefaultResourceLoader, PromptOptions, create_agent_session};
+use pi_coding_agent::session::{SessionManager, expand_tilde, get_agent_dir};
+use pi_coding_agent::settings::Settings;
+
+fn main() {
+    let args = Args::parse(std::env::args().skip(1));
+    // Fast paths: nothing is loaded for --version and --help.
+    if args.version {
+        println!("{VERSION}");
+        return;
+    }
+    if args.help {
+        print!("{HELP}");
+        return;
+    }
+    let code = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt.block_on(run(args)).unwrap_or_else(|e| {
+            eprintln!("Error: {e:#}");
+            1
+        }),
+        Err(e) => {
+            eprintln!("Error: {e}");
+            1
+        }
+    };
+    std::process::exit(code);
+}
+
+fn fail(message: &str) -> Result<i32> {
+    eprintln!("Error: {message}");
+    Ok(1)
+}
+
+fn text_or_file(value: &str) -> String {
+    let path = expand_tilde(value);
+    match std::fs::read_to_string(&path) {
+        Ok(text) if path.is_file() => text,
+        _ => value.to_owned(),
+    }
+}
+
+async fn run(mut args: Args) -> Result<i32> {
+    for d in &args.diagnostics {
+        if d.kind == DiagnosticKind::Warning {
+            eprintln!("Warning: {}", d.message);
+        }
+    }
+    if let Some(e) = args.first_error() {
+        return fail(&e);
+    }
+    let cwd = std::env::current_dir()?;
+    let agent_dir = get_agent_dir();
+    let (settings, settings_errors) = Settings::load(&agent_dir, &cwd, args.project_trust_override == Some(true));
+    for e in settings_errors {
+        eprintln!("Warning: {e}");
+    }
+    let (registry, models_error) = CliRegistry::load(&agent_dir);
+    if let Some(e) = models_error {
+        eprintln!("Warning: errors loading models.json:\n{e}");
+    }
+    if let Some(list) = &args.list_models {
+        let available = registry.available_models();
+        if available.is_empty() {
+            println!("{}", no_models_message());
+            return Ok(0);
+        }
+        let search = match list {
+            ListModels::All => None,
+            ListModels::Search(s) => Some(s.as_str()),
+        };
+        print!("{}", render_model_list(&available, search));
+        return Ok(0);
+    }
+    if let Some(p) = &args.provider
+        && args.model.is_none()
+    {
+        return fail(&format!("--provider requires --model (for example: --provider {p} --model <pattern>)"));
+    }
+    if args.api_key.is_some() && args.model.is_none() && args.models.is_none() {
+        return fail("--api-key requires a model to be specified via --model, --provider/--model, or --models");
+    }
+    let mode = args.mode;
+    if mode == Some(Mode::Rpc) && !args.file_args.is_empty() {
+        return fail("@file arguments are not supported in RPC mode");
+    }
+
+    // Model.
+    let all = registry.all_models();
+    let mut thinking = args.thinking.clone();
+    let model = if let Some(pattern) = &args.model {
+        let request = CliModelRequest {
+            provider: args.provider.as_deref(),
+            model: pattern,
+            thinking: args.thinking.as_deref(),
+            inline_api_key: args.api_key.is_some(),
+        };
+        match resolve_cli_model(&request, &all, &|p| registry.has_auth(p)) {
+            Ok(r) => {
+                if let Some(w) = &r.warning {
+                    eprintln!("Warning: {w}");
+                }
+                thinking = thinking.or(r.thinking_level);
+                Some(r.model)
+            }
+            Err(e) => return fail(&e),
+        }
+    } else {
+        let from_settings = settings
+            .default_provider()
+            .zip(settings.default_model())
+            .and_then(|(p, m)| registry.models.get_model(p, m).cloned())
+            .filter(|m| registry.has_auth(&m.provider));
+        from_settings.or_else(|| registry.available_models().first().map(|m| (*m).clone()))
+    };
+    let Some(model) = model else {
+        eprintln!("{}", no_api_key_message(None));
+        return Ok(1);
+    };
+    if args.api_key.is_none() && !registry.has_auth(&model.provider) {
+        eprintln!("{}", no_api_key_message(Some(&model.provider)));
+        return Ok(1);
+    }
+    let thinking_level = thinking
+        .as_deref()
+        .or(settings.default_thinking_level())
+        .and_then(ThinkingLevel::parse)
+        .map(|l| pi_ai::models::clamp_thinking_level(&model, l));
+
+    // Input.
+    let interactive_terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let stdin_text = if mode != Some(Mode::Rpc) && !std::io::stdin().is_terminal() {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s)?;
+        let t = s.trim().to_owned();
+        (!t.is_empty()).then_some(t)
+    } else {
+        None
+    };
+    let files = match process_file_args(&args.file_args, &cwd).await {
+        Ok(f) => f,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let initial = build_initial_message(stdin_text.as_deref(), &files.text, &mut args.messages);
+    if mode.is_none() && !args.print && interactive_terminal {
+        return fail("the interactive terminal UI is not available in this port; use -p, --mode json or --mode rpc");
+    }
+
+    // Session.
+    let session_dir: Option<PathBuf> = args
+        .session_dir
+        .clone()
+        .or_else(|| std::env::var("PI_CODING_AGENT_SESSION_DIR").ok().filter(|s| !s.is_empty()))
+        .or_else(|| settings.session_dir().map(str::to_owned))
+        .map(|d| expand_tilde(&d));
+    let session_manager = if args.no_session {
+        SessionManager::in_memory(&cwd)
+    } else if let Some(s) = &args.session {
+        let path = if s.ends_with(".jsonl") || s.contains('/') {
+            Some(PathBuf::from(s))
+        } else {
+            SessionManager::find_by_id(&cwd, s, session_dir.as_deref())
+        };
+        match path {
+            Some(p) => SessionManager::open(&p, session_dir.as_deref(), None)?,
+            None => return fail(&format!("No session found matching '{s}'")),
+        }
+    } else if args.continue_session {
+        SessionManager::continue_recent(&cwd, session_dir.as_deref())?
+    } else {
+        SessionManager::create(&cwd, session_dir.as_deref(), Default::default())?
+    };
+
+    // Tools.
+    let builtin = pi_coding_agent::tools::ALL_TOOL_NAMES;
+    let mut tools: Option<Vec<String>> = if args.no_tools || args.no_builtin_tools {
+        Some(Vec::new())
+    } else {
+        args.tools.clone().map(|t| t.into_iter().filter(|n| builtin.contains(&n.as_str())).collect())
+    };
+    if let Some(ex) = &args.exclude_tools {
+        let base = tools.unwrap_or_else(|| ["read", "bash", "edit", "write"].map(str::to_owned).to_vec());
+        tools = Some(base.into_iter().filter(|t| !ex.contains(t)).collect());
+    }
+
+    let mut loader = DefaultResourceLoader::new(&cwd, &agent_dir);
+    loader.no_context_files = args.no_context_files;
+    loader.no_extensions = args.no_extensions;
+    loader.system_prompt = args.system_prompt.as_deref().map(text_or_file);
+    if !args.append_system_prompt.is_empty() {
+        let parts: Vec<String> = args.append_system_prompt.iter().map(|a| text_or_file(a)).collect();
+        loader.append_system_prompt = Some(parts.join("\n\n"));
+    }
+    loader.reload().await?;
+    let mut stream_options = pi_ai::options::StreamOptions::default();
+    stream_options.api_key = args.api_key.clone();
+    let created = create_agent_session(CreateAgentSessionOptions {
+        cwd: Some(cwd.clone()),
+        agent_dir: Some(agent_dir.clone()),
+        model: Some(model),
+        thinking_level,
+        tools,
+        resource_loader: Some(loader),
+        session_manager: Some(session_manager),
+        stream_fn: Some(registry.stream_fn()),
+        stream_options,
+        ..Default::default()
+    })
+    .await?;
+    let session = created.session;
+
+    if mode == Some(Mode::Rpc) {
+        let ctx = RpcContext { available_models: registry.available_models().into_iter().cloned().collect() };
+        return Ok(rpc::run_rpc(session, ctx).await);
+    }
+    let initial = initial.map(|text| (text, PromptOptions { images: files.images }));
+    let rest = std::mem::take(&mut args.messages);
+    let run = async {
+        if mode == Some(Mode::Json) {
+            json::run_json(&session, initial, &rest).await
+        } else {
+            print::run_print(&session, initial, &rest).await
+        }
+    };
+    tokio::select! {
+        code = run => Ok(code),
+        _ = tokio::signal::ctrl_c() => {
+            session.abort().await;
+            session.dispose().await;
+            Ok(EXIT_INTERRUPTED)
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! JSON mode (`--mode json`): the session header, then every session event as one JSON line.
+
+use std::sync::{Arc, Mutex};
+
+use super::json_event::{JsonEventEncoder, agent_settled};
+use super::output::write_record;
+use crate::sdk::{AgentSession, PromptOptions};
+
+/// Runs the prompts, streaming events to stdout; returns the exit status.
+pub async fn run_json(session: &AgentSession, initial: Option<(String, PromptOptions)>, rest: &[String]) -> i32 {
+    let header = serde_json::to_value(session.session_manager().header()).unwrap_or_default();
+    write_record(&header);
+    let encoder = Arc::new(Mutex::new(JsonEventEncoder::new()));
+    let enc = encoder.clone();
+    let _sub = session.subscribe(move |event| {
+        let record = enc.lock().unwrap_or_else(|e| e.into_inner()).encode(event);
+        if let Some(record) = record {
+            write_record(&record);
+        }
+    });
+    let mut prompts: Vec<(String, PromptOptions)> = initial.into_iter().collect();
+    prompts.extend(rest.iter().map(|m| (m.clone(), PromptOptions::default())));
+    for (text, options) in prompts {
+        if let Err(e) = session.prompt_with(&text, options).await {
+            eprintln!("{e}");
+            return 1;
+        }
+        write_record(&agent_settled(last_aborted(session)));
+    }
+    0
+}
+
+/// Whether the last assistant message was aborted.
+pub fn last_aborted(session: &AgentSession) -> bool {
+    session.messages().iter().rev().find_map(|m| match m {
+        pi_agent_core::AgentMessage::Assistant(a) => Some(a.stop_reason == pi_ai::StopReason::Aborted),
+        _ => None,
+    }) == Some(true)
+}

@@ -1,0 +1,57 @@
+//! Print mode (`-p`): run the prompts, write each text block of the last assistant message
+//! followed by `\n`; errors on stderr with pi's exit codes.
+
+use pi_agent_core::AgentMessage;
+use pi_ai::{AssistantBlock, StopReason};
+
+use super::output::write_text;
+use crate::sdk::{AgentSession, PromptOptions};
+
+/// pi's message for a reply cut at the output limit.
+pub const TRUNCATED_MESSAGE: &str = "Response was truncated: the model reached its output token limit.";
+
+/// Runs `initial` (with images) then each further message; returns the exit status.
+pub async fn run_print(session: &AgentSession, initial: Option<(String, PromptOptions)>, rest: &[String]) -> i32 {
+    if let Some((text, options)) = initial
+        && let Err(e) = session.prompt_with(&text, options).await
+    {
+        eprintln!("{e}");
+        return 1;
+    }
+    for message in rest {
+        if let Err(e) = session.prompt(message).await {
+            eprintln!("{e}");
+            return 1;
+        }
+    }
+    finish(session)
+}
+
+/// Writes the last assistant message and computes the exit status.
+pub fn finish(session: &AgentSession) -> i32 {
+    let messages = session.messages();
+    let Some(last) = messages.iter().rev().find_map(|m| match m {
+        AgentMessage::Assistant(a) => Some(a),
+        _ => None,
+    }) else {
+        return 0;
+    };
+    match last.stop_reason {
+        StopReason::Error | StopReason::Aborted => {
+            let fallback = if last.stop_reason == StopReason::Aborted { "Request aborted" } else { "Request failed" };
+            eprintln!("{}", last.error_message.as_deref().unwrap_or(fallback));
+            return 1;
+        }
+        _ => {}
+    }
+    for block in &last.content {
+        if let AssistantBlock::Text(t) = block {
+            write_text(&format!("{}\n", t.text));
+        }
+    }
+    if last.stop_reason == StopReason::Length {
+        eprintln!("{TRUNCATED_MESSAGE}");
+        return 1;
+    }
+    0
+}

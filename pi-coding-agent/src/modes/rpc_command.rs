@@ -1,0 +1,163 @@
+//! RPC records (pi's `rpc-types.ts`): parsing a command line from stdin, and the response shape
+//! `{id?, type:"response", command, success, data? | error?}`.
+//!
+//! ```
+//! use pi_coding_agent::modes::rpc_command::{parse_command, RpcCommand};
+//! let c = parse_command(r#"{"id":"1","type":"prompt","message":"hi"}"#).unwrap();
+//! assert_eq!(c.id.as_deref(), Some("1"));
+//! assert_eq!(c.command, RpcCommand::Prompt { message: "hi".into(), streaming_behavior: None });
+//! let bad = parse_command("{nope").unwrap_err();
+//! assert_eq!(bad["command"], "parse");
+//! ```
+
+use serde_json::{Map, Value, json};
+
+/// A command pi's RPC mode understands (the subset this port executes; others are
+/// [`RpcCommand::Other`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum RpcCommand {
+    /// Start (or queue) a prompt.
+    Prompt {
+        /// The text.
+        message: String,
+        /// `"steer"` or `"followUp"` while streaming.
+        streaming_behavior: Option<String>,
+    },
+    /// Queue a steering message.
+    Steer {
+        /// The text.
+        message: String,
+    },
+    /// Queue a follow-up message.
+    FollowUp {
+        /// The text.
+        message: String,
+    },
+    /// Abort the run.
+    Abort,
+    /// Run a shell command.
+    Bash {
+        /// The command.
+        command: String,
+        /// Keep it out of the model's context.
+        exclude_from_context: bool,
+    },
+    /// Session state.
+    GetState,
+    /// The transcript.
+    GetMessages,
+    /// Switch model.
+    SetModel {
+        /// Provider id.
+        provider: String,
+        /// Model id.
+        model_id: String,
+    },
+    /// Next model with credentials.
+    CycleModel,
+    /// Set the thinking level.
+    SetThinkingLevel {
+        /// The level.
+        level: String,
+    },
+    /// The last assistant text.
+    GetLastAssistantText,
+    /// Token and message counts.
+    GetSessionStats,
+    /// Any other command type (answered with pi's `Unknown command` or a failure).
+    Other(String),
+}
+
+/// A parsed command with its optional id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RpcRequest {
+    /// The client's correlation id.
+    pub id: Option<String>,
+    /// The command type as sent.
+    pub kind: String,
+    /// The command.
+    pub command: RpcCommand,
+}
+
+/// A success response.
+pub fn success(id: Option<&str>, command: &str, data: Option<Value>) -> Value {
+    let mut o = Map::new();
+    if let Some(id) = id {
+        o.insert("id".into(), json!(id));
+    }
+    o.insert("type".into(), json!("response"));
+    o.insert("command".into(), json!(command));
+    o.insert("success".into(), json!(true));
+    if let Some(d) = data {
+        o.insert("data".into(), d);
+    }
+    Value::Object(o)
+}
+
+/// A failure response.
+pub fn failure(id: Option<&str>, command: &str, error: &str) -> Value {
+    let mut o = Map::new();
+    if let Some(id) = id {
+        o.insert("id".into(), json!(id));
+    }
+    o.insert("type".into(), json!("response"));
+    o.insert("command".into(), json!(command));
+    o.insert("success".into(), json!(false));
+    o.insert("error".into(), json!(error));
+    Value::Object(o)
+}
+
+/// Parses one stdin line. Malformed JSON gives pi's parse failure response
+/// (`command: "parse"`, `Failed to parse command: …`, no id).
+pub fn parse_command(line: &str) -> Result<RpcRequest, Value> {
+    let value: Value = serde_json::from_str(line.trim_end_matches('\r'))
+        .map_err(|e| failure(None, "parse", &format!("Failed to parse command: {e}")))?;
+    let Value::Object(obj) = value else {
+        return Err(failure(None, "parse", "Failed to parse command: expected a JSON object"));
+    };
+    let id = obj.get("id").and_then(Value::as_str).map(str::to_owned);
+    let kind = obj.get("type").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let s = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_owned);
+    let required = |k: &str| -> Result<String, Value> {
+        s(k).ok_or_else(|| failure(id.as_deref(), &kind, &format!("Missing required field: {k}")))
+    };
+    let command = match kind.as_str() {
+        "prompt" => RpcCommand::Prompt { message: required("message")?, streaming_behavior: s("streamingBehavior") },
+        "steer" => RpcCommand::Steer { message: required("message")? },
+        "follow_up" => RpcCommand::FollowUp { message: required("message")? },
+        "abort" => RpcCommand::Abort,
+        "bash" => RpcCommand::Bash {
+            command: required("command")?,
+            exclude_from_context: obj.get("excludeFromContext").and_then(Value::as_bool).unwrap_or(false),
+        },
+        "get_state" => RpcCommand::GetState,
+        "get_messages" => RpcCommand::GetMessages,
+        "set_model" => RpcCommand::SetModel { provider: required("provider")?, model_id: required("modelId")? },
+        "cycle_model" => RpcCommand::CycleModel,
+        "set_thinking_level" => RpcCommand::SetThinkingLevel { level: required("level")? },
+        "get_last_assistant_text" => RpcCommand::GetLastAssistantText,
+        "get_session_stats" => RpcCommand::GetSessionStats,
+        other => RpcCommand::Other(other.to_owned()),
+    };
+    Ok(RpcRequest { id, kind, command })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes() {
+        assert_eq!(
+            success(Some("a"), "abort", None),
+            json!({"id":"a","type":"response","command":"abort","success":true})
+        );
+        assert_eq!(failure(None, "x", "e"), json!({"type":"response","command":"x","success":false,"error":"e"}));
+        let r = parse_command(r#"{"type":"set_model","provider":"p","modelId":"m"}"#).unwrap();
+        assert_eq!(r.command, RpcCommand::SetModel { provider: "p".into(), model_id: "m".into() });
+        assert_eq!(parse_command(r#"{"type":"zzz"}"#).unwrap().command, RpcCommand::Other("zzz".into()));
+        let e = parse_command(r#"{"id":"7","type":"prompt"}"#).unwrap_err();
+        assert_eq!(e["id"], "7");
+        assert_eq!(e["success"], false);
+    }
+}

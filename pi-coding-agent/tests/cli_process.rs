@@ -1,0 +1,144 @@
+//! The `pi` binary as a process against a scripted chat-completions server on 127.0.0.1:
+//! pi's error messages and exit codes, print mode, json mode (stdout, session file and request
+//! bodies as snapshots) and rpc mode through stdin.
+
+mod cli_support;
+
+use std::io::Write;
+use std::process::Stdio;
+
+use cli_support::{Env, ScriptedServer, json_lines, redact, text_reply};
+
+fn fixture(name: &str) -> String {
+    let p = format!("{}/tests/fixtures/cli/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(p).unwrap()
+}
+
+#[test]
+fn version_and_help_match_the_reference() {
+    let env = Env::new("http://127.0.0.1:9/v1");
+    let out = env.run(&["--version"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), fixture("version.stdout"));
+    let out = env.run(&["--help"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), fixture("help.stdout"));
+}
+
+#[test]
+fn errors_match_the_reference() {
+    let env = Env::new("http://127.0.0.1:9/v1");
+    let cases: &[(&str, &[&str])] = &[
+        ("unknown_long", &["--bogus", "-p", "hi"]),
+        ("unknown_short", &["-x"]),
+        ("model_missing_value", &["--model"]),
+        ("invalid_mode", &["--mode", "xml", "-p", "hi"]),
+        ("mode_no_value", &["--mode"]),
+        ("api_key_without_model", &["--api-key", "k", "-p", "hi"]),
+        ("model_not_found", &["--model", "nope", "-p", "hi"]),
+        ("unknown_provider", &["--provider", "nope", "--model", "x", "-p", "hi"]),
+        ("file_not_found", &["-p", "@/nonexistent/file.txt", "hi"]),
+        ("tools_mixed", &["--tools", "read,+bash", "-p", "hi"]),
+        ("list_models", &["--list-models"]),
+        ("list_models_search", &["--list-models", "smol"]),
+        ("list_models_nomatch", &["--list-models", "zzz"]),
+    ];
+    for (name, args) in cases {
+        let out = env.run(args);
+        let expected_rc: i32 = fixture(&format!("{name}.rc")).trim().parse().unwrap();
+        assert_eq!(out.status.code(), Some(expected_rc), "{name}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let expected = fixture(&format!("{name}.stderr"));
+        assert_eq!(stderr.trim_end(), expected.trim_end(), "{name}");
+        if !name.starts_with("list_models") {
+            continue;
+        }
+        // The reference lists `local/smollm2-135m`; ours lists `local/smollm2-135m`.
+        let ours = String::from_utf8_lossy(&out.stdout)
+            .replace("scripted    ", "smollm2-135m")
+            .replace("scripted", "smollm2-135m");
+        assert_eq!(ours.trim_end(), fixture(&format!("{name}.stdout")).trim_end(), "{name}");
+    }
+    let out = env.run(&["--provider", "local", "-p", "hi"]);
+    assert_eq!(String::from_utf8_lossy(&out.stderr).trim_end(), fixture("provider_without_model.stderr").trim_end());
+}
+
+#[test]
+fn print_mode_writes_the_final_text() {
+    let server = ScriptedServer::start(vec![text_reply(&["Paris", " is the capital."])]);
+    let env = Env::new(&server.base_url);
+    let out = env.run(&["--model", "local/smollm2-135m", "-p", "What is the capital of France?"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Paris is the capital.\n");
+    assert_eq!(env.session_files().len(), 1);
+}
+
+#[test]
+fn unreachable_server_is_an_error_exit_1() {
+    let env = Env::new("http://127.0.0.1:9/v1");
+    let out = env.run(&["--model", "local/smollm2-135m", "--no-session", "-p", "hi"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(!out.stderr.is_empty());
+}
+
+#[test]
+fn json_mode_stream_session_and_request() {
+    let server = ScriptedServer::start(vec![text_reply(&["Hello", " there"])]);
+    let env = Env::new(&server.base_url);
+    let out =
+        env.run(&["--model", "local/smollm2-135m", "--mode", "json", "--no-tools", "--no-context-files", "Say hello"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut events = json_lines(&String::from_utf8_lossy(&out.stdout));
+    events.iter_mut().for_each(|e| redact(e, &env));
+    assert_eq!(events[0]["type"], "session");
+    insta::assert_json_snapshot!("json_mode_stdout", events);
+    let files = env.session_files();
+    assert_eq!(files.len(), 1);
+    let mut entries = json_lines(&std::fs::read_to_string(&files[0]).unwrap());
+    entries.iter_mut().for_each(|e| redact(e, &env));
+    insta::assert_json_snapshot!("json_mode_session_file", entries);
+    let mut requests = server.requests.lock().unwrap().clone();
+    requests.iter_mut().for_each(|e| redact(e, &env));
+    insta::assert_json_snapshot!("json_mode_request_bodies", requests);
+}
+
+#[test]
+fn rpc_mode_commands_and_parse_errors() {
+    let server = ScriptedServer::start(vec![text_reply(&["Hi"])]);
+    let env = Env::new(&server.base_url);
+    let mut child = env
+        .pi()
+        .args(["--model", "local/smollm2-135m", "--mode", "rpc", "--no-session", "--no-tools"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let commands = [
+        "{not json",
+        r#"{"id":"1","type":"get_state"}"#,
+        r#"{"id":"2","type":"nope"}"#,
+        r#"{"id":"3","type":"prompt"}"#,
+        r#"{"id":"4","type":"set_thinking_level","level":"bogus"}"#,
+        r#"{"id":"5","type":"set_model","provider":"x","modelId":"y"}"#,
+        r#"{"id":"6","type":"bash","command":"echo rpc-bash"}"#,
+    ];
+    for c in commands {
+        writeln!(stdin, "{c}").unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let records = json_lines(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(records[0]["command"], "parse");
+    assert_eq!(records[0]["success"], false);
+    assert!(records[0]["error"].as_str().unwrap().starts_with("Failed to parse command: "));
+    assert!(records[0].get("id").is_none());
+    assert_eq!(records[1]["id"], "1");
+    assert_eq!(records[1]["data"]["model"]["id"], "smollm2-135m");
+    assert_eq!(records[2]["error"], "Unknown command: nope");
+    assert_eq!(records[3]["success"], false);
+    assert_eq!(records[4]["success"], false);
+    assert_eq!(records[5]["error"], "Model not found: x/y");
+    assert_eq!(records[6]["id"], "6");
+    assert_eq!(records[6]["data"]["output"], "rpc-bash\n");
+}
