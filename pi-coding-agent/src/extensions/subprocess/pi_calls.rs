@@ -1,0 +1,97 @@
+//! `pi.*` calls from a subprocess extension, routed to the bound [`ExtensionActions`].
+//!
+//! [`ExtensionActions`]: crate::extensions::ExtensionActions
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use pi_ai::{Content, UserBlock};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::protocol::{ERROR_ACTION_FAILED, ERROR_INVALID_PARAMS, ERROR_METHOD_NOT_FOUND, RpcError};
+use crate::extensions::actions::{ExtensionMessage, SendMessageOptions, SendUserMessageOptions};
+use crate::extensions::exec::{ExecOptions, exec_command};
+use crate::extensions::runtime::{Runtime, lock};
+
+fn invalid(e: impl std::fmt::Display) -> RpcError {
+    RpcError { code: ERROR_INVALID_PARAMS, message: e.to_string(), data: None }
+}
+
+fn failed(e: impl std::fmt::Display) -> RpcError {
+    RpcError { code: ERROR_ACTION_FAILED, message: e.to_string(), data: None }
+}
+
+fn field<T: DeserializeOwned>(params: &Value, name: &str) -> Result<T, RpcError> {
+    serde_json::from_value(params.get(name).cloned().unwrap_or(Value::Null))
+        .map_err(|e| invalid(format!("invalid \"{name}\": {e}")))
+}
+
+fn opt_field<T: DeserializeOwned>(params: &Value, name: &str) -> Result<Option<T>, RpcError> {
+    match params.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => serde_json::from_value(v.clone()).map(Some).map_err(|e| invalid(format!("invalid \"{name}\": {e}"))),
+    }
+}
+
+/// Runs one `pi.*` method. Actions fail with pi's "not initialized" text before binding.
+pub(crate) async fn handle_pi_call(
+    runtime: &Runtime,
+    flags: &Mutex<HashMap<String, Value>>,
+    method: &str,
+    params: Value,
+) -> Result<Value, RpcError> {
+    match method {
+        "pi.exec" => {
+            let command: String = field(&params, "command")?;
+            let args: Vec<String> = opt_field(&params, "args")?.unwrap_or_default();
+            let options = params.get("options").cloned().unwrap_or(Value::Null);
+            let cwd: Option<String> = opt_field(&options, "cwd")?;
+            let exec = ExecOptions {
+                cancel: None,
+                timeout_ms: opt_field(&options, "timeout")?,
+                cwd: cwd.clone(),
+                max_buffer: opt_field(&options, "maxBuffer")?,
+            };
+            let result = exec_command(&command, &args, &cwd.unwrap_or_else(|| runtime.cwd.clone()), exec).await;
+            return serde_json::to_value(result).map_err(failed);
+        }
+        "pi.getFlag" => {
+            let name: String = field(&params, "name")?;
+            let value = lock(&runtime.flag_values).get(&name).map(serde_json::to_value).transpose().map_err(failed)?;
+            return Ok(value.or_else(|| lock(flags).get(&name).cloned()).unwrap_or(Value::Null));
+        }
+        _ => {}
+    }
+    let actions = runtime.actions().map_err(failed)?;
+    let done = |r: Result<(), crate::extensions::BoxError>| r.map(|()| Value::Null).map_err(failed);
+    match method {
+        "pi.appendEntry" => {
+            let custom_type: String = field(&params, "customType")?;
+            done(actions.append_entry(&custom_type, opt_field(&params, "data")?))
+        }
+        "pi.sendMessage" => {
+            let message: ExtensionMessage = field(&params, "message")?;
+            let options: SendMessageOptions = opt_field(&params, "options")?.unwrap_or_default();
+            done(actions.send_message(message, options))
+        }
+        "pi.sendUserMessage" => {
+            let content: Content<UserBlock> = field(&params, "content")?;
+            let options: SendUserMessageOptions = opt_field(&params, "options")?.unwrap_or_default();
+            done(actions.send_user_message(content, options))
+        }
+        "pi.setSessionName" => done(actions.set_session_name(&field::<String>(&params, "name")?)),
+        "pi.getSessionName" => Ok(actions.get_session_name().map(Value::String).unwrap_or(Value::Null)),
+        "pi.setLabel" => {
+            let entry_id: String = field(&params, "entryId")?;
+            let label: Option<String> = opt_field(&params, "label")?;
+            done(actions.set_label(&entry_id, label.as_deref()))
+        }
+        "pi.getActiveTools" => Ok(json!(actions.get_active_tools())),
+        "pi.getAllTools" => serde_json::to_value(actions.get_all_tools()).map_err(failed),
+        "pi.setActiveTools" => done(actions.set_active_tools(&field::<Vec<String>>(&params, "toolNames")?)),
+        other => {
+            Err(RpcError { code: ERROR_METHOD_NOT_FOUND, message: format!("Unknown method: {other}"), data: None })
+        }
+    }
+}
