@@ -3,11 +3,11 @@
 //! - [`tools`]: the built-in tools (read, bash, edit, write, grep, find, ls).
 
 pub mod cli;
+pub mod compaction;
+pub mod extensions;
 pub mod messages;
 pub mod modes;
 pub mod sdk;
 pub mod session;
 pub mod settings;
 pub mod tools;
-pub mod compaction;
-pub mod extensions;

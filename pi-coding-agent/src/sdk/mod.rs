@@ -21,6 +21,7 @@
 //! # Ok(()) }
 //! ```
 
+mod extension_bridge;
 pub mod resources;
 mod session;
 pub mod system_prompt;
@@ -38,6 +39,7 @@ pub use resources::{DefaultResourceLoader, LoadedResources, ResourceError};
 pub use session::{AgentSession, BashResult, PromptOptions, SessionEvent};
 pub use system_prompt::{ContextFile, SystemPromptOptions};
 
+use crate::extensions::{Extension, ExtensionRunner};
 use crate::messages::{CodingAgentMessage, CodingMessage};
 use crate::session::{SessionError, SessionManager, get_agent_dir};
 
@@ -87,6 +89,8 @@ pub struct CreateAgentSessionOptions {
     pub stream_fn: Option<StreamFn>,
     /// Base stream options (API key, session id, retries, …).
     pub stream_options: StreamOptions,
+    /// In-process extensions (pi's `extensionFactories`), loaded in order.
+    pub extensions: Vec<Arc<dyn Extension>>,
 }
 
 /// What [`create_agent_session`] returns.
@@ -155,19 +159,42 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     prompt_options.append_system_prompt = resources.append_system_prompt.clone().unwrap_or_default();
     prompt_options.context_files = resources.context_files.clone();
 
+    let runner = if options.extensions.is_empty() || loader.no_extensions {
+        None
+    } else {
+        Some(Arc::new(ExtensionRunner::load(options.extensions, cwd.clone()).await))
+    };
+    if let Some(runner) = &runner {
+        for load_error in runner.load_errors() {
+            tracing::warn!(path = %load_error.path, error = %load_error.error, "extension failed to load");
+        }
+        for registered in runner.registered_tools() {
+            let tool = registered.definition.tool.clone();
+            active.retain(|n| n != tool.name());
+            active.push(tool.name().to_owned());
+            all_tools.retain(|t| t.name() != tool.name());
+            all_tools.push(tool);
+        }
+    }
+
     let is_new = session_manager.entries().is_empty();
     let shared = Arc::new(session::SessionShared::new(session_manager, all_tools, active, prompt_options));
     let stream_fn = options.stream_fn.unwrap_or_else(default_stream_fn);
     let convert = |messages: Vec<CodingAgentMessage>| -> Result<Vec<pi_ai::Message>, BoxError> {
         Ok(crate::messages::into_llm(messages))
     };
-    let agent: Agent<CodingMessage> = Agent::builder(model.clone(), stream_fn)
+    let mut builder = Agent::builder(model.clone(), stream_fn)
         .thinking_level(thinking_level)
         .convert_to_llm(convert)
         .turn_hooks(AgentSession::context_hook(&shared))
-        .stream_options(options.stream_options)
-        .build();
-    let session = AgentSession::new(agent, shared, cwd);
+        .stream_options(options.stream_options);
+    if let Some(runner) = &runner {
+        let hooks = Arc::new(extension_bridge::ExtensionHooks { runner: runner.clone() });
+        builder =
+            builder.transform_context(extension_bridge::ExtensionHooks { runner: runner.clone() }).tool_hooks(hooks);
+    }
+    let agent: Agent<CodingMessage> = builder.build();
+    let session = AgentSession::new(agent, shared, cwd, runner);
     if is_new {
         let mut sm = session.session_manager();
         sm.append_model_change(&model.provider, &model.id)?;

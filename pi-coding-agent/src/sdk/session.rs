@@ -20,7 +20,9 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::SdkError;
+use super::extension_bridge::{AgentSessionHandle, SessionActions, notify_event};
 use super::system_prompt::{SystemPromptOptions, build_system_prompt_message, diff_system_prompt_sections};
+use crate::extensions::{ExtensionRunner, NotifyEvent};
 use crate::messages::{BashExecutionMessage, CodingAgentMessage, CodingMessage, CustomRoleMessage};
 use crate::session::SessionManager;
 
@@ -142,16 +144,35 @@ pub struct BashResult {
     pub full_output_path: Option<String>,
 }
 
-/// A coding-agent session: the agent, its session file, tools and prompt.
+/// A coding-agent session: the agent, its session file, tools, prompt and extensions.
 #[derive(Clone)]
 pub struct AgentSession {
     pub(crate) agent: Agent<CodingMessage>,
     pub(crate) shared: Arc<SessionShared>,
     pub(crate) cwd: String,
+    pub(crate) runner: Option<Arc<ExtensionRunner>>,
 }
 
 impl AgentSession {
-    pub(crate) fn new(agent: Agent<CodingMessage>, shared: Arc<SessionShared>, cwd: String) -> Self {
+    pub(crate) fn new(
+        agent: Agent<CodingMessage>,
+        shared: Arc<SessionShared>,
+        cwd: String,
+        runner: Option<Arc<ExtensionRunner>>,
+    ) -> Self {
+        // Extensions see each event first, then public listeners, then the event is persisted.
+        if let Some(runner) = &runner {
+            let runner = runner.clone();
+            agent.subscribe_async(move |event| {
+                let runner = runner.clone();
+                Box::pin(async move {
+                    if let Some(n) = notify_event(&event) {
+                        runner.emit(n).await;
+                    }
+                    Ok(())
+                })
+            });
+        }
         let persist = shared.clone();
         let weak = Arc::downgrade(&shared);
         agent.subscribe(move |event: &AgentEvent<CodingMessage>| {
@@ -162,7 +183,22 @@ impl AgentSession {
                 persist.persist(message);
             }
         });
-        AgentSession { agent, shared, cwd }
+        AgentSession { agent, shared, cwd, runner }
+    }
+
+    /// The extension runner (present when extensions were loaded).
+    pub fn extension_runner(&self) -> Option<&Arc<ExtensionRunner>> {
+        self.runner.as_ref()
+    }
+
+    /// Binds extension actions to this session and emits `session_start` (pi's `bindExtensions`).
+    /// Without it, `context` handlers still run, but every extension action (`append_entry`,
+    /// `send_message`, …) fails with "Extension runtime not initialized…".
+    pub async fn bind_extensions(&self) {
+        let Some(runner) = &self.runner else { return };
+        let handle = AgentSessionHandle { agent: self.agent.clone(), cwd: self.cwd.clone() };
+        runner.bind(Arc::new(SessionActions { session: Arc::downgrade(&self.shared), handle }));
+        runner.emit(NotifyEvent::SessionStart { reason: "startup".into(), previous_session_file: None }).await;
     }
 
     pub(crate) fn context_hook(shared: &Arc<SessionShared>) -> Arc<dyn TurnHooks<CodingMessage>> {
@@ -299,6 +335,12 @@ impl AgentSession {
         let mut content = vec![UserBlock::Text(TextContent::new(text))];
         content.extend(options.images.into_iter().map(UserBlock::Image));
         self.run_messages(vec![AgentMessage::User(UserMessage::new(content))]).await
+    }
+
+    /// Sends several messages as one prompt (they may include system messages that patch the
+    /// prompt, and custom messages), as `agent.prompt([...])` does in pi.
+    pub async fn prompt_messages(&self, messages: Vec<CodingAgentMessage>) -> Result<(), SdkError> {
+        self.run_messages(messages).await
     }
 
     /// Runs a prompt batch (system patch first when the prompt changed).
