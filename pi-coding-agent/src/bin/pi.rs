@@ -207,8 +207,7 @@ async fn run(mut args: Args) -> Result<i32> {
         loader.append_system_prompt = Some(parts.join("\n\n"));
     }
     loader.reload().await?;
-    let mut stream_options = pi_ai::options::StreamOptions::default();
-    stream_options.api_key = args.api_key.clone();
+    let stream_options = pi_ai::options::StreamOptions { api_key: args.api_key.clone(), ..Default::default() };
     let created = create_agent_session(CreateAgentSessionOptions {
         cwd: Some(cwd.clone()),
         agent_dir: Some(agent_dir.clone()),
