@@ -339,3 +339,62 @@ async fn troubleshooting_context_handlers_cannot_see_system_messages_context_wit
     assert_eq!(roles(&h.last_request()), ["system", "user"], "the head was restored after `context`");
     let _ = CodingMessage::Other(Default::default());
 }
+
+/// The seed's "在 SDK 里跑起来": a loader with `additional_extension_paths` naming the Python audit
+/// extension, an explicit `reload()`, `bind_extensions`, one prompt; the audit entry is in the
+/// session and in no request.
+#[tokio::test]
+async fn sdk_runs_the_python_audit_extension_from_additional_extension_paths() {
+    if std::process::Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("SKIP: python3 is not installed");
+        return;
+    }
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/extensions/audit_extension.py");
+    let dir = tempfile::tempdir().unwrap();
+    let faux = FauxProvider::new(FauxOptions::default());
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let mut steps =
+        vec![bash_call_reply(), faux_assistant_message(vec![faux_text("done")], Default::default())].into_iter();
+    faux.set_responses(
+        (0..2)
+            .map(|_| {
+                let requests = requests.clone();
+                let reply = steps.next().unwrap();
+                FauxStep::factory(move |req| {
+                    let requests = requests.clone();
+                    let reply = reply.clone();
+                    async move {
+                        requests.lock().unwrap().push(serde_json::to_value(req.context.messages()).unwrap());
+                        Ok(reply)
+                    }
+                })
+            })
+            .collect(),
+    );
+    let mut loader = DefaultResourceLoader::new(dir.path(), dir.path().join("agent"));
+    loader.additional_extension_paths.push(script);
+    loader.reload().await.unwrap();
+    let created = create_agent_session(CreateAgentSessionOptions {
+        cwd: Some(dir.path().to_path_buf()),
+        model: Some(faux.model()),
+        resource_loader: Some(loader),
+        session_manager: Some(SessionManager::in_memory(dir.path())),
+        stream_fn: Some(pi_agent_core::provider_stream_fn(Arc::new(faux))),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let session = created.session;
+    session.bind_extensions().await;
+    session.prompt("跑一下检查").await.unwrap();
+    let entries: Vec<Value> =
+        session.session_manager().get_branch(None).iter().map(|e| serde_json::to_value(e).unwrap()).collect();
+    let audit: Vec<&Value> =
+        entries.iter().filter(|e| e["type"] == "custom" && e["customType"] == "audit-note").collect();
+    assert_eq!(audit.len(), 1, "{entries:#?}");
+    assert_eq!(audit[0]["data"]["toolName"], "bash");
+    for request in requests.lock().unwrap().iter() {
+        assert!(!request.to_string().contains("audit-note"));
+    }
+    session.dispose().await;
+}

@@ -39,6 +39,7 @@ pub use resources::{DefaultResourceLoader, LoadedResources, ResourceError};
 pub use session::{AgentSession, BashResult, PromptOptions, SessionEvent};
 pub use system_prompt::{ContextFile, SystemPromptOptions};
 
+use crate::extensions::subprocess::SubprocessExtension;
 use crate::extensions::{Extension, ExtensionRunner};
 use crate::messages::{CodingAgentMessage, CodingMessage};
 use crate::session::{SessionError, SessionManager, get_agent_dir};
@@ -159,11 +160,17 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     prompt_options.append_system_prompt = resources.append_system_prompt.clone().unwrap_or_default();
     prompt_options.context_files = resources.context_files.clone();
 
-    let runner = if options.extensions.is_empty() || loader.no_extensions {
-        None
-    } else {
-        Some(Arc::new(ExtensionRunner::load(options.extensions, cwd.clone()).await))
-    };
+    // Runtime-loaded extensions (JSON-RPC over stdio) first, as pi loads `-e` paths first, then
+    // the in-process ones.
+    let mut extensions: Vec<Arc<dyn Extension>> = Vec::new();
+    if !loader.no_extensions {
+        for path in &loader.additional_extension_paths {
+            extensions.push(Arc::new(SubprocessExtension::new(path.display().to_string())));
+        }
+        extensions.extend(options.extensions);
+    }
+    let runner =
+        if extensions.is_empty() { None } else { Some(Arc::new(ExtensionRunner::load(extensions, cwd.clone()).await)) };
     if let Some(runner) = &runner {
         for load_error in runner.load_errors() {
             tracing::warn!(path = %load_error.path, error = %load_error.error, "extension failed to load");
