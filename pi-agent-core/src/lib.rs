@@ -66,6 +66,7 @@ pub mod tool_diff;
 mod tool_exec;
 mod tool_hooks;
 mod turn_hooks;
+mod typed_tool;
 
 pub use agent::{Agent, AgentBuilder, AgentError, AgentState, PromptInput, QueueMode, StreamingMessage, Unsubscribe};
 pub use agent_loop::{
@@ -81,3 +82,4 @@ pub use tool_hooks::{
     AfterToolCallContext, AfterToolCallResult, BeforeToolCallContext, BeforeToolCallResult, ToolCallHooks,
 };
 pub use turn_hooks::{AgentTurnContext, NextTurnUpdate, PrepareRequestContext, RequestUpdate, TurnDecision, TurnHooks};
+pub use typed_tool::{Typed, TypedTool};

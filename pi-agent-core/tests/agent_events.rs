@@ -370,3 +370,37 @@ async fn arguments_are_validated_and_coerced_with_pis_texts() {
     // tool_execution_start carries the raw (uncoerced) arguments.
     assert!(lines(&log).contains(&"tool_execution_start c1 {\"text\":42}".to_owned()));
 }
+
+#[tokio::test]
+async fn a_typed_tool_gets_a_derived_schema_and_coerced_typed_arguments() {
+    use pi_agent_core::{AgentToolResult, ToolContext, ToolError, Typed, TypedTool};
+
+    /// Arguments.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct AddArgs {
+        a: f64,
+        b: f64,
+    }
+    struct Add;
+    #[async_trait::async_trait]
+    impl TypedTool for Add {
+        type Args = AddArgs;
+        fn name(&self) -> &str {
+            "add"
+        }
+        fn description(&self) -> &str {
+            "Add two numbers"
+        }
+        async fn run(&self, _id: &str, args: AddArgs, _ctx: ToolContext) -> Result<AgentToolResult, ToolError> {
+            Ok(AgentToolResult::text(format!("{}", args.a + args.b)))
+        }
+    }
+    let script = Script::new(vec![tool_calls(&[("c1", "add", json!({"a": "2", "b": 40}))]), text("42")]);
+    let tools: Vec<Arc<dyn AgentTool>> = vec![Arc::new(Typed::new(Add))];
+    let agent: Agent = Agent::builder(model(), script.stream_fn()).tools(tools).build();
+    agent.prompt("add").await.unwrap();
+    let AgentMessage::ToolResult(r) = &agent.messages()[3] else { panic!("tool result") };
+    assert_eq!(r.content[0].as_text(), Some("42"), "\"2\" was coerced to 2 by the schema");
+    let declared = serde_json::to_value(&agent.messages()[0]).unwrap();
+    assert_eq!(declared["toolsAdded"][0]["parameters"]["properties"]["a"]["type"], "number");
+}
