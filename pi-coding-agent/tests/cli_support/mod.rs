@@ -164,6 +164,11 @@ pub fn redact(value: &mut serde_json::Value, env: &Env) {
             if s.contains(&root) {
                 *s = s.replace(&root, "<TMP>");
             }
+            // The `docs` prompt section names this checkout's location.
+            let pkg = env!("CARGO_MANIFEST_DIR");
+            if s.contains(pkg) {
+                *s = s.replace(pkg, "<PKG>");
+            }
         }
         _ => {}
     }
