@@ -1,0 +1,102 @@
+//! YAML frontmatter of markdown resources (skills, prompt templates), as pi 1.6.0 reads it:
+//! a BOM is dropped, line ends become `\n`, and a block opened by `---` at the very start and
+//! closed by the next `\n---` is parsed as YAML; the rest, trimmed, is the body.
+
+use yaml_rust::{Yaml, YamlLoader};
+
+/// The parsed frontmatter: only the mapping's string keys are kept.
+#[derive(Clone, Debug, Default)]
+pub struct Frontmatter {
+    entries: Vec<(String, Yaml)>,
+}
+
+impl Frontmatter {
+    fn get(&self, key: &str) -> Option<&Yaml> {
+        self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// The value of `key` when it is a string (pi's `typeof x === "string"`).
+    pub fn string(&self, key: &str) -> Option<&str> {
+        match self.get(key) {
+            Some(Yaml::String(s)) => Some(s.as_str()),
+            _ => None,
+        }
+    }
+
+    /// Whether `key` is the boolean `true` (pi's `=== true`).
+    pub fn is_true(&self, key: &str) -> bool {
+        matches!(self.get(key), Some(Yaml::Boolean(true)))
+    }
+}
+
+/// Frontmatter that is not valid YAML; the message is the YAML parser's.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct FrontmatterError(pub String);
+
+/// Drops a leading BOM and turns `\r\n` and `\r` into `\n`.
+pub fn normalize_text(content: &str) -> String {
+    let content = content.strip_prefix('\u{feff}').unwrap_or(content);
+    content.replace("\r\n", "\n").replace('\r', "\n")
+}
+
+/// Splits `content` into frontmatter and body (pi's `parseFrontmatter`).
+pub fn parse_frontmatter(content: &str) -> Result<(Frontmatter, String), FrontmatterError> {
+    let normalized = normalize_text(content);
+    if !normalized.starts_with("---") {
+        return Ok((Frontmatter::default(), normalized));
+    }
+    let Some(end) = normalized.get(3..).and_then(|rest| rest.find("\n---")).map(|i| i + 3) else {
+        return Ok((Frontmatter::default(), normalized));
+    };
+    // pi slices from index 4 (past "---" and the character after it) up to the closing "\n---".
+    let yaml_start = normalized[3..].chars().next().map_or(3, |c| 3 + c.len_utf8());
+    let yaml = if yaml_start <= end { &normalized[yaml_start..end] } else { "" };
+    let body = normalized.get(end + 4..).unwrap_or("").trim().to_owned();
+    if yaml.is_empty() {
+        return Ok((Frontmatter::default(), body));
+    }
+    let docs = YamlLoader::load_from_str(yaml).map_err(|e| FrontmatterError(e.to_string()))?;
+    let entries = match docs.into_iter().next() {
+        Some(Yaml::Hash(map)) => map
+            .into_iter()
+            .filter_map(|(k, v)| match k {
+                Yaml::String(k) => Some((k, v)),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    Ok((Frontmatter { entries }, body))
+}
+
+/// The body without frontmatter (pi's `stripFrontmatter`).
+pub fn strip_frontmatter(content: &str) -> Result<String, FrontmatterError> {
+    parse_frontmatter(content).map(|(_, body)| body)
+}
+
+/// The length of `s` in UTF-16 code units, as JavaScript's `length` counts it.
+pub(crate) fn js_len(s: &str) -> usize {
+    s.encode_utf16().count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frontmatter_and_body() {
+        let (fm, body) = parse_frontmatter("\u{feff}---\r\nname: x\r\nflag: true\r\n---\r\n\r\nBody\r\n").unwrap();
+        assert_eq!(fm.string("name"), Some("x"));
+        assert!(fm.is_true("flag"));
+        assert_eq!(body, "Body");
+        let (fm, body) = parse_frontmatter("no frontmatter\n").unwrap();
+        assert_eq!(fm.string("name"), None);
+        assert_eq!(body, "no frontmatter\n");
+        let (_, body) = parse_frontmatter("---\n---\n body ").unwrap();
+        assert_eq!(body, "body");
+        assert!(parse_frontmatter("---\nname: [x\n---\n").is_err());
+        let (fm, _) = parse_frontmatter("---\njust a string\n---\n").unwrap();
+        assert_eq!(fm.string("name"), None);
+    }
+}
