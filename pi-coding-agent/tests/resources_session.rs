@@ -1,0 +1,119 @@
+//! Skills and prompt templates through the SDK: the `skills` prompt section, `/skill:name` and
+//! `/template` expansion of prompts, and `expand_prompt_templates: false`.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use pi_ai::providers::faux::{FauxOptions, FauxProvider, FauxStep, faux_assistant_message, faux_text};
+use pi_coding_agent::sdk::{
+    AgentSession, CreateAgentSessionOptions, DefaultResourceLoader, PromptOptions, create_agent_session,
+};
+use pi_coding_agent::session::SessionManager;
+use serde_json::Value;
+
+fn recording_faux() -> (FauxProvider, Arc<Mutex<Vec<Value>>>) {
+    let faux = FauxProvider::new(FauxOptions::default());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let steps: Vec<FauxStep> = (0..10)
+        .map(|_| {
+            let seen = seen.clone();
+            FauxStep::factory(move |req| {
+                let seen = seen.clone();
+                async move {
+                    seen.lock().unwrap().push(serde_json::to_value(req.context.messages()).unwrap());
+                    Ok(faux_assistant_message(vec![faux_text("ok")], Default::default()))
+                }
+            })
+        })
+        .collect();
+    faux.set_responses(steps);
+    (faux, seen)
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+async fn session(dir: &Path) -> (AgentSession, Arc<Mutex<Vec<Value>>>) {
+    let agent = dir.join("agent");
+    write(&agent.join("skills/demo/SKILL.md"), "---\nname: demo\ndescription: Demo things\n---\n\nRun ./demo.sh.\n");
+    write(&agent.join("prompts/greet.md"), "---\ndescription: Greet someone\n---\nSay hello to $1 (${@:2}).\n");
+    let (faux, seen) = recording_faux();
+    let mut loader = DefaultResourceLoader::new(dir, &agent);
+    loader.home_dir = Some(dir.join("home"));
+    loader.reload().await.unwrap();
+    let created = create_agent_session(CreateAgentSessionOptions {
+        cwd: Some(dir.to_path_buf()),
+        model: Some(faux.model()),
+        resource_loader: Some(loader),
+        session_manager: Some(SessionManager::in_memory(dir)),
+        stream_fn: Some(pi_agent_core::provider_stream_fn(Arc::new(faux))),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    (created.session, seen)
+}
+
+/// The text of the last user message of request `n`.
+fn user_text(seen: &Arc<Mutex<Vec<Value>>>, n: usize) -> String {
+    let requests = seen.lock().unwrap();
+    let user = requests[n].as_array().unwrap().iter().rev().find(|m| m["role"] == "user").unwrap().clone();
+    user["content"][0]["text"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn the_prompt_lists_skills_and_prompts_expand_skill_commands_and_templates() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let (session, seen) = session(root).await;
+    assert_eq!(session.skills().iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["demo"]);
+    assert_eq!(session.prompt_templates()[0].description, "Greet someone");
+
+    session.prompt("/skill:demo  now please ").await.unwrap();
+    let skill_file = root.join("agent/skills/demo/SKILL.md");
+    let expected = format!(
+        "<skill name=\"demo\" location=\"{}\">\nReferences are relative to {}.\n\nRun ./demo.sh.\n</skill>\n\nnow please",
+        skill_file.display(),
+        root.join("agent/skills/demo").display()
+    );
+    assert_eq!(user_text(&seen, 0), expected);
+    let prompt = session.system_prompt();
+    assert!(prompt.contains("<skills>\nThe following skills provide specialized instructions"));
+    assert!(prompt.contains(&format!("    <location>{}</location>", skill_file.display())));
+
+    session.prompt("/greet Bob \"at home\" today").await.unwrap();
+    assert_eq!(user_text(&seen, 1), "Say hello to Bob (at home today).");
+
+    let raw = PromptOptions { expand_prompt_templates: false, ..Default::default() };
+    session.prompt_with("/greet Bob", raw).await.unwrap();
+    assert_eq!(user_text(&seen, 2), "/greet Bob");
+
+    session.prompt("/unknown stays as typed").await.unwrap();
+    assert_eq!(user_text(&seen, 3), "/unknown stays as typed");
+}
+
+#[tokio::test]
+async fn an_unreadable_skill_file_leaves_the_input_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let (session, seen) = session(dir.path()).await;
+    std::fs::remove_file(dir.path().join("agent/skills/demo/SKILL.md")).unwrap();
+    session.prompt("/skill:demo go").await.unwrap();
+    assert_eq!(user_text(&seen, 0), "/skill:demo go");
+}
+
+#[tokio::test]
+async fn without_a_reader_tool_the_skills_section_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (session, seen) = session(dir.path()).await;
+    session.prompt("first").await.unwrap();
+    assert!(session.system_prompt().contains("<available_skills>"));
+    session.set_active_tools_by_name(&["edit", "write"]);
+    session.prompt("second").await.unwrap();
+    let request = &seen.lock().unwrap()[1];
+    let patch = request.as_array().unwrap().iter().filter(|m| m["role"] == "system").nth(1).unwrap().clone();
+    let deleted = patch["sections"].as_object().and_then(|s| s.get("skills")).cloned();
+    assert_eq!(deleted, Some(Value::Null), "the patch deletes the skills section: {patch}");
+    assert!(!session.system_prompt().contains("<available_skills>"));
+}
