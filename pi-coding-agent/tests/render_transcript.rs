@@ -209,3 +209,53 @@ fn skill_invocations_show_as_a_skill_line_then_the_users_text() {
     let mut c = collapsed.render_messages(&[hidden]);
     assert!(render_lines(&mut c, 40).is_empty());
 }
+
+/// The seed's 写法二 end to end: the extension appends an entry on `tool_result` during a real
+/// SDK run; the rendered branch shows it with the extension's renderer.
+#[tokio::test]
+async fn an_audit_entry_appended_during_a_run_is_drawn_by_its_renderer() {
+    use pi_ai::providers::faux::{FauxOptions, FauxProvider};
+    use pi_coding_agent::extensions::ToolResultEvent;
+    use pi_coding_agent::sdk::{CreateAgentSessionOptions, DefaultResourceLoader, create_agent_session};
+
+    let dir = tempfile::tempdir().unwrap();
+    let faux = FauxProvider::new(FauxOptions::default());
+    let call = faux_tool_call("bash", json!({"command": "echo checks passed"}), Some("call-1"));
+    faux.set_responses(vec![
+        faux_assistant_message(vec![call], Default::default()).into(),
+        faux_assistant_message(vec![faux_text("All good.")], Default::default()).into(),
+    ]);
+    let ext = FnExtension::new("/audit.rs", |pi| {
+        let api = pi.clone();
+        pi.on_sync::<ToolResultEvent>(move |e, _| {
+            api.append_entry("audit-note", json!({"toolName": e.tool_name, "toolCallId": e.tool_call_id}))?;
+            Ok(None)
+        });
+        pi.register_entry_renderer("audit-note", |entry, _, theme| {
+            let tool = entry.data.as_ref().and_then(|d| d["toolName"].as_str()).unwrap_or("?").to_owned();
+            Some(Box::new(Text::new(format!("{} {tool}", theme.fg("accent", "[audit]")), 1, 0)) as Box<dyn Component>)
+        })?;
+        Ok(())
+    });
+    let mut loader = DefaultResourceLoader::new(dir.path(), dir.path().join("agent"));
+    loader.reload().await.unwrap();
+    let session = create_agent_session(CreateAgentSessionOptions {
+        cwd: Some(dir.path().to_path_buf()),
+        model: Some(faux.model()),
+        resource_loader: Some(loader),
+        session_manager: Some(SessionManager::in_memory(dir.path())),
+        stream_fn: Some(pi_agent_core::provider_stream_fn(Arc::new(faux))),
+        extensions: vec![Arc::new(ext) as Arc<dyn Extension>],
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+    .session;
+    session.bind_extensions().await;
+    session.prompt("跑一下检查").await.unwrap();
+    let renderer = TranscriptRenderer::new(theme(), session.extension_runner().cloned(), RenderOptions::default());
+    let rows = rows(&screen(&renderer, &session.session_manager()));
+    let audit = row_of(&rows, "[audit] bash");
+    assert!(row_of(&rows, "跑一下检查") < audit);
+    assert!(audit < row_of(&rows, "checks passed") && audit < row_of(&rows, "All good."), "{}", rows.join("\n"));
+}
