@@ -6,7 +6,7 @@ use std::path::Path;
 use pi_coding_agent::sdk::system_prompt::{SystemPromptOptions, build_system_prompt_sections};
 use pi_coding_agent::sdk::{
     DefaultResourceLoader, LoadedResources, ResourceDiagnostic, format_skills_for_prompt, parse_command_args,
-    substitute_args,
+    parse_skill_block, substitute_args,
 };
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -23,6 +23,9 @@ fn build_tree(fx: &Value) -> tempfile::TempDir {
         let path = root.path().join(rel);
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
         std::fs::write(&path, content.as_str().expect("content")).expect("write");
+    }
+    for (rel, target) in fx["links"].as_object().expect("links") {
+        std::os::unix::fs::symlink(target.as_str().expect("target"), root.path().join(rel)).expect("symlink");
     }
     root
 }
@@ -205,5 +208,21 @@ fn argument_parsing_and_substitution_match_pi() {
         let content = case["content"].as_str().unwrap();
         let args: Vec<String> = serde_json::from_value(case["args"].clone()).unwrap();
         assert_eq!(substitute_args(content, &args), case["output"].as_str().unwrap(), "{content:?} with {args:?}");
+    }
+}
+
+#[test]
+fn skill_blocks_parse_as_in_pi() {
+    let fx = fixture();
+    for case in fx["skillBlocks"].as_array().unwrap() {
+        let input = case["input"].as_str().unwrap();
+        let got = parse_skill_block(input).map(|b| {
+            let mut v = json!({ "name": b.name, "location": b.location, "content": b.content });
+            if let Some(u) = b.user_message {
+                v["userMessage"] = json!(u);
+            }
+            v
+        });
+        assert_eq!(got.unwrap_or(Value::Null), case["block"], "{input:?}");
     }
 }

@@ -216,3 +216,46 @@ pub(crate) fn normalize(path: &Path) -> PathBuf {
 pub(crate) fn path_key(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
+
+/// Reads a text file as Node's `readFileSync(path, "utf-8")` does (invalid UTF-8 replaced), with
+/// Node's error message on failure (`ENOENT: no such file or directory, open '<path>'`), which
+/// pi reports verbatim in its diagnostics.
+pub(crate) fn read_text(path: &Path) -> Result<String, String> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(e) => Err(node_read_error(&e, path)),
+    }
+}
+
+fn node_read_error(e: &std::io::Error, path: &Path) -> String {
+    let (code, text) = match e.raw_os_error() {
+        Some(1) => ("EPERM", "operation not permitted"),
+        Some(2) => ("ENOENT", "no such file or directory"),
+        Some(13) => ("EACCES", "permission denied"),
+        Some(20) => ("ENOTDIR", "not a directory"),
+        Some(21) => return "EISDIR: illegal operation on a directory, read".to_owned(),
+        Some(24) => ("EMFILE", "too many open files"),
+        Some(36) => ("ENAMETOOLONG", "name too long"),
+        Some(40) => ("ELOOP", "too many symbolic links encountered"),
+        _ => return e.to_string(),
+    };
+    format!("{code}: {text}, open '{}'", path.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_errors_use_nodes_wording() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("gone.md");
+        assert_eq!(
+            read_text(&missing),
+            Err(format!("ENOENT: no such file or directory, open '{}'", missing.display()))
+        );
+        assert_eq!(read_text(dir.path()), Err("EISDIR: illegal operation on a directory, read".to_owned()));
+        std::fs::write(&missing, b"ok \xff").unwrap();
+        assert_eq!(read_text(&missing), Ok("ok \u{fffd}".to_owned()));
+    }
+}

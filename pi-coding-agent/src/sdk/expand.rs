@@ -27,8 +27,7 @@ pub fn expand_skill_command(text: &str, skills: &[Skill]) -> Result<String, Skil
     };
     let Some(skill) = skills.iter().find(|s| s.name == name) else { return Ok(text.to_owned()) };
     let failed = |message: String| SkillExpansionError { path: skill.file_path.clone(), message };
-    let bytes = std::fs::read(&skill.file_path).map_err(|e| failed(e.to_string()))?;
-    let content = String::from_utf8_lossy(&bytes);
+    let content = super::discovery::read_text(&skill.file_path).map_err(failed)?;
     let body = strip_frontmatter(&content).map_err(|e| failed(e.0))?;
     let block = format!(
         "<skill name=\"{}\" location=\"{}\">\nReferences are relative to {}.\n\n{}\n</skill>",

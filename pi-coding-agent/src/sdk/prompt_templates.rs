@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::diagnostics::ResourceDiagnostic;
-use super::discovery::{read_dir_sorted, resolve_path};
+use super::discovery::{read_dir_sorted, read_text, resolve_path};
 use super::frontmatter::parse_frontmatter;
 
 /// A loaded prompt template.
@@ -178,9 +178,9 @@ fn first_line_description(body: &str) -> String {
 
 /// Loads one template file (pi's `loadTemplateFromFile`).
 pub fn load_template_from_file(path: &Path) -> (Option<PromptTemplate>, Vec<ResourceDiagnostic>) {
-    let raw = match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(e) => return (None, vec![ResourceDiagnostic::warning(e.to_string(), path)]),
+    let raw = match read_text(path) {
+        Ok(text) => text,
+        Err(message) => return (None, vec![ResourceDiagnostic::warning(message, path)]),
     };
     let (frontmatter, body) = match parse_frontmatter(&raw) {
         Ok(parsed) => parsed,

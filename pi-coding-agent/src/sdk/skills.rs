@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::diagnostics::ResourceDiagnostic;
-use super::discovery::{IgnoreRules, path_key, read_dir_sorted, resolve_path};
+use super::discovery::{IgnoreRules, path_key, read_dir_sorted, read_text, resolve_path};
 use super::frontmatter::{js_len, parse_frontmatter};
 
 const MAX_NAME_LENGTH: usize = 64;
@@ -59,10 +59,10 @@ fn validate_name(name: &str) -> Vec<String> {
 pub fn load_skill_from_file(path: &Path) -> (Option<Skill>, Vec<ResourceDiagnostic>) {
     let mut diagnostics = Vec::new();
     let declared = path.file_name().is_some_and(|n| n == "SKILL.md");
-    let raw = match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(e) => {
-            diagnostics.push(ResourceDiagnostic::warning(e.to_string(), path));
+    let raw = match read_text(path) {
+        Ok(text) => text,
+        Err(message) => {
+            diagnostics.push(ResourceDiagnostic::warning(message, path));
             return (None, diagnostics);
         }
     };
