@@ -117,3 +117,50 @@ async fn without_a_reader_tool_the_skills_section_is_removed() {
     assert_eq!(deleted, Some(Value::Null), "the patch deletes the skills section: {patch}");
     assert!(!session.system_prompt().contains("<available_skills>"));
 }
+
+#[tokio::test]
+async fn queued_follow_ups_are_expanded_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    write(&agent.join("prompts/greet.md"), "Say hello to $1.\n");
+    let faux = FauxProvider::new(FauxOptions::default());
+    let slot: Arc<Mutex<Option<AgentSession>>> = Arc::default();
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let steps: Vec<FauxStep> = (0..2)
+        .map(|i| {
+            let (slot, seen) = (slot.clone(), seen.clone());
+            FauxStep::factory(move |req| {
+                let (slot, seen) = (slot.clone(), seen.clone());
+                async move {
+                    seen.lock().unwrap().push(serde_json::to_string(req.context.messages()).unwrap());
+                    if i == 0 {
+                        // Queued while the first request streams.
+                        slot.lock().unwrap().as_ref().unwrap().follow_up("/greet Ada");
+                    }
+                    Ok(faux_assistant_message(vec![faux_text("ok")], Default::default()))
+                }
+            })
+        })
+        .collect();
+    faux.set_responses(steps);
+    let mut loader = DefaultResourceLoader::new(dir.path(), &agent);
+    loader.home_dir = Some(dir.path().join("home"));
+    loader.reload().await.unwrap();
+    let session = create_agent_session(CreateAgentSessionOptions {
+        cwd: Some(dir.path().to_path_buf()),
+        model: Some(faux.model()),
+        resource_loader: Some(loader),
+        session_manager: Some(SessionManager::in_memory(dir.path())),
+        stream_fn: Some(pi_agent_core::provider_stream_fn(Arc::new(faux))),
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+    .session;
+    *slot.lock().unwrap() = Some(session.clone());
+    session.prompt("start").await.unwrap();
+    let requests = seen.lock().unwrap();
+    assert_eq!(requests.len(), 2, "the follow-up started a second request");
+    assert!(requests[1].contains("Say hello to Ada."), "{}", requests[1]);
+    assert!(!requests[1].contains("/greet"));
+}

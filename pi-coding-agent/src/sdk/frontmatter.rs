@@ -15,17 +15,34 @@ impl Frontmatter {
         self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
-    /// The value of `key` when it is a string (pi's `typeof x === "string"`).
+    /// The value of `key` when it is a string (pi's `typeof x === "string"`). The YAML 1.2 core
+    /// schema spellings pi's parser reads as null or booleans (`Null`, `NULL`, `True`, `FALSE`, …)
+    /// are not strings.
     pub fn string(&self, key: &str) -> Option<&str> {
         match self.get(key) {
-            Some(Yaml::String(s)) => Some(s.as_str()),
+            Some(Yaml::String(s)) if core_schema_scalar(s).is_none() => Some(s.as_str()),
             _ => None,
         }
     }
 
     /// Whether `key` is the boolean `true` (pi's `=== true`).
     pub fn is_true(&self, key: &str) -> bool {
-        matches!(self.get(key), Some(Yaml::Boolean(true)))
+        match self.get(key) {
+            Some(Yaml::Boolean(b)) => *b,
+            Some(Yaml::String(s)) => core_schema_scalar(s) == Some(Some(true)),
+            _ => false,
+        }
+    }
+}
+
+/// `Some(None)` for a core-schema null, `Some(Some(b))` for a core-schema boolean that our YAML
+/// parser (which only knows the lowercase forms) left as a string.
+fn core_schema_scalar(s: &str) -> Option<Option<bool>> {
+    match s {
+        "Null" | "NULL" => Some(None),
+        "True" | "TRUE" => Some(Some(true)),
+        "False" | "FALSE" => Some(Some(false)),
+        _ => None,
     }
 }
 
@@ -98,5 +115,8 @@ mod tests {
         assert!(parse_frontmatter("---\nname: [x\n---\n").is_err());
         let (fm, _) = parse_frontmatter("---\njust a string\n---\n").unwrap();
         assert_eq!(fm.string("name"), None);
+        let (fm, _) = parse_frontmatter("---\na: True\nb: NULL\nc: 12\nd: yes\n---\n").unwrap();
+        assert!(fm.is_true("a"));
+        assert_eq!((fm.string("b"), fm.string("c"), fm.string("d")), (None, None, Some("yes")));
     }
 }

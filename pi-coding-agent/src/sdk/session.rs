@@ -374,13 +374,18 @@ impl AgentSession {
         Ok(())
     }
 
-    /// Queues a steering message (injected after the current turn).
+    /// Queues a steering message (injected after the current turn); `/skill:name` and `/template`
+    /// input is expanded as in [`Self::prompt`].
     pub fn steer(&self, text: &str) {
+        // Resources (issue 8): pi expands skill commands and templates in queued input too.
+        let text = &self.expand_user_input(text, true);
         self.agent.steer(UserMessage::new(vec![UserBlock::Text(TextContent::new(text))]));
     }
 
-    /// Queues a follow-up message (injected when the agent would stop).
+    /// Queues a follow-up message (injected when the agent would stop), expanded like a prompt.
     pub fn follow_up(&self, text: &str) {
+        // Resources (issue 8): pi expands skill commands and templates in queued input too.
+        let text = &self.expand_user_input(text, true);
         self.agent.follow_up(UserMessage::new(vec![UserBlock::Text(TextContent::new(text))]));
     }
 
