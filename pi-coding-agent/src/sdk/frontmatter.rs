@@ -74,6 +74,9 @@ pub fn parse_frontmatter(content: &str) -> Result<(Frontmatter, String), Frontma
         return Ok((Frontmatter::default(), body));
     }
     let docs = YamlLoader::load_from_str(yaml).map_err(|e| FrontmatterError(e.to_string()))?;
+    if let Some(message) = super::yaml_keys::duplicate_key_error(yaml) {
+        return Err(FrontmatterError(message));
+    }
     let entries = match docs.into_iter().next() {
         Some(Yaml::Hash(map)) => map
             .into_iter()

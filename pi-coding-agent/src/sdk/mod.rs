@@ -31,6 +31,7 @@ pub mod resources;
 mod session;
 pub mod skills;
 pub mod system_prompt;
+mod yaml_keys;
 
 use std::path::PathBuf;
 use std::sync::Arc;
