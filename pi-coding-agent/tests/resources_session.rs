@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use pi_ai::providers::faux::{FauxOptions, FauxProvider, FauxStep, faux_assistant_message, faux_text};
+use pi_coding_agent::extensions::{Extension, FnExtension};
 use pi_coding_agent::sdk::{
     AgentSession, CreateAgentSessionOptions, DefaultResourceLoader, PromptOptions, create_agent_session,
 };
@@ -49,6 +50,8 @@ async fn session(dir: &Path) -> (AgentSession, Arc<Mutex<Vec<Value>>>) {
         resource_loader: Some(loader),
         session_manager: Some(SessionManager::in_memory(dir)),
         stream_fn: Some(pi_agent_core::provider_stream_fn(Arc::new(faux))),
+        // An extension that registers nothing, so the session has an error channel.
+        extensions: vec![Arc::new(FnExtension::new("/quiet.rs", |_| Ok(()))) as Arc<dyn Extension>],
         ..Default::default()
     })
     .await
@@ -95,12 +98,22 @@ async fn the_prompt_lists_skills_and_prompts_expand_skill_commands_and_templates
 }
 
 #[tokio::test]
-async fn an_unreadable_skill_file_leaves_the_input_unchanged() {
+async fn an_unreadable_skill_file_leaves_the_input_unchanged_and_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let (session, seen) = session(dir.path()).await;
-    std::fs::remove_file(dir.path().join("agent/skills/demo/SKILL.md")).unwrap();
+    let errors = Arc::new(Mutex::new(Vec::new()));
+    let sink = errors.clone();
+    let _listener =
+        session.extension_runner().expect("extensions loaded").on_error(move |e| sink.lock().unwrap().push(e.clone()));
+    let skill_file = dir.path().join("agent/skills/demo/SKILL.md");
+    std::fs::remove_file(&skill_file).unwrap();
     session.prompt("/skill:demo go").await.unwrap();
     assert_eq!(user_text(&seen, 0), "/skill:demo go");
+    let errors = errors.lock().unwrap();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].event, "skill_expansion");
+    assert_eq!(errors[0].extension_path, skill_file.display().to_string());
+    assert_eq!(errors[0].error, format!("ENOENT: no such file or directory, open '{}'", skill_file.display()));
 }
 
 #[tokio::test]

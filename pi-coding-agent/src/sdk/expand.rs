@@ -115,11 +115,24 @@ impl super::AgentSession {
 
     /// What a prompt sends for `text`: skill command and template expanded when `expand` is set
     /// (pi's `expandPromptTemplates`), the text as is otherwise.
+    /// A skill file that cannot be read is reported to the extensions' error listeners (event
+    /// `skill_expansion`, as pi does) and the text goes on unexpanded.
     pub fn expand_user_input(&self, text: &str, expand: bool) -> String {
         if !expand || !text.starts_with('/') {
             return text.to_owned();
         }
-        expand_input(text, &self.skills(), &self.prompt_templates())
+        let text = match expand_skill_command(text, &self.skills()) {
+            Ok(expanded) => expanded,
+            Err(e) => {
+                tracing::warn!(path = %e.path.display(), error = %e.message, "skill expansion failed");
+                if let Some(runner) = &self.runner {
+                    let path = e.path.display().to_string();
+                    runner.emit_error(crate::extensions::ExtensionError::new(path, "skill_expansion", e.message));
+                }
+                text.to_owned()
+            }
+        };
+        expand_prompt_template(&text, &self.prompt_templates())
     }
 }
 
