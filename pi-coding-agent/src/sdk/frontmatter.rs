@@ -73,7 +73,10 @@ pub fn parse_frontmatter(content: &str) -> Result<(Frontmatter, String), Frontma
     if yaml.is_empty() {
         return Ok((Frontmatter::default(), body));
     }
-    let docs = YamlLoader::load_from_str(yaml).map_err(|e| FrontmatterError(e.to_string()))?;
+    // The YAML parser is not trusted to be panic-free on hostile input: a panic is a parse error.
+    let loaded = std::panic::catch_unwind(|| YamlLoader::load_from_str(yaml))
+        .map_err(|_| FrontmatterError("YAML parser failed on this frontmatter".to_owned()))?;
+    let docs = loaded.map_err(|e| FrontmatterError(e.to_string()))?;
     if let Some(message) = super::yaml_keys::duplicate_key_error(yaml) {
         return Err(FrontmatterError(message));
     }

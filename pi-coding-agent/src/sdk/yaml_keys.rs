@@ -52,7 +52,9 @@ impl MarkedEventReceiver for DuplicateKeys {
 /// YAML parser words it: `Map keys must be unique at line L, column C:` and the source context.
 pub(crate) fn duplicate_key_error(src: &str) -> Option<String> {
     let mut receiver = DuplicateKeys::default();
-    Parser::new(src.chars()).load(&mut receiver, false).ok()?;
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Parser::new(src.chars()).load(&mut receiver, false)))
+        .ok()?
+        .ok()?;
     let mark = receiver.duplicate?;
     Some(pretty_error("Map keys must be unique", src, mark.line(), mark.col() + 1))
 }
