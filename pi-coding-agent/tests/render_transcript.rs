@@ -198,7 +198,7 @@ fn skill_invocations_show_as_a_skill_line_then_the_users_text() {
     sm.append_message(AgentMessage::User(UserMessage::new(block))).unwrap();
     let collapsed = TranscriptRenderer::new(theme(), None, RenderOptions::default());
     let rows_c = rows(&screen(&collapsed, &sm));
-    let skill = row_of(&rows_c, "[skill] demo");
+    let skill = row_of(&rows_c, "[skill] demo (ctrl+o to expand)");
     assert!(row_of(&rows_c, "please go") > skill);
     assert!(!rows_c.join("\n").contains("Run it."));
     let expanded = TranscriptRenderer::new(theme(), None, RenderOptions { expanded: true, output_pad: 1 });

@@ -15,6 +15,9 @@ use super::custom::content_text;
 use crate::messages::BashExecutionMessage;
 use crate::sdk::parse_skill_block;
 
+/// The default key of pi's `app.tools.expand` binding, named in collapsed items' hints.
+const EXPAND_KEY: &str = "ctrl+o";
+
 /// Lines of tool output shown while collapsed.
 const COLLAPSED_OUTPUT_LINES: usize = 5;
 
@@ -60,7 +63,7 @@ impl TranscriptRenderer {
             let line = format!(
                 "{label} {}{}",
                 self.theme.fg("customMessageText", &block.name),
-                self.theme.fg("dim", " (expand to see the skill)")
+                self.theme.fg("dim", &format!(" ({EXPAND_KEY} to expand)"))
             );
             out.push(shared(Text::new(line, pad, 0)));
         }
@@ -158,7 +161,7 @@ impl TranscriptRenderer {
             b.add_child(shared(Spacer::new(1)));
             b.add_child(shared(self.styled_markdown(summary, 0, 0, "customMessageText", None)));
         } else {
-            b.add_child(shared(Text::new(self.theme.fg("dim", &italic("(expand to see the summary)")), 0, 0)));
+            b.add_child(shared(Text::new(self.theme.fg("dim", &italic(&format!("({EXPAND_KEY} to expand)"))), 0, 0)));
         }
         vec![shared(Spacer::new(1)), shared(b)]
     }

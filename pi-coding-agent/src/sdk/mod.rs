@@ -1,5 +1,10 @@
 //! The SDK: build a complete coding agent in a few lines with [`create_agent_session`].
 //!
+//! Resources come from a [`DefaultResourceLoader`]: context files, `SYSTEM.md`, skills
+//! ([`skills`], listed in the prompt's `skills` section) and prompt templates
+//! ([`prompt_templates`]); a prompt's `/skill:name args` and `/template args` are expanded
+//! ([`expand`]) unless [`PromptOptions::expand_prompt_templates`] is off.
+//!
 //! ```no_run
 //! # async fn demo(model: pi_ai::Model) -> Result<(), pi_coding_agent::sdk::SdkError> {
 //! use pi_coding_agent::sdk::{CreateAgentSessionOptions, DefaultResourceLoader, create_agent_session};
