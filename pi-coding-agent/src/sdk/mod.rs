@@ -1,5 +1,10 @@
 //! The SDK: build a complete coding agent in a few lines with [`create_agent_session`].
 //!
+//! Resources come from a [`DefaultResourceLoader`]: context files, `SYSTEM.md`, skills
+//! ([`skills`], listed in the prompt's `skills` section) and prompt templates
+//! ([`prompt_templates`]); a prompt's `/skill:name args` and `/template args` are expanded
+//! ([`expand`]) unless [`PromptOptions::expand_prompt_templates`] is off.
+//!
 //! ```no_run
 //! # async fn demo(model: pi_ai::Model) -> Result<(), pi_coding_agent::sdk::SdkError> {
 //! use pi_coding_agent::sdk::{CreateAgentSessionOptions, DefaultResourceLoader, create_agent_session};
@@ -21,10 +26,17 @@
 //! # Ok(()) }
 //! ```
 
+pub mod diagnostics;
+mod discovery;
+pub mod expand;
 mod extension_bridge;
+pub mod frontmatter;
+pub mod prompt_templates;
 pub mod resources;
 mod session;
+pub mod skills;
 pub mod system_prompt;
+mod yaml_keys;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -35,8 +47,13 @@ use pi_ai::registry::Models;
 use pi_ai::{Context, Model, ThinkingLevel};
 use thiserror::Error;
 
+pub use diagnostics::{DiagnosticKind, ResourceCollision, ResourceDiagnostic};
+pub use discovery::resolve_path;
+pub use expand::{SkillBlock, expand_input, expand_skill_command, parse_skill_block};
+pub use prompt_templates::{PromptTemplate, expand_prompt_template, parse_command_args, substitute_args};
 pub use resources::{DefaultResourceLoader, LoadedResources, ResourceError};
 pub use session::{AgentSession, BashResult, PromptOptions, SessionEvent};
+pub use skills::{Skill, SkillReader, format_skills_for_prompt};
 pub use system_prompt::{ContextFile, SystemPromptOptions};
 
 use crate::extensions::subprocess::SubprocessExtension;
@@ -159,6 +176,7 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     prompt_options.custom_prompt = resources.system_prompt.clone();
     prompt_options.append_system_prompt = resources.append_system_prompt.clone().unwrap_or_default();
     prompt_options.context_files = resources.context_files.clone();
+    prompt_options.skills = resources.skills.clone();
 
     // Runtime-loaded extensions (JSON-RPC over stdio) first, as pi loads `-e` paths first, then
     // the in-process ones.
@@ -186,6 +204,7 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
 
     let is_new = session_manager.entries().is_empty();
     let shared = Arc::new(session::SessionShared::new(session_manager, all_tools, active, prompt_options));
+    *shared.prompt_templates.lock().unwrap_or_else(|e| e.into_inner()) = resources.prompt_templates.clone();
     let stream_fn = options.stream_fn.unwrap_or_else(default_stream_fn);
     let convert = |messages: Vec<CodingAgentMessage>| -> Result<Vec<pi_ai::Message>, BoxError> {
         Ok(crate::messages::into_llm(messages))

@@ -1,10 +1,22 @@
-//! `DefaultResourceLoader`: context files, `SYSTEM.md` / `APPEND_SYSTEM.md` and the extension paths a
-//! session uses. As in pi, the SDK does not reload it for you: call [`DefaultResourceLoader::reload`].
+//! `DefaultResourceLoader`: context files, `SYSTEM.md` / `APPEND_SYSTEM.md`, skills, prompt
+//! templates and the extension paths a session uses. As in pi, the SDK does not reload it for you:
+//! call [`DefaultResourceLoader::reload`].
+//!
+//! Skills and templates are discovered as pi 1.6.0 discovers them (highest precedence first):
+//! the trusted project's `.pi/skills`, the `.agents/skills` of the cwd and its ancestors up to the
+//! git root, then `<agent dir>/skills` and `~/.agents/skills`; templates from the trusted
+//! project's `.pi/prompts`, then `<agent dir>/prompts`. Additional paths come last.
 
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+use super::diagnostics::ResourceDiagnostic;
+use super::discovery::{
+    SkillDirMode, ancestor_agents_skill_dirs, collect_prompt_entries, collect_skill_entries, path_key, resolve_path,
+};
+use super::prompt_templates::{PromptTemplate, load_prompt_templates};
+use super::skills::{Skill, load_skills};
 use super::system_prompt::ContextFile;
 
 /// The context-file names looked for in each directory, first match wins.
@@ -35,6 +47,31 @@ pub struct LoadedResources {
     pub system_prompt: Option<String>,
     /// Text appended to the prompt (option, else `APPEND_SYSTEM.md`).
     pub append_system_prompt: Option<String>,
+    /// Skills, in precedence order (the first of a name won).
+    pub skills: Vec<Skill>,
+    /// Problems found loading skills (warnings, missing paths, collisions).
+    pub skill_diagnostics: Vec<ResourceDiagnostic>,
+    /// Prompt templates, in precedence order (the first of a name won).
+    pub prompt_templates: Vec<PromptTemplate>,
+    /// Problems found loading prompt templates.
+    pub prompt_diagnostics: Vec<ResourceDiagnostic>,
+}
+
+impl LoadedResources {
+    /// The skills (pi's `getSkills().skills`).
+    pub fn skills(&self) -> &[Skill] {
+        &self.skills
+    }
+
+    /// The prompt templates (pi's `getPrompts().prompts`).
+    pub fn prompt_templates(&self) -> &[PromptTemplate] {
+        &self.prompt_templates
+    }
+
+    /// Expands `/skill:name args` and `/template args` as a prompt would.
+    pub fn expand_input(&self, text: &str) -> String {
+        super::expand::expand_input(text, &self.skills, &self.prompt_templates)
+    }
 }
 
 /// Discovers the resources of a session.
@@ -65,6 +102,16 @@ pub struct DefaultResourceLoader {
     pub append_system_prompt: Option<String>,
     /// Whether project-level `.pi/` files are trusted.
     pub project_trusted: bool,
+    /// Skill files or directories loaded besides discovered ones (pi's `additionalSkillPaths`).
+    pub additional_skill_paths: Vec<PathBuf>,
+    /// Template files or directories loaded besides discovered ones.
+    pub additional_prompt_template_paths: Vec<PathBuf>,
+    /// Skip skill discovery; additional skill paths still load (pi's `noSkills`).
+    pub no_skills: bool,
+    /// Skip template discovery; additional template paths still load (pi's `noPromptTemplates`).
+    pub no_prompt_templates: bool,
+    /// The home directory `~` and `~/.agents/skills` resolve against (default: the user's).
+    pub home_dir: Option<PathBuf>,
     loaded: Option<LoadedResources>,
 }
 
@@ -80,6 +127,11 @@ impl DefaultResourceLoader {
             system_prompt: None,
             append_system_prompt: None,
             project_trusted: false,
+            additional_skill_paths: Vec::new(),
+            additional_prompt_template_paths: Vec::new(),
+            no_skills: false,
+            no_prompt_templates: false,
+            home_dir: dirs::home_dir(),
             loaded: None,
         }
     }
@@ -98,8 +150,93 @@ impl DefaultResourceLoader {
             Some(p) => Some(p.clone()),
             None => read_optional(self.discover(&cwd, &agent_dir, "APPEND_SYSTEM.md"))?,
         };
-        self.loaded = Some(LoadedResources { context_files, system_prompt, append_system_prompt });
+        let (skills, skill_diagnostics) = self.load_skills(&cwd, &agent_dir);
+        let (prompt_templates, prompt_diagnostics) = self.load_prompt_templates(&cwd, &agent_dir);
+        self.loaded = Some(LoadedResources {
+            context_files,
+            system_prompt,
+            append_system_prompt,
+            skills,
+            skill_diagnostics,
+            prompt_templates,
+            prompt_diagnostics,
+        });
         Ok(())
+    }
+
+    /// Discovered skill files in precedence order (pi's package manager: project first).
+    fn discovered_skill_files(&self, cwd: &Path, agent_dir: &Path) -> Vec<PathBuf> {
+        let home = self.home_dir.as_deref();
+        let user_agents = home.map(|h| h.join(".agents").join("skills"));
+        let mut files = Vec::new();
+        if self.project_trusted {
+            files.extend(collect_skill_entries(&cwd.join(".pi").join("skills"), SkillDirMode::Pi));
+            for dir in ancestor_agents_skill_dirs(cwd) {
+                if Some(&dir) != user_agents.as_ref() {
+                    files.extend(collect_skill_entries(&dir, SkillDirMode::Agents));
+                }
+            }
+        }
+        files.extend(collect_skill_entries(&agent_dir.join("skills"), SkillDirMode::Pi));
+        if let Some(dir) = &user_agents {
+            files.extend(collect_skill_entries(dir, SkillDirMode::Agents));
+        }
+        files
+    }
+
+    fn discovered_prompt_files(&self, cwd: &Path, agent_dir: &Path) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        if self.project_trusted {
+            files.extend(collect_prompt_entries(&cwd.join(".pi").join("prompts")));
+        }
+        files.extend(collect_prompt_entries(&agent_dir.join("prompts")));
+        files
+    }
+
+    /// Discovered paths then additional ones, resolved against the cwd, each file once.
+    fn merge_paths(&self, discovered: Vec<PathBuf>, additional: &[PathBuf], cwd: &Path) -> Vec<PathBuf> {
+        let mut seen = std::collections::HashSet::new();
+        discovered
+            .into_iter()
+            .chain(additional.iter().map(|p| resolve_path(&p.to_string_lossy(), cwd, self.home_dir.as_deref())))
+            .filter(|p| seen.insert(path_key(p)))
+            .collect()
+    }
+
+    fn load_skills(&self, cwd: &Path, agent_dir: &Path) -> (Vec<Skill>, Vec<ResourceDiagnostic>) {
+        let discovered = if self.no_skills { Vec::new() } else { self.discovered_skill_files(cwd, agent_dir) };
+        let paths = self.merge_paths(discovered, &self.additional_skill_paths, cwd);
+        if paths.is_empty() {
+            return (Vec::new(), Vec::new());
+        }
+        let mut result = load_skills(&paths, cwd, self.home_dir.as_deref());
+        for p in &self.additional_skill_paths {
+            let resolved = resolve_path(&p.to_string_lossy(), cwd, self.home_dir.as_deref());
+            if !resolved.exists() && !result.diagnostics.iter().any(|d| d.path == resolved) {
+                result.diagnostics.push(ResourceDiagnostic::error("Skill path does not exist", resolved));
+            }
+        }
+        for d in &result.diagnostics {
+            tracing::debug!(kind = d.kind.as_str(), path = %d.path.display(), message = %d.message, "skill diagnostic");
+        }
+        (result.skills, result.diagnostics)
+    }
+
+    fn load_prompt_templates(&self, cwd: &Path, agent_dir: &Path) -> (Vec<PromptTemplate>, Vec<ResourceDiagnostic>) {
+        let discovered =
+            if self.no_prompt_templates { Vec::new() } else { self.discovered_prompt_files(cwd, agent_dir) };
+        let paths = self.merge_paths(discovered, &self.additional_prompt_template_paths, cwd);
+        if paths.is_empty() {
+            return (Vec::new(), Vec::new());
+        }
+        let mut result = load_prompt_templates(&paths, cwd, self.home_dir.as_deref());
+        for p in &self.additional_prompt_template_paths {
+            let resolved = resolve_path(&p.to_string_lossy(), cwd, self.home_dir.as_deref());
+            if !resolved.exists() && !result.diagnostics.iter().any(|d| d.path == resolved) {
+                result.diagnostics.push(ResourceDiagnostic::error("Prompt template path does not exist", resolved));
+            }
+        }
+        (result.templates, result.diagnostics)
     }
 
     fn discover(&self, cwd: &Path, agent_dir: &Path, name: &str) -> Option<PathBuf> {

@@ -50,6 +50,8 @@ pub(crate) struct SessionShared {
     pub(crate) all_tools: Mutex<Vec<Arc<dyn AgentTool>>>,
     pub(crate) active_tools: Mutex<Vec<String>>,
     pub(crate) prompt_options: Mutex<SystemPromptOptions>,
+    /// Prompt templates for `/name args` expansion (resources, issue 8; see `sdk/expand.rs`).
+    pub(crate) prompt_templates: Mutex<Vec<super::prompt_templates::PromptTemplate>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -70,6 +72,7 @@ impl SessionShared {
             all_tools: Mutex::new(all_tools),
             active_tools: Mutex::new(active_tools),
             prompt_options: Mutex::new(prompt_options),
+            prompt_templates: Mutex::new(Vec::new()),
         }
     }
 
@@ -123,10 +126,19 @@ impl TurnHooks<CodingMessage> for SessionContextHook {
 }
 
 /// Options of one prompt.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct PromptOptions {
     /// Images sent with the text.
     pub images: Vec<ImageContent>,
+    /// Expand `/skill:name args` and `/template args` first (pi's `expandPromptTemplates`,
+    /// default true).
+    pub expand_prompt_templates: bool,
+}
+
+impl Default for PromptOptions {
+    fn default() -> Self {
+        PromptOptions { images: Vec::new(), expand_prompt_templates: true }
+    }
 }
 
 /// The result of a user `!command` ([`AgentSession::execute_bash`]).
@@ -332,6 +344,8 @@ impl AgentSession {
 
     /// [`Self::prompt`] with images.
     pub async fn prompt_with(&self, text: &str, options: PromptOptions) -> Result<(), SdkError> {
+        // Resources (issue 8): `/skill:name` and `/template` expansion, implemented in sdk/expand.rs.
+        let text = &self.expand_user_input(text, options.expand_prompt_templates);
         let mut content = vec![UserBlock::Text(TextContent::new(text))];
         content.extend(options.images.into_iter().map(UserBlock::Image));
         self.run_messages(vec![AgentMessage::User(UserMessage::new(content))]).await
@@ -360,13 +374,18 @@ impl AgentSession {
         Ok(())
     }
 
-    /// Queues a steering message (injected after the current turn).
+    /// Queues a steering message (injected after the current turn); `/skill:name` and `/template`
+    /// input is expanded as in [`Self::prompt`].
     pub fn steer(&self, text: &str) {
+        // Resources (issue 8): pi expands skill commands and templates in queued input too.
+        let text = &self.expand_user_input(text, true);
         self.agent.steer(UserMessage::new(vec![UserBlock::Text(TextContent::new(text))]));
     }
 
-    /// Queues a follow-up message (injected when the agent would stop).
+    /// Queues a follow-up message (injected when the agent would stop), expanded like a prompt.
     pub fn follow_up(&self, text: &str) {
+        // Resources (issue 8): pi expands skill commands and templates in queued input too.
+        let text = &self.expand_user_input(text, true);
         self.agent.follow_up(UserMessage::new(vec![UserBlock::Text(TextContent::new(text))]));
     }
 

@@ -9,6 +9,8 @@ use std::path::PathBuf;
 use pi_ai::Sections;
 use thiserror::Error;
 
+use super::skills::{Skill, format_skills_for_prompt, skill_reader};
+
 /// The built-in tools' prompt contributions: `(name, snippet, guidelines)`.
 pub const BUILTIN_TOOL_PROMPTS: &[(&str, &str, &[&str])] = &[
     ("read", "Read file contents", &["Use read to examine files instead of cat or sed."]),
@@ -90,6 +92,8 @@ pub struct SystemPromptOptions {
     pub context_files: Vec<ContextFile>,
     /// Paths of the documentation the `docs` section names.
     pub docs: DocsPaths,
+    /// Skills listed in the `skills` section (only when `read` or `bash` is active, as in pi).
+    pub skills: Vec<Skill>,
 }
 
 impl SystemPromptOptions {
@@ -226,6 +230,14 @@ pub fn build_system_prompt_sections(options: &SystemPromptOptions) -> Result<Sec
                 .map(|f| format!("<project_instructions path=\"{}\">\n{}\n</project_instructions>", f.path, f.content)),
         );
         set("project_context", text.join("\n\n"));
+    }
+    if let Some(reader) = skill_reader(&selected, &options.hidden_tools)
+        && !options.skills.is_empty()
+    {
+        let listing = format_skills_for_prompt(&options.skills, reader);
+        if !listing.is_empty() {
+            set("skills", listing);
+        }
     }
     set("cwd", options.cwd.replace('\\', "/"));
     for (name, content) in &options.sections {

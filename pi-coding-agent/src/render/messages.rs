@@ -1,0 +1,168 @@
+//! Default renderings of transcript messages, after pi's interactive components: user messages
+//! on the `userMessageBg` background, skill invocations as a `[skill]` line (the block when
+//! expanded), assistant text as markdown, tool results in a coloured box, `!` commands, and
+//! compaction / branch summaries.
+
+use std::rc::Rc;
+
+use pi_ai::{AssistantBlock, AssistantMessage, ToolResultMessage, UserMessage};
+use pi_tui::components::DefaultTextStyle;
+use pi_tui::theme::{bold, italic};
+use pi_tui::{ComponentRef, Container, Markdown, Spacer, Text, shared};
+
+use super::TranscriptRenderer;
+use super::custom::content_text;
+use crate::messages::BashExecutionMessage;
+use crate::sdk::parse_skill_block;
+
+/// The default key of pi's `app.tools.expand` binding, named in collapsed items' hints.
+const EXPAND_KEY: &str = "ctrl+o";
+
+/// Lines of tool output shown while collapsed.
+const COLLAPSED_OUTPUT_LINES: usize = 5;
+
+impl TranscriptRenderer {
+    fn styled_markdown(
+        &self,
+        text: &str,
+        pad: usize,
+        pad_y: usize,
+        fg: &'static str,
+        bg: Option<&'static str>,
+    ) -> Markdown {
+        let mut md = Markdown::new(text, pad, pad_y, self.markdown.clone());
+        let (t1, t2) = (self.theme.clone(), self.theme.clone());
+        md.set_default_style(Some(DefaultTextStyle {
+            color: Some(Rc::new(move |s: &str| t1.fg(fg, s))),
+            bg_color: bg.map(|bg| Rc::new(move |s: &str| t2.bg(bg, s)) as pi_tui::StyleFn),
+            ..Default::default()
+        }));
+        md
+    }
+
+    /// A user message; a `<skill>` block is shown as a skill invocation, then the user's text.
+    pub fn user_message(&self, message: &UserMessage) -> Vec<ComponentRef> {
+        let text = content_text(&message.content);
+        if text.is_empty() {
+            return Vec::new();
+        }
+        let pad = self.options.output_pad;
+        let mut out: Vec<ComponentRef> = vec![shared(Spacer::new(1))];
+        let Some(block) = parse_skill_block(&text) else {
+            out.push(shared(self.styled_markdown(&text, pad, 1, "userMessageText", Some("userMessageBg"))));
+            return out;
+        };
+        let label = self.theme.fg("customMessageLabel", "\x1b[1m[skill]\x1b[22m");
+        if self.options.expanded {
+            let mut c = Container::new();
+            c.add_child(shared(Text::new(label, pad, 0)));
+            let body = format!("**{}**\n\n{}", block.name, block.content);
+            c.add_child(shared(self.styled_markdown(&body, pad, 0, "customMessageText", None)));
+            out.push(shared(c));
+        } else {
+            let line = format!(
+                "{label} {}{}",
+                self.theme.fg("customMessageText", &block.name),
+                self.theme.fg("dim", &format!(" ({EXPAND_KEY} to expand)"))
+            );
+            out.push(shared(Text::new(line, pad, 0)));
+        }
+        if let Some(user) = &block.user_message {
+            out.push(shared(Spacer::new(1)));
+            out.push(shared(self.styled_markdown(user, pad, 1, "userMessageText", Some("userMessageBg"))));
+        }
+        out
+    }
+
+    /// An assistant message: thinking (italic), text (markdown), and the error of a failed turn.
+    pub fn assistant_message(&self, message: &AssistantMessage) -> Vec<ComponentRef> {
+        let pad = self.options.output_pad;
+        let mut out: Vec<ComponentRef> = Vec::new();
+        for block in &message.content {
+            let component: ComponentRef = match block {
+                AssistantBlock::Text(t) if !t.text.trim().is_empty() => {
+                    shared(Markdown::new(t.text.trim(), pad, 0, self.markdown.clone()))
+                }
+                AssistantBlock::Thinking(t) if !t.thinking.trim().is_empty() => {
+                    let mut md = Markdown::new(t.thinking.trim(), pad, 0, self.markdown.clone());
+                    let th = self.theme.clone();
+                    md.set_default_style(Some(DefaultTextStyle {
+                        color: Some(Rc::new(move |s: &str| th.fg("thinkingText", s))),
+                        italic: true,
+                        ..Default::default()
+                    }));
+                    shared(md)
+                }
+                _ => continue,
+            };
+            out.push(shared(Spacer::new(1)));
+            out.push(component);
+        }
+        if let Some(error) = &message.error_message {
+            out.push(shared(Spacer::new(1)));
+            out.push(shared(Text::new(self.theme.fg("error", &format!("Error: {error}")), pad, 0)));
+        }
+        out
+    }
+
+    /// A tool call with its result, in a box coloured by success.
+    pub fn tool_result(&self, result: &ToolResultMessage, call: Option<&pi_ai::ToolCall>) -> Vec<ComponentRef> {
+        let bg = if result.is_error { "toolErrorBg" } else { "toolSuccessBg" };
+        let theme = self.theme.clone();
+        let mut b = pi_tui::Box::new(self.options.output_pad, 1, Some(Rc::new(move |t: &str| theme.bg(bg, t))));
+        let args = call.map(|c| serde_json::Value::Object(c.arguments.clone()).to_string()).unwrap_or_default();
+        let title = format!("{} {}", self.theme.fg("toolTitle", &bold(&result.tool_name)), self.theme.fg("dim", &args));
+        b.add_child(shared(Text::new(title.trim_end(), 0, 0)));
+        let text = result.content.iter().filter_map(|c| c.as_text()).collect::<Vec<_>>().join("\n");
+        if !text.trim().is_empty() {
+            let lines: Vec<&str> = text.trim_end().lines().collect();
+            let shown = if self.options.expanded { lines.len() } else { lines.len().min(COLLAPSED_OUTPUT_LINES) };
+            let mut body = lines[..shown].join("\n");
+            if shown < lines.len() {
+                body.push_str(&format!("\n… ({} more lines)", lines.len() - shown));
+            }
+            b.add_child(shared(Spacer::new(1)));
+            b.add_child(shared(Text::new(self.theme.fg("toolOutput", &body), 0, 0)));
+        }
+        vec![shared(Spacer::new(1)), shared(b)]
+    }
+
+    /// A user `!command` and its output.
+    pub fn bash_execution(&self, message: &BashExecutionMessage) -> Vec<ComponentRef> {
+        let pad = self.options.output_pad;
+        let mut c = Container::new();
+        let prompt = if message.exclude_from_context == Some(true) { "$$ " } else { "$ " };
+        c.add_child(shared(Text::new(
+            self.theme.fg("bashMode", &bold(&format!("{prompt}{}", message.command))),
+            pad,
+            0,
+        )));
+        let output = message.output.trim_end();
+        if !output.is_empty() {
+            c.add_child(shared(Text::new(self.theme.fg("muted", output), pad, 0)));
+        }
+        match (message.cancelled, message.exit_code) {
+            (true, _) => c.add_child(shared(Text::new(self.theme.fg("warning", "(cancelled)"), pad, 0))),
+            (false, Some(code)) if code != 0 => {
+                c.add_child(shared(Text::new(self.theme.fg("error", &format!("(exit {code})")), pad, 0)))
+            }
+            _ => {}
+        }
+        vec![shared(Spacer::new(1)), shared(c)]
+    }
+
+    /// A compaction or branch summary: a label, the summary when expanded.
+    pub fn summary(&self, label: &str, summary: &str) -> Vec<ComponentRef> {
+        let theme = self.theme.clone();
+        let mut b =
+            pi_tui::Box::new(self.options.output_pad, 1, Some(Rc::new(move |t: &str| theme.bg("customMessageBg", t))));
+        b.add_child(shared(Text::new(self.theme.fg("customMessageLabel", &bold(&format!("[{label}]"))), 0, 0)));
+        if self.options.expanded {
+            b.add_child(shared(Spacer::new(1)));
+            b.add_child(shared(self.styled_markdown(summary, 0, 0, "customMessageText", None)));
+        } else {
+            b.add_child(shared(Text::new(self.theme.fg("dim", &italic(&format!("({EXPAND_KEY} to expand)"))), 0, 0)));
+        }
+        vec![shared(Spacer::new(1)), shared(b)]
+    }
+}
