@@ -227,7 +227,7 @@ async fn run(mut args: Args) -> Result<i32> {
         let ctx = RpcContext { available_models: registry.available_models().into_iter().cloned().collect() };
         return Ok(rpc::run_rpc(session, ctx).await);
     }
-    let initial = initial.map(|text| (text, PromptOptions { images: files.images }));
+    let initial = initial.map(|text| (text, PromptOptions { images: files.images, ..Default::default() }));
     let rest = std::mem::take(&mut args.messages);
     let run = async {
         if mode == Some(Mode::Json) {

@@ -74,6 +74,7 @@ impl JsonEventEncoder {
         match event {
             SessionEvent::Agent(e) => Some(self.encode_agent(e)),
             SessionEvent::EntryAppended { .. } => None,
+            SessionEvent::Session(record) => Some(record.clone()),
         }
     }
 
