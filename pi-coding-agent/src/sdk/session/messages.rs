@@ -69,7 +69,7 @@ impl AgentSession {
                 self.agent.steer(message);
             }
         } else if options.trigger_turn == Some(true) {
-            self.start_run(RunTrigger::Custom(message)).await?;
+            self.start_run(RunTrigger::Custom(Box::new(message))).await?;
         } else if streaming {
             self.shared.run_state().pending_custom.push(message);
         } else {
@@ -134,8 +134,7 @@ impl AgentSession {
         behavior: StreamingBehavior,
         source: InputSource,
     ) -> Result<QueueDisposition, SdkError> {
-        if text.starts_with('/') {
-            let body = &text[1..];
+        if let Some(body) = text.strip_prefix('/') {
             let name = body.split_once(' ').map_or(body, |(n, _)| n);
             if self.shared.runner.as_ref().is_some_and(|r| r.command(name).is_some()) {
                 return Err(SdkError::Failed(format!(

@@ -33,7 +33,7 @@ pub(crate) enum RunTrigger {
     /// A user prompt.
     User { text: String, images: Vec<ImageContent> },
     /// A custom message sent with `trigger_turn`.
-    Custom(CodingAgentMessage),
+    Custom(Box<CodingAgentMessage>),
     /// Several messages as one prompt (SDK `prompt_messages`).
     Messages(Vec<CodingAgentMessage>),
 }
@@ -104,7 +104,7 @@ impl AgentSession {
     /// `/name args` of a registered extension command: runs it and returns `true`.
     async fn try_extension_command(&self, text: &str) -> bool {
         let Some(runner) = &self.shared.runner else { return false };
-        let body = &text[1..];
+        let Some(body) = text.strip_prefix('/') else { return false };
         let (name, args) = body.split_once(' ').unwrap_or((body, ""));
         runner.run_command(name, args).await
     }
@@ -238,7 +238,7 @@ impl AgentSession {
                     prompt: text.clone(),
                     images: (!images.is_empty()).then(|| images.clone()),
                 },
-                RunTrigger::Custom(message) => AgentStartTrigger::Custom { message: Box::new(message.clone()) },
+                RunTrigger::Custom(message) => AgentStartTrigger::Custom { message: message.clone() },
                 RunTrigger::Messages(messages) => AgentStartTrigger::User {
                     prompt: messages
                         .iter()
@@ -256,7 +256,7 @@ impl AgentSession {
         }
         let mut messages = match trigger {
             RunTrigger::User { text, images } => vec![AgentMessage::User(user_message(&text, images))],
-            RunTrigger::Custom(message) => vec![message],
+            RunTrigger::Custom(message) => vec![*message],
             RunTrigger::Messages(messages) => messages,
         };
         messages.append(&mut self.shared.run_state().pending_next_turn);
