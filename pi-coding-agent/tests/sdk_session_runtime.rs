@@ -713,3 +713,77 @@ async fn sessions_can_be_replaced_forked_and_counted() {
     assert_eq!(h.session.get_fork_messages().len(), 2);
     assert_eq!(*log.lock().unwrap(), ["startup:false", "fork:true", "new:true", "resume:true"]);
 }
+
+/// A model that writes `SUMMARY` for summary requests and plays `replies` for the others.
+fn summarizing_model(h: &Harness, replies: Vec<pi_ai::AssistantMessage>) {
+    let queue = Arc::new(Mutex::new(std::collections::VecDeque::from(replies)));
+    let steps = (0..12)
+        .map(|_| {
+            let queue = queue.clone();
+            let seen = h.seen.clone();
+            FauxStep::factory(move |req| {
+                let queue = queue.clone();
+                let seen = seen.clone();
+                async move {
+                    let request = serde_json::to_value(req.context.messages()).unwrap();
+                    seen.lock().unwrap().push(request.clone());
+                    let summary = |t: &String| t.contains("<conversation>") || t.starts_with("# Conversation\n");
+                    if user_texts(&request).iter().any(summary) {
+                        return Ok(faux_assistant_message(vec![faux_text("SUMMARY")], Default::default()));
+                    }
+                    queue.lock().unwrap().pop_front().ok_or_else(|| "no reply left".to_owned())
+                }
+            })
+        })
+        .collect();
+    h.reply(steps);
+}
+
+#[tokio::test]
+async fn context_overflow_compacts_and_retries_the_turn_once() {
+    let mut settings = small_settings();
+    settings.compaction.enabled = true;
+    let h = harness(vec![], Some(settings), false).await;
+    let overflow = faux_assistant_message(
+        vec![],
+        FauxMessageOptions {
+            stop_reason: Some(StopReason::Error),
+            error_message: Some("prompt is too long: 200000 tokens > 100000 maximum".into()),
+            ..Default::default()
+        },
+    );
+    let ok = |t: &str| faux_assistant_message(vec![faux_text(t.to_owned())], Default::default());
+    summarizing_model(&h, vec![ok("a"), overflow, ok("recovered")]);
+    h.session.prompt("one").await.unwrap();
+    h.session.prompt("two").await.unwrap();
+    let records = h.records.lock().unwrap().clone();
+    let kinds: Vec<(String, String)> =
+        records.iter().map(|r| (r["type"].as_str().unwrap().to_owned(), r["reason"].to_string())).collect();
+    assert!(kinds.contains(&("compaction_start".into(), "\"overflow\"".into())), "{records:?}");
+    let end = records.iter().rfind(|r| r["type"] == "compaction_end").unwrap();
+    assert_eq!(end["willRetry"], true);
+    assert!(end["result"]["summary"].as_str().unwrap().starts_with("SUMMARY"));
+    assert_eq!(h.session.get_last_assistant_text().as_deref(), Some("recovered"));
+    let types = h.entry_types();
+    assert!(types.contains(&"compaction".to_owned()) && types.contains(&"context_edit".to_owned()), "{types:?}");
+}
+
+#[tokio::test]
+async fn crossing_the_threshold_compacts_after_the_run_without_retrying() {
+    let mut settings = small_settings();
+    settings.compaction = CompactionSettings { enabled: true, reserve_tokens: 127_999, keep_recent_tokens: 1 };
+    let h = harness(vec![], Some(settings), false).await;
+    let ok = |t: &str| faux_assistant_message(vec![faux_text(t.to_owned())], Default::default());
+    summarizing_model(&h, vec![ok("a"), ok("b")]);
+    h.session.prompt("one").await.unwrap();
+    let records = h.records.lock().unwrap().clone();
+    assert_eq!(records[0], json!({"type": "compaction_start", "reason": "threshold"}));
+    assert_eq!(records[1]["willRetry"], false);
+    assert_eq!(records[1]["aborted"], false);
+    assert_eq!(h.entry_types().last().unwrap(), "compaction");
+    assert_eq!(h.session.get_last_assistant_text().as_deref(), Some("a"), "the response is kept");
+    // Disabled: nothing happens.
+    h.session.set_auto_compaction_enabled(false);
+    h.session.prompt("two").await.unwrap();
+    assert_eq!(h.records.lock().unwrap().len(), 2);
+}

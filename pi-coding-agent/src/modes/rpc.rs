@@ -11,7 +11,7 @@ use super::json_event::{JsonEventEncoder, agent_settled};
 use super::output::write_record;
 use super::rpc_command::{RpcCommand, RpcRequest, failure, parse_command, success};
 use crate::extensions::{InputSource, StreamingBehavior};
-use crate::sdk::{AgentSession, QueueDisposition, SdkError};
+use crate::sdk::{AgentSession, PromptOptions, QueueDisposition, SdkError};
 
 /// The response of a queued input: `{disposition}` or the error.
 fn queued(id: Option<&str>, kind: &str, result: Result<QueueDisposition, SdkError>) -> Value {
@@ -109,7 +109,8 @@ async fn handle(
             }
             let s = session.clone();
             *running = Some(tokio::spawn(async move {
-                if let Err(e) = s.prompt(&message).await {
+                let options = PromptOptions { source: Some(InputSource::Rpc), ..Default::default() };
+                if let Err(e) = s.prompt_with(&message, options).await {
                     tracing::error!(error = %e, "prompt failed");
                 }
                 write_record(&agent_settled(super::json::last_aborted(&s)));
