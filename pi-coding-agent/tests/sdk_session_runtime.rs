@@ -385,6 +385,13 @@ async fn lifecycle_events_reach_extensions_in_order() {
 #[tokio::test]
 async fn send_message_while_idle_appends_triggers_or_waits_for_the_next_turn() {
     let h = harness(vec![], None, false).await;
+    let settled = Arc::new(Mutex::new(0));
+    let count = settled.clone();
+    let _sub = h.session.subscribe(move |e| {
+        if let SessionEvent::AgentSettled { aborted: false } = e {
+            *count.lock().unwrap() += 1;
+        }
+    });
     h.reply(vec![step(&h.seen, text("one")), step(&h.seen, text("two"))]);
     let msg = |t: &str| ExtensionMessage::text("note", t.to_owned());
     // No trigger: appended, no request.
@@ -401,6 +408,7 @@ async fn send_message_while_idle_appends_triggers_or_waits_for_the_next_turn() {
     let trigger = SendMessageOptions { trigger_turn: Some(true), deliver_as: None };
     h.session.send_message(msg("triggered"), trigger).await.unwrap();
     assert_eq!(user_texts(&h.seen.lock().unwrap()[1]), ["appended", "go", "held", "triggered"]);
+    assert_eq!(*settled.lock().unwrap(), 2, "every run settles, also one a message triggered");
     assert_eq!(
         h.entry_types()[2..],
         [

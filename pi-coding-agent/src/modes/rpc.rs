@@ -54,6 +54,10 @@ pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
     let encoder = Arc::new(Mutex::new(JsonEventEncoder::new()));
     let enc = encoder.clone();
     let _sub = session.subscribe(move |event| {
+        if let crate::sdk::SessionEvent::AgentSettled { aborted } = event {
+            write_record(&agent_settled(*aborted));
+            return;
+        }
         let record = enc.lock().unwrap_or_else(|e| e.into_inner()).encode(event);
         if let Some(record) = record {
             write_record(&record);
@@ -113,7 +117,6 @@ async fn handle(
                 if let Err(e) = s.prompt_with(&message, options).await {
                     tracing::error!(error = %e, "prompt failed");
                 }
-                write_record(&agent_settled(super::json::last_aborted(&s)));
             }));
             success(id, &kind, Some(json!({"disposition": "started"})))
         }

@@ -68,6 +68,12 @@ pub enum SessionEvent {
         /// The entry type (`message`, `custom`, `custom_message`, …).
         entry_type: &'static str,
     },
+    /// A run settled (pi's `agent_settled`): no retry, compaction or queued message will
+    /// continue it. Emitted after every run, including runs extensions started.
+    AgentSettled {
+        /// Whether the run was aborted.
+        aborted: bool,
+    },
     /// A session-level event in pi's wire shape: `compaction_start`, `compaction_end`,
     /// `auto_retry_start`, `auto_retry_end`, `queue_update`.
     Session(Value),

@@ -219,6 +219,7 @@ impl AgentSession {
         if let Some(runner) = &self.shared.runner {
             runner.emit(crate::extensions::NotifyEvent::AgentSettled { aborted }).await;
         }
+        self.shared.emit(&super::SessionEvent::AgentSettled { aborted });
         self.shared.idle.notify_waiters();
     }
 
