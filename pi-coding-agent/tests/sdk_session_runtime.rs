@@ -1,132 +1,20 @@
-//! `AgentSession` as pi 1.6.0's: the prompt path's extension events (`input`,
+//! `AgentSession` as pi 1.6.0's prompt path: the extension events (`input`,
 //! `before_agent_start`, `message_end`, `before_provider_request`, `user_bash`, lifecycle order),
-//! `send_message` delivery, compaction, auto-retry, tree navigation, session switching and stats.
-//! The model is pi-ai's faux provider; sessions are real files in a temp dir.
+//! `send_message` delivery, and model / thinking / name announcements. The model is pi-ai's faux
+//! provider.
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use pi_ai::providers::faux::{
-    FauxMessageOptions, FauxOptions, FauxProvider, FauxStep, faux_assistant_message, faux_text, faux_tool_call,
-};
+use pi_ai::providers::faux::{FauxMessageOptions, FauxStep, faux_assistant_message, faux_text, faux_tool_call};
 use pi_ai::{AssistantBlock, StopReason, TextContent};
-use pi_coding_agent::compaction::CompactionSettings;
 use pi_coding_agent::extensions::*;
 use pi_coding_agent::messages::CodingAgentMessage;
-use pi_coding_agent::sdk::{
-    AgentSession, CreateAgentSessionOptions, DefaultResourceLoader, NavigateTreeOptions, RetrySettings, SessionEvent,
-    SessionSettings, create_agent_session,
-};
-use pi_coding_agent::session::{NewSessionOptions, SessionManager};
+use pi_coding_agent::sdk::{AgentSession, SessionEvent};
+use sdk_support::{Harness, Log, Seen, ext, harness, step, text, user_texts};
 use serde_json::{Value, json};
 
-type Log = Arc<Mutex<Vec<String>>>;
-type Seen = Arc<Mutex<Vec<Value>>>;
-
-/// A reply step that records the request's messages and answers with `reply`.
-fn step(seen: &Seen, reply: impl Fn() -> pi_ai::AssistantMessage + Send + Sync + 'static) -> FauxStep {
-    let seen = seen.clone();
-    let reply = Arc::new(reply);
-    FauxStep::factory(move |req| {
-        let seen = seen.clone();
-        let reply = reply.clone();
-        async move {
-            seen.lock().unwrap().push(serde_json::to_value(req.context.messages()).unwrap());
-            Ok(reply())
-        }
-    })
-}
-
-fn text(t: &'static str) -> impl Fn() -> pi_ai::AssistantMessage + Send + Sync + 'static {
-    move || faux_assistant_message(vec![faux_text(t)], Default::default())
-}
-
-fn ext(setup: impl Fn(&ExtensionApi) + Send + Sync + 'static) -> Arc<dyn Extension> {
-    Arc::new(FnExtension::new("<inline:test>", move |pi| {
-        setup(pi);
-        Ok(())
-    }))
-}
-
-struct Harness {
-    session: AgentSession,
-    faux: FauxProvider,
-    seen: Seen,
-    records: Seen,
-    _dir: tempfile::TempDir,
-}
-
-async fn harness(extensions: Vec<Arc<dyn Extension>>, settings: Option<SessionSettings>, persisted: bool) -> Harness {
-    let dir = tempfile::tempdir().unwrap();
-    let faux = FauxProvider::new(FauxOptions::default());
-    let mut loader = DefaultResourceLoader::new(dir.path(), dir.path().join("agent"));
-    loader.reload().await.unwrap();
-    let sm = if persisted {
-        SessionManager::create(dir.path(), Some(&dir.path().join("sessions")), NewSessionOptions::default()).unwrap()
-    } else {
-        SessionManager::in_memory(dir.path())
-    };
-    let created = create_agent_session(CreateAgentSessionOptions {
-        cwd: Some(dir.path().to_path_buf()),
-        model: Some(faux.model()),
-        resource_loader: Some(loader),
-        session_manager: Some(sm),
-        stream_fn: Some(pi_agent_core::provider_stream_fn(Arc::new(faux.clone()))),
-        extensions,
-        settings,
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    let session = created.session;
-    session.bind_extensions().await;
-    let records: Seen = Arc::new(Mutex::new(Vec::new()));
-    let sink = records.clone();
-    std::mem::forget(session.subscribe(move |e| {
-        if let SessionEvent::Session(v) = e {
-            sink.lock().unwrap().push(v.clone());
-        }
-    }));
-    Harness { session, faux, seen: Arc::new(Mutex::new(Vec::new())), records, _dir: dir }
-}
-
-impl Harness {
-    fn reply(&self, replies: Vec<FauxStep>) {
-        self.faux.set_responses(replies);
-    }
-    fn entry_types(&self) -> Vec<String> {
-        self.session
-            .session_manager()
-            .get_branch(None)
-            .iter()
-            .map(|e| {
-                let v = serde_json::to_value(e).unwrap();
-                match v["type"].as_str().unwrap() {
-                    "message" => format!("message:{}", v["message"]["role"].as_str().unwrap()),
-                    other => other.to_owned(),
-                }
-            })
-            .collect()
-    }
-    fn record_types(&self) -> Vec<String> {
-        self.records.lock().unwrap().iter().map(|r| r["type"].as_str().unwrap().to_owned()).collect()
-    }
-}
-
-/// The text of the last user-role message of a recorded request (custom messages reach the
-/// model as user messages).
-fn user_texts(request: &Value) -> Vec<String> {
-    request
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| match &m["content"] {
-            Value::String(s) => s.clone(),
-            Value::Array(a) => a.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join(""),
-            _ => String::new(),
-        })
-        .collect()
-}
+#[path = "sdk_support/mod.rs"]
+mod sdk_support;
 
 #[tokio::test]
 async fn input_handlers_handle_or_transform_the_prompt() {
@@ -452,335 +340,51 @@ async fn send_message_while_streaming_steers_follows_up_or_waits_for_the_turn_en
     assert_eq!(h.entry_types()[2..], ["message:system", "message:user", "message:assistant", "custom_message"]);
 }
 
-fn small_settings() -> SessionSettings {
-    SessionSettings {
-        compaction: CompactionSettings { enabled: false, reserve_tokens: 16384, keep_recent_tokens: 1 },
-        retry: RetrySettings { enabled: true, max_retries: 2, base_delay_ms: 1 },
-    }
-}
-
 #[tokio::test]
-async fn manual_compaction_summarizes_with_the_model_and_reports_pi_errors() {
-    let h = harness(vec![], Some(small_settings()), false).await;
-    h.reply(vec![
-        step(&h.seen, text("a")),
-        step(&h.seen, text("b")),
-        step(&h.seen, text("THE SUMMARY")),
-        step(&h.seen, text("THE TURN PREFIX")),
-    ]);
-    let err = h.session.compact(None).await.unwrap_err();
-    assert_eq!(err.to_string(), "Nothing to compact (session too small)");
-    assert_eq!(
-        h.records.lock().unwrap()[1]["errorMessage"],
-        "Compaction failed: Nothing to compact (session too small)"
-    );
-    h.session.prompt("first").await.unwrap();
-    h.session.prompt("second").await.unwrap();
-    let result = h.session.compact(Some("keep names")).await.unwrap();
-    // Keeping 1 token cuts inside the last turn: a history summary and a turn-prefix summary.
-    assert!(result.summary.starts_with("THE SUMMARY"), "{}", result.summary);
-    assert!(result.summary.contains("THE TURN PREFIX"), "{}", result.summary);
-    assert!(result.tokens_before > 0);
-    let prompt = user_texts(&h.seen.lock().unwrap()[2]).join("\n");
-    assert!(prompt.contains("keep names"), "custom instructions reach the summary prompt");
-    assert_eq!(h.entry_types().last().unwrap(), "compaction");
-    let context = h.session.messages();
-    assert!(context.iter().any(|m| m.role() == "compactionSummary"));
-    assert_eq!(h.record_types()[2..], ["compaction_start", "compaction_end"]);
-    assert_eq!(h.records.lock().unwrap()[3]["result"]["summary"], json!(result.summary));
-    let err = h.session.compact(None).await.unwrap_err();
-    assert_eq!(err.to_string(), "Already compacted");
-}
-
-#[tokio::test]
-async fn session_before_compact_handlers_cancel_or_supply_the_summary() {
-    let cancel = Arc::new(Mutex::new(true));
-    let c = cancel.clone();
-    let compacted: Log = Arc::new(Mutex::new(Vec::new()));
-    let done = compacted.clone();
+async fn model_thinking_and_name_changes_are_announced_only_when_they_change() {
+    let log: Log = Arc::new(Mutex::new(Vec::new()));
+    let l = log.clone();
     let h = harness(
         vec![ext(move |pi| {
-            let c = c.clone();
-            pi.on_notify("session_before_compact", move |e, _| {
-                let cancel = *c.lock().unwrap();
-                let first_kept = match e {
-                    NotifyEvent::Other { payload, .. } => payload["preparation"]["firstKeptEntryId"].clone(),
-                    _ => Value::Null,
-                };
-                Box::pin(async move {
-                    Ok(Some(if cancel {
-                        json!({"cancel": true})
-                    } else {
-                        json!({"compaction": {"summary": "from extension", "firstKeptEntryId": first_kept, "tokensBefore": 7}})
-                    }))
-                })
-            });
-            let done = done.clone();
-            pi.on_notify("session_compact", move |e, _| {
-                if let NotifyEvent::Other { payload, .. } = e {
-                    done.lock().unwrap().push(format!("{}:{}", payload["compactionEntry"]["summary"], payload["fromExtension"]));
-                }
-                Box::pin(async { Ok(None) })
-            });
+            for name in ["model_select", "thinking_level_select", "session_info_changed"] {
+                let l = l.clone();
+                pi.on_notify(name, move |e, _| {
+                    if let NotifyEvent::Other { kind, payload } = e {
+                        let detail = payload.get("level").or(payload.get("name")).or(payload.get("source"));
+                        l.lock().unwrap().push(format!("{kind}:{}", detail.cloned().unwrap_or_default()));
+                    }
+                    Box::pin(async { Ok(None) })
+                });
+            }
         })],
-        Some(small_settings()),
+        None,
         false,
     )
     .await;
-    h.reply(vec![step(&h.seen, text("a")), step(&h.seen, text("b"))]);
-    h.session.prompt("first").await.unwrap();
-    h.session.prompt("second").await.unwrap();
-    let err = h.session.compact(None).await.unwrap_err();
-    assert_eq!(err.to_string(), "Compaction cancelled");
-    let end = h.records.lock().unwrap().last().unwrap().clone();
-    assert_eq!(end["aborted"], true);
-    assert!(end.get("errorMessage").is_none());
-    *cancel.lock().unwrap() = false;
-    let result = h.session.compact(None).await.unwrap();
-    assert_eq!(result.summary, "from extension");
-    assert_eq!(result.tokens_before, 7);
-    assert_eq!(h.seen.lock().unwrap().len(), 2, "no summary request");
-    assert_eq!(*compacted.lock().unwrap(), ["\"from extension\":true"]);
-    let entry = serde_json::to_value(h.session.session_manager().leaf_entry().unwrap()).unwrap();
-    assert_eq!(entry["fromHook"], true);
-}
-
-#[tokio::test]
-async fn retryable_errors_are_retried_and_hidden_from_the_model() {
-    let h = harness(vec![], Some(small_settings()), false).await;
-    h.reply(vec![
-        step(&h.seen, || {
-            faux_assistant_message(
-                vec![],
-                FauxMessageOptions {
-                    stop_reason: Some(StopReason::Error),
-                    error_message: Some("503 Service Unavailable".into()),
-                    ..Default::default()
-                },
-            )
-        }),
-        step(&h.seen, text("recovered")),
-    ]);
-    h.session.prompt("hi").await.unwrap();
-    let records = h.records.lock().unwrap().clone();
+    let before = h.entry_types().len();
+    h.session.set_thinking_level(pi_ai::ThinkingLevel::Off).unwrap();
+    assert_eq!(h.entry_types().len(), before, "the same level records nothing");
+    h.session.set_thinking_level(pi_ai::ThinkingLevel::High).unwrap();
+    assert_eq!(h.entry_types().last().unwrap(), "thinking_level_change");
+    h.session.set_model(h.session.model()).unwrap();
+    let mut other = h.session.model();
+    other.id = "faux-2".into();
+    h.session.set_model(other).unwrap();
+    h.session.set_session_name("my work").unwrap();
+    for _ in 0..100 {
+        if log.lock().unwrap().len() == 3 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let mut seen = log.lock().unwrap().clone();
+    seen.sort();
+    assert_eq!(seen, ["model_select:\"set\"", "session_info_changed:\"my work\"", "thinking_level_select:\"high\""]);
     assert_eq!(
-        records,
+        *h.records.lock().unwrap(),
         [
-            json!({"type": "auto_retry_start", "attempt": 1, "maxAttempts": 2, "delayMs": 1,
-                   "errorMessage": "503 Service Unavailable"}),
-            json!({"type": "auto_retry_end", "success": true, "attempt": 1}),
+            json!({"type": "thinking_level_changed", "level": "high"}),
+            json!({"type": "session_info_changed", "name": "my work"})
         ]
     );
-    let second = h.seen.lock().unwrap()[1].clone();
-    assert!(!second.as_array().unwrap().iter().any(|m| m["role"] == "assistant"), "the failed attempt is omitted");
-    assert!(h.entry_types().contains(&"context_edit".to_owned()));
-    assert_eq!(h.session.get_last_assistant_text().as_deref(), Some("recovered"));
-}
-
-#[tokio::test]
-async fn non_retryable_errors_and_disabled_retry_stop_at_once() {
-    let mut settings = small_settings();
-    settings.retry.enabled = false;
-    let h = harness(vec![], Some(settings), false).await;
-    let failing = || {
-        faux_assistant_message(
-            vec![],
-            FauxMessageOptions {
-                stop_reason: Some(StopReason::Error),
-                error_message: Some("503 Service Unavailable".into()),
-                ..Default::default()
-            },
-        )
-    };
-    h.reply(vec![step(&h.seen, failing)]);
-    h.session.prompt("hi").await.unwrap();
-    assert_eq!(h.seen.lock().unwrap().len(), 1);
-    assert!(h.records.lock().unwrap().is_empty());
-}
-
-#[tokio::test]
-async fn navigate_tree_moves_the_leaf_and_summarizes_the_abandoned_branch() {
-    let log: Log = Arc::new(Mutex::new(Vec::new()));
-    let l = log.clone();
-    let h = harness(
-        vec![ext(move |pi| {
-            let l = l.clone();
-            pi.on_notify("session_tree", move |e, _| {
-                if let NotifyEvent::Other { payload, .. } = e {
-                    l.lock().unwrap().push(format!("tree:{}", payload.contains_key("summaryEntry")));
-                }
-                Box::pin(async { Ok(None) })
-            });
-        })],
-        None,
-        false,
-    )
-    .await;
-    h.reply(vec![step(&h.seen, text("a")), step(&h.seen, text("b")), step(&h.seen, text("BRANCH SUMMARY"))]);
-    h.session.prompt("first").await.unwrap();
-    h.session.prompt("second").await.unwrap();
-    let second_user = {
-        let sm = h.session.session_manager();
-        let branch = sm.get_branch(None);
-        branch
-            .iter()
-            .filter(|e| serde_json::to_value(e).unwrap()["message"]["role"] == "user")
-            .nth(1)
-            .unwrap()
-            .id()
-            .to_owned()
-    };
-    let err = h.session.navigate_tree("nope", NavigateTreeOptions::default()).await.unwrap_err();
-    assert_eq!(err.to_string(), "Entry nope not found");
-    let out = h
-        .session
-        .navigate_tree(&second_user, NavigateTreeOptions { summarize: true, ..Default::default() })
-        .await
-        .unwrap();
-    assert_eq!(out.editor_text.as_deref(), Some("second"));
-    assert!(!out.cancelled);
-    let summary_id = out.summary_entry_id.unwrap();
-    assert_eq!(h.session.session_manager().leaf_id(), Some(summary_id.as_str()));
-    assert_eq!(h.entry_types().last().unwrap(), "branch_summary");
-    let texts: Vec<String> = h.session.messages().iter().filter_map(|m| m.as_assistant().map(|a| a.text())).collect();
-    assert_eq!(texts, ["a"]);
-    // Only the entries after the common ancestor (the target) are summarized.
-    let summary_prompt = user_texts(&h.seen.lock().unwrap()[2]).join("");
-    assert!(summary_prompt.contains("<conversation>") && !summary_prompt.contains("first"), "{summary_prompt}");
-    assert_eq!(*log.lock().unwrap(), ["tree:true"]);
-}
-
-#[tokio::test]
-async fn sessions_can_be_replaced_forked_and_counted() {
-    let log: Log = Arc::new(Mutex::new(Vec::new()));
-    let l = log.clone();
-    let block = Arc::new(Mutex::new(true));
-    let b = block.clone();
-    let h = harness(
-        vec![ext(move |pi| {
-            let b = b.clone();
-            pi.on_notify("session_before_switch", move |_, _| {
-                let cancel = *b.lock().unwrap();
-                Box::pin(async move { Ok(cancel.then(|| json!({"cancel": true}))) })
-            });
-            let l = l.clone();
-            pi.on_notify("session_start", move |e, _| {
-                if let NotifyEvent::SessionStart { reason, previous_session_file } = e {
-                    l.lock().unwrap().push(format!("{reason}:{}", previous_session_file.is_some()));
-                }
-                Box::pin(async { Ok(None) })
-            });
-        })],
-        None,
-        true,
-    )
-    .await;
-    h.reply(vec![step(&h.seen, text("a")), step(&h.seen, text("b"))]);
-    h.session.prompt("one").await.unwrap();
-    h.session.prompt("two").await.unwrap();
-    let stats = h.session.get_session_stats();
-    assert_eq!((stats.user_messages, stats.assistant_messages, stats.tool_calls), (2, 2, 0));
-    let json = stats.to_json();
-    assert_eq!(json["sessionId"], json!(h.session.session_id()));
-    assert!(json["tokens"]["total"].is_u64());
-    let forkable = h.session.get_fork_messages();
-    assert_eq!(forkable.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(), ["one", "two"]);
-    let original = h.session.session_file().unwrap();
-
-    assert!(h.session.new_session(None).await.unwrap().cancelled);
-    assert_eq!(h.session.session_file().unwrap(), original);
-    *block.lock().unwrap() = false;
-
-    let fork = h.session.fork(&forkable[1].entry_id).await.unwrap();
-    assert_eq!(fork.selected_text.as_deref(), Some("two"));
-    let forked = h.session.session_file().unwrap();
-    assert_ne!(forked, original);
-    assert_eq!(h.session.get_fork_messages().iter().map(|m| m.text.clone()).collect::<Vec<_>>(), ["one"]);
-    let header = std::fs::read_to_string(&forked).unwrap();
-    assert!(header.lines().next().unwrap().contains("parentSession"));
-    let err = h.session.fork("missing").await.unwrap_err();
-    assert_eq!(err.to_string(), "Invalid entry ID for forking");
-
-    h.session.new_session(None).await.unwrap();
-    assert_eq!(h.entry_types(), ["model_change", "thinking_level_change"]);
-    assert!(h.session.messages().is_empty());
-
-    h.session.switch_session(&original).await.unwrap();
-    assert_eq!(h.session.session_file().unwrap(), original);
-    assert_eq!(h.session.get_fork_messages().len(), 2);
-    assert_eq!(*log.lock().unwrap(), ["startup:false", "fork:true", "new:true", "resume:true"]);
-}
-
-/// A model that writes `SUMMARY` for summary requests and plays `replies` for the others.
-fn summarizing_model(h: &Harness, replies: Vec<pi_ai::AssistantMessage>) {
-    let queue = Arc::new(Mutex::new(std::collections::VecDeque::from(replies)));
-    let steps = (0..12)
-        .map(|_| {
-            let queue = queue.clone();
-            let seen = h.seen.clone();
-            FauxStep::factory(move |req| {
-                let queue = queue.clone();
-                let seen = seen.clone();
-                async move {
-                    let request = serde_json::to_value(req.context.messages()).unwrap();
-                    seen.lock().unwrap().push(request.clone());
-                    let summary = |t: &String| t.contains("<conversation>") || t.starts_with("# Conversation\n");
-                    if user_texts(&request).iter().any(summary) {
-                        return Ok(faux_assistant_message(vec![faux_text("SUMMARY")], Default::default()));
-                    }
-                    queue.lock().unwrap().pop_front().ok_or_else(|| "no reply left".to_owned())
-                }
-            })
-        })
-        .collect();
-    h.reply(steps);
-}
-
-#[tokio::test]
-async fn context_overflow_compacts_and_retries_the_turn_once() {
-    let mut settings = small_settings();
-    settings.compaction.enabled = true;
-    let h = harness(vec![], Some(settings), false).await;
-    let overflow = faux_assistant_message(
-        vec![],
-        FauxMessageOptions {
-            stop_reason: Some(StopReason::Error),
-            error_message: Some("prompt is too long: 200000 tokens > 100000 maximum".into()),
-            ..Default::default()
-        },
-    );
-    let ok = |t: &str| faux_assistant_message(vec![faux_text(t.to_owned())], Default::default());
-    summarizing_model(&h, vec![ok("a"), overflow, ok("recovered")]);
-    h.session.prompt("one").await.unwrap();
-    h.session.prompt("two").await.unwrap();
-    let records = h.records.lock().unwrap().clone();
-    let kinds: Vec<(String, String)> =
-        records.iter().map(|r| (r["type"].as_str().unwrap().to_owned(), r["reason"].to_string())).collect();
-    assert!(kinds.contains(&("compaction_start".into(), "\"overflow\"".into())), "{records:?}");
-    let end = records.iter().rfind(|r| r["type"] == "compaction_end").unwrap();
-    assert_eq!(end["willRetry"], true);
-    assert!(end["result"]["summary"].as_str().unwrap().starts_with("SUMMARY"));
-    assert_eq!(h.session.get_last_assistant_text().as_deref(), Some("recovered"));
-    let types = h.entry_types();
-    assert!(types.contains(&"compaction".to_owned()) && types.contains(&"context_edit".to_owned()), "{types:?}");
-}
-
-#[tokio::test]
-async fn crossing_the_threshold_compacts_after_the_run_without_retrying() {
-    let mut settings = small_settings();
-    settings.compaction = CompactionSettings { enabled: true, reserve_tokens: 127_999, keep_recent_tokens: 1 };
-    let h = harness(vec![], Some(settings), false).await;
-    let ok = |t: &str| faux_assistant_message(vec![faux_text(t.to_owned())], Default::default());
-    summarizing_model(&h, vec![ok("a"), ok("b")]);
-    h.session.prompt("one").await.unwrap();
-    let records = h.records.lock().unwrap().clone();
-    assert_eq!(records[0], json!({"type": "compaction_start", "reason": "threshold"}));
-    assert_eq!(records[1]["willRetry"], false);
-    assert_eq!(records[1]["aborted"], false);
-    assert_eq!(h.entry_types().last().unwrap(), "compaction");
-    assert_eq!(h.session.get_last_assistant_text().as_deref(), Some("a"), "the response is kept");
-    // Disabled: nothing happens.
-    h.session.set_auto_compaction_enabled(false);
-    h.session.prompt("two").await.unwrap();
-    assert_eq!(h.records.lock().unwrap().len(), 2);
 }

@@ -189,7 +189,7 @@ impl ExtensionActions for SessionActions {
     }
 
     fn set_session_name(&self, name: &str) -> Result<(), BoxError> {
-        self.session()?.session_manager().append_session_info(name)?;
+        self.session()?.set_session_name(name)?;
         Ok(())
     }
 

@@ -291,11 +291,46 @@ impl AgentSession {
         self.agent.with_state(|s| s.model.clone())
     }
 
-    /// Switches the model and records a `model_change` entry.
+    /// Switches the model and records a `model_change` entry; extensions hear `model_select`
+    /// (source `set`) when the model changed.
     pub fn set_model(&self, model: Model) -> Result<(), SdkError> {
+        let previous = self.model();
         lock(&self.shared.session_manager).append_model_change(&model.provider, &model.id)?;
-        self.agent.set_model(model);
+        self.agent.set_model(model.clone());
+        if !previous.same_as(&model) {
+            let payload = serde_json::json!({"model": model, "previousModel": previous, "source": "set"});
+            self.emit_detached("model_select", payload);
+        }
         Ok(())
+    }
+
+    /// pi's `setSessionName`: a `session_info` entry; listeners and extensions hear
+    /// `session_info_changed`.
+    pub fn set_session_name(&self, name: &str) -> Result<(), SdkError> {
+        let current = {
+            let mut sm = lock(&self.shared.session_manager);
+            sm.append_session_info(name)?;
+            sm.session_name()
+        };
+        let event = serde_json::json!({"type": "session_info_changed", "name": current});
+        self.shared.emit_record(event.clone());
+        self.emit_detached("session_info_changed", serde_json::json!({"name": current}));
+        Ok(())
+    }
+
+    /// Emits a notify event to the extensions without waiting (pi's `void runner.emit(…)`).
+    pub(crate) fn emit_detached(&self, kind: &str, payload: Value) {
+        let (Some(runner), Ok(handle)) = (self.shared.runner.clone(), tokio::runtime::Handle::try_current()) else {
+            return;
+        };
+        let payload = match payload {
+            Value::Object(m) => m,
+            _ => serde_json::Map::new(),
+        };
+        let event = NotifyEvent::Other { kind: kind.to_owned(), payload };
+        handle.spawn(async move {
+            runner.emit(event).await;
+        });
     }
 
     /// The thinking level.
@@ -303,10 +338,18 @@ impl AgentSession {
         self.agent.with_state(|s| s.thinking_level)
     }
 
-    /// Sets the thinking level and records a `thinking_level_change` entry.
+    /// Sets the thinking level; when it changes, records a `thinking_level_change` entry,
+    /// listeners hear `thinking_level_changed` and extensions `thinking_level_select`.
     pub fn set_thinking_level(&self, level: ThinkingLevel) -> Result<(), SdkError> {
+        let previous = self.thinking_level();
+        if previous == level {
+            return Ok(());
+        }
         lock(&self.shared.session_manager).append_thinking_level_change(level.as_str())?;
         self.agent.set_thinking_level(level);
+        self.shared.emit_record(serde_json::json!({"type": "thinking_level_changed", "level": level.as_str()}));
+        let payload = serde_json::json!({"level": level.as_str(), "previousLevel": previous.as_str()});
+        self.emit_detached("thinking_level_select", payload);
         Ok(())
     }
 
