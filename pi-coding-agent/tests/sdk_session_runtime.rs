@@ -388,3 +388,22 @@ async fn model_thinking_and_name_changes_are_announced_only_when_they_change() {
         ]
     );
 }
+
+#[tokio::test]
+async fn bash_results_recorded_while_streaming_wait_for_the_run_to_end() {
+    let h = harness(vec![], None, false).await;
+    let cell: Arc<OnceLock<AgentSession>> = Arc::new(OnceLock::new());
+    let c = cell.clone();
+    h.reply(vec![FauxStep::factory(move |_req| {
+        let c = c.clone();
+        async move {
+            let session = c.get().unwrap().clone();
+            let r = session.execute_bash("echo mid-run", false).await.unwrap();
+            assert_eq!(r.output, "mid-run\n");
+            Ok(faux_assistant_message(vec![faux_text("answer")], Default::default()))
+        }
+    })]);
+    cell.set(h.session.clone()).ok();
+    h.session.prompt("go").await.unwrap();
+    assert_eq!(h.entry_types()[2..], ["message:system", "message:user", "message:assistant", "message:bashExecution"]);
+}
