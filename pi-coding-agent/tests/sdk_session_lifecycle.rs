@@ -315,3 +315,45 @@ async fn crossing_the_threshold_compacts_after_the_run_without_retrying() {
     h.session.prompt("two").await.unwrap();
     assert_eq!(h.records.lock().unwrap().len(), 2);
 }
+
+#[tokio::test]
+async fn before_fork_and_before_tree_handlers_cancel() {
+    let h = harness(
+        vec![ext(|pi| {
+            pi.on_notify("session_before_fork", |e, _| {
+                let at = matches!(e, NotifyEvent::SessionBeforeFork { position, .. } if position == "before");
+                Box::pin(async move { Ok(at.then(|| json!({"cancel": true}))) })
+            });
+            pi.on_notify("session_before_tree", |e, _| {
+                let wants = match e {
+                    NotifyEvent::Other { payload, .. } => payload["preparation"]["userWantsSummary"] == true,
+                    _ => false,
+                };
+                Box::pin(
+                    async move { Ok(Some(if wants { json!({"cancel": true}) } else { json!({"label": "here"}) })) },
+                )
+            });
+        })],
+        None,
+        true,
+    )
+    .await;
+    h.reply(vec![step(&h.seen, text("a")), step(&h.seen, text("b"))]);
+    h.session.prompt("one").await.unwrap();
+    h.session.prompt("two").await.unwrap();
+    let file = h.session.session_file();
+    let first = h.session.get_fork_messages()[0].entry_id.clone();
+    let fork = h.session.fork(&first).await.unwrap();
+    assert!(fork.cancelled && fork.selected_text.is_none());
+    assert_eq!(h.session.session_file(), file);
+
+    let leaf = h.session.session_manager().leaf_id().map(str::to_owned);
+    let wanted = NavigateTreeOptions { summarize: true, ..Default::default() };
+    assert!(h.session.navigate_tree(&first, wanted).await.unwrap().cancelled);
+    assert_eq!(h.session.session_manager().leaf_id().map(str::to_owned), leaf);
+    // Without a summary the handler's label lands on the target.
+    let out = h.session.navigate_tree(&first, NavigateTreeOptions::default()).await.unwrap();
+    assert_eq!(out.editor_text.as_deref(), Some("one"));
+    assert_eq!(h.session.session_manager().label(&first), Some("here"));
+    assert_eq!(h.seen.lock().unwrap().len(), 2, "no summary request");
+}
