@@ -89,7 +89,7 @@ async fn the_prompt_lists_skills_and_prompts_expand_skill_commands_and_templates
     session.prompt("/greet Bob \"at home\" today").await.unwrap();
     assert_eq!(user_text(&seen, 1), "Say hello to Bob (at home today).");
 
-    let raw = PromptOptions { expand_prompt_templates: false, ..Default::default() };
+    let raw = PromptOptions { expand_prompt_templates: Some(false), ..Default::default() };
     session.prompt_with("/greet Bob", raw).await.unwrap();
     assert_eq!(user_text(&seen, 2), "/greet Bob");
 
@@ -148,7 +148,8 @@ async fn queued_follow_ups_are_expanded_too() {
                     seen.lock().unwrap().push(serde_json::to_string(req.context.messages()).unwrap());
                     if i == 0 {
                         // Queued while the first request streams.
-                        slot.lock().unwrap().as_ref().unwrap().follow_up("/greet Ada");
+                        let session = slot.lock().unwrap().clone().unwrap();
+                        session.follow_up("/greet Ada").await.unwrap();
                     }
                     Ok(faux_assistant_message(vec![faux_text("ok")], Default::default()))
                 }

@@ -74,6 +74,9 @@ impl JsonEventEncoder {
         match event {
             SessionEvent::Agent(e) => Some(self.encode_agent(e)),
             SessionEvent::EntryAppended { .. } => None,
+            SessionEvent::Session(record) => Some(record.clone()),
+            // Written by each mode where it settles a prompt.
+            SessionEvent::AgentSettled { .. } => None,
         }
     }
 

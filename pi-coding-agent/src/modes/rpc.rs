@@ -3,15 +3,23 @@
 
 use std::sync::{Arc, Mutex};
 
-use pi_agent_core::AgentMessage;
-use pi_ai::{AssistantBlock, Model, ThinkingLevel};
-use serde_json::{Value, json};
+use pi_ai::{Model, ThinkingLevel};
+use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::json_event::{JsonEventEncoder, agent_settled};
 use super::output::write_record;
 use super::rpc_command::{RpcCommand, RpcRequest, failure, parse_command, success};
-use crate::sdk::AgentSession;
+use crate::extensions::{InputSource, StreamingBehavior};
+use crate::sdk::{AgentSession, PromptOptions, QueueDisposition, SdkError};
+
+/// The response of a queued input: `{disposition}` or the error.
+fn queued(id: Option<&str>, kind: &str, result: Result<QueueDisposition, SdkError>) -> Value {
+    match result {
+        Ok(d) => success(id, kind, Some(json!({"disposition": d.as_str()}))),
+        Err(e) => failure(id, kind, &e.to_string()),
+    }
+}
 
 /// What RPC mode needs besides the session.
 pub struct RpcContext {
@@ -24,13 +32,13 @@ fn state(session: &AgentSession) -> Value {
         "model": serde_json::to_value(session.model()).unwrap_or_default(),
         "thinkingLevel": session.thinking_level().as_str(),
         "isStreaming": session.is_streaming(),
-        "isCompacting": false,
+        "isCompacting": session.is_compacting(),
         "steeringMode": "one-at-a-time",
         "followUpMode": "one-at-a-time",
         "sessionId": session.session_id(),
-        "autoCompactionEnabled": false,
+        "autoCompactionEnabled": session.settings().compaction.enabled,
         "messageCount": session.messages().len(),
-        "pendingMessageCount": 0,
+        "pendingMessageCount": session.pending_message_count(),
     });
     if let (Some(f), Value::Object(o)) = (session.session_file(), &mut data) {
         o.insert("sessionFile".into(), json!(f.display().to_string()));
@@ -41,45 +49,15 @@ fn state(session: &AgentSession) -> Value {
     data
 }
 
-fn stats(session: &AgentSession) -> Value {
-    let messages = session.messages();
-    let (mut user, mut assistant, mut calls, mut results) = (0, 0, 0, 0);
-    let (mut input, mut output, mut cache_read, mut cache_write, mut cost) = (0u64, 0u64, 0u64, 0u64, 0f64);
-    for m in &messages {
-        match m {
-            AgentMessage::User(_) => user += 1,
-            AgentMessage::Assistant(a) => {
-                assistant += 1;
-                calls += a.content.iter().filter(|b| matches!(b, AssistantBlock::ToolCall(_))).count();
-                input += a.usage.input;
-                output += a.usage.output;
-                cache_read += a.usage.cache_read;
-                cache_write += a.usage.cache_write;
-                cost += a.usage.cost.total;
-            }
-            AgentMessage::ToolResult(_) => results += 1,
-            _ => {}
-        }
-    }
-    let mut data = json!({
-        "sessionId": session.session_id(),
-        "userMessages": user, "assistantMessages": assistant, "toolCalls": calls, "toolResults": results,
-        "totalMessages": messages.len(),
-        "tokens": {"input": input, "output": output, "cacheRead": cache_read, "cacheWrite": cache_write,
-                   "total": input + output + cache_read + cache_write},
-        "cost": cost,
-    });
-    if let (Some(f), Value::Object(o)) = (session.session_file(), &mut data) {
-        o.insert("sessionFile".into(), json!(f.display().to_string()));
-    }
-    data
-}
-
 /// Runs the RPC loop until stdin closes; returns the exit status.
 pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
     let encoder = Arc::new(Mutex::new(JsonEventEncoder::new()));
     let enc = encoder.clone();
     let _sub = session.subscribe(move |event| {
+        if let crate::sdk::SessionEvent::AgentSettled { aborted } = event {
+            write_record(&agent_settled(*aborted));
+            return;
+        }
         let record = enc.lock().unwrap_or_else(|e| e.into_inner()).encode(event);
         if let Some(record) = record {
             write_record(&record);
@@ -122,53 +100,43 @@ async fn handle(
     match command {
         RpcCommand::Prompt { message, streaming_behavior } => {
             if session.is_streaming() {
-                return match streaming_behavior.as_deref() {
-                    Some("steer") => {
-                        session.steer(&message);
-                        success(id, &kind, Some(json!({"disposition": "queued"})))
-                    }
-                    Some("followUp") => {
-                        session.follow_up(&message);
-                        success(id, &kind, Some(json!({"disposition": "queued"})))
-                    }
-                    _ => failure(id, &kind, &crate::sdk::SdkError::Busy.to_string()),
+                let behavior = match streaming_behavior.as_deref() {
+                    Some("steer") => StreamingBehavior::Steer,
+                    Some("followUp") => StreamingBehavior::FollowUp,
+                    _ => return failure(id, &kind, &crate::sdk::SdkError::Busy.to_string()),
                 };
+                return queued(
+                    id,
+                    &kind,
+                    session.queue_user_input(&message, Vec::new(), behavior, InputSource::Rpc).await,
+                );
             }
             let s = session.clone();
             *running = Some(tokio::spawn(async move {
-                if let Err(e) = s.prompt(&message).await {
+                let options = PromptOptions { source: Some(InputSource::Rpc), ..Default::default() };
+                if let Err(e) = s.prompt_with(&message, options).await {
                     tracing::error!(error = %e, "prompt failed");
                 }
-                write_record(&agent_settled(super::json::last_aborted(&s)));
             }));
             success(id, &kind, Some(json!({"disposition": "started"})))
         }
-        RpcCommand::Steer { message } => {
-            session.steer(&message);
-            success(id, &kind, Some(json!({"disposition": "queued"})))
-        }
-        RpcCommand::FollowUp { message } => {
-            session.follow_up(&message);
-            success(id, &kind, Some(json!({"disposition": "queued"})))
-        }
+        RpcCommand::Steer { message } => queued(
+            id,
+            &kind,
+            session.queue_user_input(&message, Vec::new(), StreamingBehavior::Steer, InputSource::Rpc).await,
+        ),
+        RpcCommand::FollowUp { message } => queued(
+            id,
+            &kind,
+            session.queue_user_input(&message, Vec::new(), StreamingBehavior::FollowUp, InputSource::Rpc).await,
+        ),
         RpcCommand::Abort => {
             session.abort().await;
             success(id, &kind, None)
         }
         RpcCommand::Bash { command, exclude_from_context } => {
             match session.execute_bash(&command, exclude_from_context).await {
-                Ok(r) => {
-                    let mut data = json!({"output": r.output, "cancelled": r.cancelled, "truncated": r.truncated});
-                    if let Value::Object(o) = &mut data {
-                        if let Some(c) = r.exit_code {
-                            o.insert("exitCode".into(), json!(c));
-                        }
-                        if let Some(p) = r.full_output_path {
-                            o.insert("fullOutputPath".into(), json!(p));
-                        }
-                    }
-                    success(id, &kind, Some(data))
-                }
+                Ok(r) => success(id, &kind, Some(r.to_json())),
                 Err(e) => failure(id, &kind, &e.to_string()),
             }
         }
@@ -213,7 +181,62 @@ async fn handle(
         RpcCommand::GetLastAssistantText => {
             success(id, &kind, Some(json!({"text": session.get_last_assistant_text()})))
         }
-        RpcCommand::GetSessionStats => success(id, &kind, Some(stats(session))),
+        RpcCommand::GetSessionStats => success(id, &kind, Some(session.get_session_stats().to_json())),
+        RpcCommand::Compact { custom_instructions } => match session.compact(custom_instructions.as_deref()).await {
+            Ok(result) => success(id, &kind, Some(result.to_json())),
+            Err(e) => failure(id, &kind, &e.to_string()),
+        },
+        RpcCommand::SetAutoCompaction { enabled } => {
+            session.set_auto_compaction_enabled(enabled);
+            success(id, &kind, None)
+        }
+        RpcCommand::SetAutoRetry { enabled } => {
+            session.set_auto_retry_enabled(enabled);
+            success(id, &kind, None)
+        }
+        RpcCommand::AbortRetry => {
+            session.abort_retry();
+            success(id, &kind, None)
+        }
+        RpcCommand::ClearQueue => {
+            let (steering, follow_up) = session.clear_queue();
+            success(id, &kind, Some(json!({"steering": steering, "followUp": follow_up})))
+        }
+        RpcCommand::NewSession { parent_session } => match session.new_session(parent_session).await {
+            Ok(r) => success(id, &kind, Some(json!({"cancelled": r.cancelled}))),
+            Err(e) => failure(id, &kind, &e.to_string()),
+        },
+        RpcCommand::SwitchSession { session_path } => {
+            match session.switch_session(std::path::Path::new(&session_path)).await {
+                Ok(r) => success(id, &kind, Some(json!({"cancelled": r.cancelled}))),
+                Err(e) => failure(id, &kind, &e.to_string()),
+            }
+        }
+        RpcCommand::Fork { entry_id } => match session.fork(&entry_id).await {
+            Ok(r) => {
+                let mut data = Map::new();
+                if let Some(text) = r.selected_text {
+                    data.insert("text".into(), json!(text));
+                }
+                data.insert("cancelled".into(), json!(r.cancelled));
+                success(id, &kind, Some(Value::Object(data)))
+            }
+            Err(e) => failure(id, &kind, &e.to_string()),
+        },
+        RpcCommand::Clone => {
+            let leaf = session.session_manager().leaf_id().map(str::to_owned);
+            let Some(leaf) = leaf else {
+                return failure(id, &kind, "Cannot clone session: no current entry selected");
+            };
+            match session.clone_at(&leaf).await {
+                Ok(r) => success(id, &kind, Some(json!({"cancelled": r.cancelled}))),
+                Err(e) => failure(id, &kind, &e.to_string()),
+            }
+        }
+        RpcCommand::GetForkMessages => {
+            let messages = serde_json::to_value(session.get_fork_messages()).unwrap_or_default();
+            success(id, &kind, Some(json!({"messages": messages})))
+        }
         RpcCommand::Other(other) => failure(id, &other, &format!("Unknown command: {other}")),
     }
 }

@@ -64,6 +64,44 @@ pub enum RpcCommand {
     GetLastAssistantText,
     /// Token and message counts.
     GetSessionStats,
+    /// Compact the context now.
+    Compact {
+        /// Extra instructions for the summary.
+        custom_instructions: Option<String>,
+    },
+    /// Switch automatic compaction.
+    SetAutoCompaction {
+        /// On or off.
+        enabled: bool,
+    },
+    /// Switch auto-retry.
+    SetAutoRetry {
+        /// On or off.
+        enabled: bool,
+    },
+    /// Cancel a retry back-off.
+    AbortRetry,
+    /// Drop queued steering and follow-up messages.
+    ClearQueue,
+    /// Start a new session.
+    NewSession {
+        /// The parent session file written to the header.
+        parent_session: Option<String>,
+    },
+    /// Open another session file.
+    SwitchSession {
+        /// Its path.
+        session_path: String,
+    },
+    /// Fork before a user message into a new session.
+    Fork {
+        /// The user message entry.
+        entry_id: String,
+    },
+    /// Copy the current path into a new session.
+    Clone,
+    /// User messages that can be forked from.
+    GetForkMessages,
     /// Any other command type (answered with pi's `Unknown command` or a failure).
     Other(String),
 }
@@ -121,6 +159,11 @@ pub fn parse_command(line: &str) -> Result<RpcRequest, Value> {
     let required = |k: &str| -> Result<String, Value> {
         s(k).ok_or_else(|| failure(id.as_deref(), &kind, &format!("Missing required field: {k}")))
     };
+    let flag = |k: &str| -> Result<bool, Value> {
+        obj.get(k)
+            .and_then(Value::as_bool)
+            .ok_or_else(|| failure(id.as_deref(), &kind, &format!("Missing required field: {k}")))
+    };
     let command = match kind.as_str() {
         "prompt" => RpcCommand::Prompt { message: required("message")?, streaming_behavior: s("streamingBehavior") },
         "steer" => RpcCommand::Steer { message: required("message")? },
@@ -137,6 +180,16 @@ pub fn parse_command(line: &str) -> Result<RpcRequest, Value> {
         "set_thinking_level" => RpcCommand::SetThinkingLevel { level: required("level")? },
         "get_last_assistant_text" => RpcCommand::GetLastAssistantText,
         "get_session_stats" => RpcCommand::GetSessionStats,
+        "compact" => RpcCommand::Compact { custom_instructions: s("customInstructions") },
+        "set_auto_compaction" => RpcCommand::SetAutoCompaction { enabled: flag("enabled")? },
+        "set_auto_retry" => RpcCommand::SetAutoRetry { enabled: flag("enabled")? },
+        "abort_retry" => RpcCommand::AbortRetry,
+        "clear_queue" => RpcCommand::ClearQueue,
+        "new_session" => RpcCommand::NewSession { parent_session: s("parentSession") },
+        "switch_session" => RpcCommand::SwitchSession { session_path: required("sessionPath")? },
+        "fork" => RpcCommand::Fork { entry_id: required("entryId")? },
+        "clone" => RpcCommand::Clone,
+        "get_fork_messages" => RpcCommand::GetForkMessages,
         other => RpcCommand::Other(other.to_owned()),
     };
     Ok(RpcRequest { id, kind, command })
@@ -156,6 +209,11 @@ mod tests {
         let r = parse_command(r#"{"type":"set_model","provider":"p","modelId":"m"}"#).unwrap();
         assert_eq!(r.command, RpcCommand::SetModel { provider: "p".into(), model_id: "m".into() });
         assert_eq!(parse_command(r#"{"type":"zzz"}"#).unwrap().command, RpcCommand::Other("zzz".into()));
+        let c = parse_command(r#"{"type":"compact","customInstructions":"keep names"}"#).unwrap();
+        assert_eq!(c.command, RpcCommand::Compact { custom_instructions: Some("keep names".into()) });
+        let c = parse_command(r#"{"type":"set_auto_retry","enabled":false}"#).unwrap();
+        assert_eq!(c.command, RpcCommand::SetAutoRetry { enabled: false });
+        assert!(parse_command(r#"{"type":"fork"}"#).is_err());
         let e = parse_command(r#"{"id":"7","type":"prompt"}"#).unwrap_err();
         assert_eq!(e["id"], "7");
         assert_eq!(e["success"], false);

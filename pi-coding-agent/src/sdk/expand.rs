@@ -125,7 +125,7 @@ impl super::AgentSession {
             Ok(expanded) => expanded,
             Err(e) => {
                 tracing::warn!(path = %e.path.display(), error = %e.message, "skill expansion failed");
-                if let Some(runner) = &self.runner {
+                if let Some(runner) = &self.shared.runner {
                     let path = e.path.display().to_string();
                     runner.emit_error(crate::extensions::ExtensionError::new(path, "skill_expansion", e.message));
                 }

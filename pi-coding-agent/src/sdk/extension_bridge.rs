@@ -15,14 +15,16 @@ use tokio_util::sync::CancellationToken;
 
 use super::session::{AgentSession, SessionShared};
 use crate::extensions::{
-    DeliverAs, ExtensionActions, ExtensionMessage, ExtensionRunner, NotifyEvent, SendMessageOptions,
-    SendUserMessageOptions, ToolCallEvent, ToolInfo, ToolResultEvent,
+    ExtensionActions, ExtensionMessage, ExtensionRunner, NotifyEvent, SendMessageOptions, SendUserMessageOptions,
+    ToolCallEvent, ToolInfo, ToolResultEvent,
 };
-use crate::messages::{CodingAgentMessage, CodingMessage, CustomRoleMessage};
+use crate::messages::{CodingAgentMessage, CodingMessage};
 
 /// The runner as the agent's hooks.
 pub(crate) struct ExtensionHooks {
     pub(crate) runner: Arc<ExtensionRunner>,
+    /// The session, for the system prompt a `before_agent_start` handler forced for the run.
+    pub(crate) session: Weak<SessionShared>,
 }
 
 #[async_trait]
@@ -34,7 +36,12 @@ impl TransformContext<CodingMessage> for ExtensionHooks {
     ) -> Result<Vec<CodingAgentMessage>, BoxError> {
         // `context` handlers never see system messages (the head is restored after them);
         // `context_with_system` handlers own them.
-        Ok(self.runner.emit_context(messages).await)
+        let transformed = self.runner.emit_context(messages).await;
+        let forced = self.session.upgrade().and_then(|s| s.run_state().forced_system_prompt.clone());
+        Ok(match forced {
+            Some(forced) => apply_forced_prompt(transformed, forced),
+            None => transformed,
+        })
     }
 }
 
@@ -87,12 +94,54 @@ impl ToolCallHooks<CodingMessage> for ExtensionHooks {
     }
 }
 
-/// Agent events as extension notifications (`tool_execution_*` and `turn_*` keep their own hooks).
+/// pi's forced-prompt projection: the system messages collapse into one head holding the
+/// forced text (and the current tool declarations); nothing is recorded.
+fn apply_forced_prompt(messages: Vec<CodingAgentMessage>, forced: String) -> Vec<CodingAgentMessage> {
+    let current = pi_ai::transcript::current_system_message(&messages);
+    let mut head = pi_ai::SystemMessage::new(forced);
+    if let Some(current) = current {
+        head.tools_added = current.tools_added;
+        head.timestamp = current.timestamp;
+    } else {
+        head.timestamp = pi_ai::now_ms();
+    }
+    std::iter::once(CodingAgentMessage::System(head))
+        .chain(messages.into_iter().filter(|m| !matches!(m, CodingAgentMessage::System(_))))
+        .collect()
+}
+
+/// Agent events as extension notifications besides `turn_*` (numbered by the session) and
+/// `message_end` (whose handlers may replace the message).
 pub(crate) fn notify_event(event: &AgentEvent<CodingMessage>) -> Option<NotifyEvent> {
     Some(match event {
         AgentEvent::AgentStart => NotifyEvent::AgentStart,
         AgentEvent::AgentEnd { messages } => NotifyEvent::AgentEnd { messages: messages.clone() },
         AgentEvent::MessageStart { message } => NotifyEvent::MessageStart { message: message.clone() },
+        AgentEvent::ToolExecutionStart { tool_call_id, tool_name, args } => NotifyEvent::ToolExecutionStart {
+            tool_call_id: tool_call_id.clone(),
+            tool_name: tool_name.clone(),
+            args: args.clone(),
+            parent_tool_call_id: None,
+        },
+        AgentEvent::ToolExecutionUpdate { tool_call_id, tool_name, args, partial_result } => {
+            NotifyEvent::ToolExecutionUpdate {
+                tool_call_id: tool_call_id.clone(),
+                tool_name: tool_name.clone(),
+                args: args.clone(),
+                partial_result: partial_result.into(),
+                parent_tool_call_id: None,
+            }
+        }
+        AgentEvent::ToolExecutionEnd { tool_call_id, tool_name, result, is_error, duration_ms } => {
+            NotifyEvent::ToolExecutionEnd {
+                tool_call_id: tool_call_id.clone(),
+                tool_name: tool_name.clone(),
+                result: result.into(),
+                is_error: *is_error,
+                duration_ms: *duration_ms,
+                parent_tool_call_id: None,
+            }
+        }
         _ => return None,
     })
 }
@@ -113,52 +162,23 @@ pub(crate) struct AgentSessionHandle {
 impl SessionActions {
     fn session(&self) -> Result<AgentSession, BoxError> {
         let shared = self.session.upgrade().ok_or("The session was disposed")?;
-        Ok(AgentSession { agent: self.handle.agent.clone(), shared, cwd: self.handle.cwd.clone(), runner: None })
+        Ok(AgentSession { agent: self.handle.agent.clone(), shared, cwd: self.handle.cwd.clone() })
     }
 }
 
 impl ExtensionActions for SessionActions {
     fn send_message(&self, message: ExtensionMessage, options: SendMessageOptions) -> Result<(), BoxError> {
         let session = self.session()?;
-        let custom = CustomRoleMessage {
-            custom_type: message.custom_type,
-            content: message.content,
-            display: message.display,
-            details: message.details,
-            timestamp: pi_ai::now_ms(),
-            ..Default::default()
-        };
-        let trigger = options.trigger_turn.unwrap_or(false);
-        match options.deliver_as {
-            Some(DeliverAs::FollowUp) if session.is_streaming() => {
-                session.agent().follow_up(CodingAgentMessage::Custom(CodingMessage::Custom(custom)));
-                Ok(())
-            }
-            _ => {
-                tokio::spawn(async move {
-                    if let Err(e) = session.send_custom_message(custom, trigger).await {
-                        tracing::warn!(error = %e, "extension send_message failed");
-                    }
-                });
-                Ok(())
-            }
-        }
+        spawn_action(session.shared.runner.clone(), "sendMessage", async move {
+            session.send_message(message, options).await
+        });
+        Ok(())
     }
 
     fn send_user_message(&self, content: Content<UserBlock>, options: SendUserMessageOptions) -> Result<(), BoxError> {
         let session = self.session()?;
-        let message = pi_ai::UserMessage::new(content);
-        if session.is_streaming() {
-            match options.deliver_as {
-                Some(DeliverAs::FollowUp) => session.agent().follow_up(message),
-                _ => session.agent().steer(message),
-            }
-            return Ok(());
-        }
-        tokio::spawn(async move {
-            if let Err(e) = session.run_messages(vec![CodingAgentMessage::User(message)]).await {
-                tracing::warn!(error = %e, "extension send_user_message failed");
-            }
+        spawn_action(session.shared.runner.clone(), "sendUserMessage", async move {
+            session.send_user_message(content, options.deliver_as, options.expand_prompt_templates).await
         });
         Ok(())
     }
@@ -169,7 +189,7 @@ impl ExtensionActions for SessionActions {
     }
 
     fn set_session_name(&self, name: &str) -> Result<(), BoxError> {
-        self.session()?.session_manager().append_session_info(name)?;
+        self.session()?.set_session_name(name)?;
         Ok(())
     }
 
@@ -217,10 +237,61 @@ impl ExtensionActions for SessionActions {
     }
 
     fn abort(&self) {
-        self.handle.agent.abort();
+        if let Ok(session) = self.session() {
+            tokio::spawn(async move { session.abort().await });
+        }
+    }
+
+    fn has_pending_messages(&self) -> bool {
+        self.session().map(|s| s.pending_message_count() > 0).unwrap_or(false)
     }
 
     fn get_system_prompt(&self) -> String {
         self.session().map(|s| s.system_prompt()).unwrap_or_default()
     }
+}
+
+/// Runs a fire-and-forget action; a late failure is reported as an extension error with path
+/// `<runtime>`.
+fn spawn_action(
+    runner: Option<Arc<ExtensionRunner>>,
+    action: &'static str,
+    work: impl std::future::Future<Output = Result<(), crate::sdk::SdkError>> + Send + 'static,
+) {
+    tokio::spawn(async move {
+        if let Err(e) = work.await {
+            tracing::warn!(error = %e, action, "extension action failed");
+            if let Some(runner) = runner {
+                runner.emit_error(crate::extensions::ExtensionError::new("<runtime>", action, e.to_string()));
+            }
+        }
+    });
+}
+
+/// Calls an async `before_provider_request` chain from the synchronous payload hook of the
+/// providers: on a multi-threaded runtime the worker blocks in place; otherwise the chain runs on
+/// a helper thread with its own runtime (handlers needing the caller's runtime then see it
+/// blocked, so prefer the multi-threaded runtime, as the `pi` binary uses).
+pub(crate) fn payload_hook(runner: Arc<ExtensionRunner>) -> pi_ai::options::PayloadHook {
+    Arc::new(move |payload: &Value, _model: &pi_ai::Model| {
+        if !runner.has_handlers("before_provider_request") {
+            return None;
+        }
+        let future = runner.emit_before_provider_request(payload.clone());
+        let out = match tokio::runtime::Handle::try_current() {
+            Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(|| handle.block_on(future))
+            }
+            _ => std::thread::scope(|scope| {
+                scope
+                    .spawn(|| {
+                        tokio::runtime::Builder::new_current_thread().enable_all().build().map(|rt| rt.block_on(future))
+                    })
+                    .join()
+                    .ok()
+                    .and_then(Result::ok)
+            })?,
+        };
+        (out != *payload).then_some(out)
+    })
 }

@@ -52,7 +52,11 @@ pub use discovery::resolve_path;
 pub use expand::{SkillBlock, expand_input, expand_skill_command, parse_skill_block};
 pub use prompt_templates::{PromptTemplate, expand_prompt_template, parse_command_args, substitute_args};
 pub use resources::{DefaultResourceLoader, LoadedResources, ResourceError};
-pub use session::{AgentSession, BashResult, PromptOptions, SessionEvent};
+pub use session::{
+    AgentSession, BashResult, CompactOutcome, ContextUsage, ForkMessage, ForkOutcome, NavigateTreeOptions,
+    NavigateTreeOutcome, PromptOptions, QueueDisposition, RetrySettings, SessionEvent, SessionSettings, SessionStats,
+    SwitchOutcome, TokenStats, is_context_overflow, is_retryable_assistant_error,
+};
 pub use skills::{Skill, SkillReader, format_skills_for_prompt};
 pub use system_prompt::{ContextFile, SystemPromptOptions};
 
@@ -82,6 +86,13 @@ pub enum SdkError {
     /// The agent refused the call.
     #[error(transparent)]
     Agent(#[from] pi_agent_core::AgentError),
+    /// A prompt while a compaction or branch summary runs.
+    #[error("Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry.")]
+    Compacting,
+    /// An operation failed with pi's message (`Nothing to compact (session too small)`,
+    /// `Compaction cancelled`, `Entry X not found`, an extension's `user_bash` error, …).
+    #[error("{0}")]
+    Failed(String),
 }
 
 /// Options of [`create_agent_session`] (pi's `CreateAgentSessionOptions`).
@@ -109,6 +120,9 @@ pub struct CreateAgentSessionOptions {
     pub stream_options: StreamOptions,
     /// In-process extensions (pi's `extensionFactories`), loaded in order.
     pub extensions: Vec<Arc<dyn Extension>>,
+    /// Automatic compaction and retry (default: both off; pass
+    /// `SessionSettings::from_settings(&settings)` for pi's behaviour).
+    pub settings: Option<SessionSettings>,
 }
 
 /// What [`create_agent_session`] returns.
@@ -203,9 +217,22 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     }
 
     let is_new = session_manager.entries().is_empty();
-    let shared = Arc::new(session::SessionShared::new(session_manager, all_tools, active, prompt_options));
-    *shared.prompt_templates.lock().unwrap_or_else(|e| e.into_inner()) = resources.prompt_templates.clone();
     let stream_fn = options.stream_fn.unwrap_or_else(default_stream_fn);
+    let mut stream_options = options.stream_options;
+    if let Some(runner) = &runner {
+        stream_options.on_payload = Some(extension_bridge::payload_hook(runner.clone()));
+    }
+    let shared = Arc::new(session::SessionShared::new(session::SharedParts {
+        session_manager,
+        all_tools,
+        active_tools: active,
+        prompt_options,
+        runner: runner.clone(),
+        stream_fn: stream_fn.clone(),
+        stream_options: stream_options.clone(),
+        settings: options.settings.unwrap_or_default(),
+    }));
+    *shared.prompt_templates.lock().unwrap_or_else(|e| e.into_inner()) = resources.prompt_templates.clone();
     let convert = |messages: Vec<CodingAgentMessage>| -> Result<Vec<pi_ai::Message>, BoxError> {
         Ok(crate::messages::into_llm(messages))
     };
@@ -213,14 +240,16 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
         .thinking_level(thinking_level)
         .convert_to_llm(convert)
         .turn_hooks(AgentSession::context_hook(&shared))
-        .stream_options(options.stream_options);
+        .stream_options(stream_options);
     if let Some(runner) = &runner {
-        let hooks = Arc::new(extension_bridge::ExtensionHooks { runner: runner.clone() });
-        builder =
-            builder.transform_context(extension_bridge::ExtensionHooks { runner: runner.clone() }).tool_hooks(hooks);
+        let session = Arc::downgrade(&shared);
+        let hooks = Arc::new(extension_bridge::ExtensionHooks { runner: runner.clone(), session: session.clone() });
+        builder = builder
+            .transform_context(extension_bridge::ExtensionHooks { runner: runner.clone(), session })
+            .tool_hooks(hooks);
     }
     let agent: Agent<CodingMessage> = builder.build();
-    let session = AgentSession::new(agent, shared, cwd, runner);
+    let session = AgentSession::new(agent, shared, cwd);
     if is_new {
         let mut sm = session.session_manager();
         sm.append_model_change(&model.provider, &model.id)?;

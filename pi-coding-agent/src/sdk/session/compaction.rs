@@ -1,0 +1,361 @@
+//! Compaction in a session: manual (pi's `compact`) and automatic after a run (pi's
+//! `_checkCompaction` / `_runAutoCompaction`). Both prepare the cut, let `session_before_compact`
+//! handlers cancel or supply the summary, otherwise summarize with the session's model, append
+//! the `compaction` entry, rebuild the context and emit `session_compact`; listeners see
+//! `compaction_start` / `compaction_end`.
+
+use pi_ai::{AssistantMessage, StopReason, Usage};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::provider_errors::is_context_overflow;
+use super::{AgentSession, SessionEvent, lock};
+use crate::compaction::{
+    CompactionPreparation, Summarizer, calculate_context_tokens, compact, estimate_context_tokens, estimate_tokens,
+    prepare_compaction, should_compact,
+};
+use crate::extensions::NotifyEvent;
+use crate::sdk::SdkError;
+use crate::session::{SessionEntry, parse_iso};
+
+/// The result of a compaction (pi's `CompactionResult` plus `estimatedTokensAfter`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompactOutcome {
+    /// The summary.
+    pub summary: String,
+    /// The first entry kept verbatim.
+    pub first_kept_entry_id: String,
+    /// Estimated context tokens before.
+    pub tokens_before: u64,
+    /// Estimated context tokens after.
+    pub estimated_tokens_after: u64,
+    /// Usage of the summary request(s).
+    pub usage: Option<Usage>,
+    /// `{readFiles, modifiedFiles}`, or an extension's details.
+    pub details: Option<Value>,
+}
+
+impl CompactOutcome {
+    /// pi's wire shape.
+    pub fn to_json(&self) -> Value {
+        let mut o = Map::new();
+        o.insert("summary".into(), json!(self.summary));
+        o.insert("firstKeptEntryId".into(), json!(self.first_kept_entry_id));
+        o.insert("tokensBefore".into(), json!(self.tokens_before));
+        o.insert("estimatedTokensAfter".into(), json!(self.estimated_tokens_after));
+        if let Some(u) = &self.usage {
+            o.insert("usage".into(), serde_json::to_value(u).unwrap_or(Value::Null));
+        }
+        if let Some(d) = &self.details {
+            o.insert("details".into(), d.clone());
+        }
+        Value::Object(o)
+    }
+}
+
+/// Why a compaction stopped.
+enum Stop {
+    /// Cancelled by an extension or an abort.
+    Cancelled,
+    /// Failed with pi's message.
+    Failed(String),
+}
+
+fn preparation_json(p: &CompactionPreparation) -> Value {
+    json!({
+        "firstKeptEntryId": p.first_kept_entry_id,
+        "messagesToSummarize": p.messages_to_summarize,
+        "turnPrefixMessages": p.turn_prefix_messages,
+        "isSplitTurn": p.is_split_turn,
+        "tokensBefore": p.tokens_before,
+        "previousSummary": p.previous_summary,
+        "fileOps": {"read": p.file_ops.read, "written": p.file_ops.written, "edited": p.file_ops.edited},
+        "settings": {"enabled": p.settings.enabled, "reserveTokens": p.settings.reserve_tokens,
+                     "keepRecentTokens": p.settings.keep_recent_tokens},
+    })
+}
+
+fn other(kind: &str, payload: Value) -> NotifyEvent {
+    let payload = match payload {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    NotifyEvent::Other { kind: kind.to_owned(), payload }
+}
+
+impl AgentSession {
+    /// Whether a compaction or branch summary runs.
+    pub fn is_compacting(&self) -> bool {
+        let st = self.shared.run_state();
+        st.compaction_cancel.is_some() || st.branch_summary_cancel.is_some()
+    }
+
+    /// pi's `abortCompaction`.
+    pub fn abort_compaction(&self) {
+        let st = self.shared.run_state();
+        for token in [&st.compaction_cancel, &st.branch_summary_cancel].into_iter().flatten() {
+            token.cancel();
+        }
+    }
+
+    /// Manual compaction (pi's `compact`): aborts the current run first; errors are pi's
+    /// (`Nothing to compact (session too small)`, `Already compacted`, `Compaction cancelled`,
+    /// a summary failure).
+    pub async fn compact(&self, custom_instructions: Option<&str>) -> Result<CompactOutcome, SdkError> {
+        self.abort().await;
+        let cancel = CancellationToken::new();
+        self.shared.run_state().compaction_cancel = Some(cancel.clone());
+        self.shared.emit_record(json!({"type": "compaction_start", "reason": "manual"}));
+        let outcome = self.run_compaction("manual", custom_instructions, false, &cancel).await;
+        self.shared.run_state().compaction_cancel = None;
+        self.shared.idle.notify_waiters();
+        match outcome {
+            Ok((result, _)) => {
+                self.emit_compaction_end("manual", Some(&result), false, false, None);
+                Ok(result)
+            }
+            Err((stop, from_extension)) => {
+                let (aborted, message) = match &stop {
+                    Stop::Cancelled => (true, "Compaction cancelled".to_owned()),
+                    Stop::Failed(m) => (false, m.clone()),
+                };
+                let error_message = (!aborted).then(|| format!("Compaction failed: {message}"));
+                self.emit_compaction_end("manual", None, aborted, false, error_message.as_deref());
+                self.emit_compact_failed("manual", error_message.as_deref(), aborted, from_extension).await;
+                Err(SdkError::Failed(message))
+            }
+        }
+    }
+
+    /// Prepare, ask extensions, summarize, append and announce. `Err` carries whether an
+    /// extension supplied the summary.
+    async fn run_compaction(
+        &self,
+        reason: &str,
+        custom_instructions: Option<&str>,
+        will_retry: bool,
+        cancel: &CancellationToken,
+    ) -> Result<(CompactOutcome, bool), (Stop, bool)> {
+        let settings = lock(&self.shared.settings).compaction;
+        let (preparation, branch_json, last_is_compaction) = {
+            let sm = self.session_manager();
+            let branch = sm.get_branch(None);
+            let last_is_compaction = matches!(branch.last(), Some(SessionEntry::Compaction(_)));
+            let branch_json = serde_json::to_value(&branch).unwrap_or(Value::Null);
+            (prepare_compaction(&branch, settings), branch_json, last_is_compaction)
+        };
+        let Some(preparation) = preparation else {
+            let message =
+                if last_is_compaction { "Already compacted" } else { "Nothing to compact (session too small)" };
+            return Err((Stop::Failed(message.to_owned()), false));
+        };
+        let mut supplied = None;
+        if let Some(runner) = self.shared.runner.as_ref().filter(|r| r.has_handlers("session_before_compact")) {
+            let event = other(
+                "session_before_compact",
+                json!({
+                    "preparation": preparation_json(&preparation),
+                    "branchEntries": branch_json,
+                    "customInstructions": custom_instructions,
+                    "reason": reason,
+                    "willRetry": will_retry,
+                }),
+            );
+            if let Some(answer) = runner.emit(event).await {
+                if answer.get("cancel").and_then(Value::as_bool) == Some(true) {
+                    return Err((Stop::Cancelled, false));
+                }
+                supplied = answer.get("compaction").filter(|c| c.is_object()).cloned();
+            }
+        }
+        if cancel.is_cancelled() {
+            return Err((Stop::Cancelled, false));
+        }
+        let from_extension = supplied.is_some();
+        let (summary, first_kept, tokens_before, usage, details) = match supplied {
+            Some(c) => (
+                c.get("summary").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                c.get("firstKeptEntryId")
+                    .and_then(Value::as_str)
+                    .unwrap_or(&preparation.first_kept_entry_id)
+                    .to_owned(),
+                c.get("tokensBefore").and_then(Value::as_u64).unwrap_or(preparation.tokens_before),
+                c.get("usage").and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok()),
+                c.get("details").cloned(),
+            ),
+            None => {
+                let summarizer = self.summarizer(cancel.clone());
+                let result = compact(&preparation, &summarizer, custom_instructions)
+                    .await
+                    .map_err(|e| (if cancel.is_cancelled() { Stop::Cancelled } else { Stop::Failed(e.0) }, false))?;
+                (result.summary, result.first_kept_entry_id, result.tokens_before, result.usage, Some(result.details))
+            }
+        };
+        if cancel.is_cancelled() {
+            return Err((Stop::Cancelled, from_extension));
+        }
+        let appended = self.session_manager().append_compaction(
+            &summary,
+            Some(&first_kept),
+            tokens_before as f64,
+            details.clone(),
+            from_extension.then_some(true),
+            usage.clone(),
+        );
+        let id = appended.map_err(|e| (Stop::Failed(e.to_string()), from_extension))?;
+        self.shared.emit(&SessionEvent::EntryAppended { id: id.clone(), entry_type: "compaction" });
+        self.refresh_context();
+        let (estimated_tokens_after, entry_json) = {
+            let sm = self.session_manager();
+            let projection = sm.build_session_projection();
+            let after = projection.messages().map(estimate_tokens).sum::<u64>();
+            (after, sm.entry(&id).and_then(|e| serde_json::to_value(e).ok()))
+        };
+        if let (Some(runner), Some(entry)) = (&self.shared.runner, entry_json) {
+            let event = other(
+                "session_compact",
+                json!({"compactionEntry": entry, "fromExtension": from_extension, "reason": reason, "willRetry": will_retry}),
+            );
+            runner.emit(event).await;
+        }
+        let outcome = CompactOutcome {
+            summary,
+            first_kept_entry_id: first_kept,
+            tokens_before,
+            estimated_tokens_after,
+            usage,
+            details,
+        };
+        Ok((outcome, from_extension))
+    }
+
+    /// The model that writes summaries: the session's model, stream function and credentials.
+    fn summarizer(&self, cancel: CancellationToken) -> Summarizer {
+        let mut summarizer = Summarizer::with_stream_fn(self.model(), self.shared.stream_fn.clone());
+        summarizer.api_key = self.shared.stream_options.api_key.clone();
+        summarizer.headers = self.shared.stream_options.headers.clone();
+        summarizer.thinking_level = Some(self.thinking_level());
+        summarizer.cancel = Some(cancel);
+        summarizer
+    }
+
+    fn emit_compaction_end(
+        &self,
+        reason: &str,
+        result: Option<&CompactOutcome>,
+        aborted: bool,
+        will_retry: bool,
+        error_message: Option<&str>,
+    ) {
+        let mut record = json!({
+            "type": "compaction_end", "reason": reason, "aborted": aborted, "willRetry": will_retry,
+        });
+        if let Value::Object(o) = &mut record {
+            if let Some(r) = result {
+                o.insert("result".into(), r.to_json());
+            }
+            if let Some(e) = error_message {
+                o.insert("errorMessage".into(), json!(e));
+            }
+        }
+        self.shared.emit_record(record);
+    }
+
+    async fn emit_compact_failed(
+        &self,
+        reason: &str,
+        error_message: Option<&str>,
+        aborted: bool,
+        from_extension: bool,
+    ) {
+        if let Some(runner) = self.shared.runner.as_ref().filter(|r| r.has_handlers("session_compact_failed")) {
+            let mut payload =
+                json!({"reason": reason, "aborted": aborted, "willRetry": false, "fromExtension": from_extension});
+            if let (Value::Object(o), Some(e)) = (&mut payload, error_message) {
+                o.insert("errorMessage".into(), json!(e));
+            }
+            runner.emit(other("session_compact_failed", payload)).await;
+        }
+    }
+
+    /// pi's `_checkCompaction`: after a run (or before a prompt, `skip_aborted_check: false`),
+    /// compact on context overflow (then retry the turn once) or when the context crossed the
+    /// threshold. Returns whether the run loop should continue the agent.
+    pub(crate) async fn check_compaction(&self, message: &AssistantMessage, skip_aborted_check: bool) -> bool {
+        let settings = lock(&self.shared.settings).compaction;
+        if !settings.enabled || (skip_aborted_check && message.stop_reason == StopReason::Aborted) {
+            return false;
+        }
+        let model = self.model();
+        let same_model = message.provider == model.provider && message.model == model.id;
+        let latest_compaction_ms = {
+            let sm = self.session_manager();
+            sm.get_branch(None).iter().rev().find_map(|e| match e {
+                SessionEntry::Compaction(c) => Some(parse_iso(&c.timestamp).unwrap_or(0)),
+                _ => None,
+            })
+        };
+        if latest_compaction_ms.is_some_and(|t| (message.timestamp as i64) <= t) {
+            return false;
+        }
+        if same_model && is_context_overflow(message, model.context_window) {
+            let will_retry = message.stop_reason != StopReason::Stop;
+            if !will_retry {
+                return self.run_auto_compaction("overflow", false).await;
+            }
+            if self.shared.run_state().overflow_recovery_attempted {
+                let error = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
+                self.emit_compaction_end("overflow", None, false, false, Some(error));
+                self.emit_compact_failed("overflow", Some(error), false, false).await;
+                return false;
+            }
+            self.shared.run_state().overflow_recovery_attempted = true;
+            self.omit_recovery_attempt(message);
+            return self.run_auto_compaction("overflow", true).await;
+        }
+        let direct = calculate_context_tokens(&message.usage);
+        let context_tokens = if message.stop_reason == StopReason::Error || direct == 0 {
+            let messages = self.agent.messages();
+            let refs: Vec<_> = messages.iter().collect();
+            estimate_context_tokens(&refs).tokens
+        } else {
+            direct
+        };
+        if should_compact(context_tokens, model.context_window, &settings) {
+            return self.run_auto_compaction("threshold", false).await;
+        }
+        false
+    }
+
+    /// pi's `_runAutoCompaction`: whether the run loop should continue the agent.
+    async fn run_auto_compaction(&self, reason: &str, will_retry: bool) -> bool {
+        let settings = lock(&self.shared.settings).compaction;
+        if prepare_compaction(&self.session_manager().get_branch(None), settings).is_none() {
+            return false;
+        }
+        let cancel = CancellationToken::new();
+        self.shared.run_state().compaction_cancel = Some(cancel.clone());
+        self.shared.emit_record(json!({"type": "compaction_start", "reason": reason}));
+        let outcome = self.run_compaction(reason, None, will_retry, &cancel).await;
+        self.shared.run_state().compaction_cancel = None;
+        match outcome {
+            Ok((result, _)) => {
+                self.emit_compaction_end(reason, Some(&result), false, will_retry, None);
+                will_retry || self.agent.has_queued_messages()
+            }
+            Err((stop, from_extension)) => {
+                let (aborted, message) = match stop {
+                    Stop::Cancelled => (true, String::new()),
+                    Stop::Failed(m) => (false, m),
+                };
+                let error_message = (!aborted).then(|| match reason {
+                    "overflow" => format!("Context overflow recovery failed: {message}"),
+                    _ => format!("Auto-compaction failed: {message}"),
+                });
+                self.emit_compaction_end(reason, None, aborted, false, error_message.as_deref());
+                self.emit_compact_failed(reason, error_message.as_deref(), aborted, from_extension).await;
+                false
+            }
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! pi's `_handleAgentEvent`: every agent event reaches the extensions first (`message_end`
+//! handlers may replace the message), then the public listeners; a finished message is then
+//! persisted, and custom messages held during a turn are appended at its end.
+
+use std::sync::Arc;
+
+use pi_agent_core::{AgentEvent, AgentMessage};
+use pi_ai::StopReason;
+use serde_json::json;
+
+use super::{AgentSession, SessionEvent, SessionShared, lock};
+use crate::extensions::NotifyEvent;
+use crate::messages::{CodingAgentMessage, CodingMessage};
+
+/// Subscribes the session's event handler to its agent.
+pub(super) fn install(session: &AgentSession) {
+    let weak = Arc::downgrade(&session.shared);
+    session.agent.subscribe_async(move |event| {
+        let weak = weak.clone();
+        Box::pin(async move {
+            if let Some(shared) = weak.upgrade() {
+                handle(&shared, event).await;
+            }
+            Ok(())
+        })
+    });
+}
+
+async fn handle(shared: &SessionShared, mut event: AgentEvent<CodingMessage>) {
+    if let AgentEvent::MessageStart { message: AgentMessage::User(user) } = &event {
+        shared.run_state().overflow_recovery_attempted = false;
+        dequeue_user_text(shared, &pi_ai::transcript::content_text_with(&user.content, ""));
+    }
+    forward_to_extensions(shared, &mut event).await;
+    shared.emit(&SessionEvent::Agent(event.clone()));
+    match &event {
+        AgentEvent::MessageEnd { message } => {
+            persist(shared, message);
+            if let AgentMessage::Assistant(assistant) = message {
+                let mut st = shared.run_state();
+                st.last_assistant = Some(assistant.clone());
+                if !matches!(assistant.stop_reason, StopReason::Error | StopReason::Length) {
+                    st.overflow_recovery_attempted = false;
+                }
+                if assistant.stop_reason != StopReason::Error && st.retry_attempt > 0 {
+                    let attempt = std::mem::take(&mut st.retry_attempt);
+                    drop(st);
+                    shared.emit_record(json!({"type": "auto_retry_end", "success": true, "attempt": attempt}));
+                }
+            }
+        }
+        AgentEvent::TurnEnd { .. } => flush_pending_custom(shared),
+        _ => {}
+    }
+}
+
+/// pi's `_emitExtensionEvent`, with the turn index it keeps for `turn_start` / `turn_end`.
+async fn forward_to_extensions(shared: &SessionShared, event: &mut AgentEvent<CodingMessage>) {
+    let notify = match event {
+        AgentEvent::AgentStart => {
+            shared.run_state().turn_index = 0;
+            Some(NotifyEvent::AgentStart)
+        }
+        AgentEvent::TurnStart => {
+            Some(NotifyEvent::TurnStart { turn_index: shared.run_state().turn_index, timestamp: pi_ai::now_ms() })
+        }
+        AgentEvent::TurnEnd { message, tool_results } => {
+            let mut st = shared.run_state();
+            let turn_index = st.turn_index;
+            st.turn_index += 1;
+            Some(NotifyEvent::TurnEnd { turn_index, message: message.clone(), tool_results: tool_results.clone() })
+        }
+        AgentEvent::MessageStart { message: AgentMessage::Assistant(a) } if shared.runner.is_some() => {
+            shared.run_state().streaming_partial = Some(pi_ai::PartialMessage::new(a.clone()));
+            Some(NotifyEvent::MessageStart { message: AgentMessage::Assistant(a.clone()) })
+        }
+        AgentEvent::MessageUpdate { assistant_message_event } => {
+            let mut st = shared.run_state();
+            st.streaming_partial.as_mut().map(|partial| {
+                partial.apply(assistant_message_event);
+                NotifyEvent::MessageUpdate {
+                    message: AgentMessage::Assistant(partial.message().clone()),
+                    assistant_message_event: crate::modes::json_event::assistant_event_json(assistant_message_event),
+                }
+            })
+        }
+        AgentEvent::MessageEnd { message } => {
+            shared.run_state().streaming_partial = None;
+            if let Some(runner) = shared.runner.as_ref().filter(|r| r.has_handlers("message_end")) {
+                *message = runner.emit_message_end(message.clone()).await;
+            }
+            None
+        }
+        other => super::super::extension_bridge::notify_event(other),
+    };
+    if let (Some(runner), Some(notify)) = (&shared.runner, notify) {
+        runner.emit(notify).await;
+    }
+}
+
+/// Persists one finished message (after every listener saw it), as pi does on `message_end`.
+pub(crate) fn persist(shared: &SessionShared, message: &CodingAgentMessage) {
+    let mut sm = lock(&shared.session_manager);
+    let (result, entry_type) = match message {
+        AgentMessage::Custom(CodingMessage::Custom(c)) => (
+            sm.append_custom_message_entry(&c.custom_type, c.content.clone(), c.display, c.details.clone()),
+            "custom_message",
+        ),
+        other => (sm.append_message(other.clone()), "message"),
+    };
+    drop(sm);
+    match result {
+        Ok(id) => shared.emit(&SessionEvent::EntryAppended { id, entry_type }),
+        Err(e) => tracing::error!(error = %e, "could not persist a message to the session"),
+    }
+}
+
+/// pi's `_appendCustomMessage`: append to the session, then `message_start` / `message_end` to
+/// the public listeners (not to extensions).
+pub(crate) fn append_custom_message(shared: &SessionShared, message: CodingAgentMessage) {
+    shared.emit(&SessionEvent::Agent(AgentEvent::MessageStart { message: message.clone() }));
+    shared.emit(&SessionEvent::Agent(AgentEvent::MessageEnd { message: message.clone() }));
+    persist(shared, &message);
+}
+
+/// pi's `_flushPendingCustomMessages`.
+pub(crate) fn flush_pending_custom(shared: &SessionShared) {
+    let pending = std::mem::take(&mut shared.run_state().pending_custom);
+    for message in pending {
+        append_custom_message(shared, message);
+    }
+}
+
+/// pi's `_flushPendingBashMessages`.
+pub(crate) fn flush_pending_bash(shared: &SessionShared) {
+    let pending = std::mem::take(&mut shared.run_state().pending_bash);
+    for message in pending {
+        persist(shared, &message);
+    }
+}
+
+/// A queued user text was delivered: drop it from the queue lists and emit `queue_update`.
+fn dequeue_user_text(shared: &SessionShared, text: &str) {
+    let mut st = shared.run_state();
+    if let Some(i) = st.steering_texts.iter().position(|t| t == text) {
+        st.steering_texts.remove(i);
+    } else if let Some(i) = st.follow_up_texts.iter().position(|t| t == text) {
+        st.follow_up_texts.remove(i);
+    } else {
+        return;
+    }
+    drop(st);
+    emit_queue_update(shared);
+}
+
+/// pi's `queue_update` event.
+pub(crate) fn emit_queue_update(shared: &SessionShared) {
+    let (steering, follow_up) = {
+        let st = shared.run_state();
+        (st.steering_texts.clone(), st.follow_up_texts.clone())
+    };
+    shared.emit_record(json!({"type": "queue_update", "steering": steering, "followUp": follow_up}));
+}

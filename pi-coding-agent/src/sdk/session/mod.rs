@@ -1,0 +1,434 @@
+//! `AgentSession`: an [`Agent`] bound to a [`SessionManager`], the coding tools, the prompt and
+//! the extensions, as pi 1.6.0's `AgentSession` (`dist/core/agent-session.js`).
+//!
+//! - Every agent event reaches the extensions first (`message_end` handlers may replace the
+//!   message), then the public listeners; a finished message is then persisted ([`events`]).
+//! - Before every request the context is rebuilt from the session (compaction and context edits
+//!   apply), so the session, not the agent's copy, decides what the model sees.
+//! - The first prompt records the system prompt as the transcript's first system message
+//!   (`sections`, tool declarations); later prompts append a `sections` patch when the prompt
+//!   changed, and tool changes are declared by the agent loop's tool diff.
+//!
+//! One concept per module: [`prompt`] (input event, `before_agent_start`, the run loop),
+//! [`messages`] (`send_message` delivery, steering), [`bash`] (`!cmd` and `user_bash`),
+//! [`compaction`] (manual and automatic), [`retry`] (auto-retry), [`tree`] (tree navigation),
+//! [`switching`] (new session, switch, fork), [`stats`].
+
+mod bash;
+mod compaction;
+mod events;
+mod messages;
+mod prompt;
+mod provider_errors;
+mod retry;
+mod settings;
+mod stats;
+mod switching;
+mod tree;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use pi_agent_core::{
+    Agent, AgentEvent, AgentTool, BoxError, PrepareRequestContext, RequestUpdate, StreamFn, TurnHooks, Unsubscribe,
+};
+use pi_ai::options::StreamOptions;
+use pi_ai::{AssistantMessage, Model, ThinkingLevel};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub use bash::BashResult;
+pub use compaction::CompactOutcome;
+pub use messages::QueueDisposition;
+pub use prompt::PromptOptions;
+pub use provider_errors::{is_context_overflow, is_retryable_assistant_error};
+pub use settings::{RetrySettings, SessionSettings};
+pub use stats::{ContextUsage, SessionStats, TokenStats};
+pub use switching::{ForkMessage, ForkOutcome, SwitchOutcome};
+pub use tree::{NavigateTreeOptions, NavigateTreeOutcome};
+
+use super::SdkError;
+use super::extension_bridge::{AgentSessionHandle, SessionActions};
+use super::system_prompt::SystemPromptOptions;
+use crate::extensions::{ExtensionRunner, NotifyEvent};
+use crate::messages::{CodingAgentMessage, CodingMessage};
+use crate::session::SessionManager;
+
+/// An event of a session: the agent's events plus session-level ones.
+#[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)] // events are moved, not stored in bulk
+pub enum SessionEvent {
+    /// An agent event (`agent_start`, `message_update`, `tool_execution_end`, …).
+    Agent(AgentEvent<CodingMessage>),
+    /// An entry was appended to the session.
+    EntryAppended {
+        /// The entry id.
+        id: String,
+        /// The entry type (`message`, `custom`, `custom_message`, …).
+        entry_type: &'static str,
+    },
+    /// A run settled (pi's `agent_settled`): no retry, compaction or queued message will
+    /// continue it. Emitted after every run, including runs extensions started.
+    AgentSettled {
+        /// Whether the run was aborted.
+        aborted: bool,
+    },
+    /// A session-level event in pi's wire shape: `compaction_start`, `compaction_end`,
+    /// `auto_retry_start`, `auto_retry_end`, `queue_update`.
+    Session(Value),
+}
+
+type Listener = Arc<dyn Fn(&SessionEvent) + Send + Sync>;
+
+/// What a run, a compaction or a retry is doing (pi's private `_…` fields of `AgentSession`).
+#[derive(Default)]
+pub(crate) struct RunState {
+    /// A prompt run (`_startRun`) is active, from preparation to `agent_settled`.
+    pub(crate) run_active: bool,
+    /// `abort()` was called during the active run.
+    pub(crate) abort_requested: bool,
+    /// 0-based turn index of the run, for `turn_start` / `turn_end`.
+    pub(crate) turn_index: u64,
+    /// `send_message(deliver_as: next_turn)` messages, prepended to the next prompt.
+    pub(crate) pending_next_turn: Vec<CodingAgentMessage>,
+    /// Custom messages sent with `trigger_turn: false` while streaming, appended at `turn_end`.
+    pub(crate) pending_custom: Vec<CodingAgentMessage>,
+    /// `!cmd` results recorded while streaming, appended when the run ends.
+    pub(crate) pending_bash: Vec<CodingAgentMessage>,
+    /// The system prompt a `before_agent_start` handler forced for this run.
+    pub(crate) forced_system_prompt: Option<String>,
+    /// The last assistant message of the current low-level run.
+    pub(crate) last_assistant: Option<AssistantMessage>,
+    /// Auto-retry attempt (0 when not retrying).
+    pub(crate) retry_attempt: u32,
+    /// Cancels the retry back-off sleep.
+    pub(crate) retry_cancel: Option<CancellationToken>,
+    /// Cancels a running compaction (manual or automatic).
+    pub(crate) compaction_cancel: Option<CancellationToken>,
+    /// Cancels a running branch summary.
+    pub(crate) branch_summary_cancel: Option<CancellationToken>,
+    /// Overflow recovery already compacted once for this prompt.
+    pub(crate) overflow_recovery_attempted: bool,
+    /// The assistant message being streamed, for `message_update` handlers.
+    pub(crate) streaming_partial: Option<pi_ai::PartialMessage>,
+    /// Texts of queued steering messages (pi's `_steeringMessages`).
+    pub(crate) steering_texts: Vec<String>,
+    /// Texts of queued follow-up messages (pi's `_followUpMessages`).
+    pub(crate) follow_up_texts: Vec<String>,
+}
+
+pub(crate) struct SessionShared {
+    pub(crate) session_manager: Mutex<SessionManager>,
+    listeners: Mutex<Vec<(u64, Listener)>>,
+    next_listener: AtomicU64,
+    pub(crate) all_tools: Mutex<Vec<Arc<dyn AgentTool>>>,
+    pub(crate) active_tools: Mutex<Vec<String>>,
+    pub(crate) prompt_options: Mutex<SystemPromptOptions>,
+    /// Prompt templates for `/name args` expansion (see `sdk/expand.rs`).
+    pub(crate) prompt_templates: Mutex<Vec<super::prompt_templates::PromptTemplate>>,
+    pub(crate) runner: Option<Arc<ExtensionRunner>>,
+    /// The request function, also used for summaries.
+    pub(crate) stream_fn: StreamFn,
+    /// The base request options (API key, headers) summaries reuse.
+    pub(crate) stream_options: StreamOptions,
+    pub(crate) settings: Mutex<SessionSettings>,
+    pub(crate) state: Mutex<RunState>,
+    /// Signalled whenever a run settles or a compaction ends.
+    pub(crate) idle: tokio::sync::Notify,
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What [`SessionShared::new`] needs.
+pub(crate) struct SharedParts {
+    pub(crate) session_manager: SessionManager,
+    pub(crate) all_tools: Vec<Arc<dyn AgentTool>>,
+    pub(crate) active_tools: Vec<String>,
+    pub(crate) prompt_options: SystemPromptOptions,
+    pub(crate) runner: Option<Arc<ExtensionRunner>>,
+    pub(crate) stream_fn: StreamFn,
+    pub(crate) stream_options: StreamOptions,
+    pub(crate) settings: SessionSettings,
+}
+
+impl SessionShared {
+    pub(crate) fn new(parts: SharedParts) -> Self {
+        SessionShared {
+            session_manager: Mutex::new(parts.session_manager),
+            listeners: Mutex::new(Vec::new()),
+            next_listener: AtomicU64::new(1),
+            all_tools: Mutex::new(parts.all_tools),
+            active_tools: Mutex::new(parts.active_tools),
+            prompt_options: Mutex::new(parts.prompt_options),
+            prompt_templates: Mutex::new(Vec::new()),
+            runner: parts.runner,
+            stream_fn: parts.stream_fn,
+            stream_options: parts.stream_options,
+            settings: Mutex::new(parts.settings),
+            state: Mutex::new(RunState::default()),
+            idle: tokio::sync::Notify::new(),
+        }
+    }
+
+    pub(crate) fn emit(&self, event: &SessionEvent) {
+        let listeners: Vec<Listener> = lock(&self.listeners).iter().map(|(_, l)| l.clone()).collect();
+        for l in listeners {
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| l(event))).is_err() {
+                tracing::warn!("a session listener panicked; it keeps its registration");
+            }
+        }
+    }
+
+    /// Emits a session-level event in pi's wire shape.
+    pub(crate) fn emit_record(&self, record: Value) {
+        self.emit(&SessionEvent::Session(record));
+    }
+
+    pub(crate) fn active_tool_objects(&self) -> Vec<Arc<dyn AgentTool>> {
+        let all = lock(&self.all_tools);
+        lock(&self.active_tools).iter().filter_map(|name| all.iter().find(|t| t.name() == name).cloned()).collect()
+    }
+
+    pub(crate) fn run_state(&self) -> MutexGuard<'_, RunState> {
+        lock(&self.state)
+    }
+}
+
+/// Rebuilds the context from the session before every request.
+struct SessionContextHook {
+    shared: Arc<SessionShared>,
+}
+
+#[async_trait]
+impl TurnHooks<CodingMessage> for SessionContextHook {
+    async fn prepare_request(
+        &self,
+        _ctx: PrepareRequestContext<'_, CodingMessage>,
+        _cancel: &CancellationToken,
+    ) -> Result<Option<RequestUpdate<CodingMessage>>, BoxError> {
+        let messages = lock(&self.shared.session_manager).build_session_context().messages;
+        Ok(Some(RequestUpdate { messages: Some(messages), ..Default::default() }))
+    }
+}
+
+/// A coding-agent session: the agent, its session file, tools, prompt and extensions.
+#[derive(Clone)]
+pub struct AgentSession {
+    pub(crate) agent: Agent<CodingMessage>,
+    pub(crate) shared: Arc<SessionShared>,
+    pub(crate) cwd: String,
+}
+
+impl AgentSession {
+    pub(crate) fn new(agent: Agent<CodingMessage>, shared: Arc<SessionShared>, cwd: String) -> Self {
+        let session = AgentSession { agent, shared, cwd };
+        events::install(&session);
+        session
+    }
+
+    /// The extension runner (present when extensions were loaded).
+    pub fn extension_runner(&self) -> Option<&Arc<ExtensionRunner>> {
+        self.shared.runner.as_ref()
+    }
+
+    /// Binds extension actions to this session and emits `session_start` (pi's `bindExtensions`).
+    /// Without it, `context` handlers still run, but every extension action (`append_entry`,
+    /// `send_message`, …) fails with "Extension runtime not initialized…".
+    pub async fn bind_extensions(&self) {
+        let Some(runner) = &self.shared.runner else { return };
+        let handle = AgentSessionHandle { agent: self.agent.clone(), cwd: self.cwd.clone() };
+        runner.bind(Arc::new(SessionActions { session: Arc::downgrade(&self.shared), handle }));
+        runner.emit(NotifyEvent::SessionStart { reason: "startup".into(), previous_session_file: None }).await;
+    }
+
+    pub(crate) fn context_hook(shared: &Arc<SessionShared>) -> Arc<dyn TurnHooks<CodingMessage>> {
+        Arc::new(SessionContextHook { shared: shared.clone() })
+    }
+
+    /// The underlying agent.
+    pub fn agent(&self) -> &Agent<CodingMessage> {
+        &self.agent
+    }
+
+    /// The working directory.
+    pub fn cwd(&self) -> &str {
+        &self.cwd
+    }
+
+    /// The session manager (locked; do not hold the guard across an `.await`).
+    pub fn session_manager(&self) -> MutexGuard<'_, SessionManager> {
+        lock(&self.shared.session_manager)
+    }
+
+    /// Registers a listener for session events; returns a handle that removes it.
+    pub fn subscribe(&self, listener: impl Fn(&SessionEvent) + Send + Sync + 'static) -> Unsubscribe {
+        let id = self.shared.next_listener.fetch_add(1, Ordering::Relaxed);
+        lock(&self.shared.listeners).push((id, Arc::new(listener)));
+        let weak = Arc::downgrade(&self.shared);
+        Unsubscribe::new(move || {
+            if let Some(s) = weak.upgrade() {
+                lock(&s.listeners).retain(|(i, _)| *i != id);
+            }
+        })
+    }
+
+    /// The agent's transcript (refreshed from the session after every run).
+    pub fn messages(&self) -> Vec<CodingAgentMessage> {
+        self.agent.messages()
+    }
+
+    /// The system prompt as the transcript replays it.
+    pub fn system_prompt(&self) -> String {
+        pi_ai::transcript::current_system_prompt(&self.session_messages())
+    }
+
+    pub(crate) fn session_messages(&self) -> Vec<CodingAgentMessage> {
+        lock(&self.shared.session_manager).build_session_context().messages
+    }
+
+    /// The model.
+    pub fn model(&self) -> Model {
+        self.agent.with_state(|s| s.model.clone())
+    }
+
+    /// Switches the model and records a `model_change` entry; extensions hear `model_select`
+    /// (source `set`) when the model changed.
+    pub fn set_model(&self, model: Model) -> Result<(), SdkError> {
+        let previous = self.model();
+        lock(&self.shared.session_manager).append_model_change(&model.provider, &model.id)?;
+        self.agent.set_model(model.clone());
+        if !previous.same_as(&model) {
+            let payload = serde_json::json!({"model": model, "previousModel": previous, "source": "set"});
+            self.emit_detached("model_select", payload);
+        }
+        Ok(())
+    }
+
+    /// pi's `setSessionName`: a `session_info` entry; listeners and extensions hear
+    /// `session_info_changed`.
+    pub fn set_session_name(&self, name: &str) -> Result<(), SdkError> {
+        let current = {
+            let mut sm = lock(&self.shared.session_manager);
+            sm.append_session_info(name)?;
+            sm.session_name()
+        };
+        let event = serde_json::json!({"type": "session_info_changed", "name": current});
+        self.shared.emit_record(event.clone());
+        self.emit_detached("session_info_changed", serde_json::json!({"name": current}));
+        Ok(())
+    }
+
+    /// Emits a notify event to the extensions without waiting (pi's `void runner.emit(…)`).
+    pub(crate) fn emit_detached(&self, kind: &str, payload: Value) {
+        let (Some(runner), Ok(handle)) = (self.shared.runner.clone(), tokio::runtime::Handle::try_current()) else {
+            return;
+        };
+        let payload = match payload {
+            Value::Object(m) => m,
+            _ => serde_json::Map::new(),
+        };
+        let event = NotifyEvent::Other { kind: kind.to_owned(), payload };
+        handle.spawn(async move {
+            runner.emit(event).await;
+        });
+    }
+
+    /// The thinking level.
+    pub fn thinking_level(&self) -> ThinkingLevel {
+        self.agent.with_state(|s| s.thinking_level)
+    }
+
+    /// Sets the thinking level; when it changes, records a `thinking_level_change` entry,
+    /// listeners hear `thinking_level_changed` and extensions `thinking_level_select`.
+    pub fn set_thinking_level(&self, level: ThinkingLevel) -> Result<(), SdkError> {
+        let previous = self.thinking_level();
+        if previous == level {
+            return Ok(());
+        }
+        lock(&self.shared.session_manager).append_thinking_level_change(level.as_str())?;
+        self.agent.set_thinking_level(level);
+        self.shared.emit_record(serde_json::json!({"type": "thinking_level_changed", "level": level.as_str()}));
+        let payload = serde_json::json!({"level": level.as_str(), "previousLevel": previous.as_str()});
+        self.emit_detached("thinking_level_select", payload);
+        Ok(())
+    }
+
+    /// The names of the active tools.
+    pub fn active_tool_names(&self) -> Vec<String> {
+        lock(&self.shared.active_tools).clone()
+    }
+
+    /// The names of every available tool.
+    pub fn all_tool_names(&self) -> Vec<String> {
+        lock(&self.shared.all_tools).iter().map(|t| t.name().to_owned()).collect()
+    }
+
+    /// Activates exactly these tools (unknown names are ignored). The next request declares the
+    /// change with a system message (`toolsAdded` / `toolsRemoved`) and patches the `tools` section.
+    pub fn set_active_tools_by_name(&self, names: &[&str]) {
+        let known = self.all_tool_names();
+        let names: Vec<String> =
+            names.iter().filter(|n| known.iter().any(|k| k == *n)).map(|n| (*n).to_owned()).collect();
+        *lock(&self.shared.active_tools) = names;
+        self.agent.set_tools(self.shared.active_tool_objects());
+    }
+
+    /// Adds a tool to the available set (inactive until activated).
+    pub fn register_tool(&self, tool: Arc<dyn AgentTool>) {
+        let mut all = lock(&self.shared.all_tools);
+        all.retain(|t| t.name() != tool.name());
+        all.push(tool);
+    }
+
+    /// The text of the last assistant message, if any.
+    pub fn get_last_assistant_text(&self) -> Option<String> {
+        self.messages().iter().rev().find_map(|m| m.as_assistant().map(|a| a.text()))
+    }
+
+    /// The session file, once something was written.
+    pub fn session_file(&self) -> Option<std::path::PathBuf> {
+        self.session_manager().session_file().map(|p| p.to_path_buf())
+    }
+
+    /// The session id.
+    pub fn session_id(&self) -> String {
+        self.session_manager().session_id().to_owned()
+    }
+
+    /// The session settings (automatic compaction, retry).
+    pub fn settings(&self) -> SessionSettings {
+        *lock(&self.shared.settings)
+    }
+
+    /// pi's `setAutoCompactionEnabled`.
+    pub fn set_auto_compaction_enabled(&self, enabled: bool) {
+        lock(&self.shared.settings).compaction.enabled = enabled;
+    }
+
+    /// pi's `setAutoRetryEnabled`.
+    pub fn set_auto_retry_enabled(&self, enabled: bool) {
+        lock(&self.shared.settings).retry.enabled = enabled;
+    }
+
+    /// Appends a `custom` entry: state for extensions and UIs, **never sent to the model**
+    /// (pi's `appendEntry`).
+    pub fn append_entry(&self, custom_type: &str, data: Option<Value>) -> Result<String, SdkError> {
+        let id = lock(&self.shared.session_manager).append_custom_entry(custom_type, data)?;
+        self.shared.emit(&SessionEvent::EntryAppended { id: id.clone(), entry_type: "custom" });
+        Ok(id)
+    }
+
+    /// pi's `_refreshFinalizedContext`: the agent's transcript from the session.
+    pub(crate) fn refresh_context(&self) {
+        self.agent.set_messages(self.session_messages());
+    }
+
+    /// Aborts any run and drops every listener.
+    pub async fn dispose(&self) {
+        self.abort().await;
+        lock(&self.shared.listeners).clear();
+    }
+}

@@ -1,0 +1,338 @@
+//! The prompt path (pi's `prompt` → `_preparePrompt` → `_startRun` → `_prepareRun`):
+//! extension commands, the `input` event, input expansion, queueing while streaming, then a run
+//! that emits `before_agent_start`, prepends held `next_turn` messages, and loops over auto-retry,
+//! automatic compaction and queued messages until the agent settles.
+
+use pi_agent_core::AgentMessage;
+use pi_ai::transcript::current_system_message;
+use pi_ai::{ImageContent, TextContent, UserBlock, UserMessage, now_ms};
+
+use super::events::{flush_pending_bash, flush_pending_custom};
+use super::{AgentSession, lock};
+use crate::extensions::{AgentStartTrigger, InputOutcome, InputSource, StreamingBehavior};
+use crate::messages::{CodingAgentMessage, CodingMessage, CustomRoleMessage};
+use crate::sdk::SdkError;
+use crate::sdk::system_prompt::{build_system_prompt, build_system_prompt_message, diff_system_prompt_sections};
+
+/// Options of one prompt (pi's `PromptOptions`).
+#[derive(Clone, Debug, Default)]
+pub struct PromptOptions {
+    /// Images sent with the text.
+    pub images: Vec<ImageContent>,
+    /// Where the input came from, for the `input` event (default: interactive).
+    pub source: Option<InputSource>,
+    /// How to queue the prompt while the agent streams (without it a prompt while streaming
+    /// fails with [`SdkError::Busy`]).
+    pub streaming_behavior: Option<StreamingBehavior>,
+    /// Run extension commands and expand skills and prompt templates (default: true).
+    pub expand_prompt_templates: Option<bool>,
+}
+
+/// What starts a run (pi's run trigger).
+pub(crate) enum RunTrigger {
+    /// A user prompt.
+    User { text: String, images: Vec<ImageContent> },
+    /// A custom message sent with `trigger_turn`.
+    Custom(Box<CodingAgentMessage>),
+    /// Several messages as one prompt (SDK `prompt_messages`).
+    Messages(Vec<CodingAgentMessage>),
+}
+
+/// A user message with pi's array content `[{type:"text"}, …images]`.
+pub(crate) fn user_message(text: &str, images: Vec<ImageContent>) -> UserMessage {
+    let mut content = vec![UserBlock::Text(TextContent::new(text))];
+    content.extend(images.into_iter().map(UserBlock::Image));
+    UserMessage::new(content)
+}
+
+impl AgentSession {
+    /// Sends a user prompt and runs until the agent settles. The user content is always an array
+    /// (`[{type:"text"}, …images]`), as pi sends it.
+    pub async fn prompt(&self, text: &str) -> Result<(), SdkError> {
+        self.prompt_with(text, PromptOptions::default()).await
+    }
+
+    /// pi's `prompt(text, options)`: an extension command (`/name args`) runs at once; otherwise
+    /// the `input` event may handle or transform the text; while streaming the prompt is queued
+    /// per `streaming_behavior`; otherwise a run starts.
+    pub async fn prompt_with(&self, text: &str, options: PromptOptions) -> Result<(), SdkError> {
+        let expand = options.expand_prompt_templates.unwrap_or(true);
+        if expand && text.starts_with('/') && self.try_extension_command(text).await {
+            return Ok(());
+        }
+        if self.is_compacting() {
+            return Err(SdkError::Compacting);
+        }
+        let streaming_behavior = if self.is_streaming() { options.streaming_behavior } else { None };
+        let source = options.source.unwrap_or(InputSource::Interactive);
+        let Some((text, images)) = self.run_input_handlers(text, options.images, source, streaming_behavior).await
+        else {
+            return Ok(());
+        };
+        let text = if expand { self.expand_input(&text) } else { text };
+        if self.is_streaming() {
+            return match options.streaming_behavior {
+                None => Err(SdkError::Busy),
+                Some(StreamingBehavior::FollowUp) => {
+                    self.queue_follow_up(&text, images);
+                    Ok(())
+                }
+                Some(StreamingBehavior::Steer) => {
+                    self.queue_steer(&text, images);
+                    Ok(())
+                }
+            };
+        }
+        self.start_run(RunTrigger::User { text, images }).await
+    }
+
+    /// Sends several messages as one prompt (they may include system messages that patch the
+    /// prompt, and custom messages), as `agent.prompt([...])` does in pi.
+    pub async fn prompt_messages(&self, messages: Vec<CodingAgentMessage>) -> Result<(), SdkError> {
+        if self.is_streaming() {
+            return Err(SdkError::Busy);
+        }
+        self.start_run(RunTrigger::Messages(messages)).await
+    }
+
+    /// Expands the input after the `input` event (pi's `_expandSkillCommand` and
+    /// `expandPromptTemplate`); see `sdk/expand.rs`.
+    pub(crate) fn expand_input(&self, text: &str) -> String {
+        self.expand_user_input(text, true)
+    }
+
+    /// `/name args` of a registered extension command: runs it and returns `true`.
+    async fn try_extension_command(&self, text: &str) -> bool {
+        let Some(runner) = &self.shared.runner else { return false };
+        let Some(body) = text.strip_prefix('/') else { return false };
+        let (name, args) = body.split_once(' ').unwrap_or((body, ""));
+        runner.run_command(name, args).await
+    }
+
+    /// pi's `_runInputHandlers`: `None` when a handler handled the input.
+    pub(crate) async fn run_input_handlers(
+        &self,
+        text: &str,
+        images: Vec<ImageContent>,
+        source: InputSource,
+        streaming_behavior: Option<StreamingBehavior>,
+    ) -> Option<(String, Vec<ImageContent>)> {
+        let Some(runner) = self.shared.runner.as_ref().filter(|r| r.has_handlers("input")) else {
+            return Some((text.to_owned(), images));
+        };
+        let event_images = if images.is_empty() { None } else { Some(images.clone()) };
+        match runner.emit_input_with(text, event_images, source, streaming_behavior).await {
+            InputOutcome::Handled => None,
+            InputOutcome::Transform { text, images: new_images } => Some((text, new_images.unwrap_or(images))),
+            InputOutcome::Continue => Some((text.to_owned(), images)),
+        }
+    }
+
+    /// Whether a run is active: the agent streams, or a prompt run is between its low-level runs
+    /// (preparation, retry back-off, compaction, `agent_settled`).
+    pub fn is_streaming(&self) -> bool {
+        self.agent.with_state(|s| s.is_streaming) || self.shared.run_state().run_active
+    }
+
+    /// pi's `_startRun`: prepare, run, then loop over retries, compaction and queued messages;
+    /// always ends with `agent_settled`.
+    pub(crate) async fn start_run(&self, trigger: RunTrigger) -> Result<(), SdkError> {
+        {
+            let mut st = self.shared.run_state();
+            st.run_active = true;
+            st.abort_requested = false;
+        }
+        let messages = match self.prepare_run(trigger).await {
+            Ok(m) => m,
+            Err(e) => {
+                self.shared.run_state().run_active = false;
+                flush_pending_bash(&self.shared);
+                flush_pending_custom(&self.shared);
+                self.refresh_context();
+                self.shared.idle.notify_waiters();
+                return Err(e);
+            }
+        };
+        flush_pending_bash(&self.shared);
+        flush_pending_custom(&self.shared);
+        self.refresh_context();
+        self.agent.set_tools(self.shared.active_tool_objects());
+        let result = self.run_loop(messages).await;
+        let aborted = {
+            let mut st = self.shared.run_state();
+            st.forced_system_prompt = None;
+            st.abort_requested
+        };
+        if aborted {
+            self.finish_cancelled_retry();
+        }
+        flush_pending_bash(&self.shared);
+        flush_pending_custom(&self.shared);
+        self.refresh_context();
+        self.emit_agent_settled(aborted).await;
+        result
+    }
+
+    async fn run_loop(&self, messages: Vec<CodingAgentMessage>) -> Result<(), SdkError> {
+        self.agent.prompt(messages).await?;
+        loop {
+            if self.abort_requested() || !self.handle_post_agent_run().await || self.abort_requested() {
+                return Ok(());
+            }
+            self.refresh_context();
+            self.agent.continue_run().await?;
+        }
+    }
+
+    pub(crate) fn abort_requested(&self) -> bool {
+        self.shared.run_state().abort_requested
+    }
+
+    /// pi's `_handlePostAgentRun`: whether the loop continues the agent.
+    async fn handle_post_agent_run(&self) -> bool {
+        let message = self.shared.run_state().last_assistant.take();
+        if self.abort_requested() {
+            self.finish_cancelled_retry();
+            return false;
+        }
+        let Some(message) = message else { return self.agent.has_queued_messages() };
+        if self.is_retryable(&message) && self.prepare_retry(&message).await {
+            if self.abort_requested() {
+                self.finish_cancelled_retry();
+            }
+            return !self.abort_requested();
+        }
+        if self.abort_requested() {
+            self.finish_cancelled_retry();
+            return false;
+        }
+        self.finish_failed_retry(&message);
+        if self.check_compaction(&message, true).await {
+            return !self.abort_requested();
+        }
+        !self.abort_requested() && self.agent.has_queued_messages()
+    }
+
+    /// pi's `_emitAgentSettled`: the run is over; extensions hear `agent_settled`.
+    async fn emit_agent_settled(&self, aborted: bool) {
+        self.shared.run_state().run_active = false;
+        if let Some(runner) = &self.shared.runner {
+            runner.emit(crate::extensions::NotifyEvent::AgentSettled { aborted }).await;
+        }
+        self.shared.emit(&super::SessionEvent::AgentSettled { aborted });
+        self.shared.idle.notify_waiters();
+    }
+
+    /// pi's `_prepareRun`: compaction check, `before_agent_start`, then the starting messages:
+    /// the trigger, held `next_turn` messages, handler messages, with a system patch first when
+    /// the prompt changed.
+    async fn prepare_run(&self, trigger: RunTrigger) -> Result<Vec<CodingAgentMessage>, SdkError> {
+        let last_assistant = self.agent.messages().iter().rev().find_map(|m| m.as_assistant().cloned());
+        if let Some(last) = last_assistant {
+            self.check_compaction(&last, false).await;
+        }
+        let mut handler_messages = Vec::new();
+        let mut forced = None;
+        if let Some(runner) = self.shared.runner.as_ref().filter(|r| r.has_handlers("before_agent_start")) {
+            let event_trigger = match &trigger {
+                RunTrigger::User { text, images } => AgentStartTrigger::User {
+                    prompt: text.clone(),
+                    images: (!images.is_empty()).then(|| images.clone()),
+                },
+                RunTrigger::Custom(message) => AgentStartTrigger::Custom { message: message.clone() },
+                RunTrigger::Messages(messages) => AgentStartTrigger::User {
+                    prompt: messages
+                        .iter()
+                        .find_map(|m| match m {
+                            AgentMessage::User(u) => Some(pi_ai::transcript::content_text(&u.content)),
+                            _ => None,
+                        })
+                        .unwrap_or_default(),
+                    images: None,
+                },
+            };
+            let outcome = runner.emit_before_agent_start(event_trigger, self.desired_system_prompt()?).await;
+            handler_messages = outcome.messages;
+            forced = outcome.system_prompt;
+        }
+        let mut messages = match trigger {
+            RunTrigger::User { text, images } => vec![AgentMessage::User(user_message(&text, images))],
+            RunTrigger::Custom(message) => vec![*message],
+            RunTrigger::Messages(messages) => messages,
+        };
+        messages.append(&mut self.shared.run_state().pending_next_turn);
+        for m in handler_messages {
+            messages.push(AgentMessage::Custom(CodingMessage::Custom(CustomRoleMessage {
+                custom_type: m.custom_type,
+                content: m.content,
+                display: m.display,
+                details: m.details,
+                timestamp: now_ms(),
+                ..Default::default()
+            })));
+        }
+        if let Some(patch) = self.system_patch()? {
+            messages.insert(0, AgentMessage::System(patch));
+        }
+        self.shared.run_state().forced_system_prompt = forced;
+        Ok(messages)
+    }
+
+    /// The system prompt text the current options build (what `before_agent_start` sees).
+    fn desired_system_prompt(&self) -> Result<String, SdkError> {
+        let mut options = lock(&self.shared.prompt_options).clone();
+        options.selected_tools = Some(self.active_tool_names());
+        Ok(build_system_prompt(&options)?)
+    }
+
+    /// The system message the next prompt should start with: the whole prompt when the session
+    /// has none yet, a `sections` patch when it changed, nothing otherwise.
+    fn system_patch(&self) -> Result<Option<pi_ai::SystemMessage>, SdkError> {
+        let mut options = lock(&self.shared.prompt_options).clone();
+        options.selected_tools = Some(self.active_tool_names());
+        let desired = build_system_prompt_message(&options)?;
+        let current = current_system_message(&self.session_messages());
+        let patch = match current {
+            None => Some(desired),
+            Some(head) => {
+                let previous = head.sections.unwrap_or_default();
+                let wanted = desired.sections.unwrap_or_default();
+                diff_system_prompt_sections(&previous, &wanted)
+                    .map(|sections| pi_ai::SystemMessage { sections: Some(sections), ..pi_ai::SystemMessage::new("") })
+            }
+        };
+        Ok(patch.map(|mut m| {
+            m.timestamp = now_ms();
+            m
+        }))
+    }
+
+    /// Aborts the run (and any retry back-off or compaction) and waits until the session is idle.
+    pub async fn abort(&self) {
+        {
+            let mut st = self.shared.run_state();
+            if st.run_active {
+                st.abort_requested = true;
+            }
+        }
+        self.abort_retry();
+        self.abort_compaction();
+        self.agent.abort();
+        self.wait_for_idle().await;
+    }
+
+    /// Resolves when no run is active.
+    pub async fn wait_for_idle(&self) {
+        loop {
+            let notified = self.shared.idle.notified();
+            if !self.is_streaming() && !self.is_compacting() {
+                self.agent.wait_for_idle().await;
+                return;
+            }
+            tokio::select! {
+                _ = notified => {}
+                _ = tokio::time::sleep(std::time::Duration::from_millis(50)) => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! The settings a session reads while it runs (pi's `settingsManager.getCompactionSettings()` and
+//! `getRetrySettings()`), taken from [`Settings`] when the session is created.
+
+use crate::compaction::CompactionSettings;
+use crate::settings::Settings;
+
+/// Auto-retry of retryable provider errors (`retry.*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetrySettings {
+    /// Whether failed requests are retried.
+    pub enabled: bool,
+    /// Attempts after the first failure.
+    pub max_retries: u32,
+    /// Back-off of the first retry; doubled for each later one.
+    pub base_delay_ms: u64,
+}
+
+impl Default for RetrySettings {
+    /// pi's defaults: enabled, 3 retries, 2000 ms.
+    fn default() -> Self {
+        RetrySettings { enabled: true, max_retries: 3, base_delay_ms: 2000 }
+    }
+}
+
+impl RetrySettings {
+    /// pi's `retryDelayMs`: `baseDelayMs * 2^(attempt-1)`, at most 60 s.
+    pub fn delay_ms(&self, attempt: u32) -> u64 {
+        self.base_delay_ms.saturating_mul(1u64 << attempt.saturating_sub(1).min(32)).min(60_000)
+    }
+}
+
+/// What a session reads from the settings while it runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SessionSettings {
+    /// `compaction.*` (`enabled` switches automatic compaction; manual compaction always works).
+    pub compaction: CompactionSettings,
+    /// `retry.*`.
+    pub retry: RetrySettings,
+}
+
+impl Default for SessionSettings {
+    /// Without a settings file the SDK runs neither automatic compaction nor auto-retry (pass
+    /// [`SessionSettings::from_settings`] for pi's defaults, which enable both).
+    fn default() -> Self {
+        SessionSettings {
+            compaction: CompactionSettings { enabled: false, ..CompactionSettings::default() },
+            retry: RetrySettings { enabled: false, ..RetrySettings::default() },
+        }
+    }
+}
+
+impl SessionSettings {
+    /// The session settings of merged settings files (pi's defaults for unset keys).
+    pub fn from_settings(settings: &Settings) -> Self {
+        SessionSettings {
+            compaction: CompactionSettings {
+                enabled: settings.compaction_enabled(),
+                reserve_tokens: settings.compaction_reserve_tokens(),
+                keep_recent_tokens: settings.compaction_keep_recent_tokens(),
+            },
+            retry: RetrySettings {
+                enabled: settings.retry_enabled(),
+                max_retries: u32::try_from(settings.retry_max_retries()).unwrap_or(u32::MAX),
+                base_delay_ms: settings.retry_base_delay_ms(),
+            },
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! Replacing the session behind an `AgentSession` (pi's runtime `newSession`, `switchSession`,
+//! `fork`): `session_before_switch` / `session_before_fork` handlers may cancel; the current run
+//! is aborted, `session_shutdown` is emitted, the new session is installed and `session_start`
+//! follows with the reason (`new`, `resume`, `fork`).
+//!
+//! pi rebuilds the whole runtime; this port keeps the agent, tools and extension runner and swaps
+//! the [`SessionManager`] (held messages and queues are dropped as a new runtime would).
+
+use serde_json::{Map, json};
+
+use super::AgentSession;
+use crate::extensions::NotifyEvent;
+use crate::sdk::SdkError;
+use crate::session::{NewSessionOptions, SessionEntry, SessionManager};
+
+/// The result of [`AgentSession::new_session`] / [`AgentSession::switch_session`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SwitchOutcome {
+    /// A `session_before_switch` handler cancelled.
+    pub cancelled: bool,
+}
+
+/// The result of [`AgentSession::fork`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ForkOutcome {
+    /// A `session_before_fork` handler cancelled.
+    pub cancelled: bool,
+    /// The text of the user message forked before (for the editor).
+    pub selected_text: Option<String>,
+}
+
+/// A user message that can be forked from (pi's `getUserMessagesForForking` item).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkMessage {
+    /// The entry id.
+    pub entry_id: String,
+    /// The message text.
+    pub text: String,
+}
+
+fn user_text(entry: &SessionEntry) -> Option<String> {
+    match entry {
+        SessionEntry::Message(m) => match &m.message {
+            pi_agent_core::AgentMessage::User(u) => Some(pi_ai::transcript::content_text_with(&u.content, "")),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+impl AgentSession {
+    /// Starts a new session (pi's `newSession`): same directory (or in memory), optionally naming
+    /// a parent session in its header.
+    pub async fn new_session(&self, parent_session: Option<String>) -> Result<SwitchOutcome, SdkError> {
+        if self.emit_before("session_before_switch", json!({"reason": "new"})).await {
+            return Ok(SwitchOutcome { cancelled: true });
+        }
+        let previous = self.session_file();
+        let mut next = {
+            let sm = self.session_manager();
+            if sm.is_persisted() {
+                SessionManager::create(sm.cwd(), Some(sm.session_dir()), NewSessionOptions::default())?
+            } else {
+                SessionManager::in_memory(sm.cwd())
+            }
+        };
+        if parent_session.is_some() {
+            next.new_session(NewSessionOptions { parent_session, ..Default::default() })?;
+        }
+        self.teardown("new", next.session_file().map(|p| p.display().to_string())).await;
+        self.install(Some(next), "new", previous).await?;
+        Ok(SwitchOutcome { cancelled: false })
+    }
+
+    /// Opens another session file (pi's `switchSession`).
+    pub async fn switch_session(&self, path: &std::path::Path) -> Result<SwitchOutcome, SdkError> {
+        let target = path.display().to_string();
+        if self.emit_before("session_before_switch", json!({"reason": "resume", "targetSessionFile": target})).await {
+            return Ok(SwitchOutcome { cancelled: true });
+        }
+        let previous = self.session_file();
+        let next = SessionManager::open(path, None, None)?;
+        self.teardown("resume", next.session_file().map(|p| p.display().to_string())).await;
+        self.install(Some(next), "resume", previous).await?;
+        Ok(SwitchOutcome { cancelled: false })
+    }
+
+    /// Forks before a user message into a new session (pi's `fork(entryId)`, position
+    /// `before`): the new session holds the path up to the message's parent, and the message's
+    /// text is returned for the editor.
+    pub async fn fork(&self, entry_id: &str) -> Result<ForkOutcome, SdkError> {
+        self.fork_at(entry_id, false).await
+    }
+
+    /// Copies the path up to and including `entry_id` into a new session (pi's `clone`, fork
+    /// position `at`).
+    pub async fn clone_at(&self, entry_id: &str) -> Result<ForkOutcome, SdkError> {
+        self.fork_at(entry_id, true).await
+    }
+
+    async fn fork_at(&self, entry_id: &str, at: bool) -> Result<ForkOutcome, SdkError> {
+        let position = if at { "at" } else { "before" };
+        if self.emit_before("session_before_fork", json!({"entryId": entry_id, "position": position})).await {
+            return Ok(ForkOutcome { cancelled: true, selected_text: None });
+        }
+        let invalid = || SdkError::Failed("Invalid entry ID for forking".into());
+        let (target_leaf, selected_text) = {
+            let sm = self.session_manager();
+            let entry = sm.entry(entry_id).ok_or_else(invalid)?;
+            if at {
+                (Some(entry.id().to_owned()), None)
+            } else {
+                let text = user_text(entry).ok_or_else(invalid)?;
+                (entry.parent_id().map(str::to_owned), Some(text))
+            }
+        };
+        let previous = self.session_file();
+        let (persisted, cwd, dir) = {
+            let sm = self.session_manager();
+            (sm.is_persisted(), sm.cwd().to_owned(), sm.session_dir().to_path_buf())
+        };
+        if !persisted {
+            // In memory: the same manager is reset or cut down, after the run settled.
+            self.teardown("fork", None).await;
+            {
+                let mut sm = self.session_manager();
+                match &target_leaf {
+                    None => {
+                        sm.new_session(NewSessionOptions {
+                            parent_session: previous.as_ref().map(|p| p.display().to_string()),
+                            ..Default::default()
+                        })?;
+                    }
+                    Some(leaf) => {
+                        sm.create_branched_session(leaf)?;
+                    }
+                }
+            }
+            self.install(None, "fork", previous).await?;
+            return Ok(ForkOutcome { cancelled: false, selected_text });
+        }
+        let current =
+            previous.clone().ok_or_else(|| SdkError::Failed("Persisted session is missing a session file".into()))?;
+        let next = match &target_leaf {
+            None => {
+                let mut next = SessionManager::create(&cwd, Some(&dir), NewSessionOptions::default())?;
+                next.new_session(NewSessionOptions {
+                    parent_session: Some(current.display().to_string()),
+                    ..Default::default()
+                })?;
+                next
+            }
+            Some(leaf) => {
+                if !current.exists() {
+                    return Err(SdkError::Failed(
+                        "This session has not been saved yet. Send a message before cloning or forking it.".into(),
+                    ));
+                }
+                let mut next = SessionManager::open(&current, Some(&dir), None)?;
+                next.create_branched_session(leaf)?
+                    .ok_or_else(|| SdkError::Failed("Failed to create forked session".into()))?;
+                next
+            }
+        };
+        self.teardown("fork", next.session_file().map(|p| p.display().to_string())).await;
+        self.install(Some(next), "fork", previous).await?;
+        Ok(ForkOutcome { cancelled: false, selected_text })
+    }
+
+    /// pi's `getUserMessagesForForking`: every user message with text, in file order.
+    pub fn get_fork_messages(&self) -> Vec<ForkMessage> {
+        self.session_manager()
+            .entries()
+            .iter()
+            .filter_map(|e| {
+                user_text(e).filter(|t| !t.is_empty()).map(|text| ForkMessage { entry_id: e.id().to_owned(), text })
+            })
+            .collect()
+    }
+
+    /// Emits a cancellable `session_before_*` event; `true` when a handler cancelled.
+    async fn emit_before(&self, kind: &str, payload: serde_json::Value) -> bool {
+        let Some(runner) = self.shared.runner.as_ref().filter(|r| r.has_handlers(kind)) else { return false };
+        let payload = match payload {
+            serde_json::Value::Object(m) => m,
+            _ => Map::new(),
+        };
+        let event = match kind {
+            "session_before_switch" => NotifyEvent::SessionBeforeSwitch {
+                reason: payload.get("reason").and_then(|v| v.as_str()).unwrap_or_default().to_owned(),
+                target_session_file: payload.get("targetSessionFile").and_then(|v| v.as_str()).map(str::to_owned),
+            },
+            "session_before_fork" => NotifyEvent::SessionBeforeFork {
+                entry_id: payload.get("entryId").and_then(|v| v.as_str()).unwrap_or_default().to_owned(),
+                position: payload.get("position").and_then(|v| v.as_str()).unwrap_or_default().to_owned(),
+            },
+            _ => NotifyEvent::Other { kind: kind.to_owned(), payload },
+        };
+        runner.emit(event).await.is_some_and(|a| a.get("cancel").and_then(|c| c.as_bool()) == Some(true))
+    }
+
+    /// pi's `teardownCurrent`: settle the run, then `session_shutdown`.
+    async fn teardown(&self, reason: &str, target_session_file: Option<String>) {
+        self.abort().await;
+        if let Some(runner) = &self.shared.runner {
+            runner.emit(NotifyEvent::SessionShutdown { reason: reason.to_owned(), target_session_file }).await;
+        }
+    }
+
+    /// Installs `next` as the session (`None`: the current manager was changed in place), resets per-session state, then `session_start`.
+    async fn install(
+        &self,
+        next: Option<SessionManager>,
+        reason: &str,
+        previous: Option<std::path::PathBuf>,
+    ) -> Result<(), SdkError> {
+        if let Some(next) = next {
+            *self.session_manager() = next;
+        }
+        let is_new = self.session_manager().entries().is_empty();
+        {
+            let mut st = self.shared.run_state();
+            st.pending_next_turn.clear();
+            st.pending_custom.clear();
+            st.pending_bash.clear();
+            st.steering_texts.clear();
+            st.follow_up_texts.clear();
+            st.retry_attempt = 0;
+            st.overflow_recovery_attempted = false;
+        }
+        self.agent.clear_all_queues();
+        if is_new {
+            let model = self.model();
+            let mut sm = self.session_manager();
+            sm.append_model_change(&model.provider, &model.id)?;
+            sm.append_thinking_level_change(self.thinking_level().as_str())?;
+        }
+        self.refresh_context();
+        if let Some(runner) = &self.shared.runner {
+            let previous_session_file = previous.map(|p| p.display().to_string());
+            runner.emit(NotifyEvent::SessionStart { reason: reason.to_owned(), previous_session_file }).await;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,202 @@
+//! RPC mode's session commands (`get_session_stats`, `get_fork_messages`, `fork`, `clone`,
+//! `new_session`, `switch_session`, `compact`, `set_auto_compaction`, `set_auto_retry`,
+//! `abort_retry`, `clear_queue`) driven through the `pi` binary's stdin against the scripted
+//! 127.0.0.1 server, with pi's response shapes.
+
+#[path = "cli_support/mod.rs"]
+mod cli_support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+use cli_support::{Env, ScriptedServer, text_reply};
+use serde_json::{Value, json};
+
+struct Rpc {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Value>,
+    /// Records skipped while waiting.
+    seen: Vec<Value>,
+}
+
+impl Rpc {
+    fn start(env: &Env, extra: &[&str]) -> Rpc {
+        let mut child = env
+            .pi()
+            .args(["--model", "local/smollm2-135m", "--mode", "rpc", "--no-tools"])
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("spawn pi");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Ok(v) = serde_json::from_str::<Value>(&line)
+                    && tx.send(v).is_err()
+                {
+                    break;
+                }
+            }
+        });
+        Rpc { child, stdin, lines, seen: Vec::new() }
+    }
+
+    /// Sends a command and returns its response (events before it are skipped).
+    fn call(&mut self, command: Value) -> Value {
+        let id = command["id"].clone();
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{command}").expect("write");
+        stdin.flush().expect("flush");
+        self.wait(|v| v["type"] == "response" && v["id"] == id)
+    }
+
+    /// Waits for the first record matching `f`.
+    fn wait(&mut self, f: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let v = self.lines.recv_timeout(Duration::from_secs(60)).expect("pi answered in time");
+            if f(&v) {
+                return v;
+            }
+            self.seen.push(v);
+        }
+    }
+
+    /// Prompts and waits until the run settled.
+    fn prompt(&mut self, id: &str, text: &str) {
+        let r = self.call(json!({"id": id, "type": "prompt", "message": text}));
+        assert_eq!(r["success"], true, "{r}");
+        self.wait(|v| v["type"] == "agent_settled");
+    }
+
+    fn finish(mut self) {
+        drop(self.stdin.take());
+        let status = self.child.wait().expect("wait");
+        assert_eq!(status.code(), Some(0));
+    }
+}
+
+#[test]
+fn session_commands_answer_with_pi_shapes() {
+    let server = ScriptedServer::start(vec![text_reply(&["one"]), text_reply(&["two"])]);
+    let env = Env::new(&server.base_url);
+    let mut rpc = Rpc::start(&env, &[]);
+    rpc.prompt("p1", "first question");
+    rpc.prompt("p2", "second question");
+
+    let stats = rpc.call(json!({"id": "s", "type": "get_session_stats"}));
+    assert_eq!(stats["command"], "get_session_stats");
+    let mut data = stats["data"].clone();
+    let original = data["sessionFile"].as_str().unwrap().to_owned();
+    assert!(original.ends_with(".jsonl"));
+    assert!(data["sessionId"].is_string());
+    data.as_object_mut().unwrap().retain(|k, _| k != "sessionFile" && k != "sessionId");
+    // What pi 1.6.0 answers for the same exchange (checked with the reference's rpc mode).
+    assert_eq!(
+        data,
+        json!({"userMessages": 2, "assistantMessages": 2, "toolCalls": 0, "toolResults": 0, "totalMessages": 5,
+               "tokens": {"input": 20, "output": 6, "cacheRead": 0, "cacheWrite": 0, "total": 26}, "cost": 0.0,
+               "contextUsage": {"tokens": 13, "contextWindow": 8192, "percent": 0.15869140625}})
+    );
+
+    let forkable = rpc.call(json!({"id": "f", "type": "get_fork_messages"}));
+    let messages = forkable["data"]["messages"].as_array().unwrap().clone();
+    assert_eq!(
+        messages.iter().map(|m| m["text"].clone()).collect::<Vec<_>>(),
+        [json!("first question"), json!("second question")]
+    );
+    assert!(messages[0]["entryId"].is_string());
+
+    let fork = rpc.call(json!({"id": "k", "type": "fork", "entryId": messages[1]["entryId"]}));
+    assert_eq!(
+        fork,
+        json!({"id": "k", "type": "response", "command": "fork", "success": true,
+                            "data": {"text": "second question", "cancelled": false}})
+    );
+    let state = rpc.call(json!({"id": "st", "type": "get_state"}));
+    assert_ne!(state["data"]["sessionFile"], json!(original));
+    assert_eq!(state["data"]["messageCount"], 3, "system prompt, first question and its answer");
+
+    let bad = rpc.call(json!({"id": "b", "type": "fork", "entryId": "nope"}));
+    assert_eq!(bad["success"], false);
+    assert_eq!(bad["error"], "Invalid entry ID for forking");
+
+    let clone = rpc.call(json!({"id": "c", "type": "clone"}));
+    assert_eq!(clone["data"], json!({"cancelled": false}));
+
+    let new = rpc.call(json!({"id": "n", "type": "new_session"}));
+    assert_eq!(
+        new,
+        json!({"id": "n", "type": "response", "command": "new_session", "success": true,
+                           "data": {"cancelled": false}})
+    );
+    let state = rpc.call(json!({"id": "st2", "type": "get_state"}));
+    assert_eq!(state["data"]["messageCount"], 0);
+
+    let nothing = rpc.call(json!({"id": "x", "type": "compact"}));
+    assert_eq!(
+        nothing,
+        json!({"id": "x", "type": "response", "command": "compact", "success": false,
+                               "error": "Nothing to compact (session too small)"})
+    );
+    let end = rpc.seen.iter().rev().find(|v| v["type"] == "compaction_end").expect("compaction_end").clone();
+    assert_eq!(end["errorMessage"], "Compaction failed: Nothing to compact (session too small)");
+    assert_eq!(end["aborted"], false);
+
+    let switched = rpc.call(json!({"id": "w", "type": "switch_session", "sessionPath": original}));
+    assert_eq!(switched["data"], json!({"cancelled": false}));
+    let state = rpc.call(json!({"id": "st3", "type": "get_state"}));
+    assert_eq!(state["data"]["sessionFile"], json!(original));
+    assert_eq!(state["data"]["messageCount"], 5);
+
+    for (id, command) in [
+        ("a1", json!({"type": "set_auto_compaction", "enabled": false})),
+        ("a2", json!({"type": "set_auto_retry", "enabled": false})),
+        ("a3", json!({"type": "abort_retry"})),
+    ] {
+        let mut c = command.clone();
+        c["id"] = json!(id);
+        let r = rpc.call(c);
+        assert_eq!(r, json!({"id": id, "type": "response", "command": command["type"], "success": true}));
+    }
+    let state = rpc.call(json!({"id": "st4", "type": "get_state"}));
+    assert_eq!(state["data"]["autoCompactionEnabled"], false);
+    let cleared = rpc.call(json!({"id": "q", "type": "clear_queue"}));
+    assert_eq!(cleared["data"], json!({"steering": [], "followUp": []}));
+    let missing = rpc.call(json!({"id": "m", "type": "switch_session"}));
+    assert_eq!(missing["error"], "Missing required field: sessionPath");
+    rpc.finish();
+    assert_eq!(server.requests.lock().unwrap().len(), 2);
+}
+
+#[test]
+fn compact_summarizes_the_older_turns_through_the_model() {
+    let server = ScriptedServer::start(vec![
+        text_reply(&["first answer"]),
+        text_reply(&["second answer"]),
+        text_reply(&["Goal: testing"]),
+    ]);
+    let env = Env::new(&server.base_url);
+    let mut rpc = Rpc::start(&env, &[]);
+    // Each prompt is over pi's default 20000 kept tokens, so the first turn is summarized.
+    rpc.prompt("p1", &format!("alpha {}", "word ".repeat(20_000)));
+    rpc.prompt("p2", &format!("beta {}", "word ".repeat(20_000)));
+    let r = rpc.call(json!({"id": "c", "type": "compact", "customInstructions": "mention tests"}));
+    assert_eq!(r["success"], true, "{r}");
+    let data = &r["data"];
+    assert!(data["summary"].as_str().unwrap().starts_with("Goal: testing"), "{data}");
+    assert!(data["firstKeptEntryId"].is_string());
+    assert!(data["tokensBefore"].as_u64().unwrap() > 0);
+    assert!(data["estimatedTokensAfter"].is_u64());
+    assert_eq!(data["details"], json!({"readFiles": [], "modifiedFiles": []}));
+    rpc.finish();
+    let requests = server.requests.lock().unwrap();
+    assert_eq!(requests.len(), 3);
+    let summary_request = requests[2].to_string();
+    assert!(summary_request.contains("mention tests"));
+}
