@@ -42,8 +42,23 @@ fn entries(path: &Path) -> Vec<Value> {
     json_lines(&std::fs::read_to_string(path).unwrap())
 }
 
+/// `redact`, and without `durationMs`: whether pi records it depends on timing (a reply within
+/// the millisecond of the request gets none).
 fn redacted(mut values: Vec<Value>, env: &Env) -> Vec<Value> {
-    values.iter_mut().for_each(|v| redact(v, env));
+    fn drop_duration(v: &mut Value) {
+        match v {
+            Value::Object(o) => {
+                o.remove("durationMs");
+                o.values_mut().for_each(drop_duration);
+            }
+            Value::Array(a) => a.iter_mut().for_each(drop_duration),
+            _ => {}
+        }
+    }
+    values.iter_mut().for_each(|v| {
+        redact(v, env);
+        drop_duration(v);
+    });
     values
 }
 
@@ -141,7 +156,9 @@ fn continues_a_session_written_by_the_reference() {
 /// The keys of each entry (and of its message), to compare file formats without the values.
 fn shape(entries: &[Value]) -> Vec<(String, Vec<String>, Vec<String>)> {
     let keys = |v: &Value| -> Vec<String> {
-        let mut k: Vec<String> = v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+        // `durationMs` is timing-dependent (see `redacted`).
+        let mut k: Vec<String> =
+            v.as_object().map(|o| o.keys().filter(|k| *k != "durationMs").cloned().collect()).unwrap_or_default();
         k.sort();
         k
     };
@@ -194,8 +211,7 @@ fn fork_session_id_name_and_models_write_what_pi_writes() {
     let file = env.session_files().into_iter().find(|p| p.to_string_lossy().ends_with("_named.jsonl")).unwrap();
     let named = redacted(entries(&file), &env);
     insta::assert_json_snapshot!("name_and_models_session_file", named);
-    let mut requests = server.requests.lock().unwrap().clone();
-    requests.iter_mut().for_each(|r| redact(r, &env));
+    let requests = redacted(server.requests.lock().unwrap().clone(), &env);
     insta::assert_json_snapshot!("fork_and_models_request_bodies", requests);
 }
 
@@ -323,4 +339,27 @@ fn broken_settings_and_models_files_are_named_with_their_line() {
     assert!(err.contains(&format!("Warning: Invalid settings file {settings}: ")), "{err}");
     assert!(err.contains("line 3 column 3"), "{err}");
     assert!(err.contains(&format!("Invalid JSON in {models}: ")) && err.contains("line 3"), "{err}");
+}
+
+#[test]
+fn unimplemented_options_and_commands_are_refused() {
+    let server = ScriptedServer::start(Vec::new());
+    let env = Env::new(&server.base_url);
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["--skill", "./s", "-p", "hi"],
+            "Error: --skill is not supported by this port (skills are not implemented); use --append-system-prompt",
+        ),
+        (
+            &["--prompt-template", "./t", "-p", "hi"],
+            "Error: --prompt-template is not supported by this port (prompt templates are not implemented)",
+        ),
+        (&["list"], "Error: `pi list` is not available in this port (no package, auth or MCP commands)"),
+    ];
+    for (args, message) in cases {
+        let out = env.run(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(stderr(&out).trim_end(), message);
+    }
+    assert!(server.requests.lock().unwrap().is_empty());
 }

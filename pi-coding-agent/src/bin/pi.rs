@@ -22,8 +22,17 @@ use pi_coding_agent::sdk::{CreateAgentSessionOptions, DefaultResourceLoader, Pro
 use pi_coding_agent::session::{expand_tilde, get_agent_dir, resolve_path};
 use pi_coding_agent::settings::Settings;
 
+/// pi's subcommands (package management, auth, MCP), which this port does not have.
+const SUBCOMMANDS: [&str; 8] = ["install", "remove", "uninstall", "update", "list", "config", "auth", "mcp"];
+
 fn main() {
-    let args = Args::parse(std::env::args().skip(1));
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(command) = argv.first().filter(|a| SUBCOMMANDS.contains(&a.as_str())) {
+        // pi runs these before parsing options; sending the word as a prompt would be wrong.
+        eprintln!("Error: `pi {command}` is not available in this port (no package, auth or MCP commands)");
+        std::process::exit(1);
+    }
+    let args = Args::parse(argv);
     // Fast paths: nothing is loaded for --version and --help.
     if args.version {
         println!("{VERSION}");
@@ -103,6 +112,13 @@ async fn run(mut args: Args) -> Result<i32> {
     }
     if let Some(d) = args.diagnostics.iter().find(|d| d.kind == DiagnosticKind::Error) {
         return fail(&d.message);
+    }
+    // Accepted by pi but without an implementation here: refuse rather than run differently.
+    if !args.skills.is_empty() {
+        return fail("--skill is not supported by this port (skills are not implemented); use --append-system-prompt");
+    }
+    if !args.prompt_templates.is_empty() {
+        return fail("--prompt-template is not supported by this port (prompt templates are not implemented)");
     }
     let cwd = std::env::current_dir()?;
     if let Some(input) = &args.export {
@@ -294,6 +310,7 @@ async fn run(mut args: Args) -> Result<i32> {
 
     let mut loader = DefaultResourceLoader::new(&cwd, &agent_dir);
     loader.no_context_files = args.no_context_files;
+    loader.project_trusted = args.project_trust_override == Some(true);
     loader.no_extensions = args.no_extensions;
     // `-e` paths are resolved against the cwd and load even with --no-extensions, as pi's.
     for e in &args.extensions {
