@@ -363,3 +363,35 @@ fn unimplemented_options_and_commands_are_refused() {
     }
     assert!(server.requests.lock().unwrap().is_empty());
 }
+
+#[test]
+fn the_reference_continues_our_session_and_we_read_its_additions() {
+    // Our session file after the reference ran `pi -p --session <file> "And of Italy?"` on it.
+    let fixture = fixture("ours_continued_by_ref.jsonl");
+    let lines = json_lines(&fixture);
+    let ours_last = lines.iter().position(|e| e["message"]["content"][0]["text"] == "And of Italy?").unwrap() - 2;
+    assert_eq!(lines[ours_last]["message"]["role"], "assistant", "our reply ends our part");
+    assert_eq!(lines[ours_last + 1]["parentId"], lines[ours_last]["id"], "the reference continued our leaf");
+
+    let server = ScriptedServer::start(vec![text_reply(&["Madrid."])]);
+    let env = Env::new(&server.base_url);
+    let text = fixture.replace("<CWD>", &env.proj().display().to_string()).replace("<PKG>", env!("CARGO_MANIFEST_DIR"));
+    let file = env.dir.path().join("ours_then_reference.jsonl");
+    std::fs::write(&file, &text).unwrap();
+    let path = file.display().to_string();
+    let out = env.run(&["--session", &path, "-p", "And of Spain?"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Madrid.\n");
+    let request = server.requests.lock().unwrap()[0].clone();
+    let contents: Vec<String> = request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| m["content"].as_str().map(str::to_owned).unwrap_or_else(|| m["content"].to_string()))
+        .collect();
+    assert_eq!(contents.len(), 5, "{contents:?}");
+    assert!(contents[2].contains("And of Italy?") && contents[4].contains("And of Spain?"), "{contents:?}");
+    let after = json_lines(&std::fs::read_to_string(&file).unwrap());
+    assert_eq!(after[lines.len()]["parentId"], lines[lines.len() - 1]["id"]);
+}

@@ -130,6 +130,14 @@ async fn run(mut args: Args) -> Result<i32> {
             Err(e) => fail(&e.to_string()),
         };
     }
+    let mode = args.mode;
+    if mode == Some(Mode::Rpc) && !args.file_args.is_empty() {
+        return fail("@file arguments are not supported in RPC mode");
+    }
+    if let Some(line) = validate_session_flags(&args) {
+        eprintln!("{line}");
+        return Ok(1);
+    }
     // Without -e nothing can claim an unknown --flag; with -e the check waits for the extensions.
     if args.extensions.is_empty()
         && let Some(e) = unknown_flags_error(&args, &[])
@@ -165,14 +173,6 @@ async fn run(mut args: Args) -> Result<i32> {
     }
     if args.api_key.is_some() && args.model.is_none() && args.models.is_none() {
         return fail("--api-key requires a model to be specified via --model, --provider/--model, or --models");
-    }
-    let mode = args.mode;
-    if mode == Some(Mode::Rpc) && !args.file_args.is_empty() {
-        return fail("@file arguments are not supported in RPC mode");
-    }
-    if let Some(line) = validate_session_flags(&args) {
-        eprintln!("{line}");
-        return Ok(1);
     }
 
     // Session (before the model: an existing session keeps the scope from choosing one).
