@@ -395,3 +395,44 @@ fn the_reference_continues_our_session_and_we_read_its_additions() {
     let after = json_lines(&std::fs::read_to_string(&file).unwrap());
     assert_eq!(after[lines.len()]["parentId"], lines[lines.len() - 1]["id"]);
 }
+
+#[test]
+fn session_of_another_project_asks_before_forking() {
+    let server = ScriptedServer::start(vec![text_reply(&["There."]), text_reply(&["Forked here."])]);
+    let env = Env::new(&server.base_url);
+    let other = env.dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let out = env.pi().current_dir(&other).args(["--model", MODEL, "-p", "hello"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let source = env.session_files().remove(0);
+    let id = source.file_stem().unwrap().to_string_lossy().split('_').nth(1).unwrap()[..8].to_owned();
+
+    // No answer (stdin closed): pi asks and ends with status 0, running nothing.
+    let out = env.run(&["--model", MODEL, "--session", &id, "-p", "again"]);
+    assert_eq!(out.status.code(), Some(0));
+    let question = format!(
+        "Session found in different project: {}\nFork this session into current directory? [y/N] ",
+        other.display()
+    );
+    assert_eq!(stderr(&out), question);
+    assert_eq!(server.requests.lock().unwrap().len(), 1);
+
+    // "y": the session is forked into the current project and the prompt runs there.
+    let mut child = env
+        .pi()
+        .args(["--model", MODEL, "--session", &id, "-p", "again"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), b"y\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Forked here.\n");
+    let forked: Vec<PathBuf> = env.session_files().into_iter().filter(|p| *p != source).collect();
+    assert_eq!(forked.len(), 1);
+    let header = &entries(&forked[0])[0];
+    assert_eq!(header["cwd"], env.proj().display().to_string());
+    assert_eq!(header["parentSession"], source.display().to_string());
+}
