@@ -11,9 +11,13 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PROMPT="${1:-What is the capital of France?}"
-AGENT_DIR="$(mktemp -d)"
-cleanup() { "$ROOT/scripts/local-llm/stop.sh" || true; rm -rf "$AGENT_DIR"; }
+# Our own server in this checkout's .llm/, whatever the caller's environment points at.
+unset PI_LOCAL_LLM_URL PI_LOCAL_LLM_PID_FILE PI_LOCAL_LLM_PORT
+PID_FILE="$ROOT/.llm/server.pid"
+AGENT_DIR="$(mktemp -d /tmp/pi-demo.XXXXXX)"
+cleanup() { PI_LOCAL_LLM_PID_FILE="$PID_FILE" "$ROOT/scripts/local-llm/stop.sh" || true; rm -rf "$AGENT_DIR"; }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 echo "[demo] building pi (release)" >&2
 cargo build --release -q -p pi-coding-agent --bin pi --manifest-path "$ROOT/Cargo.toml"

@@ -6,20 +6,33 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use pi_ai::ThinkingLevel;
-use pi_coding_agent::cli::args::{Args, DiagnosticKind, ListModels, Mode};
+use pi_coding_agent::cli::args::{Args, DiagnosticKind, FlagValue, ListModels, Mode};
+use pi_coding_agent::cli::export_html::export_from_file;
 use pi_coding_agent::cli::file_args::{build_initial_message, process_file_args};
 use pi_coding_agent::cli::list_models::render_model_list;
 use pi_coding_agent::cli::model_resolver::{CliModelRequest, resolve_cli_model};
+use pi_coding_agent::cli::model_scope::resolve_model_scope;
 use pi_coding_agent::cli::registry::CliRegistry;
+use pi_coding_agent::cli::session_select::{SessionStop, choose_session, validate_session_flags};
 use pi_coding_agent::cli::{HELP, VERSION, no_api_key_message, no_models_message};
+use pi_coding_agent::extensions::FlagValue as ExtFlagValue;
 use pi_coding_agent::modes::rpc::RpcContext;
 use pi_coding_agent::modes::{EXIT_INTERRUPTED, json, print, rpc};
 use pi_coding_agent::sdk::{CreateAgentSessionOptions, DefaultResourceLoader, PromptOptions, create_agent_session};
-use pi_coding_agent::session::{SessionManager, expand_tilde, get_agent_dir};
+use pi_coding_agent::session::{expand_tilde, get_agent_dir, resolve_path};
 use pi_coding_agent::settings::Settings;
 
+/// pi's subcommands (package management, auth, MCP), which this port does not have.
+const SUBCOMMANDS: [&str; 8] = ["install", "remove", "uninstall", "update", "list", "config", "auth", "mcp"];
+
 fn main() {
-    let args = Args::parse(std::env::args().skip(1));
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(command) = argv.first().filter(|a| SUBCOMMANDS.contains(&a.as_str())) {
+        // pi runs these before parsing options; sending the word as a prompt would be wrong.
+        eprintln!("Error: `pi {command}` is not available in this port (no package, auth or MCP commands)");
+        std::process::exit(1);
+    }
+    let args = Args::parse(argv);
     // Fast paths: nothing is loaded for --version and --help.
     if args.version {
         println!("{VERSION}");
@@ -47,6 +60,42 @@ fn fail(message: &str) -> Result<i32> {
     Ok(1)
 }
 
+/// pi's hint after an extension failed to load.
+const EXTENSION_LOAD_FAILURE_HINT: &str = "Hint: Start without extensions using \"pi -ne\".";
+
+/// pi's `Unknown option(s): --a, --b` for the `--flags` no extension registered (`registered`:
+/// name and whether it is boolean).
+fn unknown_flags_error(args: &Args, registered: &[(String, bool)]) -> Option<String> {
+    let unknown: Vec<String> = args
+        .unknown_flags
+        .keys()
+        .filter(|k| !registered.iter().any(|(n, _)| n == *k))
+        .map(|k| format!("--{k}"))
+        .collect();
+    match unknown.len() {
+        0 => None,
+        1 => Some(format!("Unknown option: {}", unknown[0])),
+        _ => Some(format!("Unknown options: {}", unknown.join(", "))),
+    }
+}
+
+/// Asks `question` on stderr and reads one answer line from stdin: `y`/`yes` (any case) is yes,
+/// end of input is no answer.
+fn confirm_on_stdin(question: &str) -> Option<bool> {
+    use std::io::{BufRead, Write};
+    let mut err = std::io::stderr();
+    let _ = err.write_all(question.as_bytes());
+    let _ = err.flush();
+    let mut line = String::new();
+    match std::io::stdin().lock().read_line(&mut line) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => {
+            let answer = line.trim_end_matches(['\r', '\n']).to_lowercase();
+            Some(answer == "y" || answer == "yes")
+        }
+    }
+}
+
 fn text_or_file(value: &str) -> String {
     let path = expand_tilde(value);
     match std::fs::read_to_string(&path) {
@@ -61,10 +110,40 @@ async fn run(mut args: Args) -> Result<i32> {
             eprintln!("Warning: {}", d.message);
         }
     }
-    if let Some(e) = args.first_error() {
-        return fail(&e);
+    if let Some(d) = args.diagnostics.iter().find(|d| d.kind == DiagnosticKind::Error) {
+        return fail(&d.message);
+    }
+    // Accepted by pi but without an implementation here: refuse rather than run differently.
+    if !args.skills.is_empty() {
+        return fail("--skill is not supported by this port (skills are not implemented); use --append-system-prompt");
+    }
+    if !args.prompt_templates.is_empty() {
+        return fail("--prompt-template is not supported by this port (prompt templates are not implemented)");
     }
     let cwd = std::env::current_dir()?;
+    if let Some(input) = &args.export {
+        return match export_from_file(input, args.messages.first().map(String::as_str), &cwd) {
+            Ok(out) => {
+                println!("Exported to: {out}");
+                Ok(0)
+            }
+            Err(e) => fail(&e.to_string()),
+        };
+    }
+    let mode = args.mode;
+    if mode == Some(Mode::Rpc) && !args.file_args.is_empty() {
+        return fail("@file arguments are not supported in RPC mode");
+    }
+    if let Some(line) = validate_session_flags(&args) {
+        eprintln!("{line}");
+        return Ok(1);
+    }
+    // Without -e nothing can claim an unknown --flag; with -e the check waits for the extensions.
+    if args.extensions.is_empty()
+        && let Some(e) = unknown_flags_error(&args, &[])
+    {
+        return fail(&e);
+    }
     let agent_dir = get_agent_dir();
     let (settings, settings_errors) = Settings::load(&agent_dir, &cwd, args.project_trust_override == Some(true));
     for e in settings_errors {
@@ -95,13 +174,52 @@ async fn run(mut args: Args) -> Result<i32> {
     if args.api_key.is_some() && args.model.is_none() && args.models.is_none() {
         return fail("--api-key requires a model to be specified via --model, --provider/--model, or --models");
     }
-    let mode = args.mode;
-    if mode == Some(Mode::Rpc) && !args.file_args.is_empty() {
-        return fail("@file arguments are not supported in RPC mode");
-    }
 
-    // Model.
+    // Session (before the model: an existing session keeps the scope from choosing one).
+    let session_dir: Option<PathBuf> = args
+        .session_dir
+        .clone()
+        .or_else(|| std::env::var("PI_CODING_AGENT_SESSION_DIR").ok().filter(|s| !s.is_empty()))
+        .or_else(|| settings.session_dir().map(str::to_owned))
+        .map(|d| expand_tilde(&d));
+    let choice = match choose_session(&args, &cwd, session_dir.as_deref(), &mut confirm_on_stdin) {
+        Ok(c) => c,
+        Err(SessionStop::Fail(line)) => {
+            eprintln!("{line}");
+            return Ok(1);
+        }
+        Err(SessionStop::Quit(text)) => {
+            eprint!("{text}");
+            return Ok(0);
+        }
+    };
+    for w in &choice.warnings {
+        eprintln!("Warning: {w}");
+    }
+    let mut session_manager = choice.manager;
+    if let Some(name) = &args.name {
+        let name = name.trim();
+        if name.is_empty() {
+            return fail("--name requires a non-empty value");
+        }
+        session_manager.append_session_info(name)?;
+    }
+    let has_existing_session = !session_manager.build_session_context().messages.is_empty();
+
+    // Model (`--models` or the `enabledModels` setting scope the choice).
     let all = registry.all_models();
+    let patterns = args.models.clone().or_else(|| {
+        let list = settings.get("enabledModels")?.as_array()?;
+        Some(list.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+    });
+    let available: Vec<_> = registry.available_models().into_iter().cloned().collect();
+    let scope = match patterns {
+        Some(p) if !p.is_empty() => resolve_model_scope(&p, &available),
+        _ => Default::default(),
+    };
+    for w in &scope.warnings {
+        eprintln!("Warning: {w}");
+    }
     let mut thinking = args.thinking.clone();
     let model = if let Some(pattern) = &args.model {
         let request = CliModelRequest {
@@ -121,12 +239,29 @@ async fn run(mut args: Args) -> Result<i32> {
             Err(e) => return fail(&e),
         }
     } else {
-        let from_settings = settings
+        let saved = settings
             .default_provider()
             .zip(settings.default_model())
-            .and_then(|(p, m)| registry.models.get_model(p, m).cloned())
-            .filter(|m| registry.has_auth(&m.provider));
-        from_settings.or_else(|| registry.available_models().first().map(|m| (*m).clone()))
+            .and_then(|(p, m)| registry.models.get_model(p, m).cloned());
+        let scoped = match scope.models.as_slice() {
+            [] => None,
+            _ if has_existing_session => None,
+            models => {
+                let pick = saved
+                    .as_ref()
+                    .and_then(|s| models.iter().find(|m| m.model.provider == s.provider && m.model.id == s.id))
+                    .unwrap_or(&models[0]);
+                if thinking.is_none() {
+                    thinking = pick.thinking_level.clone();
+                }
+                Some(pick.model.clone())
+            }
+        };
+        scoped.or_else(|| {
+            saved
+                .filter(|m| registry.has_auth(&m.provider))
+                .or_else(|| registry.available_models().first().map(|m| (*m).clone()))
+        })
     };
     let Some(model) = model else {
         eprintln!("{}", no_api_key_message(None));
@@ -161,31 +296,6 @@ async fn run(mut args: Args) -> Result<i32> {
         return fail("the interactive terminal UI is not available in this port; use -p, --mode json or --mode rpc");
     }
 
-    // Session.
-    let session_dir: Option<PathBuf> = args
-        .session_dir
-        .clone()
-        .or_else(|| std::env::var("PI_CODING_AGENT_SESSION_DIR").ok().filter(|s| !s.is_empty()))
-        .or_else(|| settings.session_dir().map(str::to_owned))
-        .map(|d| expand_tilde(&d));
-    let session_manager = if args.no_session {
-        SessionManager::in_memory(&cwd)
-    } else if let Some(s) = &args.session {
-        let path = if s.ends_with(".jsonl") || s.contains('/') {
-            Some(PathBuf::from(s))
-        } else {
-            SessionManager::find_by_id(&cwd, s, session_dir.as_deref())
-        };
-        match path {
-            Some(p) => SessionManager::open(&p, session_dir.as_deref(), None)?,
-            None => return fail(&format!("No session found matching '{s}'")),
-        }
-    } else if args.continue_session {
-        SessionManager::continue_recent(&cwd, session_dir.as_deref())?
-    } else {
-        SessionManager::create(&cwd, session_dir.as_deref(), Default::default())?
-    };
-
     // Tools.
     let builtin = pi_coding_agent::tools::ALL_TOOL_NAMES;
     let mut tools: Option<Vec<String>> = if args.no_tools || args.no_builtin_tools {
@@ -200,7 +310,22 @@ async fn run(mut args: Args) -> Result<i32> {
 
     let mut loader = DefaultResourceLoader::new(&cwd, &agent_dir);
     loader.no_context_files = args.no_context_files;
+    loader.project_trusted = args.project_trust_override == Some(true);
     loader.no_extensions = args.no_extensions;
+    // `-e` paths are resolved against the cwd and load even with --no-extensions, as pi's.
+    for e in &args.extensions {
+        let path = resolve_path(cwd.join(expand_tilde(e)));
+        if !path.exists() {
+            eprintln!(
+                "Error: Failed to load extension \"{}\": Extension path does not exist: {}",
+                path.display(),
+                path.display()
+            );
+            eprintln!("{EXTENSION_LOAD_FAILURE_HINT}");
+            return Ok(1);
+        }
+        loader.additional_extension_paths.push(path);
+    }
     loader.system_prompt = args.system_prompt.as_deref().map(text_or_file);
     if !args.append_system_prompt.is_empty() {
         let parts: Vec<String> = args.append_system_prompt.iter().map(|a| text_or_file(a)).collect();
@@ -222,6 +347,37 @@ async fn run(mut args: Args) -> Result<i32> {
     })
     .await?;
     let session = created.session;
+    if let Some(runner) = session.extension_runner() {
+        let errors = runner.load_errors();
+        for e in errors {
+            eprintln!("Error: Failed to load extension \"{}\": {}", e.path, e.error);
+        }
+        if !errors.is_empty() {
+            eprintln!("{EXTENSION_LOAD_FAILURE_HINT}");
+            return Ok(1);
+        }
+    }
+    if !args.extensions.is_empty() {
+        let registered = session.extension_runner().map(|r| r.flags()).unwrap_or_default();
+        let names: Vec<(String, bool)> = registered
+            .iter()
+            .map(|f| (f.name.clone(), f.kind == pi_coding_agent::extensions::FlagType::Boolean))
+            .collect();
+        if let Some(e) = unknown_flags_error(&args, &names) {
+            return fail(&e);
+        }
+        if let Some(runner) = session.extension_runner() {
+            for (name, value) in &args.unknown_flags {
+                let boolean = names.iter().any(|(n, b)| n == name && *b);
+                let value = match value {
+                    _ if boolean => ExtFlagValue::Bool(true),
+                    FlagValue::Value(v) => ExtFlagValue::String(v.clone()),
+                    FlagValue::Bool => return fail(&format!("Extension flag \"--{name}\" requires a value")),
+                };
+                runner.set_flag_value(name, value);
+            }
+        }
+    }
 
     if mode == Some(Mode::Rpc) {
         let ctx = RpcContext { available_models: registry.available_models().into_iter().cloned().collect() };
@@ -238,10 +394,8 @@ async fn run(mut args: Args) -> Result<i32> {
     };
     tokio::select! {
         code = run => Ok(code),
-        _ = tokio::signal::ctrl_c() => {
-            session.abort().await;
-            session.dispose().await;
-            Ok(EXIT_INTERRUPTED)
-        }
+        // As pi's SIGINT handler: exit at once; the session file keeps what was written (the
+        // user message; no aborted assistant message).
+        _ = tokio::signal::ctrl_c() => Ok(EXIT_INTERRUPTED),
     }
 }

@@ -3,10 +3,13 @@
 //! the [`modes`](crate::modes).
 
 pub mod args;
+pub mod export_html;
 pub mod file_args;
 pub mod list_models;
 pub mod model_resolver;
+pub mod model_scope;
 pub mod registry;
+pub mod session_select;
 
 /// `pi --help`, byte for byte as pi 1.6.0 prints it (captured by `scripts/fixtures/pi_cli.sh`).
 pub const HELP: &str = include_str!("help.txt");

@@ -186,6 +186,24 @@ fn resolve_text<'m>(text: &str, pool: &[&'m Model], usable: &dyn Fn(&str) -> boo
     Outcome::NotFound
 }
 
+/// A `--models` pattern (no glob) resolved against the available models: the matching models
+/// (several when providers tie) and a `:level` suffix, or `None` when nothing matches.
+pub(crate) fn resolve_scope_pattern(text: &str, models: &[Model]) -> Option<(Vec<Model>, Option<String>)> {
+    let pool: Vec<&Model> = models.iter().collect();
+    let always = |_: &str| true;
+    let (text, level) = match split_thinking_suffix(text) {
+        Some((base, level)) if !matches!(resolve_text(text, &pool, &always), Outcome::Resolved { .. }) => {
+            (base, Some(level.to_owned()))
+        }
+        _ => (text, None),
+    };
+    match resolve_text(text, &pool, &always) {
+        Outcome::Resolved { model, thinking, .. } => Some((vec![model.clone()], thinking.or(level))),
+        Outcome::Ambiguous { candidates, .. } => Some((candidates.into_iter().cloned().collect(), level)),
+        Outcome::NotFound => None,
+    }
+}
+
 /// pi's `resolveCliModel`. `usable(provider)` tells whether a provider has credentials. The
 /// error is pi's message (printed as `Error: …`).
 pub fn resolve_cli_model(

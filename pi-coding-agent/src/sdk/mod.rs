@@ -195,10 +195,11 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     // Runtime-loaded extensions (JSON-RPC over stdio) first, as pi loads `-e` paths first, then
     // the in-process ones.
     let mut extensions: Vec<Arc<dyn Extension>> = Vec::new();
+    // Explicit paths load even with `no_extensions` (pi: "explicit -e paths still work").
+    for path in &loader.additional_extension_paths {
+        extensions.push(Arc::new(SubprocessExtension::new(path.display().to_string())));
+    }
     if !loader.no_extensions {
-        for path in &loader.additional_extension_paths {
-            extensions.push(Arc::new(SubprocessExtension::new(path.display().to_string())));
-        }
         extensions.extend(options.extensions);
     }
     let runner =

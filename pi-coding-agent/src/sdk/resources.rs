@@ -92,7 +92,8 @@ pub struct DefaultResourceLoader {
     pub agent_dir: PathBuf,
     /// Extension executables (JSON-RPC over stdio) loaded besides discovered ones.
     pub additional_extension_paths: Vec<PathBuf>,
-    /// Skip extensions.
+    /// Skip discovered and in-process extensions; `additional_extension_paths` still load (pi: explicit
+    /// `-e` paths still work).
     pub no_extensions: bool,
     /// Skip context files.
     pub no_context_files: bool,

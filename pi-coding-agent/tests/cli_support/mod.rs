@@ -79,6 +79,53 @@ impl ScriptedServer {
     }
 }
 
+/// A server that answers the first request with the start of a streamed reply and then stalls
+/// (holding the connection open); `hit` becomes true once the partial reply was sent.
+pub struct StallingServer {
+    /// `http://127.0.0.1:PORT/v1`.
+    pub base_url: String,
+    /// Set after the first chunk went out.
+    pub hit: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl StallingServer {
+    /// Starts the server.
+    pub fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let hit = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = hit.clone();
+        std::thread::spawn(move || {
+            let mut open = Vec::new();
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                let chunk = serde_json::json!({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,
+                    "model":"scripted","choices":[{"index":0,"delta":{"role":"assistant","content":"Partial"},
+                    "finish_reason":null}]});
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+                let _ = stream.write_all(format!("{head}data: {chunk}\n\n").as_bytes());
+                let _ = stream.flush();
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                open.push(stream); // never answered further
+            }
+        });
+        StallingServer { base_url: format!("http://127.0.0.1:{port}/v1"), hit }
+    }
+}
+
 /// A temporary agent dir and project dir.
 pub struct Env {
     /// Holds the directories.
