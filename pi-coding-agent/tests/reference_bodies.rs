@@ -1,0 +1,231 @@
+//! Our SDK against the reference pi 1.6.0 SDK, request body by request body.
+//!
+//! `scripts/fixtures/sdk_request_bodies.mjs` ran each scenario through the reference
+//! `createAgentSession` against a scripted chat-completions server and recorded every body it
+//! received (tests/fixtures/reference_bodies/<scenario>.json). Each test here runs the same
+//! scenario through our `create_agent_session` against our scripted server (tests/http_support)
+//! and asserts the masked bodies, the reported extension errors and the session's entry types
+//! are equal. Masked: the temp cwd (`<CWD>`) and the pi package dir of the `<docs>` section
+//! (`<PI_PACKAGE>`); see `http_support::mask`.
+
+mod http_support;
+
+use std::sync::{Arc, Mutex};
+
+use http_support::{HttpSession, Setup, text_reply, tool_reply};
+use pi_agent_core::AgentMessage;
+use pi_ai::{Content, SystemMessage, TextContent, UserBlock, UserMessage};
+use pi_coding_agent::extensions::{
+    ContextEvent, ContextWithSystemEvent, Extension, ExtensionApi, ExtensionMessage, FnExtension, SendMessageOptions,
+    ToolResultEvent,
+};
+use pi_coding_agent::messages::CodingAgentMessage;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+fn reference(name: &str) -> Value {
+    let path = format!("{}/tests/fixtures/reference_bodies/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Asserts our run equals the reference's: bodies first (one assertion per request, so a diff
+/// names the request), then the request count, extension errors and entry types.
+fn assert_matches_reference(name: &str, h: &HttpSession) {
+    let expected = reference(name);
+    let ours: Vec<Value> = h.server.bodies().iter().map(|b| h.mask(b)).collect();
+    let theirs = expected["requests"].as_array().expect("requests").clone();
+    for (i, (o, t)) in ours.iter().zip(theirs.iter()).enumerate() {
+        assert_eq!(o, t, "{name}: request {i} differs from the reference");
+    }
+    assert_eq!(ours.len(), theirs.len(), "{name}: request count");
+    let errors: Vec<Value> =
+        h.error_pairs().into_iter().map(|(event, error)| h.mask(&json!({"event": event, "error": error}))).collect();
+    assert_eq!(Value::Array(errors), expected["extensionErrors"], "{name}: extension errors");
+    assert_eq!(json!(h.entry_types()), expected["entryTypes"], "{name}: session entry types");
+}
+
+fn user(text: &str) -> CodingAgentMessage {
+    AgentMessage::User(UserMessage::new(text))
+}
+
+fn ext(name: &str, setup: impl Fn(&ExtensionApi) + Send + Sync + 'static) -> Arc<dyn Extension> {
+    Arc::new(FnExtension::new(name, move |pi| {
+        setup(pi);
+        Ok(())
+    }))
+}
+
+#[tokio::test]
+async fn plain_prompt() {
+    let h = Setup::default().start().await;
+    h.session.bind_extensions().await;
+    h.session.prompt("hello").await.expect("prompt");
+    assert_matches_reference("plain_prompt", &h);
+}
+
+#[tokio::test]
+async fn tool_round_trip_with_audit() {
+    let audit = ext("<inline:audit>", |pi| {
+        let api = pi.clone();
+        pi.on::<ToolResultEvent>(move |event, _ctx| {
+            let api = api.clone();
+            let data = json!({"toolName": event.tool_name, "toolCallId": event.tool_call_id, "at": 1});
+            Box::pin(async move {
+                api.append_entry("audit-note", data)?;
+                Ok(None)
+            })
+        });
+    });
+    let h = Setup {
+        files: vec![("notes.txt", "alpha\nbeta\n")],
+        replies: vec![tool_reply("call_1", "read", json!({"path": "notes.txt"})), text_reply("done")],
+        extensions: vec![audit],
+        ..Default::default()
+    }
+    .start()
+    .await;
+    h.session.bind_extensions().await;
+    h.session.prompt("跑一下检查").await.expect("prompt");
+    assert_matches_reference("tool_round_trip_with_audit", &h);
+}
+
+#[tokio::test]
+async fn sections_patch() {
+    let h = Setup::default().start().await;
+    h.session.bind_extensions().await;
+    h.session.prompt("first").await.expect("first");
+    let patch = SystemMessage::new("").with_sections([("skills", Some("<skills>...</skills>".to_owned()))]);
+    h.session
+        .agent()
+        .prompt(vec![AgentMessage::System(patch.at(pi_ai::now_ms())), user("继续")])
+        .await
+        .expect("sections patch");
+    h.session
+        .agent()
+        .prompt(vec![AgentMessage::System(SystemMessage::new("Extra instruction.").at(pi_ai::now_ms())), user("go")])
+        .await
+        .expect("content patch");
+    assert_matches_reference("sections_patch", &h);
+}
+
+#[tokio::test]
+async fn active_tools_diff() {
+    let h = Setup::default().start().await;
+    h.session.bind_extensions().await;
+    h.session.prompt("first").await.expect("first");
+    h.session.set_active_tools_by_name(&["read", "grep"]);
+    h.session.prompt("second").await.expect("second");
+    assert_matches_reference("active_tools_diff", &h);
+}
+
+#[tokio::test]
+async fn send_message_and_append_entry() {
+    let slot: Arc<Mutex<Option<ExtensionApi>>> = Arc::default();
+    let s = slot.clone();
+    let keeper = ext("<inline:keeper>", move |pi| *s.lock().expect("slot") = Some(pi.clone()));
+    let h = Setup { extensions: vec![keeper], ..Default::default() }.start().await;
+    h.session.bind_extensions().await;
+    let api = slot.lock().expect("slot").clone().expect("the extension ran");
+    h.session.prompt("first").await.expect("first");
+    let reminder = ExtensionMessage {
+        custom_type: "reminder".into(),
+        content: Content::Text("Remember the deadline.".into()),
+        display: true,
+        details: Some(json!({"ui": "only"})),
+    };
+    api.send_message(reminder, SendMessageOptions::default()).expect("send_message");
+    api.append_entry("audit-note", json!({"x": "entry-data"})).expect("append_entry");
+    h.wait_until("the custom message entry", |h| h.entry_types().iter().any(|t| t == "custom_message")).await;
+    h.session.prompt("go").await.expect("go");
+    let nudge = ExtensionMessage {
+        custom_type: "nudge".into(),
+        content: Content::Blocks(vec![UserBlock::Text(TextContent::new("Nudge from the extension."))]),
+        display: false,
+        details: Some(json!({"secret": 42})),
+    };
+    api.send_message(nudge, SendMessageOptions { trigger_turn: Some(true), ..Default::default() })
+        .expect("send_message with triggerTurn");
+    h.wait_until("the triggered request", |h| h.server.count() == 3).await;
+    h.wait_until("the triggered run to end", |h| h.entry_types().len() == 11).await;
+    h.session.wait_for_idle().await;
+    assert_matches_reference("send_message_and_append_entry", &h);
+}
+
+#[tokio::test]
+async fn custom_role_filtered() {
+    let h = Setup::default().start().await;
+    h.session.bind_extensions().await;
+    let note: CodingAgentMessage = serde_json::from_value(
+        json!({"role": "auditNote", "text": "跳过了 3 个生成文件", "level": "info", "timestamp": 1}),
+    )
+    .expect("a custom role parses");
+    h.session.agent().prompt(vec![note, user("go")]).await.expect("prompt");
+    assert_matches_reference("custom_role_filtered", &h);
+}
+
+#[tokio::test]
+async fn context_prune() {
+    let prune = ext("<inline:prune>", |pi| {
+        pi.on_sync::<ContextEvent>(|event, _ctx| {
+            let cut = event.messages.len().saturating_sub(1);
+            event.messages.drain(..cut);
+            Ok(None)
+        });
+    });
+    let h = Setup { extensions: vec![prune], ..Default::default() }.start().await;
+    h.session.bind_extensions().await;
+    h.session.prompt("first").await.expect("first");
+    h.session.prompt("second").await.expect("second");
+    assert_matches_reference("context_prune", &h);
+}
+
+#[tokio::test]
+async fn context_inject() {
+    let inject = ext("<inline:inject>", |pi| {
+        pi.on_sync::<ContextEvent>(|event, _ctx| {
+            event.messages.push(serde_json::from_value(
+                json!({"role": "internalNote", "text": "not for the model", "timestamp": 1}),
+            )?);
+            event.messages.push(user("<context>injected</context>"));
+            Ok(None)
+        });
+    });
+    let h = Setup { extensions: vec![inject], ..Default::default() }.start().await;
+    h.session.bind_extensions().await;
+    h.session.prompt("go").await.expect("go");
+    assert_matches_reference("context_inject", &h);
+}
+
+#[tokio::test]
+async fn context_with_system_drops_head() {
+    let drop_head = ext("<inline:drop-head>", |pi| {
+        pi.on_sync::<ContextWithSystemEvent>(|event, _ctx| {
+            event.messages.retain(|m| !matches!(m, AgentMessage::System(_)));
+            Ok(None)
+        });
+    });
+    let h = Setup { extensions: vec![drop_head], ..Default::default() }.start().await;
+    h.session.bind_extensions().await;
+    h.session.prompt("go").await.expect("go");
+    assert_matches_reference("context_with_system_drops_head", &h);
+}
+
+#[tokio::test]
+async fn context_with_system_folds_head() {
+    let fold = ext("<inline:fold>", |pi| {
+        pi.on_sync::<ContextWithSystemEvent>(|event, _ctx| {
+            let cut = event.messages.len().saturating_sub(1);
+            let head = pi_ai::transcript::current_system_message(&event.messages[..cut]);
+            let tail = event.messages.split_off(cut);
+            event.messages = head.map(AgentMessage::System).into_iter().chain(tail).collect();
+            Ok(None)
+        });
+    });
+    let h = Setup { extensions: vec![fold], ..Default::default() }.start().await;
+    h.session.bind_extensions().await;
+    h.session.prompt("first").await.expect("first");
+    h.session.set_active_tools_by_name(&["read", "ls"]);
+    h.session.prompt("second").await.expect("second");
+    assert_matches_reference("context_with_system_folds_head", &h);
+}
