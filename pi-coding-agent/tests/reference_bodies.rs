@@ -36,13 +36,38 @@ fn assert_matches_reference(name: &str, h: &HttpSession) {
     let ours: Vec<Value> = h.server.bodies().iter().map(|b| h.mask(b)).collect();
     let theirs = expected["requests"].as_array().expect("requests").clone();
     for (i, (o, t)) in ours.iter().zip(theirs.iter()).enumerate() {
-        assert_eq!(o, t, "{name}: request {i} differs from the reference");
+        if let Some(diff) = first_difference(o, t, String::new()) {
+            panic!("{name}: request {i} differs from the reference at {diff}");
+        }
     }
     assert_eq!(ours.len(), theirs.len(), "{name}: request count");
     let errors: Vec<Value> =
         h.error_pairs().into_iter().map(|(event, error)| h.mask(&json!({"event": event, "error": error}))).collect();
     assert_eq!(Value::Array(errors), expected["extensionErrors"], "{name}: extension errors");
     assert_eq!(json!(h.entry_types()), expected["entryTypes"], "{name}: session entry types");
+}
+
+/// The first place two JSON values differ: `path: ours <> reference`.
+fn first_difference(ours: &Value, theirs: &Value, path: String) -> Option<String> {
+    match (ours, theirs) {
+        (Value::Object(a), Value::Object(b)) => {
+            let (ka, kb): (Vec<&String>, Vec<&String>) = (a.keys().collect(), b.keys().collect());
+            if ka != kb {
+                return Some(format!("{path}: keys {ka:?} <> reference {kb:?}"));
+            }
+            a.iter().find_map(|(k, v)| first_difference(v, &b[k], format!("{path}.{k}")))
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            if let Some(d) =
+                a.iter().zip(b).enumerate().find_map(|(i, (x, y))| first_difference(x, y, format!("{path}[{i}]")))
+            {
+                return Some(d);
+            }
+            (a.len() != b.len()).then(|| format!("{path}: {} items <> reference {}", a.len(), b.len()))
+        }
+        (a, b) if a == b => None,
+        (a, b) => Some(format!("{path}:\n  ours:      {a}\n  reference: {b}")),
+    }
 }
 
 fn user(text: &str) -> CodingAgentMessage {
@@ -228,4 +253,71 @@ async fn context_with_system_folds_head() {
     h.session.set_active_tools_by_name(&["read", "ls"]);
     h.session.prompt("second").await.expect("second");
     assert_matches_reference("context_with_system_folds_head", &h);
+}
+
+#[tokio::test]
+async fn tool_error_and_bash() {
+    let h = Setup {
+        replies: vec![
+            tool_reply("call_1", "read", json!({"path": "missing.txt"})),
+            tool_reply("call_2", "bash", json!({"command": "echo checked; echo oops >&2; exit 3"})),
+            text_reply("done"),
+        ],
+        ..Default::default()
+    }
+    .start()
+    .await;
+    h.session.bind_extensions().await;
+    h.session.prompt("check").await.expect("prompt");
+    assert_matches_reference("tool_error_and_bash", &h);
+}
+
+#[tokio::test]
+async fn bash_execution_context() {
+    let h = Setup::default().start().await;
+    h.session.bind_extensions().await;
+    h.session.execute_bash("echo visible-output", false).await.expect("visible bash");
+    h.session.execute_bash("echo hidden-output", true).await.expect("hidden bash");
+    h.session.prompt("go").await.expect("prompt");
+    assert_matches_reference("bash_execution_context", &h);
+}
+
+#[tokio::test]
+async fn tool_diff_with_sections_patch() {
+    let h = Setup::default().start().await;
+    h.session.bind_extensions().await;
+    h.session.prompt("first").await.expect("first");
+    h.session.set_active_tools_by_name(&["read"]);
+    let patch = SystemMessage::new("").with_sections([("skills", Some("<skills>one</skills>".to_owned()))]);
+    h.session.agent().prompt(vec![AgentMessage::System(patch.at(pi_ai::now_ms())), user("继续")]).await.expect("patch");
+    assert_matches_reference("tool_diff_with_sections_patch", &h);
+}
+
+#[tokio::test]
+async fn context_adds_system_message() {
+    let add = ext("<inline:add-system>", |pi| {
+        pi.on_sync::<ContextEvent>(|event, _ctx| {
+            event.messages.push(AgentMessage::System(SystemMessage::new("Added by the context handler.").at(1)));
+            Ok(None)
+        });
+    });
+    let h = Setup { extensions: vec![add], ..Default::default() }.start().await;
+    h.session.bind_extensions().await;
+    h.session.prompt("go").await.expect("prompt");
+    assert_matches_reference("context_adds_system_message", &h);
+}
+
+#[tokio::test]
+async fn send_user_message() {
+    let slot: Arc<Mutex<Option<ExtensionApi>>> = Arc::default();
+    let s = slot.clone();
+    let keeper = ext("<inline:keeper>", move |pi| *s.lock().expect("slot") = Some(pi.clone()));
+    let h = Setup { extensions: vec![keeper], ..Default::default() }.start().await;
+    h.session.bind_extensions().await;
+    let api = slot.lock().expect("slot").clone().expect("the extension ran");
+    h.session.prompt("first").await.expect("first");
+    api.send_user_message("from the extension", Default::default()).expect("send_user_message");
+    h.wait_until("the extension's turn", |h| h.entry_types().len() == 7).await;
+    h.session.wait_for_idle().await;
+    assert_matches_reference("send_user_message", &h);
 }
