@@ -321,3 +321,25 @@ async fn send_user_message() {
     h.session.wait_for_idle().await;
     assert_matches_reference("send_user_message", &h);
 }
+
+/// The seed's SDK flow: the reference loads its `audit-extension.ts` from
+/// `additionalExtensionPaths`; ours loads the same extension written in Python
+/// (examples/extensions/audit_extension.py) through `additional_extension_paths`.
+#[tokio::test]
+async fn sdk_flow_audit_extension_file() {
+    if std::process::Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("SKIP: python3 is not installed");
+        return;
+    }
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/extensions/audit_extension.py");
+    let h = Setup {
+        replies: vec![tool_reply("call_1", "bash", json!({"command": "echo checked"})), text_reply("done")],
+        extension_paths: vec![script],
+        ..Default::default()
+    }
+    .start()
+    .await;
+    h.session.bind_extensions().await;
+    h.session.prompt("跑一下检查").await.expect("prompt");
+    assert_matches_reference("sdk_flow_audit_extension_file", &h);
+}
