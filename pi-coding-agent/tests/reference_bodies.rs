@@ -319,6 +319,10 @@ async fn send_user_message() {
     api.send_user_message("from the extension", Default::default()).expect("send_user_message");
     h.wait_until("the extension's turn", |h| h.entry_types().len() == 7).await;
     h.session.wait_for_idle().await;
+    let parts = vec![UserBlock::Text(TextContent::new("part one")), UserBlock::Text(TextContent::new("part two"))];
+    api.send_user_message(Content::Blocks(parts), Default::default()).expect("send_user_message with parts");
+    h.wait_until("the second extension turn", |h| h.entry_types().len() == 9).await;
+    h.session.wait_for_idle().await;
     assert_matches_reference("send_user_message", &h);
 }
 
