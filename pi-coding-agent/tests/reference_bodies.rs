@@ -12,7 +12,7 @@ mod http_support;
 
 use std::sync::{Arc, Mutex};
 
-use http_support::{HttpSession, Setup, text_reply, tool_reply};
+use http_support::{HttpSession, Setup, roles, text_reply, tool_names, tool_reply};
 use pi_agent_core::AgentMessage;
 use pi_ai::{Content, SystemMessage, TextContent, UserBlock, UserMessage};
 use pi_coding_agent::extensions::{
@@ -37,7 +37,12 @@ fn assert_matches_reference(name: &str, h: &HttpSession) {
     let theirs = expected["requests"].as_array().expect("requests").clone();
     for (i, (o, t)) in ours.iter().zip(theirs.iter()).enumerate() {
         if let Some(diff) = first_difference(o, t, String::new()) {
-            panic!("{name}: request {i} differs from the reference at {diff}");
+            let summary = |b: &Value| format!("roles {:?}, tools {:?}", roles(b), tool_names(b));
+            panic!(
+                "{name}: request {i} differs from the reference at {diff}\n  ours:      {}\n  reference: {}",
+                summary(o),
+                summary(t)
+            );
         }
     }
     assert_eq!(ours.len(), theirs.len(), "{name}: request count");
@@ -346,4 +351,17 @@ async fn sdk_flow_audit_extension_file() {
     h.session.bind_extensions().await;
     h.session.prompt("跑一下检查").await.expect("prompt");
     assert_matches_reference("sdk_flow_audit_extension_file", &h);
+}
+
+/// The seed's 验收清单 row 4 as written: change the agent's tools directly (`agent.state.tools`),
+/// not through `set_active_tools_by_name`.
+#[tokio::test]
+async fn agent_state_tools_changed() {
+    let h = Setup::default().start().await;
+    h.session.bind_extensions().await;
+    h.session.prompt("first").await.expect("first");
+    let kept = h.session.agent().with_state(|s| s.tools.clone());
+    h.session.agent().set_tools(kept.into_iter().filter(|t| ["read", "bash"].contains(&t.name())).collect());
+    h.session.prompt("second").await.expect("second");
+    assert_matches_reference("agent_state_tools_changed", &h);
 }
