@@ -170,6 +170,26 @@ async fn checklist_4_changing_tools_records_a_tool_diff_system_message() {
     assert_eq!(tool_names(&bodies[1]), ["read", "grep"]);
 }
 
+/// Row 4 as the seed writes it: change the agent's tools themselves (`agent.state.tools`), not the
+/// session's active set. pi 1.6.0 keeps the change, records the diff and declares the new set (see
+/// tests/fixtures/reference_bodies/agent_state_tools_changed.json).
+#[tokio::test]
+async fn checklist_4b_changing_the_agents_tools_directly_is_declared_too() {
+    let h = Setup::default().start().await;
+    h.session.prompt("first").await.expect("first");
+    let tools = h.session.agent().with_state(|s| s.tools.clone());
+    h.session.agent().set_tools(tools.into_iter().filter(|t| ["read", "bash"].contains(&t.name())).collect());
+    h.session.prompt("second").await.expect("second");
+    let diff = h.session.messages().into_iter().find_map(|m| match m {
+        AgentMessage::System(s) if s.tools_removed.is_some() => Some(s),
+        _ => None,
+    });
+    let removed: Vec<String> =
+        diff.and_then(|d| d.tools_removed).unwrap_or_default().into_iter().map(|t| t.name).collect();
+    assert_eq!(removed, ["edit", "write"], "a system message records the removal");
+    assert_eq!(tool_names(&h.server.last()), ["read", "bash"]);
+}
+
 /// 失败（provider 拒绝请求）: in pi an unfiltered custom role makes the provider reject the
 /// request. Here `convert_to_llm` returns `pi_ai::Message`, so that failure cannot be written:
 /// the role is dropped and the request the provider receives is well-formed.
