@@ -365,3 +365,27 @@ async fn agent_state_tools_changed() {
     h.session.prompt("second").await.expect("second");
     assert_matches_reference("agent_state_tools_changed", &h);
 }
+
+/// A compaction entry appended directly (no summarization request): the summary reaches the
+/// model as user text in its summary tags, and the prompt head survives the cut.
+#[tokio::test]
+async fn compaction_summary() {
+    let h = Setup::default().start().await;
+    h.session.bind_extensions().await;
+    h.session.prompt("first").await.expect("first");
+    h.session.prompt("second").await.expect("second");
+    let kept = h
+        .entries()
+        .into_iter()
+        .find(|e| {
+            e["type"] == "message" && e["message"]["role"] == "user" && e["message"].to_string().contains("second")
+        })
+        .expect("the second prompt's entry");
+    let kept = kept["id"].as_str().expect("entry id").to_owned();
+    h.session
+        .session_manager()
+        .append_compaction("The user said first; the assistant said ok.", Some(&kept), 1234.0, None, None, None)
+        .expect("append compaction");
+    h.session.prompt("third").await.expect("third");
+    assert_matches_reference("compaction_summary", &h);
+}
