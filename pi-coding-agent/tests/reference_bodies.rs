@@ -46,6 +46,7 @@ fn assert_matches_reference(name: &str, h: &HttpSession) {
         }
     }
     assert_eq!(ours.len(), theirs.len(), "{name}: request count");
+    assert_eq!(json!(*h.server.paths.lock().expect("paths")), expected["paths"], "{name}: request paths");
     let errors: Vec<Value> =
         h.error_pairs().into_iter().map(|(event, error)| h.mask(&json!({"event": event, "error": error}))).collect();
     assert_eq!(Value::Array(errors), expected["extensionErrors"], "{name}: extension errors");
