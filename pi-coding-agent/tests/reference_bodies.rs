@@ -390,3 +390,17 @@ async fn compaction_summary() {
     h.session.prompt("third").await.expect("third");
     assert_matches_reference("compaction_summary", &h);
 }
+
+/// The same transitions against anthropic-messages: the prompt goes to the top-level `system`
+/// field, a sections patch and a tool change re-render it.
+#[tokio::test]
+async fn anthropic_sections_and_tools() {
+    let h = Setup { api: Some("anthropic-messages"), ..Default::default() }.start().await;
+    h.session.bind_extensions().await;
+    h.session.prompt("first").await.expect("first");
+    let patch = SystemMessage::new("").with_sections([("skills", Some("<skills>...</skills>".to_owned()))]);
+    h.session.agent().prompt(vec![AgentMessage::System(patch.at(pi_ai::now_ms())), user("继续")]).await.expect("patch");
+    h.session.set_active_tools_by_name(&["read", "grep"]);
+    h.session.prompt("third").await.expect("third");
+    assert_matches_reference("anthropic_sections_and_tools", &h);
+}

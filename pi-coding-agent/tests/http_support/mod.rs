@@ -47,8 +47,29 @@ pub fn tool_reply(id: &str, name: &str, args: Value) -> String {
         + &usage_and_done()
 }
 
+fn event(kind: &str, data: Value) -> String {
+    let mut data = data;
+    if let Value::Object(o) = &mut data {
+        o.insert("type".into(), json!(kind));
+    }
+    format!("event: {kind}\ndata: {data}\n\n")
+}
+
+/// The SSE body of a streamed anthropic-messages text reply.
+pub fn anthropic_text_reply(text: &str) -> String {
+    let start = json!({"message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "scripted",
+        "content": [], "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 0}}});
+    event("message_start", start)
+        + &event("content_block_start", json!({"index": 0, "content_block": {"type": "text", "text": ""}}))
+        + &event("content_block_delta", json!({"index": 0, "delta": {"type": "text_delta", "text": text}}))
+        + &event("content_block_stop", json!({"index": 0}))
+        + &event("message_delta", json!({"delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}}))
+        + &event("message_stop", json!({}))
+}
+
 /// A scripted chat-completions server: each request gets the next queued SSE body, or a text
-/// reply "ok" when the queue is empty.
+/// reply "ok" when the queue is empty (in the wire format of [`ScriptedServer::start_with`]'s
+/// default).
 pub struct ScriptedServer {
     /// `http://127.0.0.1:PORT/v1`.
     pub base_url: String,
@@ -60,8 +81,13 @@ pub struct ScriptedServer {
 }
 
 impl ScriptedServer {
-    /// Starts serving on an ephemeral port.
+    /// Starts serving chat-completions replies on an ephemeral port.
     pub fn start(replies: Vec<String>) -> Self {
+        Self::start_with(replies, text_reply("ok"))
+    }
+
+    /// Starts serving on an ephemeral port, `fallback` once `replies` ran out.
+    pub fn start_with(replies: Vec<String>, fallback: String) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
         let port = listener.local_addr().expect("local addr").port();
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -93,7 +119,7 @@ impl ScriptedServer {
                 let parsed = serde_json::from_slice(&body)
                     .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
                 recorded.lock().expect("requests lock").push(parsed);
-                let sse = queue.lock().expect("replies lock").pop_front().unwrap_or_else(|| text_reply("ok"));
+                let sse = queue.lock().expect("replies lock").pop_front().unwrap_or_else(|| fallback.clone());
                 let response = format!(
                     "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{sse}",
                     sse.len()
@@ -152,11 +178,13 @@ pub struct Setup {
     pub extension_paths: Vec<PathBuf>,
     /// Files written into the project dir first.
     pub files: Vec<(&'static str, &'static str)>,
+    /// The provider's API: `openai-completions` (default) or `anthropic-messages`.
+    pub api: Option<&'static str>,
 }
 
-/// models.json with provider `local` (openai-completions, key "none") at `base_url`.
-pub fn models_json(base_url: &str) -> Value {
-    json!({"providers": {"local": {"baseUrl": base_url, "api": "openai-completions", "apiKey": "none",
+/// models.json with provider `local` (key "none") speaking `api` at `base_url`.
+pub fn models_json(base_url: &str, api: &str) -> Value {
+    json!({"providers": {"local": {"baseUrl": base_url, "api": api, "apiKey": "none",
         "models": [{"id": "smollm2-135m", "contextWindow": 8192, "maxTokens": 256}]}}})
 }
 
@@ -164,7 +192,13 @@ impl Setup {
     /// Starts the server and creates the session (thinking off, in-memory session manager, a
     /// reloaded `DefaultResourceLoader` on the temp project).
     pub async fn start(self) -> HttpSession {
-        let server = ScriptedServer::start(self.replies);
+        let api = self.api.unwrap_or("openai-completions");
+        let anthropic = api == "anthropic-messages";
+        let fallback = if anthropic { anthropic_text_reply("ok") } else { text_reply("ok") };
+        let server = ScriptedServer::start_with(self.replies, fallback);
+        // The anthropic SDK appends `/v1/messages` to the base URL; the OpenAI ones append to `/v1`.
+        let provider_url =
+            if anthropic { server.base_url.trim_end_matches("/v1").to_owned() } else { server.base_url.clone() };
         let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path().canonicalize().expect("canonical temp dir");
         let (cwd, agent) = (root.join("proj"), root.join("agent"));
@@ -173,7 +207,7 @@ impl Setup {
         for (name, text) in self.files {
             std::fs::write(cwd.join(name), text).expect("project file");
         }
-        std::fs::write(agent.join("models.json"), models_json(&server.base_url).to_string()).expect("models.json");
+        std::fs::write(agent.join("models.json"), models_json(&provider_url, api).to_string()).expect("models.json");
         let (registry, error) = CliRegistry::load(&agent);
         assert!(error.is_none(), "models.json: {error:?}");
         let model = registry
@@ -278,11 +312,15 @@ pub fn roles(body: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The names of a body's declared tools.
+/// The names of a body's declared tools (chat-completions `function.name`, anthropic `name`).
 pub fn tool_names(body: &Value) -> Vec<String> {
     body["tools"]
         .as_array()
-        .map(|a| a.iter().map(|t| t["function"]["name"].as_str().expect("tool name").to_owned()).collect())
+        .map(|a| {
+            a.iter()
+                .map(|t| t["function"]["name"].as_str().or(t["name"].as_str()).expect("tool name").to_owned())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
