@@ -5,8 +5,8 @@
 //! received (tests/fixtures/reference_bodies/<scenario>.json). Each test here runs the same
 //! scenario through our `create_agent_session` against our scripted server (tests/http_support)
 //! and asserts the masked bodies, the reported extension errors and the session's entry types
-//! are equal. Masked: the temp cwd (`<CWD>`) and the pi package dir of the `<docs>` section
-//! (`<PI_PACKAGE>`); see `http_support::mask`.
+//! are equal. Masked: the temp cwd (`<CWD>`), the pi package dir of the `<docs>` section
+//! (`<PI_PACKAGE>`) and the session id (`<SESSION_ID>`); see `http_support::mask`.
 
 mod http_support;
 
@@ -403,4 +403,17 @@ async fn anthropic_sections_and_tools() {
     h.session.set_active_tools_by_name(&["read", "grep"]);
     h.session.prompt("third").await.expect("third");
     assert_matches_reference("anthropic_sections_and_tools", &h);
+}
+
+/// The same transitions against openai-responses (the session id is its `prompt_cache_key`).
+#[tokio::test]
+async fn responses_sections_and_tools() {
+    let h = Setup { api: Some("openai-responses"), ..Default::default() }.start().await;
+    h.session.bind_extensions().await;
+    h.session.prompt("first").await.expect("first");
+    let patch = SystemMessage::new("").with_sections([("skills", Some("<skills>...</skills>".to_owned()))]);
+    h.session.agent().prompt(vec![AgentMessage::System(patch.at(pi_ai::now_ms())), user("继续")]).await.expect("patch");
+    h.session.set_active_tools_by_name(&["read", "grep"]);
+    h.session.prompt("third").await.expect("third");
+    assert_matches_reference("responses_sections_and_tools", &h);
 }

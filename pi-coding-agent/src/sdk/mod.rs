@@ -185,8 +185,15 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     }
 
     let is_new = session_manager.entries().is_empty();
+    let session_id = session_manager.session_id().to_owned();
     let shared = Arc::new(session::SessionShared::new(session_manager, all_tools, active, prompt_options));
     let stream_fn = options.stream_fn.unwrap_or_else(default_stream_fn);
+    // pi hands the agent the session id, which providers use as their cache key (openai-responses
+    // sends it as `prompt_cache_key`).
+    let mut stream_options = options.stream_options;
+    if stream_options.session_id.is_none() {
+        stream_options.session_id = Some(session_id);
+    }
     let convert = |messages: Vec<CodingAgentMessage>| -> Result<Vec<pi_ai::Message>, BoxError> {
         Ok(crate::messages::into_llm(messages))
     };
@@ -194,7 +201,7 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
         .thinking_level(thinking_level)
         .convert_to_llm(convert)
         .turn_hooks(AgentSession::context_hook(&shared))
-        .stream_options(options.stream_options);
+        .stream_options(stream_options);
     if let Some(runner) = &runner {
         let hooks = Arc::new(extension_bridge::ExtensionHooks { runner: runner.clone() });
         builder =

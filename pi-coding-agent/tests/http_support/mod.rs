@@ -67,6 +67,22 @@ pub fn anthropic_text_reply(text: &str) -> String {
         + &event("message_stop", json!({}))
 }
 
+/// The SSE body of a streamed openai-responses text reply.
+pub fn responses_text_reply(text: &str) -> String {
+    let item = json!({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": []}]});
+    let added = json!({"type": "message", "id": "msg_1", "role": "assistant", "content": []});
+    let usage = json!({"input_tokens": 10, "output_tokens": 3, "total_tokens": 13});
+    event("response.created", json!({"response": {"id": "resp_1"}}))
+        + &event("response.output_item.added", json!({"output_index": 0, "item": added}))
+        + &event("response.output_text.delta", json!({"output_index": 0, "delta": text}))
+        + &event("response.output_item.done", json!({"output_index": 0, "item": item}))
+        + &event(
+            "response.completed",
+            json!({"response": {"id": "resp_1", "status": "completed", "output": [item], "usage": usage}}),
+        )
+}
+
 /// A scripted chat-completions server: each request gets the next queued SSE body, or a text
 /// reply "ok" when the queue is empty (in the wire format of [`ScriptedServer::start_with`]'s
 /// default).
@@ -178,7 +194,8 @@ pub struct Setup {
     pub extension_paths: Vec<PathBuf>,
     /// Files written into the project dir first.
     pub files: Vec<(&'static str, &'static str)>,
-    /// The provider's API: `openai-completions` (default) or `anthropic-messages`.
+    /// The provider's API: `openai-completions` (default), `openai-responses` or
+    /// `anthropic-messages`.
     pub api: Option<&'static str>,
 }
 
@@ -194,7 +211,11 @@ impl Setup {
     pub async fn start(self) -> HttpSession {
         let api = self.api.unwrap_or("openai-completions");
         let anthropic = api == "anthropic-messages";
-        let fallback = if anthropic { anthropic_text_reply("ok") } else { text_reply("ok") };
+        let fallback = match api {
+            "anthropic-messages" => anthropic_text_reply("ok"),
+            "openai-responses" => responses_text_reply("ok"),
+            _ => text_reply("ok"),
+        };
         let server = ScriptedServer::start_with(self.replies, fallback);
         // The anthropic SDK appends `/v1/messages` to the base URL; the OpenAI ones append to `/v1`.
         let provider_url =
@@ -278,9 +299,9 @@ impl HttpSession {
         }
     }
 
-    /// `v` with this machine's paths masked (see [`mask`]).
+    /// `v` with this run's paths and session id masked (see [`mask`]).
     pub fn mask(&self, v: &Value) -> Value {
-        mask(v, &self.cwd)
+        mask(v, &self.cwd, &self.session.session_id())
     }
 }
 
@@ -289,27 +310,33 @@ impl HttpSession {
 /// - the pi package dir the prompt's `<docs>` section names (here this crate's checkout, in the
 ///   reference the npm install dir) → `<PI_PACKAGE>`.
 ///
-/// Request bodies carry no ids, timestamps or dates of their own (tool call ids come from the
-/// scripted replies), so nothing else is masked.
-pub fn mask(v: &Value, cwd: &Path) -> Value {
+/// - the session id (a fresh UUIDv7; openai-responses sends it as `prompt_cache_key`) →
+///   `<SESSION_ID>`.
+///
+/// Request bodies carry no other ids, no timestamps and no dates (tool call and message ids come
+/// from the scripted replies), so nothing else is masked.
+pub fn mask(v: &Value, cwd: &Path, session_id: &str) -> Value {
     let cwd = cwd.display().to_string();
-    let pkg = env!("CARGO_MANIFEST_DIR");
+    mask_strings(v, &|s| {
+        let s = s.replace(&cwd, "<CWD>").replace(env!("CARGO_MANIFEST_DIR"), "<PI_PACKAGE>");
+        if session_id.is_empty() { s } else { s.replace(session_id, "<SESSION_ID>") }
+    })
+}
+
+fn mask_strings(v: &Value, f: &dyn Fn(&str) -> String) -> Value {
     match v {
-        Value::String(s) => Value::String(s.replace(&cwd, "<CWD>").replace(pkg, "<PI_PACKAGE>")),
-        Value::Array(a) => Value::Array(a.iter().map(|x| mask(x, Path::new(&cwd))).collect()),
-        Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), mask(x, Path::new(&cwd)))).collect()),
+        Value::String(s) => Value::String(f(s)),
+        Value::Array(a) => Value::Array(a.iter().map(|x| mask_strings(x, f)).collect()),
+        Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), mask_strings(x, f))).collect()),
         other => other.clone(),
     }
 }
 
-/// The roles of a chat-completions body's messages.
+/// The roles of a body's messages (`messages`, or openai-responses `input` items, whose items
+/// without a role are listed by type).
 pub fn roles(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .expect("messages array")
-        .iter()
-        .map(|m| m["role"].as_str().expect("role").to_owned())
-        .collect()
+    let items = body["messages"].as_array().or(body["input"].as_array()).expect("messages or input array");
+    items.iter().map(|m| m["role"].as_str().or(m["type"].as_str()).unwrap_or("?").to_owned()).collect()
 }
 
 /// The names of a body's declared tools (chat-completions `function.name`, anthropic `name`).
