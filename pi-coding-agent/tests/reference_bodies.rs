@@ -7,6 +7,7 @@
 //! and asserts the masked bodies, the reported extension errors and the session's entry types
 //! are equal. Masked: the temp cwd (`<CWD>`), the pi package dir of the `<docs>` section
 //! (`<PI_PACKAGE>`) and the session id (`<SESSION_ID>`); see `http_support::mask`.
+//! `PI_DUMP_BODIES=1` prints our masked bodies and entry types for a failing scenario.
 
 mod http_support;
 
@@ -35,6 +36,11 @@ fn assert_matches_reference(name: &str, h: &HttpSession) {
     let expected = reference(name);
     let ours: Vec<Value> = h.server.bodies().iter().map(|b| h.mask(b)).collect();
     let theirs = expected["requests"].as_array().expect("requests").clone();
+    if std::env::var_os("PI_DUMP_BODIES").is_some() {
+        // For investigating a difference: our masked bodies and entry types, as the fixture holds them.
+        let dump = json!({"requests": ours, "entryTypes": h.entry_types()});
+        eprintln!("{name}: {}", serde_json::to_string_pretty(&dump).unwrap_or_default());
+    }
     for (i, (o, t)) in ours.iter().zip(theirs.iter()).enumerate() {
         if let Some(diff) = first_difference(o, t, String::new()) {
             let summary = |b: &Value| format!("roles {:?}, tools {:?}", roles(b), tool_names(b));
@@ -416,4 +422,38 @@ async fn responses_sections_and_tools() {
     h.session.set_active_tools_by_name(&["read", "grep"]);
     h.session.prompt("third").await.expect("third");
     assert_matches_reference("responses_sections_and_tools", &h);
+}
+
+/// `sendMessage` while a run streams (from a `tool_result` handler): by default it steers into the
+/// run; with `triggerTurn: false` it is appended after the turn's tool results; with
+/// `deliverAs: "nextTurn"` it waits for the next prompt.
+#[tokio::test]
+async fn send_message_while_streaming() {
+    use pi_coding_agent::extensions::DeliverAs;
+    let sender = ext("<inline:sender>", |pi| {
+        let api = pi.clone();
+        pi.on::<ToolResultEvent>(move |_event, _ctx| {
+            let api = api.clone();
+            Box::pin(async move {
+                let message = |kind: &str, text: &str| ExtensionMessage::text(kind, text);
+                api.send_message(message("steer", "steered in"), SendMessageOptions::default())?;
+                let quiet = SendMessageOptions { trigger_turn: Some(false), ..Default::default() };
+                api.send_message(message("quiet", "appended quietly"), quiet)?;
+                let later = SendMessageOptions { deliver_as: Some(DeliverAs::NextTurn), ..Default::default() };
+                api.send_message(message("later", "for the next turn"), later)?;
+                Ok(None)
+            })
+        });
+    });
+    let h = Setup {
+        replies: vec![tool_reply("call_1", "bash", json!({"command": "echo checked"})), text_reply("done")],
+        extensions: vec![sender],
+        ..Default::default()
+    }
+    .start()
+    .await;
+    h.session.bind_extensions().await;
+    h.session.prompt("run it").await.expect("run it");
+    h.session.prompt("go").await.expect("go");
+    assert_matches_reference("send_message_while_streaming", &h);
 }
