@@ -1,4 +1,10 @@
-//! Runtime-loaded extensions: the seed's audit extension in Python, end to end, and the faults.
+//! Runtime-loaded extensions: the seed's audit extension in Python, end to end, and the faults:
+//! a process that crashes (at start, mid-call, after initializing), hangs (at initialize, on an
+//! event), prints garbage, or speaks the wrong protocol (version, initialize shape, answer
+//! shape). Each is reported, isolated by timeouts, and the run goes on; the last test loads them
+//! all into one SDK session over HTTP beside the healthy audit extension.
+
+mod http_support;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -320,4 +326,183 @@ async fn dropping_the_runner_kills_the_process() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(!alive(pid), "the extension process outlived the runner");
+}
+
+fn quick_init() -> SubprocessOptions {
+    SubprocessOptions { init_timeout: Duration::from_millis(3000), ..fast() }
+}
+
+async fn load_with(path: &str, options: SubprocessOptions) -> ExtensionRunner {
+    let ext: Arc<dyn Extension> = Arc::new(SubprocessExtension::new(path).with_options(options));
+    ExtensionRunner::load(vec![ext], std::env::temp_dir().to_string_lossy()).await
+}
+
+#[tokio::test]
+async fn hanging_at_initialize_is_a_load_error_within_the_init_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let body = format!(
+        "import os\nopen({:?}, 'w').write(str(os.getpid()))\ndef handle(m):\n    time.sleep(60)",
+        pid_file.to_string_lossy()
+    );
+    let path = script(&dir, "hang_init", &body);
+    let start = Instant::now();
+    let runner = load_with(&path, quick_init()).await;
+    assert!(start.elapsed() < Duration::from_secs(8), "load waited {:?}", start.elapsed());
+    assert_eq!(runner.load_errors().len(), 1);
+    assert_eq!(
+        runner.load_errors()[0].error,
+        "Failed to load extension: Extension did not answer \"initialize\" within 3000 ms; the process was stopped"
+    );
+    assert!(runner.extension_paths().is_empty());
+    let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    let gone = |pid: i32| {
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(") Z ")
+    };
+    let start = Instant::now();
+    while !gone(pid) && start.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone(pid), "the hanging process was not stopped");
+}
+
+#[tokio::test]
+async fn printing_only_garbage_is_a_load_error_not_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "def handle(m):\n    while True:\n        print('garbage ' * 50); print('{\"id\": \"x\"'); sys.stdout.flush(); time.sleep(0.05)";
+    let path = script(&dir, "garbage_only", body);
+    let start = Instant::now();
+    let runner = load_with(&path, quick_init()).await;
+    assert!(start.elapsed() < Duration::from_secs(8));
+    assert_eq!(
+        runner.load_errors()[0].error,
+        "Failed to load extension: Extension did not answer \"initialize\" within 3000 ms; the process was stopped"
+    );
+}
+
+#[tokio::test]
+async fn an_initialize_answer_without_a_protocol_version_is_a_load_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = script(&dir, "no_version", "def handle(m):\n    return {'events': ['tool_result']}");
+    let runner = load_with(&path, fast()).await;
+    assert_eq!(
+        runner.load_errors()[0].error,
+        "Failed to load extension: Unsupported extension protocol version none (this host speaks 1)"
+    );
+}
+
+#[tokio::test]
+async fn a_malformed_initialize_answer_is_a_load_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = script(&dir, "bad_init", "def handle(m):\n    return {'protocolVersion': 1, 'events': 'tool_result'}");
+    let runner = load_with(&path, fast()).await;
+    assert_eq!(runner.load_errors().len(), 1);
+    assert!(
+        runner.load_errors()[0].error.starts_with("Failed to load extension: Invalid initialize result: "),
+        "{:?}",
+        runner.load_errors()
+    );
+}
+
+#[tokio::test]
+async fn a_malformed_event_answer_is_reported_and_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "def handle(m):\n    if m['method'] == 'initialize': return init(['tool_result'])\n    return {'content': 'not a list of blocks', 'isError': 'maybe'}";
+    let path = script(&dir, "bad_answer", body);
+    let (runner, errors) = load(&path).await;
+    assert!(runner.load_errors().is_empty(), "{:?}", runner.load_errors());
+    assert_eq!(runner.emit_tool_result(tool_result_event()).await, None, "nothing is patched");
+    let errs = errors.lock().unwrap().clone();
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].event, "tool_result");
+    assert!(errs[0].error.starts_with("Invalid tool_result result from extension: "), "{errs:?}");
+    // The process is still healthy: the next event is answered (and fails the same way).
+    runner.emit_tool_result(tool_result_event()).await;
+    assert_eq!(errors.lock().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn exiting_after_initialize_is_reported_once_and_later_events_are_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    // It exits a moment after answering, once the test's error listener is attached.
+    let body = "def handle(m):\n    send({'id': m['id'], 'result': init(['tool_result'])})\n    time.sleep(0.5)\n    sys.exit(0)";
+    let path = script(&dir, "exit_after_init", body);
+    let (runner, errors) = load(&path).await;
+    assert!(runner.load_errors().is_empty(), "{:?}", runner.load_errors());
+    let start = Instant::now();
+    while !errors.lock().unwrap().iter().any(|e| e.event == "process") && start.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let errs = errors.lock().unwrap().clone();
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    // The status is known when the process was reaped by the time its stdout closed.
+    assert!(errs[0].error.starts_with("Extension process exited"), "{errs:?}");
+    assert_eq!(runner.emit_tool_result(tool_result_event()).await, None);
+    assert_eq!(errors.lock().unwrap().len(), 1, "a dead extension is skipped quietly");
+}
+
+/// Every fault at once, in a real SDK session talking HTTP: the faulty extensions are reported
+/// (load errors, handler errors), the healthy audit extension still writes its entry, and the
+/// requests the provider receives are those of a session without the faulty ones.
+#[tokio::test]
+async fn a_session_with_faulty_extensions_goes_on() {
+    use http_support::{Setup, roles, tool_names, tool_reply};
+    let dir = tempfile::tempdir().unwrap();
+    let on_event = |what: &str| {
+        format!(
+            "def handle(m):\n    if m['method'] == 'initialize': return init(['tool_result', 'context'])\n    {what}"
+        )
+    };
+    let faulty = [
+        script(&dir, "crash_at_start", "sys.exit(3)\ndef handle(m): pass"),
+        script(&dir, "v2", "def handle(m):\n    return init(['tool_result'], version=2)"),
+        script(&dir, "hang_init", "def handle(m):\n    time.sleep(60)"),
+        script(&dir, "hang_event", &on_event("time.sleep(60)")),
+        script(&dir, "crash_event", &on_event("sys.exit(5)")),
+        script(&dir, "garbage_event", &on_event("print('not json'); sys.stdout.flush(); return None")),
+    ];
+    let mut extensions: Vec<Arc<dyn Extension>> = faulty
+        .iter()
+        .map(|p| Arc::new(SubprocessExtension::new(p.as_str()).with_options(quick_init())) as Arc<dyn Extension>)
+        .collect();
+    extensions.push(Arc::new(SubprocessExtension::new(audit_path()).with_options(fast())));
+    let call = tool_reply("call_1", "bash", json!({"command": "echo checked"}));
+    let h = Setup { replies: vec![call.clone()], extensions, ..Default::default() }.start().await;
+    let runner = h.session.extension_runner().expect("a runner").clone();
+    let load_errors: Vec<String> = runner.load_errors().iter().map(|e| e.error.clone()).collect();
+    assert_eq!(load_errors.len(), 3, "{load_errors:?}");
+    assert!(load_errors[0].starts_with("Failed to load extension: "), "{load_errors:?}");
+    assert_eq!(
+        load_errors[1],
+        "Failed to load extension: Unsupported extension protocol version 2 (this host speaks 1)"
+    );
+    assert!(load_errors[2].contains("did not answer \"initialize\""), "{load_errors:?}");
+    h.session.bind_extensions().await;
+    let start = Instant::now();
+    h.session.prompt("跑一下检查").await.expect("the prompt completes");
+    assert!(start.elapsed() < Duration::from_secs(15), "took {:?}", start.elapsed());
+    // The healthy extension did its job.
+    let audit: Vec<Value> =
+        h.entries().into_iter().filter(|e| e["type"] == "custom" && e["customType"] == "audit-note").collect();
+    assert_eq!(audit.len(), 1, "{:#?}", h.entries());
+    // The faulty ones were reported.
+    let errs = h.error_pairs();
+    let hang = faulty[3].as_str();
+    assert!(
+        h.errors.lock().unwrap().iter().any(|e| e.extension_path == hang && e.error.contains("within 700 ms")),
+        "{errs:?}"
+    );
+    assert!(errs.iter().any(|(event, error)| event == "protocol" && error.contains("not json")), "{errs:?}");
+    assert!(errs.iter().any(|(event, _)| event == "process"), "{errs:?}");
+    // The wire saw a normal run.
+    let bodies = h.server.bodies();
+    assert_eq!(bodies.len(), 2);
+    assert_eq!(roles(&bodies[1]), ["system", "user", "assistant", "tool"]);
+    assert_eq!(tool_names(&bodies[1]), ["read", "bash", "edit", "write"]);
+    let clean = Setup { replies: vec![call], ..Default::default() }.start().await;
+    clean.session.prompt("跑一下检查").await.expect("clean prompt");
+    let clean_bodies: Vec<Value> = clean.server.bodies().iter().map(|b| clean.mask(b)).collect();
+    let ours: Vec<Value> = bodies.iter().map(|b| h.mask(b)).collect();
+    assert_eq!(ours, clean_bodies, "faulty extensions change nothing the provider receives");
 }

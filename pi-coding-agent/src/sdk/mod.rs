@@ -219,7 +219,12 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
 
     let is_new = session_manager.entries().is_empty();
     let stream_fn = options.stream_fn.unwrap_or_else(default_stream_fn);
+    // pi hands the agent the session id, which providers use as their cache key (openai-responses
+    // sends it as `prompt_cache_key`).
     let mut stream_options = options.stream_options;
+    if stream_options.session_id.is_none() {
+        stream_options.session_id = Some(session_manager.session_id().to_owned());
+    }
     if let Some(runner) = &runner {
         stream_options.on_payload = Some(extension_bridge::payload_hook(runner.clone()));
     }
