@@ -95,23 +95,28 @@ fn bench(c: &mut Criterion) {
         let model: Model =
             Model { id: "m".into(), api: "bench".into(), provider: "bench".into(), ..Default::default() };
         let prune = |m: Vec<AgentMessage>, _c: CancellationToken| async move { Ok::<_, BoxError>(m) };
-        group.bench_with_input(BenchmarkId::new("prompt", n), &messages, |b, messages| {
-            b.iter_batched(
-                || AgentContext { messages: messages.clone(), tools: tools.clone() },
-                |ctx| {
-                    let mut config = AgentLoopConfig::new(model.clone(), stream_fn());
-                    config.transform_context = Some(Arc::new(prune));
-                    let mut sink = FnSink(|e: pi_agent_core::AgentEvent| {
-                        black_box(e);
-                    });
-                    let prompt = vec![AgentMessage::User(UserMessage::new("next"))];
-                    rt.block_on(run_agent_loop(prompt, ctx, config, &mut sink, CancellationToken::new()))
-                        .map(|m| m.len())
-                        .unwrap_or(0)
-                },
-                BatchSize::LargeInput,
-            )
-        });
+        // "prompt": with a (pass-through) transform_context; "prompt_default_hooks": no transform.
+        for (name, with_transform) in [("prompt", true), ("prompt_default_hooks", false)] {
+            group.bench_with_input(BenchmarkId::new(name, n), &messages, |b, messages| {
+                b.iter_batched(
+                    || AgentContext { messages: messages.clone(), tools: tools.clone() },
+                    |ctx| {
+                        let mut config = AgentLoopConfig::new(model.clone(), stream_fn());
+                        if with_transform {
+                            config.transform_context = Some(Arc::new(prune));
+                        }
+                        let mut sink = FnSink(|e: pi_agent_core::AgentEvent| {
+                            black_box(e);
+                        });
+                        let prompt = vec![AgentMessage::User(UserMessage::new("next"))];
+                        rt.block_on(run_agent_loop(prompt, ctx, config, &mut sink, CancellationToken::new()))
+                            .map(|m| m.len())
+                            .unwrap_or(0)
+                    },
+                    BatchSize::LargeInput,
+                )
+            });
+        }
     }
     group.finish();
 }

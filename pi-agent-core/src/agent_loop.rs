@@ -365,12 +365,16 @@ async fn stream_assistant_response<C: CustomMessage>(
 ) -> Result<AssistantMessage, AgentLoopError> {
     let config = &run.config;
     // 1. transform_context: prune or inject, still AgentMessages; used for this request only.
-    let mut messages = ctx.messages.clone();
-    if let Some(transform) = &config.transform_context {
-        messages = transform.transform_context(messages, run.cancel).await?;
-    }
     // 2. convert_to_llm: the only exit to the model's world.
-    let llm = config.convert_to_llm.convert_to_llm(messages)?;
+    // The transcript is copied once per request: into the transform's input when there is one,
+    // otherwise straight into the model's messages (the stream function owns its transcript).
+    let llm = match &config.transform_context {
+        Some(transform) => {
+            let messages = transform.transform_context(ctx.messages.clone(), run.cancel).await?;
+            config.convert_to_llm.convert_to_llm(messages)?
+        }
+        None => config.convert_to_llm.convert_to_llm_borrowed(&ctx.messages)?,
+    };
     // 3. Normalise: the prompt and tools are the transcript's system messages.
     let transcript = normalize_context(Context { system_prompt: None, messages: llm, tools: None });
 

@@ -106,6 +106,17 @@ where
 pub trait ConvertToLlm<C: CustomMessage = crate::UnknownMessage>: Send + Sync {
     /// Converts the (transformed) transcript to the messages sent to the model.
     fn convert_to_llm(&self, messages: Vec<AgentMessage<C>>) -> Result<Vec<Message>, BoxError>;
+
+    /// Converts a borrowed transcript. The loop calls this instead of
+    /// [`convert_to_llm`](Self::convert_to_llm) when no [`TransformContext`] is set, so the
+    /// transcript need not be copied first.
+    ///
+    /// The default copies the messages and calls `convert_to_llm`, so both always agree; override
+    /// it only when the conversion can read from a borrow (as [`DefaultConvertToLlm`] does), and
+    /// return exactly what `convert_to_llm` would.
+    fn convert_to_llm_borrowed(&self, messages: &[AgentMessage<C>]) -> Result<Vec<Message>, BoxError> {
+        self.convert_to_llm(messages.to_vec())
+    }
 }
 
 impl<C, F> ConvertToLlm<C> for F
@@ -141,9 +152,51 @@ impl<C: CustomMessage> ConvertToLlm<C> for DefaultConvertToLlm {
     fn convert_to_llm(&self, messages: Vec<AgentMessage<C>>) -> Result<Vec<Message>, BoxError> {
         Ok(default_convert_to_llm(messages))
     }
+
+    /// Copies only the four LLM roles; dropped roles are never copied.
+    fn convert_to_llm_borrowed(&self, messages: &[AgentMessage<C>]) -> Result<Vec<Message>, BoxError> {
+        Ok(messages.iter().filter_map(AgentMessage::to_llm).collect())
+    }
 }
 
 /// [`DefaultConvertToLlm`] as a function.
 pub fn default_convert_to_llm<C: CustomMessage>(messages: Vec<AgentMessage<C>>) -> Vec<Message> {
     messages.into_iter().filter_map(|m| m.into_llm().ok()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::UnknownMessage;
+
+    fn transcript() -> Vec<AgentMessage> {
+        [
+            r#"{"role":"system","content":"S","timestamp":0}"#,
+            r#"{"role":"user","content":"hi","timestamp":1}"#,
+            r#"{"role":"auditNote","text":"x","timestamp":2}"#,
+            r#"{"role":"toolResult","toolCallId":"t","toolName":"n","content":[],"isError":false,"timestamp":3}"#,
+        ]
+        .iter()
+        .map(|s| serde_json::from_str(s).unwrap())
+        .collect()
+    }
+
+    #[test]
+    fn default_converter_borrowed_matches_owned() {
+        let messages = transcript();
+        let borrowed =
+            ConvertToLlm::<UnknownMessage>::convert_to_llm_borrowed(&DefaultConvertToLlm, &messages).unwrap();
+        let owned = DefaultConvertToLlm.convert_to_llm(messages).unwrap();
+        assert_eq!(borrowed, owned);
+        assert_eq!(borrowed.iter().map(Message::role).collect::<Vec<_>>(), ["system", "user", "toolResult"]);
+    }
+
+    #[test]
+    fn closure_converter_borrowed_calls_the_closure() {
+        let keep_users = |messages: Vec<AgentMessage>| -> Result<Vec<Message>, BoxError> {
+            Ok(messages.into_iter().filter(|m| m.role() == "user").filter_map(|m| m.into_llm().ok()).collect())
+        };
+        let out = keep_users.convert_to_llm_borrowed(&transcript()).unwrap();
+        assert_eq!(out.iter().map(Message::role).collect::<Vec<_>>(), ["user"]);
+    }
 }
