@@ -17,6 +17,8 @@ fn fixture(name: &str) -> String {
 #[test]
 fn version_and_help_match_the_reference() {
     let env = Env::new("http://127.0.0.1:9/v1");
+    // A refused connection is retryable in pi: keep its three retries quick.
+    std::fs::write(env.agent().join("settings.json"), r#"{"retry": {"baseDelayMs": 5}}"#).unwrap();
     let out = env.run(&["--version"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), fixture("version.stdout"));
     let out = env.run(&["--help"]);
@@ -74,6 +76,8 @@ fn print_mode_writes_the_final_text() {
 #[test]
 fn unreachable_server_is_an_error_exit_1() {
     let env = Env::new("http://127.0.0.1:9/v1");
+    // A refused connection is retryable in pi: keep its three retries quick.
+    std::fs::write(env.agent().join("settings.json"), r#"{"retry": {"baseDelayMs": 5}}"#).unwrap();
     let out = env.run(&["--model", "local/smollm2-135m", "--no-session", "-p", "hi"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());

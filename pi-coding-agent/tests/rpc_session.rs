@@ -182,6 +182,8 @@ fn compact_summarizes_the_older_turns_through_the_model() {
         text_reply(&["Goal: testing"]),
     ]);
     let env = Env::new(&server.base_url);
+    // Manual compaction only: with pi's default settings the threshold would compact on its own.
+    std::fs::write(env.agent().join("settings.json"), r#"{"compaction": {"enabled": false}}"#).unwrap();
     let mut rpc = Rpc::start(&env, &[]);
     // Each prompt is over pi's default 20000 kept tokens, so the first turn is summarized.
     rpc.prompt("p1", &format!("alpha {}", "word ".repeat(20_000)));

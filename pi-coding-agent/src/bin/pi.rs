@@ -18,7 +18,9 @@ use pi_coding_agent::cli::{HELP, VERSION, no_api_key_message, no_models_message}
 use pi_coding_agent::extensions::FlagValue as ExtFlagValue;
 use pi_coding_agent::modes::rpc::RpcContext;
 use pi_coding_agent::modes::{EXIT_INTERRUPTED, json, print, rpc};
-use pi_coding_agent::sdk::{CreateAgentSessionOptions, DefaultResourceLoader, PromptOptions, create_agent_session};
+use pi_coding_agent::sdk::{
+    CreateAgentSessionOptions, DefaultResourceLoader, PromptOptions, SessionSettings, create_agent_session,
+};
 use pi_coding_agent::session::{expand_tilde, get_agent_dir, resolve_path};
 use pi_coding_agent::settings::Settings;
 
@@ -343,6 +345,8 @@ async fn run(mut args: Args) -> Result<i32> {
         session_manager: Some(session_manager),
         stream_fn: Some(registry.stream_fn()),
         stream_options,
+        // pi's automatic compaction and auto-retry, as settings.json configures them.
+        settings: Some(SessionSettings::from_settings(&settings)),
         ..Default::default()
     })
     .await?;
