@@ -202,3 +202,32 @@ fn compact_summarizes_the_older_turns_through_the_model() {
     let summary_request = requests[2].to_string();
     assert!(summary_request.contains("mention tests"));
 }
+
+#[test]
+fn cycle_model_goes_through_the_models_scope_with_its_thinking_levels() {
+    let server = ScriptedServer::start(vec![]);
+    let env = Env::new(&server.base_url);
+    let models = json!({"providers": {"local": {"baseUrl": server.base_url, "api": "openai-completions",
+        "apiKey": "none", "models": [
+            {"id": "smollm2-135m", "contextWindow": 8192, "maxTokens": 256},
+            {"id": "m2", "contextWindow": 8192, "maxTokens": 256},
+            {"id": "m3", "reasoning": true, "contextWindow": 8192, "maxTokens": 256}]}}});
+    std::fs::write(env.agent().join("models.json"), models.to_string()).unwrap();
+    let mut rpc = Rpc::start(&env, &["--models", "local/smollm2-135m,local/m3:high"]);
+    let first = rpc.call(json!({"id": "1", "type": "cycle_model"}));
+    assert_eq!(first["success"], true, "{first}");
+    assert_eq!(first["data"]["model"]["id"], "m3");
+    assert_eq!(first["data"]["thinkingLevel"], "high");
+    assert_eq!(first["data"]["isScoped"], true);
+    let second = rpc.call(json!({"id": "2", "type": "cycle_model"}));
+    assert_eq!(second["data"]["model"]["id"], "smollm2-135m", "m2 is outside the scope: {second}");
+    assert_eq!(second["data"]["isScoped"], true);
+    rpc.finish();
+
+    // Without a scope every model with credentials takes its turn.
+    let mut rpc = Rpc::start(&env, &[]);
+    let next = rpc.call(json!({"id": "3", "type": "cycle_model"}));
+    assert_eq!(next["data"]["model"]["id"], "m2", "{next}");
+    assert_eq!(next["data"]["isScoped"], false);
+    rpc.finish();
+}

@@ -384,7 +384,10 @@ async fn run(mut args: Args) -> Result<i32> {
     }
 
     if mode == Some(Mode::Rpc) {
-        let ctx = RpcContext { available_models: registry.available_models().into_iter().cloned().collect() };
+        let ctx = RpcContext {
+            available_models: registry.available_models().into_iter().cloned().collect(),
+            scoped_models: scope.models.clone(),
+        };
         return Ok(rpc::run_rpc(session, ctx).await);
     }
     let initial = initial.map(|text| (text, PromptOptions { images: files.images, ..Default::default() }));

@@ -10,6 +10,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use super::json_event::{JsonEventEncoder, agent_settled};
 use super::output::write_record;
 use super::rpc_command::{RpcCommand, RpcRequest, failure, parse_command, success};
+use crate::cli::model_scope::ScopedModel;
 use crate::extensions::{InputSource, StreamingBehavior};
 use crate::sdk::{AgentSession, PromptOptions, QueueDisposition, SdkError};
 
@@ -25,6 +26,19 @@ fn queued(id: Option<&str>, kind: &str, result: Result<QueueDisposition, SdkErro
 pub struct RpcContext {
     /// Models with credentials, for `set_model` and `cycle_model`.
     pub available_models: Vec<Model>,
+    /// The `--models` / `enabledModels` scope `cycle_model` goes through when it is not empty.
+    pub scoped_models: Vec<ScopedModel>,
+}
+
+/// pi's `getNextCycleIndex` (forward): the first entry when the current model is not in the
+/// list, nothing when it is the only one.
+fn next_cycle_index(current: Option<usize>, len: usize) -> Option<usize> {
+    match current {
+        _ if len == 0 => None,
+        None => Some(0),
+        Some(_) if len == 1 => None,
+        Some(i) => Some((i + 1) % len),
+    }
 }
 
 fn state(session: &AgentSession) -> Value {
@@ -155,18 +169,36 @@ async fn handle(
             }
         }
         RpcCommand::CycleModel => {
-            if ctx.available_models.len() <= 1 {
-                return success(id, &kind, Some(Value::Null));
-            }
             let current = session.model();
-            let pos = ctx.available_models.iter().position(|m| m.same_as(&current)).map_or(0, |p| p + 1);
-            let next = ctx.available_models[pos % ctx.available_models.len()].clone();
-            match session.set_model(next.clone()) {
+            // pi cycles through the `--models` scope (those with credentials) when there is one.
+            let scoped: Vec<&ScopedModel> =
+                ctx.scoped_models.iter().filter(|s| ctx.available_models.iter().any(|m| m.same_as(&s.model))).collect();
+            let (next, level, is_scoped) = if ctx.scoped_models.is_empty() {
+                let at = ctx.available_models.iter().position(|m| m.same_as(&current));
+                match next_cycle_index(at, ctx.available_models.len()) {
+                    Some(i) => (ctx.available_models[i].clone(), None, false),
+                    None => return success(id, &kind, Some(Value::Null)),
+                }
+            } else {
+                let at = scoped.iter().position(|s| s.model.same_as(&current));
+                match next_cycle_index(at, scoped.len()) {
+                    Some(i) => {
+                        let level = scoped[i].thinking_level.as_deref().and_then(ThinkingLevel::parse);
+                        (scoped[i].model.clone(), level, true)
+                    }
+                    None => return success(id, &kind, Some(Value::Null)),
+                }
+            };
+            let result = session.set_model(next.clone()).and_then(|()| match level {
+                Some(level) => session.set_thinking_level(level),
+                None => Ok(()),
+            });
+            match result {
                 Ok(()) => success(
                     id,
                     &kind,
                     Some(json!({"model": serde_json::to_value(&next).unwrap_or_default(),
-                        "thinkingLevel": session.thinking_level().as_str(), "isScoped": false})),
+                        "thinkingLevel": session.thinking_level().as_str(), "isScoped": is_scoped})),
                 ),
                 Err(e) => failure(id, &kind, &e.to_string()),
             }
