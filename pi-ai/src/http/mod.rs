@@ -20,6 +20,7 @@
 //! assert_eq!(headers.get("User-Agent"), None);
 //! ```
 
+pub(crate) mod body;
 mod client;
 mod error;
 mod output;

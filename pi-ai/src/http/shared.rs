@@ -92,6 +92,15 @@ pub fn transform_for_model(
     crate::handoff::transform_messages(messages, model, normalize_id)
 }
 
+/// [`transform_for_model`] borrowing the messages the handoff leaves unchanged.
+pub fn transform_for_model_borrowed<'a>(
+    messages: &'a [Message],
+    model: &Model,
+    normalize_id: &dyn Fn(&str, &crate::types::AssistantMessage) -> String,
+) -> Vec<std::borrow::Cow<'a, Message>> {
+    crate::handoff::transform_messages_borrowed(messages, model, normalize_id)
+}
+
 /// pi's `shortHash` (cyrb53 over UTF-16 code units, base 36).
 pub fn short_hash(text: &str) -> String {
     crate::handoff::short_hash(text)

@@ -16,6 +16,7 @@
 mod compat;
 mod request;
 mod stream;
+mod wire;
 
 pub use compat::{AnthropicCompat, AnthropicCompatOverrides, resolve_compat};
 pub use request::{
@@ -70,13 +71,13 @@ pub fn build_request(
     let compat = resolve_compat(model);
     let (max_tokens, thinking) = plan_thinking(model, &context, options, &compat);
     let context = resolve_transcript(context, compat.supports_mid_convo_system_messages);
-    let mut body = serde_json::Value::Object(build_body(model, &context, options, &compat, max_tokens, &thinking));
-    if let Some(hook) = &options.on_payload
-        && let Some(mut replaced) = hook(&body, model)
-    {
+    let handed_off = request::handoff(model, &context);
+    let (fields, messages) =
+        request::build_body_parts(model, &context, &handed_off, options, &compat, max_tokens, &thinking);
+    let size_hint = crate::http::body::body_size_hint(context.messages());
+    let body = crate::http::body::encode_body(fields, "messages", &messages, size_hint, options, model, |replaced| {
         replaced["stream"] = serde_json::Value::Bool(true);
-        body = replaced;
-    }
+    })?;
     let mut headers = HeaderMap::new();
     headers.set("Accept", "application/json");
     headers.set("Content-Type", "application/json");
@@ -130,6 +131,5 @@ pub fn build_request(
         headers.set("anthropic-beta", features.join(","));
     }
     let url = format!("{}/v1/messages?beta=true", model.base_url.trim_end_matches('/'));
-    let body = serde_json::to_vec(&body).map_err(|e| format!("Could not serialize the request: {e}"))?;
     Ok(HttpRequest { url, headers, body })
 }

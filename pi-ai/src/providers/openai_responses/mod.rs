@@ -13,6 +13,7 @@
 
 mod request;
 mod stream;
+mod wire;
 
 pub use request::{
     ResponsesCompat, ResponsesCompatOverrides, build_body, convert_messages, convert_tools, normalize_tool_call_id,
@@ -71,12 +72,10 @@ pub fn build_request(
     };
     let compat = resolve_compat(model);
     let context = resolve_transcript(context, compat.supports_mid_convo_system_messages);
-    let mut body = serde_json::Value::Object(build_body(model, &context, options, &compat));
-    if let Some(hook) = &options.on_payload
-        && let Some(replaced) = hook(&body, model)
-    {
-        body = replaced;
-    }
+    let handed_off = wire::handoff(model, &context);
+    let (fields, items) = request::build_body_parts(model, &context, &handed_off, options, &compat);
+    let size_hint = crate::http::body::body_size_hint(context.messages());
+    let body = crate::http::body::encode_body(fields, "input", &items, size_hint, options, model, |_| {})?;
     let mut headers = HeaderMap::new();
     headers.set("Accept", "application/json");
     headers.set("Content-Type", "application/json");
@@ -98,6 +97,5 @@ pub fn build_request(
     }
     headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
     let url = format!("{}/responses", model.base_url.trim_end_matches('/'));
-    let body = serde_json::to_vec(&body).map_err(|e| format!("Could not serialize the request: {e}"))?;
     Ok(HttpRequest { url, headers, body })
 }

@@ -1,0 +1,144 @@
+//! Request bodies written straight to bytes.
+//!
+//! A provider builds the small top-level fields of its body as a [`Map`] (pi's key order, with a
+//! placeholder under the message list's key) and its message list as borrowed, typed wire structs.
+//! [`encode_body`] writes the map with the typed list spliced in at the placeholder, so the message
+//! list never becomes a `serde_json::Value` tree. Only when the `on_payload` hook is set is the
+//! whole body built as a `Value`, because the hook sees (and may replace) the payload as JSON.
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{Map, Value};
+
+use crate::options::StreamOptions;
+use crate::types::{AssistantBlock, Content, Message, Model, UserBlock};
+
+/// The top-level map with `items` written in place of the value under `key`.
+struct Spliced<'a, T> {
+    map: &'a Map<String, Value>,
+    key: &'a str,
+    items: &'a T,
+}
+
+impl<T: Serialize> Serialize for Spliced<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_map(Some(self.map.len()))?;
+        for (k, v) in self.map {
+            if k == self.key {
+                out.serialize_entry(k, self.items)?;
+            } else {
+                out.serialize_entry(k, v)?;
+            }
+        }
+        out.end()
+    }
+}
+
+/// The message list as a `Value` (what the public `build_body` / `convert_messages` return).
+pub(crate) fn to_value<T: Serialize>(items: &T) -> Value {
+    // Wire structs hold strings, booleans and `Value`s only, so this cannot fail; `Null` is a
+    // visible fallback rather than a panic.
+    serde_json::to_value(items).unwrap_or_else(|error| {
+        tracing::error!(%error, "request items did not convert to JSON");
+        Value::Null
+    })
+}
+
+/// A rough byte length of the body for `messages` (the output buffer's initial capacity, so that
+/// a large body is not copied again and again while it grows).
+pub(crate) fn body_size_hint(messages: &[Message]) -> usize {
+    let user = |blocks: &[UserBlock]| -> usize {
+        blocks
+            .iter()
+            .map(|b| match b {
+                UserBlock::Text(t) => t.text.len() + 32,
+                UserBlock::Image(i) => i.data.len() + 64,
+            })
+            .sum()
+    };
+    let text: usize = messages
+        .iter()
+        .map(|m| match m {
+            Message::System(s) => match &s.content {
+                Content::Text(t) => t.len(),
+                Content::Blocks(b) => b.iter().map(|t| t.text.len()).sum(),
+            },
+            Message::User(u) => match &u.content {
+                Content::Text(t) => t.len(),
+                Content::Blocks(b) => user(b),
+            },
+            Message::Assistant(a) => a
+                .content
+                .iter()
+                .map(|b| match b {
+                    AssistantBlock::Text(t) => t.text.len() + 32,
+                    AssistantBlock::Thinking(t) => t.thinking.len() + 32,
+                    AssistantBlock::ToolCall(c) => c.id.len() + c.name.len() + 128,
+                })
+                .sum(),
+            Message::ToolResult(r) => user(&r.content) + r.tool_call_id.len(),
+        })
+        .sum();
+    // Escapes and per-message keys: a quarter more, and 64 bytes per message.
+    text + text / 4 + messages.len() * 64 + 4096
+}
+
+/// Serializes the body: `map` with `items` under `key`.
+///
+/// With `options.on_payload` set, the body is built as a `Value`, the hook sees it and may
+/// replace it (`on_replaced` then adjusts the replacement, e.g. forcing `stream: true`).
+/// `size_hint` is the expected byte length (the buffer's initial capacity).
+pub(crate) fn encode_body<T: Serialize>(
+    mut map: Map<String, Value>,
+    key: &str,
+    items: &T,
+    size_hint: usize,
+    options: &StreamOptions,
+    model: &Model,
+    on_replaced: impl FnOnce(&mut Value),
+) -> Result<Vec<u8>, String> {
+    let error = |e: serde_json::Error| format!("Could not serialize the request: {e}");
+    if let Some(hook) = &options.on_payload {
+        let value = serde_json::to_value(items).map_err(error)?;
+        if let Some(slot) = map.get_mut(key) {
+            *slot = value;
+        }
+        let mut body = Value::Object(map);
+        if let Some(mut replaced) = hook(&body, model) {
+            on_replaced(&mut replaced);
+            body = replaced;
+        }
+        return serde_json::to_vec(&body).map_err(error);
+    }
+    let mut out = Vec::with_capacity(size_hint);
+    serde_json::to_writer(&mut out, &Spliced { map: &map, key, items }).map_err(error)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn splices_in_place() {
+        let Value::Object(map) = json!({"a": 1, "messages": null, "z": [true]}) else { unreachable!() };
+        let items = vec!["x", "y"];
+        let model = Model::default();
+        let bytes = encode_body(map, "messages", &items, 0, &StreamOptions::default(), &model, |_| {});
+        assert_eq!(bytes.ok().as_deref(), Some(br#"{"a":1,"messages":["x","y"],"z":[true]}"#.as_slice()));
+    }
+
+    #[test]
+    fn hook_sees_and_replaces_the_value() {
+        let Value::Object(map) = json!({"messages": null, "stream": true}) else { unreachable!() };
+        let hook: crate::options::PayloadHook = std::sync::Arc::new(|body: &Value, _: &Model| {
+            assert_eq!(body["messages"], json!(["x"]));
+            Some(json!({"replaced": 1}))
+        });
+        let options = StreamOptions { on_payload: Some(hook), ..Default::default() };
+        let bytes = encode_body(map, "messages", &vec!["x"], 0, &options, &Model::default(), |v| {
+            v["stream"] = json!(true);
+        });
+        assert_eq!(bytes.ok().as_deref(), Some(br#"{"replaced":1,"stream":true}"#.as_slice()));
+    }
+}
