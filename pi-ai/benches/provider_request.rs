@@ -5,8 +5,12 @@
 //! is measured separately as `context_clone`.
 //!
 //! `cargo bench -p pi-ai --bench provider_request`
+//!
+//! On a loaded machine wall time overstates the work; `PI_BENCH_CPU=1 cargo bench -p pi-ai --bench
+//! provider_request` instead prints the CPU time of the building thread per body (Linux: read from
+//! `/proc/thread-self/schedstat` around a run of bodies, the clones made on another thread).
 
-use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group};
 use pi_ai::options::StreamOptions;
 use pi_ai::transcript::{TranscriptContext, normalize_context};
 use pi_ai::{
@@ -112,5 +116,76 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+/// CPU nanoseconds this thread has run (Linux), tick-granular: read around a long run only.
+fn thread_cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
+}
+
+type Build = fn(&Model, TranscriptContext, &StreamOptions) -> pi_ai::http::HttpRequest;
+
+fn build_completions(model: &Model, context: TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
+    let compat = pi_ai::providers::openai_completions::resolve_compat(model);
+    pi_ai::providers::openai_completions::build_request(model, context, options, &compat).expect("request")
+}
+
+fn build_anthropic(model: &Model, context: TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
+    pi_ai::providers::anthropic::build_request(model, context, options).expect("request")
+}
+
+fn build_responses(model: &Model, context: TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
+    pi_ai::providers::openai_responses::build_request(model, context, options).expect("request")
+}
+
+/// CPU time per body on the building thread, the input clones made by a producer thread.
+fn cpu_report() {
+    let options = StreamOptions { api_key: Some("k".into()), max_tokens: Some(1000), ..Default::default() };
+    let apis: [(&str, Build); 3] = [
+        ("openai-completions", build_completions),
+        ("anthropic-messages", build_anthropic),
+        ("openai-responses", build_responses),
+    ];
+    for count in [1_000usize, 10_000] {
+        let runs = if count == 1_000 { 300 } else { 40 };
+        for (api, build) in apis {
+            let model = model(api);
+            let context = transcript(api, count);
+            let bytes = build(&model, context.clone(), &options).body.len();
+            let (tx, rx) = std::sync::mpsc::sync_channel::<TranscriptContext>(2);
+            let producer = std::thread::spawn(move || {
+                for _ in 0..runs {
+                    if tx.send(context.clone()).is_err() {
+                        break;
+                    }
+                }
+            });
+            // Waiting for the next clone costs this thread no CPU, so one reading around the whole
+            // run counts only the builds (and the drops of what they consume and return).
+            let wall = std::time::Instant::now();
+            let start = thread_cpu_ns().unwrap_or(0);
+            for input in rx.iter() {
+                std::hint::black_box(build(&model, input, &options));
+            }
+            let cpu = thread_cpu_ns().unwrap_or(0).saturating_sub(start);
+            let wall = wall.elapsed();
+            producer.join().expect("producer");
+            println!(
+                "{api}/{count}: {:.2} ms CPU per body ({} bytes; {:.2} ms wall with the clones)",
+                cpu as f64 / 1e6 / runs as f64,
+                bytes,
+                wall.as_secs_f64() * 1e3 / runs as f64
+            );
+        }
+    }
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    if std::env::var_os("PI_BENCH_CPU").is_some() {
+        cpu_report();
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

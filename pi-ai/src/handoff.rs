@@ -8,7 +8,6 @@
 //! - a tool call without a result gets a synthetic error result, and a system message that
 //!   arrives while tool calls are pending is held until their results.
 
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use crate::types::{
@@ -46,7 +45,38 @@ pub fn transform_messages(
     model: &Model,
     normalize_id: &dyn Fn(&str, &AssistantMessage) -> String,
 ) -> Vec<Message> {
-    transform_messages_borrowed(messages, model, normalize_id).into_iter().map(Cow::into_owned).collect()
+    transform_messages_borrowed(messages, model, normalize_id).into_iter().map(HandedOff::into_owned).collect()
+}
+
+/// A message after the handoff: the caller's own when the handoff left it unchanged, otherwise a
+/// changed copy (or a synthetic tool result). Two words, so a long transcript stays cheap to hold.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HandedOff<'a> {
+    /// Unchanged.
+    Borrowed(&'a Message),
+    /// Changed or synthetic.
+    Owned(Box<Message>),
+}
+
+impl HandedOff<'_> {
+    /// The message as an owned value (cloning a borrowed one).
+    pub fn into_owned(self) -> Message {
+        match self {
+            HandedOff::Borrowed(m) => m.clone(),
+            HandedOff::Owned(m) => *m,
+        }
+    }
+}
+
+impl std::ops::Deref for HandedOff<'_> {
+    type Target = Message;
+
+    fn deref(&self) -> &Message {
+        match self {
+            HandedOff::Borrowed(m) => m,
+            HandedOff::Owned(m) => m,
+        }
+    }
 }
 
 /// [`transform_messages`] without copying: messages the handoff leaves unchanged are borrowed,
@@ -55,10 +85,10 @@ pub fn transform_messages_borrowed<'a>(
     messages: &'a [Message],
     model: &Model,
     normalize_id: &dyn Fn(&str, &AssistantMessage) -> String,
-) -> Vec<Cow<'a, Message>> {
+) -> Vec<HandedOff<'a>> {
     let vision = model.supports_images();
     let mut id_map: HashMap<String, String> = HashMap::new();
-    let mut transformed: Vec<Option<Cow<'a, Message>>> = Vec::with_capacity(messages.len());
+    let mut transformed: Vec<Option<HandedOff<'a>>> = Vec::with_capacity(messages.len());
     for message in messages {
         transformed.push(Some(transform_one(message, model, vision, normalize_id, &mut id_map)));
     }
@@ -73,27 +103,32 @@ pub fn transform_messages_borrowed<'a>(
     {
         let view: Vec<&Message> = transformed.iter().flatten().map(|m| &**m).collect();
         let mut pending: Vec<&ToolCall> = Vec::new();
-        let mut answered: HashSet<&str> = HashSet::new();
+        let mut answered: Vec<&str> = Vec::new();
         let mut held: Vec<usize> = Vec::new();
-        let close = |order: &mut Vec<Slot>,
-                     pending: &mut Vec<&ToolCall>,
-                     answered: &mut HashSet<&str>,
-                     held: &mut Vec<usize>| {
-            for call in pending.drain(..) {
-                if !answered.contains(call.id.as_str()) {
-                    order.push(Slot::Synthetic(ToolResultMessage {
-                        tool_call_id: call.id.clone(),
-                        tool_name: call.name.clone(),
-                        content: vec![UserBlock::Text(TextContent::new("No result provided"))],
-                        is_error: true,
-                        timestamp: now_ms(),
-                        ..Default::default()
-                    }));
+        let close =
+            |order: &mut Vec<Slot>, pending: &mut Vec<&ToolCall>, answered: &mut Vec<&str>, held: &mut Vec<usize>| {
+                // Usually a handful of calls: a linear scan beats hashing; many use a set.
+                let set: Option<HashSet<&str>> =
+                    (pending.len() * answered.len() > 256).then(|| answered.iter().copied().collect());
+                for call in pending.drain(..) {
+                    let done = match &set {
+                        Some(set) => set.contains(call.id.as_str()),
+                        None => answered.contains(&call.id.as_str()),
+                    };
+                    if !done {
+                        order.push(Slot::Synthetic(ToolResultMessage {
+                            tool_call_id: call.id.clone(),
+                            tool_name: call.name.clone(),
+                            content: vec![UserBlock::Text(TextContent::new("No result provided"))],
+                            is_error: true,
+                            timestamp: now_ms(),
+                            ..Default::default()
+                        }));
+                    }
                 }
-            }
-            answered.clear();
-            order.extend(held.drain(..).map(Slot::Take));
-        };
+                answered.clear();
+                order.extend(held.drain(..).map(Slot::Take));
+            };
         for (index, message) in view.iter().enumerate() {
             match message {
                 Message::Assistant(a) => {
@@ -109,7 +144,7 @@ pub fn transform_messages_borrowed<'a>(
                     order.push(Slot::Take(index));
                 }
                 Message::ToolResult(r) => {
-                    answered.insert(r.tool_call_id.as_str());
+                    answered.push(r.tool_call_id.as_str());
                     order.push(Slot::Take(index));
                 }
                 Message::System(_) if !pending.is_empty() => held.push(index),
@@ -126,7 +161,7 @@ pub fn transform_messages_borrowed<'a>(
         .into_iter()
         .filter_map(|slot| match slot {
             Slot::Take(index) => transformed.get_mut(index).and_then(Option::take),
-            Slot::Synthetic(result) => Some(Cow::Owned(Message::ToolResult(result))),
+            Slot::Synthetic(result) => Some(HandedOff::Owned(Box::new(Message::ToolResult(result)))),
         })
         .collect()
 }
@@ -138,22 +173,22 @@ fn transform_one<'a>(
     vision: bool,
     normalize_id: &dyn Fn(&str, &AssistantMessage) -> String,
     id_map: &mut HashMap<String, String>,
-) -> Cow<'a, Message> {
+) -> HandedOff<'a> {
     let has_image = |blocks: &[UserBlock]| blocks.iter().any(|b| matches!(b, UserBlock::Image(_)));
     match message {
         Message::User(m) if !vision => match &m.content {
             Content::Blocks(blocks) if has_image(blocks) => {
                 let mut m = m.clone();
                 m.content = Content::Blocks(replace_images(blocks, USER_IMAGE_PLACEHOLDER));
-                Cow::Owned(Message::User(m))
+                HandedOff::Owned(Box::new(Message::User(m)))
             }
-            _ => Cow::Borrowed(message),
+            _ => HandedOff::Borrowed(message),
         },
         Message::ToolResult(r) => {
             let strip = !vision && has_image(&r.content);
             let new_id = id_map.get(&r.tool_call_id);
             if !strip && new_id.is_none() {
-                return Cow::Borrowed(message);
+                return HandedOff::Borrowed(message);
             }
             let mut m = r.clone();
             if strip {
@@ -162,16 +197,16 @@ fn transform_one<'a>(
             if let Some(id) = new_id {
                 m.tool_call_id = id.clone();
             }
-            Cow::Owned(Message::ToolResult(m))
+            HandedOff::Owned(Box::new(Message::ToolResult(m)))
         }
         Message::Assistant(a) => {
             let same = a.provider == model.provider && a.api == model.api && a.model == model.id;
             if same {
                 if a.content.iter().all(|b| keeps_same_model_block(b)) {
-                    return Cow::Borrowed(message);
+                    return HandedOff::Borrowed(message);
                 }
                 let content = a.content.iter().filter(|b| keeps_same_model_block(b)).cloned().collect();
-                return Cow::Owned(Message::Assistant(AssistantMessage { content, ..a.clone() }));
+                return HandedOff::Owned(Box::new(Message::Assistant(AssistantMessage { content, ..a.clone() })));
             }
             let mut ids: Vec<Option<String>> = Vec::new();
             let mut unchanged = true;
@@ -195,7 +230,7 @@ fn transform_one<'a>(
                 }
             }
             if unchanged {
-                return Cow::Borrowed(message);
+                return HandedOff::Borrowed(message);
             }
             let mut ids = ids.into_iter();
             let content = a
@@ -214,9 +249,9 @@ fn transform_one<'a>(
                     }
                 })
                 .collect();
-            Cow::Owned(Message::Assistant(AssistantMessage { content, ..a.clone() }))
+            HandedOff::Owned(Box::new(Message::Assistant(AssistantMessage { content, ..a.clone() })))
         }
-        _ => Cow::Borrowed(message),
+        _ => HandedOff::Borrowed(message),
     }
 }
 

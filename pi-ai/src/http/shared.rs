@@ -97,7 +97,7 @@ pub fn transform_for_model_borrowed<'a>(
     messages: &'a [Message],
     model: &Model,
     normalize_id: &dyn Fn(&str, &crate::types::AssistantMessage) -> String,
-) -> Vec<std::borrow::Cow<'a, Message>> {
+) -> Vec<crate::handoff::HandedOff<'a>> {
     crate::handoff::transform_messages_borrowed(messages, model, normalize_id)
 }
 

@@ -1,11 +1,10 @@
 //! The `POST /v1/messages` body (pi's `buildParams` and `convertMessages`).
 
-use std::borrow::Cow;
-
 use serde_json::{Map, Value, json};
 
 use super::compat::AnthropicCompat;
 use super::wire::{self, WireMessage};
+use crate::handoff::HandedOff;
 use crate::http::body::to_value;
 use crate::http::shared::{thinking_budget_for_level, transform_for_model_borrowed};
 use crate::options::{CacheRetention, StreamOptions, ToolChoice};
@@ -107,7 +106,7 @@ pub fn build_body(
 pub(super) fn build_body_parts<'a>(
     model: &Model,
     context: &TranscriptContext,
-    handed_off: &'a [Cow<'a, Message>],
+    handed_off: &'a [HandedOff<'a>],
     options: &StreamOptions,
     compat: &AnthropicCompat,
     max_tokens: u64,
@@ -203,7 +202,7 @@ pub fn convert_tools(tools: &[Tool], compat: &AnthropicCompat, cache: Option<&Va
 
 /// Converts the conversation (without the leading system message) into Anthropic messages.
 pub fn convert_messages(messages: &[Message], cache: Option<&Value>, compat: &AnthropicCompat) -> Vec<Value> {
-    let messages: Vec<Cow<'_, Message>> = messages.iter().map(Cow::Borrowed).collect();
+    let messages: Vec<HandedOff<'_>> = messages.iter().map(HandedOff::Borrowed).collect();
     match to_value(&wire::convert(&messages, cache, compat)) {
         Value::Array(items) => items,
         _ => Vec::new(),
@@ -211,7 +210,7 @@ pub fn convert_messages(messages: &[Message], cache: Option<&Value>, compat: &An
 }
 
 /// The cross-provider handoff with Anthropic's tool-call ids, borrowing unchanged messages.
-pub(super) fn handoff<'a>(model: &Model, context: &'a TranscriptContext) -> Vec<Cow<'a, Message>> {
+pub(super) fn handoff<'a>(model: &Model, context: &'a TranscriptContext) -> Vec<HandedOff<'a>> {
     transform_for_model_borrowed(context.messages(), model, &|id: &str, _: &crate::types::AssistantMessage| {
         normalize_tool_call_id(id)
     })

@@ -7,6 +7,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
 use super::compat::AnthropicCompat;
+use crate::handoff::HandedOff;
 use crate::transcript::{blocks_text, render_system_message_update};
 use crate::types::{AssistantBlock, Content, ImageContent, Message, ToolCall, ToolResultMessage, UserBlock};
 
@@ -187,7 +188,7 @@ fn split_error_images(msg: &ToolResultMessage) -> Option<(String, String, Vec<&I
 
 /// Converts the conversation (without the leading system message) into Anthropic messages.
 pub(crate) fn convert<'a>(
-    messages: &'a [Cow<'a, Message>],
+    messages: &'a [HandedOff<'a>],
     cache: Option<&Value>,
     compat: &AnthropicCompat,
 ) -> Vec<WireMessage<'a>> {

@@ -1,11 +1,10 @@
 //! The `POST /chat/completions` body (pi's `buildParams` and `convertMessages`).
 
-use std::borrow::Cow;
-
 use serde_json::{Map, Value, json};
 
 use super::compat::CompletionsCompat;
 use super::wire::{self, WireMessage};
+use crate::handoff::HandedOff;
 use crate::http::body::to_value;
 use crate::http::shared::{
     clamp_thinking_level, resolve_sampling_params, thinking_budget_for_level, transform_for_model_borrowed,
@@ -54,7 +53,7 @@ pub fn build_body(
 pub(super) fn build_body_parts<'a>(
     model: &Model,
     context: &TranscriptContext,
-    handed_off: &'a [Cow<'a, Message>],
+    handed_off: &'a [HandedOff<'a>],
     options: &StreamOptions,
     compat: &CompletionsCompat,
 ) -> (Map<String, Value>, Vec<WireMessage<'a>>) {
@@ -377,7 +376,7 @@ pub fn convert_messages(
 }
 
 /// The cross-provider handoff with this API's tool-call ids, borrowing unchanged messages.
-pub(super) fn handoff<'a>(model: &Model, context: &'a TranscriptContext) -> Vec<Cow<'a, Message>> {
+pub(super) fn handoff<'a>(model: &Model, context: &'a TranscriptContext) -> Vec<HandedOff<'a>> {
     transform_for_model_borrowed(context.messages(), model, &|id: &str, _: &crate::types::AssistantMessage| {
         normalize_tool_call_id(model, id)
     })

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::compat::CompletionsCompat;
 use super::request::{REASONING_FIELDS, convert_tools, parse_reasoning_details};
+use crate::handoff::HandedOff;
 use crate::http::shared::data_url;
 use crate::transcript::{ResolvedTools, render_system_message_update, system_message_text};
 use crate::types::{AssistantBlock, Content, Message, Model, ThinkingContent, UserBlock};
@@ -174,7 +175,7 @@ const PROCESSED: &str = "I have processed the tool results.";
 /// Converts the handed-off transcript into Chat Completions messages (pi's `convertMessages`).
 pub(crate) fn convert<'a>(
     model: &Model,
-    messages: &'a [Cow<'a, Message>],
+    messages: &'a [HandedOff<'a>],
     compat: &CompletionsCompat,
     tools: &ResolvedTools,
 ) -> Vec<WireMessage<'a>> {

@@ -1,7 +1,6 @@
 //! The `POST /responses` body (pi's `buildParams` and `convertResponsesMessages`).
 
-use std::borrow::Cow;
-
+use crate::handoff::HandedOff;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -10,7 +9,7 @@ use crate::http::body::to_value;
 use crate::http::shared::{clamp_thinking_level, resolve_sampling_params, short_hash};
 use crate::options::{CacheRetention, StreamOptions, ToolChoice};
 use crate::transcript::{ToolChangeSupport, TranscriptContext, resolve_transcript_tools};
-use crate::types::{AssistantMessage, Message, Model, ThinkingLevel, Tool};
+use crate::types::{AssistantMessage, Model, ThinkingLevel, Tool};
 
 /// Providers whose Responses tool-call ids keep the `call|item` form.
 const TOOL_CALL_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
@@ -100,7 +99,7 @@ pub fn build_body(
 pub(super) fn build_body_parts<'a>(
     model: &Model,
     context: &TranscriptContext,
-    handed_off: &'a [Cow<'a, Message>],
+    handed_off: &'a [HandedOff<'a>],
     options: &StreamOptions,
     compat: &ResponsesCompat,
 ) -> (Map<String, Value>, Vec<Item<'a>>) {

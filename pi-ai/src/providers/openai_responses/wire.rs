@@ -7,6 +7,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Value, json};
 
 use super::request::normalize_tool_call_id;
+use crate::handoff::HandedOff;
 use crate::http::shared::{data_url, short_hash, transform_for_model_borrowed};
 use crate::transcript::{TranscriptContext, render_system_message_update, system_message_text};
 use crate::types::{AssistantBlock, AssistantMessage, Content, Message, Model, UserBlock};
@@ -171,13 +172,13 @@ fn tool_result_output<'a>(model: &Model, content: &'a [UserBlock]) -> Output<'a>
 }
 
 /// The cross-provider handoff with this API's tool-call ids, borrowing unchanged messages.
-pub(crate) fn handoff<'a>(model: &Model, context: &'a TranscriptContext) -> Vec<Cow<'a, Message>> {
+pub(crate) fn handoff<'a>(model: &Model, context: &'a TranscriptContext) -> Vec<HandedOff<'a>> {
     let normalize = |id: &str, source: &AssistantMessage| normalize_tool_call_id(model, id, source);
     transform_for_model_borrowed(context.messages(), model, &normalize)
 }
 
 /// Converts the handed-off transcript into Responses input items.
-pub(crate) fn convert<'a>(model: &Model, messages: &'a [Cow<'a, Message>]) -> Vec<Item<'a>> {
+pub(crate) fn convert<'a>(model: &Model, messages: &'a [HandedOff<'a>]) -> Vec<Item<'a>> {
     let raw_developer =
         model.compat.as_ref().and_then(|c| c.get("supportsDeveloperRole")).is_none_or(|v| v != &Value::Bool(false));
     let role = if model.reasoning && raw_developer { "developer" } else { "system" };
