@@ -81,8 +81,8 @@ impl std::ops::Deref for HandedOff<'_> {
 
 /// [`transform_messages`] without copying: messages the handoff leaves unchanged are borrowed,
 /// only changed ones (and synthetic tool results) are owned.
-pub fn transform_messages_borrowed<'a>(
-    messages: &'a [Message],
+pub fn transform_messages_borrowed<'a, M: std::borrow::Borrow<Message>>(
+    messages: &'a [M],
     model: &Model,
     normalize_id: &dyn Fn(&str, &AssistantMessage) -> String,
 ) -> Vec<HandedOff<'a>> {
@@ -90,7 +90,7 @@ pub fn transform_messages_borrowed<'a>(
     let mut id_map: HashMap<String, String> = HashMap::new();
     let mut transformed: Vec<Option<HandedOff<'a>>> = Vec::with_capacity(messages.len());
     for message in messages {
-        transformed.push(Some(transform_one(message, model, vision, normalize_id, &mut id_map)));
+        transformed.push(Some(transform_one(message.borrow(), model, vision, normalize_id, &mut id_map)));
     }
 
     // Pending tool calls are tracked by reference into `transformed`, which is only read here;

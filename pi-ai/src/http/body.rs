@@ -43,9 +43,32 @@ pub(crate) fn to_value<T: Serialize>(items: &T) -> Value {
     })
 }
 
+/// The replayed system head `resolveTranscript` puts first when the API takes no mid-conversation
+/// system messages (`None` when it does, or when there is nothing to replay).
+pub(crate) fn collapsed_head(messages: &[Message], supports_mid_convo_system_messages: bool) -> Option<Message> {
+    if supports_mid_convo_system_messages {
+        return None;
+    }
+    crate::transcript::current_system_message(messages).map(Message::System)
+}
+
+/// pi's `resolveTranscript` as a view, without moving the transcript: the messages unchanged when
+/// the API takes mid-conversation system messages, otherwise `head` (from [`collapsed_head`])
+/// followed by every non-system message (`collapseSystemMessages`).
+pub(crate) fn resolved_view<'a>(
+    messages: &'a [Message],
+    head: &'a Option<Message>,
+    supports_mid_convo_system_messages: bool,
+) -> Vec<&'a Message> {
+    if supports_mid_convo_system_messages {
+        return messages.iter().collect();
+    }
+    head.iter().chain(messages.iter().filter(|m| !matches!(m, Message::System(_)))).collect()
+}
+
 /// A rough byte length of the body for `messages` (the output buffer's initial capacity, so that
 /// a large body is not copied again and again while it grows).
-pub(crate) fn body_size_hint(messages: &[Message]) -> usize {
+pub(crate) fn body_size_hint(messages: &[&Message]) -> usize {
     let user = |blocks: &[UserBlock]| -> usize {
         blocks
             .iter()
@@ -57,7 +80,7 @@ pub(crate) fn body_size_hint(messages: &[Message]) -> usize {
     };
     let text: usize = messages
         .iter()
-        .map(|m| match m {
+        .map(|m| match *m {
             Message::System(s) => match &s.content {
                 Content::Text(t) => t.len(),
                 Content::Blocks(b) => b.iter().map(|t| t.text.len()).sum(),

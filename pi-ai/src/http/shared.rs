@@ -93,8 +93,8 @@ pub fn transform_for_model(
 }
 
 /// [`transform_for_model`] borrowing the messages the handoff leaves unchanged.
-pub fn transform_for_model_borrowed<'a>(
-    messages: &'a [Message],
+pub fn transform_for_model_borrowed<'a, M: std::borrow::Borrow<Message>>(
+    messages: &'a [M],
     model: &Model,
     normalize_id: &dyn Fn(&str, &crate::types::AssistantMessage) -> String,
 ) -> Vec<crate::handoff::HandedOff<'a>> {

@@ -28,7 +28,7 @@ use crate::http::{ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, StreamCont
 use crate::options::StreamOptions;
 use crate::provider::ApiProvider;
 use crate::stream::AssistantMessageEventStream;
-use crate::transcript::{TranscriptContext, resolve_transcript};
+use crate::transcript::TranscriptContext;
 use crate::types::Model;
 
 /// The API id.
@@ -70,11 +70,13 @@ pub fn build_request(
     }
     let compat = resolve_compat(model);
     let (max_tokens, thinking) = plan_thinking(model, &context, options, &compat);
-    let context = resolve_transcript(context, compat.supports_mid_convo_system_messages);
-    let handed_off = request::handoff(model, &context);
+    let supports_mid = compat.supports_mid_convo_system_messages;
+    let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
+    let view = crate::http::body::resolved_view(context.messages(), &head, supports_mid);
+    let handed_off = request::handoff(model, &view);
     let (fields, messages) =
-        request::build_body_parts(model, &context, &handed_off, options, &compat, max_tokens, &thinking);
-    let size_hint = crate::http::body::body_size_hint(context.messages());
+        request::build_body_parts(model, &view, &handed_off, options, &compat, max_tokens, &thinking);
+    let size_hint = crate::http::body::body_size_hint(&view);
     let body = crate::http::body::encode_body(fields, "messages", &messages, size_hint, options, model, |replaced| {
         replaced["stream"] = serde_json::Value::Bool(true);
     })?;

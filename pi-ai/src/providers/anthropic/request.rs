@@ -96,8 +96,9 @@ pub fn build_body(
     max_tokens: u64,
     thinking: &Thinking,
 ) -> Map<String, Value> {
-    let handed_off = handoff(model, context);
-    let (mut body, wire) = build_body_parts(model, context, &handed_off, options, compat, max_tokens, thinking);
+    let view: Vec<&Message> = context.messages().iter().collect();
+    let handed_off = handoff(model, &view);
+    let (mut body, wire) = build_body_parts(model, &view, &handed_off, options, compat, max_tokens, thinking);
     body.insert("messages".into(), to_value(&wire));
     body
 }
@@ -105,7 +106,7 @@ pub fn build_body(
 /// The body as its top-level fields (with `messages: null` in place) and the typed message list.
 pub(super) fn build_body_parts<'a>(
     model: &Model,
-    context: &TranscriptContext,
+    view: &[&Message],
     handed_off: &'a [HandedOff<'a>],
     options: &StreamOptions,
     compat: &AnthropicCompat,
@@ -113,7 +114,7 @@ pub(super) fn build_body_parts<'a>(
     thinking: &Thinking,
 ) -> (Map<String, Value>, Vec<WireMessage<'a>>) {
     let cache = cache_control(options, compat);
-    let initial = initial_system_message(context.messages());
+    let initial = initial_system_message(view);
     let initial_text = initial.map(system_message_text).unwrap_or_default();
     let conversation = if initial.is_some() && !handed_off.is_empty() { &handed_off[1..] } else { handed_off };
     let messages = wire::convert(conversation, cache.as_ref(), compat);
@@ -138,7 +139,7 @@ pub(super) fn build_body_parts<'a>(
     {
         p.insert("temperature".into(), json!(t));
     }
-    let tools = current_tools(context.messages());
+    let tools = current_tools(view);
     if !tools.is_empty() {
         let tool_cache = if compat.supports_cache_control_on_tools { cache.as_ref() } else { None };
         p.insert("tools".into(), Value::Array(convert_tools(&tools, compat, tool_cache)));
@@ -210,8 +211,8 @@ pub fn convert_messages(messages: &[Message], cache: Option<&Value>, compat: &An
 }
 
 /// The cross-provider handoff with Anthropic's tool-call ids, borrowing unchanged messages.
-pub(super) fn handoff<'a>(model: &Model, context: &'a TranscriptContext) -> Vec<HandedOff<'a>> {
-    transform_for_model_borrowed(context.messages(), model, &|id: &str, _: &crate::types::AssistantMessage| {
+pub(super) fn handoff<'a>(model: &Model, view: &'a [&'a Message]) -> Vec<HandedOff<'a>> {
+    transform_for_model_borrowed(view, model, &|id: &str, _: &crate::types::AssistantMessage| {
         normalize_tool_call_id(id)
     })
 }

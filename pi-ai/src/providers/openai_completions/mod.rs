@@ -87,10 +87,11 @@ pub fn build_request(
     compat: &CompletionsCompat,
 ) -> Result<HttpRequest, String> {
     let key = client_api_key(model, options)?;
-    let context = request::resolve_context(context, compat);
-    let handed_off = request::handoff(model, &context);
-    let (fields, messages) = request::build_body_parts(model, &context, &handed_off, options, compat);
-    let size_hint = crate::http::body::body_size_hint(context.messages());
+    let head = crate::http::body::collapsed_head(context.messages(), compat.supports_mid_convo_system_messages);
+    let view = crate::http::body::resolved_view(context.messages(), &head, compat.supports_mid_convo_system_messages);
+    let handed_off = request::handoff(model, &view);
+    let (fields, messages) = request::build_body_parts(model, &view, &handed_off, options, compat);
+    let size_hint = crate::http::body::body_size_hint(&view);
     let body = crate::http::body::encode_body(fields, "messages", &messages, size_hint, options, model, |_| {})?;
     let mut headers = HeaderMap::new();
     headers.set("Accept", "application/json");

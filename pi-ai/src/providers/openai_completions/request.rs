@@ -10,9 +10,7 @@ use crate::http::shared::{
     clamp_thinking_level, resolve_sampling_params, thinking_budget_for_level, transform_for_model_borrowed,
 };
 use crate::options::{CacheRetention, StreamOptions, ToolChoice};
-use crate::transcript::{
-    ResolvedTools, ToolChangeSupport, TranscriptContext, resolve_transcript, resolve_transcript_tools,
-};
+use crate::transcript::{ResolvedTools, ToolChangeSupport, TranscriptContext, resolve_transcript_tools};
 use crate::types::{Message, Model, ThinkingLevel, Tool};
 
 /// The three fields a thinking block's signature may name, where the server streamed it.
@@ -43,8 +41,9 @@ pub fn build_body(
     options: &StreamOptions,
     compat: &CompletionsCompat,
 ) -> Map<String, Value> {
-    let messages = handoff(model, context);
-    let (mut body, wire) = build_body_parts(model, context, &messages, options, compat);
+    let view: Vec<&Message> = context.messages().iter().collect();
+    let messages = handoff(model, &view);
+    let (mut body, wire) = build_body_parts(model, &view, &messages, options, compat);
     body.insert("messages".into(), to_value(&wire));
     body
 }
@@ -52,13 +51,13 @@ pub fn build_body(
 /// The body as its top-level fields (with `messages: null` in place) and the typed message list.
 pub(super) fn build_body_parts<'a>(
     model: &Model,
-    context: &TranscriptContext,
+    view: &[&Message],
     handed_off: &'a [HandedOff<'a>],
     options: &StreamOptions,
     compat: &CompletionsCompat,
 ) -> (Map<String, Value>, Vec<WireMessage<'a>>) {
     let cache_retention = options.cache_retention.unwrap_or_else(CacheRetention::from_env);
-    let tools = resolve_transcript_tools(context.messages(), tool_support(compat));
+    let tools = resolve_transcript_tools(view, tool_support(compat));
     let mut messages = wire::convert(model, handed_off, compat, &tools);
     let effort = reasoning_effort(model, options);
 
@@ -96,7 +95,7 @@ pub(super) fn build_body_parts<'a>(
     let mut request_tools = None;
     if !tools.request_tools.is_empty() {
         request_tools = Some(convert_tools(&tools.request_tools, compat));
-    } else if compat.requires_tools_with_tool_history && has_tool_history(context.messages()) {
+    } else if compat.requires_tools_with_tool_history && has_tool_history(view) {
         request_tools = Some(Vec::new());
     }
     if compat.cache_control_format.as_deref() == Some("anthropic") && cache_retention != CacheRetention::None {
@@ -336,8 +335,8 @@ fn chat_template_values(
     (!out.is_empty()).then_some(out)
 }
 
-fn has_tool_history(messages: &[Message]) -> bool {
-    messages.iter().any(|m| match m {
+fn has_tool_history(messages: &[&Message]) -> bool {
+    messages.iter().any(|m| match *m {
         Message::ToolResult(_) => true,
         Message::Assistant(a) => a.tool_calls().next().is_some(),
         _ => false,
@@ -368,7 +367,8 @@ pub fn convert_messages(
     compat: &CompletionsCompat,
     tools: &ResolvedTools,
 ) -> Vec<Value> {
-    let messages = handoff(model, context);
+    let view: Vec<&Message> = context.messages().iter().collect();
+    let messages = handoff(model, &view);
     match to_value(&wire::convert(model, &messages, compat, tools)) {
         Value::Array(items) => items,
         _ => Vec::new(),
@@ -376,8 +376,8 @@ pub fn convert_messages(
 }
 
 /// The cross-provider handoff with this API's tool-call ids, borrowing unchanged messages.
-pub(super) fn handoff<'a>(model: &Model, context: &'a TranscriptContext) -> Vec<HandedOff<'a>> {
-    transform_for_model_borrowed(context.messages(), model, &|id: &str, _: &crate::types::AssistantMessage| {
+pub(super) fn handoff<'a>(model: &Model, view: &'a [&'a Message]) -> Vec<HandedOff<'a>> {
+    transform_for_model_borrowed(view, model, &|id: &str, _: &crate::types::AssistantMessage| {
         normalize_tool_call_id(model, id)
     })
 }
@@ -395,9 +395,4 @@ pub(super) fn parse_reasoning_details(signature: Option<&str>) -> Option<Value> 
             _ => false,
         });
     valid.then_some(parsed)
-}
-
-/// `resolveTranscript` with this API's compat flag.
-pub fn resolve_context(context: TranscriptContext, compat: &CompletionsCompat) -> TranscriptContext {
-    resolve_transcript(context, compat.supports_mid_convo_system_messages)
 }

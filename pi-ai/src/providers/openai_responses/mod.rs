@@ -25,7 +25,7 @@ use crate::http::{ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, StreamCont
 use crate::options::{CacheRetention, StreamOptions};
 use crate::provider::ApiProvider;
 use crate::stream::AssistantMessageEventStream;
-use crate::transcript::{TranscriptContext, resolve_transcript};
+use crate::transcript::TranscriptContext;
 use crate::types::Model;
 
 /// The API id.
@@ -71,10 +71,12 @@ pub fn build_request(
         }
     };
     let compat = resolve_compat(model);
-    let context = resolve_transcript(context, compat.supports_mid_convo_system_messages);
-    let handed_off = wire::handoff(model, &context);
-    let (fields, items) = request::build_body_parts(model, &context, &handed_off, options, &compat);
-    let size_hint = crate::http::body::body_size_hint(context.messages());
+    let supports_mid = compat.supports_mid_convo_system_messages;
+    let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
+    let view = crate::http::body::resolved_view(context.messages(), &head, supports_mid);
+    let handed_off = wire::handoff(model, &view);
+    let (fields, items) = request::build_body_parts(model, &view, &handed_off, options, &compat);
+    let size_hint = crate::http::body::body_size_hint(&view);
     let body = crate::http::body::encode_body(fields, "input", &items, size_hint, options, model, |_| {})?;
     let mut headers = HeaderMap::new();
     headers.set("Accept", "application/json");

@@ -9,7 +9,7 @@ use crate::http::body::to_value;
 use crate::http::shared::{clamp_thinking_level, resolve_sampling_params, short_hash};
 use crate::options::{CacheRetention, StreamOptions, ToolChoice};
 use crate::transcript::{ToolChangeSupport, TranscriptContext, resolve_transcript_tools};
-use crate::types::{AssistantMessage, Model, ThinkingLevel, Tool};
+use crate::types::{AssistantMessage, Message, Model, ThinkingLevel, Tool};
 
 /// Providers whose Responses tool-call ids keep the `call|item` form.
 const TOOL_CALL_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
@@ -89,8 +89,9 @@ pub fn build_body(
     options: &StreamOptions,
     compat: &ResponsesCompat,
 ) -> Map<String, Value> {
-    let handed_off = wire::handoff(model, context);
-    let (mut body, items) = build_body_parts(model, context, &handed_off, options, compat);
+    let view: Vec<&Message> = context.messages().iter().collect();
+    let handed_off = wire::handoff(model, &view);
+    let (mut body, items) = build_body_parts(model, &view, &handed_off, options, compat);
     body.insert("input".into(), to_value(&items));
     body
 }
@@ -98,13 +99,13 @@ pub fn build_body(
 /// The body as its top-level fields (with `input: null` in place) and the typed input items.
 pub(super) fn build_body_parts<'a>(
     model: &Model,
-    context: &TranscriptContext,
+    view: &[&Message],
     handed_off: &'a [HandedOff<'a>],
     options: &StreamOptions,
     compat: &ResponsesCompat,
 ) -> (Map<String, Value>, Vec<Item<'a>>) {
     let cache_retention = options.cache_retention.unwrap_or_else(CacheRetention::from_env);
-    let tools = resolve_transcript_tools(context.messages(), ToolChangeSupport::None);
+    let tools = resolve_transcript_tools(view, ToolChangeSupport::None);
     let input = wire::convert(model, handed_off);
     let mut p = Map::new();
     p.insert("model".into(), json!(model.id));
@@ -206,7 +207,8 @@ pub fn normalize_tool_call_id(model: &Model, id: &str, source: &AssistantMessage
 
 /// Converts the transcript into Responses input items.
 pub fn convert_messages(model: &Model, context: &TranscriptContext) -> Vec<Value> {
-    let messages = wire::handoff(model, context);
+    let view: Vec<&Message> = context.messages().iter().collect();
+    let messages = wire::handoff(model, &view);
     match to_value(&wire::convert(model, &messages)) {
         Value::Array(items) => items,
         _ => Vec::new(),

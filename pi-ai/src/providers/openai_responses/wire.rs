@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::request::normalize_tool_call_id;
 use crate::handoff::HandedOff;
 use crate::http::shared::{data_url, short_hash, transform_for_model_borrowed};
-use crate::transcript::{TranscriptContext, render_system_message_update, system_message_text};
+use crate::transcript::{render_system_message_update, system_message_text};
 use crate::types::{AssistantBlock, AssistantMessage, Content, Message, Model, UserBlock};
 
 /// `{type: "input_text", text}` or `{type: "input_image", detail: "auto", image_url}`.
@@ -172,9 +172,9 @@ fn tool_result_output<'a>(model: &Model, content: &'a [UserBlock]) -> Output<'a>
 }
 
 /// The cross-provider handoff with this API's tool-call ids, borrowing unchanged messages.
-pub(crate) fn handoff<'a>(model: &Model, context: &'a TranscriptContext) -> Vec<HandedOff<'a>> {
+pub(crate) fn handoff<'a>(model: &Model, view: &'a [&'a Message]) -> Vec<HandedOff<'a>> {
     let normalize = |id: &str, source: &AssistantMessage| normalize_tool_call_id(model, id, source);
-    transform_for_model_borrowed(context.messages(), model, &normalize)
+    transform_for_model_borrowed(view, model, &normalize)
 }
 
 /// Converts the handed-off transcript into Responses input items.
