@@ -6,39 +6,19 @@
 //! list never becomes a `serde_json::Value` tree. Only when the `on_payload` hook is set is the
 //! whole body built as a `Value`, because the hook sees (and may replace) the payload as JSON.
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
+use crate::http::json_out::{WriteJson, write_str};
 use crate::options::StreamOptions;
 use crate::types::{AssistantBlock, Content, Message, Model, UserBlock};
 
-/// The top-level map with `items` written in place of the value under `key`.
-struct Spliced<'a, T> {
-    map: &'a Map<String, Value>,
-    key: &'a str,
-    items: &'a T,
-}
-
-impl<T: Serialize> Serialize for Spliced<'_, T> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut out = serializer.serialize_map(Some(self.map.len()))?;
-        for (k, v) in self.map {
-            if k == self.key {
-                out.serialize_entry(k, self.items)?;
-            } else {
-                out.serialize_entry(k, v)?;
-            }
-        }
-        out.end()
-    }
-}
-
-/// The message list as a `Value` (what the public `build_body` / `convert_messages` return).
-pub(crate) fn to_value<T: Serialize>(items: &T) -> Value {
-    // Wire structs hold strings, booleans and `Value`s only, so this cannot fail; `Null` is a
-    // visible fallback rather than a panic.
-    serde_json::to_value(items).unwrap_or_else(|error| {
-        tracing::error!(%error, "request items did not convert to JSON");
+/// The message list as a `Value` (what the public `build_body` / `convert_messages` return):
+/// written, then read back (exact: `serde_json` reads back what it writes, key order included).
+pub(crate) fn to_value<T: WriteJson + ?Sized>(items: &T) -> Value {
+    let mut out = Vec::new();
+    items.write_json(&mut out);
+    serde_json::from_slice(&out).unwrap_or_else(|error| {
+        tracing::error!(%error, "request items did not read back as JSON");
         Value::Null
     })
 }
@@ -110,7 +90,7 @@ pub(crate) fn body_size_hint(messages: &[&Message]) -> usize {
 /// With `options.on_payload` set, the body is built as a `Value`, the hook sees it and may
 /// replace it (`on_replaced` then adjusts the replacement, e.g. forcing `stream: true`).
 /// `size_hint` is the expected byte length (the buffer's initial capacity).
-pub(crate) fn encode_body<T: Serialize>(
+pub(crate) fn encode_body<T: WriteJson + ?Sized>(
     mut map: Map<String, Value>,
     key: &str,
     items: &T,
@@ -121,7 +101,7 @@ pub(crate) fn encode_body<T: Serialize>(
 ) -> Result<Vec<u8>, String> {
     let error = |e: serde_json::Error| format!("Could not serialize the request: {e}");
     if let Some(hook) = &options.on_payload {
-        let value = serde_json::to_value(items).map_err(error)?;
+        let value = to_value(items);
         if let Some(slot) = map.get_mut(key) {
             *slot = value;
         }
@@ -133,7 +113,20 @@ pub(crate) fn encode_body<T: Serialize>(
         return serde_json::to_vec(&body).map_err(error);
     }
     let mut out = Vec::with_capacity(size_hint);
-    serde_json::to_writer(&mut out, &Spliced { map: &map, key, items }).map_err(error)?;
+    out.push(b'{');
+    for (i, (k, v)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(&mut out, k);
+        out.push(b':');
+        if k == key {
+            items.write_json(&mut out);
+        } else {
+            serde_json::to_writer(&mut out, v).map_err(error)?;
+        }
+    }
+    out.push(b'}');
     Ok(out)
 }
 
@@ -142,10 +135,18 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    struct S(&'static str);
+
+    impl WriteJson for S {
+        fn write_json(&self, out: &mut Vec<u8>) {
+            write_str(out, self.0);
+        }
+    }
+
     #[test]
     fn splices_in_place() {
         let Value::Object(map) = json!({"a": 1, "messages": null, "z": [true]}) else { unreachable!() };
-        let items = vec!["x", "y"];
+        let items = vec![S("x"), S("y")];
         let model = Model::default();
         let bytes = encode_body(map, "messages", &items, 0, &StreamOptions::default(), &model, |_| {});
         assert_eq!(bytes.ok().as_deref(), Some(br#"{"a":1,"messages":["x","y"],"z":[true]}"#.as_slice()));
@@ -159,7 +160,7 @@ mod tests {
             Some(json!({"replaced": 1}))
         });
         let options = StreamOptions { on_payload: Some(hook), ..Default::default() };
-        let bytes = encode_body(map, "messages", &vec!["x"], 0, &options, &Model::default(), |v| {
+        let bytes = encode_body(map, "messages", &vec![S("x")], 0, &options, &Model::default(), |v| {
             v["stream"] = json!(true);
         });
         assert_eq!(bytes.ok().as_deref(), Some(br#"{"replaced":1,"stream":true}"#.as_slice()));

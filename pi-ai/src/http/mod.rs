@@ -23,6 +23,7 @@
 pub(crate) mod body;
 mod client;
 mod error;
+pub(crate) mod json_out;
 mod output;
 mod request;
 pub mod shared;

@@ -3,11 +3,11 @@
 
 use std::borrow::Cow;
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
 use super::compat::AnthropicCompat;
 use crate::handoff::HandedOff;
+use crate::http::json_out::{Obj, WriteJson, write_str};
 use crate::transcript::{blocks_text, render_system_message_update};
 use crate::types::{AssistantBlock, Content, ImageContent, Message, ToolCall, ToolResultMessage, UserBlock};
 
@@ -45,81 +45,69 @@ pub(crate) struct WireMessage<'a> {
     content: BlockContent<'a>,
 }
 
-struct Source<'a>(&'a ImageContent);
-
-impl Serialize for Source<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut m = serializer.serialize_map(Some(3))?;
-        m.serialize_entry("type", "base64")?;
-        m.serialize_entry("media_type", &self.0.mime_type)?;
-        m.serialize_entry("data", &self.0.data)?;
-        m.end()
-    }
-}
-
-impl CachedBlock<'_> {
-    fn write<M: SerializeMap>(&self, m: &mut M) -> Result<(), M::Error> {
+impl WriteJson for CachedBlock<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let mut m = Obj::new(out);
         match &self.block {
             Block::Text(text) => {
-                m.serialize_entry("type", "text")?;
-                m.serialize_entry("text", text)?;
+                m.str("type", "text");
+                m.str("text", text);
             }
             Block::Image(image) => {
-                m.serialize_entry("type", "image")?;
-                m.serialize_entry("source", &Source(image))?;
+                m.str("type", "image");
+                let mut source = Obj::new(m.key("source"));
+                source.str("type", "base64");
+                source.str("media_type", &image.mime_type);
+                source.str("data", &image.data);
+                source.end();
             }
             Block::RedactedThinking(data) => {
-                m.serialize_entry("type", "redacted_thinking")?;
-                m.serialize_entry("data", data)?;
+                m.str("type", "redacted_thinking");
+                match data {
+                    Some(data) => m.str("data", data),
+                    None => m.key("data").extend_from_slice(b"null"),
+                }
             }
             Block::Thinking { thinking, signature } => {
-                m.serialize_entry("type", "thinking")?;
-                m.serialize_entry("thinking", thinking)?;
-                m.serialize_entry("signature", signature)?;
+                m.str("type", "thinking");
+                m.str("thinking", thinking);
+                m.str("signature", signature);
             }
             Block::ToolUse(call) => {
-                m.serialize_entry("type", "tool_use")?;
-                m.serialize_entry("id", &call.id)?;
-                m.serialize_entry("name", &call.name)?;
-                m.serialize_entry("input", &call.arguments)?;
+                m.str("type", "tool_use");
+                m.str("id", &call.id);
+                m.str("name", &call.name);
+                m.serde("input", &call.arguments);
             }
             Block::ToolResult { id, content, is_error } => {
-                m.serialize_entry("type", "tool_result")?;
-                m.serialize_entry("tool_use_id", id)?;
-                m.serialize_entry("content", content)?;
-                m.serialize_entry("is_error", is_error)?;
+                m.str("type", "tool_result");
+                m.str("tool_use_id", id);
+                m.json("content", &**content);
+                m.key("is_error").extend_from_slice(if *is_error { b"true" } else { b"false" });
             }
         }
         if let Some(c) = &self.cache_control {
-            m.serialize_entry("cache_control", c)?;
+            m.serde("cache_control", c);
         }
-        Ok(())
+        m.end();
     }
 }
 
-impl Serialize for CachedBlock<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut m = serializer.serialize_map(None)?;
-        self.write(&mut m)?;
-        m.end()
-    }
-}
-
-impl Serialize for BlockContent<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+impl WriteJson for BlockContent<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
         match self {
-            BlockContent::Text(t) => serializer.serialize_str(t),
-            BlockContent::Blocks(blocks) => blocks.serialize(serializer),
+            BlockContent::Text(t) => write_str(out, t),
+            BlockContent::Blocks(blocks) => blocks.write_json(out),
         }
     }
 }
 
-impl Serialize for WireMessage<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut m = serializer.serialize_map(Some(2))?;
-        m.serialize_entry("role", self.role)?;
-        m.serialize_entry("content", &self.content)?;
-        m.end()
+impl WriteJson for WireMessage<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let mut m = Obj::new(out);
+        m.str("role", self.role);
+        m.json("content", &self.content);
+        m.end();
     }
 }
 

@@ -3,12 +3,12 @@
 
 use std::borrow::Cow;
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
 use super::compat::CompletionsCompat;
 use super::request::{REASONING_FIELDS, convert_tools, parse_reasoning_details};
 use crate::handoff::HandedOff;
+use crate::http::json_out::{Obj, WriteJson, write_str};
 use crate::http::shared::data_url;
 use crate::transcript::{ResolvedTools, render_system_message_update, system_message_text};
 use crate::types::{AssistantBlock, Content, Message, Model, ThinkingContent, UserBlock};
@@ -64,96 +64,80 @@ impl<'a> WireMessage<'a> {
     }
 }
 
-struct Url<'a>(&'a str);
-
-impl Serialize for Url<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut m = serializer.serialize_map(Some(1))?;
-        m.serialize_entry("url", self.0)?;
-        m.end()
-    }
-}
-
-impl Serialize for Part<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut m = serializer.serialize_map(None)?;
+impl WriteJson for Part<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let mut m = Obj::new(out);
         match self {
             Part::Text { text, cache_control } => {
-                m.serialize_entry("type", "text")?;
-                m.serialize_entry("text", text)?;
+                m.str("type", "text");
+                m.str("text", text);
                 if let Some(c) = cache_control {
-                    m.serialize_entry("cache_control", c)?;
+                    m.serde("cache_control", c);
                 }
             }
             Part::Image { url } => {
-                m.serialize_entry("type", "image_url")?;
-                m.serialize_entry("image_url", &Url(url))?;
+                m.str("type", "image_url");
+                let mut image = Obj::new(m.key("image_url"));
+                image.str("url", url);
+                image.end();
             }
         }
-        m.end()
+        m.end();
     }
 }
 
-impl Serialize for MessageContent<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+impl WriteJson for MessageContent<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
         match self {
-            MessageContent::Null => serializer.serialize_unit(),
-            MessageContent::Text(t) => serializer.serialize_str(t),
-            MessageContent::Parts(parts) => parts.serialize(serializer),
+            MessageContent::Null => out.extend_from_slice(b"null"),
+            MessageContent::Text(t) => write_str(out, t),
+            MessageContent::Parts(parts) => parts.write_json(out),
         }
     }
 }
 
-struct Function<'a>(&'a WireToolCall<'a>);
-
-impl Serialize for Function<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut m = serializer.serialize_map(Some(2))?;
-        m.serialize_entry("name", self.0.name)?;
-        m.serialize_entry("arguments", &self.0.arguments)?;
-        m.end()
+impl WriteJson for WireToolCall<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let mut m = Obj::new(out);
+        m.str("id", self.id);
+        m.str("type", "function");
+        let mut function = Obj::new(m.key("function"));
+        function.str("name", self.name);
+        function.str("arguments", &self.arguments);
+        function.end();
+        m.end();
     }
 }
 
-impl Serialize for WireToolCall<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut m = serializer.serialize_map(Some(3))?;
-        m.serialize_entry("id", self.id)?;
-        m.serialize_entry("type", "function")?;
-        m.serialize_entry("function", &Function(self))?;
-        m.end()
-    }
-}
-
-impl Serialize for WireMessage<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut m = serializer.serialize_map(None)?;
-        m.serialize_entry("role", self.role)?;
+impl WriteJson for WireMessage<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let mut m = Obj::new(out);
+        m.str("role", self.role);
         if let Some(content) = &self.content {
-            m.serialize_entry("content", content)?;
+            m.json("content", content);
         }
         if let Some(tools) = &self.tools {
-            m.serialize_entry("tools", tools)?;
+            m.serde("tools", tools);
         }
         if let Some((field, text)) = &self.reasoning {
-            m.serialize_entry(field, text)?;
+            m.str(field, text);
         }
         if !self.tool_calls.is_empty() {
-            m.serialize_entry("tool_calls", &self.tool_calls)?;
+            m.json("tool_calls", &self.tool_calls);
         }
         if let Some(details) = &self.reasoning_details {
-            m.serialize_entry("reasoning_details", details)?;
+            m.serde("reasoning_details", details);
         }
         if self.empty_reasoning_content {
-            m.serialize_entry("reasoning_content", "")?;
+            m.str("reasoning_content", "");
         }
         if let Some(id) = self.tool_call_id {
-            m.serialize_entry("tool_call_id", id)?;
+            m.str("tool_call_id", id);
         }
         if let Some(name) = self.name {
-            m.serialize_entry("name", name)?;
+            m.str("name", name);
         }
-        m.end()
+        m.end();
     }
 }
 

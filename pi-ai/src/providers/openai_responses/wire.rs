@@ -3,11 +3,11 @@
 
 use std::borrow::Cow;
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Value, json};
 
 use super::request::normalize_tool_call_id;
 use crate::handoff::HandedOff;
+use crate::http::json_out::{Obj, WriteJson, write_serde, write_str};
 use crate::http::shared::{data_url, short_hash, transform_for_model_borrowed};
 use crate::transcript::{render_system_message_update, system_message_text};
 use crate::types::{AssistantBlock, AssistantMessage, Content, Message, Model, UserBlock};
@@ -40,90 +40,92 @@ pub(crate) enum Item<'a> {
     FunctionCallOutput { call_id: &'a str, output: Output<'a> },
 }
 
-impl Serialize for InputPart<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut m = serializer.serialize_map(None)?;
+impl WriteJson for InputPart<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let mut m = Obj::new(out);
         match self {
             InputPart::Text(text) => {
-                m.serialize_entry("type", "input_text")?;
-                m.serialize_entry("text", text)?;
+                m.str("type", "input_text");
+                m.str("text", text);
             }
             InputPart::Image(url) => {
-                m.serialize_entry("type", "input_image")?;
-                m.serialize_entry("detail", "auto")?;
-                m.serialize_entry("image_url", url)?;
+                m.str("type", "input_image");
+                m.str("detail", "auto");
+                m.str("image_url", url);
             }
         }
-        m.end()
+        m.end();
     }
 }
 
-impl Serialize for Output<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+impl WriteJson for Output<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
         match self {
-            Output::Text(t) => serializer.serialize_str(t),
-            Output::Parts(parts) => parts.serialize(serializer),
+            Output::Text(t) => write_str(out, t),
+            Output::Parts(parts) => parts.write_json(out),
         }
     }
 }
 
+/// `{type: "output_text", text, annotations: []}`.
 struct OutputText<'a>(&'a str);
 
-impl Serialize for OutputText<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut m = serializer.serialize_map(Some(3))?;
-        m.serialize_entry("type", "output_text")?;
-        m.serialize_entry("text", self.0)?;
-        m.serialize_entry("annotations", &[] as &[u8])?;
-        m.end()
+impl WriteJson for OutputText<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let mut m = Obj::new(out);
+        m.str("type", "output_text");
+        m.str("text", self.0);
+        m.key("annotations").extend_from_slice(b"[]");
+        m.end();
     }
 }
 
-impl Serialize for Item<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+impl WriteJson for Item<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
         if let Item::Raw(value) = self {
-            return value.serialize(serializer);
+            write_serde(out, value);
+            return;
         }
-        let mut m = serializer.serialize_map(None)?;
+        let mut m = Obj::new(out);
         match self {
             Item::Raw(_) => {}
             Item::Instructions { role, text } => {
-                m.serialize_entry("role", role)?;
-                m.serialize_entry("content", text)?;
+                m.str("role", role);
+                m.str("content", text);
             }
             Item::User(parts) => {
-                m.serialize_entry("role", "user")?;
-                m.serialize_entry("content", parts)?;
+                m.str("role", "user");
+                m.json("content", parts);
             }
             Item::Message { text, id, phase } => {
-                m.serialize_entry("type", "message")?;
-                m.serialize_entry("role", "assistant")?;
-                m.serialize_entry("content", &[OutputText(text)])?;
-                m.serialize_entry("status", "completed")?;
-                m.serialize_entry("id", id)?;
+                m.str("type", "message");
+                m.str("role", "assistant");
+                m.json("content", &[OutputText(text)][..]);
+                m.str("status", "completed");
+                m.str("id", id);
                 if let Some(phase) = phase {
-                    m.serialize_entry("phase", phase)?;
+                    m.str("phase", phase);
                 }
             }
             Item::FunctionCall { id, call_id, name, arguments, namespace } => {
-                m.serialize_entry("type", "function_call")?;
+                m.str("type", "function_call");
                 if let Some(id) = id {
-                    m.serialize_entry("id", id)?;
+                    m.str("id", id);
                 }
-                m.serialize_entry("call_id", call_id)?;
-                m.serialize_entry("name", name)?;
-                m.serialize_entry("arguments", arguments)?;
+                m.str("call_id", call_id);
+                m.str("name", name);
+                m.str("arguments", arguments);
                 if let Some(ns) = namespace {
-                    m.serialize_entry("namespace", ns)?;
+                    m.str("namespace", ns);
                 }
             }
             Item::FunctionCallOutput { call_id, output } => {
-                m.serialize_entry("type", "function_call_output")?;
-                m.serialize_entry("call_id", call_id)?;
-                m.serialize_entry("output", output)?;
+                m.str("type", "function_call_output");
+                m.str("call_id", call_id);
+                m.json("output", output);
             }
         }
-        m.end()
+        m.end();
     }
 }
 

@@ -1,0 +1,171 @@
+//! A small JSON writer for request bodies: literal keys, a fast string escaper producing exactly
+//! what `serde_json` writes, and `serde_json` itself for embedded `Value`s (so numbers keep their
+//! formatting).
+
+use serde::Serialize;
+
+/// Something that writes itself as compact JSON.
+pub(crate) trait WriteJson {
+    /// Appends the JSON text to `out`.
+    fn write_json(&self, out: &mut Vec<u8>);
+}
+
+impl<T: WriteJson> WriteJson for [T] {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (i, item) in self.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            item.write_json(out);
+        }
+        out.push(b']');
+    }
+}
+
+impl<T: WriteJson> WriteJson for Vec<T> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        self.as_slice().write_json(out);
+    }
+}
+
+/// Whether a byte needs an escape in a JSON string (as `serde_json` decides).
+const fn needs_escape(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
+}
+
+/// A word with any byte that needs an escape has a non-zero result (SWAR test on 8 bytes).
+fn word_needs_escape(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
+    below_space | has_zero(w ^ (ONES * u64::from(b'"'))) | has_zero(w ^ (ONES * u64::from(b'\\'))) != 0
+}
+
+/// Appends `s` as a JSON string, escaped exactly as `serde_json` escapes it.
+pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if i + 8 <= bytes.len() {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&bytes[i..i + 8]);
+            if !word_needs_escape(u64::from_le_bytes(word)) {
+                i += 8;
+                continue;
+            }
+        }
+        let b = bytes[i];
+        if needs_escape(b) {
+            out.extend_from_slice(&bytes[start..i]);
+            match b {
+                b'"' => out.extend_from_slice(b"\\\""),
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                b'\n' => out.extend_from_slice(b"\\n"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                b'\t' => out.extend_from_slice(b"\\t"),
+                0x08 => out.extend_from_slice(b"\\b"),
+                0x0c => out.extend_from_slice(b"\\f"),
+                _ => {
+                    const HEX: &[u8; 16] = b"0123456789abcdef";
+                    out.extend_from_slice(b"\\u00");
+                    out.push(HEX[usize::from(b >> 4)]);
+                    out.push(HEX[usize::from(b & 0xf)]);
+                }
+            }
+            start = i + 1;
+        }
+        i += 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Appends any serializable value through `serde_json` (for `Value`s and maps).
+pub(crate) fn write_serde<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    // Writing to a Vec only fails for maps with non-string keys, which `Value`s cannot hold.
+    if let Err(error) = serde_json::to_writer(&mut *out, value) {
+        tracing::error!(%error, "request value did not serialize");
+        out.extend_from_slice(b"null");
+    }
+}
+
+/// An object being written: `{` on creation, `}` on [`Obj::end`].
+pub(crate) struct Obj<'o> {
+    out: &'o mut Vec<u8>,
+    first: bool,
+}
+
+impl<'o> Obj<'o> {
+    /// Opens an object.
+    pub(crate) fn new(out: &'o mut Vec<u8>) -> Self {
+        out.push(b'{');
+        Obj { out, first: true }
+    }
+
+    /// Writes `"key":` (the key is a literal that needs no escape) and returns the buffer for the
+    /// value.
+    pub(crate) fn key(&mut self, key: &str) -> &mut Vec<u8> {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        self.out.push(b'"');
+        self.out.extend_from_slice(key.as_bytes());
+        self.out.extend_from_slice(b"\":");
+        self.out
+    }
+
+    /// `"key":"value"` with the value escaped.
+    pub(crate) fn str(&mut self, key: &str, value: &str) {
+        write_str(self.key(key), value);
+    }
+
+    /// `"key":` followed by a nested writer's JSON.
+    pub(crate) fn json<T: WriteJson + ?Sized>(&mut self, key: &str, value: &T) {
+        value.write_json(self.key(key));
+    }
+
+    /// `"key":` followed by a `serde_json` value.
+    pub(crate) fn serde<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) {
+        write_serde(self.key(key), value);
+    }
+
+    /// Closes the object.
+    pub(crate) fn end(self) {
+        self.out.push(b'}');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_escape_as_serde_json_does() {
+        let mut all = String::new();
+        for c in (0u32..0x80).filter_map(char::from_u32) {
+            all.push(c);
+        }
+        let samples = [
+            "",
+            "plain ascii text that is long enough for words",
+            "quote \" backslash \\ newline \n tab \t",
+            "\u{1F600} emoji and é accents, \u{7f} del, \u{0} nul",
+            all.as_str(),
+            "12345678\"2345678\\2345678\n",
+        ];
+        for s in samples {
+            for cut in 0..s.len().min(9) {
+                let Some(piece) = s.get(cut..) else { continue };
+                let mut out = Vec::new();
+                write_str(&mut out, piece);
+                assert_eq!(out, serde_json::to_vec(piece).unwrap_or_default(), "{piece:?}");
+            }
+        }
+    }
+}
