@@ -1,14 +1,14 @@
 //! Request-body build (transform, convert, serialize) for a 1 000- and a 10 000-message
 //! transcript, per HTTP API. Target: under 5 ms at 10 000, growing linearly.
 //!
-//! The transcript clone that `build_request` consumes is made in the untimed setup; its own cost
-//! is measured separately as `context_clone`.
+//! `<api>/<n>` builds from a borrowed transcript (`build_request_ref`); `openai-completions-by-value`
+//! goes through `build_request`, which consumes (and so drops) a clone made in the untimed setup.
 //!
 //! `cargo bench -p pi-ai --bench provider_request`
 //!
 //! On a loaded machine wall time overstates the work; `PI_BENCH_CPU=1 cargo bench -p pi-ai --bench
 //! provider_request` instead prints the CPU time of the building thread per body (Linux: read from
-//! `/proc/thread-self/schedstat`), with the input warm in cache and cold.
+//! `/proc/thread-self/schedstat`).
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group};
 use pi_ai::options::StreamOptions;
@@ -69,11 +69,16 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("request_body");
     group.sample_size(20);
     for count in [1_000, 10_000] {
+        for (api, build) in BUILDS {
+            let model = model(api);
+            let context = transcript(api, count);
+            group.bench_function(BenchmarkId::new(api, count), |b| b.iter(|| build(&model, &context, &options)));
+        }
         {
             let model = model("openai-completions");
             let context = transcript("openai-completions", count);
             let compat = pi_ai::providers::openai_completions::resolve_compat(&model);
-            group.bench_function(BenchmarkId::new("openai-completions", count), |b| {
+            group.bench_function(BenchmarkId::new("openai-completions-by-value", count), |b| {
                 b.iter_batched(
                     || context.clone(),
                     |context| {
@@ -83,34 +88,6 @@ fn bench(c: &mut Criterion) {
                     BatchSize::LargeInput,
                 )
             });
-        }
-        {
-            let model = model("anthropic-messages");
-            let context = transcript("anthropic-messages", count);
-            group.bench_function(BenchmarkId::new("anthropic-messages", count), |b| {
-                b.iter_batched(
-                    || context.clone(),
-                    |context| pi_ai::providers::anthropic::build_request(&model, context, &options).expect("request"),
-                    BatchSize::LargeInput,
-                )
-            });
-        }
-        {
-            let model = model("openai-responses");
-            let context = transcript("openai-responses", count);
-            group.bench_function(BenchmarkId::new("openai-responses", count), |b| {
-                b.iter_batched(
-                    || context.clone(),
-                    |context| {
-                        pi_ai::providers::openai_responses::build_request(&model, context, &options).expect("request")
-                    },
-                    BatchSize::LargeInput,
-                )
-            });
-        }
-        {
-            let context = transcript("openai-completions", count);
-            group.bench_function(BenchmarkId::new("context_clone", count), |b| b.iter(|| context.clone()));
         }
     }
     group.finish();
@@ -122,63 +99,57 @@ fn thread_cpu_ns() -> Option<u64> {
     stat.split_whitespace().next()?.parse().ok()
 }
 
-type Build = fn(&Model, TranscriptContext, &StreamOptions) -> pi_ai::http::HttpRequest;
+type Build = fn(&Model, &TranscriptContext, &StreamOptions) -> pi_ai::http::HttpRequest;
 
-fn build_completions(model: &Model, context: TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
+fn build_completions(model: &Model, context: &TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
     let compat = pi_ai::providers::openai_completions::resolve_compat(model);
-    pi_ai::providers::openai_completions::build_request(model, context, options, &compat).expect("request")
+    pi_ai::providers::openai_completions::build_request_ref(model, context, options, &compat).expect("request")
 }
 
-fn build_anthropic(model: &Model, context: TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
-    pi_ai::providers::anthropic::build_request(model, context, options).expect("request")
+fn build_anthropic(model: &Model, context: &TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
+    pi_ai::providers::anthropic::build_request_ref(model, context, options).expect("request")
 }
 
-fn build_responses(model: &Model, context: TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
-    pi_ai::providers::openai_responses::build_request(model, context, options).expect("request")
+fn build_responses(model: &Model, context: &TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
+    pi_ai::providers::openai_responses::build_request_ref(model, context, options).expect("request")
 }
 
-/// CPU time per body on this thread, two ways: with the input cloned on this thread just before
-/// (warm in cache, as in an agent turn that has just built its context), summing readings taken
-/// around each build (tick-granular, so unbiased only over many runs), and with the clones made on
-/// another thread (cold input), one reading around the whole run.
+const BUILDS: [(&str, Build); 3] = [
+    ("openai-completions", build_completions),
+    ("anthropic-messages", build_anthropic),
+    ("openai-responses", build_responses),
+];
+
+/// CPU time per body on this thread: building from a borrowed transcript (one reading around the
+/// whole run), and building from an owned clone made just before, which the build then drops
+/// (readings around each build: tick-granular, so unbiased only over many runs).
 fn cpu_report() {
     let options = StreamOptions { api_key: Some("k".into()), max_tokens: Some(1000), ..Default::default() };
-    let apis: [(&str, Build); 3] = [
-        ("openai-completions", build_completions),
-        ("anthropic-messages", build_anthropic),
-        ("openai-responses", build_responses),
-    ];
     for count in [1_000usize, 10_000] {
         let runs = if count == 1_000 { 1000 } else { 100 };
-        for (api, build) in apis {
+        for (api, build) in BUILDS {
             let model = model(api);
             let context = transcript(api, count);
-            let bytes = build(&model, context.clone(), &options).body.len();
-            let mut warm = 0u64;
+            let bytes = build(&model, &context, &options).body.len();
+            let start = thread_cpu_ns().unwrap_or(0);
+            for _ in 0..runs {
+                std::hint::black_box(build(&model, &context, &options));
+            }
+            let by_ref = thread_cpu_ns().unwrap_or(0).saturating_sub(start);
+            let mut by_value = 0u64;
             for _ in 0..runs {
                 let input = context.clone();
                 let start = thread_cpu_ns().unwrap_or(0);
-                std::hint::black_box(build(&model, input, &options));
-                warm += thread_cpu_ns().unwrap_or(0).saturating_sub(start);
+                std::hint::black_box(build(&model, &input, &options));
+                drop(input);
+                by_value += thread_cpu_ns().unwrap_or(0).saturating_sub(start);
             }
-            let (tx, rx) = std::sync::mpsc::sync_channel::<TranscriptContext>(2);
-            let producer = std::thread::spawn(move || {
-                for _ in 0..runs {
-                    if tx.send(context.clone()).is_err() {
-                        break;
-                    }
-                }
-            });
-            // Waiting for the next clone costs this thread no CPU, so one reading around the whole
-            // run counts only the builds (and the drops of what they consume and return).
-            let start = thread_cpu_ns().unwrap_or(0);
-            for input in rx.iter() {
-                std::hint::black_box(build(&model, input, &options));
-            }
-            let cold = thread_cpu_ns().unwrap_or(0).saturating_sub(start);
-            producer.join().expect("producer");
             let per = |ns: u64| ns as f64 / 1e6 / runs as f64;
-            println!("{api}/{count}: {:.2} ms CPU per body warm, {:.2} ms cold ({bytes} bytes)", per(warm), per(cold));
+            println!(
+                "{api}/{count}: {:.2} ms CPU per body; {:.2} ms with dropping the consumed transcript ({bytes} bytes)",
+                per(by_ref),
+                per(by_value)
+            );
         }
     }
 }

@@ -64,12 +64,21 @@ pub fn build_request(
     context: TranscriptContext,
     options: &StreamOptions,
 ) -> Result<HttpRequest, String> {
+    build_request_ref(model, &context, options)
+}
+
+/// [`build_request`] from a borrowed transcript (nothing in it is copied or moved).
+pub fn build_request_ref(
+    model: &Model,
+    context: &TranscriptContext,
+    options: &StreamOptions,
+) -> Result<HttpRequest, String> {
     let key = options.api_key.clone().filter(|k| !k.is_empty());
     if key.is_none() && !["authorization", "x-api-key", "cf-aig-authorization"].iter().any(|h| has_header(options, h)) {
         return Err(format!("No API key for provider: {}", model.provider));
     }
     let compat = resolve_compat(model);
-    let (max_tokens, thinking) = plan_thinking(model, &context, options, &compat);
+    let (max_tokens, thinking) = plan_thinking(model, context, options, &compat);
     let supports_mid = compat.supports_mid_convo_system_messages;
     let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
     let view = crate::http::body::resolved_view(context.messages(), &head, supports_mid);
@@ -126,7 +135,7 @@ pub fn build_request(
             }
             seen
         }
-        None => beta_features(model, &context, &thinking, &compat),
+        None => beta_features(model, context, &thinking, &compat),
     };
     headers.remove("anthropic-beta");
     if !features.is_empty() {

@@ -86,6 +86,16 @@ pub fn build_request(
     options: &StreamOptions,
     compat: &CompletionsCompat,
 ) -> Result<HttpRequest, String> {
+    build_request_ref(model, &context, options, compat)
+}
+
+/// [`build_request`] from a borrowed transcript (nothing in it is copied or moved).
+pub fn build_request_ref(
+    model: &Model,
+    context: &TranscriptContext,
+    options: &StreamOptions,
+    compat: &CompletionsCompat,
+) -> Result<HttpRequest, String> {
     let key = client_api_key(model, options)?;
     let head = crate::http::body::collapsed_head(context.messages(), compat.supports_mid_convo_system_messages);
     let view = crate::http::body::resolved_view(context.messages(), &head, compat.supports_mid_convo_system_messages);

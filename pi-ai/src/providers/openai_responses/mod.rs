@@ -54,6 +54,15 @@ pub fn build_request(
     context: TranscriptContext,
     options: &StreamOptions,
 ) -> Result<HttpRequest, String> {
+    build_request_ref(model, &context, options)
+}
+
+/// [`build_request`] from a borrowed transcript (nothing in it is copied or moved).
+pub fn build_request_ref(
+    model: &Model,
+    context: &TranscriptContext,
+    options: &StreamOptions,
+) -> Result<HttpRequest, String> {
     let key = match options.api_key.as_ref().filter(|k| !k.is_empty()) {
         Some(key) => key.clone(),
         None => {
