@@ -97,7 +97,7 @@ pub fn transform_messages_borrowed<'a, M: std::borrow::Borrow<Message>>(
     // the output order is recorded as indices plus synthetic results, and assembled afterwards.
     enum Slot {
         Take(usize),
-        Synthetic(ToolResultMessage),
+        Synthetic(Box<Message>),
     }
     let mut order: Vec<Slot> = Vec::with_capacity(transformed.len());
     {
@@ -116,14 +116,14 @@ pub fn transform_messages_borrowed<'a, M: std::borrow::Borrow<Message>>(
                         None => answered.contains(&call.id.as_str()),
                     };
                     if !done {
-                        order.push(Slot::Synthetic(ToolResultMessage {
+                        order.push(Slot::Synthetic(Box::new(Message::ToolResult(ToolResultMessage {
                             tool_call_id: call.id.clone(),
                             tool_name: call.name.clone(),
                             content: vec![UserBlock::Text(TextContent::new("No result provided"))],
                             is_error: true,
                             timestamp: now_ms(),
                             ..Default::default()
-                        }));
+                        }))));
                     }
                 }
                 answered.clear();
@@ -161,7 +161,7 @@ pub fn transform_messages_borrowed<'a, M: std::borrow::Borrow<Message>>(
         .into_iter()
         .filter_map(|slot| match slot {
             Slot::Take(index) => transformed.get_mut(index).and_then(Option::take),
-            Slot::Synthetic(result) => Some(HandedOff::Owned(Box::new(Message::ToolResult(result)))),
+            Slot::Synthetic(result) => Some(HandedOff::Owned(result)),
         })
         .collect()
 }
@@ -202,7 +202,7 @@ fn transform_one<'a>(
         Message::Assistant(a) => {
             let same = a.provider == model.provider && a.api == model.api && a.model == model.id;
             if same {
-                if a.content.iter().all(|b| keeps_same_model_block(b)) {
+                if a.content.iter().all(keeps_same_model_block) {
                     return HandedOff::Borrowed(message);
                 }
                 let content = a.content.iter().filter(|b| keeps_same_model_block(b)).cloned().collect();
