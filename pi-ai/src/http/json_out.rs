@@ -34,13 +34,32 @@ const fn needs_escape(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
 }
 
-/// A word with any byte that needs an escape has a non-zero result (SWAR test on 8 bytes).
-fn word_needs_escape(w: u64) -> bool {
+/// High bits set on bytes of `w` (little-endian) that need an escape. The lowest set bit is exact
+/// (borrows only run upwards from a flagged byte), higher ones may be false positives.
+fn escape_mask(w: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
     let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
-    below_space | has_zero(w ^ (ONES * u64::from(b'"'))) | has_zero(w ^ (ONES * u64::from(b'\\'))) != 0
+    below_space | has_zero(w ^ (ONES * u64::from(b'"'))) | has_zero(w ^ (ONES * u64::from(b'\\')))
+}
+
+fn write_escape(out: &mut Vec<u8>, b: u8) {
+    match b {
+        b'"' => out.extend_from_slice(b"\\\""),
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        b'\n' => out.extend_from_slice(b"\\n"),
+        b'\r' => out.extend_from_slice(b"\\r"),
+        b'\t' => out.extend_from_slice(b"\\t"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        0x0c => out.extend_from_slice(b"\\f"),
+        _ => {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(b >> 4)]);
+            out.push(HEX[usize::from(b & 0xf)]);
+        }
+    }
 }
 
 /// Appends `s` as a JSON string, escaped exactly as `serde_json` escapes it.
@@ -50,33 +69,29 @@ pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
     let mut start = 0;
     let mut i = 0;
-    while i < bytes.len() {
-        if i + 8 <= bytes.len() {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(&bytes[i..i + 8]);
-            if !word_needs_escape(u64::from_le_bytes(word)) {
-                i += 8;
-                continue;
-            }
+    // Eight bytes at a time; at a flagged word, jump to its first flagged byte.
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let mask = escape_mask(u64::from_le_bytes(word));
+        if mask == 0 {
+            i += 8;
+            continue;
         }
+        let j = i + (mask.trailing_zeros() / 8) as usize;
+        let b = bytes[j];
+        if needs_escape(b) {
+            out.extend_from_slice(&bytes[start..j]);
+            write_escape(out, b);
+            start = j + 1;
+        }
+        i = j + 1;
+    }
+    while i < bytes.len() {
         let b = bytes[i];
         if needs_escape(b) {
             out.extend_from_slice(&bytes[start..i]);
-            match b {
-                b'"' => out.extend_from_slice(b"\\\""),
-                b'\\' => out.extend_from_slice(b"\\\\"),
-                b'\n' => out.extend_from_slice(b"\\n"),
-                b'\r' => out.extend_from_slice(b"\\r"),
-                b'\t' => out.extend_from_slice(b"\\t"),
-                0x08 => out.extend_from_slice(b"\\b"),
-                0x0c => out.extend_from_slice(b"\\f"),
-                _ => {
-                    const HEX: &[u8; 16] = b"0123456789abcdef";
-                    out.extend_from_slice(b"\\u00");
-                    out.push(HEX[usize::from(b >> 4)]);
-                    out.push(HEX[usize::from(b & 0xf)]);
-                }
-            }
+            write_escape(out, b);
             start = i + 1;
         }
         i += 1;
@@ -158,6 +173,7 @@ mod tests {
             "\u{1F600} emoji and é accents, \u{7f} del, \u{0} nul",
             all.as_str(),
             "12345678\"2345678\\2345678\n",
+            "fn main() { println!(\"hello\"); }\n",
         ];
         for s in samples {
             for cut in 0..s.len().min(9) {
@@ -166,6 +182,23 @@ mod tests {
                 write_str(&mut out, piece);
                 assert_eq!(out, serde_json::to_vec(piece).unwrap_or_default(), "{piece:?}");
             }
+        }
+    }
+
+    #[test]
+    fn generated_strings_escape_as_serde_json_does() {
+        let alphabet = ['a', 'Z', ' ', '"', '\\', '\n', '\t', '\u{1}', '\u{1f}', '\u{7f}', 'é', '\u{1F600}', '0', '/'];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..2000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = (seed % 40) as usize;
+            let s: String =
+                (0..len).map(|k| alphabet[((seed >> (k % 50)) as usize + k * 7) % alphabet.len()]).collect();
+            let mut out = Vec::new();
+            write_str(&mut out, &s);
+            assert_eq!(out, serde_json::to_vec(&s).unwrap_or_default(), "{s:?}");
         }
     }
 }
