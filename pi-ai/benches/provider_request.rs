@@ -1,9 +1,16 @@
-//! Request-body build (transform, convert, serialize) for a 10 000-message transcript, per HTTP
-//! API. Target: under 5 ms.
+//! Request-body build (transform, convert, serialize) for a 1 000- and a 10 000-message
+//! transcript, per HTTP API. Target: under 5 ms at 10 000, growing linearly.
+//!
+//! `<api>/<n>` builds from a borrowed transcript (`build_request_ref`); `openai-completions-by-value`
+//! goes through `build_request`, which consumes (and so drops) a clone made in the untimed setup.
 //!
 //! `cargo bench -p pi-ai --bench provider_request`
+//!
+//! On a loaded machine wall time overstates the work; `PI_BENCH_CPU=1 cargo bench -p pi-ai --bench
+//! provider_request` instead prints the CPU time of the building thread per body (Linux: read from
+//! `/proc/thread-self/schedstat`).
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group};
 use pi_ai::options::StreamOptions;
 use pi_ai::transcript::{TranscriptContext, normalize_context};
 use pi_ai::{
@@ -21,11 +28,11 @@ fn model(api: &str) -> Model {
     .expect("model")
 }
 
-/// 10 000 messages: turns of user → assistant (text + tool call) → tool result.
-fn transcript(api: &str) -> TranscriptContext {
-    let mut messages = Vec::with_capacity(10_000);
+/// `count` messages: turns of user → assistant (text + tool call) → tool result.
+fn transcript(api: &str, count: usize) -> TranscriptContext {
+    let mut messages = Vec::with_capacity(count);
     let mut i = 0;
-    while messages.len() < 10_000 {
+    while messages.len() < count {
         messages.push(Message::User(UserMessage::new(format!("Please read file number {i} and summarise it."))));
         let mut args = serde_json::Map::new();
         args.insert("path".into(), json!(format!("src/file_{i}.rs")));
@@ -48,7 +55,7 @@ fn transcript(api: &str) -> TranscriptContext {
         }));
         i += 1;
     }
-    messages.truncate(10_000);
+    messages.truncate(count);
     let tools = vec![Tool::new(
         "read",
         "Read a file",
@@ -59,37 +66,101 @@ fn transcript(api: &str) -> TranscriptContext {
 
 fn bench(c: &mut Criterion) {
     let options = StreamOptions { api_key: Some("k".into()), max_tokens: Some(1000), ..Default::default() };
-    let mut group = c.benchmark_group("request_body_10k_messages");
+    let mut group = c.benchmark_group("request_body");
     group.sample_size(20);
-    {
-        let model = model("openai-completions");
-        let context = transcript("openai-completions");
-        let compat = pi_ai::providers::openai_completions::resolve_compat(&model);
-        group.bench_function("openai-completions", |b| {
-            b.iter(|| {
-                pi_ai::providers::openai_completions::build_request(&model, context.clone(), &options, &compat)
-                    .expect("request")
-            })
-        });
-    }
-    {
-        let model = model("anthropic-messages");
-        let context = transcript("anthropic-messages");
-        group.bench_function("anthropic-messages", |b| {
-            b.iter(|| pi_ai::providers::anthropic::build_request(&model, context.clone(), &options).expect("request"))
-        });
-    }
-    {
-        let model = model("openai-responses");
-        let context = transcript("openai-responses");
-        group.bench_function("openai-responses", |b| {
-            b.iter(|| {
-                pi_ai::providers::openai_responses::build_request(&model, context.clone(), &options).expect("request")
-            })
-        });
+    for count in [1_000, 10_000] {
+        for (api, build) in BUILDS {
+            let model = model(api);
+            let context = transcript(api, count);
+            group.bench_function(BenchmarkId::new(api, count), |b| b.iter(|| build(&model, &context, &options)));
+        }
+        {
+            let model = model("openai-completions");
+            let context = transcript("openai-completions", count);
+            let compat = pi_ai::providers::openai_completions::resolve_compat(&model);
+            group.bench_function(BenchmarkId::new("openai-completions-by-value", count), |b| {
+                b.iter_batched(
+                    || context.clone(),
+                    |context| {
+                        pi_ai::providers::openai_completions::build_request(&model, context, &options, &compat)
+                            .expect("request")
+                    },
+                    BatchSize::LargeInput,
+                )
+            });
+        }
     }
     group.finish();
 }
 
+/// CPU nanoseconds this thread has run (Linux), tick-granular: read around a long run only.
+fn thread_cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
+}
+
+type Build = fn(&Model, &TranscriptContext, &StreamOptions) -> pi_ai::http::HttpRequest;
+
+fn build_completions(model: &Model, context: &TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
+    let compat = pi_ai::providers::openai_completions::resolve_compat(model);
+    pi_ai::providers::openai_completions::build_request_ref(model, context, options, &compat).expect("request")
+}
+
+fn build_anthropic(model: &Model, context: &TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
+    pi_ai::providers::anthropic::build_request_ref(model, context, options).expect("request")
+}
+
+fn build_responses(model: &Model, context: &TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
+    pi_ai::providers::openai_responses::build_request_ref(model, context, options).expect("request")
+}
+
+const BUILDS: [(&str, Build); 3] = [
+    ("openai-completions", build_completions),
+    ("anthropic-messages", build_anthropic),
+    ("openai-responses", build_responses),
+];
+
+/// CPU time per body on this thread: building from a borrowed transcript (one reading around the
+/// whole run), and building from an owned clone made just before, which the build then drops
+/// (readings around each build: tick-granular, so unbiased only over many runs).
+fn cpu_report() {
+    let options = StreamOptions { api_key: Some("k".into()), max_tokens: Some(1000), ..Default::default() };
+    for count in [1_000usize, 10_000] {
+        let runs = if count == 1_000 { 1000 } else { 100 };
+        for (api, build) in BUILDS {
+            let model = model(api);
+            let context = transcript(api, count);
+            let bytes = build(&model, &context, &options).body.len();
+            let start = thread_cpu_ns().unwrap_or(0);
+            for _ in 0..runs {
+                std::hint::black_box(build(&model, &context, &options));
+            }
+            let by_ref = thread_cpu_ns().unwrap_or(0).saturating_sub(start);
+            let mut by_value = 0u64;
+            for _ in 0..runs {
+                let input = context.clone();
+                let start = thread_cpu_ns().unwrap_or(0);
+                std::hint::black_box(build(&model, &input, &options));
+                drop(input);
+                by_value += thread_cpu_ns().unwrap_or(0).saturating_sub(start);
+            }
+            let per = |ns: u64| ns as f64 / 1e6 / runs as f64;
+            println!(
+                "{api}/{count}: {:.2} ms CPU per body; {:.2} ms with dropping the consumed transcript ({bytes} bytes)",
+                per(by_ref),
+                per(by_value)
+            );
+        }
+    }
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    if std::env::var_os("PI_BENCH_CPU").is_some() {
+        cpu_report();
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

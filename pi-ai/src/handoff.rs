@@ -45,120 +45,224 @@ pub fn transform_messages(
     model: &Model,
     normalize_id: &dyn Fn(&str, &AssistantMessage) -> String,
 ) -> Vec<Message> {
+    transform_messages_borrowed(messages, model, normalize_id).into_iter().map(HandedOff::into_owned).collect()
+}
+
+/// A message after the handoff: the caller's own when the handoff left it unchanged, otherwise a
+/// changed copy (or a synthetic tool result). Two words, so a long transcript stays cheap to hold.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HandedOff<'a> {
+    /// Unchanged.
+    Borrowed(&'a Message),
+    /// Changed or synthetic.
+    Owned(Box<Message>),
+}
+
+impl HandedOff<'_> {
+    /// The message as an owned value (cloning a borrowed one).
+    pub fn into_owned(self) -> Message {
+        match self {
+            HandedOff::Borrowed(m) => m.clone(),
+            HandedOff::Owned(m) => *m,
+        }
+    }
+}
+
+impl std::ops::Deref for HandedOff<'_> {
+    type Target = Message;
+
+    fn deref(&self) -> &Message {
+        match self {
+            HandedOff::Borrowed(m) => m,
+            HandedOff::Owned(m) => m,
+        }
+    }
+}
+
+/// [`transform_messages`] without copying: messages the handoff leaves unchanged are borrowed,
+/// only changed ones (and synthetic tool results) are owned.
+pub fn transform_messages_borrowed<'a, M: std::borrow::Borrow<Message>>(
+    messages: &'a [M],
+    model: &Model,
+    normalize_id: &dyn Fn(&str, &AssistantMessage) -> String,
+) -> Vec<HandedOff<'a>> {
     let vision = model.supports_images();
     let mut id_map: HashMap<String, String> = HashMap::new();
-    let mut transformed = Vec::with_capacity(messages.len());
+    let mut transformed: Vec<Option<HandedOff<'a>>> = Vec::with_capacity(messages.len());
     for message in messages {
-        transformed.push(match message {
-            Message::User(m) if !vision => match &m.content {
-                Content::Blocks(blocks) => {
-                    let mut m = m.clone();
-                    m.content = Content::Blocks(replace_images(blocks, USER_IMAGE_PLACEHOLDER));
-                    Message::User(m)
-                }
-                Content::Text(_) => message.clone(),
-            },
-            Message::ToolResult(m) => {
-                let mut m = m.clone();
-                if !vision {
-                    m.content = replace_images(&m.content, TOOL_IMAGE_PLACEHOLDER);
-                }
-                if let Some(id) = id_map.get(&m.tool_call_id) {
-                    m.tool_call_id = id.clone();
-                }
-                Message::ToolResult(m)
-            }
-            Message::Assistant(a) => {
-                let same = a.provider == model.provider && a.api == model.api && a.model == model.id;
-                let content = a
-                    .content
-                    .iter()
-                    .filter_map(|block| match block {
-                        AssistantBlock::Thinking(t) => {
-                            if !same {
-                                None
-                            } else if t.redacted == Some(true) || t.thinking_signature.is_some() {
-                                Some(block.clone())
-                            } else if t.thinking.trim().is_empty() {
-                                None
-                            } else {
-                                Some(block.clone())
-                            }
-                        }
-                        AssistantBlock::Text(t) if !same => {
-                            Some(AssistantBlock::Text(TextContent::new(t.text.clone())))
-                        }
-                        AssistantBlock::Text(_) => Some(block.clone()),
-                        AssistantBlock::ToolCall(call) if !same => {
-                            let mut call = call.clone();
-                            call.thought_signature = None;
-                            let id = normalize_id(&call.id, a);
-                            if id != call.id {
-                                id_map.insert(call.id.clone(), id.clone());
-                                call.id = id;
-                            }
-                            Some(AssistantBlock::ToolCall(call))
-                        }
-                        AssistantBlock::ToolCall(_) => Some(block.clone()),
-                    })
-                    .collect();
-                Message::Assistant(AssistantMessage { content, ..a.clone() })
-            }
-            _ => message.clone(),
-        });
+        transformed.push(Some(transform_one(message.borrow(), model, vision, normalize_id, &mut id_map)));
     }
 
-    let mut result = Vec::with_capacity(transformed.len());
-    let mut pending: Vec<ToolCall> = Vec::new();
-    let mut answered: HashSet<String> = HashSet::new();
-    let mut held: Vec<Message> = Vec::new();
-    let close = |result: &mut Vec<Message>,
-                 pending: &mut Vec<ToolCall>,
-                 answered: &mut HashSet<String>,
-                 held: &mut Vec<Message>| {
-        for call in pending.drain(..) {
-            if !answered.contains(&call.id) {
-                result.push(Message::ToolResult(ToolResultMessage {
-                    tool_call_id: call.id,
-                    tool_name: call.name,
-                    content: vec![UserBlock::Text(TextContent::new("No result provided"))],
-                    is_error: true,
-                    timestamp: now_ms(),
-                    ..Default::default()
-                }));
-            }
-        }
-        answered.clear();
-        result.append(held);
-    };
-    for message in transformed {
-        match &message {
-            Message::Assistant(a) => {
-                close(&mut result, &mut pending, &mut answered, &mut held);
-                if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
-                    continue;
-                }
-                let calls: Vec<ToolCall> = a.tool_calls().cloned().collect();
-                if !calls.is_empty() {
-                    pending = calls;
-                    answered.clear();
-                }
-                result.push(message);
-            }
-            Message::ToolResult(r) => {
-                answered.insert(r.tool_call_id.clone());
-                result.push(message);
-            }
-            Message::System(_) if !pending.is_empty() => held.push(message),
-            Message::System(_) => result.push(message),
-            Message::User(_) => {
-                close(&mut result, &mut pending, &mut answered, &mut held);
-                result.push(message);
-            }
-        }
+    // Pending tool calls are tracked by reference into `transformed`, which is only read here;
+    // the output order is recorded as indices plus synthetic results, and assembled afterwards.
+    enum Slot {
+        Take(usize),
+        Synthetic(Box<Message>),
     }
-    close(&mut result, &mut pending, &mut answered, &mut held);
-    result
+    let mut order: Vec<Slot> = Vec::with_capacity(transformed.len());
+    {
+        let view: Vec<&Message> = transformed.iter().flatten().map(|m| &**m).collect();
+        let mut pending: Vec<&ToolCall> = Vec::new();
+        let mut answered: Vec<&str> = Vec::new();
+        let mut held: Vec<usize> = Vec::new();
+        let close =
+            |order: &mut Vec<Slot>, pending: &mut Vec<&ToolCall>, answered: &mut Vec<&str>, held: &mut Vec<usize>| {
+                // Usually a handful of calls: a linear scan beats hashing; many use a set.
+                let set: Option<HashSet<&str>> =
+                    (pending.len() * answered.len() > 256).then(|| answered.iter().copied().collect());
+                for call in pending.drain(..) {
+                    let done = match &set {
+                        Some(set) => set.contains(call.id.as_str()),
+                        None => answered.contains(&call.id.as_str()),
+                    };
+                    if !done {
+                        order.push(Slot::Synthetic(Box::new(Message::ToolResult(ToolResultMessage {
+                            tool_call_id: call.id.clone(),
+                            tool_name: call.name.clone(),
+                            content: vec![UserBlock::Text(TextContent::new("No result provided"))],
+                            is_error: true,
+                            timestamp: now_ms(),
+                            ..Default::default()
+                        }))));
+                    }
+                }
+                answered.clear();
+                order.extend(held.drain(..).map(Slot::Take));
+            };
+        for (index, message) in view.iter().enumerate() {
+            match message {
+                Message::Assistant(a) => {
+                    close(&mut order, &mut pending, &mut answered, &mut held);
+                    if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
+                        continue;
+                    }
+                    let calls: Vec<&ToolCall> = a.tool_calls().collect();
+                    if !calls.is_empty() {
+                        pending = calls;
+                        answered.clear();
+                    }
+                    order.push(Slot::Take(index));
+                }
+                Message::ToolResult(r) => {
+                    answered.push(r.tool_call_id.as_str());
+                    order.push(Slot::Take(index));
+                }
+                Message::System(_) if !pending.is_empty() => held.push(index),
+                Message::System(_) => order.push(Slot::Take(index)),
+                Message::User(_) => {
+                    close(&mut order, &mut pending, &mut answered, &mut held);
+                    order.push(Slot::Take(index));
+                }
+            }
+        }
+        close(&mut order, &mut pending, &mut answered, &mut held);
+    }
+    order
+        .into_iter()
+        .filter_map(|slot| match slot {
+            Slot::Take(index) => transformed.get_mut(index).and_then(Option::take),
+            Slot::Synthetic(result) => Some(HandedOff::Owned(result)),
+        })
+        .collect()
+}
+
+/// The handoff of one message (the first pass of `transformMessages`): borrowed when unchanged.
+fn transform_one<'a>(
+    message: &'a Message,
+    model: &Model,
+    vision: bool,
+    normalize_id: &dyn Fn(&str, &AssistantMessage) -> String,
+    id_map: &mut HashMap<String, String>,
+) -> HandedOff<'a> {
+    let has_image = |blocks: &[UserBlock]| blocks.iter().any(|b| matches!(b, UserBlock::Image(_)));
+    match message {
+        Message::User(m) if !vision => match &m.content {
+            Content::Blocks(blocks) if has_image(blocks) => {
+                let mut m = m.clone();
+                m.content = Content::Blocks(replace_images(blocks, USER_IMAGE_PLACEHOLDER));
+                HandedOff::Owned(Box::new(Message::User(m)))
+            }
+            _ => HandedOff::Borrowed(message),
+        },
+        Message::ToolResult(r) => {
+            let strip = !vision && has_image(&r.content);
+            let new_id = id_map.get(&r.tool_call_id);
+            if !strip && new_id.is_none() {
+                return HandedOff::Borrowed(message);
+            }
+            let mut m = r.clone();
+            if strip {
+                m.content = replace_images(&m.content, TOOL_IMAGE_PLACEHOLDER);
+            }
+            if let Some(id) = new_id {
+                m.tool_call_id = id.clone();
+            }
+            HandedOff::Owned(Box::new(Message::ToolResult(m)))
+        }
+        Message::Assistant(a) => {
+            let same = a.provider == model.provider && a.api == model.api && a.model == model.id;
+            if same {
+                if a.content.iter().all(keeps_same_model_block) {
+                    return HandedOff::Borrowed(message);
+                }
+                let content = a.content.iter().filter(|b| keeps_same_model_block(b)).cloned().collect();
+                return HandedOff::Owned(Box::new(Message::Assistant(AssistantMessage { content, ..a.clone() })));
+            }
+            let mut ids: Vec<Option<String>> = Vec::new();
+            let mut unchanged = true;
+            for block in &a.content {
+                match block {
+                    AssistantBlock::Thinking(_) => unchanged = false,
+                    AssistantBlock::Text(t) => {
+                        unchanged &= t.text_signature.is_none() && t.extra.is_empty() && t.key_order.is_canonical();
+                    }
+                    AssistantBlock::ToolCall(call) => {
+                        unchanged &= call.thought_signature.is_none();
+                        let id = normalize_id(&call.id, a);
+                        if id == call.id {
+                            ids.push(None);
+                        } else {
+                            unchanged = false;
+                            id_map.insert(call.id.clone(), id.clone());
+                            ids.push(Some(id));
+                        }
+                    }
+                }
+            }
+            if unchanged {
+                return HandedOff::Borrowed(message);
+            }
+            let mut ids = ids.into_iter();
+            let content = a
+                .content
+                .iter()
+                .filter_map(|block| match block {
+                    AssistantBlock::Thinking(_) => None,
+                    AssistantBlock::Text(t) => Some(AssistantBlock::Text(TextContent::new(t.text.clone()))),
+                    AssistantBlock::ToolCall(call) => {
+                        let mut call = call.clone();
+                        call.thought_signature = None;
+                        if let Some(Some(id)) = ids.next() {
+                            call.id = id;
+                        }
+                        Some(AssistantBlock::ToolCall(call))
+                    }
+                })
+                .collect();
+            HandedOff::Owned(Box::new(Message::Assistant(AssistantMessage { content, ..a.clone() })))
+        }
+        _ => HandedOff::Borrowed(message),
+    }
+}
+
+/// Whether a same-model assistant block survives the handoff (empty unsigned thinking does not).
+fn keeps_same_model_block(block: &AssistantBlock) -> bool {
+    match block {
+        AssistantBlock::Thinking(t) => {
+            t.redacted == Some(true) || t.thinking_signature.is_some() || !t.thinking.trim().is_empty()
+        }
+        _ => true,
+    }
 }
 
 /// Replaces every UTF-16 unit outside `[a-zA-Z0-9_-]` with `_` (so the result is ASCII).

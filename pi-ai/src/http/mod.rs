@@ -20,8 +20,10 @@
 //! assert_eq!(headers.get("User-Agent"), None);
 //! ```
 
+pub(crate) mod body;
 mod client;
 mod error;
+pub(crate) mod json_out;
 mod output;
 mod request;
 pub mod shared;

@@ -92,6 +92,15 @@ pub fn transform_for_model(
     crate::handoff::transform_messages(messages, model, normalize_id)
 }
 
+/// [`transform_for_model`] borrowing the messages the handoff leaves unchanged.
+pub fn transform_for_model_borrowed<'a, M: std::borrow::Borrow<Message>>(
+    messages: &'a [M],
+    model: &Model,
+    normalize_id: &dyn Fn(&str, &crate::types::AssistantMessage) -> String,
+) -> Vec<crate::handoff::HandedOff<'a>> {
+    crate::handoff::transform_messages_borrowed(messages, model, normalize_id)
+}
+
 /// pi's `shortHash` (cyrb53 over UTF-16 code units, base 36).
 pub fn short_hash(text: &str) -> String {
     crate::handoff::short_hash(text)

@@ -16,6 +16,7 @@
 mod compat;
 mod request;
 mod stream;
+mod wire;
 
 pub use compat::{AnthropicCompat, AnthropicCompatOverrides, resolve_compat};
 pub use request::{
@@ -27,7 +28,7 @@ use crate::http::{ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, StreamCont
 use crate::options::StreamOptions;
 use crate::provider::ApiProvider;
 use crate::stream::AssistantMessageEventStream;
-use crate::transcript::{TranscriptContext, resolve_transcript};
+use crate::transcript::TranscriptContext;
 use crate::types::Model;
 
 /// The API id.
@@ -63,20 +64,31 @@ pub fn build_request(
     context: TranscriptContext,
     options: &StreamOptions,
 ) -> Result<HttpRequest, String> {
+    build_request_ref(model, &context, options)
+}
+
+/// [`build_request`] from a borrowed transcript (nothing in it is copied or moved).
+pub fn build_request_ref(
+    model: &Model,
+    context: &TranscriptContext,
+    options: &StreamOptions,
+) -> Result<HttpRequest, String> {
     let key = options.api_key.clone().filter(|k| !k.is_empty());
     if key.is_none() && !["authorization", "x-api-key", "cf-aig-authorization"].iter().any(|h| has_header(options, h)) {
         return Err(format!("No API key for provider: {}", model.provider));
     }
     let compat = resolve_compat(model);
-    let (max_tokens, thinking) = plan_thinking(model, &context, options, &compat);
-    let context = resolve_transcript(context, compat.supports_mid_convo_system_messages);
-    let mut body = serde_json::Value::Object(build_body(model, &context, options, &compat, max_tokens, &thinking));
-    if let Some(hook) = &options.on_payload
-        && let Some(mut replaced) = hook(&body, model)
-    {
+    let (max_tokens, thinking) = plan_thinking(model, context, options, &compat);
+    let supports_mid = compat.supports_mid_convo_system_messages;
+    let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
+    let view = crate::http::body::resolved_view(context.messages(), &head, supports_mid);
+    let handed_off = request::handoff(model, &view);
+    let (fields, messages) =
+        request::build_body_parts(model, &view, &handed_off, options, &compat, max_tokens, &thinking);
+    let size_hint = crate::http::body::body_size_hint(&view);
+    let body = crate::http::body::encode_body(fields, "messages", &messages, size_hint, options, model, |replaced| {
         replaced["stream"] = serde_json::Value::Bool(true);
-        body = replaced;
-    }
+    })?;
     let mut headers = HeaderMap::new();
     headers.set("Accept", "application/json");
     headers.set("Content-Type", "application/json");
@@ -123,13 +135,12 @@ pub fn build_request(
             }
             seen
         }
-        None => beta_features(model, &context, &thinking, &compat),
+        None => beta_features(model, context, &thinking, &compat),
     };
     headers.remove("anthropic-beta");
     if !features.is_empty() {
         headers.set("anthropic-beta", features.join(","));
     }
     let url = format!("{}/v1/messages?beta=true", model.base_url.trim_end_matches('/'));
-    let body = serde_json::to_vec(&body).map_err(|e| format!("Could not serialize the request: {e}"))?;
     Ok(HttpRequest { url, headers, body })
 }

@@ -3,15 +3,13 @@
 use serde_json::{Map, Value, json};
 
 use super::compat::AnthropicCompat;
-use crate::http::shared::{thinking_budget_for_level, transform_for_model};
+use super::wire::{self, WireMessage};
+use crate::handoff::HandedOff;
+use crate::http::body::to_value;
+use crate::http::shared::{thinking_budget_for_level, transform_for_model_borrowed};
 use crate::options::{CacheRetention, StreamOptions, ToolChoice};
-use crate::transcript::{
-    TranscriptContext, blocks_text, current_tools, initial_system_message, render_system_message_update,
-    system_message_text,
-};
-use crate::types::{
-    AssistantBlock, Content, ImageContent, Message, Model, ThinkingLevel, Tool, ToolResultMessage, UserBlock,
-};
+use crate::transcript::{TranscriptContext, current_tools, initial_system_message, system_message_text};
+use crate::types::{Message, Model, ThinkingLevel, Tool};
 
 /// How thinking is requested, derived from `options.reasoning` (pi's `streamSimple` mapping).
 #[derive(Clone, Debug, PartialEq)]
@@ -98,19 +96,32 @@ pub fn build_body(
     max_tokens: u64,
     thinking: &Thinking,
 ) -> Map<String, Value> {
+    let view: Vec<&Message> = context.messages().iter().collect();
+    let handed_off = handoff(model, &view);
+    let (mut body, wire) = build_body_parts(model, &view, &handed_off, options, compat, max_tokens, thinking);
+    body.insert("messages".into(), to_value(&wire));
+    body
+}
+
+/// The body as its top-level fields (with `messages: null` in place) and the typed message list.
+pub(super) fn build_body_parts<'a>(
+    model: &Model,
+    view: &[&Message],
+    handed_off: &'a [HandedOff<'a>],
+    options: &StreamOptions,
+    compat: &AnthropicCompat,
+    max_tokens: u64,
+    thinking: &Thinking,
+) -> (Map<String, Value>, Vec<WireMessage<'a>>) {
     let cache = cache_control(options, compat);
-    let initial = initial_system_message(context.messages());
+    let initial = initial_system_message(view);
     let initial_text = initial.map(system_message_text).unwrap_or_default();
-    let transformed =
-        transform_for_model(context.messages(), model, &|id: &str, _: &crate::types::AssistantMessage| {
-            normalize_tool_call_id(id)
-        });
-    let conversation = if initial.is_some() && !transformed.is_empty() { &transformed[1..] } else { &transformed[..] };
-    let messages = convert_messages(conversation, cache.as_ref(), compat);
+    let conversation = if initial.is_some() && !handed_off.is_empty() { &handed_off[1..] } else { handed_off };
+    let messages = wire::convert(conversation, cache.as_ref(), compat);
 
     let mut p = Map::new();
     p.insert("model".into(), json!(model.id));
-    p.insert("messages".into(), Value::Array(messages));
+    p.insert("messages".into(), Value::Null);
     p.insert("max_tokens".into(), json!(max_tokens));
     p.insert("stream".into(), json!(true));
     if !initial_text.is_empty() {
@@ -128,7 +139,7 @@ pub fn build_body(
     {
         p.insert("temperature".into(), json!(t));
     }
-    let tools = current_tools(context.messages());
+    let tools = current_tools(view);
     if !tools.is_empty() {
         let tool_cache = if compat.supports_cache_control_on_tools { cache.as_ref() } else { None };
         p.insert("tools".into(), Value::Array(convert_tools(&tools, compat, tool_cache)));
@@ -155,7 +166,7 @@ pub fn build_body(
     if let Some(choice) = options.tool_choice {
         p.insert("tool_choice".into(), json!({"type": if choice == ToolChoice::Auto { "auto" } else { "none" }}));
     }
-    p
+    (p, messages)
 }
 
 /// `{name, description, eager_input_streaming?, input_schema, cache_control? (last)}` per tool.
@@ -190,182 +201,18 @@ pub fn convert_tools(tools: &[Tool], compat: &AnthropicCompat, cache: Option<&Va
         .collect()
 }
 
-fn image_block(image: &ImageContent) -> Value {
-    json!({"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}})
-}
-
-/// pi's `convertContentBlocks`: text only → the texts joined with "\n"; with images → blocks,
-/// with "(see attached image)" first when there is no text.
-fn tool_result_content(content: &[UserBlock]) -> Value {
-    if !content.iter().any(|b| matches!(b, UserBlock::Image(_))) {
-        return json!(blocks_text(content, "\n"));
-    }
-    let mut blocks: Vec<Value> = content
-        .iter()
-        .map(|b| match b {
-            UserBlock::Text(t) => json!({"type": "text", "text": t.text}),
-            UserBlock::Image(img) => image_block(img),
-        })
-        .collect();
-    if !content.iter().any(|b| matches!(b, UserBlock::Text(_))) {
-        blocks.insert(0, json!({"type": "text", "text": "(see attached image)"}));
-    }
-    Value::Array(blocks)
-}
-
-const ERROR_IMAGE_PLACEHOLDER: &str = "(image attached after the tool results)";
-
-/// pi's `splitErrorToolResultImages`: an error result's images move after all results.
-fn split_error_images(msg: &ToolResultMessage) -> Option<(Vec<UserBlock>, String, Vec<&ImageContent>)> {
-    if !msg.is_error {
-        return None;
-    }
-    let images: Vec<&ImageContent> = msg
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            UserBlock::Image(i) => Some(i),
-            UserBlock::Text(_) => None,
-        })
-        .collect();
-    if images.is_empty() {
-        return None;
-    }
-    let mut content = Vec::new();
-    let mut previous_was_placeholder = false;
-    for block in &msg.content {
-        match block {
-            UserBlock::Image(_) => {
-                if !previous_was_placeholder {
-                    content.push(UserBlock::Text(crate::types::TextContent::new(ERROR_IMAGE_PLACEHOLDER)));
-                }
-                previous_was_placeholder = true;
-            }
-            UserBlock::Text(t) => {
-                previous_was_placeholder = t.text == ERROR_IMAGE_PLACEHOLDER;
-                content.push(block.clone());
-            }
-        }
-    }
-    let caption = format!("Images from the error result of tool call {} ({}):", msg.tool_call_id, msg.tool_name);
-    Some((content, caption, images))
-}
-
 /// Converts the conversation (without the leading system message) into Anthropic messages.
 pub fn convert_messages(messages: &[Message], cache: Option<&Value>, compat: &AnthropicCompat) -> Vec<Value> {
-    let mut params: Vec<Value> = Vec::with_capacity(messages.len());
-    let mut pending_system: Vec<Value> = Vec::new();
-    let mut i = 0;
-    while i < messages.len() {
-        match &messages[i] {
-            Message::System(s) => {
-                let text = render_system_message_update(s);
-                if !text.is_empty() {
-                    pending_system.push(json!({"role": "system", "content": [{"type": "text", "text": text}]}));
-                }
-            }
-            Message::User(u) => match &u.content {
-                Content::Text(text) => {
-                    if !text.trim().is_empty() {
-                        params.push(json!({"role": "user", "content": text}));
-                    }
-                }
-                Content::Blocks(blocks) => {
-                    let content: Vec<Value> = blocks
-                        .iter()
-                        .filter(|b| !matches!(b, UserBlock::Text(t) if t.text.trim().is_empty()))
-                        .map(|b| match b {
-                            UserBlock::Text(t) => json!({"type": "text", "text": t.text}),
-                            UserBlock::Image(img) => image_block(img),
-                        })
-                        .collect();
-                    if !content.is_empty() {
-                        params.push(json!({"role": "user", "content": content}));
-                    }
-                }
-            },
-            Message::Assistant(a) => {
-                let mut blocks = Vec::new();
-                for block in &a.content {
-                    match block {
-                        AssistantBlock::Text(t) => {
-                            if !t.text.trim().is_empty() {
-                                blocks.push(json!({"type": "text", "text": t.text}));
-                            }
-                        }
-                        AssistantBlock::Thinking(t) => {
-                            if t.redacted == Some(true) {
-                                blocks.push(json!({"type": "redacted_thinking", "data": t.thinking_signature}));
-                                continue;
-                            }
-                            let signature = t.thinking_signature.as_deref().filter(|s| !s.trim().is_empty());
-                            if t.thinking.trim().is_empty() && signature.is_none() {
-                                continue;
-                            }
-                            blocks.push(match signature {
-                                Some(sig) => json!({"type": "thinking", "thinking": t.thinking, "signature": sig}),
-                                None if compat.allow_empty_signature => {
-                                    json!({"type": "thinking", "thinking": t.thinking, "signature": ""})
-                                }
-                                None => json!({"type": "text", "text": t.thinking}),
-                            });
-                        }
-                        AssistantBlock::ToolCall(call) => {
-                            blocks.push(
-                                json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}),
-                            );
-                        }
-                    }
-                }
-                if blocks.is_empty() {
-                    i += 1;
-                    continue;
-                }
-                params.append(&mut pending_system);
-                params.push(json!({"role": "assistant", "content": blocks}));
-            }
-            Message::ToolResult(_) => {
-                let mut results = Vec::new();
-                let mut error_images = Vec::new();
-                while let Some(Message::ToolResult(r)) = messages.get(i) {
-                    match split_error_images(r) {
-                        Some((content, caption, images)) => {
-                            results.push(json!({"type": "tool_result", "tool_use_id": r.tool_call_id, "content": tool_result_content(&content), "is_error": r.is_error}));
-                            error_images.push(json!({"type": "text", "text": caption}));
-                            error_images.extend(images.into_iter().map(image_block));
-                        }
-                        None => results.push(json!({"type": "tool_result", "tool_use_id": r.tool_call_id, "content": tool_result_content(&r.content), "is_error": r.is_error})),
-                    }
-                    i += 1;
-                }
-                results.append(&mut error_images);
-                params.push(json!({"role": "user", "content": results}));
-                continue;
-            }
-        }
-        i += 1;
+    let messages: Vec<HandedOff<'_>> = messages.iter().map(HandedOff::Borrowed).collect();
+    match to_value(&wire::convert(&messages, cache, compat)) {
+        Value::Array(items) => items,
+        _ => Vec::new(),
     }
-    params.append(&mut pending_system);
-    if let (Some(cache), Some(last)) = (cache, params.last_mut())
-        && matches!(last["role"].as_str(), Some("user" | "system"))
-    {
-        match last.get_mut("content") {
-            Some(Value::Array(blocks)) => {
-                if let Some(block) = blocks.last_mut()
-                    && matches!(
-                        block["type"].as_str(),
-                        Some("text" | "image" | "tool_result" | "tool_addition" | "tool_removal")
-                    )
-                {
-                    block["cache_control"] = cache.clone();
-                }
-            }
-            Some(Value::String(s)) => {
-                let text = std::mem::take(s);
-                last["content"] = json!([{"type": "text", "text": text, "cache_control": cache}]);
-            }
-            _ => {}
-        }
-    }
-    params
+}
+
+/// The cross-provider handoff with Anthropic's tool-call ids, borrowing unchanged messages.
+pub(super) fn handoff<'a>(model: &Model, view: &'a [&'a Message]) -> Vec<HandedOff<'a>> {
+    transform_for_model_borrowed(view, model, &|id: &str, _: &crate::types::AssistantMessage| {
+        normalize_tool_call_id(id)
+    })
 }

@@ -14,6 +14,7 @@
 mod compat;
 mod request;
 mod stream;
+mod wire;
 
 pub use compat::{CompletionsCompat, CompletionsCompatOverrides, detect_compat, resolve_compat};
 pub use request::{build_body, convert_messages, convert_tools, normalize_tool_call_id, reasoning_effort};
@@ -85,14 +86,23 @@ pub fn build_request(
     options: &StreamOptions,
     compat: &CompletionsCompat,
 ) -> Result<HttpRequest, String> {
+    build_request_ref(model, &context, options, compat)
+}
+
+/// [`build_request`] from a borrowed transcript (nothing in it is copied or moved).
+pub fn build_request_ref(
+    model: &Model,
+    context: &TranscriptContext,
+    options: &StreamOptions,
+    compat: &CompletionsCompat,
+) -> Result<HttpRequest, String> {
     let key = client_api_key(model, options)?;
-    let context = request::resolve_context(context, compat);
-    let mut body = serde_json::Value::Object(build_body(model, &context, options, compat));
-    if let Some(hook) = &options.on_payload
-        && let Some(replaced) = hook(&body, model)
-    {
-        body = replaced;
-    }
+    let head = crate::http::body::collapsed_head(context.messages(), compat.supports_mid_convo_system_messages);
+    let view = crate::http::body::resolved_view(context.messages(), &head, compat.supports_mid_convo_system_messages);
+    let handed_off = request::handoff(model, &view);
+    let (fields, messages) = request::build_body_parts(model, &view, &handed_off, options, compat);
+    let size_hint = crate::http::body::body_size_hint(&view);
+    let body = crate::http::body::encode_body(fields, "messages", &messages, size_hint, options, model, |_| {})?;
     let mut headers = HeaderMap::new();
     headers.set("Accept", "application/json");
     headers.set("Content-Type", "application/json");
@@ -116,6 +126,5 @@ pub fn build_request(
     }
     headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
     let url = format!("{}/chat/completions", model.base_url.trim_end_matches('/'));
-    let body = serde_json::to_vec(&body).map_err(|e| format!("Could not serialize the request: {e}"))?;
     Ok(HttpRequest { url, headers, body })
 }

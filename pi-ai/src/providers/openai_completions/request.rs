@@ -3,18 +3,18 @@
 use serde_json::{Map, Value, json};
 
 use super::compat::CompletionsCompat;
+use super::wire::{self, WireMessage};
+use crate::handoff::HandedOff;
+use crate::http::body::to_value;
 use crate::http::shared::{
-    clamp_thinking_level, data_url, resolve_sampling_params, thinking_budget_for_level, transform_for_model,
+    clamp_thinking_level, resolve_sampling_params, thinking_budget_for_level, transform_for_model_borrowed,
 };
 use crate::options::{CacheRetention, StreamOptions, ToolChoice};
-use crate::transcript::{
-    ResolvedTools, ToolChangeSupport, TranscriptContext, render_system_message_update, resolve_transcript,
-    resolve_transcript_tools, system_message_text,
-};
-use crate::types::{AssistantBlock, Content, Message, Model, ThinkingLevel, Tool, UserBlock};
+use crate::transcript::{ResolvedTools, ToolChangeSupport, TranscriptContext, resolve_transcript_tools};
+use crate::types::{Message, Model, ThinkingLevel, Tool};
 
 /// The three fields a thinking block's signature may name, where the server streamed it.
-const REASONING_FIELDS: [&str; 3] = ["reasoning", "reasoning_content", "reasoning_text"];
+pub(super) const REASONING_FIELDS: [&str; 3] = ["reasoning", "reasoning_content", "reasoning_text"];
 
 /// The reasoning level actually requested: `options.reasoning` clamped to the model, `None` for off.
 pub fn reasoning_effort(model: &Model, options: &StreamOptions) -> Option<ThinkingLevel> {
@@ -41,9 +41,24 @@ pub fn build_body(
     options: &StreamOptions,
     compat: &CompletionsCompat,
 ) -> Map<String, Value> {
+    let view: Vec<&Message> = context.messages().iter().collect();
+    let messages = handoff(model, &view);
+    let (mut body, wire) = build_body_parts(model, &view, &messages, options, compat);
+    body.insert("messages".into(), to_value(&wire));
+    body
+}
+
+/// The body as its top-level fields (with `messages: null` in place) and the typed message list.
+pub(super) fn build_body_parts<'a>(
+    model: &Model,
+    view: &[&Message],
+    handed_off: &'a [HandedOff<'a>],
+    options: &StreamOptions,
+    compat: &CompletionsCompat,
+) -> (Map<String, Value>, Vec<WireMessage<'a>>) {
     let cache_retention = options.cache_retention.unwrap_or_else(CacheRetention::from_env);
-    let tools = resolve_transcript_tools(context.messages(), tool_support(compat));
-    let mut messages = convert_messages(model, context, compat, &tools);
+    let tools = resolve_transcript_tools(view, tool_support(compat));
+    let mut messages = wire::convert(model, handed_off, compat, &tools);
     let effort = reasoning_effort(model, options);
 
     let mut p = Map::new();
@@ -80,7 +95,7 @@ pub fn build_body(
     let mut request_tools = None;
     if !tools.request_tools.is_empty() {
         request_tools = Some(convert_tools(&tools.request_tools, compat));
-    } else if compat.requires_tools_with_tool_history && has_tool_history(context.messages()) {
+    } else if compat.requires_tools_with_tool_history && has_tool_history(view) {
         request_tools = Some(Vec::new());
     }
     if compat.cache_control_format.as_deref() == Some("anthropic") && cache_retention != CacheRetention::None {
@@ -88,9 +103,8 @@ pub fn build_body(
         if cache_retention == CacheRetention::Long && compat.supports_long_cache_retention {
             marker["ttl"] = json!("1h");
         }
-        apply_cache_control(&mut messages, request_tools.as_mut(), &marker);
+        wire::apply_cache_control(&mut messages, request_tools.as_mut(), &marker);
     }
-    p.insert("messages".into(), Value::Array(messages));
     if let Some(tools) = request_tools {
         let non_empty = !tools.is_empty();
         p.insert("tools".into(), Value::Array(tools));
@@ -132,7 +146,7 @@ pub fn build_body(
             p.insert(k, v);
         }
     }
-    p
+    (p, messages)
 }
 
 fn mapped_level(model: &Model, level: &str) -> Option<Value> {
@@ -321,8 +335,8 @@ fn chat_template_values(
     (!out.is_empty()).then_some(out)
 }
 
-fn has_tool_history(messages: &[Message]) -> bool {
-    messages.iter().any(|m| match m {
+fn has_tool_history(messages: &[&Message]) -> bool {
+    messages.iter().any(|m| match *m {
         Message::ToolResult(_) => true,
         Message::Assistant(a) => a.tool_calls().next().is_some(),
         _ => false,
@@ -346,41 +360,6 @@ pub fn convert_tools(tools: &[Tool], compat: &CompletionsCompat) -> Vec<Value> {
         .collect()
 }
 
-fn apply_cache_control(messages: &mut [Value], tools: Option<&mut Vec<Value>>, marker: &Value) {
-    if let Some(m) = messages.iter_mut().find(|m| matches!(m["role"].as_str(), Some("system" | "developer"))) {
-        add_cache_control(m, marker);
-    }
-    if let Some(last) = tools.and_then(|t| t.last_mut()).and_then(Value::as_object_mut) {
-        last.insert("cache_control".into(), marker.clone());
-    }
-    for m in messages.iter_mut().rev() {
-        if matches!(m["role"].as_str(), Some("user" | "assistant" | "tool")) && add_cache_control(m, marker) {
-            break;
-        }
-    }
-}
-
-fn add_cache_control(message: &mut Value, marker: &Value) -> bool {
-    match message.get_mut("content") {
-        Some(Value::String(s)) => {
-            if s.is_empty() {
-                return false;
-            }
-            let text = std::mem::take(s);
-            message["content"] = json!([{"type": "text", "text": text, "cache_control": marker}]);
-            true
-        }
-        Some(Value::Array(parts)) => match parts.iter_mut().rev().find(|p| p["type"] == "text") {
-            Some(part) => {
-                part["cache_control"] = marker.clone();
-                true
-            }
-            None => false,
-        },
-        _ => false,
-    }
-}
-
 /// Converts the transcript into Chat Completions messages (pi's `convertMessages`).
 pub fn convert_messages(
     model: &Model,
@@ -388,194 +367,24 @@ pub fn convert_messages(
     compat: &CompletionsCompat,
     tools: &ResolvedTools,
 ) -> Vec<Value> {
-    let messages = transform_for_model(context.messages(), model, &|id: &str, _: &crate::types::AssistantMessage| {
-        normalize_tool_call_id(model, id)
-    });
-    let instruction_role = if model.reasoning && compat.supports_developer_role { "developer" } else { "system" };
-    let mut params: Vec<Value> = Vec::with_capacity(messages.len());
-    let mut last_role: Option<&str> = None;
-    let mut system_index = 0usize;
-    let mut i = 0usize;
-    while i < messages.len() {
-        let msg = &messages[i];
-        if compat.requires_assistant_after_tool_result
-            && last_role == Some("toolResult")
-            && matches!(msg, Message::User(_))
-        {
-            params.push(json!({"role": "assistant", "content": "I have processed the tool results."}));
-        }
-        match msg {
-            Message::System(s) => {
-                let index = system_index;
-                system_index += 1;
-                if index >= tools.folded_system_messages {
-                    let added = s.tools_added.as_deref().unwrap_or_default();
-                    if !added.is_empty() {
-                        params.push(json!({"role": "system", "tools": convert_tools(added, compat)}));
-                    }
-                }
-                let text = if i == 0 { system_message_text(s) } else { render_system_message_update(s) };
-                if !text.is_empty() {
-                    params.push(json!({"role": instruction_role, "content": text}));
-                }
-                last_role = Some("system");
-            }
-            Message::User(u) => {
-                match &u.content {
-                    Content::Text(text) => params.push(json!({"role": "user", "content": text})),
-                    Content::Blocks(blocks) => {
-                        let content: Vec<Value> = blocks
-                            .iter()
-                            .filter(|b| !matches!(b, UserBlock::Text(t) if t.text.is_empty()))
-                            .map(|b| match b {
-                                UserBlock::Text(t) => json!({"type": "text", "text": t.text}),
-                                UserBlock::Image(img) => {
-                                    json!({"type": "image_url", "image_url": {"url": data_url(&img.mime_type, &img.data)}})
-                                }
-                            })
-                            .collect();
-                        if content.is_empty() {
-                            i += 1;
-                            continue;
-                        }
-                        params.push(json!({"role": "user", "content": content}));
-                    }
-                }
-                last_role = Some("user");
-            }
-            Message::Assistant(a) => {
-                let non_null =
-                    compat.requires_assistant_after_tool_result || compat.requires_non_null_assistant_content;
-                let mut out = Map::new();
-                out.insert("role".into(), json!("assistant"));
-                out.insert("content".into(), if non_null { json!("") } else { Value::Null });
-                let texts: Vec<&str> =
-                    a.content.iter().filter_map(AssistantBlock::as_text).filter(|t| !t.trim().is_empty()).collect();
-                let joined: String = texts.concat();
-                let thinking: Vec<&crate::types::ThinkingContent> = a
-                    .content
-                    .iter()
-                    .filter_map(|b| match b {
-                        AssistantBlock::Thinking(t) if !t.thinking.trim().is_empty() => Some(t),
-                        _ => None,
-                    })
-                    .collect();
-                let reasoning_details = a.content.iter().find_map(|b| match b {
-                    AssistantBlock::Thinking(t) => parse_reasoning_details(t.thinking_signature.as_deref()),
-                    _ => None,
-                });
-                if !thinking.is_empty() {
-                    if compat.requires_thinking_as_text {
-                        let text = thinking.iter().map(|t| t.thinking.as_str()).collect::<Vec<_>>().join("\n\n");
-                        let mut parts = vec![json!({"type": "text", "text": text})];
-                        parts.extend(texts.iter().map(|t| json!({"type": "text", "text": t})));
-                        out.insert("content".into(), Value::Array(parts));
-                    } else {
-                        if !joined.is_empty() {
-                            out.insert("content".into(), json!(joined));
-                        }
-                        if reasoning_details.is_none() {
-                            let mut signature = thinking[0].thinking_signature.as_deref();
-                            if model.provider == "opencode-go" && signature == Some("reasoning") {
-                                signature = Some("reasoning_content");
-                            }
-                            if let Some(field) = signature.filter(|s| REASONING_FIELDS.contains(s)) {
-                                let text = thinking.iter().map(|t| t.thinking.as_str()).collect::<Vec<_>>().join("\n");
-                                out.insert(field.to_owned(), json!(text));
-                            }
-                        }
-                    }
-                } else if !joined.is_empty() {
-                    out.insert("content".into(), json!(joined));
-                }
-                let calls: Vec<Value> = a
-                    .tool_calls()
-                    .map(|tc| {
-                        json!({
-                            "id": tc.id,
-                            "type": "function",
-                            "function": {"name": tc.name, "arguments": Value::Object(tc.arguments.clone()).to_string()},
-                        })
-                    })
-                    .collect();
-                let has_calls = !calls.is_empty();
-                if has_calls {
-                    out.insert("tool_calls".into(), Value::Array(calls));
-                }
-                if let Some(details) = reasoning_details {
-                    out.insert("reasoning_details".into(), details);
-                }
-                if compat.requires_reasoning_content_on_assistant_messages
-                    && model.reasoning
-                    && !out.contains_key("reasoning_content")
-                {
-                    out.insert("reasoning_content".into(), json!(""));
-                }
-                let has_content = match &out["content"] {
-                    Value::String(s) => !s.is_empty(),
-                    Value::Array(a) => !a.is_empty(),
-                    _ => false,
-                };
-                if !has_content && !has_calls {
-                    i += 1;
-                    continue;
-                }
-                params.push(Value::Object(out));
-                last_role = Some("assistant");
-            }
-            Message::ToolResult(_) => {
-                let mut images = Vec::new();
-                let mut j = i;
-                while let Some(Message::ToolResult(r)) = messages.get(j) {
-                    let text = r.content.iter().filter_map(UserBlock::as_text).collect::<Vec<_>>().join("\n");
-                    let has_images = r.content.iter().any(|b| matches!(b, UserBlock::Image(_)));
-                    let text = if !text.trim().is_empty() {
-                        text
-                    } else if has_images {
-                        "(see attached image)".to_owned()
-                    } else {
-                        "(no tool output)".to_owned()
-                    };
-                    let mut m = Map::new();
-                    m.insert("role".into(), json!("tool"));
-                    m.insert("content".into(), json!(text));
-                    m.insert("tool_call_id".into(), json!(r.tool_call_id));
-                    if compat.requires_tool_result_name && !r.tool_name.is_empty() {
-                        m.insert("name".into(), json!(r.tool_name));
-                    }
-                    params.push(Value::Object(m));
-                    if has_images && model.supports_images() {
-                        for b in &r.content {
-                            if let UserBlock::Image(img) = b {
-                                images.push(json!({"type": "image_url", "image_url": {"url": data_url(&img.mime_type, &img.data)}}));
-                            }
-                        }
-                    }
-                    j += 1;
-                }
-                if images.is_empty() {
-                    last_role = Some("toolResult");
-                } else {
-                    if compat.requires_assistant_after_tool_result {
-                        params.push(json!({"role": "assistant", "content": "I have processed the tool results."}));
-                    }
-                    let mut content = vec![json!({"type": "text", "text": "Attached image(s) from tool result:"})];
-                    content.extend(images);
-                    params.push(json!({"role": "user", "content": content}));
-                    last_role = Some("user");
-                }
-                i = j;
-                continue;
-            }
-        }
-        i += 1;
+    let view: Vec<&Message> = context.messages().iter().collect();
+    let messages = handoff(model, &view);
+    match to_value(&wire::convert(model, &messages, compat, tools)) {
+        Value::Array(items) => items,
+        _ => Vec::new(),
     }
-    params
+}
+
+/// The cross-provider handoff with this API's tool-call ids, borrowing unchanged messages.
+pub(super) fn handoff<'a>(model: &Model, view: &'a [&'a Message]) -> Vec<HandedOff<'a>> {
+    transform_for_model_borrowed(view, model, &|id: &str, _: &crate::types::AssistantMessage| {
+        normalize_tool_call_id(model, id)
+    })
 }
 
 /// OpenRouter-style `reasoning_details` stored as a thinking signature (a non-empty JSON array of
 /// `reasoning.summary` / `reasoning.encrypted` / `reasoning.text` objects).
-fn parse_reasoning_details(signature: Option<&str>) -> Option<Value> {
+pub(super) fn parse_reasoning_details(signature: Option<&str>) -> Option<Value> {
     let parsed: Value = serde_json::from_str(signature?).ok()?;
     let items = parsed.as_array()?;
     let valid = !items.is_empty()
@@ -586,9 +395,4 @@ fn parse_reasoning_details(signature: Option<&str>) -> Option<Value> {
             _ => false,
         });
     valid.then_some(parsed)
-}
-
-/// `resolveTranscript` with this API's compat flag.
-pub fn resolve_context(context: TranscriptContext, compat: &CompletionsCompat) -> TranscriptContext {
-    resolve_transcript(context, compat.supports_mid_convo_system_messages)
 }

@@ -13,6 +13,7 @@
 
 mod request;
 mod stream;
+mod wire;
 
 pub use request::{
     ResponsesCompat, ResponsesCompatOverrides, build_body, convert_messages, convert_tools, normalize_tool_call_id,
@@ -24,7 +25,7 @@ use crate::http::{ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, StreamCont
 use crate::options::{CacheRetention, StreamOptions};
 use crate::provider::ApiProvider;
 use crate::stream::AssistantMessageEventStream;
-use crate::transcript::{TranscriptContext, resolve_transcript};
+use crate::transcript::TranscriptContext;
 use crate::types::Model;
 
 /// The API id.
@@ -53,6 +54,15 @@ pub fn build_request(
     context: TranscriptContext,
     options: &StreamOptions,
 ) -> Result<HttpRequest, String> {
+    build_request_ref(model, &context, options)
+}
+
+/// [`build_request`] from a borrowed transcript (nothing in it is copied or moved).
+pub fn build_request_ref(
+    model: &Model,
+    context: &TranscriptContext,
+    options: &StreamOptions,
+) -> Result<HttpRequest, String> {
     let key = match options.api_key.as_ref().filter(|k| !k.is_empty()) {
         Some(key) => key.clone(),
         None => {
@@ -70,13 +80,13 @@ pub fn build_request(
         }
     };
     let compat = resolve_compat(model);
-    let context = resolve_transcript(context, compat.supports_mid_convo_system_messages);
-    let mut body = serde_json::Value::Object(build_body(model, &context, options, &compat));
-    if let Some(hook) = &options.on_payload
-        && let Some(replaced) = hook(&body, model)
-    {
-        body = replaced;
-    }
+    let supports_mid = compat.supports_mid_convo_system_messages;
+    let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
+    let view = crate::http::body::resolved_view(context.messages(), &head, supports_mid);
+    let handed_off = wire::handoff(model, &view);
+    let (fields, items) = request::build_body_parts(model, &view, &handed_off, options, &compat);
+    let size_hint = crate::http::body::body_size_hint(&view);
+    let body = crate::http::body::encode_body(fields, "input", &items, size_hint, options, model, |_| {})?;
     let mut headers = HeaderMap::new();
     headers.set("Accept", "application/json");
     headers.set("Content-Type", "application/json");
@@ -98,6 +108,5 @@ pub fn build_request(
     }
     headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
     let url = format!("{}/responses", model.base_url.trim_end_matches('/'));
-    let body = serde_json::to_vec(&body).map_err(|e| format!("Could not serialize the request: {e}"))?;
     Ok(HttpRequest { url, headers, body })
 }

@@ -1,14 +1,15 @@
 //! The `POST /responses` body (pi's `buildParams` and `convertResponsesMessages`).
 
+use crate::handoff::HandedOff;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::http::shared::{clamp_thinking_level, data_url, resolve_sampling_params, short_hash, transform_for_model};
+use super::wire::{self, Item};
+use crate::http::body::to_value;
+use crate::http::shared::{clamp_thinking_level, resolve_sampling_params, short_hash};
 use crate::options::{CacheRetention, StreamOptions, ToolChoice};
-use crate::transcript::{
-    ToolChangeSupport, TranscriptContext, render_system_message_update, resolve_transcript_tools, system_message_text,
-};
-use crate::types::{AssistantBlock, AssistantMessage, Content, Message, Model, ThinkingLevel, Tool, UserBlock};
+use crate::transcript::{ToolChangeSupport, TranscriptContext, resolve_transcript_tools};
+use crate::types::{AssistantMessage, Message, Model, ThinkingLevel, Tool};
 
 /// Providers whose Responses tool-call ids keep the `call|item` form.
 const TOOL_CALL_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
@@ -88,12 +89,27 @@ pub fn build_body(
     options: &StreamOptions,
     compat: &ResponsesCompat,
 ) -> Map<String, Value> {
+    let view: Vec<&Message> = context.messages().iter().collect();
+    let handed_off = wire::handoff(model, &view);
+    let (mut body, items) = build_body_parts(model, &view, &handed_off, options, compat);
+    body.insert("input".into(), to_value(&items));
+    body
+}
+
+/// The body as its top-level fields (with `input: null` in place) and the typed input items.
+pub(super) fn build_body_parts<'a>(
+    model: &Model,
+    view: &[&Message],
+    handed_off: &'a [HandedOff<'a>],
+    options: &StreamOptions,
+    compat: &ResponsesCompat,
+) -> (Map<String, Value>, Vec<Item<'a>>) {
     let cache_retention = options.cache_retention.unwrap_or_else(CacheRetention::from_env);
-    let tools = resolve_transcript_tools(context.messages(), ToolChangeSupport::None);
-    let input = convert_messages(model, context);
+    let tools = resolve_transcript_tools(view, ToolChangeSupport::None);
+    let input = wire::convert(model, handed_off);
     let mut p = Map::new();
     p.insert("model".into(), json!(model.id));
-    p.insert("input".into(), Value::Array(input));
+    p.insert("input".into(), Value::Null);
     p.insert("stream".into(), json!(true));
     if cache_retention != CacheRetention::None
         && compat.prompt_cache_key_mode != "disabled"
@@ -145,7 +161,7 @@ pub fn build_body(
             p.insert(k, v);
         }
     }
-    p
+    (p, input)
 }
 
 /// `{type:"function", name, description, parameters, strict?}` per tool.
@@ -189,163 +205,12 @@ pub fn normalize_tool_call_id(model: &Model, id: &str, source: &AssistantMessage
     format!("{call}|{item}")
 }
 
-fn text_signature_id(signature: Option<&str>) -> (Option<String>, Option<String>) {
-    let Some(sig) = signature.filter(|s| !s.is_empty()) else { return (None, None) };
-    if sig.starts_with('{')
-        && let Ok(v) = serde_json::from_str::<Value>(sig)
-        && v.get("v") == Some(&json!(1))
-        && let Some(id) = v.get("id").and_then(Value::as_str)
-    {
-        let phase = v.get("phase").and_then(Value::as_str).filter(|p| *p == "commentary" || *p == "final_answer");
-        return (Some(id.to_owned()), phase.map(str::to_owned));
-    }
-    (Some(sig.to_owned()), None)
-}
-
-fn tool_result_output(model: &Model, content: &[UserBlock]) -> Value {
-    let text = content.iter().filter_map(UserBlock::as_text).collect::<Vec<_>>().join("\n");
-    let images: Vec<_> = content
-        .iter()
-        .filter_map(|b| match b {
-            UserBlock::Image(i) => Some(i),
-            UserBlock::Text(_) => None,
-        })
-        .collect();
-    let has_text = !text.trim().is_empty();
-    if images.is_empty() || !model.supports_images() {
-        return json!(if has_text {
-            text
-        } else if images.is_empty() {
-            "(no tool output)".to_owned()
-        } else {
-            "(see attached image)".to_owned()
-        });
-    }
-    let mut out = Vec::new();
-    if has_text {
-        out.push(json!({"type": "input_text", "text": text}));
-    }
-    for image in images {
-        out.push(
-            json!({"type": "input_image", "detail": "auto", "image_url": data_url(&image.mime_type, &image.data)}),
-        );
-    }
-    Value::Array(out)
-}
-
 /// Converts the transcript into Responses input items.
 pub fn convert_messages(model: &Model, context: &TranscriptContext) -> Vec<Value> {
-    let normalize = |id: &str, source: &AssistantMessage| normalize_tool_call_id(model, id, source);
-    let messages = transform_for_model(context.messages(), model, &normalize);
-    let raw_developer =
-        model.compat.as_ref().and_then(|c| c.get("supportsDeveloperRole")).is_none_or(|v| v != &Value::Bool(false));
-    let role = if model.reasoning && raw_developer { "developer" } else { "system" };
-    let mut items = Vec::with_capacity(messages.len());
-    let mut msg_index = 0usize;
-    for (source_index, msg) in messages.iter().enumerate() {
-        let leading = source_index == 0 && matches!(msg, Message::System(_));
-        match msg {
-            Message::System(s) => {
-                let text = if leading { system_message_text(s) } else { render_system_message_update(s) };
-                if !text.is_empty() {
-                    items.push(json!({"role": role, "content": text}));
-                }
-            }
-            Message::User(u) => match &u.content {
-                Content::Text(t) => items.push(json!({"role": "user", "content": [{"type": "input_text", "text": t}]})),
-                Content::Blocks(blocks) => {
-                    let content: Vec<Value> = blocks
-                        .iter()
-                        .map(|b| match b {
-                            UserBlock::Text(t) => json!({"type": "input_text", "text": t.text}),
-                            UserBlock::Image(i) => {
-                                json!({"type": "input_image", "detail": "auto", "image_url": data_url(&i.mime_type, &i.data)})
-                            }
-                        })
-                        .collect();
-                    if content.is_empty() {
-                        continue;
-                    }
-                    items.push(json!({"role": "user", "content": content}));
-                }
-            },
-            Message::Assistant(a) => {
-                let same_provider_api = a.provider == model.provider && a.api == model.api;
-                let same_model = same_provider_api && a.model == model.id;
-                let different_model = same_provider_api && a.model != model.id;
-                let mut text_index = 0usize;
-                let mut output = Vec::new();
-                for block in &a.content {
-                    match block {
-                        AssistantBlock::Thinking(t) => {
-                            if let Some(sig) = t.thinking_signature.as_deref().filter(|s| !s.is_empty()) {
-                                match serde_json::from_str::<Value>(sig) {
-                                    Ok(item) => output.push(item),
-                                    Err(error) => {
-                                        tracing::warn!(%error, "dropping a thinking signature that is not JSON")
-                                    }
-                                }
-                            }
-                        }
-                        AssistantBlock::Text(t) => {
-                            let (id, phase) = text_signature_id(t.text_signature.as_deref());
-                            let fallback = if text_index == 0 {
-                                format!("msg_pi_{msg_index}")
-                            } else {
-                                format!("msg_pi_{msg_index}_{text_index}")
-                            };
-                            text_index += 1;
-                            let id = match id {
-                                None => fallback,
-                                Some(id) if id.chars().count() > 64 => format!("msg_{}", short_hash(&id)),
-                                Some(id) => id,
-                            };
-                            let mut item = Map::new();
-                            item.insert("type".into(), json!("message"));
-                            item.insert("role".into(), json!("assistant"));
-                            item.insert(
-                                "content".into(),
-                                json!([{"type": "output_text", "text": t.text, "annotations": []}]),
-                            );
-                            item.insert("status".into(), json!("completed"));
-                            item.insert("id".into(), json!(id));
-                            if let Some(phase) = phase {
-                                item.insert("phase".into(), json!(phase));
-                            }
-                            output.push(Value::Object(item));
-                        }
-                        AssistantBlock::ToolCall(call) => {
-                            let mut parts = call.id.split('|');
-                            let call_id = parts.next().unwrap_or_default();
-                            let item_id = parts.next().filter(|i| !different_model && i.starts_with("fc_"));
-                            let mut item = Map::new();
-                            item.insert("type".into(), json!("function_call"));
-                            if let Some(id) = item_id {
-                                item.insert("id".into(), json!(id));
-                            }
-                            item.insert("call_id".into(), json!(call_id));
-                            item.insert("name".into(), json!(call.name));
-                            item.insert("arguments".into(), json!(Value::Object(call.arguments.clone()).to_string()));
-                            if same_model && let Some(ns) = &call.namespace {
-                                item.insert("namespace".into(), json!(ns));
-                            }
-                            output.push(Value::Object(item));
-                        }
-                    }
-                }
-                if output.is_empty() {
-                    continue;
-                }
-                items.extend(output);
-            }
-            Message::ToolResult(r) => {
-                let call_id = r.tool_call_id.split('|').next().unwrap_or_default();
-                items.push(json!({"type": "function_call_output", "call_id": call_id, "output": tool_result_output(model, &r.content)}));
-            }
-        }
-        if !leading {
-            msg_index += 1;
-        }
+    let view: Vec<&Message> = context.messages().iter().collect();
+    let messages = wire::handoff(model, &view);
+    match to_value(&wire::convert(model, &messages)) {
+        Value::Array(items) => items,
+        _ => Vec::new(),
     }
-    items
 }

@@ -1,0 +1,136 @@
+//! Request bodies written straight to bytes.
+//!
+//! A provider builds the small top-level fields of its body as a [`Map`] (pi's key order, with a
+//! placeholder under the message list's key) and its message list as borrowed, typed wire structs.
+//! [`encode_body`] writes the map with the typed list spliced in at the placeholder, so the message
+//! list never becomes a `serde_json::Value` tree. Only when the `on_payload` hook is set is the
+//! whole body built as a `Value`, because the hook sees (and may replace) the payload as JSON.
+
+use serde_json::{Map, Value};
+
+use crate::http::json_out::{WriteJson, write_str};
+use crate::options::StreamOptions;
+use crate::types::{Message, Model};
+
+/// The message list as a `Value` (what the public `build_body` / `convert_messages` return):
+/// written, then read back (exact: `serde_json` reads back what it writes, key order included).
+pub(crate) fn to_value<T: WriteJson + ?Sized>(items: &T) -> Value {
+    let mut out = Vec::new();
+    items.write_json(&mut out);
+    serde_json::from_slice(&out).unwrap_or_else(|error| {
+        tracing::error!(%error, "request items did not read back as JSON");
+        Value::Null
+    })
+}
+
+/// The replayed system head `resolveTranscript` puts first when the API takes no mid-conversation
+/// system messages (`None` when it does, or when there is nothing to replay).
+pub(crate) fn collapsed_head(messages: &[Message], supports_mid_convo_system_messages: bool) -> Option<Message> {
+    if supports_mid_convo_system_messages {
+        return None;
+    }
+    crate::transcript::current_system_message(messages).map(Message::System)
+}
+
+/// pi's `resolveTranscript` as a view, without moving the transcript: the messages unchanged when
+/// the API takes mid-conversation system messages, otherwise `head` (from [`collapsed_head`])
+/// followed by every non-system message (`collapseSystemMessages`).
+pub(crate) fn resolved_view<'a>(
+    messages: &'a [Message],
+    head: &'a Option<Message>,
+    supports_mid_convo_system_messages: bool,
+) -> Vec<&'a Message> {
+    if supports_mid_convo_system_messages {
+        return messages.iter().collect();
+    }
+    head.iter().chain(messages.iter().filter(|m| !matches!(m, Message::System(_)))).collect()
+}
+
+/// A rough byte length of the body for `messages` (the output buffer's initial capacity, so that
+/// a large body is not copied again and again while it grows). It looks at the count only: a pass
+/// over the messages' heap data would cost more cache misses than the copies it saves.
+pub(crate) fn body_size_hint(messages: &[&Message]) -> usize {
+    messages.len() * 192 + 4096
+}
+
+/// Serializes the body: `map` with `items` under `key`.
+///
+/// With `options.on_payload` set, the body is built as a `Value`, the hook sees it and may
+/// replace it (`on_replaced` then adjusts the replacement, e.g. forcing `stream: true`).
+/// `size_hint` is the expected byte length (the buffer's initial capacity).
+pub(crate) fn encode_body<T: WriteJson + ?Sized>(
+    mut map: Map<String, Value>,
+    key: &str,
+    items: &T,
+    size_hint: usize,
+    options: &StreamOptions,
+    model: &Model,
+    on_replaced: impl FnOnce(&mut Value),
+) -> Result<Vec<u8>, String> {
+    let error = |e: serde_json::Error| format!("Could not serialize the request: {e}");
+    if let Some(hook) = &options.on_payload {
+        let value = to_value(items);
+        if let Some(slot) = map.get_mut(key) {
+            *slot = value;
+        }
+        let mut body = Value::Object(map);
+        if let Some(mut replaced) = hook(&body, model) {
+            on_replaced(&mut replaced);
+            body = replaced;
+        }
+        return serde_json::to_vec(&body).map_err(error);
+    }
+    let mut out = Vec::with_capacity(size_hint);
+    out.push(b'{');
+    for (i, (k, v)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(&mut out, k);
+        out.push(b':');
+        if k == key {
+            items.write_json(&mut out);
+        } else {
+            serde_json::to_writer(&mut out, v).map_err(error)?;
+        }
+    }
+    out.push(b'}');
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    struct S(&'static str);
+
+    impl WriteJson for S {
+        fn write_json(&self, out: &mut Vec<u8>) {
+            write_str(out, self.0);
+        }
+    }
+
+    #[test]
+    fn splices_in_place() {
+        let Value::Object(map) = json!({"a": 1, "messages": null, "z": [true]}) else { unreachable!() };
+        let items = vec![S("x"), S("y")];
+        let model = Model::default();
+        let bytes = encode_body(map, "messages", &items, 0, &StreamOptions::default(), &model, |_| {});
+        assert_eq!(bytes.ok().as_deref(), Some(br#"{"a":1,"messages":["x","y"],"z":[true]}"#.as_slice()));
+    }
+
+    #[test]
+    fn hook_sees_and_replaces_the_value() {
+        let Value::Object(map) = json!({"messages": null, "stream": true}) else { unreachable!() };
+        let hook: crate::options::PayloadHook = std::sync::Arc::new(|body: &Value, _: &Model| {
+            assert_eq!(body["messages"], json!(["x"]));
+            Some(json!({"replaced": 1}))
+        });
+        let options = StreamOptions { on_payload: Some(hook), ..Default::default() };
+        let bytes = encode_body(map, "messages", &vec![S("x")], 0, &options, &Model::default(), |v| {
+            v["stream"] = json!(true);
+        });
+        assert_eq!(bytes.ok().as_deref(), Some(br#"{"replaced":1,"stream":true}"#.as_slice()));
+    }
+}

@@ -1,0 +1,204 @@
+//! A small JSON writer for request bodies: literal keys, a fast string escaper producing exactly
+//! what `serde_json` writes, and `serde_json` itself for embedded `Value`s (so numbers keep their
+//! formatting).
+
+use serde::Serialize;
+
+/// Something that writes itself as compact JSON.
+pub(crate) trait WriteJson {
+    /// Appends the JSON text to `out`.
+    fn write_json(&self, out: &mut Vec<u8>);
+}
+
+impl<T: WriteJson> WriteJson for [T] {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (i, item) in self.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            item.write_json(out);
+        }
+        out.push(b']');
+    }
+}
+
+impl<T: WriteJson> WriteJson for Vec<T> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        self.as_slice().write_json(out);
+    }
+}
+
+/// Whether a byte needs an escape in a JSON string (as `serde_json` decides).
+const fn needs_escape(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
+}
+
+/// High bits set on bytes of `w` (little-endian) that need an escape. The lowest set bit is exact
+/// (borrows only run upwards from a flagged byte), higher ones may be false positives.
+fn escape_mask(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
+    below_space | has_zero(w ^ (ONES * u64::from(b'"'))) | has_zero(w ^ (ONES * u64::from(b'\\')))
+}
+
+fn write_escape(out: &mut Vec<u8>, b: u8) {
+    match b {
+        b'"' => out.extend_from_slice(b"\\\""),
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        b'\n' => out.extend_from_slice(b"\\n"),
+        b'\r' => out.extend_from_slice(b"\\r"),
+        b'\t' => out.extend_from_slice(b"\\t"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        0x0c => out.extend_from_slice(b"\\f"),
+        _ => {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(b >> 4)]);
+            out.push(HEX[usize::from(b & 0xf)]);
+        }
+    }
+}
+
+/// Appends `s` as a JSON string, escaped exactly as `serde_json` escapes it.
+pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut start = 0;
+    let mut i = 0;
+    // Eight bytes at a time; at a flagged word, jump to its first flagged byte.
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let mask = escape_mask(u64::from_le_bytes(word));
+        if mask == 0 {
+            i += 8;
+            continue;
+        }
+        let j = i + (mask.trailing_zeros() / 8) as usize;
+        let b = bytes[j];
+        if needs_escape(b) {
+            out.extend_from_slice(&bytes[start..j]);
+            write_escape(out, b);
+            start = j + 1;
+        }
+        i = j + 1;
+    }
+    while i < bytes.len() {
+        let b = bytes[i];
+        if needs_escape(b) {
+            out.extend_from_slice(&bytes[start..i]);
+            write_escape(out, b);
+            start = i + 1;
+        }
+        i += 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Appends any serializable value through `serde_json` (for `Value`s and maps).
+pub(crate) fn write_serde<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    // Writing to a Vec only fails for maps with non-string keys, which `Value`s cannot hold.
+    if let Err(error) = serde_json::to_writer(&mut *out, value) {
+        tracing::error!(%error, "request value did not serialize");
+        out.extend_from_slice(b"null");
+    }
+}
+
+/// An object being written: `{` on creation, `}` on [`Obj::end`].
+pub(crate) struct Obj<'o> {
+    out: &'o mut Vec<u8>,
+    first: bool,
+}
+
+impl<'o> Obj<'o> {
+    /// Opens an object.
+    pub(crate) fn new(out: &'o mut Vec<u8>) -> Self {
+        out.push(b'{');
+        Obj { out, first: true }
+    }
+
+    /// Writes `"key":` (the key is a literal that needs no escape) and returns the buffer for the
+    /// value.
+    pub(crate) fn key(&mut self, key: &str) -> &mut Vec<u8> {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        self.out.push(b'"');
+        self.out.extend_from_slice(key.as_bytes());
+        self.out.extend_from_slice(b"\":");
+        self.out
+    }
+
+    /// `"key":"value"` with the value escaped.
+    pub(crate) fn str(&mut self, key: &str, value: &str) {
+        write_str(self.key(key), value);
+    }
+
+    /// `"key":` followed by a nested writer's JSON.
+    pub(crate) fn json<T: WriteJson + ?Sized>(&mut self, key: &str, value: &T) {
+        value.write_json(self.key(key));
+    }
+
+    /// `"key":` followed by a `serde_json` value.
+    pub(crate) fn serde<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) {
+        write_serde(self.key(key), value);
+    }
+
+    /// Closes the object.
+    pub(crate) fn end(self) {
+        self.out.push(b'}');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_escape_as_serde_json_does() {
+        let mut all = String::new();
+        for c in (0u32..0x80).filter_map(char::from_u32) {
+            all.push(c);
+        }
+        let samples = [
+            "",
+            "plain ascii text that is long enough for words",
+            "quote \" backslash \\ newline \n tab \t",
+            "\u{1F600} emoji and é accents, \u{7f} del, \u{0} nul",
+            all.as_str(),
+            "12345678\"2345678\\2345678\n",
+            "fn main() { println!(\"hello\"); }\n",
+        ];
+        for s in samples {
+            for cut in 0..s.len().min(9) {
+                let Some(piece) = s.get(cut..) else { continue };
+                let mut out = Vec::new();
+                write_str(&mut out, piece);
+                assert_eq!(out, serde_json::to_vec(piece).unwrap_or_default(), "{piece:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn generated_strings_escape_as_serde_json_does() {
+        let alphabet = ['a', 'Z', ' ', '"', '\\', '\n', '\t', '\u{1}', '\u{1f}', '\u{7f}', 'é', '\u{1F600}', '0', '/'];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..2000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = (seed % 40) as usize;
+            let s: String =
+                (0..len).map(|k| alphabet[((seed >> (k % 50)) as usize + k * 7) % alphabet.len()]).collect();
+            let mut out = Vec::new();
+            write_str(&mut out, &s);
+            assert_eq!(out, serde_json::to_vec(&s).unwrap_or_default(), "{s:?}");
+        }
+    }
+}

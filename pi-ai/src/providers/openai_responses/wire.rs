@@ -1,0 +1,278 @@
+//! The Responses input items as borrowed, typed wire structs (pi's `convertResponsesMessages`),
+//! serialized straight to bytes in pi's key order.
+
+use std::borrow::Cow;
+
+use serde_json::{Value, json};
+
+use super::request::normalize_tool_call_id;
+use crate::handoff::HandedOff;
+use crate::http::json_out::{Obj, WriteJson, write_serde, write_str};
+use crate::http::shared::{data_url, short_hash, transform_for_model_borrowed};
+use crate::transcript::{render_system_message_update, system_message_text};
+use crate::types::{AssistantBlock, AssistantMessage, Content, Message, Model, UserBlock};
+
+/// `{type: "input_text", text}` or `{type: "input_image", detail: "auto", image_url}`.
+pub(crate) enum InputPart<'a> {
+    Text(Cow<'a, str>),
+    Image(String),
+}
+
+/// A `function_call_output`'s `output`: a string or input parts.
+pub(crate) enum Output<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<InputPart<'a>>),
+}
+
+/// One input item.
+pub(crate) enum Item<'a> {
+    /// `{role, content}` (system or developer instructions).
+    Instructions { role: &'static str, text: String },
+    /// `{role: "user", content: [parts]}`.
+    User(Vec<InputPart<'a>>),
+    /// A replayed reasoning item, as stored.
+    Raw(Value),
+    /// `{type: "message", role: "assistant", content: [output_text], status: "completed", id, phase?}`.
+    Message { text: &'a str, id: String, phase: Option<String> },
+    /// `{type: "function_call", id?, call_id, name, arguments, namespace?}`.
+    FunctionCall { id: Option<&'a str>, call_id: &'a str, name: &'a str, arguments: String, namespace: Option<&'a str> },
+    /// `{type: "function_call_output", call_id, output}`.
+    FunctionCallOutput { call_id: &'a str, output: Output<'a> },
+}
+
+impl WriteJson for InputPart<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let mut m = Obj::new(out);
+        match self {
+            InputPart::Text(text) => {
+                m.str("type", "input_text");
+                m.str("text", text);
+            }
+            InputPart::Image(url) => {
+                m.str("type", "input_image");
+                m.str("detail", "auto");
+                m.str("image_url", url);
+            }
+        }
+        m.end();
+    }
+}
+
+impl WriteJson for Output<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        match self {
+            Output::Text(t) => write_str(out, t),
+            Output::Parts(parts) => parts.write_json(out),
+        }
+    }
+}
+
+/// `{type: "output_text", text, annotations: []}`.
+struct OutputText<'a>(&'a str);
+
+impl WriteJson for OutputText<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let mut m = Obj::new(out);
+        m.str("type", "output_text");
+        m.str("text", self.0);
+        m.key("annotations").extend_from_slice(b"[]");
+        m.end();
+    }
+}
+
+impl WriteJson for Item<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        if let Item::Raw(value) = self {
+            write_serde(out, value);
+            return;
+        }
+        let mut m = Obj::new(out);
+        match self {
+            Item::Raw(_) => {}
+            Item::Instructions { role, text } => {
+                m.str("role", role);
+                m.str("content", text);
+            }
+            Item::User(parts) => {
+                m.str("role", "user");
+                m.json("content", parts);
+            }
+            Item::Message { text, id, phase } => {
+                m.str("type", "message");
+                m.str("role", "assistant");
+                m.json("content", &[OutputText(text)][..]);
+                m.str("status", "completed");
+                m.str("id", id);
+                if let Some(phase) = phase {
+                    m.str("phase", phase);
+                }
+            }
+            Item::FunctionCall { id, call_id, name, arguments, namespace } => {
+                m.str("type", "function_call");
+                if let Some(id) = id {
+                    m.str("id", id);
+                }
+                m.str("call_id", call_id);
+                m.str("name", name);
+                m.str("arguments", arguments);
+                if let Some(ns) = namespace {
+                    m.str("namespace", ns);
+                }
+            }
+            Item::FunctionCallOutput { call_id, output } => {
+                m.str("type", "function_call_output");
+                m.str("call_id", call_id);
+                m.json("output", output);
+            }
+        }
+        m.end();
+    }
+}
+
+fn text_signature_id(signature: Option<&str>) -> (Option<String>, Option<String>) {
+    let Some(sig) = signature.filter(|s| !s.is_empty()) else { return (None, None) };
+    if sig.starts_with('{')
+        && let Ok(v) = serde_json::from_str::<Value>(sig)
+        && v.get("v") == Some(&json!(1))
+        && let Some(id) = v.get("id").and_then(Value::as_str)
+    {
+        let phase = v.get("phase").and_then(Value::as_str).filter(|p| *p == "commentary" || *p == "final_answer");
+        return (Some(id.to_owned()), phase.map(str::to_owned));
+    }
+    (Some(sig.to_owned()), None)
+}
+
+fn tool_result_output<'a>(model: &Model, content: &'a [UserBlock]) -> Output<'a> {
+    let texts: Vec<&'a str> = content.iter().filter_map(UserBlock::as_text).collect();
+    let text: Cow<'a, str> = match texts.as_slice() {
+        [one] => Cow::Borrowed(one),
+        many => Cow::Owned(many.join("\n")),
+    };
+    let images: Vec<_> = content
+        .iter()
+        .filter_map(|b| match b {
+            UserBlock::Image(i) => Some(i),
+            UserBlock::Text(_) => None,
+        })
+        .collect();
+    let has_text = !text.trim().is_empty();
+    if images.is_empty() || !model.supports_images() {
+        return Output::Text(if has_text {
+            text
+        } else if images.is_empty() {
+            Cow::Borrowed("(no tool output)")
+        } else {
+            Cow::Borrowed("(see attached image)")
+        });
+    }
+    let mut out = Vec::with_capacity(images.len() + 1);
+    if has_text {
+        out.push(InputPart::Text(text));
+    }
+    out.extend(images.into_iter().map(|image| InputPart::Image(data_url(&image.mime_type, &image.data))));
+    Output::Parts(out)
+}
+
+/// The cross-provider handoff with this API's tool-call ids, borrowing unchanged messages.
+pub(crate) fn handoff<'a>(model: &Model, view: &'a [&'a Message]) -> Vec<HandedOff<'a>> {
+    let normalize = |id: &str, source: &AssistantMessage| normalize_tool_call_id(model, id, source);
+    transform_for_model_borrowed(view, model, &normalize)
+}
+
+/// Converts the handed-off transcript into Responses input items.
+pub(crate) fn convert<'a>(model: &Model, messages: &'a [HandedOff<'a>]) -> Vec<Item<'a>> {
+    let raw_developer =
+        model.compat.as_ref().and_then(|c| c.get("supportsDeveloperRole")).is_none_or(|v| v != &Value::Bool(false));
+    let role = if model.reasoning && raw_developer { "developer" } else { "system" };
+    let mut items = Vec::with_capacity(messages.len());
+    let mut msg_index = 0usize;
+    for (source_index, msg) in messages.iter().enumerate() {
+        let msg: &'a Message = msg;
+        let leading = source_index == 0 && matches!(msg, Message::System(_));
+        match msg {
+            Message::System(s) => {
+                let text = if leading { system_message_text(s) } else { render_system_message_update(s) };
+                if !text.is_empty() {
+                    items.push(Item::Instructions { role, text });
+                }
+            }
+            Message::User(u) => match &u.content {
+                Content::Text(t) => items.push(Item::User(vec![InputPart::Text(Cow::Borrowed(t))])),
+                Content::Blocks(blocks) => {
+                    let content: Vec<InputPart<'a>> = blocks
+                        .iter()
+                        .map(|b| match b {
+                            UserBlock::Text(t) => InputPart::Text(Cow::Borrowed(&t.text)),
+                            UserBlock::Image(i) => InputPart::Image(data_url(&i.mime_type, &i.data)),
+                        })
+                        .collect();
+                    if content.is_empty() {
+                        continue;
+                    }
+                    items.push(Item::User(content));
+                }
+            },
+            Message::Assistant(a) => {
+                let same_provider_api = a.provider == model.provider && a.api == model.api;
+                let same_model = same_provider_api && a.model == model.id;
+                let different_model = same_provider_api && a.model != model.id;
+                let mut text_index = 0usize;
+                let before = items.len();
+                for block in &a.content {
+                    match block {
+                        AssistantBlock::Thinking(t) => {
+                            if let Some(sig) = t.thinking_signature.as_deref().filter(|s| !s.is_empty()) {
+                                match serde_json::from_str::<Value>(sig) {
+                                    Ok(item) => items.push(Item::Raw(item)),
+                                    Err(error) => {
+                                        tracing::warn!(%error, "dropping a thinking signature that is not JSON")
+                                    }
+                                }
+                            }
+                        }
+                        AssistantBlock::Text(t) => {
+                            let (id, phase) = text_signature_id(t.text_signature.as_deref());
+                            let fallback = || {
+                                if text_index == 0 {
+                                    format!("msg_pi_{msg_index}")
+                                } else {
+                                    format!("msg_pi_{msg_index}_{text_index}")
+                                }
+                            };
+                            let id = match id {
+                                None => fallback(),
+                                Some(id) if id.chars().count() > 64 => format!("msg_{}", short_hash(&id)),
+                                Some(id) => id,
+                            };
+                            text_index += 1;
+                            items.push(Item::Message { text: &t.text, id, phase });
+                        }
+                        AssistantBlock::ToolCall(call) => {
+                            let mut parts = call.id.split('|');
+                            let call_id = parts.next().unwrap_or_default();
+                            let item_id = parts.next().filter(|i| !different_model && i.starts_with("fc_"));
+                            items.push(Item::FunctionCall {
+                                id: item_id,
+                                call_id,
+                                name: &call.name,
+                                arguments: serde_json::to_string(&call.arguments).unwrap_or_else(|_| "{}".to_owned()),
+                                namespace: call.namespace.as_deref().filter(|_| same_model),
+                            });
+                        }
+                    }
+                }
+                if items.len() == before {
+                    continue;
+                }
+            }
+            Message::ToolResult(r) => {
+                let call_id = r.tool_call_id.split('|').next().unwrap_or_default();
+                items.push(Item::FunctionCallOutput { call_id, output: tool_result_output(model, &r.content) });
+            }
+        }
+        if !leading {
+            msg_index += 1;
+        }
+    }
+    items
+}
