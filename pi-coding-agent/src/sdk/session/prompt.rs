@@ -137,11 +137,7 @@ impl AgentSession {
     /// pi's `_startRun`: prepare, run, then loop over retries, compaction and queued messages;
     /// always ends with `agent_settled`.
     pub(crate) async fn start_run(&self, trigger: RunTrigger) -> Result<(), SdkError> {
-        {
-            let mut st = self.shared.run_state();
-            st.run_active = true;
-            st.abort_requested = false;
-        }
+        self.mark_run_started();
         let messages = match self.prepare_run(trigger).await {
             Ok(m) => m,
             Err(e) => {
@@ -171,6 +167,14 @@ impl AgentSession {
         self.refresh_context();
         self.emit_agent_settled(aborted).await;
         result
+    }
+
+    /// The session is busy from here on (pi's `_isAgentRunActive = true` at the top of
+    /// `_startRun`): messages sent meanwhile queue into this run.
+    pub(crate) fn mark_run_started(&self) {
+        let mut st = self.shared.run_state();
+        st.run_active = true;
+        st.abort_requested = false;
     }
 
     async fn run_loop(&self, messages: Vec<CodingAgentMessage>) -> Result<(), SdkError> {
