@@ -152,7 +152,6 @@ impl AgentSession {
         flush_pending_bash(&self.shared);
         flush_pending_custom(&self.shared);
         self.refresh_context();
-        self.agent.set_tools(self.shared.active_tool_objects());
         let result = self.run_loop(messages).await;
         let aborted = {
             let mut st = self.shared.run_state();
@@ -275,6 +274,9 @@ impl AgentSession {
                 ..Default::default()
             })));
         }
+        // pi's `_applyToolLoadout(getActiveToolNames())`: the active tools are the agent's, so a
+        // direct change to them (`agent.set_tools`) is declared by this run and its prompt lists them.
+        self.agent.set_tools(self.shared.tools_named(&self.active_tool_names()));
         if let Some(patch) = self.system_patch()? {
             messages.insert(0, AgentMessage::System(patch));
         }
