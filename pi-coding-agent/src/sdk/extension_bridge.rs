@@ -168,10 +168,14 @@ impl SessionActions {
 
 impl ExtensionActions for SessionActions {
     fn send_message(&self, message: ExtensionMessage, options: SendMessageOptions) -> Result<(), BoxError> {
+        // pi's `sendCustomMessage` is async, but everything before its first `await` (all cases
+        // but starting a run) happens within the call, so the order of entries and queued
+        // messages is the call order.
         let session = self.session()?;
-        spawn_action(session.shared.runner.clone(), "sendMessage", async move {
-            session.send_message(message, options).await
-        });
+        let Some(message) = session.deliver_custom_now(super::session::custom_message(message), options) else {
+            return Ok(());
+        };
+        spawn_action(session.shared.runner.clone(), "sendMessage", async move { session.run_custom(message).await });
         Ok(())
     }
 

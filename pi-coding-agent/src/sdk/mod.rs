@@ -231,7 +231,6 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     let shared = Arc::new(session::SessionShared::new(session::SharedParts {
         session_manager,
         all_tools,
-        active_tools: active,
         prompt_options,
         runner: runner.clone(),
         stream_fn: stream_fn.clone(),
@@ -263,6 +262,6 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     }
     let messages = session.session_manager().build_session_context().messages;
     session.agent.set_messages(messages);
-    session.agent.set_tools(session.shared.active_tool_objects());
+    session.agent.set_tools(session.shared.tools_named(&active));
     Ok(CreateAgentSessionResult { session })
 }

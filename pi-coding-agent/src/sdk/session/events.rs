@@ -35,7 +35,9 @@ async fn handle(shared: &SessionShared, mut event: AgentEvent<CodingMessage>) {
     shared.emit(&SessionEvent::Agent(event.clone()));
     match &event {
         AgentEvent::MessageEnd { message } => {
-            persist(shared, message);
+            if persisted_on_message_end(message) {
+                persist(shared, message);
+            }
             if let AgentMessage::Assistant(assistant) = message {
                 let mut st = shared.run_state();
                 st.last_assistant = Some(assistant.clone());
@@ -95,6 +97,19 @@ async fn forward_to_extensions(shared: &SessionShared, event: &mut AgentEvent<Co
     };
     if let (Some(runner), Some(notify)) = (&shared.runner, notify) {
         runner.emit(notify).await;
+    }
+}
+
+/// pi's rule on `message_end`: `custom` messages become `custom_message` entries, the LLM roles
+/// (system, user, assistant, toolResult) `message` entries; any other role (bashExecution,
+/// compactionSummary, branchSummary, an application's own) is persisted elsewhere or not at all.
+fn persisted_on_message_end(message: &CodingAgentMessage) -> bool {
+    match message {
+        AgentMessage::Custom(CodingMessage::Custom(_)) => true,
+        AgentMessage::Custom(_) => false,
+        AgentMessage::System(_) | AgentMessage::User(_) | AgentMessage::Assistant(_) | AgentMessage::ToolResult(_) => {
+            true
+        }
     }
 }
 

@@ -31,6 +31,18 @@ impl QueueDisposition {
     }
 }
 
+/// pi's `custom` message built from what an extension sent.
+pub(crate) fn custom_message(message: ExtensionMessage) -> CodingAgentMessage {
+    AgentMessage::Custom(CodingMessage::Custom(CustomRoleMessage {
+        custom_type: message.custom_type,
+        content: message.content,
+        display: message.display,
+        details: message.details,
+        timestamp: now_ms(),
+        ..Default::default()
+    }))
+}
+
 impl AgentSession {
     /// pi's `sendCustomMessage`: a `custom` message whose `content` reaches the model.
     ///
@@ -41,15 +53,7 @@ impl AgentSession {
     /// - streaming with `trigger_turn: false`: appended when the current turn ends.
     /// - idle otherwise: appended to the session at once, no run.
     pub async fn send_message(&self, message: ExtensionMessage, options: SendMessageOptions) -> Result<(), SdkError> {
-        let custom = AgentMessage::Custom(CodingMessage::Custom(CustomRoleMessage {
-            custom_type: message.custom_type,
-            content: message.content,
-            display: message.display,
-            details: message.details,
-            timestamp: now_ms(),
-            ..Default::default()
-        }));
-        self.deliver_custom(custom, options).await
+        self.deliver_custom(custom_message(message), options).await
     }
 
     /// [`Self::send_message`] with a ready [`CustomRoleMessage`] and only `trigger_turn`.
@@ -59,6 +63,21 @@ impl AgentSession {
     }
 
     async fn deliver_custom(&self, message: CodingAgentMessage, options: SendMessageOptions) -> Result<(), SdkError> {
+        match self.deliver_custom_now(message, options) {
+            Some(message) => self.run_custom(message).await,
+            None => Ok(()),
+        }
+    }
+
+    /// The synchronous part of pi's `sendCustomMessage` (what runs before its first `await`):
+    /// every case but starting a run is done here; that case returns the message, with the run
+    /// already marked active (pi's `_startRun` sets `_isAgentRunActive` before awaiting), so
+    /// messages sent meanwhile are queued into it. Continue with [`Self::run_custom`].
+    pub(crate) fn deliver_custom_now(
+        &self,
+        message: CodingAgentMessage,
+        options: SendMessageOptions,
+    ) -> Option<CodingAgentMessage> {
         let streaming = self.is_streaming();
         if options.deliver_as == Some(DeliverAs::NextTurn) {
             self.shared.run_state().pending_next_turn.push(message);
@@ -69,14 +88,20 @@ impl AgentSession {
                 self.agent.steer(message);
             }
         } else if options.trigger_turn == Some(true) {
-            self.start_run(RunTrigger::Custom(Box::new(message))).await?;
+            self.mark_run_started();
+            return Some(message);
         } else if streaming {
             self.shared.run_state().pending_custom.push(message);
         } else {
             append_custom_message(&self.shared, message);
             self.refresh_context();
         }
-        Ok(())
+        None
+    }
+
+    /// Runs a custom message [`Self::deliver_custom_now`] returned.
+    pub(crate) async fn run_custom(&self, message: CodingAgentMessage) -> Result<(), SdkError> {
+        self.start_run(RunTrigger::Custom(Box::new(message))).await
     }
 
     /// pi's `sendUserMessage`: a user message as if typed (source `extension`, no template

@@ -41,6 +41,7 @@ use tokio_util::sync::CancellationToken;
 pub use bash::BashResult;
 pub use compaction::CompactOutcome;
 pub use messages::QueueDisposition;
+pub(crate) use messages::custom_message;
 pub use prompt::PromptOptions;
 pub use provider_errors::{is_context_overflow, is_retryable_assistant_error};
 pub use settings::{RetrySettings, SessionSettings};
@@ -122,8 +123,9 @@ pub(crate) struct SessionShared {
     pub(crate) session_manager: Mutex<SessionManager>,
     listeners: Mutex<Vec<(u64, Listener)>>,
     next_listener: AtomicU64,
+    /// The tool registry. The active tools are the agent's tools (`agent.state.tools` in pi), so a
+    /// direct change to them sticks.
     pub(crate) all_tools: Mutex<Vec<Arc<dyn AgentTool>>>,
-    pub(crate) active_tools: Mutex<Vec<String>>,
     pub(crate) prompt_options: Mutex<SystemPromptOptions>,
     /// Prompt templates for `/name args` expansion (see `sdk/expand.rs`).
     pub(crate) prompt_templates: Mutex<Vec<super::prompt_templates::PromptTemplate>>,
@@ -146,7 +148,6 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub(crate) struct SharedParts {
     pub(crate) session_manager: SessionManager,
     pub(crate) all_tools: Vec<Arc<dyn AgentTool>>,
-    pub(crate) active_tools: Vec<String>,
     pub(crate) prompt_options: SystemPromptOptions,
     pub(crate) runner: Option<Arc<ExtensionRunner>>,
     pub(crate) stream_fn: StreamFn,
@@ -161,7 +162,6 @@ impl SessionShared {
             listeners: Mutex::new(Vec::new()),
             next_listener: AtomicU64::new(1),
             all_tools: Mutex::new(parts.all_tools),
-            active_tools: Mutex::new(parts.active_tools),
             prompt_options: Mutex::new(parts.prompt_options),
             prompt_templates: Mutex::new(Vec::new()),
             runner: parts.runner,
@@ -187,9 +187,10 @@ impl SessionShared {
         self.emit(&SessionEvent::Session(record));
     }
 
-    pub(crate) fn active_tool_objects(&self) -> Vec<Arc<dyn AgentTool>> {
+    /// The registered tools with these names, in this order (unknown names are skipped).
+    pub(crate) fn tools_named(&self, names: &[String]) -> Vec<Arc<dyn AgentTool>> {
         let all = lock(&self.all_tools);
-        lock(&self.active_tools).iter().filter_map(|name| all.iter().find(|t| t.name() == name).cloned()).collect()
+        names.iter().filter_map(|name| all.iter().find(|t| t.name() == name).cloned()).collect()
     }
 
     pub(crate) fn run_state(&self) -> MutexGuard<'_, RunState> {
@@ -356,9 +357,10 @@ impl AgentSession {
         Ok(())
     }
 
-    /// The names of the active tools.
+    /// The names of the active tools: the agent's tools, which are declared to the model (pi's
+    /// `getActiveToolNames`).
     pub fn active_tool_names(&self) -> Vec<String> {
-        lock(&self.shared.active_tools).clone()
+        self.agent.with_state(|s| s.tools.iter().map(|t| t.name().to_owned()).collect())
     }
 
     /// The names of every available tool.
@@ -372,8 +374,7 @@ impl AgentSession {
         let known = self.all_tool_names();
         let names: Vec<String> =
             names.iter().filter(|n| known.iter().any(|k| k == *n)).map(|n| (*n).to_owned()).collect();
-        *lock(&self.shared.active_tools) = names;
-        self.agent.set_tools(self.shared.active_tool_objects());
+        self.agent.set_tools(self.shared.tools_named(&names));
     }
 
     /// Adds a tool to the available set (inactive until activated).

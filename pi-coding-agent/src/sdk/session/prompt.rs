@@ -137,11 +137,7 @@ impl AgentSession {
     /// pi's `_startRun`: prepare, run, then loop over retries, compaction and queued messages;
     /// always ends with `agent_settled`.
     pub(crate) async fn start_run(&self, trigger: RunTrigger) -> Result<(), SdkError> {
-        {
-            let mut st = self.shared.run_state();
-            st.run_active = true;
-            st.abort_requested = false;
-        }
+        self.mark_run_started();
         let messages = match self.prepare_run(trigger).await {
             Ok(m) => m,
             Err(e) => {
@@ -156,7 +152,6 @@ impl AgentSession {
         flush_pending_bash(&self.shared);
         flush_pending_custom(&self.shared);
         self.refresh_context();
-        self.agent.set_tools(self.shared.active_tool_objects());
         let result = self.run_loop(messages).await;
         let aborted = {
             let mut st = self.shared.run_state();
@@ -171,6 +166,14 @@ impl AgentSession {
         self.refresh_context();
         self.emit_agent_settled(aborted).await;
         result
+    }
+
+    /// The session is busy from here on (pi's `_isAgentRunActive = true` at the top of
+    /// `_startRun`): messages sent meanwhile queue into this run.
+    pub(crate) fn mark_run_started(&self) {
+        let mut st = self.shared.run_state();
+        st.run_active = true;
+        st.abort_requested = false;
     }
 
     async fn run_loop(&self, messages: Vec<CodingAgentMessage>) -> Result<(), SdkError> {
@@ -271,6 +274,9 @@ impl AgentSession {
                 ..Default::default()
             })));
         }
+        // pi's `_applyToolLoadout(getActiveToolNames())`: the active tools are the agent's, so a
+        // direct change to them (`agent.set_tools`) is declared by this run and its prompt lists them.
+        self.agent.set_tools(self.shared.tools_named(&self.active_tool_names()));
         if let Some(patch) = self.system_patch()? {
             messages.insert(0, AgentMessage::System(patch));
         }
