@@ -38,7 +38,7 @@ pub mod skills;
 pub mod system_prompt;
 mod yaml_keys;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use pi_agent_core::{Agent, AgentTool, BoxError, StreamFn};
@@ -120,8 +120,9 @@ pub struct CreateAgentSessionOptions {
     pub stream_options: StreamOptions,
     /// In-process extensions (pi's `extensionFactories`), loaded in order.
     pub extensions: Vec<Arc<dyn Extension>>,
-    /// Automatic compaction and retry (default: both off; pass
-    /// `SessionSettings::from_settings(&settings)` for pi's behaviour).
+    /// Automatic compaction and retry (default: as the agent dir's and the project's
+    /// `settings.json` say, with pi's defaults — both on — where they are silent, as pi's
+    /// `SettingsManager.create(cwd, agentDir)` does; [`SessionSettings::default`] turns both off).
     pub settings: Option<SessionSettings>,
 }
 
@@ -235,7 +236,13 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
         runner: runner.clone(),
         stream_fn: stream_fn.clone(),
         stream_options: stream_options.clone(),
-        settings: options.settings.unwrap_or_default(),
+        settings: options.settings.unwrap_or_else(|| {
+            let (settings, errors) = crate::settings::Settings::load(&agent_dir, Path::new(&cwd), false);
+            for e in errors {
+                tracing::warn!(error = %e, "settings ignored");
+            }
+            SessionSettings::from_settings(&settings)
+        }),
     }));
     *shared.prompt_templates.lock().unwrap_or_else(|e| e.into_inner()) = resources.prompt_templates.clone();
     let convert = |messages: Vec<CodingAgentMessage>| -> Result<Vec<pi_ai::Message>, BoxError> {

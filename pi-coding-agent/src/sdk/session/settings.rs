@@ -39,8 +39,8 @@ pub struct SessionSettings {
 }
 
 impl Default for SessionSettings {
-    /// Without a settings file the SDK runs neither automatic compaction nor auto-retry (pass
-    /// [`SessionSettings::from_settings`] for pi's defaults, which enable both).
+    /// Neither automatic compaction nor auto-retry. `create_agent_session` without a `settings`
+    /// option uses [`SessionSettings::from_settings`] of the settings files instead, as pi does.
     fn default() -> Self {
         SessionSettings {
             compaction: CompactionSettings { enabled: false, ..CompactionSettings::default() },
