@@ -261,8 +261,13 @@ async fn sessions_can_be_replaced_forked_and_counted() {
     assert_eq!(h.entry_types(), ["model_change", "thinking_level_change"]);
     assert!(h.session.messages().is_empty());
 
+    let fresh_id = h.session.session_id();
+    assert_eq!(h.session.agent().session_id(), Some(fresh_id.clone()), "requests carry the new session's id");
+
     h.session.switch_session(&original).await.unwrap();
     assert_eq!(h.session.session_file().unwrap(), original);
+    assert_ne!(h.session.session_id(), fresh_id);
+    assert_eq!(h.session.agent().session_id(), Some(h.session.session_id()));
     assert_eq!(h.session.get_fork_messages().len(), 2);
     assert_eq!(*log.lock().unwrap(), ["startup:false", "fork:true", "new:true", "resume:true"]);
 }

@@ -134,6 +134,17 @@ impl<C: CustomMessage> Agent<C> {
         lock(&self.inner.state).thinking_level = level;
     }
 
+    /// Sets the session id requests carry (providers use it as their cache key), as pi's
+    /// `agent.sessionId`.
+    pub fn set_session_id(&self, session_id: Option<String>) {
+        lock(&self.inner.hooks).stream_options.session_id = session_id;
+    }
+
+    /// The session id requests carry.
+    pub fn session_id(&self) -> Option<String> {
+        lock(&self.inner.hooks).stream_options.session_id.clone()
+    }
+
     /// Replaces the converter.
     pub fn set_convert_to_llm(&self, convert: impl ConvertToLlm<C> + 'static) {
         lock(&self.inner.hooks).convert_to_llm = Arc::new(convert);

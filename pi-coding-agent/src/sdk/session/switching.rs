@@ -218,6 +218,10 @@ impl AgentSession {
         if let Some(next) = next {
             *self.session_manager() = next;
         }
+        // Requests carry the new session's id (openai-responses' `prompt_cache_key`), as pi's
+        // runtime rebuild sets `agent.sessionId`.
+        let session_id = self.session_manager().session_id().to_owned();
+        self.agent.set_session_id(Some(session_id));
         let is_new = self.session_manager().entries().is_empty();
         {
             let mut st = self.shared.run_state();
