@@ -194,6 +194,9 @@ async fn activating_a_tool_patches_the_tools_section_and_declares_the_tool() {
     assert_eq!(patch["toolsAdded"][0]["name"], "grep");
     // The replayed head has the new tool set and the patched section.
     assert!(session.system_prompt().contains("- grep: Search file contents"));
+    // As pi's `_applyToolLoadout`: tools that stay keep their place, new ones follow as given.
+    session.set_active_tools_by_name(&["ls", "write", "read"]);
+    assert_eq!(session.active_tool_names(), ["read", "write", "ls"]);
 }
 
 #[tokio::test]

@@ -370,11 +370,19 @@ impl AgentSession {
 
     /// Activates exactly these tools (unknown names are ignored). The next request declares the
     /// change with a system message (`toolsAdded` / `toolsRemoved`) and patches the `tools` section.
+    /// As in pi, tools that stay active keep their place and newly activated ones follow in the
+    /// order given.
     pub fn set_active_tools_by_name(&self, names: &[&str]) {
         let known = self.all_tool_names();
-        let names: Vec<String> =
-            names.iter().filter(|n| known.iter().any(|k| k == *n)).map(|n| (*n).to_owned()).collect();
-        self.agent.set_tools(self.shared.tools_named(&names));
+        let requested: Vec<&str> = names.iter().copied().filter(|n| known.iter().any(|k| k == n)).collect();
+        let mut ordered: Vec<String> =
+            self.active_tool_names().into_iter().filter(|n| requested.contains(&n.as_str())).collect();
+        for name in requested {
+            if !ordered.iter().any(|n| n == name) {
+                ordered.push(name.to_owned());
+            }
+        }
+        self.agent.set_tools(self.shared.tools_named(&ordered));
     }
 
     /// Adds a tool to the available set (inactive until activated).
