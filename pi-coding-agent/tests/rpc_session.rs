@@ -231,3 +231,31 @@ fn cycle_model_goes_through_the_models_scope_with_its_thinking_levels() {
     assert_eq!(next["data"]["isScoped"], false);
     rpc.finish();
 }
+
+#[test]
+fn prompt_is_answered_when_its_preflight_decides() {
+    let server = cli_support::StallingServer::start();
+    let env = Env::new(&server.base_url);
+    let mut rpc = Rpc::start(&env, &[]);
+    let started = rpc.call(json!({"id": "p1", "type": "prompt", "message": "hi"}));
+    assert_eq!(started["data"], json!({"disposition": "started"}), "{started}");
+    assert!(
+        !rpc.seen.iter().any(|v| v["type"] == "agent_start"),
+        "pi answers before the run's first event: {:?}",
+        rpc.seen
+    );
+    while !server.hit.load(std::sync::atomic::Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let busy = rpc.call(json!({"id": "p2", "type": "prompt", "message": "again"}));
+    assert_eq!(busy["success"], false, "{busy}");
+    assert_eq!(
+        busy["error"],
+        "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
+    );
+    let queued = rpc.call(json!({"id": "p3", "type": "prompt", "message": "later", "streamingBehavior": "followUp"}));
+    assert_eq!(queued["data"], json!({"disposition": "queued"}), "{queued}");
+    let aborted = rpc.call(json!({"id": "a", "type": "abort"}));
+    assert_eq!(aborted["success"], true);
+    rpc.finish();
+}

@@ -1,6 +1,7 @@
 //! RPC mode (`--mode rpc`): JSON commands on stdin, responses and session events on stdout.
 //! Shutdown on stdin EOF (the active run is aborted and awaited).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pi_ai::{Model, ThinkingLevel};
@@ -12,7 +13,7 @@ use super::output::write_record;
 use super::rpc_command::{RpcCommand, RpcRequest, failure, parse_command, success};
 use crate::cli::model_scope::ScopedModel;
 use crate::extensions::{InputSource, StreamingBehavior};
-use crate::sdk::{AgentSession, PromptOptions, QueueDisposition, SdkError};
+use crate::sdk::{AgentSession, PreflightCallback, PromptDisposition, PromptOptions, QueueDisposition, SdkError};
 
 /// The response of a queued input: `{disposition}` or the error.
 fn queued(id: Option<&str>, kind: &str, result: Result<QueueDisposition, SdkError>) -> Value {
@@ -78,7 +79,7 @@ pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
         }
     });
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
-    let mut running: Option<tokio::task::JoinHandle<()>> = None;
+    let mut running: Vec<tokio::task::JoinHandle<()>> = Vec::new();
     while let Ok(Some(line)) = lines.next_line().await {
         if line.trim().is_empty() {
             continue;
@@ -90,13 +91,14 @@ pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
                 continue;
             }
         };
-        let response = handle(&session, &ctx, request, &mut running).await;
-        write_record(&response);
+        if let Some(response) = handle(&session, &ctx, request, &mut running).await {
+            write_record(&response);
+        }
     }
     if session.is_streaming() {
         session.abort().await;
     }
-    if let Some(task) = running.take() {
+    for task in running {
         let _ = task.await;
     }
     session.dispose().await;
@@ -107,32 +109,45 @@ async fn handle(
     session: &AgentSession,
     ctx: &RpcContext,
     request: RpcRequest,
-    running: &mut Option<tokio::task::JoinHandle<()>>,
-) -> Value {
+    running: &mut Vec<tokio::task::JoinHandle<()>>,
+) -> Option<Value> {
     let RpcRequest { id, kind, command } = request;
     let id = id.as_deref();
-    match command {
+    Some(match command {
         RpcCommand::Prompt { message, streaming_behavior } => {
-            if session.is_streaming() {
-                let behavior = match streaming_behavior.as_deref() {
-                    Some("steer") => StreamingBehavior::Steer,
-                    Some("followUp") => StreamingBehavior::FollowUp,
-                    _ => return failure(id, &kind, &crate::sdk::SdkError::Busy.to_string()),
-                };
-                return queued(
-                    id,
-                    &kind,
-                    session.queue_user_input(&message, Vec::new(), behavior, InputSource::Rpc).await,
-                );
-            }
-            let s = session.clone();
-            *running = Some(tokio::spawn(async move {
-                let options = PromptOptions { source: Some(InputSource::Rpc), ..Default::default() };
-                if let Err(e) = s.prompt_with(&message, options).await {
-                    tracing::error!(error = %e, "prompt failed");
+            // As pi: the prompt starts at once and is answered when its preflight decides
+            // (started / queued / handled), or with the error that stopped it before that.
+            let streaming_behavior = match streaming_behavior.as_deref() {
+                Some("steer") => Some(StreamingBehavior::Steer),
+                Some("followUp") => Some(StreamingBehavior::FollowUp),
+                _ => None,
+            };
+            let answered = Arc::new(AtomicBool::new(false));
+            let (flag, answer_id, answer_kind) = (answered.clone(), id.map(str::to_owned), kind.clone());
+            let preflight = PreflightCallback(Arc::new(move |d: PromptDisposition| {
+                if !flag.swap(true, Ordering::SeqCst) {
+                    let data = json!({"disposition": d.as_str()});
+                    write_record(&success(answer_id.as_deref(), &answer_kind, Some(data)));
                 }
             }));
-            success(id, &kind, Some(json!({"disposition": "started"})))
+            let options = PromptOptions {
+                source: Some(InputSource::Rpc),
+                streaming_behavior,
+                preflight: Some(preflight),
+                ..Default::default()
+            };
+            let (s, error_id) = (session.clone(), id.map(str::to_owned));
+            running.retain(|task| !task.is_finished());
+            running.push(tokio::spawn(async move {
+                if let Err(e) = s.prompt_with(&message, options).await {
+                    if answered.swap(true, Ordering::SeqCst) {
+                        tracing::error!(error = %e, "prompt failed");
+                    } else {
+                        write_record(&failure(error_id.as_deref(), &kind, &e.to_string()));
+                    }
+                }
+            }));
+            return None;
         }
         RpcCommand::Steer { message } => queued(
             id,
@@ -177,7 +192,7 @@ async fn handle(
                 let at = ctx.available_models.iter().position(|m| m.same_as(&current));
                 match next_cycle_index(at, ctx.available_models.len()) {
                     Some(i) => (ctx.available_models[i].clone(), None, false),
-                    None => return success(id, &kind, Some(Value::Null)),
+                    None => return Some(success(id, &kind, Some(Value::Null))),
                 }
             } else {
                 let at = scoped.iter().position(|s| s.model.same_as(&current));
@@ -186,7 +201,7 @@ async fn handle(
                         let level = scoped[i].thinking_level.as_deref().and_then(ThinkingLevel::parse);
                         (scoped[i].model.clone(), level, true)
                     }
-                    None => return success(id, &kind, Some(Value::Null)),
+                    None => return Some(success(id, &kind, Some(Value::Null))),
                 }
             };
             let result = session.set_model(next.clone()).and_then(|()| match level {
@@ -258,7 +273,7 @@ async fn handle(
         RpcCommand::Clone => {
             let leaf = session.session_manager().leaf_id().map(str::to_owned);
             let Some(leaf) = leaf else {
-                return failure(id, &kind, "Cannot clone session: no current entry selected");
+                return Some(failure(id, &kind, "Cannot clone session: no current entry selected"));
             };
             match session.clone_at(&leaf).await {
                 Ok(r) => success(id, &kind, Some(json!({"cancelled": r.cancelled}))),
@@ -270,5 +285,5 @@ async fn handle(
             success(id, &kind, Some(json!({"messages": messages})))
         }
         RpcCommand::Other(other) => failure(id, &other, &format!("Unknown command: {other}")),
-    }
+    })
 }

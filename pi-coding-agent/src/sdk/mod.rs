@@ -54,8 +54,9 @@ pub use prompt_templates::{PromptTemplate, expand_prompt_template, parse_command
 pub use resources::{DefaultResourceLoader, LoadedResources, ResourceError};
 pub use session::{
     AgentSession, BashResult, CompactOutcome, ContextUsage, ForkMessage, ForkOutcome, NavigateTreeOptions,
-    NavigateTreeOutcome, PromptOptions, QueueDisposition, RetrySettings, SessionEvent, SessionSettings, SessionStats,
-    SwitchOutcome, TokenStats, is_context_overflow, is_retryable_assistant_error,
+    NavigateTreeOutcome, PreflightCallback, PromptDisposition, PromptOptions, QueueDisposition, RetrySettings,
+    SessionEvent, SessionSettings, SessionStats, SwitchOutcome, TokenStats, is_context_overflow,
+    is_retryable_assistant_error,
 };
 pub use skills::{Skill, SkillReader, format_skills_for_prompt};
 pub use system_prompt::{ContextFile, SystemPromptOptions};

@@ -136,6 +136,7 @@ impl AgentSession {
             source: Some(InputSource::Extension),
             streaming_behavior,
             expand_prompt_templates: Some(expand_prompt_templates),
+            preflight: None,
         };
         self.prompt_with(&text, options).await
     }

@@ -42,7 +42,7 @@ pub use bash::BashResult;
 pub use compaction::CompactOutcome;
 pub use messages::QueueDisposition;
 pub(crate) use messages::custom_message;
-pub use prompt::PromptOptions;
+pub use prompt::{PreflightCallback, PromptDisposition, PromptOptions};
 pub use provider_errors::{is_context_overflow, is_retryable_assistant_error};
 pub use settings::{RetrySettings, SessionSettings};
 pub use stats::{ContextUsage, SessionStats, TokenStats};

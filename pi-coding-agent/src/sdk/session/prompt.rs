@@ -3,6 +3,8 @@
 //! that emits `before_agent_start`, prepends held `next_turn` messages, and loops over auto-retry,
 //! automatic compaction and queued messages until the agent settles.
 
+use std::sync::Arc;
+
 use pi_agent_core::AgentMessage;
 use pi_ai::transcript::current_system_message;
 use pi_ai::{ImageContent, TextContent, UserBlock, UserMessage, now_ms};
@@ -13,6 +15,48 @@ use crate::extensions::{AgentStartTrigger, InputOutcome, InputSource, StreamingB
 use crate::messages::{CodingAgentMessage, CodingMessage, CustomRoleMessage};
 use crate::sdk::SdkError;
 use crate::sdk::system_prompt::{build_system_prompt, build_system_prompt_message, diff_system_prompt_sections};
+
+/// What a prompt's preflight decided (pi's `preflightResult` dispositions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PromptDisposition {
+    /// A run started.
+    Started,
+    /// Queued as steering or follow-up while the agent streams.
+    Queued,
+    /// An extension command or an `input` handler handled it.
+    Handled,
+}
+
+impl PromptDisposition {
+    /// pi's wire string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PromptDisposition::Started => "started",
+            PromptDisposition::Queued => "queued",
+            PromptDisposition::Handled => "handled",
+        }
+    }
+}
+
+/// Called once, as soon as a prompt's preflight decides (pi's `preflightResult` option): before
+/// the run's first event when it starts. Errors before that point are returned by the prompt
+/// instead.
+#[derive(Clone)]
+pub struct PreflightCallback(pub Arc<dyn Fn(PromptDisposition) + Send + Sync>);
+
+impl std::fmt::Debug for PreflightCallback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PreflightCallback")
+    }
+}
+
+impl PreflightCallback {
+    fn call(callback: Option<&PreflightCallback>, disposition: PromptDisposition) {
+        if let Some(callback) = callback {
+            (callback.0)(disposition);
+        }
+    }
+}
 
 /// Options of one prompt (pi's `PromptOptions`).
 #[derive(Clone, Debug, Default)]
@@ -26,6 +70,8 @@ pub struct PromptOptions {
     pub streaming_behavior: Option<StreamingBehavior>,
     /// Run extension commands and expand skills and prompt templates (default: true).
     pub expand_prompt_templates: Option<bool>,
+    /// Told how the preflight ended (RPC mode answers `prompt` with it).
+    pub preflight: Option<PreflightCallback>,
 }
 
 /// What starts a run (pi's run trigger).
@@ -57,7 +103,10 @@ impl AgentSession {
     /// per `streaming_behavior`; otherwise a run starts.
     pub async fn prompt_with(&self, text: &str, options: PromptOptions) -> Result<(), SdkError> {
         let expand = options.expand_prompt_templates.unwrap_or(true);
+        let preflight = options.preflight.clone();
+        let preflight = preflight.as_ref();
         if expand && text.starts_with('/') && self.try_extension_command(text).await {
+            PreflightCallback::call(preflight, PromptDisposition::Handled);
             return Ok(());
         }
         if self.is_compacting() {
@@ -67,23 +116,20 @@ impl AgentSession {
         let source = options.source.unwrap_or(InputSource::Interactive);
         let Some((text, images)) = self.run_input_handlers(text, options.images, source, streaming_behavior).await
         else {
+            PreflightCallback::call(preflight, PromptDisposition::Handled);
             return Ok(());
         };
         let text = if expand { self.expand_input(&text) } else { text };
         if self.is_streaming() {
-            return match options.streaming_behavior {
-                None => Err(SdkError::Busy),
-                Some(StreamingBehavior::FollowUp) => {
-                    self.queue_follow_up(&text, images);
-                    Ok(())
-                }
-                Some(StreamingBehavior::Steer) => {
-                    self.queue_steer(&text, images);
-                    Ok(())
-                }
-            };
+            match options.streaming_behavior {
+                None => return Err(SdkError::Busy),
+                Some(StreamingBehavior::FollowUp) => self.queue_follow_up(&text, images),
+                Some(StreamingBehavior::Steer) => self.queue_steer(&text, images),
+            }
+            PreflightCallback::call(preflight, PromptDisposition::Queued);
+            return Ok(());
         }
-        self.start_run(RunTrigger::User { text, images }).await
+        self.start_run_with(RunTrigger::User { text, images }, preflight).await
     }
 
     /// Sends several messages as one prompt (they may include system messages that patch the
@@ -137,6 +183,11 @@ impl AgentSession {
     /// pi's `_startRun`: prepare, run, then loop over retries, compaction and queued messages;
     /// always ends with `agent_settled`.
     pub(crate) async fn start_run(&self, trigger: RunTrigger) -> Result<(), SdkError> {
+        self.start_run_with(trigger, None).await
+    }
+
+    /// [`Self::start_run`], telling `preflight` once the run is prepared (pi's `onStarted`).
+    async fn start_run_with(&self, trigger: RunTrigger, preflight: Option<&PreflightCallback>) -> Result<(), SdkError> {
         self.mark_run_started();
         let messages = match self.prepare_run(trigger).await {
             Ok(m) => m,
@@ -151,6 +202,7 @@ impl AgentSession {
         };
         flush_pending_bash(&self.shared);
         flush_pending_custom(&self.shared);
+        PreflightCallback::call(preflight, PromptDisposition::Started);
         self.refresh_context();
         let result = self.run_loop(messages).await;
         let aborted = {
