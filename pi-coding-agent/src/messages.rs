@@ -332,6 +332,33 @@ pub fn into_llm(messages: Vec<CodingAgentMessage>) -> Vec<Message> {
         .collect()
 }
 
+/// The coding agent's converter as an agent hook: [`into_llm`] for owned messages and
+/// [`convert_to_llm`] from a borrow, so a request without `transform_context` copies only what the
+/// model sees.
+///
+/// ```
+/// use pi_agent_core::ConvertToLlm;
+/// use pi_coding_agent::messages::{CodingAgentMessage, CodingConvertToLlm};
+/// let transcript: Vec<CodingAgentMessage> = vec![pi_agent_core::AgentMessage::User(pi_ai::UserMessage::new("hi"))];
+/// let sent = CodingConvertToLlm.convert_to_llm_borrowed(&transcript).unwrap();
+/// assert_eq!(sent, CodingConvertToLlm.convert_to_llm(transcript).unwrap());
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CodingConvertToLlm;
+
+impl pi_agent_core::ConvertToLlm<CodingMessage> for CodingConvertToLlm {
+    fn convert_to_llm(&self, messages: Vec<CodingAgentMessage>) -> Result<Vec<Message>, pi_agent_core::BoxError> {
+        Ok(into_llm(messages))
+    }
+
+    fn convert_to_llm_borrowed(
+        &self,
+        messages: &[CodingAgentMessage],
+    ) -> Result<Vec<Message>, pi_agent_core::BoxError> {
+        Ok(convert_to_llm(messages))
+    }
+}
+
 /// A `branchSummary` message (pi's `createBranchSummaryMessage`).
 pub fn create_branch_summary_message(summary: &str, from_id: &str, timestamp: u64) -> CodingAgentMessage {
     AgentMessage::Custom(CodingMessage::BranchSummary(BranchSummaryMessage {

@@ -1,13 +1,18 @@
 //! The spec's §1 vectors for the coding agent's `convert_to_llm`, one snapshot each.
 
 use insta::assert_json_snapshot;
+use pi_agent_core::ConvertToLlm;
 use pi_ai::Message;
-use pi_coding_agent::messages::{CodingAgentMessage, convert_to_llm};
+use pi_coding_agent::messages::{CodingAgentMessage, CodingConvertToLlm, convert_to_llm};
 use serde_json::{Value, json};
 
 fn convert(input: Value) -> Value {
     let m: CodingAgentMessage = serde_json::from_value(input).unwrap();
-    serde_json::to_value(convert_to_llm(&[m])).unwrap()
+    let borrowed = convert_to_llm(std::slice::from_ref(&m));
+    // The agent hook's owned and borrowed paths send the same messages.
+    assert_eq!(CodingConvertToLlm.convert_to_llm(vec![m.clone()]).unwrap(), borrowed);
+    assert_eq!(CodingConvertToLlm.convert_to_llm_borrowed(&[m]).unwrap(), borrowed);
+    serde_json::to_value(borrowed).unwrap()
 }
 
 fn bash(fields: Value) -> Value {

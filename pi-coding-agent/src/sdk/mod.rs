@@ -41,7 +41,7 @@ mod yaml_keys;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pi_agent_core::{Agent, AgentTool, BoxError, StreamFn};
+use pi_agent_core::{Agent, AgentTool, StreamFn};
 use pi_ai::options::StreamOptions;
 use pi_ai::registry::Models;
 use pi_ai::{Context, Model, ThinkingLevel};
@@ -63,7 +63,7 @@ pub use system_prompt::{ContextFile, SystemPromptOptions};
 
 use crate::extensions::subprocess::SubprocessExtension;
 use crate::extensions::{Extension, ExtensionRunner};
-use crate::messages::{CodingAgentMessage, CodingMessage};
+use crate::messages::CodingMessage;
 use crate::session::{SessionError, SessionManager, get_agent_dir};
 
 /// Errors of the SDK.
@@ -246,12 +246,9 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
         }),
     }));
     *shared.prompt_templates.lock().unwrap_or_else(|e| e.into_inner()) = resources.prompt_templates.clone();
-    let convert = |messages: Vec<CodingAgentMessage>| -> Result<Vec<pi_ai::Message>, BoxError> {
-        Ok(crate::messages::into_llm(messages))
-    };
     let mut builder = Agent::builder(model.clone(), stream_fn)
         .thinking_level(thinking_level)
-        .convert_to_llm(convert)
+        .convert_to_llm(crate::messages::CodingConvertToLlm)
         .turn_hooks(AgentSession::context_hook(&shared))
         .stream_options(stream_options);
     if let Some(runner) = &runner {
