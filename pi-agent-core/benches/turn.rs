@@ -65,11 +65,27 @@ fn transcript(n: usize) -> Vec<AgentMessage> {
     out
 }
 
-fn stream_fn() -> StreamFn {
-    Arc::new(|model: &Model, ctx, _opts| {
-        // Stand-in for building the wire body: serialize the whole normalized transcript.
-        let body = serde_json::to_vec(ctx.messages()).map(|b| b.len()).unwrap_or(0);
-        black_box(body);
+/// How the stream function serializes the request.
+#[derive(Clone, Copy)]
+enum Body {
+    /// pi's own JSON of the whole normalized transcript (a stand-in for the wire body).
+    PiJson,
+    /// The real OpenAI chat-completions request a provider sends (pi-ai's body builder).
+    OpenAiCompletions,
+}
+
+fn stream_fn(body: Body) -> StreamFn {
+    Arc::new(move |model: &Model, ctx, opts| {
+        let size = match body {
+            Body::PiJson => serde_json::to_vec(ctx.messages()).map(|b| b.len()).unwrap_or(0),
+            Body::OpenAiCompletions => {
+                let compat = pi_ai::providers::openai_completions::resolve_compat(model);
+                pi_ai::providers::openai_completions::build_request_ref(model, &ctx, &opts, &compat)
+                    .map(|r| r.body.len())
+                    .unwrap_or(0)
+            }
+        };
+        black_box(size);
         let message = AssistantMessage {
             content: vec![AssistantBlock::Text(TextContent::new("ok"))],
             api: model.api.clone(),
@@ -92,16 +108,29 @@ fn bench(c: &mut Criterion) {
     for n in [1_000usize, 10_000] {
         let messages = transcript(n);
         let tools: Vec<Arc<dyn AgentTool>> = vec![Arc::new(Noop(json!({"type": "object"})))];
-        let model: Model =
-            Model { id: "m".into(), api: "bench".into(), provider: "bench".into(), ..Default::default() };
+        let model: Model = Model {
+            id: "m".into(),
+            api: "openai-completions".into(),
+            provider: "bench".into(),
+            base_url: "http://127.0.0.1:9/v1".into(),
+            ..Default::default()
+        };
         let prune = |m: Vec<AgentMessage>, _c: CancellationToken| async move { Ok::<_, BoxError>(m) };
-        // "prompt": with a (pass-through) transform_context; "prompt_default_hooks": no transform.
-        for (name, with_transform) in [("prompt", true), ("prompt_default_hooks", false)] {
+        // "prompt": with a (pass-through) transform_context; "prompt_default_hooks": no transform;
+        // both serialize pi's JSON of the transcript. "prompt_openai_body": with the transform,
+        // building the real chat-completions request body instead.
+        let cases = [
+            ("prompt", true, Body::PiJson),
+            ("prompt_default_hooks", false, Body::PiJson),
+            ("prompt_openai_body", true, Body::OpenAiCompletions),
+        ];
+        for (name, with_transform, body) in cases {
             group.bench_with_input(BenchmarkId::new(name, n), &messages, |b, messages| {
                 b.iter_batched(
                     || AgentContext { messages: messages.clone(), tools: tools.clone() },
                     |ctx| {
-                        let mut config = AgentLoopConfig::new(model.clone(), stream_fn());
+                        let mut config = AgentLoopConfig::new(model.clone(), stream_fn(body));
+                        config.stream_options.api_key = Some("bench".into());
                         if with_transform {
                             config.transform_context = Some(Arc::new(prune));
                         }
