@@ -345,16 +345,9 @@ fn broken_settings_and_models_files_are_named_with_their_line() {
 fn unimplemented_options_and_commands_are_refused() {
     let server = ScriptedServer::start(Vec::new());
     let env = Env::new(&server.base_url);
-    let cases: [(&[&str], &str); 3] = [
-        (
-            &["--skill", "./s", "-p", "hi"],
-            "Error: --skill is not supported by this port (skills are not implemented); use --append-system-prompt",
-        ),
-        (
-            &["--prompt-template", "./t", "-p", "hi"],
-            "Error: --prompt-template is not supported by this port (prompt templates are not implemented)",
-        ),
+    let cases: [(&[&str], &str); 2] = [
         (&["list"], "Error: `pi list` is not available in this port (no package, auth or MCP commands)"),
+        (&["mcp"], "Error: `pi mcp` is not available in this port (no package, auth or MCP commands)"),
     ];
     for (args, message) in cases {
         let out = env.run(args);
@@ -435,4 +428,36 @@ fn session_of_another_project_asks_before_forking() {
     let header = &entries(&forked[0])[0];
     assert_eq!(header["cwd"], env.proj().display().to_string());
     assert_eq!(header["parentSession"], source.display().to_string());
+}
+
+#[test]
+fn skill_and_prompt_template_paths_load_and_no_skills_stops_discovery() {
+    let server = ScriptedServer::start(vec![text_reply(&["ok"]), text_reply(&["ok"])]);
+    let env = Env::new(&server.base_url);
+    let skill = |dir: &std::path::Path, name: &str| {
+        std::fs::create_dir_all(dir.join(name)).unwrap();
+        let text = format!("---\nname: {name}\ndescription: The {name} skill.\n---\nDo {name} things.\n");
+        std::fs::write(dir.join(name).join("SKILL.md"), text).unwrap();
+    };
+    skill(&env.agent().join("skills"), "discovered");
+    skill(&env.proj().join("extra"), "given");
+    std::fs::create_dir_all(env.proj().join("prompts")).unwrap();
+    std::fs::write(env.proj().join("prompts/greet.md"), "Say hello to $1.\n").unwrap();
+    let system = |body: &serde_json::Value| body["messages"][0]["content"].as_str().unwrap_or_default().to_owned();
+
+    let args = ["--no-session", "--skill", "./extra/given", "--prompt-template", "./prompts/greet.md", "-p"];
+    let out = env.run(&[&args[..], &["/greet Ada"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first = server.requests.lock().unwrap()[0].clone();
+    assert!(system(&first).contains("<name>given</name>"), "{}", system(&first));
+    assert!(system(&first).contains("<name>discovered</name>"));
+    let messages = first["messages"].as_array().unwrap();
+    let expanded = serde_json::json!([{"type": "text", "text": "Say hello to Ada.\n"}]);
+    assert_eq!(messages.last().unwrap()["content"], expanded, "the template expanded");
+
+    let out = env.run(&["--no-session", "-ns", "--skill", "./extra/given", "-p", "hi"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let second = server.requests.lock().unwrap()[1].clone();
+    assert!(system(&second).contains("<name>given</name>"), "an explicit --skill still loads with -ns");
+    assert!(!system(&second).contains("<name>discovered</name>"), "-ns stops discovery");
 }

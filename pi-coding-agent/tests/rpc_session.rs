@@ -244,7 +244,9 @@ fn prompt_is_answered_when_its_preflight_decides() {
         "pi answers before the run's first event: {:?}",
         rpc.seen
     );
+    let start = std::time::Instant::now();
     while !server.hit.load(std::sync::atomic::Ordering::SeqCst) {
+        assert!(start.elapsed() < Duration::from_secs(60), "the request never reached the server");
         std::thread::sleep(Duration::from_millis(10));
     }
     let busy = rpc.call(json!({"id": "p2", "type": "prompt", "message": "again"}));

@@ -371,7 +371,7 @@ async fn model_thinking_and_name_changes_are_announced_only_when_they_change() {
     other.id = "faux-2".into();
     h.session.set_model(other).unwrap();
     h.session.set_session_name("my work").unwrap();
-    for _ in 0..100 {
+    for _ in 0..1000 {
         if log.lock().unwrap().len() == 3 {
             break;
         }

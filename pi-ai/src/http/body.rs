@@ -15,12 +15,18 @@ use crate::types::{Message, Model};
 /// The message list as a `Value` (what the public `build_body` / `convert_messages` return):
 /// written, then read back (exact: `serde_json` reads back what it writes, key order included).
 pub(crate) fn to_value<T: WriteJson + ?Sized>(items: &T) -> Value {
-    let mut out = Vec::new();
-    items.write_json(&mut out);
-    serde_json::from_slice(&out).unwrap_or_else(|error| {
+    try_to_value(items).unwrap_or_else(|error| {
         tracing::error!(%error, "request items did not read back as JSON");
         Value::Null
     })
+}
+
+/// [`to_value`], failing instead of yielding `null` (serde_json reads back at most 128 levels of
+/// nesting, which deeply nested tool arguments can exceed).
+fn try_to_value<T: WriteJson + ?Sized>(items: &T) -> Result<Value, serde_json::Error> {
+    let mut out = Vec::new();
+    items.write_json(&mut out);
+    serde_json::from_slice(&out)
 }
 
 /// The replayed system head `resolveTranscript` puts first when the API takes no mid-conversation
@@ -69,7 +75,7 @@ pub(crate) fn encode_body<T: WriteJson + ?Sized>(
 ) -> Result<Vec<u8>, String> {
     let error = |e: serde_json::Error| format!("Could not serialize the request: {e}");
     if let Some(hook) = &options.on_payload {
-        let value = to_value(items);
+        let value = try_to_value(items).map_err(error)?;
         if let Some(slot) = map.get_mut(key) {
             *slot = value;
         }
@@ -132,5 +138,25 @@ mod tests {
             v["stream"] = json!(true);
         });
         assert_eq!(bytes.ok().as_deref(), Some(br#"{"replaced":1,"stream":true}"#.as_slice()));
+    }
+
+    /// Nesting deeper than serde_json reads back.
+    struct Deep;
+
+    impl WriteJson for Deep {
+        fn write_json(&self, out: &mut Vec<u8>) {
+            out.extend(std::iter::repeat_n(b'[', 200));
+            out.extend(std::iter::repeat_n(b']', 200));
+        }
+    }
+
+    #[test]
+    fn a_body_the_hook_cannot_see_is_an_error_not_null() {
+        let Value::Object(map) = json!({"messages": null}) else { unreachable!() };
+        let hook: crate::options::PayloadHook = std::sync::Arc::new(|_: &Value, _: &Model| None);
+        let options = StreamOptions { on_payload: Some(hook), ..Default::default() };
+        let result = encode_body(map, "messages", &vec![Deep], 0, &options, &Model::default(), |_| {});
+        let error = result.err().unwrap_or_default();
+        assert!(error.starts_with("Could not serialize the request: recursion limit exceeded"), "{error}");
     }
 }

@@ -115,13 +115,6 @@ async fn run(mut args: Args) -> Result<i32> {
     if let Some(d) = args.diagnostics.iter().find(|d| d.kind == DiagnosticKind::Error) {
         return fail(&d.message);
     }
-    // Accepted by pi but without an implementation here: refuse rather than run differently.
-    if !args.skills.is_empty() {
-        return fail("--skill is not supported by this port (skills are not implemented); use --append-system-prompt");
-    }
-    if !args.prompt_templates.is_empty() {
-        return fail("--prompt-template is not supported by this port (prompt templates are not implemented)");
-    }
     let cwd = std::env::current_dir()?;
     if let Some(input) = &args.export {
         return match export_from_file(input, args.messages.first().map(String::as_str), &cwd) {
@@ -328,6 +321,14 @@ async fn run(mut args: Args) -> Result<i32> {
         }
         loader.additional_extension_paths.push(path);
     }
+    // `--skill` / `--prompt-template` paths load besides (or, with -ns / -np, instead of) the
+    // discovered ones, resolved against the cwd as pi's `resolveCliPaths`.
+    loader.no_skills = args.no_skills;
+    loader.no_prompt_templates = args.no_prompt_templates;
+    loader.additional_skill_paths.extend(args.skills.iter().map(|p| resolve_path(cwd.join(expand_tilde(p)))));
+    loader
+        .additional_prompt_template_paths
+        .extend(args.prompt_templates.iter().map(|p| resolve_path(cwd.join(expand_tilde(p)))));
     loader.system_prompt = args.system_prompt.as_deref().map(text_or_file);
     if !args.append_system_prompt.is_empty() {
         let parts: Vec<String> = args.append_system_prompt.iter().map(|a| text_or_file(a)).collect();

@@ -159,6 +159,8 @@ impl Env {
         let mut c = Command::new(env!("CARGO_BIN_EXE_pi"));
         c.current_dir(self.proj())
             .env("PI_CODING_AGENT_DIR", self.agent())
+            // Skills under the real ~/.agents must not reach the snapshots.
+            .env("HOME", self.dir.path())
             .env_remove("PI_CODING_AGENT_SESSION_DIR")
             .env_remove("OPENAI_API_KEY")
             .env_remove("ANTHROPIC_API_KEY")

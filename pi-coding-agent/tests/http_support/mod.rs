@@ -237,6 +237,7 @@ impl Setup {
             .find(|m| m.provider == "local" && m.id == "smollm2-135m")
             .expect("the models.json model is registered");
         let mut loader = DefaultResourceLoader::new(&cwd, &agent);
+        loader.home_dir = Some(agent.join("home")); // not the real ~/.agents/skills
         loader.additional_extension_paths = self.extension_paths;
         loader.reload().await.expect("reload resources");
         let created = create_agent_session(CreateAgentSessionOptions {

@@ -58,6 +58,7 @@ pub async fn harness(
     let dir = tempfile::tempdir().unwrap();
     let faux = FauxProvider::new(FauxOptions::default());
     let mut loader = DefaultResourceLoader::new(dir.path(), dir.path().join("agent"));
+    loader.home_dir = Some(dir.path().join("home")); // not the real ~/.agents/skills
     loader.reload().await.unwrap();
     let sm = if persisted {
         SessionManager::create(dir.path(), Some(&dir.path().join("sessions")), NewSessionOptions::default()).unwrap()

@@ -87,7 +87,10 @@ pub fn build_request_ref(
         request::build_body_parts(model, &view, &handed_off, options, &compat, max_tokens, &thinking);
     let size_hint = crate::http::body::body_size_hint(&view);
     let body = crate::http::body::encode_body(fields, "messages", &messages, size_hint, options, model, |replaced| {
-        replaced["stream"] = serde_json::Value::Bool(true);
+        // Only an object has a `stream` field; a hook returning anything else is sent as it is.
+        if let Some(object) = replaced.as_object_mut() {
+            object.insert("stream".into(), serde_json::Value::Bool(true));
+        }
     })?;
     let mut headers = HeaderMap::new();
     headers.set("Accept", "application/json");

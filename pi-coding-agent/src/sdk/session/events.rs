@@ -77,13 +77,16 @@ async fn forward_to_extensions(shared: &SessionShared, event: &mut AgentEvent<Co
             Some(NotifyEvent::MessageStart { message: AgentMessage::Assistant(a.clone()) })
         }
         AgentEvent::MessageUpdate { assistant_message_event } => {
+            // Applying the delta is O(delta); the copy of the whole partial message that pi's
+            // `message_update` event carries is made only when a handler wants it.
+            let wanted = shared.runner.as_ref().is_some_and(|r| r.has_handlers("message_update"));
             let mut st = shared.run_state();
-            st.streaming_partial.as_mut().map(|partial| {
+            st.streaming_partial.as_mut().and_then(|partial| {
                 partial.apply(assistant_message_event);
-                NotifyEvent::MessageUpdate {
+                wanted.then(|| NotifyEvent::MessageUpdate {
                     message: AgentMessage::Assistant(partial.message().clone()),
                     assistant_message_event: crate::modes::json_event::assistant_event_json(assistant_message_event),
-                }
+                })
             })
         }
         AgentEvent::MessageEnd { message } => {
@@ -133,9 +136,10 @@ pub(crate) fn persist(shared: &SessionShared, message: &CodingAgentMessage) {
 /// pi's `_appendCustomMessage`: append to the session, then `message_start` / `message_end` to
 /// the public listeners (not to extensions).
 pub(crate) fn append_custom_message(shared: &SessionShared, message: CodingAgentMessage) {
-    shared.emit(&SessionEvent::Agent(AgentEvent::MessageStart { message: message.clone() }));
-    shared.emit(&SessionEvent::Agent(AgentEvent::MessageEnd { message: message.clone() }));
+    // Written first: message events never describe a message the session does not contain.
     persist(shared, &message);
+    shared.emit(&SessionEvent::Agent(AgentEvent::MessageStart { message: message.clone() }));
+    shared.emit(&SessionEvent::Agent(AgentEvent::MessageEnd { message }));
 }
 
 /// pi's `_flushPendingCustomMessages`.
