@@ -48,7 +48,7 @@ fn convert(messages: Vec<AgentMessage<AppRoles>>) -> Result<Vec<Message>, BoxErr
         .flat_map(|m| match m.into_llm() {
             Ok(llm) => vec![llm],
             Err(AppRoles::AuditNote { text, level, timestamp }) if level == "warning" => {
-                vec![Message::User(UserMessage::new(format!("[audit warning] {text}")).at(timestamp))]
+                vec![Message::User(UserMessage::new(format!("[audit warning] {text}")).at(timestamp).into())]
             }
             Err(_) => vec![],
         })
@@ -70,7 +70,7 @@ async fn run(agent: &Agent<AppRoles>, faux: &FauxProvider, title: &str) -> Resul
         .prompt(vec![
             note("skipped 3 generated files", "info"),
             note("disk almost full", "warning"),
-            AgentMessage::User(UserMessage::new("跑一下检查")),
+            AgentMessage::User(UserMessage::new("跑一下检查").into()),
         ])
         .await?;
     let reply = agent.messages().last().and_then(|m| m.as_assistant().map(|a| a.text())).unwrap_or_default();

@@ -25,9 +25,10 @@ fn main() -> Result<()> {
                     ("rules", Some("<rules>Be brief.</rules>".to_owned())),
                     ("skills", Some("<skills>none yet</skills>".to_owned())),
                 ])
-                .at(1_700_000_000_000),
+                .at(1_700_000_000_000)
+                .into(),
         ),
-        Message::User(UserMessage::new("hello").at(1_700_000_000_001)),
+        Message::User(UserMessage::new("hello").at(1_700_000_000_001).into()),
     ];
     show("initial head", &transcript)?;
 
@@ -35,13 +36,15 @@ fn main() -> Result<()> {
     transcript.push(Message::System(
         SystemMessage::new("")
             .with_sections([("skills", Some("<skills>...</skills>".to_owned()))])
-            .at(1_700_000_000_002),
+            .at(1_700_000_000_002)
+            .into(),
     ));
-    transcript.push(Message::User(UserMessage::new("继续").at(1_700_000_000_003)));
+    transcript.push(Message::User(UserMessage::new("继续").at(1_700_000_000_003).into()));
     show("after patching `skills`", &transcript)?;
 
     // Delete the section with `null`: `rules` stays exactly where it was.
-    transcript.push(Message::System(SystemMessage::new("").with_sections([("skills", None)]).at(1_700_000_000_004)));
+    transcript
+        .push(Message::System(SystemMessage::new("").with_sections([("skills", None)]).at(1_700_000_000_004).into()));
     show("after deleting `skills`", &transcript)?;
 
     let head = current_system_message(&transcript).ok_or_else(|| anyhow::anyhow!("no head"))?;

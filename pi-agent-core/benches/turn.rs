@@ -39,20 +39,21 @@ impl AgentTool for Noop {
 
 fn transcript(n: usize) -> Vec<AgentMessage> {
     let mut out: Vec<AgentMessage> = vec![AgentMessage::System(
-        SystemMessage::new("You are a coding agent.").with_tools_added(vec![pi_ai::Tool::new(
-            "noop",
-            "Does nothing",
-            json!({"type": "object"}),
-        )]),
+        SystemMessage::new("You are a coding agent.")
+            .with_tools_added(vec![pi_ai::Tool::new("noop", "Does nothing", json!({"type": "object"}))])
+            .into(),
     )];
     for i in 1..n {
         out.push(if i % 2 == 1 {
-            AgentMessage::User(UserMessage::new(format!("question {i} about the code base")))
+            AgentMessage::User(UserMessage::new(format!("question {i} about the code base")).into())
         } else {
-            AgentMessage::Assistant(AssistantMessage {
-                content: vec![AssistantBlock::Text(TextContent::new(format!("answer {i} with some text in it")))],
-                ..Default::default()
-            })
+            AgentMessage::Assistant(
+                AssistantMessage {
+                    content: vec![AssistantBlock::Text(TextContent::new(format!("answer {i} with some text in it")))],
+                    ..Default::default()
+                }
+                .into(),
+            )
         });
         if i % 100 == 0 {
             // An application role the default converter drops.
@@ -137,7 +138,7 @@ fn bench(c: &mut Criterion) {
                         let mut sink = FnSink(|e: pi_agent_core::AgentEvent| {
                             black_box(e);
                         });
-                        let prompt = vec![AgentMessage::User(UserMessage::new("next"))];
+                        let prompt = vec![AgentMessage::User(UserMessage::new("next").into())];
                         rt.block_on(run_agent_loop(prompt, ctx, config, &mut sink, CancellationToken::new()))
                             .map(|m| m.len())
                             .unwrap_or(0)

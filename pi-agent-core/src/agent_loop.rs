@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use pi_ai::options::StreamOptions;
 use pi_ai::transcript::normalize_context;
-use pi_ai::{AssistantMessage, AssistantMessageEvent, Context, Model, StopReason, ThinkingLevel};
+use pi_ai::{AssistantMessage, AssistantMessageEvent, Context, Model, Shared, StopReason, ThinkingLevel};
 use tokio_util::sync::CancellationToken;
 
 use crate::event::AgentEvent;
@@ -257,7 +257,7 @@ async fn run_loop<C: CustomMessage>(
             }
 
             let message = stream_assistant_response(ctx, &run, sink).await?;
-            new_messages.push(AgentMessage::Assistant(message.clone()));
+            new_messages.push(AgentMessage::Assistant(message.clone().into()));
 
             if matches!(message.stop_reason, StopReason::Error | StopReason::Aborted) {
                 if let Some(hooks) = run.config.turn_hooks.clone() {
@@ -292,8 +292,8 @@ async fn run_loop<C: CustomMessage>(
                 more = !batch.terminate;
                 results = batch.messages;
                 for r in &results {
-                    ctx.messages.push(AgentMessage::ToolResult(r.clone()));
-                    new_messages.push(AgentMessage::ToolResult(r.clone()));
+                    ctx.messages.push(AgentMessage::ToolResult(r.clone().into()));
+                    new_messages.push(AgentMessage::ToolResult(r.clone().into()));
                 }
             }
 
@@ -366,8 +366,9 @@ async fn stream_assistant_response<C: CustomMessage>(
     let config = &run.config;
     // 1. transform_context: prune or inject, still AgentMessages; used for this request only.
     // 2. convert_to_llm: the only exit to the model's world.
-    // The transcript is copied once per request: into the transform's input when there is one,
-    // otherwise straight into the model's messages (the stream function owns its transcript).
+    // The transcript is copied once per request, into the transform's input when there is one,
+    // otherwise straight into the model's messages (the stream function owns its transcript); a
+    // copy is one reference count per message, as messages are `Shared`.
     let llm = match &config.transform_context {
         Some(transform) => {
             let messages = transform.transform_context(ctx.messages.clone(), run.cancel).await?;
@@ -392,7 +393,7 @@ async fn stream_assistant_response<C: CustomMessage>(
         match event {
             AssistantMessageEvent::Start { partial } => {
                 started = true;
-                sink.emit(AgentEvent::MessageStart { message: AgentMessage::Assistant(partial) }).await?;
+                sink.emit(AgentEvent::MessageStart { message: AgentMessage::Assistant(partial.into()) }).await?;
             }
             AssistantMessageEvent::Done { message, .. } | AssistantMessageEvent::Error { error: message, .. } => {
                 final_message = Some(message);
@@ -410,10 +411,12 @@ async fn stream_assistant_response<C: CustomMessage>(
         None => stream.result().await,
     };
     message.thinking_level = Some(run.thinking_level);
+    // One copy shared by the events and the transcript.
+    let shared: Shared<AssistantMessage> = message.clone().into();
     if !started {
-        sink.emit(AgentEvent::MessageStart { message: AgentMessage::Assistant(message.clone()) }).await?;
+        sink.emit(AgentEvent::MessageStart { message: AgentMessage::Assistant(shared.clone()) }).await?;
     }
-    sink.emit(AgentEvent::MessageEnd { message: AgentMessage::Assistant(message.clone()) }).await?;
-    ctx.messages.push(AgentMessage::Assistant(message.clone()));
+    sink.emit(AgentEvent::MessageEnd { message: AgentMessage::Assistant(shared.clone()) }).await?;
+    ctx.messages.push(AgentMessage::Assistant(shared));
     Ok(message)
 }

@@ -94,7 +94,7 @@ where
 ///             Ok(llm) => vec![llm],
 ///             Err(custom) if custom.role() == "notification" => {
 ///                 let text = custom.0.get("text").and_then(|t| t.as_str()).unwrap_or_default();
-///                 vec![Message::User(UserMessage::new(text))]
+///                 vec![Message::User(UserMessage::new(text).into())]
 ///             }
 ///             Err(_) => vec![],
 ///         })

@@ -17,7 +17,7 @@
 use std::fmt;
 
 use pi_ai::transcript::TranscriptEntry;
-use pi_ai::{AssistantMessage, Message, SystemMessage, ToolResultMessage, UserMessage};
+use pi_ai::{AssistantMessage, Message, Shared, SystemMessage, ToolResultMessage, UserMessage};
 use serde::de::{DeserializeOwned, Deserializer, MapAccess, Visitor};
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
@@ -65,16 +65,32 @@ impl CustomMessage for UnknownMessage {
 }
 
 /// A transcript message: one of the four roles a model understands, or an application role.
+///
+/// The four LLM roles are held as [`Shared`] (a reference count, copied on write), exactly as in
+/// [`pi_ai::Message`]: copying a transcript, converting it for the model and handing it to the
+/// stream function copy one pointer per message, never the messages. Read them as plain
+/// structs; build them with `.into()`:
+///
+/// ```
+/// use pi_agent_core::AgentMessage;
+/// use pi_ai::UserMessage;
+/// let m: AgentMessage = AgentMessage::User(UserMessage::new("hi").into());
+/// if let AgentMessage::User(u) = &m {
+///     assert_eq!(u.timestamp, m.timestamp());
+/// }
+/// let same: AgentMessage = UserMessage::new("hi").into();
+/// assert_eq!(same.role(), "user");
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum AgentMessage<C = UnknownMessage> {
     /// System prompt or a delta of it.
-    System(SystemMessage),
+    System(Shared<SystemMessage>),
     /// A user turn.
-    User(UserMessage),
+    User(Shared<UserMessage>),
     /// A model response.
-    Assistant(AssistantMessage),
+    Assistant(Shared<AssistantMessage>),
     /// A tool result.
-    ToolResult(ToolResultMessage),
+    ToolResult(Shared<ToolResultMessage>),
     /// An application-defined role.
     Custom(C),
 }
@@ -102,7 +118,8 @@ impl<C: CustomMessage> AgentMessage<C> {
         }
     }
 
-    /// The model-facing message, cloned, if this is one of the four LLM roles.
+    /// The model-facing message if this is one of the four LLM roles: shares the message (one
+    /// reference count), never copies it.
     pub fn to_llm(&self) -> Option<Message> {
         match self {
             AgentMessage::System(m) => Some(Message::System(m.clone())),
@@ -154,24 +171,48 @@ impl<C> From<Message> for AgentMessage<C> {
 
 impl<C> From<SystemMessage> for AgentMessage<C> {
     fn from(m: SystemMessage) -> Self {
+        AgentMessage::System(m.into())
+    }
+}
+
+impl<C> From<Shared<SystemMessage>> for AgentMessage<C> {
+    fn from(m: Shared<SystemMessage>) -> Self {
         AgentMessage::System(m)
     }
 }
 
 impl<C> From<UserMessage> for AgentMessage<C> {
     fn from(m: UserMessage) -> Self {
+        AgentMessage::User(m.into())
+    }
+}
+
+impl<C> From<Shared<UserMessage>> for AgentMessage<C> {
+    fn from(m: Shared<UserMessage>) -> Self {
         AgentMessage::User(m)
     }
 }
 
 impl<C> From<AssistantMessage> for AgentMessage<C> {
     fn from(m: AssistantMessage) -> Self {
+        AgentMessage::Assistant(m.into())
+    }
+}
+
+impl<C> From<Shared<AssistantMessage>> for AgentMessage<C> {
+    fn from(m: Shared<AssistantMessage>) -> Self {
         AgentMessage::Assistant(m)
     }
 }
 
 impl<C> From<ToolResultMessage> for AgentMessage<C> {
     fn from(m: ToolResultMessage) -> Self {
+        AgentMessage::ToolResult(m.into())
+    }
+}
+
+impl<C> From<Shared<ToolResultMessage>> for AgentMessage<C> {
+    fn from(m: Shared<ToolResultMessage>) -> Self {
         AgentMessage::ToolResult(m)
     }
 }

@@ -27,9 +27,9 @@ pub fn declare_tool_changes<C: CustomMessage>(
     let declared = {
         // Replay context then pending, with the last pending system message's tools stripped.
         let stripped: Option<AgentMessage<C>> = last_system.and_then(|i| match &pending[i] {
-            AgentMessage::System(s) => {
-                Some(AgentMessage::System(SystemMessage { tools_added: None, tools_removed: None, ..s.clone() }))
-            }
+            AgentMessage::System(s) => Some(AgentMessage::System(
+                SystemMessage { tools_added: None, tools_removed: None, ..s.clone().into_inner() }.into(),
+            )),
             _ => None,
         });
         let mut view: Vec<&AgentMessage<C>> = Vec::with_capacity(context.len() + pending.len());
@@ -69,6 +69,6 @@ pub fn declare_tool_changes<C: CustomMessage>(
         ..SystemMessage::new("")
     };
     let at = pending.iter().position(|m| !matches!(m, AgentMessage::System(_))).unwrap_or(pending.len());
-    pending.insert(at, AgentMessage::System(message));
+    pending.insert(at, AgentMessage::System(message.into()));
     pending
 }

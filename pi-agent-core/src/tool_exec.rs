@@ -257,8 +257,8 @@ async fn emit_result_messages<C: CustomMessage>(
     messages: &[ToolResultMessage],
 ) -> Result<(), BoxError> {
     for m in messages {
-        sink.emit(AgentEvent::MessageStart { message: AgentMessage::ToolResult(m.clone()) }).await?;
-        sink.emit(AgentEvent::MessageEnd { message: AgentMessage::ToolResult(m.clone()) }).await?;
+        sink.emit(AgentEvent::MessageStart { message: AgentMessage::ToolResult(m.clone().into()) }).await?;
+        sink.emit(AgentEvent::MessageEnd { message: AgentMessage::ToolResult(m.clone().into()) }).await?;
     }
     Ok(())
 }

@@ -42,7 +42,10 @@ fn roles_sent(script: &Script, i: usize) -> Vec<String> {
 async fn a_custom_role_is_silently_dropped_by_the_default_converter() {
     let script = Script::new(vec![text("ok")]);
     let agent: Agent<Roles> = Agent::builder(model(), script.stream_fn()).system_prompt("S").build();
-    agent.prompt(vec![note("skipped 3 generated files"), AgentMessage::User(UserMessage::new("go"))]).await.unwrap();
+    agent
+        .prompt(vec![note("skipped 3 generated files"), AgentMessage::User(UserMessage::new("go").into())])
+        .await
+        .unwrap();
     // No error, no trace in the request: the auditNote simply did not reach the model…
     assert_eq!(roles_sent(&script, 0), ["system", "user"]);
     assert!(!script.request_json(0).to_string().contains("skipped 3"));
@@ -59,7 +62,7 @@ async fn with_a_converter_the_custom_role_is_kept_or_filtered_as_written() {
             .flat_map(|m| match m.into_llm() {
                 Ok(llm) => vec![llm],
                 Err(Roles::AuditNote { text, level, timestamp }) if level == "warning" => {
-                    vec![Message::User(UserMessage::new(format!("[audit] {text}")).at(timestamp))]
+                    vec![Message::User(UserMessage::new(format!("[audit] {text}")).at(timestamp).into())]
                 }
                 Err(_) => vec![],
             })
@@ -69,7 +72,10 @@ async fn with_a_converter_the_custom_role_is_kept_or_filtered_as_written() {
     let agent: Agent<Roles> = Agent::builder(model(), script.stream_fn()).convert_to_llm(convert).build();
     let warning =
         AgentMessage::Custom(Roles::AuditNote { text: "disk full".into(), level: "warning".into(), timestamp: 9 });
-    agent.prompt(vec![note("info only"), warning, AgentMessage::User(UserMessage::new("go").at(1))]).await.unwrap();
+    agent
+        .prompt(vec![note("info only"), warning, AgentMessage::User(UserMessage::new("go").at(1).into())])
+        .await
+        .unwrap();
     let req = script.request_json(0);
     assert_eq!(
         req,
@@ -90,7 +96,7 @@ async fn a_message_injected_by_transform_context_still_passes_convert_to_llm() {
             o.lock().unwrap().push("transform_context");
             // Inject a note only pi knows about, and external context the model should see.
             messages.push(note("injected, internal only"));
-            messages.push(AgentMessage::User(UserMessage::new("<context>today is Monday</context>").at(3)));
+            messages.push(AgentMessage::User(UserMessage::new("<context>today is Monday</context>").at(3).into()));
             Ok::<_, BoxError>(messages)
         }
     };
@@ -133,17 +139,21 @@ async fn system_prompt_replays_after_a_sections_patch() {
     agent
         .prompt(vec![
             AgentMessage::System(
-                SystemMessage::new("Extra instruction.").with_sections([("skills", Some("<skills>x</skills>".into()))]),
+                SystemMessage::new("Extra instruction.")
+                    .with_sections([("skills", Some("<skills>x</skills>".into()))])
+                    .into(),
             ),
-            AgentMessage::User(UserMessage::new("go")),
+            AgentMessage::User(UserMessage::new("go").into()),
         ])
         .await
         .unwrap();
     assert_eq!(agent.system_prompt(), "Base prompt.\n\nExtra instruction.\n\n<skills>x</skills>");
     agent
         .prompt(vec![
-            AgentMessage::System(SystemMessage::new("").with_sections([("skills", Some("<skills>y</skills>".into()))])),
-            AgentMessage::User(UserMessage::new("again")),
+            AgentMessage::System(
+                SystemMessage::new("").with_sections([("skills", Some("<skills>y</skills>".into()))]).into(),
+            ),
+            AgentMessage::User(UserMessage::new("again").into()),
         ])
         .await
         .unwrap();
@@ -159,8 +169,8 @@ async fn reset_keeps_the_replayed_head() {
     let agent: Agent = Agent::builder(model(), script.stream_fn()).system_prompt("P").tools(tools).build();
     agent
         .prompt(vec![
-            AgentMessage::System(SystemMessage::new("more").at(99).with_sections([("a", Some("A".into()))])),
-            AgentMessage::User(UserMessage::new("go")),
+            AgentMessage::System(SystemMessage::new("more").at(99).with_sections([("a", Some("A".into()))]).into()),
+            AgentMessage::User(UserMessage::new("go").into()),
         ])
         .await
         .unwrap();
@@ -254,9 +264,10 @@ async fn changed_tools_are_declared_before_the_next_prompt() {
             AgentMessage::System(
                 SystemMessage::new("Extra instruction.")
                     .with_sections([("s", Some("S".into()))])
-                    .with_tools_added(vec![zzz]),
+                    .with_tools_added(vec![zzz])
+                    .into(),
             ),
-            AgentMessage::User(UserMessage::new("three")),
+            AgentMessage::User(UserMessage::new("three").into()),
         ])
         .await
         .unwrap();
@@ -274,7 +285,7 @@ async fn changed_tools_are_declared_before_the_next_prompt() {
 async fn a_transcript_starting_with_a_system_message_declares_initial_tools_on_the_first_prompt() {
     let script = Script::new(vec![text("1")]);
     let agent: Agent = Agent::builder(model(), script.stream_fn())
-        .messages(vec![AgentMessage::System(SystemMessage::new("own prompt"))])
+        .messages(vec![AgentMessage::System(SystemMessage::new("own prompt").into())])
         .system_prompt("ignored")
         .tools(vec![echo_named("a", "A")])
         .build();
@@ -292,9 +303,10 @@ async fn continue_after_removing_every_tool_declares_the_removal() {
     agent.set_messages(vec![
         AgentMessage::System(
             SystemMessage::new("")
-                .with_tools_added(vec![pi_ai::transcript::to_tool_declaration(&echo_named("a", "A").declaration())]),
+                .with_tools_added(vec![pi_ai::transcript::to_tool_declaration(&echo_named("a", "A").declaration())])
+                .into(),
         ),
-        AgentMessage::User(UserMessage::new("pending")),
+        AgentMessage::User(UserMessage::new("pending").into()),
     ]);
     agent.set_tools(vec![]);
     agent.continue_run().await.unwrap();

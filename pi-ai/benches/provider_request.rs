@@ -33,26 +33,32 @@ fn transcript(api: &str, count: usize) -> TranscriptContext {
     let mut messages = Vec::with_capacity(count);
     let mut i = 0;
     while messages.len() < count {
-        messages.push(Message::User(UserMessage::new(format!("Please read file number {i} and summarise it."))));
+        messages.push(Message::User(UserMessage::new(format!("Please read file number {i} and summarise it.")).into()));
         let mut args = serde_json::Map::new();
         args.insert("path".into(), json!(format!("src/file_{i}.rs")));
-        messages.push(Message::Assistant(AssistantMessage {
-            content: vec![
-                AssistantBlock::Text(TextContent::new("Reading it now.")),
-                AssistantBlock::ToolCall(ToolCall::new(format!("call_{i}"), "read", args)),
-            ],
-            api: api.into(),
-            provider: "local".into(),
-            model: "m".into(),
-            stop_reason: StopReason::ToolUse,
-            ..Default::default()
-        }));
-        messages.push(Message::ToolResult(ToolResultMessage {
-            tool_call_id: format!("call_{i}"),
-            tool_name: "read".into(),
-            content: vec![UserBlock::Text(TextContent::new("fn main() { println!(\"hello\"); }\n".repeat(4)))],
-            ..Default::default()
-        }));
+        messages.push(Message::Assistant(
+            AssistantMessage {
+                content: vec![
+                    AssistantBlock::Text(TextContent::new("Reading it now.")),
+                    AssistantBlock::ToolCall(ToolCall::new(format!("call_{i}"), "read", args)),
+                ],
+                api: api.into(),
+                provider: "local".into(),
+                model: "m".into(),
+                stop_reason: StopReason::ToolUse,
+                ..Default::default()
+            }
+            .into(),
+        ));
+        messages.push(Message::ToolResult(
+            ToolResultMessage {
+                tool_call_id: format!("call_{i}"),
+                tool_name: "read".into(),
+                content: vec![UserBlock::Text(TextContent::new("fn main() { println!(\"hello\"); }\n".repeat(4)))],
+                ..Default::default()
+            }
+            .into(),
+        ));
         i += 1;
     }
     messages.truncate(count);

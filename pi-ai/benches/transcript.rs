@@ -18,7 +18,8 @@ fn transcript(n: usize) -> Vec<Message> {
                 (0..8)
                     .map(|i| Tool::new(format!("tool{i}"), "d", json!({"type": "object", "properties": {}})))
                     .collect(),
-            ),
+            )
+            .into(),
     ));
     for i in 1..n {
         let m = if i % 50 == 0 {
@@ -26,15 +27,21 @@ fn transcript(n: usize) -> Vec<Message> {
                 SystemMessage::new(if i % 100 == 0 { "More." } else { "" })
                     .with_sections([("skills", Some(format!("<skills>{i}</skills>")))])
                     .with_tools_removed([format!("tool{}", i % 8)])
-                    .with_tools_added(vec![Tool::new(format!("tool{}", i % 8), format!("v{i}"), json!({}))]),
+                    .with_tools_added(vec![Tool::new(format!("tool{}", i % 8), format!("v{i}"), json!({}))])
+                    .into(),
             )
         } else if i % 2 == 0 {
-            Message::User(UserMessage::new(format!("question {i} about the code base")))
+            Message::User(UserMessage::new(format!("question {i} about the code base")).into())
         } else {
-            Message::Assistant(AssistantMessage {
-                content: vec![AssistantBlock::Text(TextContent::new(format!("answer {i} with a few words of text")))],
-                ..Default::default()
-            })
+            Message::Assistant(
+                AssistantMessage {
+                    content: vec![AssistantBlock::Text(TextContent::new(format!(
+                        "answer {i} with a few words of text"
+                    )))],
+                    ..Default::default()
+                }
+                .into(),
+            )
         };
         out.push(m);
     }

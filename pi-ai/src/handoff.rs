@@ -116,14 +116,17 @@ pub fn transform_messages_borrowed<'a, M: std::borrow::Borrow<Message>>(
                         None => answered.contains(&call.id.as_str()),
                     };
                     if !done {
-                        order.push(Slot::Synthetic(Box::new(Message::ToolResult(ToolResultMessage {
-                            tool_call_id: call.id.clone(),
-                            tool_name: call.name.clone(),
-                            content: vec![UserBlock::Text(TextContent::new("No result provided"))],
-                            is_error: true,
-                            timestamp: now_ms(),
-                            ..Default::default()
-                        }))));
+                        order.push(Slot::Synthetic(Box::new(Message::ToolResult(
+                            ToolResultMessage {
+                                tool_call_id: call.id.clone(),
+                                tool_name: call.name.clone(),
+                                content: vec![UserBlock::Text(TextContent::new("No result provided"))],
+                                is_error: true,
+                                timestamp: now_ms(),
+                                ..Default::default()
+                            }
+                            .into(),
+                        ))));
                     }
                 }
                 answered.clear();
@@ -206,7 +209,9 @@ fn transform_one<'a>(
                     return HandedOff::Borrowed(message);
                 }
                 let content = a.content.iter().filter(|b| keeps_same_model_block(b)).cloned().collect();
-                return HandedOff::Owned(Box::new(Message::Assistant(AssistantMessage { content, ..a.clone() })));
+                return HandedOff::Owned(Box::new(Message::Assistant(
+                    AssistantMessage { content, ..a.clone().into_inner() }.into(),
+                )));
             }
             let mut ids: Vec<Option<String>> = Vec::new();
             let mut unchanged = true;
@@ -249,7 +254,9 @@ fn transform_one<'a>(
                     }
                 })
                 .collect();
-            HandedOff::Owned(Box::new(Message::Assistant(AssistantMessage { content, ..a.clone() })))
+            HandedOff::Owned(Box::new(Message::Assistant(
+                AssistantMessage { content, ..a.clone().into_inner() }.into(),
+            )))
         }
         _ => HandedOff::Borrowed(message),
     }
@@ -365,14 +372,17 @@ mod tests {
     }
 
     fn assistant(provider: &str, content: Vec<AssistantBlock>, stop: StopReason) -> Message {
-        Message::Assistant(AssistantMessage {
-            content,
-            api: "anthropic-messages".into(),
-            provider: provider.into(),
-            model: "claude".into(),
-            stop_reason: stop,
-            ..Default::default()
-        })
+        Message::Assistant(
+            AssistantMessage {
+                content,
+                api: "anthropic-messages".into(),
+                provider: provider.into(),
+                model: "claude".into(),
+                stop_reason: stop,
+                ..Default::default()
+            }
+            .into(),
+        )
     }
 
     #[test]
@@ -387,7 +397,7 @@ mod tests {
         let img = || UserBlock::Image(ImageContent::new("AAA", "image/png"));
         let c2 = ToolCall::new("c2", "t", Map::new());
         let input = vec![
-            Message::User(UserMessage::new(vec![UserBlock::Text(TextContent::new("look")), img(), img()]).at(1)),
+            Message::User(UserMessage::new(vec![UserBlock::Text(TextContent::new("look")), img(), img()]).at(1).into()),
             assistant(
                 "anthropic",
                 vec![
@@ -401,15 +411,13 @@ mod tests {
                 ],
                 StopReason::ToolUse,
             ),
-            Message::System(SystemMessage::new("mid")),
-            Message::User(UserMessage::new("next").at(2)),
+            Message::System(SystemMessage::new("mid").into()),
+            Message::User(UserMessage::new("next").at(2).into()),
             assistant("anthropic", vec![AssistantBlock::Text(TextContent::new("partial"))], StopReason::Aborted),
             assistant("openai", vec![AssistantBlock::ToolCall(c2.clone())], StopReason::ToolUse),
-            Message::ToolResult(ToolResultMessage {
-                tool_call_id: "c2".into(),
-                tool_name: "t".into(),
-                ..Default::default()
-            }),
+            Message::ToolResult(
+                ToolResultMessage { tool_call_id: "c2".into(), tool_name: "t".into(), ..Default::default() }.into(),
+            ),
         ];
         let out = transform_messages(&input, &target, &|id, _| normalize_anthropic_tool_call_id(id));
         let roles: Vec<_> = out.iter().map(Message::role).collect();
@@ -443,13 +451,11 @@ mod tests {
             Model { provider: "anthropic".into(), input: vec!["text".into(), "image".into()], ..Default::default() };
         let input = vec![
             assistant("x", vec![AssistantBlock::ToolCall(ToolCall::new("a", "t", Map::new()))], StopReason::ToolUse),
-            Message::System(SystemMessage::new("held")),
-            Message::ToolResult(ToolResultMessage {
-                tool_call_id: "a".into(),
-                tool_name: "t".into(),
-                ..Default::default()
-            }),
-            Message::User(UserMessage::new("u")),
+            Message::System(SystemMessage::new("held").into()),
+            Message::ToolResult(
+                ToolResultMessage { tool_call_id: "a".into(), tool_name: "t".into(), ..Default::default() }.into(),
+            ),
+            Message::User(UserMessage::new("u").into()),
         ];
         let roles: Vec<_> =
             transform_messages(&input, &target, &|id, _| id.to_owned()).iter().map(Message::role).collect();

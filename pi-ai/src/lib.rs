@@ -30,10 +30,10 @@
 //!
 //! let transcript = vec![
 //!     Message::System(SystemMessage::new("Base prompt.")
-//!         .with_sections([("skills", Some("<skills>old</skills>".to_owned()))])),
-//!     Message::User(UserMessage::new("hi")),
+//!         .with_sections([("skills", Some("<skills>old</skills>".to_owned()))]).into()),
+//!     Message::User(UserMessage::new("hi").into()),
 //!     Message::System(SystemMessage::new("")
-//!         .with_sections([("skills", Some("<skills>new</skills>".to_owned()))])),
+//!         .with_sections([("skills", Some("<skills>new</skills>".to_owned()))]).into()),
 //! ];
 //! let head = current_system_message(&transcript).unwrap();
 //! assert_eq!(head.sections.unwrap().get("skills"), Some(Some("<skills>new</skills>")));

@@ -11,7 +11,7 @@
 //! faux.set_responses(vec![faux_assistant_message(vec![faux_text("hi")], Default::default()).into()]);
 //! let mut models = Models::new();
 //! models.add_faux(&faux);
-//! let context = Context { messages: vec![Message::User(UserMessage::new("hello"))], ..Default::default() };
+//! let context = Context { messages: vec![Message::User(UserMessage::new("hello").into())], ..Default::default() };
 //! let reply = models.complete(&faux.model(), context, Default::default()).await;
 //! assert_eq!(reply.text(), "hi");
 //! # });

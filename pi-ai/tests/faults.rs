@@ -112,7 +112,7 @@ fn apis() -> Vec<Api> {
 }
 
 fn context() -> TranscriptContext {
-    normalize_context(Context { messages: vec![Message::User(UserMessage::new("hi"))], ..Default::default() })
+    normalize_context(Context { messages: vec![Message::User(UserMessage::new("hi").into())], ..Default::default() })
 }
 
 fn options() -> StreamOptions {

@@ -59,7 +59,7 @@ async fn text_and_tool_calls_through_all_three_apis() {
         // Plain streamed text.
         let context = normalize_context(Context {
             system_prompt: Some("You are a helpful assistant.".into()),
-            messages: vec![Message::User(UserMessage::new("What is the capital of France?"))],
+            messages: vec![Message::User(UserMessage::new("What is the capital of France?").into())],
             tools: None,
         });
         let (events, message) = support::run(provider.stream(&model, context, options())).await;
@@ -77,7 +77,7 @@ async fn text_and_tool_calls_through_all_three_apis() {
         // A tool call, streamed, with valid JSON arguments.
         let context = normalize_context(Context {
             system_prompt: Some("You are a helpful assistant.".into()),
-            messages: vec![Message::User(UserMessage::new("Call read for README.md."))],
+            messages: vec![Message::User(UserMessage::new("Call read for README.md.").into())],
             tools: Some(vec![read_tool()]),
         });
         let (events, message) = support::run(provider.stream(&model, context, options())).await;

@@ -12,7 +12,7 @@ use support::{MockServer, Reply, data, run};
 fn context() -> pi_ai::transcript::TranscriptContext {
     normalize_context(Context {
         system_prompt: Some("Be brief.".into()),
-        messages: vec![Message::User(UserMessage::new("Weather in Paris?"))],
+        messages: vec![Message::User(UserMessage::new("Weather in Paris?").into())],
         tools: None,
     })
 }

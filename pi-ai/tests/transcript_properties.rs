@@ -36,8 +36,8 @@ fn arb_system() -> impl Strategy<Value = SystemMessage> {
 
 fn arb_message() -> impl Strategy<Value = Message> {
     prop_oneof![
-        3 => arb_system().prop_map(Message::System),
-        1 => "[a-z]{0,5}".prop_map(|t| Message::User(UserMessage::new(t).at(1))),
+        3 => arb_system().prop_map(Message::from),
+        1 => "[a-z]{0,5}".prop_map(|t| Message::User(UserMessage::new(t).at(1).into())),
     ]
 }
 
@@ -55,7 +55,7 @@ proptest! {
         let mut with_users = transcript.clone();
         for (pos, text) in inserts {
             let at = pos % (with_users.len() + 1);
-            with_users.insert(at, Message::User(UserMessage::new(text).at(2)));
+            with_users.insert(at, Message::User(UserMessage::new(text).at(2).into()));
         }
         prop_assert_eq!(current_system_message(&with_users), before);
     }
@@ -67,7 +67,7 @@ proptest! {
     ) {
         let split = split.min(transcript.len());
         let whole = current_system_message(&transcript);
-        let mut stepwise: Vec<Message> = current_system_message(&transcript[..split]).map(Message::System).into_iter().collect();
+        let mut stepwise: Vec<Message> = current_system_message(&transcript[..split]).map(Message::from).into_iter().collect();
         stepwise.extend_from_slice(&transcript[split..]);
         let stepwise = current_system_message(&stepwise);
         // The replayed head equals, field by field (JSON compares section and tool order too).
@@ -80,7 +80,7 @@ proptest! {
         prop_assume!(!tools.is_empty());
         let name = tools[pick % tools.len()].name.clone();
         let mut t = transcript.clone();
-        t.push(Message::System(SystemMessage::new("").with_tools_removed([name.clone()]).with_tools_added(vec![tool(&name, 9)])));
+        t.push(Message::System(SystemMessage::new("").with_tools_removed([name.clone()]).with_tools_added(vec![tool(&name, 9)]).into()));
         let after = current_tools(&t);
         prop_assert_eq!(after.len(), tools.len());
         prop_assert_eq!(&after.last().unwrap().name, &name);

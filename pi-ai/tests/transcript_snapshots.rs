@@ -13,13 +13,15 @@ fn transcript() -> Vec<Message> {
                     ("rules", Some("<rules>\nBe brief.\n</rules>".to_owned())),
                     ("skills", Some("<skills>\n- read\n</skills>".to_owned())),
                 ])
-                .at(1),
+                .at(1)
+                .into(),
         ),
-        Message::User(UserMessage::new("hello").at(2)),
+        Message::User(UserMessage::new("hello").at(2).into()),
         Message::System(
             SystemMessage::new("Prefer small commits.")
                 .with_sections([("skills", Some("<skills>\n- read\n- grep\n</skills>".to_owned())), ("rules", None)])
-                .at(3),
+                .at(3)
+                .into(),
         ),
     ]
 }

@@ -20,7 +20,7 @@ fn tv(name: &str, description: &str) -> Tool {
 }
 
 fn u(text: &str) -> Message {
-    Message::User(UserMessage::new(text).at(1))
+    Message::User(UserMessage::new(text).at(1).into())
 }
 
 fn sys() -> SystemMessage {
@@ -75,7 +75,7 @@ fn v3_tools_alone_make_a_system_message() {
 fn v4_normalize_never_merges_with_an_existing_system_message() {
     let tc = normalize_context(Context {
         system_prompt: Some("S".into()),
-        messages: vec![Message::System(SystemMessage::new("X").at(5)), u("hi")],
+        messages: vec![Message::System(SystemMessage::new("X").at(5).into()), u("hi")],
         tools: None,
     });
     assert_eq!(
@@ -91,10 +91,12 @@ fn v4_normalize_never_merges_with_an_existing_system_message() {
 #[test]
 fn v5_content_appends_across_system_messages() {
     let msgs = vec![
-        Message::System(SystemMessage::new("A").at(7)),
+        Message::System(SystemMessage::new("A").at(7).into()),
         u("x"),
-        Message::System(SystemMessage::new("B").at(9)),
-        Message::System(sys().tap_content(Content::Blocks(vec![TextContent::new("C1"), TextContent::new("C2")]))),
+        Message::System(SystemMessage::new("B").at(9).into()),
+        Message::System(
+            sys().tap_content(Content::Blocks(vec![TextContent::new("C1"), TextContent::new("C2")])).into(),
+        ),
     ];
     assert_eq!(
         to_json(&current_system_message(&msgs)),
@@ -166,7 +168,7 @@ fn v11_remove_then_add_moves_a_tool_last() {
 
 #[test]
 fn v12_tools_alone_after_a_user_message_make_a_head() {
-    let msgs = [u("x"), Message::System(SystemMessage::new("").at(42).with_tools_added(vec![t("a")]))];
+    let msgs = [u("x"), Message::System(SystemMessage::new("").at(42).with_tools_added(vec![t("a")]).into())];
     assert_eq!(
         to_json(&current_system_message(&msgs)),
         json!({"role": "system", "content": "", "toolsAdded": [to_json(&t("a"))], "timestamp": 42})
@@ -211,7 +213,11 @@ fn v15_content_text_joins_text_blocks() {
 fn v16_collapse_folds_every_system_message_into_the_head() {
     let tc = normalize_context(Context {
         system_prompt: Some("S".into()),
-        messages: vec![u("u1"), Message::System(SystemMessage::new("more").at(9).with_tools_removed(["a"])), u("u2")],
+        messages: vec![
+            u("u1"),
+            Message::System(SystemMessage::new("more").at(9).with_tools_removed(["a"]).into()),
+            u("u2"),
+        ],
         tools: Some(vec![t("a")]),
     });
     let collapsed = collapse_system_messages(tc);
@@ -235,13 +241,13 @@ fn v17_tool_state_changes_list_a_changed_tool_twice() {
 #[test]
 fn v18_resolve_transcript_tools_per_support_level() {
     let msgs = vec![
-        Message::System(sys().with_tools_added(vec![t("a"), t("b")])),
+        Message::System(sys().with_tools_added(vec![t("a"), t("b")]).into()),
         u("1"),
-        Message::System(sys().with_tools_added(vec![t("c")])),
+        Message::System(sys().with_tools_added(vec![t("c")]).into()),
         u("2"),
-        Message::System(sys().with_tools_removed(["b"])),
+        Message::System(sys().with_tools_removed(["b"]).into()),
         u("3"),
-        Message::System(sys().with_tools_added(vec![t("d")])),
+        Message::System(sys().with_tools_added(vec![t("d")]).into()),
     ];
     let r = resolve_transcript_tools(&msgs, ToolChangeSupport::Additions);
     assert_eq!((names(&r.request_tools), r.folded_system_messages), (vec!["a:d".into(), "c:d".into()], 3));
@@ -276,7 +282,7 @@ fn v20_non_additive_changes() {
 #[test]
 fn v21_no_initial_message_without_prompt_or_tools() {
     assert_eq!(create_initial_system_message(None, &[]), None);
-    let msgs = [u("x"), Message::System(sys())];
+    let msgs = [u("x"), Message::System(sys().into())];
     assert!(initial_system_message(&msgs).is_none());
 }
 
@@ -330,9 +336,9 @@ fn replay_skips_roles_it_does_not_know() {
         }
     }
     let msgs = [
-        Entry::Known(Box::new(Message::System(SystemMessage::new("P").at(1)))),
+        Entry::Known(Box::new(Message::System(SystemMessage::new("P").at(1).into()))),
         Entry::Unknown(json!({"role": "auditNote", "text": "not for the model"})),
-        Entry::Known(Box::new(Message::System(sys().with_sections([("s", Some("S".into()))])))),
+        Entry::Known(Box::new(Message::System(sys().with_sections([("s", Some("S".into()))]).into()))),
     ];
     assert_eq!(current_system_prompt(&msgs), "P\n\nS");
     assert!(initial_system_message(&msgs).is_some());

@@ -273,11 +273,14 @@ pub fn bash_execution_to_text(m: &BashExecutionMessage) -> String {
 }
 
 fn user_text(text: String, timestamp: u64) -> Message {
-    Message::User(UserMessage {
-        content: Content::Blocks(vec![UserBlock::Text(TextContent::new(text))]),
-        timestamp,
-        ..Default::default()
-    })
+    Message::User(
+        UserMessage {
+            content: Content::Blocks(vec![UserBlock::Text(TextContent::new(text))]),
+            timestamp,
+            ..Default::default()
+        }
+        .into(),
+    )
 }
 
 /// Converts one coding-agent message to what the model sees, or `None` when it is dropped.
@@ -302,7 +305,7 @@ pub fn coding_message_to_llm(m: &CodingMessage) -> Option<Message> {
                 Content::Text(t) => Content::Blocks(vec![UserBlock::Text(TextContent::new(t.clone()))]),
                 Content::Blocks(b) => Content::Blocks(b.clone()),
             };
-            Some(Message::User(UserMessage { content, timestamp: c.timestamp, ..Default::default() }))
+            Some(Message::User(UserMessage { content, timestamp: c.timestamp, ..Default::default() }.into()))
         }
         CodingMessage::BranchSummary(s) => {
             Some(user_text(format!("{BRANCH_SUMMARY_PREFIX}{}{BRANCH_SUMMARY_SUFFIX}", s.summary), s.timestamp))
@@ -339,7 +342,7 @@ pub fn into_llm(messages: Vec<CodingAgentMessage>) -> Vec<Message> {
 /// ```
 /// use pi_agent_core::ConvertToLlm;
 /// use pi_coding_agent::messages::{CodingAgentMessage, CodingConvertToLlm};
-/// let transcript: Vec<CodingAgentMessage> = vec![pi_agent_core::AgentMessage::User(pi_ai::UserMessage::new("hi"))];
+/// let transcript: Vec<CodingAgentMessage> = vec![pi_agent_core::AgentMessage::User(pi_ai::UserMessage::new("hi").into())];
 /// let sent = CodingConvertToLlm.convert_to_llm_borrowed(&transcript).unwrap();
 /// assert_eq!(sent, CodingConvertToLlm.convert_to_llm(transcript).unwrap());
 /// ```

@@ -83,7 +83,7 @@ fn first_difference(ours: &Value, theirs: &Value, path: String) -> Option<String
 }
 
 fn user(text: &str) -> CodingAgentMessage {
-    AgentMessage::User(UserMessage::new(text))
+    AgentMessage::User(UserMessage::new(text).into())
 }
 
 fn ext(name: &str, setup: impl Fn(&ExtensionApi) + Send + Sync + 'static) -> Arc<dyn Extension> {
@@ -135,12 +135,15 @@ async fn sections_patch() {
     let patch = SystemMessage::new("").with_sections([("skills", Some("<skills>...</skills>".to_owned()))]);
     h.session
         .agent()
-        .prompt(vec![AgentMessage::System(patch.at(pi_ai::now_ms())), user("继续")])
+        .prompt(vec![AgentMessage::System(patch.at(pi_ai::now_ms()).into()), user("继续")])
         .await
         .expect("sections patch");
     h.session
         .agent()
-        .prompt(vec![AgentMessage::System(SystemMessage::new("Extra instruction.").at(pi_ai::now_ms())), user("go")])
+        .prompt(vec![
+            AgentMessage::System(SystemMessage::new("Extra instruction.").at(pi_ai::now_ms()).into()),
+            user("go"),
+        ])
         .await
         .expect("content patch");
     assert_matches_reference("sections_patch", &h);
@@ -255,7 +258,7 @@ async fn context_with_system_folds_head() {
             let cut = event.messages.len().saturating_sub(1);
             let head = pi_ai::transcript::current_system_message(&event.messages[..cut]);
             let tail = event.messages.split_off(cut);
-            event.messages = head.map(AgentMessage::System).into_iter().chain(tail).collect();
+            event.messages = head.map(AgentMessage::from).into_iter().chain(tail).collect();
             Ok(None)
         });
     });
@@ -301,7 +304,11 @@ async fn tool_diff_with_sections_patch() {
     h.session.prompt("first").await.expect("first");
     h.session.set_active_tools_by_name(&["read"]);
     let patch = SystemMessage::new("").with_sections([("skills", Some("<skills>one</skills>".to_owned()))]);
-    h.session.agent().prompt(vec![AgentMessage::System(patch.at(pi_ai::now_ms())), user("继续")]).await.expect("patch");
+    h.session
+        .agent()
+        .prompt(vec![AgentMessage::System(patch.at(pi_ai::now_ms()).into()), user("继续")])
+        .await
+        .expect("patch");
     assert_matches_reference("tool_diff_with_sections_patch", &h);
 }
 
@@ -309,7 +316,7 @@ async fn tool_diff_with_sections_patch() {
 async fn context_adds_system_message() {
     let add = ext("<inline:add-system>", |pi| {
         pi.on_sync::<ContextEvent>(|event, _ctx| {
-            event.messages.push(AgentMessage::System(SystemMessage::new("Added by the context handler.").at(1)));
+            event.messages.push(AgentMessage::System(SystemMessage::new("Added by the context handler.").at(1).into()));
             Ok(None)
         });
     });
@@ -405,7 +412,11 @@ async fn anthropic_sections_and_tools() {
     h.session.bind_extensions().await;
     h.session.prompt("first").await.expect("first");
     let patch = SystemMessage::new("").with_sections([("skills", Some("<skills>...</skills>".to_owned()))]);
-    h.session.agent().prompt(vec![AgentMessage::System(patch.at(pi_ai::now_ms())), user("继续")]).await.expect("patch");
+    h.session
+        .agent()
+        .prompt(vec![AgentMessage::System(patch.at(pi_ai::now_ms()).into()), user("继续")])
+        .await
+        .expect("patch");
     h.session.set_active_tools_by_name(&["read", "grep"]);
     h.session.prompt("third").await.expect("third");
     assert_matches_reference("anthropic_sections_and_tools", &h);
@@ -418,7 +429,11 @@ async fn responses_sections_and_tools() {
     h.session.bind_extensions().await;
     h.session.prompt("first").await.expect("first");
     let patch = SystemMessage::new("").with_sections([("skills", Some("<skills>...</skills>".to_owned()))]);
-    h.session.agent().prompt(vec![AgentMessage::System(patch.at(pi_ai::now_ms())), user("继续")]).await.expect("patch");
+    h.session
+        .agent()
+        .prompt(vec![AgentMessage::System(patch.at(pi_ai::now_ms()).into()), user("继续")])
+        .await
+        .expect("patch");
     h.session.set_active_tools_by_name(&["read", "grep"]);
     h.session.prompt("third").await.expect("third");
     assert_matches_reference("responses_sections_and_tools", &h);

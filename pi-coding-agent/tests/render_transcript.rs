@@ -63,16 +63,16 @@ fn custom(custom_type: &str, content: &str, display: bool, details: serde_json::
 
 fn session() -> SessionManager {
     let mut sm = SessionManager::in_memory("/tmp");
-    sm.append_message(AgentMessage::User(UserMessage::new("run the checks"))).unwrap();
+    sm.append_message(AgentMessage::User(UserMessage::new("run the checks").into())).unwrap();
     let call = faux_tool_call("bash", json!({"command": "make check"}), Some("call-1"));
-    sm.append_message(AgentMessage::Assistant(faux_assistant_message(vec![call], Default::default()))).unwrap();
+    sm.append_message(AgentMessage::Assistant(faux_assistant_message(vec![call], Default::default()).into())).unwrap();
     let result = ToolResultMessage {
         tool_call_id: "call-1".into(),
         tool_name: "bash".into(),
         content: vec![UserBlock::Text(TextContent::new("all green"))],
         ..Default::default()
     };
-    sm.append_message(AgentMessage::ToolResult(result)).unwrap();
+    sm.append_message(AgentMessage::ToolResult(result.into())).unwrap();
     sm.append_custom_entry("audit-note", Some(json!({"toolName": "bash", "toolCallId": "call-1", "at": 1}))).unwrap();
     sm.append_custom_entry("no-renderer", Some(json!({"secret": "state only"}))).unwrap();
     sm.append_custom_entry("declined", None).unwrap();
@@ -85,10 +85,9 @@ fn session() -> SessionManager {
     ] {
         sm.append_custom_message_entry(&m.custom_type, m.content.clone(), m.display, m.details.clone()).unwrap();
     }
-    sm.append_message(AgentMessage::Assistant(faux_assistant_message(
-        vec![faux_text("Done: checks pass.")],
-        Default::default(),
-    )))
+    sm.append_message(AgentMessage::Assistant(
+        faux_assistant_message(vec![faux_text("Done: checks pass.")], Default::default()).into(),
+    ))
     .unwrap();
     sm
 }
@@ -195,7 +194,7 @@ fn without_extensions_custom_entries_are_state_and_custom_messages_use_the_defau
 fn skill_invocations_show_as_a_skill_line_then_the_users_text() {
     let mut sm = SessionManager::in_memory("/tmp");
     let block = "<skill name=\"demo\" location=\"/s/demo/SKILL.md\">\nReferences are relative to /s/demo.\n\nRun it.\n</skill>\n\nplease go";
-    sm.append_message(AgentMessage::User(UserMessage::new(block))).unwrap();
+    sm.append_message(AgentMessage::User(UserMessage::new(block).into())).unwrap();
     let collapsed = TranscriptRenderer::new(theme(), None, RenderOptions::default());
     let rows_c = rows(&screen(&collapsed, &sm));
     let skill = row_of(&rows_c, "[skill] demo (ctrl+o to expand)");

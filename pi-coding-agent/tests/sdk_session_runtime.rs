@@ -97,7 +97,9 @@ async fn message_end_handlers_replace_what_listeners_see_and_the_session_stores(
                         a.content = vec![AssistantBlock::Text(TextContent::new("[redacted]"))];
                         Some(CodingAgentMessage::Assistant(a))
                     }
-                    CodingAgentMessage::User(_) => Some(CodingAgentMessage::System(pi_ai::SystemMessage::new("x"))),
+                    CodingAgentMessage::User(_) => {
+                        Some(CodingAgentMessage::System(pi_ai::SystemMessage::new("x").into()))
+                    }
                     _ => None,
                 })
             });

@@ -26,7 +26,7 @@ fn ext(name: &str, setup: impl Fn(&ExtensionApi) + Send + Sync + 'static) -> Arc
 }
 
 fn user(text: &str) -> CodingAgentMessage {
-    AgentMessage::User(UserMessage::new(text))
+    AgentMessage::User(UserMessage::new(text).into())
 }
 
 fn custom_role(value: Value) -> CodingAgentMessage {
@@ -124,7 +124,7 @@ async fn checklist_3_a_sections_patch_replaces_only_that_section() {
     let before = before.expect("the prompt is sectioned");
     let patch = |text: &str| {
         AgentMessage::System(
-            SystemMessage::new("").with_sections([("skills", Some(text.to_owned()))]).at(pi_ai::now_ms()),
+            SystemMessage::new("").with_sections([("skills", Some(text.to_owned()))]).at(pi_ai::now_ms()).into(),
         )
     };
     h.session.prompt_messages(vec![patch("<skills>...</skills>"), user("继续")]).await.expect("patch");
@@ -156,7 +156,7 @@ async fn checklist_4_changing_tools_records_a_tool_diff_system_message() {
         .messages()
         .into_iter()
         .filter_map(|m| match m {
-            AgentMessage::System(s) if s.tools_removed.is_some() => Some(s),
+            AgentMessage::System(s) if s.tools_removed.is_some() => Some(s.into_inner()),
             _ => None,
         })
         .collect();
@@ -181,7 +181,7 @@ async fn checklist_4b_changing_the_agents_tools_directly_is_declared_too() {
     h.session.agent().set_tools(tools.into_iter().filter(|t| ["read", "bash"].contains(&t.name())).collect());
     h.session.prompt("second").await.expect("second");
     let diff = h.session.messages().into_iter().find_map(|m| match m {
-        AgentMessage::System(s) if s.tools_removed.is_some() => Some(s),
+        AgentMessage::System(s) if s.tools_removed.is_some() => Some(s.into_inner()),
         _ => None,
     });
     let removed: Vec<String> =
@@ -336,7 +336,7 @@ async fn troubleshooting_the_system_prompt_changes_by_appending_a_system_message
     let h = Setup::default().start().await;
     h.session.prompt("first").await.expect("first");
     let before = h.session.system_prompt();
-    let extra = AgentMessage::System(SystemMessage::new("Extra instruction.").at(pi_ai::now_ms()));
+    let extra = AgentMessage::System(SystemMessage::new("Extra instruction.").at(pi_ai::now_ms()).into());
     h.session.prompt_messages(vec![extra, user("go")]).await.expect("prompt");
     let after = h.session.system_prompt();
     assert!(after.contains("Extra instruction.") && after.contains(&before));
@@ -351,16 +351,22 @@ async fn troubleshooting_content_appends_sections_replace_by_name() {
     let h = Setup::default().start().await;
     h.session.prompt("first").await.expect("first");
     let original = system_text(&h.server.last());
-    let content = AgentMessage::System(SystemMessage::new("Extra instruction.").at(pi_ai::now_ms()));
+    let content = AgentMessage::System(SystemMessage::new("Extra instruction.").at(pi_ai::now_ms()).into());
     h.session.prompt_messages(vec![content, user("a")]).await.expect("content");
     // chat-completions folds the mid-conversation message into the head: the appended content
     // leads (the first head's own content is empty; its text lives in sections), all of it kept.
     assert_eq!(system_text(&h.server.last()), format!("Extra instruction.\n\n{original}"));
     let set = SystemMessage::new("").with_sections([("style", Some("<style>terse</style>".to_owned()))]);
-    h.session.prompt_messages(vec![AgentMessage::System(set.at(pi_ai::now_ms())), user("b")]).await.expect("set");
+    h.session
+        .prompt_messages(vec![AgentMessage::System(set.at(pi_ai::now_ms()).into()), user("b")])
+        .await
+        .expect("set");
     assert_eq!(system_text(&h.server.last()), format!("Extra instruction.\n\n{original}\n\n<style>terse</style>"));
     let delete = SystemMessage::new("").with_sections([("style", None::<String>)]);
-    h.session.prompt_messages(vec![AgentMessage::System(delete.at(pi_ai::now_ms())), user("c")]).await.expect("del");
+    h.session
+        .prompt_messages(vec![AgentMessage::System(delete.at(pi_ai::now_ms()).into()), user("c")])
+        .await
+        .expect("del");
     assert_eq!(system_text(&h.server.last()), format!("Extra instruction.\n\n{original}"));
 }
 

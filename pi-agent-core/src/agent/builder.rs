@@ -125,7 +125,7 @@ impl<C: CustomMessage> AgentBuilder<C> {
             let declarations: Vec<pi_ai::Tool> =
                 self.tools.iter().map(|t| to_tool_declaration(&t.declaration())).collect();
             if let Some(head) = create_initial_system_message(self.system_prompt.as_deref(), &declarations) {
-                messages.insert(0, AgentMessage::System(head));
+                messages.insert(0, AgentMessage::System(head.into()));
             }
         }
         let state = AgentState {

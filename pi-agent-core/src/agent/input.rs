@@ -39,6 +39,6 @@ impl<C> From<Vec<AgentMessage<C>>> for PromptInput<C> {
 
 impl<C> From<UserMessage> for PromptInput<C> {
     fn from(m: UserMessage) -> Self {
-        PromptInput::Messages(vec![AgentMessage::User(m)])
+        PromptInput::Messages(vec![AgentMessage::User(m.into())])
     }
 }

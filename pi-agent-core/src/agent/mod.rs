@@ -181,7 +181,7 @@ impl<C: CustomMessage> Agent<C> {
         {
             let mut state = lock(&self.inner.state);
             let head = current_system_message(&state.messages);
-            state.messages = head.map(AgentMessage::System).into_iter().collect();
+            state.messages = head.map(AgentMessage::from).into_iter().collect();
             state.is_streaming = false;
             state.streaming_message = None;
             state.pending_tool_calls.clear();

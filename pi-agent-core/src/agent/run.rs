@@ -25,7 +25,7 @@ impl<C: CustomMessage> Agent<C> {
             PromptInput::Text(text, images) => {
                 let mut content = vec![UserBlock::Text(TextContent::new(text))];
                 content.extend(images.into_iter().map(UserBlock::Image));
-                vec![AgentMessage::User(UserMessage::new(content))]
+                vec![AgentMessage::User(UserMessage::new(content).into())]
             }
             PromptInput::Messages(m) => m,
         };
@@ -162,7 +162,7 @@ impl<C: CustomMessage> Agent<C> {
             timestamp: now_ms(),
             ..Default::default()
         };
-        let am = AgentMessage::Assistant(message.clone());
+        let am = AgentMessage::Assistant(message.clone().into());
         let events = [
             AgentEvent::MessageStart { message: am.clone() },
             AgentEvent::MessageEnd { message: am.clone() },

@@ -10,6 +10,8 @@ use crate::message::{AgentMessage, CustomMessage};
 use crate::tool::AgentTool;
 
 /// The message currently streaming: an assistant partial, or another message between its start and end.
+// One per agent, held in place while it streams: boxing the partial would only add an indirection.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum StreamingMessage<C> {
     /// The assistant response being streamed (updates applied).
@@ -57,7 +59,9 @@ impl<C: CustomMessage> AgentState<C> {
         match event {
             AgentEvent::MessageStart { message } => {
                 state.streaming_message = Some(match message {
-                    AgentMessage::Assistant(a) => StreamingMessage::Assistant(PartialMessage::new(a.clone())),
+                    AgentMessage::Assistant(a) => {
+                        StreamingMessage::Assistant(PartialMessage::new(a.clone().into_inner()))
+                    }
                     other => StreamingMessage::Other(other.clone()),
                 });
             }

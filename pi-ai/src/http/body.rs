@@ -35,7 +35,7 @@ pub(crate) fn collapsed_head(messages: &[Message], supports_mid_convo_system_mes
     if supports_mid_convo_system_messages {
         return None;
     }
-    crate::transcript::current_system_message(messages).map(Message::System)
+    crate::transcript::current_system_message(messages).map(|m| Message::System(m.into()))
 }
 
 /// pi's `resolveTranscript` as a view, without moving the transcript: the messages unchanged when

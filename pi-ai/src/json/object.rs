@@ -320,6 +320,22 @@ macro_rules! __json_write {
 macro_rules! json_tagged_enum {
     (
         $(#[$meta:meta])*
+        $vis:vis enum $name:ident tag($tag_key:literal) shared {
+            $(
+                $(#[$vmeta:meta])*
+                $variant:ident($ty:ty) = $tag_val:literal
+            ),* $(,)?
+        }
+    ) => {
+        $crate::json_tagged_enum! { @impl
+            $(#[$meta])*
+            $vis enum $name tag($tag_key) {
+                $( $(#[$vmeta])* $variant($crate::Shared<$ty>; $ty) = $tag_val ),*
+            }
+        }
+    };
+    (
+        $(#[$meta:meta])*
         $vis:vis enum $name:ident tag($tag_key:literal) {
             $(
                 $(#[$vmeta:meta])*
@@ -327,11 +343,27 @@ macro_rules! json_tagged_enum {
             ),* $(,)?
         }
     ) => {
+        $crate::json_tagged_enum! { @impl
+            $(#[$meta])*
+            $vis enum $name tag($tag_key) {
+                $( $(#[$vmeta])* $variant($ty; $ty) = $tag_val ),*
+            }
+        }
+    };
+    (@impl
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident tag($tag_key:literal) {
+            $(
+                $(#[$vmeta:meta])*
+                $variant:ident($store:ty; $ty:ty) = $tag_val:literal
+            ),*
+        }
+    ) => {
         $(#[$meta])*
         $vis enum $name {
             $(
                 $(#[$vmeta])*
-                $variant($ty),
+                $variant($store),
             )*
         }
 
@@ -350,7 +382,7 @@ macro_rules! json_tagged_enum {
                 map: A,
             ) -> Result<Self, A::Error> {
                 match tag {
-                    $( $tag_val => <$ty>::__json_visit(prefix, true, map).map($name::$variant), )*
+                    $( $tag_val => <$ty>::__json_visit(prefix, true, map).map(|v| $name::$variant(v.into())), )*
                     other => Err(<A::Error as ::serde::de::Error>::unknown_variant(other, &[$($tag_val),*])),
                 }
             }
@@ -359,7 +391,7 @@ macro_rules! json_tagged_enum {
         $(
             impl From<$ty> for $name {
                 fn from(value: $ty) -> Self {
-                    $name::$variant(value)
+                    $name::$variant(value.into())
                 }
             }
         )*

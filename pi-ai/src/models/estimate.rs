@@ -131,9 +131,9 @@ mod tests {
             ..Default::default()
         };
         let messages = vec![
-            Message::User(UserMessage::new("x".repeat(700)).at(1)),
-            Message::Assistant(a),
-            Message::User(UserMessage::new("y".repeat(7)).at(6)),
+            Message::User(UserMessage::new("x".repeat(700)).at(1).into()),
+            Message::Assistant(a.into()),
+            Message::User(UserMessage::new("y".repeat(7)).at(6).into()),
         ];
         assert_eq!(estimate_context_tokens(&messages), 1002);
         let m = Model { context_window: 200_000, ..Default::default() };

@@ -18,10 +18,10 @@
 //!
 //! let transcript = vec![
 //!     Message::System(SystemMessage::new("You are terse.")
-//!         .with_sections([("skills", Some("<skills>a</skills>".to_owned()))])),
-//!     Message::User(UserMessage::new("hi")),
+//!         .with_sections([("skills", Some("<skills>a</skills>".to_owned()))]).into()),
+//!     Message::User(UserMessage::new("hi").into()),
 //!     Message::System(SystemMessage::new("")
-//!         .with_sections([("skills", Some("<skills>b</skills>".to_owned()))])),
+//!         .with_sections([("skills", Some("<skills>b</skills>".to_owned()))]).into()),
 //! ];
 //! assert_eq!(current_system_prompt(&transcript), "You are terse.\n\n<skills>b</skills>");
 //! ```

@@ -68,7 +68,7 @@ pub fn create_initial_system_message(system_prompt: Option<&str>, tools: &[Tool]
 /// use pi_ai::transcript::normalize_context;
 /// let tc = normalize_context(Context {
 ///     system_prompt: Some("S".into()),
-///     messages: vec![Message::User(UserMessage::new("hi"))],
+///     messages: vec![Message::User(UserMessage::new("hi").into())],
 ///     tools: None,
 /// });
 /// assert_eq!(tc.messages().len(), 2);
@@ -80,7 +80,7 @@ pub fn normalize_context(context: Context) -> TranscriptContext {
     let messages = match initial {
         Some(head) => {
             let mut messages = Vec::with_capacity(context.messages.len() + 1);
-            messages.push(Message::System(head));
+            messages.push(Message::System(head.into()));
             messages.extend(context.messages);
             messages
         }
@@ -94,7 +94,7 @@ pub fn normalize_context(context: Context) -> TranscriptContext {
 /// ```
 /// use pi_ai::{Message, SystemMessage, UserMessage};
 /// use pi_ai::transcript::initial_system_message;
-/// let t = [Message::User(UserMessage::new("u")), Message::System(SystemMessage::new("s"))];
+/// let t = [Message::User(UserMessage::new("u").into()), Message::System(SystemMessage::new("s").into())];
 /// assert!(initial_system_message(&t).is_none());
 /// ```
 pub fn initial_system_message<M: TranscriptEntry>(messages: &[M]) -> Option<&SystemMessage> {
@@ -116,9 +116,9 @@ pub fn without_initial_system_message<M: TranscriptEntry>(messages: &[M]) -> &[M
 /// let tc = normalize_context(Context {
 ///     system_prompt: Some("S".into()),
 ///     messages: vec![
-///         Message::User(UserMessage::new("u1")),
-///         Message::System(SystemMessage::new("more").at(9)),
-///         Message::User(UserMessage::new("u2")),
+///         Message::User(UserMessage::new("u1").into()),
+///         Message::System(SystemMessage::new("more").at(9).into()),
+///         Message::User(UserMessage::new("u2").into()),
 ///     ],
 ///     tools: None,
 /// });
@@ -130,7 +130,7 @@ pub fn collapse_system_messages(context: TranscriptContext) -> TranscriptContext
     let head = current_system_message(&context.messages);
     let mut messages = Vec::with_capacity(context.messages.len() + 1);
     if let Some(head) = head {
-        messages.push(Message::System(head));
+        messages.push(Message::System(head.into()));
     }
     messages.extend(context.messages.into_iter().filter(|m| !matches!(m, Message::System(_))));
     TranscriptContext { messages }

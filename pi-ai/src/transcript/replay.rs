@@ -56,8 +56,8 @@ impl<T: TranscriptEntry + ?Sized> TranscriptEntry for &T {
 /// ```
 /// use pi_ai::{Message, SystemMessage, UserMessage};
 /// use pi_ai::transcript::is_system_message;
-/// assert!(is_system_message(&Message::System(SystemMessage::new("x"))));
-/// assert!(!is_system_message(&Message::User(UserMessage::new("hi"))));
+/// assert!(is_system_message(&Message::System(SystemMessage::new("x").into())));
+/// assert!(!is_system_message(&Message::User(UserMessage::new("hi").into())));
 /// ```
 pub fn is_system_message<M: TranscriptEntry + ?Sized>(entry: &M) -> bool {
     entry.as_system_message().is_some()
@@ -141,9 +141,9 @@ pub fn declared_tools<M: TranscriptEntry>(messages: &[M]) -> Vec<Tool> {
 /// use pi_ai::{Message, SystemMessage, UserMessage};
 /// use pi_ai::transcript::current_system_message;
 /// let t = vec![
-///     Message::System(SystemMessage::new("Base.").with_sections([("skills", Some("<skills>a</skills>".to_owned()))])),
-///     Message::User(UserMessage::new("hi")),
-///     Message::System(SystemMessage::new("").with_sections([("skills", Some("<skills>b</skills>".to_owned()))])),
+///     Message::System(SystemMessage::new("Base.").with_sections([("skills", Some("<skills>a</skills>".to_owned()))]).into()),
+///     Message::User(UserMessage::new("hi").into()),
+///     Message::System(SystemMessage::new("").with_sections([("skills", Some("<skills>b</skills>".to_owned()))]).into()),
 /// ];
 /// let head = current_system_message(&t).unwrap();
 /// assert_eq!(head.sections.unwrap().get("skills"), Some(Some("<skills>b</skills>")));

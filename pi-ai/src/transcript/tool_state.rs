@@ -150,9 +150,9 @@ pub struct ResolvedTools {
 /// use pi_ai::transcript::{ToolChangeSupport, resolve_transcript_tools};
 /// let t = |n: &str| Tool::new(n, "d", serde_json::json!({}));
 /// let msgs = vec![
-///     Message::System(SystemMessage::new("").with_tools_added(vec![t("a")])),
-///     Message::User(UserMessage::new("hi")),
-///     Message::System(SystemMessage::new("").with_tools_added(vec![t("b")])),
+///     Message::System(SystemMessage::new("").with_tools_added(vec![t("a")]).into()),
+///     Message::User(UserMessage::new("hi").into()),
+///     Message::System(SystemMessage::new("").with_tools_added(vec![t("b")]).into()),
 /// ];
 /// let r = resolve_transcript_tools(&msgs, ToolChangeSupport::Additions);
 /// assert_eq!((r.request_tools.len(), r.folded_system_messages), (1, 1));

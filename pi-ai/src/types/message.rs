@@ -187,7 +187,7 @@ json_tagged_enum! {
     /// assert_eq!(serde_json::to_string(&m).unwrap(), r#"{"role":"user","content":"hi","timestamp":1}"#);
     /// ```
     #[derive(Clone, Debug, PartialEq)]
-    pub enum Message tag("role") {
+    pub enum Message tag("role") shared {
         /// System prompt or a delta of it.
         System(SystemMessage) = "system",
         /// A user turn.

@@ -8,6 +8,7 @@ mod content;
 mod message;
 mod model;
 mod sections;
+mod shared;
 mod tool;
 mod usage;
 
@@ -17,5 +18,6 @@ pub use content::{
 pub use message::{AssistantMessage, Message, SystemMessage, ToolResultMessage, UserMessage, now_ms};
 pub use model::{Context, Model, ModelCost};
 pub use sections::Sections;
+pub use shared::Shared;
 pub use tool::{Tool, ToolReference};
 pub use usage::{Cost, StopReason, ThinkingLevel, Usage};

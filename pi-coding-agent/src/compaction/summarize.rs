@@ -78,7 +78,8 @@ impl Summarizer {
                 serde_json::from_value::<UserMessage>(json!({
                     "role": "user", "content": [{"type": "text", "text": prompt_text}], "timestamp": now_ms()
                 }))
-                .unwrap_or_else(|_| UserMessage::new(prompt_text)),
+                .unwrap_or_else(|_| UserMessage::new(prompt_text))
+                .into(),
             )],
             tools: None,
         })

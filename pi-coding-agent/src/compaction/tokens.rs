@@ -189,7 +189,7 @@ pub fn estimate_projected_context_tokens(
         }
     }
     let system = current_system_message(&messages);
-    let mut tokens = system.map_or(0, |s| estimate_tokens(&AgentMessage::System(s)));
+    let mut tokens = system.map_or(0, |s| estimate_tokens(&AgentMessage::System(s.into())));
     tokens += messages.iter().filter(|m| m.role() != "system").map(|m| estimate_tokens(m)).sum::<u64>();
     ContextEstimate { tokens, usage_tokens: 0, trailing_tokens: tokens, last_usage_index: None }
 }

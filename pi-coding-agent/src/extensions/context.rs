@@ -224,7 +224,7 @@ fn restore_system_messages(
     let head = current_system_message(&current);
     let mut next = Vec::with_capacity(returned.items.len() + 1);
     if let Some(head) = head {
-        next.push(Tracked::fresh(AgentMessage::System(head)));
+        next.push(Tracked::fresh(AgentMessage::System(head.into())));
     }
     next.extend(returned.items);
     next

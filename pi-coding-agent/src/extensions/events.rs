@@ -446,7 +446,7 @@ pub enum NotifyEvent {
         /// 0-based turn index in the run.
         turn_index: u64,
         /// The turn's assistant message.
-        message: AssistantMessage,
+        message: pi_ai::Shared<AssistantMessage>,
         /// Its tool results.
         tool_results: Vec<ToolResultMessage>,
     },

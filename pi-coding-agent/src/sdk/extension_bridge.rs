@@ -105,7 +105,7 @@ fn apply_forced_prompt(messages: Vec<CodingAgentMessage>, forced: String) -> Vec
     } else {
         head.timestamp = pi_ai::now_ms();
     }
-    std::iter::once(CodingAgentMessage::System(head))
+    std::iter::once(CodingAgentMessage::System(head.into()))
         .chain(messages.into_iter().filter(|m| !matches!(m, CodingAgentMessage::System(_))))
         .collect()
 }

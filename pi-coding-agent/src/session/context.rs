@@ -206,7 +206,7 @@ pub fn entry_context_messages(entry: &SessionEntry) -> Vec<Cow<'_, CodingAgentMe
         SessionEntry::Compaction(c) => {
             let summary = create_compaction_summary_message(&c.summary, c.tokens_before, iso_ms(&c.timestamp));
             match &c.system_message {
-                Some(s) => vec![Cow::Owned(AgentMessage::System(s.clone())), Cow::Owned(summary)],
+                Some(s) => vec![Cow::Owned(AgentMessage::System(s.clone().into())), Cow::Owned(summary)],
                 None => vec![Cow::Owned(summary)],
             }
         }

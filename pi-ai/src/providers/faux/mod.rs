@@ -10,7 +10,7 @@
 //! # futures::executor::block_on(async {
 //! let faux = FauxProvider::new(FauxOptions { token_size: TokenSize { min: 1, max: 1 }, ..Default::default() });
 //! faux.set_responses(vec![faux_assistant_message(vec![faux_text("Hello world")], Default::default()).into()]);
-//! let context = normalize_context(Context { messages: vec![Message::User(UserMessage::new("hi"))], ..Default::default() });
+//! let context = normalize_context(Context { messages: vec![Message::User(UserMessage::new("hi").into())], ..Default::default() });
 //! let mut stream = faux.stream(&faux.model(), context, Default::default());
 //! let mut kinds = Vec::new();
 //! while let Some(event) = stream.next().await {

@@ -63,7 +63,7 @@ fn session(id: &str) -> StreamOptions {
 async fn exact_event_sequence_and_cache_usage() {
     let faux = one_by_one();
     faux.set_responses(vec![reply().into(), faux_assistant_message(vec![faux_text("ok")], Default::default()).into()]);
-    let user = Message::User(UserMessage::new("Say hi").at(1));
+    let user = Message::User(UserMessage::new("Say hi").at(1).into());
     let (events, m1) = run(faux.stream(&faux.model(), context(vec![user.clone()]), session("s1"))).await;
     assert_eq!(
         events.join(" | "),
@@ -74,14 +74,17 @@ async fn exact_event_sequence_and_cache_usage() {
     assert_eq!(m1.stop_reason, StopReason::ToolUse);
     assert_eq!(m1.api, faux.api());
     assert!(m1.duration_ms.is_some());
-    let result = Message::ToolResult(ToolResultMessage {
-        tool_call_id: "c1".into(),
-        tool_name: "echo".into(),
-        content: vec![UserBlock::Text(TextContent::new("hi there"))],
-        timestamp: 2,
-        ..Default::default()
-    });
-    let messages = vec![user, Message::Assistant(m1), result];
+    let result = Message::ToolResult(
+        ToolResultMessage {
+            tool_call_id: "c1".into(),
+            tool_name: "echo".into(),
+            content: vec![UserBlock::Text(TextContent::new("hi there"))],
+            timestamp: 2,
+            ..Default::default()
+        }
+        .into(),
+    );
+    let messages = vec![user, Message::Assistant(m1.into()), result];
     let (_, m2) = run(faux.stream(&faux.model(), context(messages.clone()), session("s1"))).await;
     assert_eq!((m2.usage.input, m2.usage.output, m2.usage.cache_read, m2.usage.cache_write), (0, 1, 42, 21));
     let (events, m3) = run(faux.stream(&faux.model(), context(messages), Default::default())).await;
@@ -104,7 +107,7 @@ async fn steps_are_taken_at_request_start_and_factories_see_the_request() {
         }),
         FauxStep::factory(|_req: FauxRequest| async move { Err("boom".to_owned()) }),
     ]);
-    let ctx = context(vec![Message::User(UserMessage::new("hi"))]);
+    let ctx = context(vec![Message::User(UserMessage::new("hi").into())]);
     let first = faux.stream(&faux.model(), ctx.clone(), Default::default());
     let second = faux.stream(&faux.model(), ctx, Default::default());
     assert_eq!(faux.pending_response_count(), 0);

@@ -38,7 +38,7 @@ pub const API: &str = "openai-completions";
 /// use pi_ai::providers::openai_completions::OpenAiCompletions;
 /// use pi_ai::transcript::normalize_context;
 /// let context = normalize_context(pi_ai::Context {
-///     messages: vec![pi_ai::Message::User(pi_ai::UserMessage::new("hi"))],
+///     messages: vec![pi_ai::Message::User(pi_ai::UserMessage::new("hi").into())],
 ///     ..Default::default()
 /// });
 /// let options = pi_ai::options::StreamOptions { api_key: Some("sk-…".into()), ..Default::default() };

@@ -40,7 +40,7 @@ async fn handle(shared: &SessionShared, mut event: AgentEvent<CodingMessage>) {
             }
             if let AgentMessage::Assistant(assistant) = message {
                 let mut st = shared.run_state();
-                st.last_assistant = Some(assistant.clone());
+                st.last_assistant = Some(assistant.clone().into_inner());
                 if !matches!(assistant.stop_reason, StopReason::Error | StopReason::Length) {
                     st.overflow_recovery_attempted = false;
                 }
@@ -70,10 +70,14 @@ async fn forward_to_extensions(shared: &SessionShared, event: &mut AgentEvent<Co
             let mut st = shared.run_state();
             let turn_index = st.turn_index;
             st.turn_index += 1;
-            Some(NotifyEvent::TurnEnd { turn_index, message: message.clone(), tool_results: tool_results.clone() })
+            Some(NotifyEvent::TurnEnd {
+                turn_index,
+                message: message.clone().into(),
+                tool_results: tool_results.clone(),
+            })
         }
         AgentEvent::MessageStart { message: AgentMessage::Assistant(a) } if shared.runner.is_some() => {
-            shared.run_state().streaming_partial = Some(pi_ai::PartialMessage::new(a.clone()));
+            shared.run_state().streaming_partial = Some(pi_ai::PartialMessage::new(a.clone().into_inner()));
             Some(NotifyEvent::MessageStart { message: AgentMessage::Assistant(a.clone()) })
         }
         AgentEvent::MessageUpdate { assistant_message_event } => {
@@ -84,7 +88,7 @@ async fn forward_to_extensions(shared: &SessionShared, event: &mut AgentEvent<Co
             st.streaming_partial.as_mut().and_then(|partial| {
                 partial.apply(assistant_message_event);
                 wanted.then(|| NotifyEvent::MessageUpdate {
-                    message: AgentMessage::Assistant(partial.message().clone()),
+                    message: AgentMessage::Assistant(partial.message().clone().into()),
                     assistant_message_event: crate::modes::json_event::assistant_event_json(assistant_message_event),
                 })
             })

@@ -311,7 +311,7 @@ impl AgentSession {
             forced = outcome.system_prompt;
         }
         let mut messages = match trigger {
-            RunTrigger::User { text, images } => vec![AgentMessage::User(user_message(&text, images))],
+            RunTrigger::User { text, images } => vec![AgentMessage::User(user_message(&text, images).into())],
             RunTrigger::Custom(message) => vec![*message],
             RunTrigger::Messages(messages) => messages,
         };
@@ -330,7 +330,7 @@ impl AgentSession {
         // direct change to them (`agent.set_tools`) is declared by this run and its prompt lists them.
         self.agent.set_tools(self.shared.tools_named(&self.active_tool_names()));
         if let Some(patch) = self.system_patch()? {
-            messages.insert(0, AgentMessage::System(patch));
+            messages.insert(0, AgentMessage::System(patch.into()));
         }
         self.shared.run_state().forced_system_prompt = forced;
         Ok(messages)
