@@ -376,8 +376,6 @@ fn prompt_images_reach_the_provider_after_the_text() {
         user["content"],
         json!([{"type": "text", "text": "What is this?"}, {"type": "image", "data": png, "mimeType": "image/png"}])
     );
-    let bad = rpc.call(json!({"id": "x", "type": "follow_up", "message": "m", "images": "nope"}));
-    assert_eq!(bad["success"], false, "{bad}");
     rpc.finish();
     let requests = server.requests.lock().unwrap();
     let last = requests[0]["messages"].as_array().unwrap().last().unwrap().clone();

@@ -171,7 +171,9 @@ pub fn parse_command(line: &str) -> Result<RpcRequest, Value> {
             .and_then(Value::as_bool)
             .ok_or_else(|| failure(id.as_deref(), &kind, &format!("Missing required field: {k}")))
     };
-    // `images: ImageContent[]` of prompt / steer / follow_up (absent or null: none).
+    // `images: ImageContent[]` of prompt / steer / follow_up (absent or null: none). pi does not
+    // validate them and would spread any value into the message content; a value that is not
+    // `ImageContent[]` is answered with a failure here instead.
     let images = || -> Result<Vec<ImageContent>, Value> {
         match obj.get("images") {
             None | Some(Value::Null) => Ok(Vec::new()),
