@@ -385,3 +385,36 @@ fn prompt_images_reach_the_provider_after_the_text() {
             {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{png}")}}]})
     );
 }
+
+#[test]
+fn queued_follow_up_images_reach_the_provider() {
+    let gate = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let server = ScriptedServer::start_replies(vec![
+        Reply::Gated(gate.clone(), text_reply(&["first"])),
+        Reply::Sse(text_reply(&["second"])),
+    ]);
+    let env = Env::new(&server.base_url);
+    let models = json!({"providers": {"local": {"baseUrl": server.base_url, "api": "openai-completions",
+        "apiKey": "none", "models": [{"id": "smollm2-135m", "input": ["text", "image"],
+        "contextWindow": 8192, "maxTokens": 256}]}}});
+    std::fs::write(env.agent().join("models.json"), models.to_string()).unwrap();
+    let gif = "R0lGODlhAQABAAAAACw=";
+    let mut rpc = Rpc::start(&env, &[]);
+    let r = rpc.call(json!({"id": "p", "type": "prompt", "message": "hi"}));
+    assert_eq!(r["data"], json!({"disposition": "started"}), "{r}");
+    eventually("the first request", || server.requests.lock().unwrap().len() == 1);
+    let queued = rpc.call(json!({"id": "f", "type": "follow_up", "message": "and this?",
+        "images": [{"type": "image", "data": gif, "mimeType": "image/gif"}]}));
+    assert_eq!(queued["data"], json!({"disposition": "queued"}), "{queued}");
+    gate.store(true, std::sync::atomic::Ordering::SeqCst);
+    rpc.wait(|v| v["type"] == "agent_settled");
+    rpc.finish();
+    let requests = server.requests.lock().unwrap();
+    assert_eq!(requests.len(), 2);
+    let last = requests[1]["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        last,
+        json!({"role": "user", "content": [{"type": "text", "text": "and this?"},
+            {"type": "image_url", "image_url": {"url": format!("data:image/gif;base64,{gif}")}}]})
+    );
+}

@@ -44,6 +44,8 @@ pub enum Reply {
     /// No answer: the connection is held open (a request that stays in flight until the client
     /// gives up on it).
     Stall,
+    /// `200` with this SSE body once the flag is set (the request stays in flight until then).
+    Gated(Arc<std::sync::atomic::AtomicBool>, String),
 }
 
 impl ScriptedServer {
@@ -79,7 +81,16 @@ impl ScriptedServer {
                 if let Ok(v) = serde_json::from_slice(&body) {
                     recorded.lock().unwrap().push(v);
                 }
-                let response = match replies.next() {
+                let reply = match replies.next() {
+                    Some(Reply::Gated(gate, sse)) => {
+                        while !gate.load(std::sync::atomic::Ordering::SeqCst) {
+                            std::thread::sleep(std::time::Duration::from_millis(10));
+                        }
+                        Some(Reply::Sse(sse))
+                    }
+                    other => other,
+                };
+                let response = match reply {
                     Some(Reply::Sse(sse)) => format!(
                         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{sse}",
                         sse.len()
@@ -88,7 +99,7 @@ impl ScriptedServer {
                         "HTTP/1.1 {code} Scripted\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
                         body.len()
                     ),
-                    Some(Reply::Stall) => {
+                    Some(Reply::Stall | Reply::Gated(..)) => {
                         held.push(stream);
                         continue;
                     }
