@@ -1,5 +1,5 @@
 //! RPC mode (`--mode rpc`): JSON commands on stdin, responses and session events on stdout.
-//! Shutdown on stdin EOF (the active run is aborted and awaited).
+//! Shutdown on stdin EOF (the active run is aborted; commands still running are awaited).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
