@@ -7,7 +7,7 @@ mod cli_support;
 use std::io::Write;
 use std::process::Stdio;
 
-use cli_support::{Env, ScriptedServer, json_lines, redact, text_reply};
+use cli_support::{Env, Reply, ScriptedServer, json_lines, redact, text_reply};
 
 fn fixture(name: &str) -> String {
     let p = format!("{}/tests/fixtures/cli/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -103,6 +103,64 @@ fn json_mode_stream_session_and_request() {
     let mut requests = server.requests.lock().unwrap().clone();
     requests.iter_mut().for_each(|e| redact(e, &env));
     insta::assert_json_snapshot!("json_mode_request_bodies", requests);
+}
+
+#[test]
+fn json_mode_agent_end_tells_when_auto_retry_follows() {
+    let overloaded = r#"{"error":{"message":"Overloaded","type":"overloaded_error"}}"#;
+    let server =
+        ScriptedServer::start_replies(vec![Reply::Status(529, overloaded.to_owned()), Reply::Sse(text_reply(&["Hi"]))]);
+    let env = Env::new(&server.base_url);
+    std::fs::write(env.agent().join("settings.json"), r#"{"retry": {"baseDelayMs": 5}}"#).unwrap();
+    let out = env.run(&["--model", "local/smollm2-135m", "--mode", "json", "--no-tools", "--no-session", "Say hi"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let events = json_lines(&String::from_utf8_lossy(&out.stdout));
+    let outline: Vec<String> = events
+        .iter()
+        .filter(|e| e["type"] != "message_update")
+        .map(|e| match e["type"].as_str().unwrap_or_default() {
+            "agent_end" => format!("agent_end willRetry={}", e["willRetry"]),
+            t @ ("message_start" | "message_end") => format!("{t} {}", e["message"]["role"].as_str().unwrap_or("?")),
+            "entry_appended" => format!("entry_appended {}", e["entry"]["type"].as_str().unwrap_or("?")),
+            t => t.to_owned(),
+        })
+        .collect();
+    // pi 1.6.0's stream for the same exchange (its json mode against the same replies).
+    let expected = [
+        "session",
+        "agent_start",
+        "turn_start",
+        "message_start system",
+        "message_end system",
+        "message_start user",
+        "message_end user",
+        "message_start assistant",
+        "message_end assistant",
+        "turn_end",
+        "agent_end willRetry=true",
+        "auto_retry_start",
+        "entry_appended context_edit",
+        "agent_start",
+        "turn_start",
+        "message_start assistant",
+        "message_end assistant",
+        "auto_retry_end",
+        "turn_end",
+        "agent_end willRetry=false",
+        "agent_settled",
+    ];
+    assert_eq!(outline, expected);
+    let retry = events.iter().find(|e| e["type"] == "auto_retry_start").unwrap();
+    assert_eq!(retry["attempt"], 1);
+    assert_eq!(retry["maxAttempts"], 3);
+    assert_eq!(retry["delayMs"], 5);
+    assert_eq!(retry["errorMessage"], r#"529: {"message":"Overloaded","type":"overloaded_error"}"#);
+    let edit = &events.iter().find(|e| e["type"] == "entry_appended").unwrap()["entry"];
+    assert_eq!(edit["replacement"], serde_json::Value::Null);
+    assert!(edit["targetId"].is_string(), "{edit}");
+    let end = events.iter().find(|e| e["type"] == "auto_retry_end").unwrap();
+    assert_eq!(end, &serde_json::json!({"type": "auto_retry_end", "success": true, "attempt": 1}));
+    assert_eq!(server.requests.lock().unwrap().len(), 2);
 }
 
 #[test]

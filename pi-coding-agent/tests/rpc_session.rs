@@ -1,7 +1,8 @@
 //! RPC mode's session commands (`get_session_stats`, `get_fork_messages`, `fork`, `clone`,
 //! `new_session`, `switch_session`, `compact`, `set_auto_compaction`, `set_auto_retry`,
 //! `abort_retry`, `clear_queue`) driven through the `pi` binary's stdin against the scripted
-//! 127.0.0.1 server, with pi's response shapes.
+//! 127.0.0.1 server, with pi's response shapes; commands handled concurrently (`abort` during
+//! `compact`, `get_state` during `bash`); images on `prompt`.
 
 #[path = "cli_support/mod.rs"]
 mod cli_support;
@@ -11,7 +12,7 @@ use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
-use cli_support::{Env, ScriptedServer, text_reply};
+use cli_support::{Env, Reply, ScriptedServer, text_reply};
 use serde_json::{Value, json};
 
 struct Rpc {
@@ -54,6 +55,27 @@ impl Rpc {
         writeln!(stdin, "{command}").expect("write");
         stdin.flush().expect("flush");
         self.wait(|v| v["type"] == "response" && v["id"] == id)
+    }
+
+    /// Sends a command without waiting for its response.
+    fn send(&mut self, command: Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{command}").expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    /// The response to `id`, whether it already arrived or not.
+    fn response(&mut self, id: &str) -> Value {
+        let is_it = |v: &Value| v["type"] == "response" && v["id"] == id;
+        if let Some(i) = self.seen.iter().position(is_it) {
+            return self.seen.remove(i);
+        }
+        self.wait(is_it)
+    }
+
+    /// Whether the response to `id` arrived (among the records read so far).
+    fn answered(&self, id: &str) -> bool {
+        self.seen.iter().any(|v| v["type"] == "response" && v["id"] == id)
     }
 
     /// Waits for the first record matching `f`.
@@ -260,4 +282,139 @@ fn prompt_is_answered_when_its_preflight_decides() {
     let aborted = rpc.call(json!({"id": "a", "type": "abort"}));
     assert_eq!(aborted["success"], true);
     rpc.finish();
+}
+
+/// Polls `f` until it holds (a generous deadline: it only guards against hanging forever).
+fn eventually(what: &str, f: impl Fn() -> bool) {
+    let start = std::time::Instant::now();
+    while !f() {
+        assert!(start.elapsed() < Duration::from_secs(60), "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn abort_cancels_a_running_compact_and_both_are_answered() {
+    let server = ScriptedServer::start_replies(vec![
+        Reply::Sse(text_reply(&["first answer"])),
+        Reply::Sse(text_reply(&["second answer"])),
+        Reply::Stall,
+    ]);
+    let env = Env::new(&server.base_url);
+    std::fs::write(env.agent().join("settings.json"), r#"{"compaction": {"enabled": false}}"#).unwrap();
+    let mut rpc = Rpc::start(&env, &[]);
+    rpc.prompt("p1", &format!("alpha {}", "word ".repeat(20_000)));
+    rpc.prompt("p2", &format!("beta {}", "word ".repeat(20_000)));
+    rpc.send(json!({"id": "c", "type": "compact"}));
+    rpc.wait(|v| v["type"] == "compaction_start");
+    // The summary request is in flight (the server holds it).
+    eventually("the summary request", || server.requests.lock().unwrap().len() == 3);
+    let state = rpc.call(json!({"id": "s", "type": "get_state"}));
+    assert_eq!(state["data"]["isCompacting"], true, "{state}");
+    rpc.send(json!({"id": "a", "type": "abort"}));
+    let compact = rpc.response("c");
+    assert_eq!(
+        compact,
+        json!({"id": "c", "type": "response", "command": "compact", "success": false, "error": "Compaction cancelled"})
+    );
+    let abort = rpc.response("a");
+    assert_eq!(abort, json!({"id": "a", "type": "response", "command": "abort", "success": true}));
+    let end = rpc.seen.iter().find(|v| v["type"] == "compaction_end").expect("compaction_end").clone();
+    assert_eq!(end, json!({"type": "compaction_end", "reason": "manual", "aborted": true, "willRetry": false}));
+    let state = rpc.call(json!({"id": "s2", "type": "get_state"}));
+    assert_eq!(state["data"]["isCompacting"], false, "{state}");
+    assert_eq!(state["data"]["messageCount"], 5, "nothing was compacted");
+    rpc.finish();
+}
+
+#[test]
+fn get_state_answers_while_bash_runs() {
+    let server = ScriptedServer::start(vec![]);
+    let env = Env::new(&server.base_url);
+    let gate = env.proj().join("go");
+    let mut rpc = Rpc::start(&env, &[]);
+    // The command runs until the test creates the file: no timing is involved.
+    rpc.send(json!({"id": "b", "type": "bash", "command": "while [ ! -f go ]; do sleep 0.05; done; echo done"}));
+    let state = rpc.call(json!({"id": "s", "type": "get_state"}));
+    assert_eq!(state["success"], true, "{state}");
+    assert!(!rpc.answered("b"), "bash is still running");
+    let stats = rpc.call(json!({"id": "t", "type": "get_session_stats"}));
+    assert_eq!(stats["success"], true, "{stats}");
+    assert!(!rpc.answered("b"), "bash is still running");
+    std::fs::write(&gate, "").unwrap();
+    let bash = rpc.response("b");
+    assert_eq!(bash["success"], true, "{bash}");
+    assert_eq!(bash["data"]["output"], "done\n");
+    assert_eq!(bash["data"]["exitCode"], 0);
+    rpc.finish();
+}
+
+#[test]
+fn prompt_images_reach_the_provider_after_the_text() {
+    let server = ScriptedServer::start(vec![text_reply(&["A red pixel."])]);
+    let env = Env::new(&server.base_url);
+    let models = json!({"providers": {"local": {"baseUrl": server.base_url, "api": "openai-completions",
+        "apiKey": "none", "models": [{"id": "smollm2-135m", "input": ["text", "image"],
+        "contextWindow": 8192, "maxTokens": 256}]}}});
+    std::fs::write(env.agent().join("models.json"), models.to_string()).unwrap();
+    // A 1x1 PNG.
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+    let mut rpc = Rpc::start(&env, &[]);
+    let r = rpc.call(json!({"id": "p", "type": "prompt", "message": "What is this?",
+        "images": [{"type": "image", "data": png, "mimeType": "image/png"}]}));
+    assert_eq!(r["data"], json!({"disposition": "started"}), "{r}");
+    rpc.wait(|v| v["type"] == "agent_settled");
+    let messages = rpc.call(json!({"id": "m", "type": "get_messages"}));
+    let user = messages["data"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .expect("the user message")
+        .clone();
+    assert_eq!(
+        user["content"],
+        json!([{"type": "text", "text": "What is this?"}, {"type": "image", "data": png, "mimeType": "image/png"}])
+    );
+    rpc.finish();
+    let requests = server.requests.lock().unwrap();
+    let last = requests[0]["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        last,
+        json!({"role": "user", "content": [{"type": "text", "text": "What is this?"},
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{png}")}}]})
+    );
+}
+
+#[test]
+fn queued_follow_up_images_reach_the_provider() {
+    let gate = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let server = ScriptedServer::start_replies(vec![
+        Reply::Gated(gate.clone(), text_reply(&["first"])),
+        Reply::Sse(text_reply(&["second"])),
+    ]);
+    let env = Env::new(&server.base_url);
+    let models = json!({"providers": {"local": {"baseUrl": server.base_url, "api": "openai-completions",
+        "apiKey": "none", "models": [{"id": "smollm2-135m", "input": ["text", "image"],
+        "contextWindow": 8192, "maxTokens": 256}]}}});
+    std::fs::write(env.agent().join("models.json"), models.to_string()).unwrap();
+    let gif = "R0lGODlhAQABAAAAACw=";
+    let mut rpc = Rpc::start(&env, &[]);
+    let r = rpc.call(json!({"id": "p", "type": "prompt", "message": "hi"}));
+    assert_eq!(r["data"], json!({"disposition": "started"}), "{r}");
+    eventually("the first request", || server.requests.lock().unwrap().len() == 1);
+    let queued = rpc.call(json!({"id": "f", "type": "follow_up", "message": "and this?",
+        "images": [{"type": "image", "data": gif, "mimeType": "image/gif"}]}));
+    assert_eq!(queued["data"], json!({"disposition": "queued"}), "{queued}");
+    gate.store(true, std::sync::atomic::Ordering::SeqCst);
+    rpc.wait(|v| v["type"] == "agent_settled");
+    rpc.finish();
+    let requests = server.requests.lock().unwrap();
+    assert_eq!(requests.len(), 2);
+    let last = requests[1]["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        last,
+        json!({"role": "user", "content": [{"type": "text", "text": "and this?"},
+            {"type": "image_url", "image_url": {"url": format!("data:image/gif;base64,{gif}")}}]})
+    );
 }

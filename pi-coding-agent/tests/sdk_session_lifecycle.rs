@@ -118,7 +118,12 @@ async fn retryable_errors_are_retried_and_hidden_from_the_model() {
         step(&h.seen, text("recovered")),
     ]);
     h.session.prompt("hi").await.unwrap();
-    let records = h.records.lock().unwrap().clone();
+    let mut records = h.records.lock().unwrap().clone();
+    // pi announces the context edit hiding the failed attempt (`entry_appended`).
+    let edit = records.remove(1);
+    assert_eq!(edit["type"], "entry_appended");
+    assert_eq!(edit["entry"]["type"], "context_edit");
+    assert_eq!(edit["entry"]["replacement"], Value::Null);
     assert_eq!(
         records,
         [

@@ -73,6 +73,9 @@ impl JsonEventEncoder {
     pub fn encode(&mut self, event: &SessionEvent) -> Option<Value> {
         match event {
             SessionEvent::Agent(e) => Some(self.encode_agent(e)),
+            SessionEvent::AgentEnd { messages, will_retry } => {
+                Some(json!({"type": "agent_end", "messages": to_value(messages), "willRetry": will_retry}))
+            }
             SessionEvent::EntryAppended { .. } => None,
             SessionEvent::Session(record) => Some(record.clone()),
             // Written by each mode where it settles a prompt.

@@ -1,8 +1,9 @@
 //! RPC mode (`--mode rpc`): JSON commands on stdin, responses and session events on stdout.
-//! Shutdown on stdin EOF (the active run is aborted and awaited).
+//! Shutdown on stdin EOF (the active run is aborted; commands still running are awaited).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 
 use pi_ai::{Model, ThinkingLevel};
 use serde_json::{Map, Value, json};
@@ -65,7 +66,14 @@ fn state(session: &AgentSession) -> Value {
 }
 
 /// Runs the RPC loop until stdin closes; returns the exit status.
+///
+/// As pi, every command line is handled concurrently: its handler runs at once, in line order, up
+/// to the point where it waits (like the synchronous part of pi's async handler), and then goes on
+/// as its own task, answering when it finishes. So `abort` reaches a running `compact` or `bash`,
+/// and `get_state` answers while they run; commands that never wait answer in line order. Every
+/// record is written as one whole line.
 pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
+    let ctx = Arc::new(ctx);
     let encoder = Arc::new(Mutex::new(JsonEventEncoder::new()));
     let enc = encoder.clone();
     let _sub = session.subscribe(move |event| {
@@ -91,8 +99,21 @@ pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
                 continue;
             }
         };
-        if let Some(response) = handle(&session, &ctx, request, &mut running).await {
-            write_record(&response);
+        let mut command = Box::pin(handle(session.clone(), ctx.clone(), request));
+        match std::future::poll_fn(|cx| Poll::Ready(command.as_mut().poll(cx))).await {
+            Poll::Ready(response) => {
+                if let Some(response) = response {
+                    write_record(&response);
+                }
+            }
+            Poll::Pending => {
+                running.retain(|task| !task.is_finished());
+                running.push(tokio::spawn(async move {
+                    if let Some(response) = command.await {
+                        write_record(&response);
+                    }
+                }));
+            }
         }
     }
     if session.is_streaming() {
@@ -105,16 +126,13 @@ pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
     0
 }
 
-async fn handle(
-    session: &AgentSession,
-    ctx: &RpcContext,
-    request: RpcRequest,
-    running: &mut Vec<tokio::task::JoinHandle<()>>,
-) -> Option<Value> {
+/// Handles one command; `None` when the handler answered itself (`prompt`).
+async fn handle(session: AgentSession, ctx: Arc<RpcContext>, request: RpcRequest) -> Option<Value> {
+    let (session, ctx) = (&session, &*ctx);
     let RpcRequest { id, kind, command } = request;
     let id = id.as_deref();
     Some(match command {
-        RpcCommand::Prompt { message, streaming_behavior } => {
+        RpcCommand::Prompt { message, images, streaming_behavior } => {
             // As pi: the prompt starts at once and is answered when its preflight decides
             // (started / queued / handled), or with the error that stopped it before that.
             let streaming_behavior = match streaming_behavior.as_deref() {
@@ -131,33 +149,30 @@ async fn handle(
                 }
             }));
             let options = PromptOptions {
+                images,
                 source: Some(InputSource::Rpc),
                 streaming_behavior,
                 preflight: Some(preflight),
                 ..Default::default()
             };
-            let (s, error_id) = (session.clone(), id.map(str::to_owned));
-            running.retain(|task| !task.is_finished());
-            running.push(tokio::spawn(async move {
-                if let Err(e) = s.prompt_with(&message, options).await {
-                    if answered.swap(true, Ordering::SeqCst) {
-                        tracing::error!(error = %e, "prompt failed");
-                    } else {
-                        write_record(&failure(error_id.as_deref(), &kind, &e.to_string()));
-                    }
+            if let Err(e) = session.prompt_with(&message, options).await {
+                if answered.swap(true, Ordering::SeqCst) {
+                    tracing::error!(error = %e, "prompt failed");
+                } else {
+                    return Some(failure(id, &kind, &e.to_string()));
                 }
-            }));
+            }
             return None;
         }
-        RpcCommand::Steer { message } => queued(
+        RpcCommand::Steer { message, images } => queued(
             id,
             &kind,
-            session.queue_user_input(&message, Vec::new(), StreamingBehavior::Steer, InputSource::Rpc).await,
+            session.queue_user_input(&message, images, StreamingBehavior::Steer, InputSource::Rpc).await,
         ),
-        RpcCommand::FollowUp { message } => queued(
+        RpcCommand::FollowUp { message, images } => queued(
             id,
             &kind,
-            session.queue_user_input(&message, Vec::new(), StreamingBehavior::FollowUp, InputSource::Rpc).await,
+            session.queue_user_input(&message, images, StreamingBehavior::FollowUp, InputSource::Rpc).await,
         ),
         RpcCommand::Abort => {
             session.abort().await;

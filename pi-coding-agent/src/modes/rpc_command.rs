@@ -5,11 +5,12 @@
 //! use pi_coding_agent::modes::rpc_command::{parse_command, RpcCommand};
 //! let c = parse_command(r#"{"id":"1","type":"prompt","message":"hi"}"#).unwrap();
 //! assert_eq!(c.id.as_deref(), Some("1"));
-//! assert_eq!(c.command, RpcCommand::Prompt { message: "hi".into(), streaming_behavior: None });
+//! assert_eq!(c.command, RpcCommand::Prompt { message: "hi".into(), images: vec![], streaming_behavior: None });
 //! let bad = parse_command("{nope").unwrap_err();
 //! assert_eq!(bad["command"], "parse");
 //! ```
 
+use pi_ai::ImageContent;
 use serde_json::{Map, Value, json};
 
 /// A command pi's RPC mode understands (the subset this port executes; others are
@@ -20,6 +21,8 @@ pub enum RpcCommand {
     Prompt {
         /// The text.
         message: String,
+        /// Images sent with the text (`images: ImageContent[]`).
+        images: Vec<ImageContent>,
         /// `"steer"` or `"followUp"` while streaming.
         streaming_behavior: Option<String>,
     },
@@ -27,11 +30,15 @@ pub enum RpcCommand {
     Steer {
         /// The text.
         message: String,
+        /// Images sent with the text.
+        images: Vec<ImageContent>,
     },
     /// Queue a follow-up message.
     FollowUp {
         /// The text.
         message: String,
+        /// Images sent with the text.
+        images: Vec<ImageContent>,
     },
     /// Abort the run.
     Abort,
@@ -164,10 +171,24 @@ pub fn parse_command(line: &str) -> Result<RpcRequest, Value> {
             .and_then(Value::as_bool)
             .ok_or_else(|| failure(id.as_deref(), &kind, &format!("Missing required field: {k}")))
     };
+    // `images: ImageContent[]` of prompt / steer / follow_up (absent or null: none). pi does not
+    // validate them and would spread any value into the message content; a value that is not
+    // `ImageContent[]` is answered with a failure here instead.
+    let images = || -> Result<Vec<ImageContent>, Value> {
+        match obj.get("images") {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(v) => serde_json::from_value(v.clone())
+                .map_err(|e| failure(id.as_deref(), &kind, &format!("Invalid images: {e}"))),
+        }
+    };
     let command = match kind.as_str() {
-        "prompt" => RpcCommand::Prompt { message: required("message")?, streaming_behavior: s("streamingBehavior") },
-        "steer" => RpcCommand::Steer { message: required("message")? },
-        "follow_up" => RpcCommand::FollowUp { message: required("message")? },
+        "prompt" => RpcCommand::Prompt {
+            message: required("message")?,
+            images: images()?,
+            streaming_behavior: s("streamingBehavior"),
+        },
+        "steer" => RpcCommand::Steer { message: required("message")?, images: images()? },
+        "follow_up" => RpcCommand::FollowUp { message: required("message")?, images: images()? },
         "abort" => RpcCommand::Abort,
         "bash" => RpcCommand::Bash {
             command: required("command")?,
@@ -214,6 +235,16 @@ mod tests {
         let c = parse_command(r#"{"type":"set_auto_retry","enabled":false}"#).unwrap();
         assert_eq!(c.command, RpcCommand::SetAutoRetry { enabled: false });
         assert!(parse_command(r#"{"type":"fork"}"#).is_err());
+        let c = parse_command(
+            r#"{"type":"steer","message":"see","images":[{"type":"image","data":"AAAA","mimeType":"image/png"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            c.command,
+            RpcCommand::Steer { message: "see".into(), images: vec![ImageContent::new("AAAA", "image/png")] }
+        );
+        let bad = parse_command(r#"{"id":"8","type":"follow_up","message":"x","images":"nope"}"#).unwrap_err();
+        assert!(bad["error"].as_str().unwrap().starts_with("Invalid images: "), "{bad}");
         let e = parse_command(r#"{"id":"7","type":"prompt"}"#).unwrap_err();
         assert_eq!(e["id"], "7");
         assert_eq!(e["success"], false);

@@ -35,15 +35,34 @@ pub fn text_reply(words: &[&str]) -> String {
     out
 }
 
+/// One scripted answer of [`ScriptedServer::start_replies`].
+pub enum Reply {
+    /// `200` with this SSE body.
+    Sse(String),
+    /// This status with this JSON body.
+    Status(u16, String),
+    /// No answer: the connection is held open (a request that stays in flight until the client
+    /// gives up on it).
+    Stall,
+    /// `200` with this SSE body once the flag is set (the request stays in flight until then).
+    Gated(Arc<std::sync::atomic::AtomicBool>, String),
+}
+
 impl ScriptedServer {
     /// Starts serving `replies` in order (then 500s).
     pub fn start(replies: Vec<String>) -> Self {
+        Self::start_replies(replies.into_iter().map(Reply::Sse).collect())
+    }
+
+    /// Starts serving `replies` in order (then 500s).
+    pub fn start_replies(replies: Vec<Reply>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let port = listener.local_addr().expect("addr").port();
         let requests = Arc::new(Mutex::new(Vec::new()));
         let recorded = requests.clone();
         std::thread::spawn(move || {
             let mut replies = replies.into_iter();
+            let mut held = Vec::new();
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { continue };
                 let mut reader = BufReader::new(stream.try_clone().expect("clone"));
@@ -62,11 +81,28 @@ impl ScriptedServer {
                 if let Ok(v) = serde_json::from_slice(&body) {
                     recorded.lock().unwrap().push(v);
                 }
-                let response = match replies.next() {
-                    Some(sse) => format!(
+                let reply = match replies.next() {
+                    Some(Reply::Gated(gate, sse)) => {
+                        while !gate.load(std::sync::atomic::Ordering::SeqCst) {
+                            std::thread::sleep(std::time::Duration::from_millis(10));
+                        }
+                        Some(Reply::Sse(sse))
+                    }
+                    other => other,
+                };
+                let response = match reply {
+                    Some(Reply::Sse(sse)) => format!(
                         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{sse}",
                         sse.len()
                     ),
+                    Some(Reply::Status(code, body)) => format!(
+                        "HTTP/1.1 {code} Scripted\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    ),
+                    Some(Reply::Stall | Reply::Gated(..)) => {
+                        held.push(stream);
+                        continue;
+                    }
                     None => {
                         "HTTP/1.1 500 Internal Server Error\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}".into()
                     }

@@ -107,11 +107,13 @@ impl AgentSession {
         self.shared.run_state().compaction_cancel = Some(cancel.clone());
         self.shared.emit_record(json!({"type": "compaction_start", "reason": "manual"}));
         let outcome = self.run_compaction("manual", custom_instructions, false, &cancel).await;
+        // Idle before `compaction_end` (its listeners may prompt); waiters (`abort`) resume after
+        // it, as pi's idle promise resolves after the synchronous emit.
         self.shared.run_state().compaction_cancel = None;
-        self.shared.idle.notify_waiters();
         match outcome {
             Ok((result, _)) => {
                 self.emit_compaction_end("manual", Some(&result), false, false, None);
+                self.shared.idle.notify_waiters();
                 Ok(result)
             }
             Err((stop, from_extension)) => {
@@ -121,6 +123,7 @@ impl AgentSession {
                 };
                 let error_message = (!aborted).then(|| format!("Compaction failed: {message}"));
                 self.emit_compaction_end("manual", None, aborted, false, error_message.as_deref());
+                self.shared.idle.notify_waiters();
                 self.emit_compact_failed("manual", error_message.as_deref(), aborted, from_extension).await;
                 Err(SdkError::Failed(message))
             }

@@ -8,6 +8,7 @@ use pi_agent_core::{AgentEvent, AgentMessage};
 use pi_ai::StopReason;
 use serde_json::json;
 
+use super::provider_errors::{is_context_overflow, is_retryable_assistant_error};
 use super::{AgentSession, SessionEvent, SessionShared, lock};
 use crate::extensions::NotifyEvent;
 use crate::messages::{CodingAgentMessage, CodingMessage};
@@ -32,7 +33,13 @@ async fn handle(shared: &SessionShared, mut event: AgentEvent<CodingMessage>) {
         dequeue_user_text(shared, &pi_ai::transcript::content_text_with(&user.content, ""));
     }
     forward_to_extensions(shared, &mut event).await;
-    shared.emit(&SessionEvent::Agent(event.clone()));
+    match &event {
+        AgentEvent::AgentEnd { messages } => shared.emit(&SessionEvent::AgentEnd {
+            messages: messages.clone(),
+            will_retry: will_retry_after_agent_end(shared, messages),
+        }),
+        _ => shared.emit(&SessionEvent::Agent(event.clone())),
+    }
     match &event {
         AgentEvent::MessageEnd { message } => {
             if persisted_on_message_end(message) {
@@ -54,6 +61,25 @@ async fn handle(shared: &SessionShared, mut event: AgentEvent<CodingMessage>) {
         AgentEvent::TurnEnd { .. } => flush_pending_custom(shared),
         _ => {}
     }
+}
+
+/// pi's `_willRetryAfterAgentEnd`: no abort was requested, retries are enabled and left, and the
+/// run's last assistant message failed with a retryable error (pi's `_isRetryableError`; its
+/// context window only matters for messages that did not fail, so none is needed here).
+fn will_retry_after_agent_end(shared: &SessionShared, messages: &[CodingAgentMessage]) -> bool {
+    let (abort_requested, attempt) = {
+        let st = shared.run_state();
+        (st.abort_requested, st.retry_attempt)
+    };
+    let settings = lock(&shared.settings).retry;
+    if abort_requested || !settings.enabled || attempt >= settings.max_retries {
+        return false;
+    }
+    messages
+        .iter()
+        .rev()
+        .find_map(|m| m.as_assistant())
+        .is_some_and(|a| !is_context_overflow(a, 0) && is_retryable_assistant_error(a))
 }
 
 /// pi's `_emitExtensionEvent`, with the turn index it keeps for `turn_start` / `turn_end`.

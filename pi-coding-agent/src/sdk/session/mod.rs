@@ -60,8 +60,18 @@ use crate::session::SessionManager;
 #[derive(Clone, Debug)]
 #[allow(clippy::large_enum_variant)] // events are moved, not stored in bulk
 pub enum SessionEvent {
-    /// An agent event (`agent_start`, `message_update`, `tool_execution_end`, …).
+    /// An agent event (`agent_start`, `message_update`, `tool_execution_end`, …); `agent_end` is
+    /// [`SessionEvent::AgentEnd`].
     Agent(AgentEvent<CodingMessage>),
+    /// The agent's `agent_end` with pi's `willRetry`: auto-retry is about to retry the failed
+    /// turn (retries enabled and left, no abort requested, the last assistant message failed with
+    /// a retryable error).
+    AgentEnd {
+        /// The messages of the low-level run.
+        messages: Vec<CodingAgentMessage>,
+        /// Whether auto-retry will retry it.
+        will_retry: bool,
+    },
     /// An entry was appended to the session.
     EntryAppended {
         /// The entry id.
@@ -76,7 +86,8 @@ pub enum SessionEvent {
         aborted: bool,
     },
     /// A session-level event in pi's wire shape: `compaction_start`, `compaction_end`,
-    /// `auto_retry_start`, `auto_retry_end`, `queue_update`.
+    /// `auto_retry_start`, `auto_retry_end`, `queue_update`, `entry_appended` (for the entries pi
+    /// announces: `custom` entries and the `context_edit`s hiding a failed attempt).
     Session(Value),
 }
 
@@ -425,8 +436,17 @@ impl AgentSession {
     /// Appends a `custom` entry: state for extensions and UIs, **never sent to the model**
     /// (pi's `appendEntry`).
     pub fn append_entry(&self, custom_type: &str, data: Option<Value>) -> Result<String, SdkError> {
-        let id = lock(&self.shared.session_manager).append_custom_entry(custom_type, data)?;
+        let (id, entry) = {
+            let mut sm = lock(&self.shared.session_manager);
+            let id = sm.append_custom_entry(custom_type, data)?;
+            let entry = sm.entry(&id).and_then(|e| serde_json::to_value(e).ok());
+            (id, entry)
+        };
         self.shared.emit(&SessionEvent::EntryAppended { id: id.clone(), entry_type: "custom" });
+        // pi's `entry_appended` event, which its json and rpc modes put on the wire.
+        if let Some(entry) = entry {
+            self.shared.emit_record(serde_json::json!({"type": "entry_appended", "entry": entry}));
+        }
         Ok(id)
     }
 

@@ -81,13 +81,20 @@ impl AgentSession {
         let mut appended = Vec::new();
         for target in targets {
             match sm.append_context_edit(&target, None) {
-                Ok(id) => appended.push(id),
+                Ok(id) => {
+                    let entry = sm.entry(&id).and_then(|e| serde_json::to_value(e).ok());
+                    appended.push((id, entry));
+                }
                 Err(e) => tracing::error!(error = %e, "could not omit a failed attempt from the context"),
             }
         }
         drop(sm);
-        for id in appended {
+        for (id, entry) in appended {
             self.shared.emit(&SessionEvent::EntryAppended { id, entry_type: "context_edit" });
+            // pi's `entry_appended` event, which its json and rpc modes put on the wire.
+            if let Some(entry) = entry {
+                self.shared.emit_record(json!({"type": "entry_appended", "entry": entry}));
+            }
         }
         self.refresh_context();
     }
