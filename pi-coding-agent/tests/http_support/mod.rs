@@ -197,6 +197,9 @@ pub struct Setup {
     /// The provider's API: `openai-completions` (default), `openai-responses` or
     /// `anthropic-messages`.
     pub api: Option<&'static str>,
+    /// Automatic compaction and retry (default: as the temp agent dir's settings say, i.e.
+    /// pi's defaults).
+    pub settings: Option<pi_coding_agent::sdk::SessionSettings>,
 }
 
 /// models.json with provider `local` (key "none") speaking `api` at `base_url`.
@@ -249,6 +252,7 @@ impl Setup {
             session_manager: Some(SessionManager::in_memory(&cwd)),
             stream_fn: Some(registry.stream_fn()),
             extensions: self.extensions,
+            settings: self.settings,
             ..Default::default()
         })
         .await

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use pi_agent_core::{AgentEvent, AgentMessage};
+use pi_agent_core::{AbortHandle, AgentEvent, AgentMessage};
 use pi_ai::StopReason;
 use serde_json::json;
 
@@ -15,18 +15,26 @@ use crate::messages::{CodingAgentMessage, CodingMessage};
 /// Subscribes the session's event handler to its agent.
 pub(super) fn install(session: &AgentSession) {
     let weak = Arc::downgrade(&session.shared);
+    let abort = session.agent.abort_handle();
     session.agent.subscribe_async(move |event| {
         let weak = weak.clone();
+        let abort = abort.clone();
         Box::pin(async move {
             if let Some(shared) = weak.upgrade() {
-                handle(&shared, event).await;
+                handle(&shared, &abort, event).await;
             }
             Ok(())
         })
     });
 }
 
-async fn handle(shared: &SessionShared, mut event: AgentEvent<CodingMessage>) {
+async fn handle(shared: &SessionShared, abort: &AbortHandle<CodingMessage>, mut event: AgentEvent<CodingMessage>) {
+    // An abort requested while the run was starting (during `before_agent_start` or the
+    // compaction before the prompt) stops it here, before the first request, as pi does at
+    // `agent_start`.
+    if matches!(event, AgentEvent::AgentStart) && shared.run_state().abort_requested {
+        abort.abort();
+    }
     if let AgentEvent::MessageStart { message: AgentMessage::User(user) } = &event {
         shared.run_state().overflow_recovery_attempted = false;
         dequeue_user_text(shared, &pi_ai::transcript::content_text_with(&user.content, ""));
