@@ -4,13 +4,14 @@
 //! session restores, and `_checkCompaction`'s branches. Expected values were recorded from pi
 //! 1.6.0 on the same scripted replies.
 
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use http_support::Setup;
 use pi_agent_core::{AgentEvent, AgentMessage};
 use pi_coding_agent::compaction::CompactionSettings;
 use pi_coding_agent::extensions::*;
-use pi_coding_agent::sdk::{AgentSession, RetrySettings, SessionEvent, SessionSettings};
+use pi_coding_agent::sdk::{AgentSession, PromptOptions, RetrySettings, SessionEvent, SessionSettings};
 use sdk_support::ext;
 use serde_json::json;
 
@@ -162,4 +163,104 @@ async fn an_abort_during_the_compaction_before_a_prompt_stops_the_run_too() {
     let types = h.entry_types();
     assert_eq!(types[types.len() - 2..], ["message:user", "message:assistant"]);
     assert_eq!(h.entries()[types.len() - 2]["message"]["content"], json!([{"type": "text", "text": "two"}]));
+}
+
+// ---- 2. automatic compaction has its own flag ----
+
+#[tokio::test]
+async fn a_prompt_during_automatic_compaction_is_queued_as_while_streaming() {
+    let slot: Arc<OnceLock<AgentSession>> = Arc::new(OnceLock::new());
+    let outcomes: Lines = Arc::new(Mutex::new(Vec::new()));
+    let (s, o) = (slot.clone(), outcomes.clone());
+    let prompter = ext(move |pi| {
+        let (s, o) = (s.clone(), o.clone());
+        pi.on_notify("session_before_compact", move |_, _| {
+            let (s, o) = (s.clone(), o.clone());
+            Box::pin(async move {
+                let session = s.get().expect("session set").clone();
+                session.set_auto_compaction_enabled(false);
+                let refused = session.prompt("no behavior").await.expect_err("refused without a behavior");
+                o.lock().unwrap().push(refused.to_string());
+                let options =
+                    PromptOptions { streaming_behavior: Some(StreamingBehavior::FollowUp), ..Default::default() };
+                session.prompt_with("later", options).await.expect("queued");
+                o.lock().unwrap().push(format!(
+                    "streaming={} compacting={}",
+                    session.is_streaming(),
+                    session.is_compacting()
+                ));
+                Ok(None)
+            })
+        });
+    });
+    let mut settings = settings();
+    settings.compaction.enabled = true;
+    let h = Setup { extensions: vec![prompter], settings: Some(settings), ..Default::default() }.start().await;
+    h.session.bind_extensions().await;
+    slot.set(h.session.clone()).ok();
+    let events = record(&h.session);
+    h.session.prompt("one").await.expect("prompt");
+    assert_eq!(
+        *outcomes.lock().unwrap(),
+        [
+            "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.",
+            "streaming=true compacting=true"
+        ]
+    );
+    let all = lines(&events);
+    let from = all.iter().position(|l| l == "compaction_start:threshold").expect("compacted");
+    let expected = [
+        "compaction_start:threshold",
+        "queue_update",
+        "compaction_end:threshold",
+        "agent_start",
+        "turn_start",
+        "queue_update",
+        "message_start:user",
+        "message_end:user",
+    ];
+    assert_eq!(all[from..from + expected.len()], expected);
+    assert_eq!(all.last().map(String::as_str), Some("agent_settled:false"));
+    assert_eq!(h.server.count(), 3, "turn, summary, the queued prompt's turn");
+    let third = &h.server.bodies()[2]["messages"];
+    let last = third.as_array().and_then(|m| m.last()).expect("messages");
+    assert_eq!(last["content"], json!([{"type": "text", "text": "later"}]));
+    let types = h.entry_types();
+    assert_eq!(types[types.len() - 3..], ["compaction", "message:user", "message:assistant"]);
+}
+
+// ---- 3. abort tokens are installed before their start events ----
+
+#[tokio::test]
+async fn an_abort_from_a_compaction_start_listener_cancels_before_the_extensions_run() {
+    let ran = Arc::new(AtomicBool::new(false));
+    let r = ran.clone();
+    let watcher = ext(move |pi| {
+        let r = r.clone();
+        pi.on_notify("session_before_compact", move |_, _| {
+            r.store(true, Ordering::SeqCst);
+            Box::pin(async { Ok(None) })
+        });
+    });
+    let mut settings = settings();
+    settings.compaction.enabled = true;
+    let h = Setup { extensions: vec![watcher], settings: Some(settings), ..Default::default() }.start().await;
+    h.session.bind_extensions().await;
+    let events = record(&h.session);
+    let session = h.session.clone();
+    std::mem::forget(h.session.subscribe(move |e| {
+        if matches!(e, SessionEvent::Session(v) if v["type"] == "compaction_start") {
+            assert!(session.is_compacting());
+            session.request_abort();
+        }
+    }));
+    h.session.prompt("one").await.expect("prompt");
+    assert!(!ran.load(Ordering::SeqCst), "session_before_compact does not run after the abort");
+    assert_eq!(h.server.count(), 1, "no summary request");
+    let all = lines(&events);
+    assert_eq!(
+        all[all.len() - 3..],
+        ["compaction_start:threshold", "compaction_end:threshold aborted", "agent_settled:true"]
+    );
+    assert_eq!(h.entry_types().last().map(String::as_str), Some("message:assistant"));
 }

@@ -84,16 +84,30 @@ fn other(kind: &str, payload: Value) -> NotifyEvent {
 }
 
 impl AgentSession {
-    /// Whether a compaction or branch summary runs.
+    /// Whether a compaction (manual or automatic) or a branch summary runs (pi's `isCompacting`).
     pub fn is_compacting(&self) -> bool {
+        let st = self.shared.run_state();
+        st.auto_compaction_cancel.is_some() || st.compaction_cancel.is_some() || st.branch_summary_cancel.is_some()
+    }
+
+    /// Whether a manual compaction or a branch summary runs: what refuses a prompt. An automatic
+    /// compaction runs inside a run, so a prompt meanwhile is queued or refused as while streaming.
+    pub(crate) fn blocks_prompts(&self) -> bool {
         let st = self.shared.run_state();
         st.compaction_cancel.is_some() || st.branch_summary_cancel.is_some()
     }
 
-    /// pi's `abortCompaction`.
+    /// pi's `abortCompaction`: cancels a manual and an automatic compaction.
     pub fn abort_compaction(&self) {
         let st = self.shared.run_state();
-        for token in [&st.compaction_cancel, &st.branch_summary_cancel].into_iter().flatten() {
+        for token in [&st.compaction_cancel, &st.auto_compaction_cancel].into_iter().flatten() {
+            token.cancel();
+        }
+    }
+
+    /// pi's `abortBranchSummary`.
+    pub fn abort_branch_summary(&self) {
+        if let Some(token) = &self.shared.run_state().branch_summary_cancel {
             token.cancel();
         }
     }
@@ -334,10 +348,17 @@ impl AgentSession {
             return false;
         }
         let cancel = CancellationToken::new();
-        self.shared.run_state().compaction_cancel = Some(cancel.clone());
+        // Installed before `compaction_start`, so an abort from a listener of it cancels: pi's
+        // `throwIfAborted()` right after the event skips even `session_before_compact`.
+        self.shared.run_state().auto_compaction_cancel = Some(cancel.clone());
         self.shared.emit_record(json!({"type": "compaction_start", "reason": reason}));
-        let outcome = self.run_compaction(reason, None, will_retry, &cancel).await;
-        self.shared.run_state().compaction_cancel = None;
+        let outcome = if cancel.is_cancelled() {
+            Err((Stop::Cancelled, false))
+        } else {
+            self.run_compaction(reason, None, will_retry, &cancel).await
+        };
+        self.shared.run_state().auto_compaction_cancel = None;
+        self.shared.idle.notify_waiters();
         match outcome {
             Ok((result, _)) => {
                 self.emit_compaction_end(reason, Some(&result), false, will_retry, None);

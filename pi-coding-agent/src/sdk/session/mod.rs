@@ -105,8 +105,10 @@ pub(crate) struct RunState {
     pub(crate) retry_attempt: u32,
     /// Cancels the retry back-off sleep.
     pub(crate) retry_cancel: Option<CancellationToken>,
-    /// Cancels a running compaction (manual or automatic).
+    /// Cancels a running manual compaction (pi's `_compactionAbortController`).
     pub(crate) compaction_cancel: Option<CancellationToken>,
+    /// Cancels a running threshold or overflow compaction (pi's `_autoCompactionAbortController`).
+    pub(crate) auto_compaction_cancel: Option<CancellationToken>,
     /// Cancels a running branch summary.
     pub(crate) branch_summary_cancel: Option<CancellationToken>,
     /// Overflow recovery already compacted once for this prompt.

@@ -109,7 +109,7 @@ impl AgentSession {
             PreflightCallback::call(preflight, PromptDisposition::Handled);
             return Ok(());
         }
-        if self.is_compacting() {
+        if self.blocks_prompts() {
             return Err(SdkError::Compacting);
         }
         let streaming_behavior = if self.is_streaming() { options.streaming_behavior } else { None };
@@ -383,6 +383,7 @@ impl AgentSession {
         }
         self.abort_retry();
         self.abort_compaction();
+        self.abort_branch_summary();
         self.agent.abort();
     }
 
