@@ -7,13 +7,13 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use http_support::Setup;
+use http_support::{Setup, text_reply, tool_reply};
 use pi_agent_core::{AgentEvent, AgentMessage};
 use pi_coding_agent::compaction::CompactionSettings;
 use pi_coding_agent::extensions::*;
 use pi_coding_agent::sdk::{AgentSession, PromptOptions, RetrySettings, SessionEvent, SessionSettings};
 use sdk_support::ext;
-use serde_json::json;
+use serde_json::{Value, json};
 
 #[path = "http_support/mod.rs"]
 mod http_support;
@@ -263,4 +263,102 @@ async fn an_abort_from_a_compaction_start_listener_cancels_before_the_extensions
         ["compaction_start:threshold", "compaction_end:threshold aborted", "agent_settled:true"]
     );
     assert_eq!(h.entry_types().last().map(String::as_str), Some("message:assistant"));
+}
+
+// ---- 4. message_end replacements reach turn_end and agent_end ----
+
+fn brief(m: &Value) -> String {
+    let content = match &m["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .map(|b| {
+                b["text"].as_str().map(str::to_owned).unwrap_or_else(|| b["type"].as_str().unwrap_or("?").to_owned())
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        _ => String::new(),
+    };
+    format!("{}:{content}", m["role"].as_str().unwrap_or("?"))
+}
+
+fn briefs<'a>(ms: impl IntoIterator<Item = &'a Value>) -> String {
+    ms.into_iter().map(brief).collect::<Vec<_>>().join(" | ")
+}
+
+#[tokio::test]
+async fn a_message_end_replacement_is_what_turn_end_and_agent_end_carry() {
+    let seen: Lines = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let replacer = ext(move |pi| {
+        pi.on_sync::<MessageEndEvent>(|event, _| {
+            let mut v = serde_json::to_value(&event.message)?;
+            let text = match v["role"].as_str() {
+                Some("assistant") if brief(&v) == "assistant:final" => "REPLACED",
+                Some("toolResult") => "TOOL REPLACED",
+                Some("user") => "USER REPLACED",
+                _ => return Ok(None),
+            };
+            v["content"] = json!([{"type": "text", "text": text}]);
+            Ok(Some(serde_json::from_value(v)?))
+        });
+        let t = s.clone();
+        pi.on_notify("turn_end", move |e, _| {
+            if let NotifyEvent::TurnEnd { message, tool_results, .. } = e {
+                let results: Vec<Value> = tool_results.iter().map(|r| json!(r)).collect();
+                t.lock().unwrap().push(format!("ext turn_end {} results={}", brief(&json!(message)), briefs(&results)));
+            }
+            Box::pin(async { Ok(None) })
+        });
+        let s = s.clone();
+        pi.on_notify("agent_end", move |e, _| {
+            if let NotifyEvent::AgentEnd { messages } = e {
+                let all: Vec<Value> = messages.iter().map(|m| json!(m)).collect();
+                s.lock().unwrap().push(format!("ext agent_end {}", briefs(&all)));
+            }
+            Box::pin(async { Ok(None) })
+        });
+    });
+    let h = Setup {
+        extensions: vec![replacer],
+        files: vec![("a.txt", "hello file\n")],
+        replies: vec![tool_reply("call_1", "read", json!({"path": "a.txt"})), text_reply("final")],
+        settings: Some(settings()),
+        ..Default::default()
+    }
+    .start()
+    .await;
+    h.session.bind_extensions().await;
+    let sink = seen.clone();
+    std::mem::forget(h.session.subscribe(move |e| {
+        let line = match e {
+            SessionEvent::Agent(AgentEvent::TurnEnd { message, tool_results }) => {
+                let results: Vec<Value> = tool_results.iter().map(|r| json!(r)).collect();
+                format!("turn_end {} results={}", brief(&json!(message)), briefs(&results))
+            }
+            SessionEvent::Agent(AgentEvent::AgentEnd { messages }) => {
+                let all: Vec<Value> = messages.iter().map(|m| json!(m)).collect();
+                format!("agent_end {}", briefs(&all))
+            }
+            _ => return,
+        };
+        sink.lock().unwrap().push(line);
+    }));
+    h.session.prompt("one").await.expect("prompt");
+    assert_eq!(h.error_pairs(), []);
+    let all = "system: | user:USER REPLACED | assistant:toolCall | toolResult:TOOL REPLACED | assistant:REPLACED";
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "ext turn_end assistant:toolCall results=toolResult:TOOL REPLACED".to_owned(),
+            "turn_end assistant:toolCall results=toolResult:TOOL REPLACED".to_owned(),
+            "ext turn_end assistant:REPLACED results=".to_owned(),
+            "turn_end assistant:REPLACED results=".to_owned(),
+            format!("ext agent_end {all}"),
+            format!("agent_end {all}"),
+        ]
+    );
+    let second = &h.server.bodies()[1]["messages"];
+    assert_eq!(second[1]["content"], json!([{"type": "text", "text": "USER REPLACED"}]));
+    assert_eq!(second[3]["content"], "TOOL REPLACED");
 }

@@ -39,7 +39,19 @@ async fn handle(shared: &SessionShared, abort: &AbortHandle<CodingMessage>, mut 
         shared.run_state().overflow_recovery_attempted = false;
         dequeue_user_text(shared, &pi_ai::transcript::content_text_with(&user.content, ""));
     }
+    apply_replacements(shared, &mut event);
+    let original = match &event {
+        AgentEvent::MessageEnd { message } if shared.runner.as_ref().is_some_and(|r| r.has_handlers("message_end")) => {
+            Some(message.clone())
+        }
+        _ => None,
+    };
     forward_to_extensions(shared, &mut event).await;
+    if let (Some(original), AgentEvent::MessageEnd { message }) = (original, &event)
+        && original != *message
+    {
+        shared.run_state().replaced_messages.push((original, message.clone()));
+    }
     shared.emit(&SessionEvent::Agent(event.clone()));
     match &event {
         AgentEvent::MessageEnd { message } => {
@@ -60,6 +72,42 @@ async fn handle(shared: &SessionShared, abort: &AbortHandle<CodingMessage>, mut 
             }
         }
         AgentEvent::TurnEnd { .. } => flush_pending_custom(shared),
+        _ => {}
+    }
+}
+
+/// pi's `_replaceMessageInPlace` seen from later events: a message a `message_end` handler
+/// replaced is the replacement in `turn_end` (message and tool results) and `agent_end`.
+fn apply_replacements(shared: &SessionShared, event: &mut AgentEvent<CodingMessage>) {
+    let mut st = shared.run_state();
+    if matches!(event, AgentEvent::AgentStart) {
+        st.replaced_messages.clear();
+    }
+    if st.replaced_messages.is_empty() {
+        return;
+    }
+    let replacement = |m: &CodingAgentMessage| {
+        st.replaced_messages.iter().rev().find(|(original, _)| original == m).map(|(_, r)| r.clone())
+    };
+    match event {
+        AgentEvent::TurnEnd { message, tool_results } => {
+            if let Some(AgentMessage::Assistant(r)) = replacement(&AgentMessage::Assistant(message.clone())) {
+                *message = r;
+            }
+            for result in tool_results.iter_mut() {
+                if let Some(AgentMessage::ToolResult(r)) = replacement(&AgentMessage::ToolResult(result.clone())) {
+                    *result = r;
+                }
+            }
+        }
+        AgentEvent::AgentEnd { messages } => {
+            for m in messages.iter_mut() {
+                if let Some(r) = replacement(m) {
+                    *m = r;
+                }
+            }
+            st.replaced_messages.clear();
+        }
         _ => {}
     }
 }
