@@ -362,3 +362,87 @@ async fn a_message_end_replacement_is_what_turn_end_and_agent_end_carry() {
     assert_eq!(second[1]["content"], json!([{"type": "text", "text": "USER REPLACED"}]));
     assert_eq!(second[3]["content"], "TOOL REPLACED");
 }
+
+// ---- 5. a switched or forked session restores its model and thinking level ----
+
+#[tokio::test]
+async fn switching_and_forking_restore_the_recorded_model_and_thinking_level() {
+    use pi_ai::ThinkingLevel;
+    use pi_ai::providers::faux::{FauxOptions, FauxProvider, faux_assistant_message, faux_text};
+    use pi_coding_agent::sdk::{CreateAgentSessionOptions, DefaultResourceLoader, create_agent_session};
+    use pi_coding_agent::session::{NewSessionOptions, SessionManager};
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let faux = FauxProvider::new(FauxOptions::default());
+    let model = |id: &str| {
+        let mut m = faux.model();
+        m.id = id.to_owned();
+        m.reasoning = true;
+        m
+    };
+    let (m1, m2, ghost) = (model("faux-1"), model("faux-2"), model("ghost"));
+    let mut loader = DefaultResourceLoader::new(dir.path(), dir.path().join("agent"));
+    loader.home_dir = Some(dir.path().join("home"));
+    loader.reload().await.expect("reload");
+    let sm = SessionManager::create(dir.path(), Some(&dir.path().join("sessions")), NewSessionOptions::default())
+        .expect("session manager");
+    let session = create_agent_session(CreateAgentSessionOptions {
+        cwd: Some(dir.path().to_path_buf()),
+        model: Some(m1.clone()),
+        thinking_level: Some(ThinkingLevel::High),
+        resource_loader: Some(loader),
+        session_manager: Some(sm),
+        stream_fn: Some(pi_agent_core::provider_stream_fn(Arc::new(faux.clone()))),
+        models: vec![m1.clone(), m2.clone()],
+        settings: Some(settings()),
+        ..Default::default()
+    })
+    .await
+    .expect("session")
+    .session;
+    let reply = || faux.set_responses(vec![faux_assistant_message(vec![faux_text("ok")], Default::default()).into()]);
+    let selection = |s: &AgentSession| (s.model().id, s.thinking_level());
+
+    reply();
+    session.prompt("one").await.expect("one");
+    reply();
+    session.prompt("one-b").await.expect("one-b");
+    let a = session.session_file().expect("file a");
+
+    session.new_session(None).await.expect("new");
+    session.set_model(m2.clone()).expect("set model");
+    session.set_thinking_level(ThinkingLevel::Low).expect("set level");
+    reply();
+    session.prompt("two").await.expect("two");
+    let b = session.session_file().expect("file b");
+
+    session.new_session(None).await.expect("new");
+    session.set_model(ghost.clone()).expect("set ghost");
+    session.set_thinking_level(ThinkingLevel::Minimal).expect("set level");
+    reply();
+    session.prompt("three").await.expect("three");
+    let c = session.session_file().expect("file c");
+
+    session.switch_session(&a).await.expect("switch a");
+    assert_eq!(selection(&session), ("faux-1".to_owned(), ThinkingLevel::High));
+    assert_eq!(session.model_fallback_message(), None);
+    session.switch_session(&b).await.expect("switch b");
+    assert_eq!(selection(&session), ("faux-2".to_owned(), ThinkingLevel::Low));
+
+    // A recorded model that is not available keeps the current one; the level is restored.
+    session.switch_session(&c).await.expect("switch c");
+    assert_eq!(selection(&session), ("faux-2".to_owned(), ThinkingLevel::Minimal));
+    assert_eq!(
+        session.model_fallback_message().as_deref(),
+        Some("Could not restore model faux/ghost. Using faux/faux-2")
+    );
+
+    // Forking restores what the kept path recorded, not what the session used last.
+    session.switch_session(&a).await.expect("switch a again");
+    session.set_model(m2.clone()).expect("set model");
+    session.set_thinking_level(ThinkingLevel::Low).expect("set level");
+    let second = session.get_fork_messages()[1].entry_id.clone();
+    session.fork(&second).await.expect("fork");
+    assert_eq!(selection(&session), ("faux-1".to_owned(), ThinkingLevel::High));
+    assert_eq!(session.model_fallback_message(), None);
+}

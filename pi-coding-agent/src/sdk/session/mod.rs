@@ -140,6 +140,10 @@ pub(crate) struct SessionShared {
     /// The base request options (API key, headers) summaries reuse.
     pub(crate) stream_options: StreamOptions,
     pub(crate) settings: Mutex<SessionSettings>,
+    /// Models a switched session may restore (see `CreateAgentSessionOptions::models`).
+    pub(crate) models: Vec<Model>,
+    /// pi's `modelFallbackMessage` of the last session switch.
+    pub(crate) model_fallback_message: Mutex<Option<String>>,
     pub(crate) state: Mutex<RunState>,
     /// Signalled whenever a run settles or a compaction ends.
     pub(crate) idle: tokio::sync::Notify,
@@ -157,6 +161,7 @@ pub(crate) struct SharedParts {
     pub(crate) runner: Option<Arc<ExtensionRunner>>,
     pub(crate) stream_fn: StreamFn,
     pub(crate) stream_options: StreamOptions,
+    pub(crate) models: Vec<Model>,
     pub(crate) settings: SessionSettings,
 }
 
@@ -173,6 +178,8 @@ impl SessionShared {
             stream_fn: parts.stream_fn,
             stream_options: parts.stream_options,
             settings: Mutex::new(parts.settings),
+            models: parts.models,
+            model_fallback_message: Mutex::new(None),
             state: Mutex::new(RunState::default()),
             idle: tokio::sync::Notify::new(),
         }
