@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use http_support::{Setup, text_reply, tool_reply};
+use http_support::{Setup, error_reply, text_reply, text_reply_with, tool_reply};
 use pi_agent_core::{AgentEvent, AgentMessage};
 use pi_coding_agent::compaction::CompactionSettings;
 use pi_coding_agent::extensions::*;
@@ -445,4 +445,109 @@ async fn switching_and_forking_restore_the_recorded_model_and_thinking_level() {
     session.fork(&second).await.expect("fork");
     assert_eq!(selection(&session), ("faux-1".to_owned(), ThinkingLevel::High));
     assert_eq!(session.model_fallback_message(), None);
+}
+
+// ---- 6. _checkCompaction: recoverable length, projected estimate, stale usage ----
+
+fn compaction_settings(reserve_tokens: u64, keep_recent_tokens: u64, retries: u32) -> SessionSettings {
+    SessionSettings {
+        compaction: CompactionSettings { enabled: true, reserve_tokens, keep_recent_tokens },
+        retry: RetrySettings { enabled: retries > 0, max_retries: retries, base_delay_ms: 1 },
+    }
+}
+
+#[tokio::test]
+async fn a_length_stop_below_the_output_limit_is_compacted_and_retried_once() {
+    let replies = vec![
+        text_reply("first"),
+        text_reply_with("cut", "length"),
+        text_reply("SUMMARY"),
+        text_reply("PREFIX"),
+        text_reply_with("cut again", "length"),
+    ];
+    let settings = compaction_settings(100, 1, 0);
+    let h = Setup { replies, settings: Some(settings), ..Default::default() }.start().await;
+    h.session.prompt("one").await.expect("one");
+    let events = record(&h.session);
+    h.session.prompt("two").await.expect("two");
+    assert_eq!(h.server.count(), 5);
+    let turn = |first: &[&str]| {
+        let mut t: Vec<String> = first.iter().map(|s| (*s).to_owned()).collect();
+        t.extend(
+            [
+                "message_start:assistant/pending",
+                "message_end:assistant/length",
+                "turn_end:assistant/length",
+                "agent_end",
+            ]
+            .map(str::to_owned),
+        );
+        t
+    };
+    let mut expected = turn(&["agent_start", "turn_start", "message_start:user", "message_end:user"]);
+    expected.extend(["compaction_start:overflow".to_owned(), "compaction_end:overflow willRetry".to_owned()]);
+    expected.extend(turn(&["agent_start", "turn_start"]));
+    expected.extend([
+        "compaction_end:overflow Truncated response recovery failed after one compact-and-retry attempt.".to_owned(),
+        "agent_settled:false".to_owned(),
+    ]);
+    assert_eq!(lines(&events), expected);
+    let types = h.entry_types();
+    assert_eq!(
+        types[types.len() - 5..],
+        ["message:user", "message:assistant", "context_edit", "compaction", "message:assistant"]
+    );
+}
+
+#[tokio::test]
+async fn after_context_edits_the_threshold_uses_the_projected_estimate() {
+    // Both attempts fail; the usage of "first" predates the edit that omits the first attempt,
+    // so pi estimates the whole projected context (the system prompt included) and compacts.
+    let replies = vec![
+        text_reply("first"),
+        error_reply(500, "server overloaded"),
+        error_reply(500, "server overloaded"),
+        text_reply("SUMMARY"),
+        text_reply("PREFIX"),
+    ];
+    let settings = compaction_settings(7692, 1, 1);
+    let h = Setup { replies, settings: Some(settings), ..Default::default() }.start().await;
+    h.session.prompt("one").await.expect("one");
+    let events = record(&h.session);
+    h.session.prompt("two").await.expect("two");
+    let all = lines(&events);
+    assert_eq!(
+        all[all.len() - 4..],
+        ["auto_retry_end", "compaction_start:threshold", "compaction_end:threshold", "agent_settled:false"]
+    );
+    assert_eq!(h.entry_types().last().map(String::as_str), Some("compaction"));
+    assert_eq!(h.server.count(), 4, "one, two, its retry, one summary");
+}
+
+#[tokio::test]
+async fn usage_from_before_the_latest_compaction_does_not_trigger_another() {
+    let replies = vec![
+        text_reply("zero answer that is a good deal longer than the others so that it is summarized"),
+        text_reply("first"),
+        text_reply("SUMMARY"),
+        error_reply(400, "bad request"),
+    ];
+    let settings = compaction_settings(8190, 4, 0);
+    let h = Setup { replies, settings: Some(settings), ..Default::default() }.start().await;
+    h.session.set_auto_compaction_enabled(false);
+    h.session.prompt("zero").await.expect("zero");
+    h.session.prompt("one").await.expect("one");
+    h.session.compact(None).await.expect("compact");
+    let roles: Vec<String> = h.session.messages().iter().map(|m| m.role().to_owned()).collect();
+    assert_eq!(roles, ["system", "compactionSummary", "assistant", "user", "assistant"]);
+    h.session.set_auto_compaction_enabled(true);
+    let events = record(&h.session);
+    h.session.prompt("two").await.expect("two");
+    assert_eq!(h.server.count(), 4, "no second compaction");
+    let all = lines(&events);
+    assert_eq!(
+        all[all.len() - 3..],
+        ["turn_end:assistant/error(400: {\"message\":\"bad request\"})", "agent_end", "agent_settled:false"]
+    );
+    assert_eq!(h.entry_types().last().map(String::as_str), Some("message:assistant"));
 }

@@ -31,10 +31,25 @@ fn usage_and_done() -> String {
 
 /// The SSE body of a streamed text reply.
 pub fn text_reply(text: &str) -> String {
+    text_reply_with(text, "stop")
+}
+
+/// The SSE body of a streamed text reply that ends with `finish` (`stop`, `length`, …).
+pub fn text_reply_with(text: &str, finish: &str) -> String {
     chunk(json!({"role": "assistant", "content": ""}), None)
         + &chunk(json!({"content": text}), None)
-        + &chunk(json!({}), Some("stop"))
+        + &chunk(json!({}), Some(finish))
         + &usage_and_done()
+}
+
+/// A whole HTTP error response (`status` with a JSON `{"error": {"message": …}}` body), served
+/// verbatim instead of an SSE body.
+pub fn error_reply(status: u16, message: &str) -> String {
+    let body = json!({"error": {"message": message}}).to_string();
+    format!(
+        "HTTP/1.1 {status} Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
 }
 
 /// The SSE body of a reply that calls one tool.
@@ -136,10 +151,14 @@ impl ScriptedServer {
                     .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
                 recorded.lock().expect("requests lock").push(parsed);
                 let sse = queue.lock().expect("replies lock").pop_front().unwrap_or_else(|| fallback.clone());
-                let response = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{sse}",
-                    sse.len()
-                );
+                let response = if sse.starts_with("HTTP/") {
+                    sse
+                } else {
+                    format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{sse}",
+                        sse.len()
+                    )
+                };
                 let _ = stream.write_all(response.as_bytes());
                 let _ = stream.flush();
             }
