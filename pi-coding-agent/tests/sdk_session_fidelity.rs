@@ -265,6 +265,38 @@ async fn an_abort_from_a_compaction_start_listener_cancels_before_the_extensions
     assert_eq!(h.entry_types().last().map(String::as_str), Some("message:assistant"));
 }
 
+#[tokio::test]
+async fn an_abort_from_an_auto_retry_start_listener_ends_the_run_after_the_back_off() {
+    // pi 1.6.0 installs the retry's abort controller after `auto_retry_start`, so this abort
+    // does not cut the back-off short: the run ends once it elapsed, without retrying.
+    let replies = vec![error_reply(500, "server overloaded")];
+    let mut settings = settings();
+    settings.retry = RetrySettings { enabled: true, max_retries: 3, base_delay_ms: 1 };
+    let h = Setup { replies, settings: Some(settings), ..Default::default() }.start().await;
+    let events = record(&h.session);
+    let records: Lines = Arc::new(Mutex::new(Vec::new()));
+    let (session, sink) = (h.session.clone(), records.clone());
+    std::mem::forget(h.session.subscribe(move |e| {
+        if let SessionEvent::Session(v) = e {
+            if v["type"] == "auto_retry_start" {
+                session.request_abort();
+            }
+            if v["type"] == "auto_retry_end" {
+                sink.lock().unwrap().push(v.to_string());
+            }
+        }
+    }));
+    h.session.prompt("one").await.expect("prompt");
+    assert_eq!(h.server.count(), 1, "no retry request");
+    let all = lines(&events);
+    assert_eq!(all[all.len() - 4..], ["agent_end", "auto_retry_start", "auto_retry_end", "agent_settled:true"]);
+    assert_eq!(
+        *records.lock().unwrap(),
+        [json!({"type": "auto_retry_end", "success": false, "attempt": 1, "finalError": "Retry cancelled"})
+            .to_string()]
+    );
+}
+
 // ---- 4. message_end replacements reach turn_end and agent_end ----
 
 fn brief(m: &Value) -> String {
