@@ -68,7 +68,9 @@ mod tool_hooks;
 mod turn_hooks;
 mod typed_tool;
 
-pub use agent::{Agent, AgentBuilder, AgentError, AgentState, PromptInput, QueueMode, StreamingMessage, Unsubscribe};
+pub use agent::{
+    AbortHandle, Agent, AgentBuilder, AgentError, AgentState, PromptInput, QueueMode, StreamingMessage, Unsubscribe,
+};
 pub use agent_loop::{
     AgentContext, AgentLoopConfig, AgentLoopError, EventSink, FnSink, run_agent_loop, run_agent_loop_continue,
 };

@@ -68,6 +68,28 @@ struct Inner<C: CustomMessage> {
     idle: watch::Sender<bool>,
 }
 
+/// Aborts an agent's active run; holds the agent weakly (see [`Agent::abort_handle`]).
+pub struct AbortHandle<C: CustomMessage = UnknownMessage> {
+    inner: std::sync::Weak<Inner<C>>,
+}
+
+impl<C: CustomMessage> Clone for AbortHandle<C> {
+    fn clone(&self) -> Self {
+        AbortHandle { inner: self.inner.clone() }
+    }
+}
+
+impl<C: CustomMessage> AbortHandle<C> {
+    /// Cancels the active run, if the agent still exists and runs (as [`Agent::abort`]).
+    pub fn abort(&self) {
+        if let Some(inner) = self.inner.upgrade()
+            && let Some(token) = lock(&inner.active).as_ref()
+        {
+            token.cancel();
+        }
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panicking listener cannot leave the state half-written (updates are single assignments),
     // so a poisoned lock is still usable.
@@ -165,6 +187,12 @@ impl<C: CustomMessage> Agent<C> {
         if let Some(token) = lock(&self.inner.active).as_ref() {
             token.cancel();
         }
+    }
+
+    /// A handle that aborts this agent's active run without keeping the agent alive (for
+    /// listeners of the agent itself, which must not hold an `Agent`).
+    pub fn abort_handle(&self) -> AbortHandle<C> {
+        AbortHandle { inner: Arc::downgrade(&self.inner) }
     }
 
     /// Resolves when no run is active (after `agent_end` listeners).

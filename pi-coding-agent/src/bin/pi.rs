@@ -346,6 +346,8 @@ async fn run(mut args: Args) -> Result<i32> {
         session_manager: Some(session_manager),
         stream_fn: Some(registry.stream_fn()),
         stream_options,
+        // What /resume and /fork may restore: the models with auth, as pi's model runtime.
+        models: available.clone(),
         // pi's automatic compaction and auto-retry, as settings.json configures them.
         settings: Some(SessionSettings::from_settings(&settings)),
         ..Default::default()

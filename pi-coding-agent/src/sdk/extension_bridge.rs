@@ -241,8 +241,9 @@ impl ExtensionActions for SessionActions {
     }
 
     fn abort(&self) {
+        // pi's `void this.abort()`: the request takes effect at once; nobody waits for idle.
         if let Ok(session) = self.session() {
-            tokio::spawn(async move { session.abort().await });
+            session.request_abort();
         }
     }
 

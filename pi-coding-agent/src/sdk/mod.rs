@@ -121,6 +121,10 @@ pub struct CreateAgentSessionOptions {
     pub stream_options: StreamOptions,
     /// In-process extensions (pi's `extensionFactories`), loaded in order.
     pub extensions: Vec<Arc<dyn Extension>>,
+    /// The models with configured auth a switched or forked session may restore (pi's
+    /// `modelRuntime` with `hasConfiguredAuth`). Empty: the built-in catalog's models whose
+    /// provider has an API key in the environment. The session's own model always counts.
+    pub models: Vec<Model>,
     /// Automatic compaction and retry (default: as the agent dir's and the project's
     /// `settings.json` say, with pi's defaults — both on — where they are silent, as pi's
     /// `SettingsManager.create(cwd, agentDir)` does; [`SessionSettings::default`] turns both off).
@@ -237,6 +241,7 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
         runner: runner.clone(),
         stream_fn: stream_fn.clone(),
         stream_options: stream_options.clone(),
+        models: options.models,
         settings: options.settings.unwrap_or_else(|| {
             let (settings, errors) = crate::settings::Settings::load(&agent_dir, Path::new(&cwd), false);
             for e in errors {

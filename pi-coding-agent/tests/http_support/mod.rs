@@ -31,10 +31,25 @@ fn usage_and_done() -> String {
 
 /// The SSE body of a streamed text reply.
 pub fn text_reply(text: &str) -> String {
+    text_reply_with(text, "stop")
+}
+
+/// The SSE body of a streamed text reply that ends with `finish` (`stop`, `length`, …).
+pub fn text_reply_with(text: &str, finish: &str) -> String {
     chunk(json!({"role": "assistant", "content": ""}), None)
         + &chunk(json!({"content": text}), None)
-        + &chunk(json!({}), Some("stop"))
+        + &chunk(json!({}), Some(finish))
         + &usage_and_done()
+}
+
+/// A whole HTTP error response (`status` with a JSON `{"error": {"message": …}}` body), served
+/// verbatim instead of an SSE body.
+pub fn error_reply(status: u16, message: &str) -> String {
+    let body = json!({"error": {"message": message}}).to_string();
+    format!(
+        "HTTP/1.1 {status} Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
 }
 
 /// The SSE body of a reply that calls one tool.
@@ -136,10 +151,14 @@ impl ScriptedServer {
                     .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
                 recorded.lock().expect("requests lock").push(parsed);
                 let sse = queue.lock().expect("replies lock").pop_front().unwrap_or_else(|| fallback.clone());
-                let response = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{sse}",
-                    sse.len()
-                );
+                let response = if sse.starts_with("HTTP/") {
+                    sse
+                } else {
+                    format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{sse}",
+                        sse.len()
+                    )
+                };
                 let _ = stream.write_all(response.as_bytes());
                 let _ = stream.flush();
             }
@@ -197,6 +216,9 @@ pub struct Setup {
     /// The provider's API: `openai-completions` (default), `openai-responses` or
     /// `anthropic-messages`.
     pub api: Option<&'static str>,
+    /// Automatic compaction and retry (default: as the temp agent dir's settings say, i.e.
+    /// pi's defaults).
+    pub settings: Option<pi_coding_agent::sdk::SessionSettings>,
 }
 
 /// models.json with provider `local` (key "none") speaking `api` at `base_url`.
@@ -249,6 +271,7 @@ impl Setup {
             session_manager: Some(SessionManager::in_memory(&cwd)),
             stream_fn: Some(registry.stream_fn()),
             extensions: self.extensions,
+            settings: self.settings,
             ..Default::default()
         })
         .await

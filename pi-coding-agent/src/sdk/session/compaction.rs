@@ -4,6 +4,7 @@
 //! the `compaction` entry, rebuild the context and emit `session_compact`; listeners see
 //! `compaction_start` / `compaction_end`.
 
+use pi_agent_core::AgentMessage;
 use pi_ai::{AssistantMessage, StopReason, Usage};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -11,8 +12,8 @@ use tokio_util::sync::CancellationToken;
 use super::provider_errors::is_context_overflow;
 use super::{AgentSession, SessionEvent, lock};
 use crate::compaction::{
-    CompactionPreparation, Summarizer, calculate_context_tokens, compact, estimate_context_tokens, estimate_tokens,
-    prepare_compaction, should_compact,
+    CompactionPreparation, Summarizer, calculate_context_tokens, compact, estimate_context_tokens,
+    estimate_projected_context_tokens, estimate_tokens, prepare_compaction, should_compact,
 };
 use crate::extensions::NotifyEvent;
 use crate::sdk::SdkError;
@@ -53,6 +54,20 @@ impl CompactOutcome {
     }
 }
 
+/// What `_checkCompaction` knows of an assistant message's place in the session.
+struct CompactionFacts {
+    /// The latest compaction's time on the branch (ms).
+    latest_compaction_ms: Option<i64>,
+    /// The projected context contains context edits.
+    has_context_edits: bool,
+    /// The message is in the projected context (or was never persisted).
+    projected: bool,
+    /// Its usage describes the projected context: projected, and no context edit since.
+    usage_matches_projection: bool,
+    /// No compaction since, and no context edit omitting it.
+    retained_for_explicit_recovery: bool,
+}
+
 /// Why a compaction stopped.
 enum Stop {
     /// Cancelled by an extension or an abort.
@@ -84,16 +99,30 @@ fn other(kind: &str, payload: Value) -> NotifyEvent {
 }
 
 impl AgentSession {
-    /// Whether a compaction or branch summary runs.
+    /// Whether a compaction (manual or automatic) or a branch summary runs (pi's `isCompacting`).
     pub fn is_compacting(&self) -> bool {
+        let st = self.shared.run_state();
+        st.auto_compaction_cancel.is_some() || st.compaction_cancel.is_some() || st.branch_summary_cancel.is_some()
+    }
+
+    /// Whether a manual compaction or a branch summary runs: what refuses a prompt. An automatic
+    /// compaction runs inside a run, so a prompt meanwhile is queued or refused as while streaming.
+    pub(crate) fn blocks_prompts(&self) -> bool {
         let st = self.shared.run_state();
         st.compaction_cancel.is_some() || st.branch_summary_cancel.is_some()
     }
 
-    /// pi's `abortCompaction`.
+    /// pi's `abortCompaction`: cancels a manual and an automatic compaction.
     pub fn abort_compaction(&self) {
         let st = self.shared.run_state();
-        for token in [&st.compaction_cancel, &st.branch_summary_cancel].into_iter().flatten() {
+        for token in [&st.compaction_cancel, &st.auto_compaction_cancel].into_iter().flatten() {
+            token.cancel();
+        }
+    }
+
+    /// pi's `abortBranchSummary`.
+    pub fn abort_branch_summary(&self) {
+        if let Some(token) = &self.shared.run_state().branch_summary_cancel {
             token.cancel();
         }
     }
@@ -282,32 +311,42 @@ impl AgentSession {
     }
 
     /// pi's `_checkCompaction`: after a run (or before a prompt, `skip_aborted_check: false`),
-    /// compact on context overflow (then retry the turn once) or when the context crossed the
-    /// threshold. Returns whether the run loop should continue the agent.
+    /// compact on context overflow or a recoverable `length` stop (then retry the turn once), or
+    /// when the context crossed the threshold. Usage from before the latest compaction, or from
+    /// before a later context edit, is not trusted. Returns whether the run loop should continue
+    /// the agent.
     pub(crate) async fn check_compaction(&self, message: &AssistantMessage, skip_aborted_check: bool) -> bool {
         let settings = lock(&self.shared.settings).compaction;
         if !settings.enabled || (skip_aborted_check && message.stop_reason == StopReason::Aborted) {
             return false;
         }
         let model = self.model();
+        // pi's `_modelForMessage`: limits come from the model that answered, when it is current.
         let same_model = message.provider == model.provider && message.model == model.id;
-        let latest_compaction_ms = {
-            let sm = self.session_manager();
-            sm.get_branch(None).iter().rev().find_map(|e| match e {
-                SessionEntry::Compaction(c) => Some(parse_iso(&c.timestamp).unwrap_or(0)),
-                _ => None,
-            })
-        };
-        if latest_compaction_ms.is_some_and(|t| (message.timestamp as i64) <= t) {
+        let facts = self.compaction_facts(message);
+        if facts.latest_compaction_ms.is_some_and(|t| (message.timestamp as i64) <= t) {
             return false;
         }
-        if same_model && is_context_overflow(message, model.context_window) {
+        let explicit_overflow = message.stop_reason == StopReason::Error && is_context_overflow(message, 0);
+        let context_overflow = same_model
+            && ((explicit_overflow && facts.retained_for_explicit_recovery)
+                || (facts.usage_matches_projection && is_context_overflow(message, model.context_window)));
+        let recoverable_length = same_model
+            && facts.projected
+            && message.stop_reason == StopReason::Length
+            && model.max_tokens > 0
+            && message.usage.output < model.max_tokens;
+        if context_overflow || recoverable_length {
             let will_retry = message.stop_reason != StopReason::Stop;
             if !will_retry {
                 return self.run_auto_compaction("overflow", false).await;
             }
             if self.shared.run_state().overflow_recovery_attempted {
-                let error = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
+                let error = if context_overflow {
+                    "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model."
+                } else {
+                    "Truncated response recovery failed after one compact-and-retry attempt."
+                };
                 self.emit_compaction_end("overflow", None, false, false, Some(error));
                 self.emit_compact_failed("overflow", Some(error), false, false).await;
                 return false;
@@ -317,10 +356,23 @@ impl AgentSession {
             return self.run_auto_compaction("overflow", true).await;
         }
         let direct = calculate_context_tokens(&message.usage);
-        let context_tokens = if message.stop_reason == StopReason::Error || direct == 0 {
+        let context_tokens = if facts.has_context_edits {
+            let sm = self.session_manager();
+            let branch = sm.get_branch(None);
+            estimate_projected_context_tokens(&sm.build_session_projection(), &branch).tokens
+        } else if message.stop_reason == StopReason::Error || direct == 0 {
             let messages = self.agent.messages();
             let refs: Vec<_> = messages.iter().collect();
-            estimate_context_tokens(&refs).tokens
+            let estimate = estimate_context_tokens(&refs);
+            // Usage recorded before the latest compaction reflects the old, larger context.
+            let stale = estimate.last_usage_index.and_then(|i| messages.get(i)).is_some_and(|m| match m {
+                AgentMessage::Assistant(a) => facts.latest_compaction_ms.is_some_and(|t| (a.timestamp as i64) <= t),
+                _ => false,
+            });
+            if stale {
+                return false;
+            }
+            estimate.tokens
         } else {
             direct
         };
@@ -330,6 +382,49 @@ impl AgentSession {
         false
     }
 
+    /// Where the assistant message stands in the session (pi's `_checkCompaction` preamble).
+    fn compaction_facts(&self, message: &AssistantMessage) -> CompactionFacts {
+        let sm = self.session_manager();
+        let branch = sm.get_branch(None);
+        let latest_compaction_ms = branch.iter().rev().find_map(|e| match e {
+            SessionEntry::Compaction(c) => Some(parse_iso(&c.timestamp).unwrap_or(0)),
+            _ => None,
+        });
+        let projection = sm.build_session_projection();
+        let has_context_edits = projection.entries.iter().any(|e| matches!(e.source, SessionEntry::ContextEdit(_)));
+        // pi's `_findPersistedMessageEntryId`: the entry that recorded this message.
+        let index = branch.iter().rposition(|e| {
+            matches!(e, SessionEntry::Message(m) if matches!(&m.message, AgentMessage::Assistant(a) if a == message))
+        });
+        let Some(index) = index else {
+            return CompactionFacts {
+                latest_compaction_ms,
+                has_context_edits,
+                projected: true,
+                usage_matches_projection: true,
+                retained_for_explicit_recovery: true,
+            };
+        };
+        let id = branch[index].id();
+        let projected = projection.entries.iter().any(|e| {
+            e.source.id() == id && e.messages.iter().any(|m| matches!(m.as_ref(), AgentMessage::Assistant(_)))
+        });
+        let after = &branch[index + 1..];
+        let edited_after = after.iter().any(|e| matches!(e, SessionEntry::ContextEdit(_)));
+        let compacted_after = after.iter().any(|e| matches!(e, SessionEntry::Compaction(_)));
+        let omitted = after.iter().rev().find_map(|e| match e {
+            SessionEntry::ContextEdit(edit) if edit.target_id == id => Some(edit.replacement.is_none()),
+            _ => None,
+        });
+        CompactionFacts {
+            latest_compaction_ms,
+            has_context_edits,
+            projected,
+            usage_matches_projection: projected && !edited_after,
+            retained_for_explicit_recovery: !compacted_after && omitted != Some(true),
+        }
+    }
+
     /// pi's `_runAutoCompaction`: whether the run loop should continue the agent.
     async fn run_auto_compaction(&self, reason: &str, will_retry: bool) -> bool {
         let settings = lock(&self.shared.settings).compaction;
@@ -337,10 +432,17 @@ impl AgentSession {
             return false;
         }
         let cancel = CancellationToken::new();
-        self.shared.run_state().compaction_cancel = Some(cancel.clone());
+        // Installed before `compaction_start`, so an abort from a listener of it cancels: pi's
+        // `throwIfAborted()` right after the event skips even `session_before_compact`.
+        self.shared.run_state().auto_compaction_cancel = Some(cancel.clone());
         self.shared.emit_record(json!({"type": "compaction_start", "reason": reason}));
-        let outcome = self.run_compaction(reason, None, will_retry, &cancel).await;
-        self.shared.run_state().compaction_cancel = None;
+        let outcome = if cancel.is_cancelled() {
+            Err((Stop::Cancelled, false))
+        } else {
+            self.run_compaction(reason, None, will_retry, &cancel).await
+        };
+        self.shared.run_state().auto_compaction_cancel = None;
+        self.shared.idle.notify_waiters();
         match outcome {
             Ok((result, _)) => {
                 self.emit_compaction_end(reason, Some(&result), false, will_retry, None);

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use pi_agent_core::{AgentEvent, AgentMessage};
+use pi_agent_core::{AbortHandle, AgentEvent, AgentMessage};
 use pi_ai::StopReason;
 use serde_json::json;
 
@@ -16,23 +16,43 @@ use crate::messages::{CodingAgentMessage, CodingMessage};
 /// Subscribes the session's event handler to its agent.
 pub(super) fn install(session: &AgentSession) {
     let weak = Arc::downgrade(&session.shared);
+    let abort = session.agent.abort_handle();
     session.agent.subscribe_async(move |event| {
         let weak = weak.clone();
+        let abort = abort.clone();
         Box::pin(async move {
             if let Some(shared) = weak.upgrade() {
-                handle(&shared, event).await;
+                handle(&shared, &abort, event).await;
             }
             Ok(())
         })
     });
 }
 
-async fn handle(shared: &SessionShared, mut event: AgentEvent<CodingMessage>) {
+async fn handle(shared: &SessionShared, abort: &AbortHandle<CodingMessage>, mut event: AgentEvent<CodingMessage>) {
+    // An abort requested while the run was starting (during `before_agent_start` or the
+    // compaction before the prompt) stops it here, before the first request, as pi does at
+    // `agent_start`.
+    if matches!(event, AgentEvent::AgentStart) && shared.run_state().abort_requested {
+        abort.abort();
+    }
     if let AgentEvent::MessageStart { message: AgentMessage::User(user) } = &event {
         shared.run_state().overflow_recovery_attempted = false;
         dequeue_user_text(shared, &pi_ai::transcript::content_text_with(&user.content, ""));
     }
+    apply_replacements(shared, &mut event);
+    let original = match &event {
+        AgentEvent::MessageEnd { message } if shared.runner.as_ref().is_some_and(|r| r.has_handlers("message_end")) => {
+            Some(message.clone())
+        }
+        _ => None,
+    };
     forward_to_extensions(shared, &mut event).await;
+    if let (Some(original), AgentEvent::MessageEnd { message }) = (original, &event)
+        && original != *message
+    {
+        shared.run_state().replaced_messages.push((original, message.clone()));
+    }
     match &event {
         AgentEvent::AgentEnd { messages } => shared.emit(&SessionEvent::AgentEnd {
             messages: messages.clone(),
@@ -80,6 +100,43 @@ fn will_retry_after_agent_end(shared: &SessionShared, messages: &[CodingAgentMes
         .rev()
         .find_map(|m| m.as_assistant())
         .is_some_and(|a| !is_context_overflow(a, 0) && is_retryable_assistant_error(a))
+}
+
+/// pi's `_replaceMessageInPlace` seen from later events: a message a `message_end` handler
+/// replaced is the replacement in `turn_end` (message and tool results) and `agent_end`.
+fn apply_replacements(shared: &SessionShared, event: &mut AgentEvent<CodingMessage>) {
+    let mut st = shared.run_state();
+    if matches!(event, AgentEvent::AgentStart) {
+        st.replaced_messages.clear();
+    }
+    if st.replaced_messages.is_empty() {
+        return;
+    }
+    let replacement = |m: &CodingAgentMessage| {
+        st.replaced_messages.iter().rev().find(|(original, _)| original == m).map(|(_, r)| r.clone())
+    };
+    match event {
+        AgentEvent::TurnEnd { message, tool_results } => {
+            if let Some(AgentMessage::Assistant(r)) = replacement(&AgentMessage::Assistant(message.clone().into())) {
+                *message = r.into_inner();
+            }
+            for result in tool_results.iter_mut() {
+                if let Some(AgentMessage::ToolResult(r)) = replacement(&AgentMessage::ToolResult(result.clone().into()))
+                {
+                    *result = r.into_inner();
+                }
+            }
+        }
+        AgentEvent::AgentEnd { messages } => {
+            for m in messages.iter_mut() {
+                if let Some(r) = replacement(m) {
+                    *m = r;
+                }
+            }
+            st.replaced_messages.clear();
+        }
+        _ => {}
+    }
 }
 
 /// pi's `_emitExtensionEvent`, with the turn index it keeps for `turn_start` / `turn_end`.

@@ -116,12 +116,17 @@ pub(crate) struct RunState {
     pub(crate) retry_attempt: u32,
     /// Cancels the retry back-off sleep.
     pub(crate) retry_cancel: Option<CancellationToken>,
-    /// Cancels a running compaction (manual or automatic).
+    /// Cancels a running manual compaction (pi's `_compactionAbortController`).
     pub(crate) compaction_cancel: Option<CancellationToken>,
+    /// Cancels a running threshold or overflow compaction (pi's `_autoCompactionAbortController`).
+    pub(crate) auto_compaction_cancel: Option<CancellationToken>,
     /// Cancels a running branch summary.
     pub(crate) branch_summary_cancel: Option<CancellationToken>,
     /// Overflow recovery already compacted once for this prompt.
     pub(crate) overflow_recovery_attempted: bool,
+    /// `message_end` replacements of the current low-level run, `(original, replacement)`: pi
+    /// replaces the message object in place, so `turn_end` and `agent_end` carry the replacement.
+    pub(crate) replaced_messages: Vec<(CodingAgentMessage, CodingAgentMessage)>,
     /// The assistant message being streamed, for `message_update` handlers.
     pub(crate) streaming_partial: Option<pi_ai::PartialMessage>,
     /// Texts of queued steering messages (pi's `_steeringMessages`).
@@ -146,6 +151,10 @@ pub(crate) struct SessionShared {
     /// The base request options (API key, headers) summaries reuse.
     pub(crate) stream_options: StreamOptions,
     pub(crate) settings: Mutex<SessionSettings>,
+    /// Models a switched session may restore (see `CreateAgentSessionOptions::models`).
+    pub(crate) models: Vec<Model>,
+    /// pi's `modelFallbackMessage` of the last session switch.
+    pub(crate) model_fallback_message: Mutex<Option<String>>,
     pub(crate) state: Mutex<RunState>,
     /// Signalled whenever a run settles or a compaction ends.
     pub(crate) idle: tokio::sync::Notify,
@@ -163,6 +172,7 @@ pub(crate) struct SharedParts {
     pub(crate) runner: Option<Arc<ExtensionRunner>>,
     pub(crate) stream_fn: StreamFn,
     pub(crate) stream_options: StreamOptions,
+    pub(crate) models: Vec<Model>,
     pub(crate) settings: SessionSettings,
 }
 
@@ -179,6 +189,8 @@ impl SessionShared {
             stream_fn: parts.stream_fn,
             stream_options: parts.stream_options,
             settings: Mutex::new(parts.settings),
+            models: parts.models,
+            model_fallback_message: Mutex::new(None),
             state: Mutex::new(RunState::default()),
             idle: tokio::sync::Notify::new(),
         }

@@ -109,7 +109,7 @@ impl AgentSession {
             PreflightCallback::call(preflight, PromptDisposition::Handled);
             return Ok(());
         }
-        if self.is_compacting() {
+        if self.blocks_prompts() {
             return Err(SdkError::Compacting);
         }
         let streaming_behavior = if self.is_streaming() { options.streaming_behavior } else { None };
@@ -367,6 +367,14 @@ impl AgentSession {
 
     /// Aborts the run (and any retry back-off or compaction) and waits until the session is idle.
     pub async fn abort(&self) {
+        self.request_abort();
+        self.wait_for_idle().await;
+    }
+
+    /// [`Self::abort`] without waiting (pi's `void session.abort()`): a run that is still being
+    /// prepared stops when it starts, before its first request; a retry back-off, a compaction
+    /// and the streaming request are cancelled now.
+    pub fn request_abort(&self) {
         {
             let mut st = self.shared.run_state();
             if st.run_active {
@@ -375,8 +383,8 @@ impl AgentSession {
         }
         self.abort_retry();
         self.abort_compaction();
+        self.abort_branch_summary();
         self.agent.abort();
-        self.wait_for_idle().await;
     }
 
     /// Resolves when no run is active.

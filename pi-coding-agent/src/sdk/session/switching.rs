@@ -8,7 +8,9 @@
 
 use serde_json::{Map, json};
 
-use super::AgentSession;
+use pi_ai::{Model, ThinkingLevel};
+
+use super::{AgentSession, lock};
 use crate::extensions::NotifyEvent;
 use crate::sdk::SdkError;
 use crate::session::{NewSessionOptions, SessionEntry, SessionManager};
@@ -200,6 +202,70 @@ impl AgentSession {
         runner.emit(event).await.is_some_and(|a| a.get("cancel").and_then(|c| c.as_bool()) == Some(true))
     }
 
+    /// What pi's `createAgentSession` does for the session a runtime switches to: a session with
+    /// messages restores the model its branch last used (its last `model_change`, else its last
+    /// assistant's) when that model is available, and its recorded thinking level; a model that
+    /// is not available leaves pi's fallback message and keeps the current model. The level is
+    /// clamped to the model. A session without messages records the model and level; one without
+    /// a `thinking_level_change` gets one.
+    fn restore_model_and_thinking_level(&self) -> Result<(), SdkError> {
+        let (has_messages, recorded_level, recorded_model, has_thinking_entry) = {
+            let sm = self.session_manager();
+            let context = sm.build_session_context();
+            let has_thinking_entry =
+                sm.get_branch(None).iter().any(|e| matches!(e, SessionEntry::ThinkingLevelChange(_)));
+            (!context.messages.is_empty(), context.thinking_level, context.model, has_thinking_entry)
+        };
+        let current = self.model();
+        let mut model = current.clone();
+        let mut fallback = None;
+        if has_messages && let Some(recorded) = recorded_model {
+            match self.available_model(&recorded.provider, &recorded.model_id) {
+                Some(found) => model = found,
+                None => {
+                    fallback = Some(format!(
+                        "Could not restore model {}/{}. Using {}/{}",
+                        recorded.provider, recorded.model_id, current.provider, current.id
+                    ))
+                }
+            }
+        }
+        let level = match ThinkingLevel::parse(&recorded_level) {
+            Some(level) if has_messages && has_thinking_entry => level,
+            _ => self.thinking_level(),
+        };
+        let level = pi_ai::models::clamp_thinking_level(&model, level);
+        self.agent.set_model(model.clone());
+        self.agent.set_thinking_level(level);
+        *lock(&self.shared.model_fallback_message) = fallback;
+        let mut sm = self.session_manager();
+        if !has_messages {
+            sm.append_model_change(&model.provider, &model.id)?;
+            sm.append_thinking_level_change(level.as_str())?;
+        } else if !has_thinking_entry {
+            sm.append_thinking_level_change(level.as_str())?;
+        }
+        Ok(())
+    }
+
+    /// A model with configured auth (pi's `modelRuntime.getModel` + `hasConfiguredAuth`).
+    fn available_model(&self, provider: &str, id: &str) -> Option<Model> {
+        let current = self.model();
+        if current.provider == provider && current.id == id {
+            return Some(current);
+        }
+        if !self.shared.models.is_empty() {
+            return self.shared.models.iter().find(|m| m.provider == provider && m.id == id).cloned();
+        }
+        pi_ai::models::get_model(provider, id).filter(|_| pi_ai::models::env_api_key(provider).is_some()).cloned()
+    }
+
+    /// pi's `modelFallbackMessage`: why the last switched or forked session did not get the model
+    /// it recorded ("Could not restore model p/m. Using p2/m2").
+    pub fn model_fallback_message(&self) -> Option<String> {
+        lock(&self.shared.model_fallback_message).clone()
+    }
+
     /// pi's `teardownCurrent`: settle the run, then `session_shutdown`.
     async fn teardown(&self, reason: &str, target_session_file: Option<String>) {
         self.abort().await;
@@ -222,7 +288,6 @@ impl AgentSession {
         // runtime rebuild sets `agent.sessionId`.
         let session_id = self.session_manager().session_id().to_owned();
         self.agent.set_session_id(Some(session_id));
-        let is_new = self.session_manager().entries().is_empty();
         {
             let mut st = self.shared.run_state();
             st.pending_next_turn.clear();
@@ -234,12 +299,7 @@ impl AgentSession {
             st.overflow_recovery_attempted = false;
         }
         self.agent.clear_all_queues();
-        if is_new {
-            let model = self.model();
-            let mut sm = self.session_manager();
-            sm.append_model_change(&model.provider, &model.id)?;
-            sm.append_thinking_level_change(self.thinking_level().as_str())?;
-        }
+        self.restore_model_and_thinking_level()?;
         self.refresh_context();
         if let Some(runner) = &self.shared.runner {
             let previous_session_file = previous.map(|p| p.display().to_string());
