@@ -117,13 +117,15 @@ fn bench(c: &mut Criterion) {
             ..Default::default()
         };
         let prune = |m: Vec<AgentMessage>, _c: CancellationToken| async move { Ok::<_, BoxError>(m) };
-        // "prompt": with a (pass-through) transform_context; "prompt_default_hooks": no transform;
-        // both serialize pi's JSON of the transcript. "prompt_openai_body": with the transform,
-        // building the real chat-completions request body instead.
+        // "prompt": with a (pass-through) transform_context, building the real chat-completions
+        // request body; "prompt_default_hooks": the same without a transform. "prompt_pi_json":
+        // with the transform, serializing pi's JSON of the whole transcript instead (usage, cost
+        // and model of every assistant message included: about three times the bytes of the
+        // request, what a JSONL snapshot of the transcript costs).
         let cases = [
-            ("prompt", true, Body::PiJson),
-            ("prompt_default_hooks", false, Body::PiJson),
-            ("prompt_openai_body", true, Body::OpenAiCompletions),
+            ("prompt", true, Body::OpenAiCompletions),
+            ("prompt_default_hooks", false, Body::OpenAiCompletions),
+            ("prompt_pi_json", true, Body::PiJson),
         ];
         for (name, with_transform, body) in cases {
             group.bench_with_input(BenchmarkId::new(name, n), &messages, |b, messages| {

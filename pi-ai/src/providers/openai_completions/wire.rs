@@ -35,32 +35,39 @@ pub(crate) struct WireToolCall<'a> {
 }
 
 /// One Chat Completions message. Keys are written in this order, absent ones skipped; no
-/// message kind uses more than its own subset.
+/// message kind uses more than its own subset. What only some assistant and system messages carry
+/// is boxed, so a long transcript's message list stays small (it is built once per request).
 pub(crate) struct WireMessage<'a> {
     role: &'static str,
     content: Option<MessageContent<'a>>,
+    extra: Option<Box<WireExtra<'a>>>,
+    tool_call_id: Option<&'a str>,
+    name: Option<&'a str>,
+}
+
+/// The keys of a [`WireMessage`] that only some messages have.
+#[derive(Default)]
+struct WireExtra<'a> {
     tools: Option<Vec<Value>>,
     reasoning: Option<(&'static str, Cow<'a, str>)>,
     tool_calls: Vec<WireToolCall<'a>>,
     reasoning_details: Option<Value>,
     empty_reasoning_content: bool,
-    tool_call_id: Option<&'a str>,
-    name: Option<&'a str>,
+}
+
+impl WireExtra<'_> {
+    fn is_empty(&self) -> bool {
+        self.tools.is_none()
+            && self.reasoning.is_none()
+            && self.tool_calls.is_empty()
+            && self.reasoning_details.is_none()
+            && !self.empty_reasoning_content
+    }
 }
 
 impl<'a> WireMessage<'a> {
     fn new(role: &'static str, content: Option<MessageContent<'a>>) -> Self {
-        WireMessage {
-            role,
-            content,
-            tools: None,
-            reasoning: None,
-            tool_calls: Vec::new(),
-            reasoning_details: None,
-            empty_reasoning_content: false,
-            tool_call_id: None,
-            name: None,
-        }
+        WireMessage { role, content, extra: None, tool_call_id: None, name: None }
     }
 }
 
@@ -116,20 +123,22 @@ impl WriteJson for WireMessage<'_> {
         if let Some(content) = &self.content {
             m.json("content", content);
         }
-        if let Some(tools) = &self.tools {
-            m.serde("tools", tools);
-        }
-        if let Some((field, text)) = &self.reasoning {
-            m.str(field, text);
-        }
-        if !self.tool_calls.is_empty() {
-            m.json("tool_calls", &self.tool_calls);
-        }
-        if let Some(details) = &self.reasoning_details {
-            m.serde("reasoning_details", details);
-        }
-        if self.empty_reasoning_content {
-            m.str("reasoning_content", "");
+        if let Some(extra) = &self.extra {
+            if let Some(tools) = &extra.tools {
+                m.serde("tools", tools);
+            }
+            if let Some((field, text)) = &extra.reasoning {
+                m.str(field, text);
+            }
+            if !extra.tool_calls.is_empty() {
+                m.json("tool_calls", &extra.tool_calls);
+            }
+            if let Some(details) = &extra.reasoning_details {
+                m.serde("reasoning_details", details);
+            }
+            if extra.empty_reasoning_content {
+                m.str("reasoning_content", "");
+            }
         }
         if let Some(id) = self.tool_call_id {
             m.str("tool_call_id", id);
@@ -184,7 +193,10 @@ pub(crate) fn convert<'a>(
                     let added = s.tools_added.as_deref().unwrap_or_default();
                     if !added.is_empty() {
                         let mut m = WireMessage::new("system", None);
-                        m.tools = Some(convert_tools(added, compat));
+                        m.extra = Some(Box::new(WireExtra {
+                            tools: Some(convert_tools(added, compat)),
+                            ..Default::default()
+                        }));
                         params.push(m);
                     }
                 }
@@ -220,6 +232,7 @@ pub(crate) fn convert<'a>(
             Message::Assistant(a) => {
                 let non_null =
                     compat.requires_assistant_after_tool_result || compat.requires_non_null_assistant_content;
+                let mut extra = WireExtra::default();
                 let mut out = WireMessage::new(
                     "assistant",
                     Some(if non_null { MessageContent::Text(Cow::Borrowed("")) } else { MessageContent::Null }),
@@ -255,14 +268,14 @@ pub(crate) fn convert<'a>(
                                 signature = Some("reasoning_content");
                             }
                             if let Some(field) = REASONING_FIELDS.iter().find(|f| signature == Some(**f)) {
-                                out.reasoning = Some((field, join(&thinking_texts(), "\n")));
+                                extra.reasoning = Some((field, join(&thinking_texts(), "\n")));
                             }
                         }
                     }
                 } else if !joined.is_empty() {
                     out.content = Some(MessageContent::Text(joined));
                 }
-                out.tool_calls = a
+                extra.tool_calls = a
                     .tool_calls()
                     .map(|tc| WireToolCall {
                         id: &tc.id,
@@ -270,18 +283,21 @@ pub(crate) fn convert<'a>(
                         arguments: serde_json::to_string(&tc.arguments).unwrap_or_else(|_| "{}".to_owned()),
                     })
                     .collect();
-                out.reasoning_details = reasoning_details;
-                out.empty_reasoning_content = compat.requires_reasoning_content_on_assistant_messages
+                extra.reasoning_details = reasoning_details;
+                extra.empty_reasoning_content = compat.requires_reasoning_content_on_assistant_messages
                     && model.reasoning
-                    && !matches!(out.reasoning, Some(("reasoning_content", _)));
+                    && !matches!(extra.reasoning, Some(("reasoning_content", _)));
                 let has_content = match &out.content {
                     Some(MessageContent::Text(s)) => !s.is_empty(),
                     Some(MessageContent::Parts(p)) => !p.is_empty(),
                     _ => false,
                 };
-                if !has_content && out.tool_calls.is_empty() {
+                if !has_content && extra.tool_calls.is_empty() {
                     i += 1;
                     continue;
+                }
+                if !extra.is_empty() {
+                    out.extra = Some(Box::new(extra));
                 }
                 params.push(out);
                 last_role = Some("assistant");
