@@ -12,7 +12,8 @@
 //!   [`AssistantMessage`] | [`ToolResultMessage`], with content blocks [`TextContent`],
 //!   [`ThinkingContent`], [`ImageContent`] and [`ToolCall`]. They serialize exactly as pi 1.6.0's
 //!   JSON (camelCase, `role`/`type` tags, optional fields omitted, unknown fields and key order
-//!   kept).
+//!   kept). Each variant holds its struct behind [`Shared`] (a reference count, copied on write),
+//!   so a transcript is copied by copying pointers; build variants with `.into()`.
 //! - [`transcript`]: the system-head replay ([`transcript::current_system_message`]) and
 //!   [`transcript::normalize_context`], the only constructor of the
 //!   [`transcript::TranscriptContext`] that providers receive.

@@ -3,8 +3,8 @@
 use serde_json::{Map, Value};
 
 use super::{
-    AssistantBlock, Content, Sections, StopReason, TextContent, ThinkingLevel, Tool, ToolCall, ToolReference, Usage,
-    UserBlock,
+    AssistantBlock, Content, Sections, Shared, StopReason, TextContent, ThinkingLevel, Tool, ToolCall, ToolReference,
+    Usage, UserBlock,
 };
 use crate::{json_object, json_tagged_enum};
 
@@ -223,3 +223,22 @@ impl Message {
         }
     }
 }
+
+macro_rules! message_from_shared {
+    ($($variant:ident($ty:ty)),*) => {
+        $(
+            impl From<Shared<$ty>> for Message {
+                fn from(value: Shared<$ty>) -> Self {
+                    Message::$variant(value)
+                }
+            }
+        )*
+    };
+}
+
+message_from_shared!(
+    System(SystemMessage),
+    User(UserMessage),
+    Assistant(AssistantMessage),
+    ToolResult(ToolResultMessage)
+);
