@@ -10,7 +10,9 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use pi_ai::options::StreamOptions;
 use pi_ai::transcript::normalize_context;
-use pi_ai::{AssistantMessage, AssistantMessageEvent, Context, Model, Shared, StopReason, ThinkingLevel};
+use pi_ai::{
+    AssistantMessage, AssistantMessageEvent, Context, Model, Shared, StopReason, ThinkingLevel, ToolResultMessage,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::event::AgentEvent;
@@ -25,10 +27,31 @@ use crate::turn_hooks::{AgentTurnContext, PrepareRequestContext, TurnDecision, T
 
 /// Receives the events of a run. The loop waits for each `emit` (a barrier, as pi awaits its
 /// listeners); an error ends the run through the failure path.
+///
+/// Every `MessageEnd` goes through [`EventSink::emit_message_end`], which may hand back a
+/// replacement for the finished message.
 #[async_trait]
 pub trait EventSink<C>: Send {
     /// Handles one event.
     async fn emit(&mut self, event: AgentEvent<C>) -> Result<(), BoxError>;
+
+    /// Handles `MessageEnd` for `message` and returns the message the run goes on with: `message`
+    /// itself, or a replacement of the same role.
+    ///
+    /// pi's listeners may replace a finished message in place (the coding agent's extensions do,
+    /// from `message_end`), and its loop holds that same object, so the replacement is what the
+    /// run uses from then on: the transcript and the next requests, an assistant message's stop
+    /// reason and tool calls (the replacement's calls are the ones executed), `finish_turn`,
+    /// `TurnEnd` and `AgentEnd`. A replacement of another role ends the run with an error.
+    ///
+    /// The default emits the event and keeps the message.
+    async fn emit_message_end(&mut self, message: AgentMessage<C>) -> Result<AgentMessage<C>, BoxError>
+    where
+        C: Clone + Send + 'static,
+    {
+        self.emit(AgentEvent::MessageEnd { message: message.clone() }).await?;
+        Ok(message)
+    }
 }
 
 /// An [`EventSink`] from a closure.
@@ -130,15 +153,55 @@ fn drain<C>(source: &Option<MessageSource<C>>) -> Vec<AgentMessage<C>> {
     source.as_ref().map(|f| f()).unwrap_or_default()
 }
 
+/// `MessageStart` and `MessageEnd` for each input message; returns them as the sink left them
+/// (a `MessageEnd` listener may replace one).
 async fn emit_messages<C: CustomMessage>(
     sink: &mut dyn EventSink<C>,
-    messages: &[AgentMessage<C>],
-) -> Result<(), BoxError> {
+    messages: Vec<AgentMessage<C>>,
+) -> Result<Vec<AgentMessage<C>>, BoxError> {
+    let mut ended = Vec::with_capacity(messages.len());
     for m in messages {
         sink.emit(AgentEvent::MessageStart { message: m.clone() }).await?;
-        sink.emit(AgentEvent::MessageEnd { message: m.clone() }).await?;
+        ended.push(end_message(sink, m).await?);
     }
-    Ok(())
+    Ok(ended)
+}
+
+/// [`EventSink::emit_message_end`], checking that a replacement kept the role.
+pub(crate) async fn end_message<C: CustomMessage>(
+    sink: &mut dyn EventSink<C>,
+    message: AgentMessage<C>,
+) -> Result<AgentMessage<C>, BoxError> {
+    let role = message.role().to_owned();
+    let ended = sink.emit_message_end(message).await?;
+    if ended.role() != role {
+        return Err(format!("A message_end replacement must keep the role: {role} became {}", ended.role()).into());
+    }
+    Ok(ended)
+}
+
+/// [`end_message`] for an assistant message.
+pub(crate) async fn end_assistant<C: CustomMessage>(
+    sink: &mut dyn EventSink<C>,
+    message: Shared<AssistantMessage>,
+) -> Result<Shared<AssistantMessage>, BoxError> {
+    match end_message(sink, AgentMessage::Assistant(message)).await? {
+        AgentMessage::Assistant(m) => Ok(m),
+        other => Err(format!("A message_end replacement must keep the role: assistant became {}", other.role()).into()),
+    }
+}
+
+/// [`end_message`] for a tool result.
+pub(crate) async fn end_tool_result<C: CustomMessage>(
+    sink: &mut dyn EventSink<C>,
+    message: Shared<ToolResultMessage>,
+) -> Result<Shared<ToolResultMessage>, BoxError> {
+    match end_message(sink, AgentMessage::ToolResult(message)).await? {
+        AgentMessage::ToolResult(m) => Ok(m),
+        other => {
+            Err(format!("A message_end replacement must keep the role: toolResult became {}", other.role()).into())
+        }
+    }
 }
 
 /// Runs a prompt: declares tool changes for `prompts`, emits them, then loops until the agent stops.
@@ -165,10 +228,10 @@ pub(crate) async fn run_agent_loop_with<C: CustomMessage>(
 ) -> Result<Vec<AgentMessage<C>>, AgentLoopError> {
     let mut ctx = context;
     let initial = declare_tool_changes(&ctx.messages, &ctx.tools, prompts);
-    let mut new_messages = initial.clone();
     sink.emit(AgentEvent::AgentStart).await?;
     sink.emit(AgentEvent::TurnStart).await?;
-    emit_messages(sink, &initial).await?;
+    let initial = emit_messages(sink, initial).await?;
+    let mut new_messages = initial.clone();
     ctx.messages.extend(initial);
     let pending = if poll_steering_at_start { drain(&config.steering) } else { Vec::new() };
     run_loop(&mut ctx, &mut new_messages, pending, config, sink, &cancel).await?;
@@ -218,7 +281,7 @@ async fn run_loop<C: CustomMessage>(
     cancel: &CancellationToken,
 ) -> Result<(), AgentLoopError> {
     let mut run = RunState { model: config.model.clone(), thinking_level: config.thinking_level, config, cancel };
-    let mut last: Option<(AssistantMessage, Vec<pi_ai::ToolResultMessage>)> = None;
+    let mut last: Option<(Shared<AssistantMessage>, Vec<ToolResultMessage>)> = None;
     let mut explicit = false;
     loop {
         let mut more = true;
@@ -240,7 +303,7 @@ async fn run_loop<C: CustomMessage>(
             }
             prepared.append(&mut pending);
             let declared = declare_tool_changes(&ctx.messages, &ctx.tools, prepared);
-            emit_messages(sink, &declared).await?;
+            let declared = emit_messages(sink, declared).await?;
             new_messages.extend(declared.iter().cloned());
             ctx.messages.extend(declared);
 
@@ -256,8 +319,10 @@ async fn run_loop<C: CustomMessage>(
                 }
             }
 
+            // The message as the sink left it: a `MessageEnd` listener may have replaced it, and
+            // the rest of the turn (stop reason, tool calls, events) reads the replacement.
             let message = stream_assistant_response(ctx, &run, sink).await?;
-            new_messages.push(AgentMessage::Assistant(message.clone().into()));
+            new_messages.push(AgentMessage::Assistant(message.clone()));
 
             if matches!(message.stop_reason, StopReason::Error | StopReason::Aborted) {
                 if let Some(hooks) = run.config.turn_hooks.clone() {
@@ -266,7 +331,7 @@ async fn run_loop<C: CustomMessage>(
                     // The decision is ignored for failed turns.
                     let _ = hooks.finish_turn(turn, cancel).await?;
                 }
-                sink.emit(AgentEvent::TurnEnd { message, tool_results: Vec::new() }).await?;
+                sink.emit(AgentEvent::TurnEnd { message: message.into_inner(), tool_results: Vec::new() }).await?;
                 sink.emit(AgentEvent::AgentEnd { messages: new_messages.clone() }).await?;
                 return Ok(());
             }
@@ -290,11 +355,11 @@ async fn run_loop<C: CustomMessage>(
                     }
                 };
                 more = !batch.terminate;
-                results = batch.messages;
-                for r in &results {
-                    ctx.messages.push(AgentMessage::ToolResult(r.clone().into()));
-                    new_messages.push(AgentMessage::ToolResult(r.clone().into()));
+                for r in &batch.messages {
+                    ctx.messages.push(AgentMessage::ToolResult(r.clone()));
+                    new_messages.push(AgentMessage::ToolResult(r.clone()));
                 }
+                results = batch.messages.iter().map(|r| ToolResultMessage::clone(r)).collect();
             }
 
             let mut decision = None;
@@ -307,7 +372,7 @@ async fn run_loop<C: CustomMessage>(
                 };
                 decision = hooks.finish_turn(turn, cancel).await?;
             }
-            sink.emit(AgentEvent::TurnEnd { message: message.clone(), tool_results: results.clone() }).await?;
+            sink.emit(AgentEvent::TurnEnd { message: (*message).clone(), tool_results: results.clone() }).await?;
             last = Some((message, results));
             if decision == Some(TurnDecision::End) {
                 sink.emit(AgentEvent::AgentEnd { messages: new_messages.clone() }).await?;
@@ -362,7 +427,7 @@ async fn stream_assistant_response<C: CustomMessage>(
     ctx: &mut AgentContext<C>,
     run: &RunState<'_, C>,
     sink: &mut dyn EventSink<C>,
-) -> Result<AssistantMessage, AgentLoopError> {
+) -> Result<Shared<AssistantMessage>, AgentLoopError> {
     let config = &run.config;
     // 1. transform_context: prune or inject, still AgentMessages; used for this request only.
     // 2. convert_to_llm: the only exit to the model's world.
@@ -411,12 +476,12 @@ async fn stream_assistant_response<C: CustomMessage>(
         None => stream.result().await,
     };
     message.thinking_level = Some(run.thinking_level);
-    // One copy shared by the events and the transcript.
-    let shared: Shared<AssistantMessage> = message.clone().into();
+    // One copy shared by the events, the transcript and the rest of the turn.
+    let shared: Shared<AssistantMessage> = message.into();
     if !started {
         sink.emit(AgentEvent::MessageStart { message: AgentMessage::Assistant(shared.clone()) }).await?;
     }
-    sink.emit(AgentEvent::MessageEnd { message: AgentMessage::Assistant(shared.clone()) }).await?;
-    ctx.messages.push(AgentMessage::Assistant(shared));
-    Ok(message)
+    let ended = end_assistant(sink, shared).await?;
+    ctx.messages.push(AgentMessage::Assistant(ended.clone()));
+    Ok(ended)
 }

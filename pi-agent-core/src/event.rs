@@ -45,7 +45,10 @@ pub enum AgentEvent<C = crate::UnknownMessage> {
         /// The provider event (`text_delta`, `toolcall_end`, …; never `start`/`done`/`error`).
         assistant_message_event: AssistantMessageEvent,
     },
-    /// A message is complete (for assistants: the final message).
+    /// A message is complete (for assistants: the final message). A listener may replace it
+    /// ([`Agent::subscribe_replacing`](crate::Agent::subscribe_replacing), or any sink through
+    /// [`EventSink::emit_message_end`](crate::EventSink::emit_message_end)); the run then goes on
+    /// with the replacement.
     MessageEnd {
         /// The message.
         message: AgentMessage<C>,

@@ -96,6 +96,19 @@ pub enum AgentMessage<C = UnknownMessage> {
 }
 
 impl<C: CustomMessage> AgentMessage<C> {
+    /// Whether `other` is this very message (the same shared allocation); custom messages, held
+    /// inline, only by their role.
+    pub(crate) fn is_same(&self, other: &Self) -> bool {
+        match (self, other) {
+            (AgentMessage::System(a), AgentMessage::System(b)) => Shared::ptr_eq(a, b),
+            (AgentMessage::User(a), AgentMessage::User(b)) => Shared::ptr_eq(a, b),
+            (AgentMessage::Assistant(a), AgentMessage::Assistant(b)) => Shared::ptr_eq(a, b),
+            (AgentMessage::ToolResult(a), AgentMessage::ToolResult(b)) => Shared::ptr_eq(a, b),
+            (AgentMessage::Custom(a), AgentMessage::Custom(b)) => a.role() == b.role(),
+            _ => false,
+        }
+    }
+
     /// The `role` value.
     pub fn role(&self) -> &str {
         match self {

@@ -7,12 +7,12 @@ use std::time::Instant;
 
 use futures::FutureExt;
 use futures::stream::{FuturesUnordered, StreamExt};
-use pi_ai::{AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserBlock, now_ms};
+use pi_ai::{AssistantMessage, Shared, TextContent, ToolCall, ToolResultMessage, UserBlock, now_ms};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent_loop::EventSink;
+use crate::agent_loop::{EventSink, end_tool_result};
 use crate::event::AgentEvent;
 use crate::hooks::BoxError;
 use crate::message::{AgentMessage, CustomMessage};
@@ -31,7 +31,8 @@ pub enum ToolExecution {
 
 /// The results of one batch.
 pub(crate) struct ToolBatch {
-    pub messages: Vec<ToolResultMessage>,
+    /// The result messages as the sink left them (see [`EventSink::emit_message_end`]).
+    pub messages: Vec<Shared<ToolResultMessage>>,
     pub terminate: bool,
 }
 
@@ -252,21 +253,21 @@ fn update_event<C>(call: &ToolCall, partial: AgentToolResult) -> AgentEvent<C> {
     }
 }
 
-async fn emit_result_messages<C: CustomMessage>(
+/// `MessageStart` and `MessageEnd` for one tool result; returns it as the sink left it (a
+/// `MessageEnd` listener may replace it; the replacement is what the transcript and `TurnEnd` get).
+async fn emit_result_message<C: CustomMessage>(
     sink: &mut dyn EventSink<C>,
-    messages: &[ToolResultMessage],
-) -> Result<(), BoxError> {
-    for m in messages {
-        sink.emit(AgentEvent::MessageStart { message: AgentMessage::ToolResult(m.clone().into()) }).await?;
-        sink.emit(AgentEvent::MessageEnd { message: AgentMessage::ToolResult(m.clone().into()) }).await?;
-    }
-    Ok(())
+    message: ToolResultMessage,
+) -> Result<Shared<ToolResultMessage>, BoxError> {
+    let message: Shared<ToolResultMessage> = message.into();
+    sink.emit(AgentEvent::MessageStart { message: AgentMessage::ToolResult(message.clone()) }).await?;
+    end_tool_result(sink, message).await
 }
 
-fn finish_batch(calls: &[&ToolCall], outcomes: Vec<Outcome>) -> (ToolBatch, Vec<ToolResultMessage>) {
-    let terminate = !outcomes.is_empty() && outcomes.iter().all(|o| o.result.terminate);
-    let messages: Vec<ToolResultMessage> = calls.iter().zip(&outcomes).map(|(c, o)| result_message(c, o)).collect();
-    (ToolBatch { messages: messages.clone(), terminate }, messages)
+/// Whether a batch ends the run: every call asked to terminate (read from the results as the
+/// tools gave them, not from replaced messages, as in pi).
+fn terminates(outcomes: &[Outcome]) -> bool {
+    !outcomes.is_empty() && outcomes.iter().all(|o| o.result.terminate)
 }
 
 /// Every call of a response cut by the output limit gets an error result; nothing runs.
@@ -282,9 +283,7 @@ pub(crate) async fn fail_truncated<C: CustomMessage>(
             call.name
         ));
         sink.emit(end_event(call, &outcome)).await?;
-        let message = result_message(call, &outcome);
-        emit_result_messages(sink, std::slice::from_ref(&message)).await?;
-        messages.push(message);
+        messages.push(emit_result_message(sink, result_message(call, &outcome)).await?);
     }
     Ok(ToolBatch { messages, terminate: false })
 }
@@ -307,6 +306,7 @@ pub(crate) async fn execute_tool_calls<C: CustomMessage>(
 
     if sequential {
         let mut outcomes = Vec::with_capacity(calls.len());
+        let mut messages = Vec::with_capacity(calls.len());
         for (i, call) in calls.iter().enumerate() {
             sink.emit(start_event(call)).await?;
             let outcome = match prepare(env, call).await {
@@ -326,13 +326,10 @@ pub(crate) async fn execute_tool_calls<C: CustomMessage>(
                 sink.emit(update_event(call, partial)).await?;
             }
             sink.emit(end_event(call, &outcome)).await?;
-            let message = result_message(call, &outcome);
-            emit_result_messages(sink, std::slice::from_ref(&message)).await?;
+            messages.push(emit_result_message(sink, result_message(call, &outcome)).await?);
             outcomes.push(outcome);
         }
-        let terminate = !outcomes.is_empty() && outcomes.iter().all(|o| o.result.terminate);
-        let messages = calls.iter().zip(&outcomes).map(|(c, o)| result_message(c, o)).collect();
-        return Ok(ToolBatch { messages, terminate });
+        return Ok(ToolBatch { messages, terminate: terminates(&outcomes) });
     }
 
     // Parallel: prepare every call in order first; nothing executes until all are prepared.
@@ -375,7 +372,9 @@ pub(crate) async fn execute_tool_calls<C: CustomMessage>(
         }
     }
     let outcomes: Vec<Outcome> = outcomes.into_iter().map(|o| o.unwrap_or_else(|| Outcome::error(ABORTED))).collect();
-    let (batch, messages) = finish_batch(calls, outcomes);
-    emit_result_messages(sink, &messages).await?;
-    Ok(batch)
+    let mut messages = Vec::with_capacity(calls.len());
+    for (call, outcome) in calls.iter().zip(&outcomes) {
+        messages.push(emit_result_message(sink, result_message(call, outcome)).await?);
+    }
+    Ok(ToolBatch { messages, terminate: terminates(&outcomes) })
 }

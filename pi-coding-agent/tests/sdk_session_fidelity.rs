@@ -1,6 +1,6 @@
 //! `AgentSession` against pi 1.6.0 where the run's lifecycle is subtle: an abort while a run is
 //! being prepared, prompts during automatic compaction, abort tokens installed before their start
-//! events, `message_end` replacements in later events, the model and thinking level a switched
+//! events, `message_end` replacements in later events and in the tool calls that run, the model and thinking level a switched
 //! session restores, and `_checkCompaction`'s branches. Expected values were recorded from pi
 //! 1.6.0 on the same scripted replies.
 
@@ -394,6 +394,104 @@ async fn a_message_end_replacement_is_what_turn_end_and_agent_end_carry() {
     let second = &h.server.bodies()[1]["messages"];
     assert_eq!(second[1]["content"], json!([{"type": "text", "text": "USER REPLACED"}]));
     assert_eq!(second[3]["content"], "TOOL REPLACED");
+}
+
+/// An extension replacing an assistant message's tool call: the agent loop runs the replacement's
+/// call, and `turn_end` and the next request carry it. Recorded from pi 1.6.0 (`pi -p` with the
+/// same extension and scripted replies): `read` ran on `b.txt` as `call_2`, and the second request
+/// was `user, assistant(call_2 read b.txt), tool(call_2 "bee file\n")`.
+#[tokio::test]
+async fn a_message_end_replacement_decides_which_tool_calls_run() {
+    let seen: Lines = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let replacer = ext(move |pi| {
+        pi.on_sync::<MessageEndEvent>(|event, _| {
+            let mut v = serde_json::to_value(&event.message)?;
+            if v["role"] != "assistant" || brief(&v) != "assistant:toolCall" {
+                return Ok(None);
+            }
+            v["content"] =
+                json!([{"type": "toolCall", "id": "call_2", "name": "read", "arguments": {"path": "b.txt"}}]);
+            Ok(Some(serde_json::from_value(v)?))
+        });
+        let t = s.clone();
+        pi.on_notify("tool_execution_start", move |e, _| {
+            if let NotifyEvent::ToolExecutionStart { tool_call_id, tool_name, args, .. } = e {
+                t.lock().unwrap().push(format!("tool_execution_start {tool_call_id} {tool_name} {}", json!(args)));
+            }
+            Box::pin(async { Ok(None) })
+        });
+        let t = s.clone();
+        pi.on_notify("turn_end", move |e, _| {
+            if let NotifyEvent::TurnEnd { message, tool_results, .. } = e {
+                let calls: Vec<Value> = json!(message)["content"].as_array().cloned().unwrap_or_default();
+                let results: Vec<String> =
+                    tool_results.iter().map(|r| format!("{}={}", r.tool_call_id, json!(r)["content"])).collect();
+                t.lock().unwrap().push(format!("turn_end {} results={}", json!(calls), results.join(",")));
+            }
+            Box::pin(async { Ok(None) })
+        });
+    });
+    let h = Setup {
+        extensions: vec![replacer],
+        files: vec![("a.txt", "hello file\n"), ("b.txt", "bee file\n")],
+        replies: vec![tool_reply("call_1", "read", json!({"path": "a.txt"})), text_reply("final")],
+        settings: Some(settings()),
+        ..Default::default()
+    }
+    .start()
+    .await;
+    h.session.bind_extensions().await;
+    h.session.prompt("one").await.expect("prompt");
+    assert_eq!(h.error_pairs(), []);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            r#"tool_execution_start call_2 read {"path":"b.txt"}"#,
+            r#"turn_end [{"type":"toolCall","id":"call_2","name":"read","arguments":{"path":"b.txt"}}] results=call_2=[{"type":"text","text":"bee file\n"}]"#,
+            r#"turn_end [{"type":"text","text":"final"}] results="#,
+        ]
+    );
+    let bodies = h.server.bodies();
+    assert_eq!(bodies.len(), 2);
+    let second = &bodies[1]["messages"];
+    assert_eq!(second[2]["tool_calls"][0]["id"], "call_2");
+    assert_eq!(second[2]["tool_calls"][0]["function"]["arguments"], r#"{"path":"b.txt"}"#);
+    assert_eq!(second[3], json!({"role": "tool", "content": "bee file\n", "tool_call_id": "call_2"}));
+}
+
+/// Replaced with a message without tool calls, the run ends after that response (pi 1.6.0: one
+/// request, no tool ran).
+#[tokio::test]
+async fn an_assistant_message_replaced_without_tool_calls_runs_no_tool() {
+    let replacer = ext(|pi| {
+        pi.on_sync::<MessageEndEvent>(|event, _| {
+            let mut v = serde_json::to_value(&event.message)?;
+            if v["role"] != "assistant" {
+                return Ok(None);
+            }
+            v["content"] = json!([{"type": "text", "text": "no tools"}]);
+            Ok(Some(serde_json::from_value(v)?))
+        });
+    });
+    let h = Setup {
+        extensions: vec![replacer],
+        files: vec![("a.txt", "hello file\n")],
+        replies: vec![tool_reply("call_1", "read", json!({"path": "a.txt"})), text_reply("unused")],
+        settings: Some(settings()),
+        ..Default::default()
+    }
+    .start()
+    .await;
+    h.session.bind_extensions().await;
+    let events = record(&h.session);
+    h.session.prompt("one").await.expect("prompt");
+    assert_eq!(h.error_pairs(), []);
+    assert_eq!(h.server.bodies().len(), 1);
+    assert!(!lines(&events).iter().any(|l| l.starts_with("tool_execution")), "{:?}", lines(&events));
+    let roles: Vec<String> = h.session.agent().messages().iter().map(|m| m.role().to_owned()).collect();
+    assert_eq!(roles.last().map(String::as_str), Some("assistant"));
+    assert!(!roles.iter().any(|r| r == "toolResult"), "{roles:?}");
 }
 
 // ---- 5. a switched or forked session restores its model and thinking level ----

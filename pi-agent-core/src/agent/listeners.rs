@@ -12,15 +12,18 @@ use super::{Agent, Inner, lock};
 use crate::agent_loop::EventSink;
 use crate::event::AgentEvent;
 use crate::hooks::BoxError;
-use crate::message::CustomMessage;
+use crate::message::{AgentMessage, CustomMessage};
 
 pub(super) type SyncListener<C> = Arc<dyn Fn(&AgentEvent<C>) + Send + Sync>;
 pub(super) type AsyncListener<C> = Arc<dyn Fn(AgentEvent<C>) -> BoxFuture<'static, Result<(), BoxError>> + Send + Sync>;
+pub(super) type ReplacingListener<C> =
+    Arc<dyn Fn(AgentEvent<C>) -> BoxFuture<'static, Result<Option<AgentMessage<C>>, BoxError>> + Send + Sync>;
 
 #[derive(Clone)]
 pub(super) enum Listener<C> {
     Sync(SyncListener<C>),
     Async(AsyncListener<C>),
+    Replacing(ReplacingListener<C>),
 }
 
 /// Removes a listener when called.
@@ -53,6 +56,23 @@ impl<C: CustomMessage> Agent<C> {
         self.add_listener(Listener::Async(Arc::new(listener)))
     }
 
+    /// Registers an async listener that may replace a finished message, as pi's listeners can by
+    /// changing the `message_end` message in place (the coding agent's extensions do).
+    ///
+    /// For `MessageEnd`, an answer `Some(message)` (of the same role) replaces the event's message
+    /// for the listeners after this one, in the state's transcript and for the rest of the run
+    /// (see [`EventSink::emit_message_end`]: a replaced assistant message's tool calls are the ones
+    /// executed). For other events the answer is ignored. The run waits for the listener.
+    pub fn subscribe_replacing(
+        &self,
+        listener: impl Fn(AgentEvent<C>) -> BoxFuture<'static, Result<Option<AgentMessage<C>>, BoxError>>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Unsubscribe {
+        self.add_listener(Listener::Replacing(Arc::new(listener)))
+    }
+
     fn add_listener(&self, listener: Listener<C>) -> Unsubscribe {
         let id = self.inner.next_listener.fetch_add(1, Ordering::Relaxed);
         lock(&self.inner.listeners).push((id, listener));
@@ -70,27 +90,68 @@ pub(super) struct AgentSink<C: CustomMessage> {
     pub(super) inner: Arc<Inner<C>>,
 }
 
-#[async_trait]
-impl<C: CustomMessage> EventSink<C> for AgentSink<C> {
-    async fn emit(&mut self, event: AgentEvent<C>) -> Result<(), BoxError> {
-        lock(&self.inner.state).apply(&event);
+impl<C: CustomMessage> AgentSink<C> {
+    /// Updates the state, then calls the listeners in order; returns the event as the last
+    /// listener saw it (a replacing listener may have swapped a `MessageEnd` message).
+    async fn dispatch(&mut self, mut event: AgentEvent<C>) -> Result<AgentEvent<C>, BoxError> {
+        // Where `MessageEnd` put its message in the state's transcript, to follow a replacement.
+        let ended_at = {
+            let mut state = lock(&self.inner.state);
+            state.apply(&event);
+            matches!(event, AgentEvent::MessageEnd { .. }).then(|| state.messages.len().saturating_sub(1))
+        };
         let listeners: Vec<Listener<C>> = lock(&self.inner.listeners).iter().map(|(_, l)| l.clone()).collect();
         for listener in listeners {
             match listener {
                 Listener::Sync(f) => {
-                    std::panic::catch_unwind(AssertUnwindSafe(|| f(&event)))
-                        .map_err(|p| -> BoxError { format!("listener panicked: {}", panic_message(&p)).into() })?;
+                    std::panic::catch_unwind(AssertUnwindSafe(|| f(&event))).map_err(panicked)?;
                 }
                 Listener::Async(f) => {
-                    AssertUnwindSafe(f(event.clone()))
-                        .catch_unwind()
-                        .await
-                        .map_err(|p| -> BoxError { format!("listener panicked: {}", panic_message(&p)).into() })??;
+                    AssertUnwindSafe(f(event.clone())).catch_unwind().await.map_err(panicked)??;
+                }
+                Listener::Replacing(f) => {
+                    let answer = AssertUnwindSafe(f(event.clone())).catch_unwind().await.map_err(panicked)??;
+                    if let (Some(replacement), AgentEvent::MessageEnd { message }, Some(index)) =
+                        (answer, &mut event, ended_at)
+                    {
+                        if replacement.role() != message.role() {
+                            return Err(format!(
+                                "A message_end replacement must keep the role: {} became {}",
+                                message.role(),
+                                replacement.role()
+                            )
+                            .into());
+                        }
+                        let mut state = lock(&self.inner.state);
+                        // Unless a listener rewrote the transcript meanwhile.
+                        if let Some(slot) = state.messages.get_mut(index).filter(|slot| slot.is_same(message)) {
+                            *slot = replacement.clone();
+                        }
+                        *message = replacement;
+                    }
                 }
             }
         }
-        Ok(())
+        Ok(event)
     }
+}
+
+#[async_trait]
+impl<C: CustomMessage> EventSink<C> for AgentSink<C> {
+    async fn emit(&mut self, event: AgentEvent<C>) -> Result<(), BoxError> {
+        self.dispatch(event).await.map(drop)
+    }
+
+    async fn emit_message_end(&mut self, message: AgentMessage<C>) -> Result<AgentMessage<C>, BoxError> {
+        match self.dispatch(AgentEvent::MessageEnd { message }).await? {
+            AgentEvent::MessageEnd { message } => Ok(message),
+            other => Err(format!("message_end dispatch returned {}", other.kind()).into()),
+        }
+    }
+}
+
+fn panicked(p: Box<dyn std::any::Any + Send>) -> BoxError {
+    format!("listener panicked: {}", panic_message(&p)).into()
 }
 
 fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {

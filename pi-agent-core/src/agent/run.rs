@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use pi_ai::{AssistantBlock, AssistantMessage, StopReason, TextContent, UserBlock, UserMessage, now_ms};
+use pi_ai::{AssistantBlock, AssistantMessage, Shared, StopReason, TextContent, UserBlock, UserMessage, now_ms};
 use tokio_util::sync::CancellationToken;
 
 use super::error::AgentError;
@@ -11,7 +11,7 @@ use super::listeners::AgentSink;
 use super::queue::drain_queue;
 use super::{Agent, lock};
 use crate::agent_loop::{
-    AgentContext, AgentLoopConfig, EventSink, MessageSource, check_continue, run_agent_loop_continue,
+    AgentContext, AgentLoopConfig, EventSink, MessageSource, check_continue, end_assistant, run_agent_loop_continue,
     run_agent_loop_with,
 };
 use crate::event::AgentEvent;
@@ -162,12 +162,16 @@ impl<C: CustomMessage> Agent<C> {
             timestamp: now_ms(),
             ..Default::default()
         };
-        let am = AgentMessage::Assistant(message.clone().into());
+        let message: Shared<AssistantMessage> = message.into();
+        sink.emit(AgentEvent::MessageStart { message: AgentMessage::Assistant(message.clone()) })
+            .await
+            .map_err(AgentError::Listener)?;
+        // A `MessageEnd` listener may replace it; `TurnEnd` and `AgentEnd` then carry the
+        // replacement, as pi's listeners change the one object all three events share.
+        let message = end_assistant(sink, message).await.map_err(AgentError::Listener)?;
         let events = [
-            AgentEvent::MessageStart { message: am.clone() },
-            AgentEvent::MessageEnd { message: am.clone() },
-            AgentEvent::TurnEnd { message, tool_results: Vec::new() },
-            AgentEvent::AgentEnd { messages: vec![am] },
+            AgentEvent::TurnEnd { message: AssistantMessage::clone(&message), tool_results: Vec::new() },
+            AgentEvent::AgentEnd { messages: vec![AgentMessage::Assistant(message)] },
         ];
         for event in events {
             sink.emit(event).await.map_err(AgentError::Listener)?;

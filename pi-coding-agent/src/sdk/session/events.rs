@@ -1,6 +1,11 @@
 //! pi's `_handleAgentEvent`: every agent event reaches the extensions first (`message_end`
 //! handlers may replace the message), then the public listeners; a finished message is then
 //! persisted, and custom messages held during a turn are appended at its end.
+//!
+//! A `message_end` replacement is handed back to the agent loop (pi's `_replaceMessageInPlace`
+//! changes the object the loop holds), so the run goes on with it: a replaced assistant message's
+//! tool calls are the ones executed, and `turn_end`, `agent_end` and the agent's transcript carry
+//! the replacement.
 
 use std::sync::Arc;
 
@@ -17,19 +22,22 @@ use crate::messages::{CodingAgentMessage, CodingMessage};
 pub(super) fn install(session: &AgentSession) {
     let weak = Arc::downgrade(&session.shared);
     let abort = session.agent.abort_handle();
-    session.agent.subscribe_async(move |event| {
+    session.agent.subscribe_replacing(move |event| {
         let weak = weak.clone();
         let abort = abort.clone();
         Box::pin(async move {
-            if let Some(shared) = weak.upgrade() {
-                handle(&shared, &abort, event).await;
-            }
-            Ok(())
+            let Some(shared) = weak.upgrade() else { return Ok(None) };
+            Ok(handle(&shared, &abort, event).await)
         })
     });
 }
 
-async fn handle(shared: &SessionShared, abort: &AbortHandle<CodingMessage>, mut event: AgentEvent<CodingMessage>) {
+/// Handles one event; for `message_end`, returns the message an extension replaced it with.
+async fn handle(
+    shared: &SessionShared,
+    abort: &AbortHandle<CodingMessage>,
+    mut event: AgentEvent<CodingMessage>,
+) -> Option<CodingAgentMessage> {
     // An abort requested while the run was starting (during `before_agent_start` or the
     // compaction before the prompt) stops it here, before the first request, as pi does at
     // `agent_start`.
@@ -40,7 +48,6 @@ async fn handle(shared: &SessionShared, abort: &AbortHandle<CodingMessage>, mut 
         shared.run_state().overflow_recovery_attempted = false;
         dequeue_user_text(shared, &pi_ai::transcript::content_text_with(&user.content, ""));
     }
-    apply_replacements(shared, &mut event);
     let original = match &event {
         AgentEvent::MessageEnd { message } if shared.runner.as_ref().is_some_and(|r| r.has_handlers("message_end")) => {
             Some(message.clone())
@@ -48,11 +55,10 @@ async fn handle(shared: &SessionShared, abort: &AbortHandle<CodingMessage>, mut 
         _ => None,
     };
     forward_to_extensions(shared, &mut event).await;
-    if let (Some(original), AgentEvent::MessageEnd { message }) = (original, &event)
-        && original != *message
-    {
-        shared.run_state().replaced_messages.push((original, message.clone()));
-    }
+    let replacement = match (original, &event) {
+        (Some(original), AgentEvent::MessageEnd { message }) if original != *message => Some(message.clone()),
+        _ => None,
+    };
     match &event {
         AgentEvent::AgentEnd { messages } => shared.emit(&SessionEvent::AgentEnd {
             messages: messages.clone(),
@@ -81,6 +87,7 @@ async fn handle(shared: &SessionShared, abort: &AbortHandle<CodingMessage>, mut 
         AgentEvent::TurnEnd { .. } => flush_pending_custom(shared),
         _ => {}
     }
+    replacement
 }
 
 /// pi's `_willRetryAfterAgentEnd`: no abort was requested, retries are enabled and left, and the
@@ -100,43 +107,6 @@ fn will_retry_after_agent_end(shared: &SessionShared, messages: &[CodingAgentMes
         .rev()
         .find_map(|m| m.as_assistant())
         .is_some_and(|a| !is_context_overflow(a, 0) && is_retryable_assistant_error(a))
-}
-
-/// pi's `_replaceMessageInPlace` seen from later events: a message a `message_end` handler
-/// replaced is the replacement in `turn_end` (message and tool results) and `agent_end`.
-fn apply_replacements(shared: &SessionShared, event: &mut AgentEvent<CodingMessage>) {
-    let mut st = shared.run_state();
-    if matches!(event, AgentEvent::AgentStart) {
-        st.replaced_messages.clear();
-    }
-    if st.replaced_messages.is_empty() {
-        return;
-    }
-    let replacement = |m: &CodingAgentMessage| {
-        st.replaced_messages.iter().rev().find(|(original, _)| original == m).map(|(_, r)| r.clone())
-    };
-    match event {
-        AgentEvent::TurnEnd { message, tool_results } => {
-            if let Some(AgentMessage::Assistant(r)) = replacement(&AgentMessage::Assistant(message.clone().into())) {
-                *message = r.into_inner();
-            }
-            for result in tool_results.iter_mut() {
-                if let Some(AgentMessage::ToolResult(r)) = replacement(&AgentMessage::ToolResult(result.clone().into()))
-                {
-                    *result = r.into_inner();
-                }
-            }
-        }
-        AgentEvent::AgentEnd { messages } => {
-            for m in messages.iter_mut() {
-                if let Some(r) = replacement(m) {
-                    *m = r;
-                }
-            }
-            st.replaced_messages.clear();
-        }
-        _ => {}
-    }
 }
 
 /// pi's `_emitExtensionEvent`, with the turn index it keeps for `turn_start` / `turn_end`.

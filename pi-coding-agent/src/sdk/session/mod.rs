@@ -124,9 +124,6 @@ pub(crate) struct RunState {
     pub(crate) branch_summary_cancel: Option<CancellationToken>,
     /// Overflow recovery already compacted once for this prompt.
     pub(crate) overflow_recovery_attempted: bool,
-    /// `message_end` replacements of the current low-level run, `(original, replacement)`: pi
-    /// replaces the message object in place, so `turn_end` and `agent_end` carry the replacement.
-    pub(crate) replaced_messages: Vec<(CodingAgentMessage, CodingAgentMessage)>,
     /// The assistant message being streamed, for `message_update` handlers.
     pub(crate) streaming_partial: Option<pi_ai::PartialMessage>,
     /// Texts of queued steering messages (pi's `_steeringMessages`).
