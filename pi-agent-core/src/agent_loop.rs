@@ -1,5 +1,5 @@
 //! The low-level loop: turns of request → tool calls → results, with the two context hooks called
-//! in exactly one place ([`stream_assistant_response`]) in their fixed order.
+//! in exactly one place (`stream_assistant_response`) in their fixed order.
 //!
 //! The [`Agent`](crate::Agent) is built on [`run_agent_loop`] and [`run_agent_loop_continue`];
 //! both work alone too, with any [`EventSink`].

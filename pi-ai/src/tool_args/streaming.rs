@@ -70,7 +70,8 @@ struct Shown {
     previous: Option<Value>,
 }
 
-/// Incremental tolerant JSON parser; see the [module documentation](self).
+/// Incremental tolerant JSON parser (pi's `StreamingJsonParser`). It never fails: unterminated
+/// strings, containers, literals and numbers show what has been read so far, with pi's rules.
 ///
 /// ```
 /// use pi_ai::tool_args::StreamingJsonParser;
