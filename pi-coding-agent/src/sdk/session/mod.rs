@@ -15,6 +15,7 @@
 //! [`switching`] (new session, switch, fork), [`stats`].
 
 mod bash;
+mod bash_exec;
 mod compaction;
 mod events;
 mod messages;
@@ -108,6 +109,10 @@ pub(crate) struct RunState {
     pub(crate) pending_custom: Vec<CodingAgentMessage>,
     /// `!cmd` results recorded while streaming, appended when the run ends.
     pub(crate) pending_bash: Vec<CodingAgentMessage>,
+    /// Cancels of the running user `!cmd`s (pi's `_bashAbortControllers`), by a run number.
+    pub(crate) bash_cancels: Vec<(u64, CancellationToken)>,
+    /// The number of the next user `!cmd`.
+    pub(crate) next_bash: u64,
     /// The system prompt a `before_agent_start` handler forced for this run.
     pub(crate) forced_system_prompt: Option<String>,
     /// The last assistant message of the current low-level run.
@@ -467,8 +472,9 @@ impl AgentSession {
         self.agent.set_messages(self.session_messages());
     }
 
-    /// Aborts any run and drops every listener.
+    /// Aborts any run and user `!cmd` and drops every listener.
     pub async fn dispose(&self) {
+        self.abort_bash();
         self.abort().await;
         lock(&self.shared.listeners).clear();
     }
