@@ -409,3 +409,65 @@ async fn bash_results_recorded_while_streaming_wait_for_the_run_to_end() {
     h.session.prompt("go").await.unwrap();
     assert_eq!(h.entry_types()[2..], ["message:system", "message:user", "message:assistant", "message:bashExecution"]);
 }
+
+/// As pi 1.6.0: a `sendUserMessage` made from an `agent_settled` handler is deferred until the
+/// event has reached every handler and listener; the prompt that settled returns after the run it
+/// started (pi's `_deferredSettledActions`; the order was recorded with
+/// `scripts/fixtures/pi_settled_deferral.mjs`).
+#[tokio::test]
+async fn a_user_message_sent_from_agent_settled_runs_after_the_event() {
+    let log: Log = Arc::new(Mutex::new(Vec::new()));
+    let l = log.clone();
+    let h = harness(
+        vec![ext(move |pi| {
+            let (l, api) = (l.clone(), pi.clone());
+            let count = Arc::new(Mutex::new(0));
+            pi.on_notify("agent_settled", move |_, _| {
+                let n = {
+                    let mut c = count.lock().unwrap();
+                    *c += 1;
+                    *c
+                };
+                l.lock().unwrap().push(format!("handler:agent_settled#{n}"));
+                if n == 1 {
+                    api.send_user_message("again", SendUserMessageOptions::default()).unwrap();
+                    l.lock().unwrap().push("handler:sent".to_owned());
+                }
+                Box::pin(async { Ok(None) })
+            });
+        })],
+        None,
+        false,
+    )
+    .await;
+    let l = log.clone();
+    let _sub = h.session.subscribe(move |e| {
+        let entry = match e {
+            SessionEvent::Agent(pi_agent_core::AgentEvent::MessageUpdate { .. })
+            | SessionEvent::EntryAppended { .. } => {
+                return;
+            }
+            SessionEvent::Agent(pi_agent_core::AgentEvent::MessageStart { message }) => match message {
+                CodingAgentMessage::User(u) => {
+                    format!("message_start:user:{}", pi_ai::transcript::content_text(&u.content))
+                }
+                _ => "message_start".to_owned(),
+            },
+            SessionEvent::Agent(e) => e.kind().to_owned(),
+            SessionEvent::AgentEnd { .. } => "agent_end".to_owned(),
+            SessionEvent::AgentSettled { .. } => "agent_settled".to_owned(),
+            SessionEvent::Session(v) => v["type"].as_str().unwrap_or_default().to_owned(),
+        };
+        l.lock().unwrap().push(entry);
+    });
+    h.reply(vec![step(&h.seen, text("ok")), step(&h.seen, text("ok"))]);
+    h.session.prompt("first").await.unwrap();
+    log.lock().unwrap().push("prompt:returned".to_owned());
+    h.session.wait_for_idle().await;
+    log.lock().unwrap().push("idle".to_owned());
+    let fixture: Value = serde_json::from_str(include_str!("fixtures/sdk/settled_deferral_order.json")).unwrap();
+    let expected: Vec<String> =
+        fixture["order"].as_array().unwrap().iter().map(|e| e.as_str().unwrap().to_owned()).collect();
+    assert_eq!(*log.lock().unwrap(), expected);
+    assert_eq!(user_texts(&h.seen.lock().unwrap()[1]), ["first", "again"]);
+}

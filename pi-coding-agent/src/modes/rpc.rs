@@ -69,9 +69,9 @@ fn state(session: &AgentSession) -> Value {
 ///
 /// As pi, every command line is handled concurrently: its handler runs at once, in line order, up
 /// to the point where it waits (like the synchronous part of pi's async handler), and then goes on
-/// as its own task, answering when it finishes. So `abort` reaches a running `compact`, `abort_bash` a running `bash`,
-/// and `get_state` answers while they run; commands that never wait answer in line order. Every
-/// record is written as one whole line.
+/// as its own task, answering when it finishes. So `abort` reaches a running `compact`,
+/// `abort_bash` a running `bash`, and `get_state` answers while they run; commands that never
+/// wait answer in line order. Every record is written as one whole line.
 pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
     let ctx = Arc::new(ctx);
     let encoder = Arc::new(Mutex::new(JsonEventEncoder::new()));

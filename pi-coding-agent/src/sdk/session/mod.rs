@@ -94,6 +94,10 @@ pub enum SessionEvent {
 
 type Listener = Arc<dyn Fn(&SessionEvent) + Send + Sync>;
 
+/// A call made while `agent_settled` was emitted, run after it on the session.
+pub(crate) type DeferredAction =
+    Box<dyn FnOnce(AgentSession) -> futures::future::BoxFuture<'static, Result<(), SdkError>> + Send>;
+
 /// What a run, a compaction or a retry is doing (pi's private `_…` fields of `AgentSession`).
 #[derive(Default)]
 pub(crate) struct RunState {
@@ -113,6 +117,11 @@ pub(crate) struct RunState {
     pub(crate) bash_cancels: Vec<(u64, CancellationToken)>,
     /// The number of the next user `!cmd`.
     pub(crate) next_bash: u64,
+    /// `agent_settled` is being emitted (pi's `_isEmittingAgentSettled`): prompts and runs
+    /// started meanwhile are deferred until it has reached every handler and listener.
+    pub(crate) emitting_settled: bool,
+    /// The calls deferred while `agent_settled` was emitted (pi's `_deferredSettledActions`).
+    pub(crate) deferred_settled: Vec<DeferredAction>,
     /// The system prompt a `before_agent_start` handler forced for this run.
     pub(crate) forced_system_prompt: Option<String>,
     /// The last assistant message of the current low-level run.
