@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use pi_ai::providers::faux::{FauxMessageOptions, FauxStep, faux_assistant_message, faux_text, faux_tool_call};
 use pi_ai::{AssistantBlock, StopReason, TextContent};
 use pi_coding_agent::extensions::*;
-use pi_coding_agent::messages::CodingAgentMessage;
+use pi_coding_agent::messages::{CodingAgentMessage, CodingMessage};
 use pi_coding_agent::sdk::{AgentSession, SessionEvent};
 use sdk_support::{Harness, Log, Seen, ext, harness, step, text, user_texts};
 use serde_json::{Value, json};
@@ -410,17 +410,16 @@ async fn bash_results_recorded_while_streaming_wait_for_the_run_to_end() {
     assert_eq!(h.entry_types()[2..], ["message:system", "message:user", "message:assistant", "message:bashExecution"]);
 }
 
-/// As pi 1.6.0: a `sendUserMessage` made from an `agent_settled` handler is deferred until the
-/// event has reached every handler and listener; the prompt that settled returns after the run it
-/// started (pi's `_deferredSettledActions`; the order was recorded with
-/// `scripts/fixtures/pi_settled_deferral.mjs`).
-#[tokio::test]
-async fn a_user_message_sent_from_agent_settled_runs_after_the_event() {
+/// Prompts once with an extension whose first `agent_settled` handler call runs `send`; returns
+/// the order of the session's events, the handler's marks and where `prompt` and
+/// `wait_for_idle` returned, as `scripts/fixtures/pi_settled_deferral.mjs` records it from pi.
+async fn settled_order(send: impl Fn(&ExtensionApi) + Send + Sync + 'static) -> Vec<String> {
     let log: Log = Arc::new(Mutex::new(Vec::new()));
     let l = log.clone();
+    let send = Arc::new(send);
     let h = harness(
         vec![ext(move |pi| {
-            let (l, api) = (l.clone(), pi.clone());
+            let (l, api, send) = (l.clone(), pi.clone(), send.clone());
             let count = Arc::new(Mutex::new(0));
             pi.on_notify("agent_settled", move |_, _| {
                 let n = {
@@ -430,7 +429,7 @@ async fn a_user_message_sent_from_agent_settled_runs_after_the_event() {
                 };
                 l.lock().unwrap().push(format!("handler:agent_settled#{n}"));
                 if n == 1 {
-                    api.send_user_message("again", SendUserMessageOptions::default()).unwrap();
+                    send(&api);
                     l.lock().unwrap().push("handler:sent".to_owned());
                 }
                 Box::pin(async { Ok(None) })
@@ -451,6 +450,9 @@ async fn a_user_message_sent_from_agent_settled_runs_after_the_event() {
                 CodingAgentMessage::User(u) => {
                     format!("message_start:user:{}", pi_ai::transcript::content_text(&u.content))
                 }
+                CodingAgentMessage::Custom(CodingMessage::Custom(c)) => {
+                    format!("message_start:custom:{}", pi_ai::transcript::content_text(&c.content))
+                }
                 _ => "message_start".to_owned(),
             },
             SessionEvent::Agent(e) => e.kind().to_owned(),
@@ -465,9 +467,26 @@ async fn a_user_message_sent_from_agent_settled_runs_after_the_event() {
     log.lock().unwrap().push("prompt:returned".to_owned());
     h.session.wait_for_idle().await;
     log.lock().unwrap().push("idle".to_owned());
+    assert_eq!(h.seen.lock().unwrap().len(), 2, "the deferred call made a second request");
+    log.lock().unwrap().clone()
+}
+
+fn recorded_order(key: &str) -> Vec<String> {
     let fixture: Value = serde_json::from_str(include_str!("fixtures/sdk/settled_deferral_order.json")).unwrap();
-    let expected: Vec<String> =
-        fixture["order"].as_array().unwrap().iter().map(|e| e.as_str().unwrap().to_owned()).collect();
-    assert_eq!(*log.lock().unwrap(), expected);
-    assert_eq!(user_texts(&h.seen.lock().unwrap()[1]), ["first", "again"]);
+    fixture[key].as_array().unwrap().iter().map(|e| e.as_str().unwrap().to_owned()).collect()
+}
+
+/// As pi 1.6.0: a `sendUserMessage` or a triggered `sendMessage` made from an `agent_settled`
+/// handler is deferred until the event has reached every handler and listener; the prompt that
+/// settled returns after the run it started (pi's `_deferredSettledActions`).
+#[tokio::test]
+async fn messages_sent_from_agent_settled_run_after_the_event() {
+    let order = settled_order(|api| api.send_user_message("again", SendUserMessageOptions::default()).unwrap()).await;
+    assert_eq!(order, recorded_order("order"));
+    let order = settled_order(|api| {
+        let options = SendMessageOptions { trigger_turn: Some(true), deliver_as: None };
+        api.send_message(ExtensionMessage::text("note", "later"), options).unwrap();
+    })
+    .await;
+    assert_eq!(order, recorded_order("sendMessageOrder"));
 }
