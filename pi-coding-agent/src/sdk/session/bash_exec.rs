@@ -349,4 +349,62 @@ mod tests {
         assert_eq!((complete.as_str(), pending.as_str()), ("ok", "\u{1b}]0;ti"));
         assert_eq!(split_incomplete_ansi_suffix("ok\u{1b}[31m").1, "");
     }
+
+    /// Plays fixed chunks, then exits with 0.
+    struct Chunks(Vec<Vec<u8>>);
+
+    #[async_trait]
+    impl UserBashOperations for Chunks {
+        async fn exec(
+            &self,
+            _command: &str,
+            _cwd: &str,
+            on_data: &(dyn for<'b> Fn(&'b [u8]) + Send + Sync),
+            _cancel: CancellationToken,
+        ) -> Result<Option<i64>, BoxError> {
+            for chunk in &self.0 {
+                on_data(chunk);
+            }
+            Ok(Some(0))
+        }
+    }
+
+    async fn run(chunks: Vec<Vec<u8>>) -> (BashResult, Vec<String>) {
+        let deltas = Mutex::new(Vec::new());
+        let on_chunk = |d: &str| deltas.lock().unwrap_or_else(|e| e.into_inner()).push(d.to_owned());
+        let cancel = CancellationToken::new();
+        let result = execute_bash_with_operations("x", ".", &Chunks(chunks), &cancel, &on_chunk).await;
+        (result.unwrap_or_else(|e| panic!("{e}")), deltas.into_inner().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    #[tokio::test]
+    async fn chunks_are_cleaned_and_split_sequences_and_characters_wait_for_the_rest() {
+        let euro = "\u{20ac}".as_bytes();
+        let chunks = vec![
+            b"a\x1b[3".to_vec(),
+            b"1mb\r\n".to_vec(),
+            [b"c".as_slice(), &euro[..1]].concat(),
+            [&euro[1..], b"\x07\n".as_slice()].concat(),
+        ];
+        let (result, deltas) = run(chunks).await;
+        assert_eq!(deltas, ["a", "b\n", "c", "\u{20ac}\n"]);
+        assert_eq!(result.output, "ab\nc\u{20ac}\n");
+        assert_eq!((result.exit_code, result.cancelled, result.truncated), (Some(0), false, false));
+        assert_eq!(result.full_output_path, None);
+    }
+
+    #[tokio::test]
+    async fn long_output_keeps_the_tail_and_saves_the_whole() {
+        let chunks: Vec<Vec<u8>> = (0..3000).map(|i| format!("line {i}\n").into_bytes()).collect();
+        let (result, deltas) = run(chunks).await;
+        assert_eq!(deltas.len(), 3000);
+        assert!(result.truncated);
+        // pi's truncateTail: the last 2000 lines, without the final newline.
+        assert!(result.output.starts_with("line 1000\n") && result.output.ends_with("\nline 2999"));
+        assert_eq!(result.output.lines().count(), DEFAULT_MAX_LINES);
+        let path = result.full_output_path.unwrap_or_default();
+        let saved = std::fs::read_to_string(&path).unwrap_or_default();
+        let _ = std::fs::remove_file(&path);
+        assert!(saved.starts_with("line 0\nline 1\n") && saved.ends_with("line 2999\n"));
+    }
 }
