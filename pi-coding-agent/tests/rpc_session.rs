@@ -419,6 +419,31 @@ fn abort_bash_cancels_the_running_command_and_abort_does_not() {
     rpc.finish();
 }
 
+/// Closing stdin ends a running user command (pi's shutdown disposes the session, which aborts
+/// it) instead of waiting for it.
+#[test]
+fn stdin_eof_cancels_a_running_bash() {
+    let server = ScriptedServer::start(vec![]);
+    let env = Env::new(&server.base_url);
+    let mut rpc = Rpc::start(&env, &[]);
+    rpc.send(json!({"id": "b", "type": "bash", "command": "echo start; while true; do sleep 0.05; done"}));
+    rpc.wait(|v| v["type"] == "bash_execution_update");
+    drop(rpc.stdin.take());
+    // A generous deadline: it only guards against waiting for the endless command.
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = rpc.child.try_wait().expect("try_wait") {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = rpc.child.kill();
+            panic!("pi kept running the command after stdin closed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0));
+}
+
 #[test]
 fn prompt_images_reach_the_provider_after_the_text() {
     let server = ScriptedServer::start(vec![text_reply(&["A red pixel."])]);

@@ -1,5 +1,6 @@
 //! RPC mode (`--mode rpc`): JSON commands on stdin, responses and session events on stdout.
-//! Shutdown on stdin EOF (the active run is aborted; commands still running are awaited).
+//! Shutdown on stdin EOF (running user commands and the active run are aborted; commands still
+//! running are awaited).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -116,6 +117,9 @@ pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
             }
         }
     }
+    // As pi's shutdown (`dispose` aborts user commands and the run) before the commands still
+    // running are awaited.
+    session.abort_bash();
     if session.is_streaming() {
         session.abort().await;
     }
