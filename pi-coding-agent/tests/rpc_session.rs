@@ -419,6 +419,31 @@ fn abort_bash_cancels_the_running_command_and_abort_does_not() {
     rpc.finish();
 }
 
+/// As pi's `executeBash`: the `shellCommandPrefix` setting runs before the command (recorded as
+/// typed), and a `shellPath` that does not exist fails the command with pi's message.
+#[test]
+fn bash_uses_the_shell_settings() {
+    let server = ScriptedServer::start(vec![]);
+    let env = Env::new(&server.base_url);
+    std::fs::write(env.agent().join("settings.json"), r#"{"shellCommandPrefix": "GREETING=prefixed"}"#).unwrap();
+    let mut rpc = Rpc::start(&env, &[]);
+    let bash = rpc.call(json!({"id": "b", "type": "bash", "command": "echo $GREETING"}));
+    assert_eq!(bash["data"]["output"], "prefixed\n", "{bash}");
+    let messages = rpc.call(json!({"id": "m", "type": "get_messages"}));
+    assert_eq!(messages["data"]["messages"][0]["command"], "echo $GREETING", "{messages}");
+    rpc.finish();
+
+    std::fs::write(env.agent().join("settings.json"), r#"{"shellPath": "/nonexistent/shell"}"#).unwrap();
+    let mut rpc = Rpc::start(&env, &[]);
+    let bash = rpc.call(json!({"id": "b", "type": "bash", "command": "echo hi"}));
+    assert_eq!(
+        bash,
+        json!({"id": "b", "type": "response", "command": "bash", "success": false,
+            "error": "Custom shell path not found: /nonexistent/shell"})
+    );
+    rpc.finish();
+}
+
 /// Closing stdin ends a running user command (pi's shutdown disposes the session, which aborts
 /// it) instead of waiting for it.
 #[test]

@@ -91,7 +91,14 @@ impl AgentSession {
                 Ok(None) => {}
             }
         }
-        let ops: Arc<dyn UserBashOperations> = operations.unwrap_or_else(|| Arc::new(LocalBashOperations));
+        let shell = &self.shared.shell;
+        let ops: Arc<dyn UserBashOperations> =
+            operations.unwrap_or_else(|| Arc::new(LocalBashOperations { shell_path: shell.shell_path.clone() }));
+        // pi's `shellCommandPrefix`: run as `prefix\ncommand`; the command is recorded as typed.
+        let resolved = match shell.command_prefix.as_deref() {
+            Some(prefix) if !prefix.is_empty() => format!("{prefix}\n{command}"),
+            _ => command.to_owned(),
+        };
         let cancel = CancellationToken::new();
         let number = {
             let mut st = self.shared.run_state();
@@ -110,7 +117,8 @@ impl AgentSession {
             record.insert("delta".into(), json!(delta));
             shared.emit_record(Value::Object(record));
         };
-        let result = execute_bash_with_operations(command, &self.session_cwd(), ops.as_ref(), &cancel, &on_chunk).await;
+        let result =
+            execute_bash_with_operations(&resolved, &self.session_cwd(), ops.as_ref(), &cancel, &on_chunk).await;
         self.shared.run_state().bash_cancels.retain(|(n, _)| *n != number);
         let result = result.map_err(SdkError::Failed)?;
         self.record_bash_result(command, &result, exclude_from_context);

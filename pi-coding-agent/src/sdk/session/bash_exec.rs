@@ -217,10 +217,13 @@ pub(crate) async fn execute_bash_with_operations(
     })
 }
 
-/// pi's `createLocalBashOperations`: `bash -c` (or `sh`) in its own process group, stdout and
-/// stderr as they come, the whole group killed on cancellation (then the run fails with
-/// `aborted`).
-pub(crate) struct LocalBashOperations;
+/// pi's `createLocalBashOperations`: `bash -c` (or `sh`, or the `shellPath` setting) in its own
+/// process group, stdout and stderr as they come, the whole group killed on cancellation (then
+/// the run fails with `aborted`).
+pub(crate) struct LocalBashOperations {
+    /// The `shellPath` setting.
+    pub(crate) shell_path: Option<String>,
+}
 
 async fn pump(mut r: impl tokio::io::AsyncRead + Unpin, tx: mpsc::Sender<Vec<u8>>) {
     let mut buf = vec![0u8; 32 * 1024];
@@ -236,19 +239,27 @@ async fn pump(mut r: impl tokio::io::AsyncRead + Unpin, tx: mpsc::Sender<Vec<u8>
     }
 }
 
-fn shell() -> String {
+/// pi's `getShellConfig`: the configured shell (which must exist), `/bin/bash`, `bash` on `PATH`,
+/// else `sh`.
+fn shell(custom: Option<&str>) -> Result<String, BoxError> {
+    if let Some(path) = custom.filter(|p| !p.is_empty()) {
+        if std::path::Path::new(path).exists() {
+            return Ok(path.to_owned());
+        }
+        return Err(format!("Custom shell path not found: {path}").into());
+    }
     if std::path::Path::new("/bin/bash").exists() {
-        return "/bin/bash".to_owned();
+        return Ok("/bin/bash".to_owned());
     }
     if let Some(path) = std::env::var_os("PATH") {
         for dir in std::env::split_paths(&path) {
             let candidate = dir.join("bash");
             if candidate.is_file() {
-                return candidate.to_string_lossy().into_owned();
+                return Ok(candidate.to_string_lossy().into_owned());
             }
         }
     }
-    "sh".to_owned()
+    Ok("sh".to_owned())
 }
 
 #[async_trait]
@@ -263,6 +274,7 @@ impl UserBashOperations for LocalBashOperations {
         if cancel.is_cancelled() {
             return Err("aborted".into());
         }
+        let shell = shell(self.shell_path.as_deref())?;
         if !std::path::Path::new(cwd).exists() {
             return Err(format!("Working directory does not exist: {cwd}\nCannot execute bash commands.").into());
         }
@@ -270,7 +282,7 @@ impl UserBashOperations for LocalBashOperations {
         for key in ["PI_SESSION_ID", "PI_SESSION_FILE", "PI_PROVIDER", "PI_MODEL", "PI_REASONING_LEVEL"] {
             env.remove(key);
         }
-        let mut child = tokio::process::Command::new(shell())
+        let mut child = tokio::process::Command::new(shell)
             .arg("-c")
             .arg(command)
             .current_dir(cwd)

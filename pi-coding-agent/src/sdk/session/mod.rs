@@ -45,7 +45,7 @@ pub use messages::QueueDisposition;
 pub(crate) use messages::custom_message;
 pub use prompt::{PreflightCallback, PromptDisposition, PromptOptions};
 pub use provider_errors::{is_context_overflow, is_retryable_assistant_error};
-pub use settings::{RetrySettings, SessionSettings};
+pub use settings::{RetrySettings, SessionSettings, ShellSettings};
 pub use stats::{ContextUsage, SessionStats, TokenStats};
 pub use switching::{ForkMessage, ForkOutcome, SwitchOutcome};
 pub use tree::{NavigateTreeOptions, NavigateTreeOutcome};
@@ -165,6 +165,8 @@ pub(crate) struct SessionShared {
     /// The base request options (API key, headers) summaries reuse.
     pub(crate) stream_options: StreamOptions,
     pub(crate) settings: Mutex<SessionSettings>,
+    /// The shell of user `!cmd`s.
+    pub(crate) shell: ShellSettings,
     /// Models a switched session may restore (see `CreateAgentSessionOptions::models`).
     pub(crate) models: Vec<Model>,
     /// pi's `modelFallbackMessage` of the last session switch.
@@ -188,6 +190,7 @@ pub(crate) struct SharedParts {
     pub(crate) stream_options: StreamOptions,
     pub(crate) models: Vec<Model>,
     pub(crate) settings: SessionSettings,
+    pub(crate) shell: ShellSettings,
 }
 
 impl SessionShared {
@@ -203,6 +206,7 @@ impl SessionShared {
             stream_fn: parts.stream_fn,
             stream_options: parts.stream_options,
             settings: Mutex::new(parts.settings),
+            shell: parts.shell,
             models: parts.models,
             model_fallback_message: Mutex::new(None),
             state: Mutex::new(RunState::default()),
