@@ -159,6 +159,11 @@ impl Settings {
         self.string("shellCommandPrefix")
     }
 
+    /// `shellPath`.
+    pub fn shell_path(&self) -> Option<&str> {
+        self.string("shellPath")
+    }
+
     /// `defaultTools` (tool names or `+name`/`-name` modifiers).
     pub fn default_tools(&self) -> Option<Vec<String>> {
         let list = self.get("defaultTools")?.as_array()?;

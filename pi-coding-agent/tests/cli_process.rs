@@ -187,10 +187,26 @@ fn rpc_mode_commands_and_parse_errors() {
     for c in commands {
         writeln!(stdin, "{c}").unwrap();
     }
+    stdin.flush().unwrap();
+    // As pi, closing stdin aborts a running user command: close it once `bash` answered.
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut records = Vec::new();
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+            let record: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if record["type"] == "response" && record["id"] == "6" {
+                let _ = tx.send(());
+            }
+            records.push(record);
+        }
+        records
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(60)).expect("bash answered in time");
     drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let records = json_lines(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let records: Vec<serde_json::Value> =
+        reader.join().unwrap().into_iter().filter(|r| r["type"] != "bash_execution_update").collect();
     assert_eq!(records[0]["command"], "parse");
     assert_eq!(records[0]["success"], false);
     assert!(records[0]["error"].as_str().unwrap().starts_with("Failed to parse command: "));

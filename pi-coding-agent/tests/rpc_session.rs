@@ -2,7 +2,8 @@
 //! `new_session`, `switch_session`, `compact`, `set_auto_compaction`, `set_auto_retry`,
 //! `abort_retry`, `clear_queue`) driven through the `pi` binary's stdin against the scripted
 //! 127.0.0.1 server, with pi's response shapes; commands handled concurrently (`abort` during
-//! `compact`, `get_state` during `bash`); images on `prompt`.
+//! `compact`, `get_state` during `bash`); `bash` output updates and `abort_bash`; images on
+//! `prompt`.
 
 #[path = "cli_support/mod.rs"]
 mod cli_support;
@@ -347,6 +348,125 @@ fn get_state_answers_while_bash_runs() {
     assert_eq!(bash["data"]["output"], "done\n");
     assert_eq!(bash["data"]["exitCode"], 0);
     rpc.finish();
+}
+
+/// The records pi 1.6.0 writes for `bash` (recorded with `anchor.sh pi --mode rpc`): one
+/// `bash_execution_update` per output chunk with the command's id (none without one), ANSI
+/// sequences stripped, then the response.
+#[test]
+fn bash_streams_updates_with_the_command_id() {
+    let server = ScriptedServer::start(vec![]);
+    let env = Env::new(&server.base_url);
+    let mut rpc = Rpc::start(&env, &[]);
+    // Each line waits for the previous one to be read by the test, so chunks cannot merge.
+    let command = r#"echo hi; while [ ! -f one ]; do sleep 0.05; done; printf '\033[31mred\033[0m\n'; while [ ! -f two ]; do sleep 0.05; done; echo err 1>&2; exit 3"#;
+    rpc.send(json!({"id": "b1", "type": "bash", "command": command}));
+    let first = rpc.wait(|v| v["type"] == "bash_execution_update");
+    assert_eq!(first, json!({"type": "bash_execution_update", "id": "b1", "delta": "hi\n"}));
+    std::fs::write(env.proj().join("one"), "").unwrap();
+    let second = rpc.wait(|v| v["type"] == "bash_execution_update");
+    assert_eq!(second, json!({"type": "bash_execution_update", "id": "b1", "delta": "red\n"}));
+    std::fs::write(env.proj().join("two"), "").unwrap();
+    let third = rpc.wait(|v| v["type"] == "bash_execution_update");
+    assert_eq!(third, json!({"type": "bash_execution_update", "id": "b1", "delta": "err\n"}));
+    let response = rpc.response("b1");
+    assert_eq!(
+        response,
+        json!({"id": "b1", "type": "response", "command": "bash", "success": true,
+            "data": {"output": "hi\nred\nerr\n", "exitCode": 3, "cancelled": false, "truncated": false}})
+    );
+    rpc.send(json!({"type": "bash", "command": "echo noid"}));
+    let update = rpc.wait(|v| v["type"] == "bash_execution_update");
+    assert_eq!(update, json!({"type": "bash_execution_update", "delta": "noid\n"}));
+    let response = rpc.wait(|v| v["type"] == "response");
+    assert_eq!(
+        response,
+        json!({"type": "response", "command": "bash", "success": true,
+            "data": {"output": "noid\n", "exitCode": 0, "cancelled": false, "truncated": false}})
+    );
+    rpc.finish();
+}
+
+/// As pi 1.6.0: `abort` leaves a running user command alone; `abort_bash` cancels it (answered at
+/// once, the command after it with its output so far, `cancelled` and no exit code), and answers
+/// the same when nothing runs. The cancelled command is still recorded.
+#[test]
+fn abort_bash_cancels_the_running_command_and_abort_does_not() {
+    let server = ScriptedServer::start(vec![]);
+    let env = Env::new(&server.base_url);
+    let mut rpc = Rpc::start(&env, &[]);
+    rpc.send(json!({"id": "b", "type": "bash", "command": "echo start; while true; do sleep 0.05; done"}));
+    rpc.wait(|v| v["type"] == "bash_execution_update");
+    let abort = rpc.call(json!({"id": "a", "type": "abort"}));
+    assert_eq!(abort, json!({"id": "a", "type": "response", "command": "abort", "success": true}));
+    assert!(!rpc.answered("b"), "abort leaves the command running");
+    let abort_bash = rpc.call(json!({"id": "ab", "type": "abort_bash"}));
+    assert_eq!(abort_bash, json!({"id": "ab", "type": "response", "command": "abort_bash", "success": true}));
+    let bash = rpc.response("b");
+    assert_eq!(
+        bash,
+        json!({"id": "b", "type": "response", "command": "bash", "success": true,
+            "data": {"output": "start\n", "cancelled": true, "truncated": false}})
+    );
+    let idle = rpc.call(json!({"id": "ab2", "type": "abort_bash"}));
+    assert_eq!(idle, json!({"id": "ab2", "type": "response", "command": "abort_bash", "success": true}));
+    let messages = rpc.call(json!({"id": "m", "type": "get_messages"}));
+    let recorded = &messages["data"]["messages"][0];
+    assert_eq!(recorded["role"], "bashExecution", "{messages}");
+    assert_eq!(recorded["output"], "start\n");
+    assert_eq!(recorded["cancelled"], true);
+    assert!(recorded.get("exitCode").is_none(), "{recorded}");
+    rpc.finish();
+}
+
+/// As pi's `executeBash`: the `shellCommandPrefix` setting runs before the command (recorded as
+/// typed), and a `shellPath` that does not exist fails the command with pi's message.
+#[test]
+fn bash_uses_the_shell_settings() {
+    let server = ScriptedServer::start(vec![]);
+    let env = Env::new(&server.base_url);
+    std::fs::write(env.agent().join("settings.json"), r#"{"shellCommandPrefix": "GREETING=prefixed"}"#).unwrap();
+    let mut rpc = Rpc::start(&env, &[]);
+    let bash = rpc.call(json!({"id": "b", "type": "bash", "command": "echo $GREETING"}));
+    assert_eq!(bash["data"]["output"], "prefixed\n", "{bash}");
+    let messages = rpc.call(json!({"id": "m", "type": "get_messages"}));
+    assert_eq!(messages["data"]["messages"][0]["command"], "echo $GREETING", "{messages}");
+    rpc.finish();
+
+    std::fs::write(env.agent().join("settings.json"), r#"{"shellPath": "/nonexistent/shell"}"#).unwrap();
+    let mut rpc = Rpc::start(&env, &[]);
+    let bash = rpc.call(json!({"id": "b", "type": "bash", "command": "echo hi"}));
+    assert_eq!(
+        bash,
+        json!({"id": "b", "type": "response", "command": "bash", "success": false,
+            "error": "Custom shell path not found: /nonexistent/shell"})
+    );
+    rpc.finish();
+}
+
+/// Closing stdin ends a running user command (pi's shutdown disposes the session, which aborts
+/// it) instead of waiting for it.
+#[test]
+fn stdin_eof_cancels_a_running_bash() {
+    let server = ScriptedServer::start(vec![]);
+    let env = Env::new(&server.base_url);
+    let mut rpc = Rpc::start(&env, &[]);
+    rpc.send(json!({"id": "b", "type": "bash", "command": "echo start; while true; do sleep 0.05; done"}));
+    rpc.wait(|v| v["type"] == "bash_execution_update");
+    drop(rpc.stdin.take());
+    // A generous deadline: it only guards against waiting for the endless command.
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = rpc.child.try_wait().expect("try_wait") {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = rpc.child.kill();
+            panic!("pi kept running the command after stdin closed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0));
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use pi_ai::providers::faux::{FauxMessageOptions, FauxStep, faux_assistant_message, faux_text, faux_tool_call};
 use pi_ai::{AssistantBlock, StopReason, TextContent};
 use pi_coding_agent::extensions::*;
-use pi_coding_agent::messages::CodingAgentMessage;
+use pi_coding_agent::messages::{CodingAgentMessage, CodingMessage};
 use pi_coding_agent::sdk::{AgentSession, SessionEvent};
 use sdk_support::{Harness, Log, Seen, ext, harness, step, text, user_texts};
 use serde_json::{Value, json};
@@ -408,4 +408,85 @@ async fn bash_results_recorded_while_streaming_wait_for_the_run_to_end() {
     cell.set(h.session.clone()).ok();
     h.session.prompt("go").await.unwrap();
     assert_eq!(h.entry_types()[2..], ["message:system", "message:user", "message:assistant", "message:bashExecution"]);
+}
+
+/// Prompts once with an extension whose first `agent_settled` handler call runs `send`; returns
+/// the order of the session's events, the handler's marks and where `prompt` and
+/// `wait_for_idle` returned, as `scripts/fixtures/pi_settled_deferral.mjs` records it from pi.
+async fn settled_order(send: impl Fn(&ExtensionApi) + Send + Sync + 'static) -> Vec<String> {
+    let log: Log = Arc::new(Mutex::new(Vec::new()));
+    let l = log.clone();
+    let send = Arc::new(send);
+    let h = harness(
+        vec![ext(move |pi| {
+            let (l, api, send) = (l.clone(), pi.clone(), send.clone());
+            let count = Arc::new(Mutex::new(0));
+            pi.on_notify("agent_settled", move |_, _| {
+                let n = {
+                    let mut c = count.lock().unwrap();
+                    *c += 1;
+                    *c
+                };
+                l.lock().unwrap().push(format!("handler:agent_settled#{n}"));
+                if n == 1 {
+                    send(&api);
+                    l.lock().unwrap().push("handler:sent".to_owned());
+                }
+                Box::pin(async { Ok(None) })
+            });
+        })],
+        None,
+        false,
+    )
+    .await;
+    let l = log.clone();
+    let _sub = h.session.subscribe(move |e| {
+        let entry = match e {
+            SessionEvent::Agent(pi_agent_core::AgentEvent::MessageUpdate { .. })
+            | SessionEvent::EntryAppended { .. } => {
+                return;
+            }
+            SessionEvent::Agent(pi_agent_core::AgentEvent::MessageStart { message }) => match message {
+                CodingAgentMessage::User(u) => {
+                    format!("message_start:user:{}", pi_ai::transcript::content_text(&u.content))
+                }
+                CodingAgentMessage::Custom(CodingMessage::Custom(c)) => {
+                    format!("message_start:custom:{}", pi_ai::transcript::content_text(&c.content))
+                }
+                _ => "message_start".to_owned(),
+            },
+            SessionEvent::Agent(e) => e.kind().to_owned(),
+            SessionEvent::AgentEnd { .. } => "agent_end".to_owned(),
+            SessionEvent::AgentSettled { .. } => "agent_settled".to_owned(),
+            SessionEvent::Session(v) => v["type"].as_str().unwrap_or_default().to_owned(),
+        };
+        l.lock().unwrap().push(entry);
+    });
+    h.reply(vec![step(&h.seen, text("ok")), step(&h.seen, text("ok"))]);
+    h.session.prompt("first").await.unwrap();
+    log.lock().unwrap().push("prompt:returned".to_owned());
+    h.session.wait_for_idle().await;
+    log.lock().unwrap().push("idle".to_owned());
+    assert_eq!(h.seen.lock().unwrap().len(), 2, "the deferred call made a second request");
+    log.lock().unwrap().clone()
+}
+
+fn recorded_order(key: &str) -> Vec<String> {
+    let fixture: Value = serde_json::from_str(include_str!("fixtures/sdk/settled_deferral_order.json")).unwrap();
+    fixture[key].as_array().unwrap().iter().map(|e| e.as_str().unwrap().to_owned()).collect()
+}
+
+/// As pi 1.6.0: a `sendUserMessage` or a triggered `sendMessage` made from an `agent_settled`
+/// handler is deferred until the event has reached every handler and listener; the prompt that
+/// settled returns after the run it started (pi's `_deferredSettledActions`).
+#[tokio::test]
+async fn messages_sent_from_agent_settled_run_after_the_event() {
+    let order = settled_order(|api| api.send_user_message("again", SendUserMessageOptions::default()).unwrap()).await;
+    assert_eq!(order, recorded_order("order"));
+    let order = settled_order(|api| {
+        let options = SendMessageOptions { trigger_turn: Some(true), deliver_as: None };
+        api.send_message(ExtensionMessage::text("note", "later"), options).unwrap();
+    })
+    .await;
+    assert_eq!(order, recorded_order("sendMessageOrder"));
 }

@@ -19,7 +19,8 @@ use pi_coding_agent::extensions::FlagValue as ExtFlagValue;
 use pi_coding_agent::modes::rpc::RpcContext;
 use pi_coding_agent::modes::{EXIT_INTERRUPTED, json, print, rpc};
 use pi_coding_agent::sdk::{
-    CreateAgentSessionOptions, DefaultResourceLoader, PromptOptions, SessionSettings, create_agent_session,
+    CreateAgentSessionOptions, DefaultResourceLoader, PromptOptions, SessionSettings, ShellSettings,
+    create_agent_session,
 };
 use pi_coding_agent::session::{expand_tilde, get_agent_dir, resolve_path};
 use pi_coding_agent::settings::Settings;
@@ -350,6 +351,7 @@ async fn run(mut args: Args) -> Result<i32> {
         models: available.clone(),
         // pi's automatic compaction and auto-retry, as settings.json configures them.
         settings: Some(SessionSettings::from_settings(&settings)),
+        shell: Some(ShellSettings::from_settings(&settings)),
         ..Default::default()
     })
     .await?;

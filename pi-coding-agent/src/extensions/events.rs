@@ -328,7 +328,7 @@ pub trait UserBashOperations: Send + Sync {
         &self,
         command: &str,
         cwd: &str,
-        on_data: &(dyn Fn(&[u8]) + Send + Sync),
+        on_data: &(dyn for<'b> Fn(&'b [u8]) + Send + Sync),
         cancel: CancellationToken,
     ) -> Result<Option<i64>, BoxError>;
 }

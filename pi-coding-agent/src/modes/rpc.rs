@@ -1,5 +1,6 @@
 //! RPC mode (`--mode rpc`): JSON commands on stdin, responses and session events on stdout.
-//! Shutdown on stdin EOF (the active run is aborted; commands still running are awaited).
+//! Shutdown on stdin EOF (running user commands and the active run are aborted; commands still
+//! running are awaited).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -69,9 +70,9 @@ fn state(session: &AgentSession) -> Value {
 ///
 /// As pi, every command line is handled concurrently: its handler runs at once, in line order, up
 /// to the point where it waits (like the synchronous part of pi's async handler), and then goes on
-/// as its own task, answering when it finishes. So `abort` reaches a running `compact` or `bash`,
-/// and `get_state` answers while they run; commands that never wait answer in line order. Every
-/// record is written as one whole line.
+/// as its own task, answering when it finishes. So `abort` reaches a running `compact`,
+/// `abort_bash` a running `bash`, and `get_state` answers while they run; commands that never
+/// wait answer in line order. Every record is written as one whole line.
 pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
     let ctx = Arc::new(ctx);
     let encoder = Arc::new(Mutex::new(JsonEventEncoder::new()));
@@ -116,6 +117,9 @@ pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
             }
         }
     }
+    // As pi's shutdown (`dispose` aborts user commands and the run) before the commands still
+    // running are awaited.
+    session.abort_bash();
     if session.is_streaming() {
         session.abort().await;
     }
@@ -179,10 +183,14 @@ async fn handle(session: AgentSession, ctx: Arc<RpcContext>, request: RpcRequest
             success(id, &kind, None)
         }
         RpcCommand::Bash { command, exclude_from_context } => {
-            match session.execute_bash(&command, exclude_from_context).await {
+            match session.execute_bash_with_id(&command, exclude_from_context, id).await {
                 Ok(r) => success(id, &kind, Some(r.to_json())),
                 Err(e) => failure(id, &kind, &e.to_string()),
             }
+        }
+        RpcCommand::AbortBash => {
+            session.abort_bash();
+            success(id, &kind, None)
         }
         RpcCommand::GetState => success(id, &kind, Some(state(session))),
         RpcCommand::GetMessages => {

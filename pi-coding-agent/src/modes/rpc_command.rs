@@ -49,6 +49,8 @@ pub enum RpcCommand {
         /// Keep it out of the model's context.
         exclude_from_context: bool,
     },
+    /// Cancel the running shell commands.
+    AbortBash,
     /// Session state.
     GetState,
     /// The transcript.
@@ -194,6 +196,7 @@ pub fn parse_command(line: &str) -> Result<RpcRequest, Value> {
             command: required("command")?,
             exclude_from_context: obj.get("excludeFromContext").and_then(Value::as_bool).unwrap_or(false),
         },
+        "abort_bash" => RpcCommand::AbortBash,
         "get_state" => RpcCommand::GetState,
         "get_messages" => RpcCommand::GetMessages,
         "set_model" => RpcCommand::SetModel { provider: required("provider")?, model_id: required("modelId")? },

@@ -13,7 +13,7 @@ use pi_ai::{Content, UserBlock};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::session::{AgentSession, SessionShared};
+use super::session::{AgentSession, DeferredAction, SessionShared};
 use crate::extensions::{
     ExtensionActions, ExtensionMessage, ExtensionRunner, NotifyEvent, SendMessageOptions, SendUserMessageOptions,
     ToolCallEvent, ToolInfo, ToolResultEvent,
@@ -180,10 +180,20 @@ impl ExtensionActions for SessionActions {
     }
 
     fn send_user_message(&self, content: Content<UserBlock>, options: SendUserMessageOptions) -> Result<(), BoxError> {
+        // pi's `sendUserMessage` calls `prompt` within the call, so one made from an
+        // `agent_settled` handler is deferred until that event has been heard.
         let session = self.session()?;
-        spawn_action(session.shared.runner.clone(), "sendUserMessage", async move {
-            session.send_user_message(content, options.deliver_as, options.expand_prompt_templates).await
+        let runner = session.shared.runner.clone();
+        let action: DeferredAction = Box::new(move |session: AgentSession| {
+            Box::pin(async move {
+                let work = session.send_user_message(content, options.deliver_as, options.expand_prompt_templates);
+                report_action(runner, "sendUserMessage", work).await;
+                Ok(())
+            })
         });
+        if let Some(action) = session.defer_while_settling(action) {
+            tokio::spawn(action(session));
+        }
         Ok(())
     }
 
@@ -263,14 +273,21 @@ fn spawn_action(
     action: &'static str,
     work: impl std::future::Future<Output = Result<(), crate::sdk::SdkError>> + Send + 'static,
 ) {
-    tokio::spawn(async move {
-        if let Err(e) = work.await {
-            tracing::warn!(error = %e, action, "extension action failed");
-            if let Some(runner) = runner {
-                runner.emit_error(crate::extensions::ExtensionError::new("<runtime>", action, e.to_string()));
-            }
+    tokio::spawn(report_action(runner, action, work));
+}
+
+/// Runs an action, reporting its failure as an extension error with path `<runtime>`.
+async fn report_action(
+    runner: Option<Arc<ExtensionRunner>>,
+    action: &'static str,
+    work: impl std::future::Future<Output = Result<(), crate::sdk::SdkError>>,
+) {
+    if let Err(e) = work.await {
+        tracing::warn!(error = %e, action, "extension action failed");
+        if let Some(runner) = runner {
+            runner.emit_error(crate::extensions::ExtensionError::new("<runtime>", action, e.to_string()));
         }
-    });
+    }
 }
 
 /// Calls an async `before_provider_request` chain from the synchronous payload hook of the

@@ -55,7 +55,7 @@ pub use resources::{DefaultResourceLoader, LoadedResources, ResourceError};
 pub use session::{
     AgentSession, BashResult, CompactOutcome, ContextUsage, ForkMessage, ForkOutcome, NavigateTreeOptions,
     NavigateTreeOutcome, PreflightCallback, PromptDisposition, PromptOptions, QueueDisposition, RetrySettings,
-    SessionEvent, SessionSettings, SessionStats, SwitchOutcome, TokenStats, is_context_overflow,
+    SessionEvent, SessionSettings, SessionStats, ShellSettings, SwitchOutcome, TokenStats, is_context_overflow,
     is_retryable_assistant_error,
 };
 pub use skills::{Skill, SkillReader, format_skills_for_prompt};
@@ -129,6 +129,8 @@ pub struct CreateAgentSessionOptions {
     /// `settings.json` say, with pi's defaults — both on — where they are silent, as pi's
     /// `SettingsManager.create(cwd, agentDir)` does; [`SessionSettings::default`] turns both off).
     pub settings: Option<SessionSettings>,
+    /// The shell of user `!cmd`s (default: as the settings files say).
+    pub shell: Option<ShellSettings>,
 }
 
 /// What [`create_agent_session`] returns.
@@ -234,6 +236,16 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     if let Some(runner) = &runner {
         stream_options.on_payload = Some(extension_bridge::payload_hook(runner.clone()));
     }
+    let loaded = std::sync::OnceLock::new();
+    let file_settings = || {
+        loaded.get_or_init(|| {
+            let (settings, errors) = crate::settings::Settings::load(&agent_dir, Path::new(&cwd), false);
+            for e in errors {
+                tracing::warn!(error = %e, "settings ignored");
+            }
+            settings
+        })
+    };
     let shared = Arc::new(session::SessionShared::new(session::SharedParts {
         session_manager,
         all_tools,
@@ -242,13 +254,8 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
         stream_fn: stream_fn.clone(),
         stream_options: stream_options.clone(),
         models: options.models,
-        settings: options.settings.unwrap_or_else(|| {
-            let (settings, errors) = crate::settings::Settings::load(&agent_dir, Path::new(&cwd), false);
-            for e in errors {
-                tracing::warn!(error = %e, "settings ignored");
-            }
-            SessionSettings::from_settings(&settings)
-        }),
+        settings: options.settings.unwrap_or_else(|| SessionSettings::from_settings(file_settings())),
+        shell: options.shell.unwrap_or_else(|| ShellSettings::from_settings(file_settings())),
     }));
     *shared.prompt_templates.lock().unwrap_or_else(|e| e.into_inner()) = resources.prompt_templates.clone();
     let mut builder = Agent::builder(model.clone(), stream_fn)

@@ -13,12 +13,12 @@ use super::truncate::{
 
 /// Incremental UTF-8 decoder that carries an incomplete sequence over to the next chunk.
 #[derive(Default)]
-struct Utf8Stream {
+pub(crate) struct Utf8Stream {
     pending: Vec<u8>,
 }
 
 impl Utf8Stream {
-    fn decode(&mut self, chunk: &[u8], last: bool) -> String {
+    pub(crate) fn decode(&mut self, chunk: &[u8], last: bool) -> String {
         self.pending.extend_from_slice(chunk);
         let mut out = String::new();
         let mut input: &[u8] = &self.pending;

@@ -1,15 +1,18 @@
 //! User shell commands (`!cmd` / `!!cmd`): pi's `user_bash` event, `executeBash` and
 //! `recordBashResult`.
 
+use std::sync::Arc;
+
 use pi_agent_core::AgentMessage;
 use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
 
 use super::AgentSession;
+use super::bash_exec::{LocalBashOperations, execute_bash_with_operations};
 use super::events::persist;
 use crate::extensions::{UserBashEvent, UserBashOperations, UserBashResult};
 use crate::messages::{BashExecutionMessage, CodingMessage};
 use crate::sdk::SdkError;
-use crate::tools::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationOptions, truncate_tail};
 
 /// The result of a user `!command` ([`AgentSession::execute_bash`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -63,6 +66,17 @@ impl AgentSession {
     /// return a finished result (recorded as is) or operations to run the command elsewhere; a
     /// failing handler's error is returned and nothing runs.
     pub async fn execute_bash(&self, command: &str, exclude_from_context: bool) -> Result<BashResult, SdkError> {
+        self.execute_bash_with_id(command, exclude_from_context, None).await
+    }
+
+    /// [`Self::execute_bash`] whose `bash_execution_update` events carry `id` (RPC mode passes the
+    /// command's id, as pi's `executeBash(command, undefined, {id})`).
+    pub async fn execute_bash_with_id(
+        &self,
+        command: &str,
+        exclude_from_context: bool,
+        id: Option<&str>,
+    ) -> Result<BashResult, SdkError> {
         let mut operations = None;
         if let Some(runner) = self.shared.runner.as_ref().filter(|r| r.has_handlers("user_bash")) {
             let event = UserBashEvent { command: command.to_owned(), exclude_from_context, cwd: self.session_cwd() };
@@ -77,63 +91,57 @@ impl AgentSession {
                 Ok(None) => {}
             }
         }
-        let result = match operations {
-            Some(ops) => self.run_with_operations(command, ops.as_ref()).await,
-            None => self.run_locally(command).await,
+        let shell = &self.shared.shell;
+        let ops: Arc<dyn UserBashOperations> =
+            operations.unwrap_or_else(|| Arc::new(LocalBashOperations { shell_path: shell.shell_path.clone() }));
+        // pi's `shellCommandPrefix`: run as `prefix\ncommand`; the command is recorded as typed.
+        let resolved = match shell.command_prefix.as_deref() {
+            Some(prefix) if !prefix.is_empty() => format!("{prefix}\n{command}"),
+            _ => command.to_owned(),
         };
+        let cancel = CancellationToken::new();
+        let number = {
+            let mut st = self.shared.run_state();
+            st.next_bash += 1;
+            let number = st.next_bash;
+            st.bash_cancels.push((number, cancel.clone()));
+            number
+        };
+        let shared = self.shared.clone();
+        let on_chunk = move |delta: &str| {
+            let mut record = Map::new();
+            record.insert("type".into(), json!("bash_execution_update"));
+            if let Some(id) = id {
+                record.insert("id".into(), json!(id));
+            }
+            record.insert("delta".into(), json!(delta));
+            shared.emit_record(Value::Object(record));
+        };
+        let result =
+            execute_bash_with_operations(&resolved, &self.session_cwd(), ops.as_ref(), &cancel, &on_chunk).await;
+        self.shared.run_state().bash_cancels.retain(|(n, _)| *n != number);
+        let result = result.map_err(SdkError::Failed)?;
         self.record_bash_result(command, &result, exclude_from_context);
         Ok(result)
     }
 
+    /// pi's `abortBash`: cancels every running user `!cmd` (not the agent's run; `abort` leaves
+    /// them running).
+    pub fn abort_bash(&self) {
+        let cancels: Vec<CancellationToken> =
+            self.shared.run_state().bash_cancels.iter().map(|(_, c)| c.clone()).collect();
+        for cancel in cancels {
+            cancel.cancel();
+        }
+    }
+
+    /// pi's `isBashRunning`.
+    pub fn is_bash_running(&self) -> bool {
+        !self.shared.run_state().bash_cancels.is_empty()
+    }
+
     fn session_cwd(&self) -> String {
         self.session_manager().cwd().to_owned()
-    }
-
-    async fn run_locally(&self, command: &str) -> BashResult {
-        let tool = crate::tools::bash_tool(&self.cwd);
-        let mut args = Map::new();
-        args.insert("command".into(), json!(command));
-        let cancel = self.agent.signal().unwrap_or_default();
-        let ctx = pi_agent_core::ToolContext::new(cancel.clone(), None);
-        let outcome = tool.execute("user-bash", args, ctx).await;
-        let (text, details, failed) = match &outcome {
-            Ok(r) => (
-                r.content.iter().filter_map(|b| b.as_text()).collect::<Vec<_>>().join("\n"),
-                r.details.clone(),
-                r.is_error,
-            ),
-            Err(e) => (e.message().to_owned(), Value::Null, true),
-        };
-        parse_bash_outcome(&text, &details, failed, cancel.is_cancelled())
-    }
-
-    /// pi's `executeBashWithOperations` over an extension's operations: output collected with
-    /// carriage returns removed, kept as a tail within pi's limits.
-    async fn run_with_operations(&self, command: &str, ops: &dyn UserBashOperations) -> BashResult {
-        let collected = std::sync::Mutex::new(Vec::<u8>::new());
-        let on_data = |chunk: &[u8]| collected.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(chunk);
-        let cancel = tokio_util::sync::CancellationToken::new();
-        let outcome = ops.exec(command, &self.session_cwd(), &on_data, cancel.clone()).await;
-        let bytes = collected.into_inner().unwrap_or_else(|e| e.into_inner());
-        let text = String::from_utf8_lossy(&bytes).replace('\r', "");
-        let truncation =
-            truncate_tail(&text, TruncationOptions { max_lines: DEFAULT_MAX_LINES, max_bytes: DEFAULT_MAX_BYTES });
-        match outcome {
-            Ok(exit_code) => BashResult {
-                output: truncation.content,
-                exit_code,
-                cancelled: cancel.is_cancelled(),
-                truncated: truncation.truncated,
-                full_output_path: None,
-            },
-            Err(e) => BashResult {
-                output: if text.is_empty() { e.to_string() } else { truncation.content },
-                exit_code: None,
-                cancelled: cancel.is_cancelled(),
-                truncated: truncation.truncated,
-                full_output_path: None,
-            },
-        }
     }
 
     /// pi's `recordBashResult`: a `bashExecution` message; while streaming it is held until the
@@ -157,17 +165,4 @@ impl AgentSession {
             self.refresh_context();
         }
     }
-}
-
-/// Reads the bash tool's result back into a [`BashResult`].
-fn parse_bash_outcome(text: &str, details: &Value, failed: bool, cancelled: bool) -> BashResult {
-    let full_output_path = details.get("fullOutputPath").and_then(Value::as_str).map(str::to_owned);
-    let truncated =
-        details.get("truncation").is_some_and(|t| t.get("truncated").and_then(Value::as_bool) == Some(true));
-    // The tool appends "\n\nCommand exited with code N" to a failing command's output.
-    let (output, exit_code) = match text.rsplit_once("\n\nCommand exited with code ") {
-        Some((out, code)) if failed => (out.to_owned(), code.trim().parse::<i64>().ok()),
-        _ => (text.to_owned(), if failed { None } else { Some(0) }),
-    };
-    BashResult { output, exit_code, cancelled, truncated, full_output_path }
 }

@@ -43,6 +43,11 @@ pub(crate) fn custom_message(message: ExtensionMessage) -> CodingAgentMessage {
     }))
 }
 
+/// A triggered custom message sent while `agent_settled` was emitted, sent again afterwards.
+fn deferred_custom(message: CodingAgentMessage, options: SendMessageOptions) -> super::DeferredAction {
+    Box::new(move |session: AgentSession| Box::pin(async move { session.deliver_custom(message, options).await }))
+}
+
 impl AgentSession {
     /// pi's `sendCustomMessage`: a `custom` message whose `content` reaches the model.
     ///
@@ -88,6 +93,13 @@ impl AgentSession {
                 self.agent.steer(message);
             }
         } else if options.trigger_turn == Some(true) {
+            // As pi: a run triggered while `agent_settled` is emitted waits until it was heard.
+            let mut st = self.shared.run_state();
+            if st.emitting_settled {
+                st.deferred_settled.push(deferred_custom(message, options));
+                return None;
+            }
+            drop(st);
             self.mark_run_started();
             return Some(message);
         } else if streaming {

@@ -15,6 +15,7 @@
 //! [`switching`] (new session, switch, fork), [`stats`].
 
 mod bash;
+mod bash_exec;
 mod compaction;
 mod events;
 mod messages;
@@ -44,7 +45,7 @@ pub use messages::QueueDisposition;
 pub(crate) use messages::custom_message;
 pub use prompt::{PreflightCallback, PromptDisposition, PromptOptions};
 pub use provider_errors::{is_context_overflow, is_retryable_assistant_error};
-pub use settings::{RetrySettings, SessionSettings};
+pub use settings::{RetrySettings, SessionSettings, ShellSettings};
 pub use stats::{ContextUsage, SessionStats, TokenStats};
 pub use switching::{ForkMessage, ForkOutcome, SwitchOutcome};
 pub use tree::{NavigateTreeOptions, NavigateTreeOutcome};
@@ -93,6 +94,10 @@ pub enum SessionEvent {
 
 type Listener = Arc<dyn Fn(&SessionEvent) + Send + Sync>;
 
+/// A call made while `agent_settled` was emitted, run after it on the session.
+pub(crate) type DeferredAction =
+    Box<dyn FnOnce(AgentSession) -> futures::future::BoxFuture<'static, Result<(), SdkError>> + Send>;
+
 /// What a run, a compaction or a retry is doing (pi's private `_…` fields of `AgentSession`).
 #[derive(Default)]
 pub(crate) struct RunState {
@@ -108,6 +113,15 @@ pub(crate) struct RunState {
     pub(crate) pending_custom: Vec<CodingAgentMessage>,
     /// `!cmd` results recorded while streaming, appended when the run ends.
     pub(crate) pending_bash: Vec<CodingAgentMessage>,
+    /// Cancels of the running user `!cmd`s (pi's `_bashAbortControllers`), by a run number.
+    pub(crate) bash_cancels: Vec<(u64, CancellationToken)>,
+    /// The number of the next user `!cmd`.
+    pub(crate) next_bash: u64,
+    /// `agent_settled` is being emitted (pi's `_isEmittingAgentSettled`): prompts and runs
+    /// started meanwhile are deferred until it has reached every handler and listener.
+    pub(crate) emitting_settled: bool,
+    /// The calls deferred while `agent_settled` was emitted (pi's `_deferredSettledActions`).
+    pub(crate) deferred_settled: Vec<DeferredAction>,
     /// The system prompt a `before_agent_start` handler forced for this run.
     pub(crate) forced_system_prompt: Option<String>,
     /// The last assistant message of the current low-level run.
@@ -148,6 +162,8 @@ pub(crate) struct SessionShared {
     /// The base request options (API key, headers) summaries reuse.
     pub(crate) stream_options: StreamOptions,
     pub(crate) settings: Mutex<SessionSettings>,
+    /// The shell of user `!cmd`s.
+    pub(crate) shell: ShellSettings,
     /// Models a switched session may restore (see `CreateAgentSessionOptions::models`).
     pub(crate) models: Vec<Model>,
     /// pi's `modelFallbackMessage` of the last session switch.
@@ -171,6 +187,7 @@ pub(crate) struct SharedParts {
     pub(crate) stream_options: StreamOptions,
     pub(crate) models: Vec<Model>,
     pub(crate) settings: SessionSettings,
+    pub(crate) shell: ShellSettings,
 }
 
 impl SessionShared {
@@ -186,6 +203,7 @@ impl SessionShared {
             stream_fn: parts.stream_fn,
             stream_options: parts.stream_options,
             settings: Mutex::new(parts.settings),
+            shell: parts.shell,
             models: parts.models,
             model_fallback_message: Mutex::new(None),
             state: Mutex::new(RunState::default()),
@@ -464,8 +482,9 @@ impl AgentSession {
         self.agent.set_messages(self.session_messages());
     }
 
-    /// Aborts any run and drops every listener.
+    /// Aborts any run and user `!cmd` and drops every listener.
     pub async fn dispose(&self) {
+        self.abort_bash();
         self.abort().await;
         lock(&self.shared.listeners).clear();
     }

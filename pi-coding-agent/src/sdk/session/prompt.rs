@@ -10,7 +10,7 @@ use pi_ai::transcript::current_system_message;
 use pi_ai::{ImageContent, TextContent, UserBlock, UserMessage, now_ms};
 
 use super::events::{flush_pending_bash, flush_pending_custom};
-use super::{AgentSession, lock};
+use super::{AgentSession, DeferredAction, lock};
 use crate::extensions::{AgentStartTrigger, InputOutcome, InputSource, StreamingBehavior};
 use crate::messages::{CodingAgentMessage, CodingMessage, CustomRoleMessage};
 use crate::sdk::SdkError;
@@ -91,6 +91,11 @@ pub(crate) fn user_message(text: &str, images: Vec<ImageContent>) -> UserMessage
     UserMessage::new(content)
 }
 
+/// A prompt made while `agent_settled` was emitted, made again afterwards.
+fn deferred_prompt(text: String, options: PromptOptions) -> DeferredAction {
+    Box::new(move |session: AgentSession| Box::pin(async move { session.prompt_with(&text, options).await }))
+}
+
 impl AgentSession {
     /// Sends a user prompt and runs until the agent settles. The user content is always an array
     /// (`[{type:"text"}, …images]`), as pi sends it.
@@ -101,7 +106,17 @@ impl AgentSession {
     /// pi's `prompt(text, options)`: an extension command (`/name args`) runs at once; otherwise
     /// the `input` event may handle or transform the text; while streaming the prompt is queued
     /// per `streaming_behavior`; otherwise a run starts.
+    ///
+    /// Called while `agent_settled` is being emitted (from its handlers), the prompt is deferred
+    /// until the event has reached every handler and listener, as pi does; it then returns at once.
     pub async fn prompt_with(&self, text: &str, options: PromptOptions) -> Result<(), SdkError> {
+        {
+            let mut st = self.shared.run_state();
+            if st.emitting_settled {
+                st.deferred_settled.push(deferred_prompt(text.to_owned(), options));
+                return Ok(());
+            }
+        }
         let expand = options.expand_prompt_templates.unwrap_or(true);
         let preflight = options.preflight.clone();
         let preflight = preflight.as_ref();
@@ -216,8 +231,8 @@ impl AgentSession {
         flush_pending_bash(&self.shared);
         flush_pending_custom(&self.shared);
         self.refresh_context();
-        self.emit_agent_settled(aborted).await;
-        result
+        let settled = self.emit_agent_settled(aborted).await;
+        result.and(settled)
     }
 
     /// The session is busy from here on (pi's `_isAgentRunActive = true` at the top of
@@ -268,14 +283,45 @@ impl AgentSession {
         !self.abort_requested() && self.agent.has_queued_messages()
     }
 
-    /// pi's `_emitAgentSettled`: the run is over; extensions hear `agent_settled`.
-    async fn emit_agent_settled(&self, aborted: bool) {
-        self.shared.run_state().run_active = false;
+    /// pi's `_emitAgentSettled`: the run is over; extensions, then listeners, hear
+    /// `agent_settled`. Prompts and triggered runs requested meanwhile run afterwards, in call
+    /// order; the first failing one ends them and its error is returned.
+    async fn emit_agent_settled(&self, aborted: bool) -> Result<(), SdkError> {
+        {
+            let mut st = self.shared.run_state();
+            st.run_active = false;
+            st.emitting_settled = true;
+        }
         if let Some(runner) = &self.shared.runner {
             runner.emit(crate::extensions::NotifyEvent::AgentSettled { aborted }).await;
         }
         self.shared.emit(&super::SessionEvent::AgentSettled { aborted });
+        let deferred = {
+            let mut st = self.shared.run_state();
+            st.emitting_settled = false;
+            std::mem::take(&mut st.deferred_settled)
+        };
+        let mut outcome = Ok(());
+        for action in deferred {
+            if let Err(e) = action(self.clone()).await {
+                outcome = Err(e);
+                break;
+            }
+        }
         self.shared.idle.notify_waiters();
+        outcome
+    }
+
+    /// Defers `action` when `agent_settled` is being emitted (see [`Self::prompt_with`]); gives
+    /// it back otherwise.
+    pub(crate) fn defer_while_settling(&self, action: DeferredAction) -> Option<DeferredAction> {
+        let mut st = self.shared.run_state();
+        if st.emitting_settled {
+            st.deferred_settled.push(action);
+            None
+        } else {
+            Some(action)
+        }
     }
 
     /// pi's `_prepareRun`: compaction check, `before_agent_start`, then the starting messages:

@@ -29,6 +29,25 @@ impl RetrySettings {
     }
 }
 
+/// The shell of user `!cmd`s (pi's `getShellCommandPrefix()` and `getShellPath()`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShellSettings {
+    /// `shellCommandPrefix`: run as `prefix\ncommand` (e.g. `shopt -s expand_aliases`).
+    pub command_prefix: Option<String>,
+    /// `shellPath`: the shell instead of `/bin/bash`.
+    pub shell_path: Option<String>,
+}
+
+impl ShellSettings {
+    /// The shell settings of merged settings files.
+    pub fn from_settings(settings: &Settings) -> Self {
+        ShellSettings {
+            command_prefix: settings.shell_command_prefix().map(str::to_owned),
+            shell_path: settings.shell_path().map(str::to_owned),
+        }
+    }
+}
+
 /// What a session reads from the settings while it runs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SessionSettings {
