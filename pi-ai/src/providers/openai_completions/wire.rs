@@ -35,11 +35,13 @@ pub(crate) struct WireToolCall<'a> {
 }
 
 /// One Chat Completions message. Keys are written in this order, absent ones skipped; no
-/// message kind uses more than its own subset. What only some assistant and system messages carry
-/// is boxed, so a long transcript's message list stays small (it is built once per request).
+/// message kind uses more than its own subset. What only reasoning assistant messages and tool
+/// declarations carry is boxed, so a long transcript's message list stays small (it is built once
+/// per request).
 pub(crate) struct WireMessage<'a> {
     role: &'static str,
     content: Option<MessageContent<'a>>,
+    tool_calls: Vec<WireToolCall<'a>>,
     extra: Option<Box<WireExtra<'a>>>,
     tool_call_id: Option<&'a str>,
     name: Option<&'a str>,
@@ -50,7 +52,6 @@ pub(crate) struct WireMessage<'a> {
 struct WireExtra<'a> {
     tools: Option<Vec<Value>>,
     reasoning: Option<(&'static str, Cow<'a, str>)>,
-    tool_calls: Vec<WireToolCall<'a>>,
     reasoning_details: Option<Value>,
     empty_reasoning_content: bool,
 }
@@ -59,7 +60,6 @@ impl WireExtra<'_> {
     fn is_empty(&self) -> bool {
         self.tools.is_none()
             && self.reasoning.is_none()
-            && self.tool_calls.is_empty()
             && self.reasoning_details.is_none()
             && !self.empty_reasoning_content
     }
@@ -67,7 +67,7 @@ impl WireExtra<'_> {
 
 impl<'a> WireMessage<'a> {
     fn new(role: &'static str, content: Option<MessageContent<'a>>) -> Self {
-        WireMessage { role, content, extra: None, tool_call_id: None, name: None }
+        WireMessage { role, content, tool_calls: Vec::new(), extra: None, tool_call_id: None, name: None }
     }
 }
 
@@ -130,9 +130,11 @@ impl WriteJson for WireMessage<'_> {
             if let Some((field, text)) = &extra.reasoning {
                 m.str(field, text);
             }
-            if !extra.tool_calls.is_empty() {
-                m.json("tool_calls", &extra.tool_calls);
-            }
+        }
+        if !self.tool_calls.is_empty() {
+            m.json("tool_calls", &self.tool_calls);
+        }
+        if let Some(extra) = &self.extra {
             if let Some(details) = &extra.reasoning_details {
                 m.serde("reasoning_details", details);
             }
@@ -275,7 +277,7 @@ pub(crate) fn convert<'a>(
                 } else if !joined.is_empty() {
                     out.content = Some(MessageContent::Text(joined));
                 }
-                extra.tool_calls = a
+                out.tool_calls = a
                     .tool_calls()
                     .map(|tc| WireToolCall {
                         id: &tc.id,
@@ -292,7 +294,7 @@ pub(crate) fn convert<'a>(
                     Some(MessageContent::Parts(p)) => !p.is_empty(),
                     _ => false,
                 };
-                if !has_content && extra.tool_calls.is_empty() {
+                if !has_content && out.tool_calls.is_empty() {
                     i += 1;
                     continue;
                 }
