@@ -45,7 +45,7 @@ pub trait CustomMessage: Serialize + DeserializeOwned + Clone + fmt::Debug + Sen
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct UnknownMessage(pub Map<String, Value>);
+pub struct UnknownMessage(pub Shared<Map<String, Value>>);
 
 impl UnknownMessage {
     /// The `role` value, or `""`.

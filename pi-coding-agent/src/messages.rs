@@ -21,7 +21,7 @@
 //!     command: "false".into(),
 //!     exit_code: Some(1),
 //!     ..Default::default()
-//! }));
+//! }.into()));
 //! let llm = convert_to_llm(&[m]);
 //! assert_eq!(
 //!     serde_json::to_string(&llm[0]).unwrap(),
@@ -32,7 +32,7 @@
 use std::fmt;
 
 use pi_agent_core::{AgentMessage, CustomMessage, UnknownMessage};
-use pi_ai::{Content, Message, TextContent, UserBlock, UserMessage, json_object};
+use pi_ai::{Content, Message, Shared, TextContent, UserBlock, UserMessage, json_object};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
@@ -116,16 +116,19 @@ json_object! {
 }
 
 /// The coding agent's own roles, plus any other role kept as raw JSON.
+///
+/// Like the four LLM roles, each is held behind [`Shared`] (a reference count, copied on write),
+/// so copying a transcript copies pointers; build them with `.into()`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CodingMessage {
     /// `bashExecution`.
-    BashExecution(BashExecutionMessage),
+    BashExecution(Shared<BashExecutionMessage>),
     /// `custom`.
-    Custom(CustomRoleMessage),
+    Custom(Shared<CustomRoleMessage>),
     /// `branchSummary`.
-    BranchSummary(BranchSummaryMessage),
+    BranchSummary(Shared<BranchSummaryMessage>),
     /// `compactionSummary`.
-    CompactionSummary(CompactionSummaryMessage),
+    CompactionSummary(Shared<CompactionSummaryMessage>),
     /// Any other role (e.g. legacy `hookMessage`, or an extension's own), kept verbatim.
     Other(UnknownMessage),
 }
@@ -157,25 +160,25 @@ impl CustomMessage for CodingMessage {
 
 impl From<BashExecutionMessage> for CodingMessage {
     fn from(m: BashExecutionMessage) -> Self {
-        CodingMessage::BashExecution(m)
+        CodingMessage::BashExecution(m.into())
     }
 }
 
 impl From<CustomRoleMessage> for CodingMessage {
     fn from(m: CustomRoleMessage) -> Self {
-        CodingMessage::Custom(m)
+        CodingMessage::Custom(m.into())
     }
 }
 
 impl From<BranchSummaryMessage> for CodingMessage {
     fn from(m: BranchSummaryMessage) -> Self {
-        CodingMessage::BranchSummary(m)
+        CodingMessage::BranchSummary(m.into())
     }
 }
 
 impl From<CompactionSummaryMessage> for CodingMessage {
     fn from(m: CompactionSummaryMessage) -> Self {
-        CodingMessage::CompactionSummary(m)
+        CodingMessage::CompactionSummary(m.into())
     }
 }
 
@@ -224,17 +227,21 @@ impl CodingMessage {
         let role = obj.get("role").and_then(Value::as_str).map(str::to_owned);
         let value = Value::Object(obj);
         let parsed = match role.as_deref() {
-            Some("bashExecution") => typed::<BashExecutionMessage>(&value).map(CodingMessage::BashExecution),
-            Some("custom") => typed::<CustomRoleMessage>(&value).map(CodingMessage::Custom),
-            Some("branchSummary") => typed::<BranchSummaryMessage>(&value).map(CodingMessage::BranchSummary),
+            Some("bashExecution") => {
+                typed::<BashExecutionMessage>(&value).map(|m| CodingMessage::BashExecution(Shared::new(m)))
+            }
+            Some("custom") => typed::<CustomRoleMessage>(&value).map(|m| CodingMessage::Custom(Shared::new(m))),
+            Some("branchSummary") => {
+                typed::<BranchSummaryMessage>(&value).map(|m| CodingMessage::BranchSummary(Shared::new(m)))
+            }
             Some("compactionSummary") => {
-                typed::<CompactionSummaryMessage>(&value).map(CodingMessage::CompactionSummary)
+                typed::<CompactionSummaryMessage>(&value).map(|m| CodingMessage::CompactionSummary(Shared::new(m)))
             }
             _ => None,
         };
         match (parsed, value) {
             (Some(m), _) => m,
-            (None, Value::Object(obj)) => CodingMessage::Other(UnknownMessage(obj)),
+            (None, Value::Object(obj)) => CodingMessage::Other(UnknownMessage(obj.into())),
             (None, _) => CodingMessage::Other(UnknownMessage::default()),
         }
     }
@@ -364,22 +371,22 @@ impl pi_agent_core::ConvertToLlm<CodingMessage> for CodingConvertToLlm {
 
 /// A `branchSummary` message (pi's `createBranchSummaryMessage`).
 pub fn create_branch_summary_message(summary: &str, from_id: &str, timestamp: u64) -> CodingAgentMessage {
-    AgentMessage::Custom(CodingMessage::BranchSummary(BranchSummaryMessage {
-        summary: summary.to_owned(),
-        from_id: from_id.to_owned(),
-        timestamp,
-        ..Default::default()
-    }))
+    AgentMessage::Custom(CodingMessage::BranchSummary(
+        BranchSummaryMessage {
+            summary: summary.to_owned(),
+            from_id: from_id.to_owned(),
+            timestamp,
+            ..Default::default()
+        }
+        .into(),
+    ))
 }
 
 /// A `compactionSummary` message (pi's `createCompactionSummaryMessage`).
 pub fn create_compaction_summary_message(summary: &str, tokens_before: f64, timestamp: u64) -> CodingAgentMessage {
-    AgentMessage::Custom(CodingMessage::CompactionSummary(CompactionSummaryMessage {
-        summary: summary.to_owned(),
-        tokens_before,
-        timestamp,
-        ..Default::default()
-    }))
+    AgentMessage::Custom(CodingMessage::CompactionSummary(
+        CompactionSummaryMessage { summary: summary.to_owned(), tokens_before, timestamp, ..Default::default() }.into(),
+    ))
 }
 
 /// A `custom` message (pi's `createCustomMessage`).
@@ -390,12 +397,15 @@ pub fn create_custom_message(
     details: Option<Value>,
     timestamp: u64,
 ) -> CodingAgentMessage {
-    AgentMessage::Custom(CodingMessage::Custom(CustomRoleMessage {
-        custom_type: custom_type.to_owned(),
-        content,
-        display,
-        details,
-        timestamp,
-        ..Default::default()
-    }))
+    AgentMessage::Custom(CodingMessage::Custom(
+        CustomRoleMessage {
+            custom_type: custom_type.to_owned(),
+            content,
+            display,
+            details,
+            timestamp,
+            ..Default::default()
+        }
+        .into(),
+    ))
 }

@@ -204,7 +204,7 @@ fn skill_invocations_show_as_a_skill_line_then_the_users_text() {
     let rows_e = rows(&screen(&expanded, &sm));
     assert!(row_of(&rows_e, "Run it.") > row_of(&rows_e, "demo"));
     // Hidden custom roles produce nothing at all.
-    let hidden = AgentMessage::Custom(CodingMessage::Custom(custom("x", "y", false, json!({}))));
+    let hidden = AgentMessage::Custom(CodingMessage::Custom(custom("x", "y", false, json!({})).into()));
     let mut c = collapsed.render_messages(&[hidden]);
     assert!(render_lines(&mut c, 40).is_empty());
 }

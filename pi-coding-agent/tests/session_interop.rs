@@ -118,13 +118,16 @@ fn sessions_written_here_open_in_pi() {
             .unwrap(),
         ))
         .unwrap();
-    s.append_message(CodingAgentMessage::Custom(CodingMessage::BashExecution(BashExecutionMessage {
-        command: "ls".into(),
-        output: "a\n".into(),
-        exit_code: Some(0),
-        timestamp: 12,
-        ..Default::default()
-    })))
+    s.append_message(CodingAgentMessage::Custom(CodingMessage::BashExecution(
+        BashExecutionMessage {
+            command: "ls".into(),
+            output: "a\n".into(),
+            exit_code: Some(0),
+            timestamp: 12,
+            ..Default::default()
+        }
+        .into(),
+    )))
     .unwrap();
     s.append_custom_entry("state", Some(json!({"n": 1}))).unwrap();
     s.append_custom_message_entry("note", Content::Text("NOTE".into()), true, Some(json!({"d": true}))).unwrap();

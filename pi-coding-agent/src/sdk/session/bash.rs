@@ -147,17 +147,20 @@ impl AgentSession {
     /// pi's `recordBashResult`: a `bashExecution` message; while streaming it is held until the
     /// run ends so it cannot split a tool call from its result.
     pub fn record_bash_result(&self, command: &str, result: &BashResult, exclude_from_context: bool) {
-        let message = AgentMessage::Custom(CodingMessage::BashExecution(BashExecutionMessage {
-            command: command.to_owned(),
-            output: result.output.clone(),
-            exit_code: result.exit_code,
-            cancelled: result.cancelled,
-            truncated: result.truncated,
-            full_output_path: result.full_output_path.clone(),
-            timestamp: pi_ai::now_ms(),
-            exclude_from_context: exclude_from_context.then_some(true),
-            ..Default::default()
-        }));
+        let message = AgentMessage::Custom(CodingMessage::BashExecution(
+            BashExecutionMessage {
+                command: command.to_owned(),
+                output: result.output.clone(),
+                exit_code: result.exit_code,
+                cancelled: result.cancelled,
+                truncated: result.truncated,
+                full_output_path: result.full_output_path.clone(),
+                timestamp: pi_ai::now_ms(),
+                exclude_from_context: exclude_from_context.then_some(true),
+                ..Default::default()
+            }
+            .into(),
+        ));
         if self.is_streaming() {
             self.shared.run_state().pending_bash.push(message);
         } else {

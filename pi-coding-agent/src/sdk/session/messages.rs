@@ -33,14 +33,17 @@ impl QueueDisposition {
 
 /// pi's `custom` message built from what an extension sent.
 pub(crate) fn custom_message(message: ExtensionMessage) -> CodingAgentMessage {
-    AgentMessage::Custom(CodingMessage::Custom(CustomRoleMessage {
-        custom_type: message.custom_type,
-        content: message.content,
-        display: message.display,
-        details: message.details,
-        timestamp: now_ms(),
-        ..Default::default()
-    }))
+    AgentMessage::Custom(CodingMessage::Custom(
+        CustomRoleMessage {
+            custom_type: message.custom_type,
+            content: message.content,
+            display: message.display,
+            details: message.details,
+            timestamp: now_ms(),
+            ..Default::default()
+        }
+        .into(),
+    ))
 }
 
 /// A triggered custom message sent while `agent_settled` was emitted, sent again afterwards.
@@ -64,7 +67,7 @@ impl AgentSession {
     /// [`Self::send_message`] with a ready [`CustomRoleMessage`] and only `trigger_turn`.
     pub async fn send_custom_message(&self, message: CustomRoleMessage, trigger_turn: bool) -> Result<(), SdkError> {
         let options = SendMessageOptions { trigger_turn: Some(trigger_turn), deliver_as: None };
-        self.deliver_custom(AgentMessage::Custom(CodingMessage::Custom(message)), options).await
+        self.deliver_custom(AgentMessage::Custom(CodingMessage::Custom(message.into())), options).await
     }
 
     async fn deliver_custom(&self, message: CodingAgentMessage, options: SendMessageOptions) -> Result<(), SdkError> {

@@ -363,14 +363,17 @@ impl AgentSession {
         };
         messages.append(&mut self.shared.run_state().pending_next_turn);
         for m in handler_messages {
-            messages.push(AgentMessage::Custom(CodingMessage::Custom(CustomRoleMessage {
-                custom_type: m.custom_type,
-                content: m.content,
-                display: m.display,
-                details: m.details,
-                timestamp: now_ms(),
-                ..Default::default()
-            })));
+            messages.push(AgentMessage::Custom(CodingMessage::Custom(
+                CustomRoleMessage {
+                    custom_type: m.custom_type,
+                    content: m.content,
+                    display: m.display,
+                    details: m.details,
+                    timestamp: now_ms(),
+                    ..Default::default()
+                }
+                .into(),
+            )));
         }
         // pi's `_applyToolLoadout(getActiveToolNames())`: the active tools are the agent's, so a
         // direct change to them (`agent.set_tools`) is declared by this run and its prompt lists them.
