@@ -228,6 +228,40 @@ fn tool_call_reply(name: &str, arguments: &str) -> String {
     })
 }
 
+/// The bash tool follows the `shellCommandPrefix` and `shellPath` settings, as pi's
+/// `_buildRuntime` passes them to it (the call the model made is kept as it was written).
+#[test]
+fn the_bash_tool_follows_the_shell_settings() {
+    let server = ScriptedServer::start(vec![
+        tool_call_reply("bash", r#"{"command":"echo $GREETING"}"#),
+        text_reply(&["done"]),
+        tool_call_reply("bash", r#"{"command":"echo hi"}"#),
+        text_reply(&["done"]),
+    ]);
+    let env = Env::new(&server.base_url);
+    std::fs::write(env.agent().join("settings.json"), r#"{"shellCommandPrefix": "GREETING=prefixed"}"#).unwrap();
+    let out = env.run(&["--model", MODEL, "-p", "Greet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let tool_message = |body: &Value| -> Value {
+        body["messages"].as_array().and_then(|m| m.iter().find(|m| m["role"] == "tool").cloned()).unwrap_or_default()
+    };
+    let second = server.requests.lock().unwrap()[1].clone();
+    assert_eq!(tool_message(&second)["content"], "prefixed\n", "{second}");
+    let call =
+        &second["messages"].as_array().unwrap().iter().find(|m| m["role"] == "assistant").unwrap()["tool_calls"][0];
+    assert_eq!(call["function"]["arguments"], r#"{"command":"echo $GREETING"}"#);
+
+    std::fs::write(env.agent().join("settings.json"), r#"{"shellPath": "/nonexistent/shell"}"#).unwrap();
+    let out = env.run(&["--model", MODEL, "--no-session", "-p", "Greet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let fourth = server.requests.lock().unwrap()[3].clone();
+    let result = tool_message(&fourth);
+    assert!(
+        result["content"].as_str().unwrap_or_default().contains("Custom shell path not found: /nonexistent/shell"),
+        "{result}"
+    );
+}
+
 #[test]
 fn export_writes_an_escaped_html_page_of_the_session() {
     let server = ScriptedServer::start(vec![

@@ -185,7 +185,27 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     let model = options.model.or_else(first_model_with_key).ok_or(SdkError::NoModel)?;
     let thinking_level = options.thinking_level.unwrap_or(ThinkingLevel::Off);
 
-    let mut all_tools = crate::tools::all_tools(&cwd, &Default::default());
+    let loaded = std::sync::OnceLock::new();
+    let file_settings = || {
+        loaded.get_or_init(|| {
+            let (settings, errors) = crate::settings::Settings::load(&agent_dir, Path::new(&cwd), false);
+            for e in errors {
+                tracing::warn!(error = %e, "settings ignored");
+            }
+            settings
+        })
+    };
+    // The shell settings reach both the user's `!cmd`s and the bash tool (pi's `_buildRuntime`).
+    let shell = options.shell.unwrap_or_else(|| ShellSettings::from_settings(file_settings()));
+    let tool_options = crate::tools::ToolsOptions {
+        bash: crate::tools::BashToolOptions {
+            command_prefix: shell.command_prefix.clone(),
+            shell_path: shell.shell_path.clone(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let mut all_tools = crate::tools::all_tools(&cwd, &tool_options);
     let mut active: Vec<String> =
         options.tools.unwrap_or_else(|| system_prompt::DEFAULT_TOOLS.iter().map(|s| (*s).to_owned()).collect());
     for tool in options.custom_tools {
@@ -236,16 +256,6 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     if let Some(runner) = &runner {
         stream_options.on_payload = Some(extension_bridge::payload_hook(runner.clone()));
     }
-    let loaded = std::sync::OnceLock::new();
-    let file_settings = || {
-        loaded.get_or_init(|| {
-            let (settings, errors) = crate::settings::Settings::load(&agent_dir, Path::new(&cwd), false);
-            for e in errors {
-                tracing::warn!(error = %e, "settings ignored");
-            }
-            settings
-        })
-    };
     let shared = Arc::new(session::SessionShared::new(session::SharedParts {
         session_manager,
         all_tools,
@@ -255,7 +265,7 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
         stream_options: stream_options.clone(),
         models: options.models,
         settings: options.settings.unwrap_or_else(|| SessionSettings::from_settings(file_settings())),
-        shell: options.shell.unwrap_or_else(|| ShellSettings::from_settings(file_settings())),
+        shell,
     }));
     *shared.prompt_templates.lock().unwrap_or_else(|e| e.into_inner()) = resources.prompt_templates.clone();
     let mut builder = Agent::builder(model.clone(), stream_fn)
