@@ -175,9 +175,15 @@ pub(crate) async fn end_message<C: CustomMessage>(
     let role = message.role().to_owned();
     let ended = sink.emit_message_end(message).await?;
     if ended.role() != role {
-        return Err(format!("A message_end replacement must keep the role: {role} became {}", ended.role()).into());
+        return Err(role_changed(&role, ended.role()));
     }
     Ok(ended)
+}
+
+/// The error of a `message_end` replacement of another role (a typed transcript cannot hold it
+/// where the original stood).
+pub(crate) fn role_changed(from: &str, to: &str) -> BoxError {
+    format!("A message_end replacement must keep the role: {from} became {to}").into()
 }
 
 /// [`end_message`] for an assistant message.
@@ -187,7 +193,7 @@ pub(crate) async fn end_assistant<C: CustomMessage>(
 ) -> Result<Shared<AssistantMessage>, BoxError> {
     match end_message(sink, AgentMessage::Assistant(message)).await? {
         AgentMessage::Assistant(m) => Ok(m),
-        other => Err(format!("A message_end replacement must keep the role: assistant became {}", other.role()).into()),
+        other => Err(role_changed("assistant", other.role())),
     }
 }
 
@@ -198,9 +204,7 @@ pub(crate) async fn end_tool_result<C: CustomMessage>(
 ) -> Result<Shared<ToolResultMessage>, BoxError> {
     match end_message(sink, AgentMessage::ToolResult(message)).await? {
         AgentMessage::ToolResult(m) => Ok(m),
-        other => {
-            Err(format!("A message_end replacement must keep the role: toolResult became {}", other.role()).into())
-        }
+        other => Err(role_changed("toolResult", other.role())),
     }
 }
 

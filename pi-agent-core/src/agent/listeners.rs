@@ -9,7 +9,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 
 use super::{Agent, Inner, lock};
-use crate::agent_loop::EventSink;
+use crate::agent_loop::{EventSink, role_changed};
 use crate::event::AgentEvent;
 use crate::hooks::BoxError;
 use crate::message::{AgentMessage, CustomMessage};
@@ -115,12 +115,7 @@ impl<C: CustomMessage> AgentSink<C> {
                         (answer, &mut event, ended_at)
                     {
                         if replacement.role() != message.role() {
-                            return Err(format!(
-                                "A message_end replacement must keep the role: {} became {}",
-                                message.role(),
-                                replacement.role()
-                            )
-                            .into());
+                            return Err(role_changed(message.role(), replacement.role()));
                         }
                         let mut state = lock(&self.inner.state);
                         // Unless a listener rewrote the transcript meanwhile.

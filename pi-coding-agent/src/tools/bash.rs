@@ -7,16 +7,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use nix::sys::signal::{Signal, kill, killpg};
-use nix::unistd::Pid;
 use pi_agent_core::{AgentTool, AgentToolResult, ToolContext, ToolError};
 use serde_json::{Map, Value, json};
-use tokio::io::AsyncReadExt;
-use tokio::process::Command;
-use tokio::sync::mpsc;
 
 use super::args::{js_number, optional_f64, required_str};
 use super::output::{OutputAccumulator, OutputSnapshot};
+pub use super::shell::kill_process_tree;
+use super::shell::{EXIT_STDIO_GRACE, SESSION_ENV_KEYS, output_chunks, resolve_shell, spawn_shell};
 use super::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, format_size};
 
 const DESCRIPTION: &str = "Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last 2000 lines or 50KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.";
@@ -25,12 +22,6 @@ const MAX_TIMEOUT_MS: f64 = 2_147_483_647.0;
 const STRUCTURED_OUTPUT_MAX_BYTES: usize = 1024 * 1024;
 /// Least time between two streamed updates (pi's `BASH_UPDATE_THROTTLE_MS`).
 const UPDATE_THROTTLE: Duration = Duration::from_millis(100);
-/// After the shell exits, output still arriving from its background processes is read until the
-/// pipes are idle this long (pi's `EXIT_STDIO_GRACE_MS`).
-const EXIT_STDIO_GRACE: Duration = Duration::from_millis(100);
-/// Session variables pi sets for commands; inherited values are removed first.
-const SESSION_ENV_KEYS: [&str; 5] =
-    ["PI_SESSION_ID", "PI_SESSION_FILE", "PI_PROVIDER", "PI_MODEL", "PI_REASONING_LEVEL"];
 
 /// What a command is spawned with; a [`BashSpawnHook`] may change any of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,37 +81,6 @@ impl BashTool {
             }
         });
         BashTool { cwd: cwd.into(), options, parameters }
-    }
-}
-
-/// The shell and its arguments: the configured path, `/bin/bash`, `bash` on `PATH`, else `sh`.
-fn shell_config(custom: Option<&str>) -> Result<String, ToolError> {
-    if let Some(p) = custom {
-        return if std::path::Path::new(p).exists() {
-            Ok(p.to_owned())
-        } else {
-            Err(ToolError::new(format!("Custom shell path not found: {p}")))
-        };
-    }
-    if std::path::Path::new("/bin/bash").exists() {
-        return Ok("/bin/bash".to_owned());
-    }
-    if let Some(path) = std::env::var_os("PATH") {
-        for dir in std::env::split_paths(&path) {
-            let candidate = dir.join("bash");
-            if candidate.is_file() {
-                return Ok(candidate.to_string_lossy().into_owned());
-            }
-        }
-    }
-    Ok("sh".to_owned())
-}
-
-/// Kills a process group with SIGKILL, or the process alone if the group is gone.
-pub fn kill_process_tree(pid: u32) {
-    let Ok(raw) = i32::try_from(pid) else { return };
-    if killpg(Pid::from_raw(raw), Signal::SIGKILL).is_err() {
-        let _ = kill(Pid::from_raw(raw), Signal::SIGKILL);
     }
 }
 
@@ -282,20 +242,6 @@ fn resolve_timeout(timeout: Option<f64>) -> Result<Option<Duration>, ToolError> 
     Ok(Some(Duration::from_secs_f64(t)))
 }
 
-async fn pump(mut r: impl tokio::io::AsyncRead + Unpin, tx: mpsc::Sender<Vec<u8>>) {
-    let mut buf = vec![0u8; 32 * 1024];
-    loop {
-        match r.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                if tx.send(buf[..n].to_vec()).await.is_err() {
-                    break;
-                }
-            }
-        }
-    }
-}
-
 async fn run(
     spawn: &BashSpawnContext,
     timeout: Option<f64>,
@@ -307,36 +253,18 @@ async fn run(
     if ctx.is_cancelled() {
         return Ok(Ending::Aborted);
     }
-    let shell = shell_config(options.shell_path.as_deref())?;
+    let shell = resolve_shell(options.shell_path.as_deref()).map_err(ToolError::new)?;
     if !std::path::Path::new(&spawn.cwd).exists() {
         return Err(ToolError::new(format!(
             "Working directory does not exist: {}\nCannot execute bash commands.",
             spawn.cwd
         )));
     }
-    let mut child = Command::new(&shell)
-        .arg("-c")
-        .arg(&spawn.command)
-        .current_dir(&spawn.cwd)
-        .env_clear()
-        .envs(&spawn.env)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
+    let mut child = spawn_shell(&shell, &spawn.command, &spawn.cwd, &spawn.env)
         .map_err(|e| ToolError::new(format!("Failed to spawn {shell}: {e}")))?;
     let pid = child.id().unwrap_or(0);
     tracing::debug!(pid, "bash: spawned");
-    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
-    if let Some(out) = child.stdout.take() {
-        tokio::spawn(pump(out, tx.clone()));
-    }
-    if let Some(err) = child.stderr.take() {
-        tokio::spawn(pump(err, tx.clone()));
-    }
-    drop(tx);
+    let mut rx = output_chunks(&mut child);
 
     let started = Instant::now();
     let deadline = timeout.map(|t| tokio::time::Instant::now() + t);

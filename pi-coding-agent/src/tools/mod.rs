@@ -29,6 +29,7 @@ pub mod mutation_queue;
 pub mod output;
 pub mod path;
 pub mod read;
+pub(crate) mod shell;
 pub mod truncate;
 pub mod walk;
 pub mod write;

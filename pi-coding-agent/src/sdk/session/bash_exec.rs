@@ -5,22 +5,19 @@
 use std::collections::VecDeque;
 use std::io::Write;
 use std::sync::{LazyLock, Mutex};
-use std::time::Duration;
 
 use async_trait::async_trait;
 use regex::Regex;
-use tokio::io::AsyncReadExt;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::bash::BashResult;
 use crate::extensions::{BoxError, UserBashOperations};
 use crate::tools::output::{Utf8Stream, create_output_file};
+use crate::tools::shell::{
+    EXIT_STDIO_GRACE, SESSION_ENV_KEYS, kill_process_tree, output_chunks, resolve_shell, spawn_shell,
+};
 use crate::tools::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationOptions, truncate_tail};
 
-/// After the shell exits, output still arriving from its background processes is read until the
-/// pipes are idle this long (pi's `EXIT_STDIO_GRACE_MS`).
-const EXIT_STDIO_GRACE: Duration = Duration::from_millis(100);
 /// Longest unfinished escape sequence held back while streaming (pi's `MAX_PENDING_ANSI_LENGTH`).
 const MAX_PENDING_ANSI_LENGTH: usize = 256;
 
@@ -225,43 +222,6 @@ pub(crate) struct LocalBashOperations {
     pub(crate) shell_path: Option<String>,
 }
 
-async fn pump(mut r: impl tokio::io::AsyncRead + Unpin, tx: mpsc::Sender<Vec<u8>>) {
-    let mut buf = vec![0u8; 32 * 1024];
-    loop {
-        match r.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                if tx.send(buf[..n].to_vec()).await.is_err() {
-                    break;
-                }
-            }
-        }
-    }
-}
-
-/// pi's `getShellConfig`: the configured shell (which must exist), `/bin/bash`, `bash` on `PATH`,
-/// else `sh`.
-fn shell(custom: Option<&str>) -> Result<String, BoxError> {
-    if let Some(path) = custom.filter(|p| !p.is_empty()) {
-        if std::path::Path::new(path).exists() {
-            return Ok(path.to_owned());
-        }
-        return Err(format!("Custom shell path not found: {path}").into());
-    }
-    if std::path::Path::new("/bin/bash").exists() {
-        return Ok("/bin/bash".to_owned());
-    }
-    if let Some(path) = std::env::var_os("PATH") {
-        for dir in std::env::split_paths(&path) {
-            let candidate = dir.join("bash");
-            if candidate.is_file() {
-                return Ok(candidate.to_string_lossy().into_owned());
-            }
-        }
-    }
-    Ok("sh".to_owned())
-}
-
 #[async_trait]
 impl UserBashOperations for LocalBashOperations {
     async fn exec(
@@ -274,35 +234,17 @@ impl UserBashOperations for LocalBashOperations {
         if cancel.is_cancelled() {
             return Err("aborted".into());
         }
-        let shell = shell(self.shell_path.as_deref())?;
+        let shell = resolve_shell(self.shell_path.as_deref())?;
         if !std::path::Path::new(cwd).exists() {
             return Err(format!("Working directory does not exist: {cwd}\nCannot execute bash commands.").into());
         }
         let mut env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
-        for key in ["PI_SESSION_ID", "PI_SESSION_FILE", "PI_PROVIDER", "PI_MODEL", "PI_REASONING_LEVEL"] {
+        for key in SESSION_ENV_KEYS {
             env.remove(key);
         }
-        let mut child = tokio::process::Command::new(shell)
-            .arg("-c")
-            .arg(command)
-            .current_dir(cwd)
-            .env_clear()
-            .envs(&env)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true)
-            .spawn()?;
+        let mut child = spawn_shell(&shell, command, cwd, &env)?;
         let pid = child.id().unwrap_or(0);
-        let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
-        if let Some(out) = child.stdout.take() {
-            tokio::spawn(pump(out, tx.clone()));
-        }
-        if let Some(err) = child.stderr.take() {
-            tokio::spawn(pump(err, tx.clone()));
-        }
-        drop(tx);
+        let mut rx = output_chunks(&mut child);
         let mut status = None;
         let mut pipes_open = true;
         let mut killed = false;
@@ -329,7 +271,7 @@ impl UserBashOperations for LocalBashOperations {
                 },
                 _ = cancel.cancelled(), if !killed => {
                     killed = true;
-                    crate::tools::bash::kill_process_tree(pid);
+                    kill_process_tree(pid);
                 },
             }
         }

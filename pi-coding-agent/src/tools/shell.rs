@@ -1,0 +1,115 @@
+//! Running a shell command as pi does (`utils/shell.ts`), shared by the `bash` tool and the
+//! user's `!cmd`s: which shell (`getShellConfig`), the spawn in its own process group, the merged
+//! output as chunks, and killing the whole group.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+
+/// After the shell exits, output still arriving from its background processes is read until the
+/// pipes are idle this long (pi's `EXIT_STDIO_GRACE_MS`).
+pub(crate) const EXIT_STDIO_GRACE: Duration = Duration::from_millis(100);
+
+/// Session variables pi sets for the bash tool's commands; inherited values are removed first
+/// (and user `!cmd`s never see them).
+pub(crate) const SESSION_ENV_KEYS: [&str; 5] =
+    ["PI_SESSION_ID", "PI_SESSION_FILE", "PI_PROVIDER", "PI_MODEL", "PI_REASONING_LEVEL"];
+
+/// pi's `getShellConfig`: the `shellPath` setting (which must exist; an empty one counts as
+/// unset), else `/bin/bash`, else `bash` on `PATH`, else `sh`. The error is pi's text.
+pub(crate) fn resolve_shell(custom: Option<&str>) -> Result<String, String> {
+    if let Some(path) = custom.filter(|p| !p.is_empty()) {
+        if std::path::Path::new(path).exists() {
+            return Ok(path.to_owned());
+        }
+        return Err(format!("Custom shell path not found: {path}"));
+    }
+    if std::path::Path::new("/bin/bash").exists() {
+        return Ok("/bin/bash".to_owned());
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            let candidate = dir.join("bash");
+            if candidate.is_file() {
+                return Ok(candidate.to_string_lossy().into_owned());
+            }
+        }
+    }
+    Ok("sh".to_owned())
+}
+
+/// Starts `shell -c command` in `cwd` with exactly `env`, in its own process group, stdin closed,
+/// stdout and stderr piped; the child is killed if dropped.
+pub(crate) fn spawn_shell(
+    shell: &str,
+    command: &str,
+    cwd: &str,
+    env: &BTreeMap<String, String>,
+) -> std::io::Result<Child> {
+    Command::new(shell)
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .env_clear()
+        .envs(env)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+}
+
+/// The child's stdout and stderr as chunks in arrival order; the channel closes when both pipes
+/// have closed.
+pub(crate) fn output_chunks(child: &mut Child) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel::<Vec<u8>>(64);
+    if let Some(out) = child.stdout.take() {
+        tokio::spawn(pump(out, tx.clone()));
+    }
+    if let Some(err) = child.stderr.take() {
+        tokio::spawn(pump(err, tx));
+    }
+    rx
+}
+
+async fn pump(mut r: impl tokio::io::AsyncRead + Unpin, tx: mpsc::Sender<Vec<u8>>) {
+    let mut buf = vec![0u8; 32 * 1024];
+    loop {
+        match r.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if tx.send(buf[..n].to_vec()).await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Kills a process group with SIGKILL, or the process alone if the group is gone.
+pub fn kill_process_tree(pid: u32) {
+    let Ok(raw) = i32::try_from(pid) else { return };
+    if killpg(Pid::from_raw(raw), Signal::SIGKILL).is_err() {
+        let _ = kill(Pid::from_raw(raw), Signal::SIGKILL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_custom_shell_is_pis_error_and_an_empty_one_is_unset() {
+        assert_eq!(
+            resolve_shell(Some("/nonexistent/shell")),
+            Err("Custom shell path not found: /nonexistent/shell".to_owned())
+        );
+        assert_eq!(resolve_shell(Some("")), resolve_shell(None));
+    }
+}
