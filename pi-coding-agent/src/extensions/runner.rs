@@ -143,6 +143,14 @@ impl ExtensionRunner {
         self.runtime.set_mode(mode, has_ui);
     }
 
+    /// Sets the user interface extensions reach through `ctx.ui` (the seam of [`crate::ui`]);
+    /// `has_ui` follows the host's [`UiHost::has_ui`](crate::ui::UiHost::has_ui).
+    pub fn set_ui(&self, ui: std::sync::Arc<dyn crate::ui::UiHost>) {
+        let mode = self.runtime.context_mode();
+        self.runtime.set_mode(mode, ui.has_ui());
+        self.runtime.set_ui(ui);
+    }
+
     /// Adds an error listener (pi's `onError`).
     pub fn on_error(&self, listener: impl Fn(&ExtensionError) + Send + Sync + 'static) -> ErrorListenerHandle {
         let id = self.runtime.add_listener(Arc::new(listener));

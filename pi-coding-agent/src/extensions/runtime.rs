@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::actions::ExtensionActions;
 use super::errors::{ExtensionApiError, ExtensionError};
+use crate::ui::UiHost;
 
 /// Locks a mutex, recovering the data if a panicking handler poisoned it.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -77,6 +78,7 @@ pub(crate) struct Runtime {
     listeners: Mutex<Vec<(u64, ErrorListener)>>,
     next_listener: Mutex<u64>,
     mode: RwLock<(ExtensionMode, bool)>,
+    ui: RwLock<Arc<dyn UiHost>>,
 }
 
 impl Runtime {
@@ -88,6 +90,7 @@ impl Runtime {
             listeners: Mutex::new(Vec::new()),
             next_listener: Mutex::new(0),
             mode: RwLock::new((ExtensionMode::Print, false)),
+            ui: RwLock::new(crate::ui::no_ui()),
         })
     }
 
@@ -101,6 +104,18 @@ impl Runtime {
 
     pub(crate) fn set_mode(&self, mode: ExtensionMode, has_ui: bool) {
         *self.mode.write().unwrap_or_else(|e| e.into_inner()) = (mode, has_ui);
+    }
+
+    pub(crate) fn set_ui(&self, ui: Arc<dyn UiHost>) {
+        *self.ui.write().unwrap_or_else(|e| e.into_inner()) = ui;
+    }
+
+    pub(crate) fn ui(&self) -> Arc<dyn UiHost> {
+        self.ui.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub(crate) fn context_mode(&self) -> ExtensionMode {
+        self.mode().0
     }
 
     fn mode(&self) -> (ExtensionMode, bool) {
@@ -158,6 +173,12 @@ impl ExtensionContext {
     /// Whether an interactive UI is attached.
     pub fn has_ui(&self) -> bool {
         self.runtime.mode().1
+    }
+
+    /// The user interface (pi's `ctx.ui`): the host's [`UiHost`], or [`crate::ui::NoUi`]'s
+    /// answers in print and json modes and before a host is set.
+    pub fn ui(&self) -> Arc<dyn UiHost> {
+        self.runtime.ui()
     }
 
     /// Whether the agent is idle.

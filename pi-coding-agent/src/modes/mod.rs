@@ -3,6 +3,7 @@
 //! the final text there; diagnostics go to stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod interactive;
 pub mod json;
 pub mod json_event;
 pub mod output;

@@ -1,0 +1,1 @@
+//! Credentials: `auth.json` (`AuthStorage`), its lock and lookup order, and the model registry with auth.

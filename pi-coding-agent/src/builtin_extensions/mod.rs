@@ -1,0 +1,1 @@
+//! The built-in extensions besides MCP: codemode, tool_search and llama.

@@ -1,0 +1,1 @@
+//! pi packages: `pi install|remove|update|list|config`, sources, manifests and resource loading.

@@ -1,0 +1,1 @@
+//! Project trust: the trust store, `defaultProjectTrust` and which project resources wait for trust.
