@@ -30,6 +30,9 @@ const SUBCOMMANDS: [&str; 8] = ["install", "remove", "uninstall", "update", "lis
 
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(code) = pi_coding_agent::packages::run_package_command(&argv) {
+        std::process::exit(code);
+    }
     if let Some(command) = argv.first().filter(|a| SUBCOMMANDS.contains(&a.as_str())) {
         // pi runs these before parsing options; sending the word as a prompt would be wrong.
         eprintln!("Error: `pi {command}` is not available in this port (no package, auth or MCP commands)");
@@ -141,7 +144,15 @@ async fn run(mut args: Args) -> Result<i32> {
         return fail(&e);
     }
     let agent_dir = get_agent_dir();
-    let (settings, settings_errors) = Settings::load(&agent_dir, &cwd, args.project_trust_override == Some(true));
+    let project_trusted =
+        match pi_coding_agent::trust::startup_project_trusted(&agent_dir, &cwd, args.project_trust_override).await {
+            Ok(r) => {
+                r.warnings.iter().for_each(|w| eprintln!("Warning: {w}"));
+                r.trusted
+            }
+            Err(e) => return fail(&e.to_string()),
+        };
+    let (settings, settings_errors) = Settings::load(&agent_dir, &cwd, project_trusted);
     for e in settings_errors {
         eprintln!("Warning: {e}");
     }
@@ -306,7 +317,7 @@ async fn run(mut args: Args) -> Result<i32> {
 
     let mut loader = DefaultResourceLoader::new(&cwd, &agent_dir);
     loader.no_context_files = args.no_context_files;
-    loader.project_trusted = args.project_trust_override == Some(true);
+    loader.project_trusted = project_trusted;
     loader.no_extensions = args.no_extensions;
     // `-e` paths are resolved against the cwd and load even with --no-extensions, as pi's.
     for e in &args.extensions {
@@ -336,6 +347,9 @@ async fn run(mut args: Args) -> Result<i32> {
         loader.append_system_prompt = Some(parts.join("\n\n"));
     }
     loader.reload().await?;
+    for w in &loader.resources()?.package_warnings {
+        eprintln!("Warning: {w}");
+    }
     let stream_options = pi_ai::options::StreamOptions { api_key: args.api_key.clone(), ..Default::default() };
     let created = create_agent_session(CreateAgentSessionOptions {
         cwd: Some(cwd.clone()),

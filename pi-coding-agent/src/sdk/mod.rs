@@ -27,7 +27,7 @@
 //! ```
 
 pub mod diagnostics;
-mod discovery;
+pub(crate) mod discovery;
 pub mod expand;
 mod extension_bridge;
 pub mod frontmatter;

@@ -5,19 +5,19 @@
 //! Skills and templates are discovered as pi 1.6.0 discovers them (highest precedence first):
 //! the trusted project's `.pi/skills`, the `.agents/skills` of the cwd and its ancestors up to the
 //! git root, then `<agent dir>/skills` and `~/.agents/skills`; templates from the trusted
-//! project's `.pi/prompts`, then `<agent dir>/prompts`. Additional paths come last.
+//! project's `.pi/prompts`, then `<agent dir>/prompts`. Additional paths come last. The
+//! discovery, with the settings arrays and pi packages, is [`crate::packages::resolve_resources`].
 
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
 use super::diagnostics::ResourceDiagnostic;
-use super::discovery::{
-    SkillDirMode, ancestor_agents_skill_dirs, collect_prompt_entries, collect_skill_entries, path_key, resolve_path,
-};
+use super::discovery::{path_key, resolve_path};
 use super::prompt_templates::{PromptTemplate, load_prompt_templates};
 use super::skills::{Skill, load_skills};
 use super::system_prompt::ContextFile;
+use crate::packages::{ResolveOptions, ResolvedResources, ResourceKind, resolve_resources};
 
 /// The context-file names looked for in each directory, first match wins.
 pub const CONTEXT_FILE_NAMES: [&str; 5] = ["AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"];
@@ -55,6 +55,13 @@ pub struct LoadedResources {
     pub prompt_templates: Vec<PromptTemplate>,
     /// Problems found loading prompt templates.
     pub prompt_diagnostics: Vec<ResourceDiagnostic>,
+    /// Enabled extension files of packages, settings and the `extensions` folders, in pi's
+    /// load order (the extension host loads them; `additional_extension_paths` come first).
+    pub extension_paths: Vec<PathBuf>,
+    /// Enabled theme files, in pi's precedence order.
+    pub theme_paths: Vec<PathBuf>,
+    /// Warnings of packages that could not be installed.
+    pub package_warnings: Vec<String>,
 }
 
 impl LoadedResources {
@@ -151,8 +158,14 @@ impl DefaultResourceLoader {
             Some(p) => Some(p.clone()),
             None => read_optional(self.discover(&cwd, &agent_dir, "APPEND_SYSTEM.md"))?,
         };
-        let (skills, skill_diagnostics) = self.load_skills(&cwd, &agent_dir);
-        let (prompt_templates, prompt_diagnostics) = self.load_prompt_templates(&cwd, &agent_dir);
+        // Packages, the settings arrays and the conventional folders, as pi's package manager
+        // resolves them (missing packages are installed unless offline).
+        let options =
+            ResolveOptions { install_missing: true, home_dir: self.home_dir.clone(), command_output_to_stderr: true };
+        let packages = resolve_resources(&cwd, &agent_dir, self.project_trusted, &options);
+        let (skills, skill_diagnostics) = self.load_skills(&cwd, &packages);
+        let (prompt_templates, prompt_diagnostics) = self.load_prompt_templates(&cwd, &packages);
+        let extension_paths = if self.no_extensions { Vec::new() } else { packages.enabled(ResourceKind::Extensions) };
         self.loaded = Some(LoadedResources {
             context_files,
             system_prompt,
@@ -161,37 +174,11 @@ impl DefaultResourceLoader {
             skill_diagnostics,
             prompt_templates,
             prompt_diagnostics,
+            extension_paths,
+            theme_paths: packages.enabled(ResourceKind::Themes),
+            package_warnings: packages.install_failures.iter().map(|f| f.warning()).collect(),
         });
         Ok(())
-    }
-
-    /// Discovered skill files in precedence order (pi's package manager: project first).
-    fn discovered_skill_files(&self, cwd: &Path, agent_dir: &Path) -> Vec<PathBuf> {
-        let home = self.home_dir.as_deref();
-        let user_agents = home.map(|h| h.join(".agents").join("skills"));
-        let mut files = Vec::new();
-        if self.project_trusted {
-            files.extend(collect_skill_entries(&cwd.join(".pi").join("skills"), SkillDirMode::Pi));
-            for dir in ancestor_agents_skill_dirs(cwd) {
-                if Some(&dir) != user_agents.as_ref() {
-                    files.extend(collect_skill_entries(&dir, SkillDirMode::Agents));
-                }
-            }
-        }
-        files.extend(collect_skill_entries(&agent_dir.join("skills"), SkillDirMode::Pi));
-        if let Some(dir) = &user_agents {
-            files.extend(collect_skill_entries(dir, SkillDirMode::Agents));
-        }
-        files
-    }
-
-    fn discovered_prompt_files(&self, cwd: &Path, agent_dir: &Path) -> Vec<PathBuf> {
-        let mut files = Vec::new();
-        if self.project_trusted {
-            files.extend(collect_prompt_entries(&cwd.join(".pi").join("prompts")));
-        }
-        files.extend(collect_prompt_entries(&agent_dir.join("prompts")));
-        files
     }
 
     /// Discovered paths then additional ones, resolved against the cwd, each file once.
@@ -204,8 +191,8 @@ impl DefaultResourceLoader {
             .collect()
     }
 
-    fn load_skills(&self, cwd: &Path, agent_dir: &Path) -> (Vec<Skill>, Vec<ResourceDiagnostic>) {
-        let discovered = if self.no_skills { Vec::new() } else { self.discovered_skill_files(cwd, agent_dir) };
+    fn load_skills(&self, cwd: &Path, packages: &ResolvedResources) -> (Vec<Skill>, Vec<ResourceDiagnostic>) {
+        let discovered = if self.no_skills { Vec::new() } else { packages.enabled(ResourceKind::Skills) };
         let paths = self.merge_paths(discovered, &self.additional_skill_paths, cwd);
         if paths.is_empty() {
             return (Vec::new(), Vec::new());
@@ -223,9 +210,12 @@ impl DefaultResourceLoader {
         (result.skills, result.diagnostics)
     }
 
-    fn load_prompt_templates(&self, cwd: &Path, agent_dir: &Path) -> (Vec<PromptTemplate>, Vec<ResourceDiagnostic>) {
-        let discovered =
-            if self.no_prompt_templates { Vec::new() } else { self.discovered_prompt_files(cwd, agent_dir) };
+    fn load_prompt_templates(
+        &self,
+        cwd: &Path,
+        packages: &ResolvedResources,
+    ) -> (Vec<PromptTemplate>, Vec<ResourceDiagnostic>) {
+        let discovered = if self.no_prompt_templates { Vec::new() } else { packages.enabled(ResourceKind::Prompts) };
         let paths = self.merge_paths(discovered, &self.additional_prompt_template_paths, cwd);
         if paths.is_empty() {
             return (Vec::new(), Vec::new());

@@ -296,6 +296,26 @@ pub fn is_project_trusted(agent_dir: &Path, cwd: &Path, trust_override: Option<b
     Ok(DefaultProjectTrust::load(agent_dir) == DefaultProjectTrust::Always)
 }
 
+/// The startup decision of a mode without a UI (print, json, rpc) and without extension
+/// handlers: [`resolve_project_trusted`] with the global `defaultProjectTrust` of `agent_dir`.
+pub async fn startup_project_trusted(
+    agent_dir: &Path,
+    cwd: &Path,
+    trust_override: Option<bool>,
+) -> Result<TrustResolution, TrustError> {
+    let store = ProjectTrustStore::new(agent_dir);
+    let opts = ResolveTrustOptions {
+        cwd,
+        store: &store,
+        trust_override,
+        default_project_trust: DefaultProjectTrust::load(agent_dir),
+        handlers: None,
+        mode: "print",
+        ui: &crate::ui::NoUi,
+    };
+    resolve_project_trusted(&opts).await
+}
+
 /// What the `/trust` selector shows (pi's `TrustSelectorComponent`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TrustSelector {
