@@ -227,26 +227,26 @@ fn run(command: Command, rest: &[String]) -> i32 {
         println!();
         return 0;
     }
-    let fail_usage = |line: String, prefix: &str| {
+    let fail_usage = |line: String, prefix: &str, suffix: &str| {
         error(&line);
-        eprintln!("{}", paint(DIM, &format!("{prefix}{}", usage(command))));
+        eprintln!("{}", paint(DIM, &format!("{prefix}{}{suffix}", usage(command))));
         1
     };
     if let Some(o) = &p.invalid_option {
-        return fail_usage(format!("Unknown option {o} for \"{}\".", command_name(command)), "Use \"pi --help\" or \"")
-            .max(1);
+        let line = format!("Unknown option {o} for \"{}\".", command_name(command));
+        return fail_usage(line, "Use \"pi --help\" or \"", "\".");
     }
     if let Some(o) = &p.missing_value {
-        return fail_usage(format!("Missing value for {o}."), "Usage: ");
+        return fail_usage(format!("Missing value for {o}."), "Usage: ", "");
     }
     if let Some(a) = &p.invalid_argument {
-        return fail_usage(format!("Unexpected argument {a}."), "Usage: ");
+        return fail_usage(format!("Unexpected argument {a}."), "Usage: ", "");
     }
     if let Some(c) = &p.conflict {
-        return fail_usage(c.clone(), "Usage: ");
+        return fail_usage(c.clone(), "Usage: ", "");
     }
     if matches!(command, Command::Install | Command::Remove) && p.source.is_none() {
-        return fail_usage(format!("Missing {} source.", command_name(command)), "Usage: ");
+        return fail_usage(format!("Missing {} source.", command_name(command)), "Usage: ", "");
     }
     if target == Some(UpdateTarget::Models) {
         error("Error: pi update --models is not available in this port (model catalogs are not refreshed)");

@@ -1,0 +1,284 @@
+//! `pi install | remove | update | list` with local, git and npm sources (a git repository and
+//! an npm registry on 127.0.0.1 made by the test, no network), and the resources packages and
+//! settings arrays load, compared with what the reference pi 1.6.0 sent for the same files
+//! (`fixtures/packages/resources.json`, recorded by `scripts/fixtures/packages_resources.sh`).
+//!
+//! Needs `git` and `npm` on PATH (CI installs both with Node).
+
+mod cli_support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use cli_support::{Env, ScriptedServer, text_reply};
+
+fn text(o: &Output) -> (String, String, i32) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned(), o.status.code().unwrap_or(-1))
+}
+
+fn sh(cwd: &Path, cmd: &str, args: &[&str]) {
+    let out = Command::new(cmd).args(args).current_dir(cwd).output().expect(cmd);
+    assert!(out.status.success(), "{cmd} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn settings(env: &Env) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(env.agent().join("settings.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn local_package_install_list_remove_as_pi() {
+    let env = Env::new("http://127.0.0.1:9/v1");
+    let pkg = env.agent().parent().unwrap().join("pkg");
+    std::fs::create_dir_all(pkg.join("skills/hello")).unwrap();
+    std::fs::write(pkg.join("package.json"), r#"{"name":"localpkg","version":"1.0.0"}"#).unwrap();
+    let (out, err, rc) = text(&env.run(&["install", "../pkg"]));
+    assert_eq!((out.as_str(), err.as_str(), rc), ("Installing ../pkg...\nInstalled ../pkg\n", "", 0));
+    // Relative to the agent dir, as pi writes it, without a final newline.
+    assert_eq!(std::fs::read_to_string(env.agent().join("settings.json")).unwrap().ends_with("]\n}"), true);
+    assert_eq!(settings(&env)["packages"], serde_json::json!(["../pkg"]));
+    let (out, _, rc) = text(&env.run(&["list"]));
+    assert_eq!((out, rc), (format!("User packages:\n  ../pkg\n    {}\n", pkg.display()), 0));
+    assert_eq!(text(&env.run(&["remove", "../pkg"])).0, "Removing ../pkg...\nRemoved ../pkg\n");
+    assert_eq!(settings(&env)["packages"], serde_json::json!([]));
+    let (out, err, rc) = text(&env.run(&["uninstall", "../pkg"]));
+    assert_eq!((out.as_str(), err.as_str(), rc), ("Removing ../pkg...\n", "No matching package found for ../pkg\n", 1));
+    assert_eq!(text(&env.run(&["list"])).0, "No packages installed.\n");
+    // Project scope: relative to .pi, listed under "Project packages:".
+    assert_eq!(text(&env.run(&["install", "-l", "../pkg"])).2, 0);
+    let project: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(env.proj().join(".pi/settings.json")).unwrap()).unwrap();
+    assert_eq!(project["packages"], serde_json::json!(["../../pkg"]));
+    // Now the project has .pi/settings.json: untrusted until approved.
+    assert_eq!(text(&env.run(&["list"])).0, "No packages installed.\n");
+    let (_, err, rc) = text(&env.run(&["install", "-l", "../pkg"]));
+    assert_eq!((err.as_str(), rc), ("Project is not trusted. Use --approve to modify local package config.\n", 1));
+    assert_eq!(text(&env.run(&["list", "--approve"])).0, format!("Project packages:\n  ../../pkg\n    {}\n", pkg.display()));
+    let (_, err, rc) = text(&env.run(&["install", "/nonexistent/pkg"]));
+    assert_eq!((err.as_str(), rc), ("Error: Path does not exist: /nonexistent/pkg\n", 1));
+}
+
+#[test]
+fn usage_errors_as_pi() {
+    let env = Env::new("http://127.0.0.1:9/v1");
+    let (_, err, rc) = text(&env.run(&["install"]));
+    assert_eq!((err.as_str(), rc), ("Missing install source.\nUsage: pi install <source> [-l] [--approve|--no-approve]\n", 1));
+    let (_, err, _) = text(&env.run(&["list", "-l"]));
+    assert_eq!(err, "Unknown option -l for \"list\".\nUse \"pi --help\" or \"pi list [--approve|--no-approve]\".\n");
+    let (_, err, rc) = text(&env.run(&["update", "--all", "x"]));
+    assert!(err.starts_with("--all cannot be combined with a positional source\n"), "{err}");
+    assert_eq!(rc, 1);
+}
+
+/// A bare repository reached as `https://example.com/user/<name>` through git's `insteadOf`.
+fn git_env(env: &Env, cmd: &mut Command) {
+    let repos = env.agent().parent().unwrap().join("repos");
+    cmd.env("GIT_CONFIG_COUNT", "1")
+        .env("GIT_CONFIG_KEY_0", format!("url.file://{}/.insteadOf", repos.display()))
+        .env("GIT_CONFIG_VALUE_0", "https://example.com/");
+}
+
+fn commit(dir: &Path, message: &str) {
+    sh(dir, "git", &["add", "-A"]);
+    sh(dir, "git", &["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", message]);
+}
+
+#[test]
+fn git_package_install_update_remove() {
+    let env = Env::new("http://127.0.0.1:9/v1");
+    let root = env.agent().parent().unwrap().to_path_buf();
+    let src = root.join("gitsrc");
+    std::fs::create_dir_all(src.join("skills/gskill")).unwrap();
+    std::fs::write(src.join("skills/gskill/SKILL.md"), "---\nname: gskill\ndescription: G\n---\nbody\n").unwrap();
+    sh(&src, "git", &["init", "-q", "-b", "main"]);
+    commit(&src, "one");
+    let bare = root.join("repos/user/gitpkg.git");
+    std::fs::create_dir_all(bare.parent().unwrap()).unwrap();
+    sh(&root, "git", &["clone", "-q", "--bare", &src.display().to_string(), &bare.display().to_string()]);
+    let run = |args: &[&str]| {
+        let mut c = env.pi();
+        git_env(&env, &mut c);
+        text(&c.args(args).output().unwrap())
+    };
+    let (out, _, rc) = run(&["install", "git:example.com/user/gitpkg"]);
+    assert_eq!((out.as_str(), rc), ("Installing git:example.com/user/gitpkg...\nInstalled git:example.com/user/gitpkg\n", 0));
+    let clone = env.agent().join("git/example.com/user/gitpkg");
+    assert!(clone.join("skills/gskill/SKILL.md").is_file());
+    assert_eq!(std::fs::read_to_string(env.agent().join("git/.gitignore")).unwrap(), "*\n!.gitignore\n");
+    assert_eq!(run(&["update", "--extensions"]).0, "Updating git:example.com/user/gitpkg...\nPackages are already up to date\n");
+    std::fs::write(src.join("new.txt"), "x").unwrap();
+    commit(&src, "two");
+    sh(&src, "git", &["push", "-q", &bare.display().to_string(), "main"]);
+    let head = |dir: &Path| {
+        let o = Command::new("git").args(["rev-parse", "HEAD"]).current_dir(dir).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).trim()[..7].to_string()
+    };
+    let before = head(&clone);
+    let (out, _, rc) = run(&["update", "git:example.com/user/gitpkg"]);
+    let after = head(&src);
+    assert_eq!(rc, 0);
+    assert!(out.ends_with(&format!("Updated 1 package:\n  git:example.com/user/gitpkg {before} -> {after}\n")), "{out}");
+    assert_eq!(head(&clone), after);
+    let (out, _, rc) = run(&["remove", "git:example.com/user/gitpkg"]);
+    assert_eq!((out.as_str(), rc), ("Removing git:example.com/user/gitpkg...\nRemoved git:example.com/user/gitpkg\n", 0));
+    assert!(!env.agent().join("git/example.com").exists());
+}
+
+/// A minimal npm registry on 127.0.0.1 serving the tarballs of `dir` (`<name>-<version>.tgz`).
+fn start_registry(dir: PathBuf) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut request = String::new();
+            let _ = reader.read_line(&mut request);
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+            }
+            let path = request.split_whitespace().nth(1).unwrap_or("/").trim_start_matches('/').to_string();
+            let (status, body): (&str, Vec<u8>) = if let Some((_, file)) = path.split_once("/-/") {
+                match std::fs::read(dir.join(file)) {
+                    Ok(bytes) => ("200 OK", bytes),
+                    Err(_) => ("404 Not Found", b"{}".to_vec()),
+                }
+            } else {
+                let mut versions = serde_json::Map::new();
+                let mut latest = String::new();
+                let mut names: Vec<String> =
+                    std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+                names.sort();
+                for f in names {
+                    if let Some(v) = f.strip_prefix(&format!("{path}-")).and_then(|r| r.strip_suffix(".tgz")) {
+                        let tarball = format!("http://127.0.0.1:{port}/{path}/-/{f}");
+                        versions.insert(v.into(), serde_json::json!({"name": path, "version": v, "dist": {"tarball": tarball}}));
+                        latest = v.to_string();
+                    }
+                }
+                let doc = serde_json::json!({"name": path, "dist-tags": {"latest": latest}, "versions": versions});
+                ("200 OK", doc.to_string().into_bytes())
+            };
+            let head = format!("HTTP/1.1 {status}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n", body.len());
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&body);
+        }
+    });
+    format!("http://127.0.0.1:{port}/")
+}
+
+#[test]
+fn npm_package_from_a_local_registry_ships_a_skill_and_a_theme() {
+    let server = ScriptedServer::start(vec![text_reply(&["ok"])]);
+    let env = Env::new(&server.base_url);
+    let root = env.agent().parent().unwrap().to_path_buf();
+    let src = root.join("npmsrc");
+    let tarballs = root.join("tarballs");
+    std::fs::create_dir_all(src.join("skills/npmskill")).unwrap();
+    std::fs::create_dir_all(src.join("themes")).unwrap();
+    std::fs::create_dir_all(&tarballs).unwrap();
+    std::fs::write(src.join("skills/npmskill/SKILL.md"), "---\nname: npmskill\ndescription: From npm\n---\nb\n").unwrap();
+    std::fs::write(src.join("themes/t.json"), r#"{"name":"npmtheme","vars":{},"colors":{}}"#).unwrap();
+    let pack = |version: &str| {
+        std::fs::write(src.join("package.json"), format!(r#"{{"name":"npmpkg","version":"{version}"}}"#)).unwrap();
+        sh(&src, "npm", &["pack", "--silent", "--pack-destination", &tarballs.display().to_string()]);
+    };
+    pack("1.0.0");
+    let registry = start_registry(tarballs.clone());
+    let run = |args: &[&str]| {
+        let mut c = env.pi();
+        c.env("npm_config_registry", &registry).env("npm_config_cache", root.join("npm-cache")).env_remove("PI_OFFLINE");
+        text(&c.args(args).output().unwrap())
+    };
+    let (out, err, rc) = run(&["install", "npm:npmpkg"]);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(out.starts_with("Installing npm:npmpkg...\n") && out.ends_with("Installed npm:npmpkg\n"), "{out}");
+    let installed = env.agent().join("npm/node_modules/npmpkg");
+    assert!(installed.join("skills/npmskill/SKILL.md").is_file());
+    assert_eq!(
+        std::fs::read_to_string(env.agent().join("npm/.gitignore")).unwrap(),
+        "*\n!.gitignore\n",
+    );
+    assert_eq!(run(&["list"]).0, format!("User packages:\n  npm:npmpkg\n    {}\n", installed.display()));
+    // The package's skill reaches the system prompt; its theme is resolved.
+    let (_, err, rc) = run(&["-p", "--no-session", "hi"]);
+    assert_eq!(rc, 0, "{err}");
+    let body = server.requests.lock().unwrap()[0].clone();
+    let system = body["messages"][0]["content"].as_str().unwrap().to_string();
+    assert!(system.contains(&format!("<location>{}</location>", installed.join("skills/npmskill/SKILL.md").display())), "{system}");
+    let resolved = pi_coding_agent::packages::resolve_resources(
+        &env.proj(),
+        &env.agent(),
+        true,
+        &pi_coding_agent::packages::ResolveOptions::default(),
+    );
+    assert_eq!(resolved.enabled(pi_coding_agent::packages::ResourceKind::Themes), vec![installed.join("themes/t.json")]);
+    // A newer version: `pi update --extensions` reinstalls and reports the change.
+    pack("1.1.0");
+    let (out, err, rc) = run(&["update", "--extensions"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.starts_with("Updating npm:npmpkg...\n"), "{out}");
+    assert!(out.ends_with("Updated 1 package:\n  npm:npmpkg 1.0.0 -> 1.1.0\n"), "{out}");
+    assert_eq!(run(&["update", "--extensions"]).0, "Packages are already up to date\n");
+    let (_, err, rc) = run(&["update", "npmpkg"]);
+    assert_eq!((err.as_str(), rc), ("Error: No matching package found for npmpkg. Did you mean npm:npmpkg?\n", 1));
+    let (out, _, rc) = run(&["remove", "npm:npmpkg"]);
+    assert_eq!(rc, 0);
+    assert!(out.ends_with("Removed npm:npmpkg\n"), "{out}");
+    assert!(!installed.exists());
+}
+
+#[test]
+fn a_missing_program_is_named() {
+    let env = Env::new("http://127.0.0.1:9/v1");
+    let out = env.pi().env("PATH", "/nonexistent").args(["install", "npm:whatever"]).output().unwrap();
+    let (_, err, rc) = text(&out);
+    assert_eq!((err.as_str(), rc), ("Error: npm is not installed or not on PATH (spawn npm ENOENT)\n", 1));
+}
+
+fn scenario_case(trust: &[&str]) -> serde_json::Value {
+    let server = ScriptedServer::start(vec![text_reply(&["ok"])]);
+    let env = Env::new(&server.base_url);
+    let root = env.agent().parent().unwrap().to_path_buf();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/packages/scenario.sh");
+    sh(&root, "bash", &[&script.display().to_string(), &root.display().to_string()]);
+    let mut args = vec!["-p", "--no-session", "--model", "local/smollm2-135m"];
+    args.extend_from_slice(trust);
+    args.push("/review hello");
+    let (_, err, rc) = text(&env.run(&args));
+    assert_eq!(rc, 0, "{err}");
+    let body = server.requests.lock().unwrap()[0].clone();
+    let messages = body["messages"].as_array().unwrap();
+    let system = messages[0]["content"].as_str().unwrap();
+    let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+    let user = match &user["content"] {
+        serde_json::Value::String(s) => s.clone(),
+        parts => parts.as_array().unwrap().iter().filter_map(|p| p["text"].as_str()).collect(),
+    };
+    let root = root.display().to_string();
+    serde_json::json!({"skills": skills_section(system).replace(&root, "<root>"), "user": user.replace(&root, "<root>")})
+}
+
+/// The `<skills>` section of a system prompt (the rest names each build's own docs paths).
+fn skills_section(system: &str) -> String {
+    match (system.find("<skills>"), system.find("</skills>")) {
+        (Some(a), Some(b)) => system[a..b + "</skills>".len()].to_string(),
+        _ => String::new(),
+    }
+}
+
+#[test]
+fn packages_and_settings_load_what_the_reference_loads() {
+    let fixture: serde_json::Value = serde_json::from_str(include_str!("fixtures/packages/resources.json")).unwrap();
+    let expected = |case: &str| {
+        let system = fixture[case]["system"].as_str().unwrap();
+        serde_json::json!({"skills": skills_section(system), "user": fixture[case]["user"]})
+    };
+    assert!(expected("approved")["skills"].as_str().unwrap().contains("<name>gamma</name>"));
+    assert_eq!(scenario_case(&[]), expected("untrusted"));
+    assert_eq!(scenario_case(&["--approve"]), expected("approved"));
+}

@@ -1,0 +1,167 @@
+//! Project trust: an untrusted project's protected resources (`.pi/skills`, `.pi/APPEND_SYSTEM.md`,
+//! project settings) are absent from the request body until the project is trusted (saved in
+//! `trust.json`, `--approve`, or `defaultProjectTrust: "always"`), while context files load
+//! regardless; and the decision order of pi's `resolveProjectTrusted` (override, extension
+//! handlers, saved decision, default, the question through the UI).
+
+mod cli_support;
+
+use std::path::Path;
+
+use async_trait::async_trait;
+use cli_support::{Env, ScriptedServer, text_reply};
+use pi_coding_agent::trust::{
+    DefaultProjectTrust, ProjectTrustContext, ProjectTrustDecision, ProjectTrustEvent, ProjectTrustEventResult,
+    ProjectTrustHandlerError, ProjectTrustHandlers, ProjectTrustStore, ResolveTrustOptions, normalize_cwd,
+    resolve_project_trusted, run_trust_command,
+};
+use pi_coding_agent::ui::{DialogOptions, UiHost};
+
+fn project(env: &Env) {
+    let p = env.proj();
+    std::fs::create_dir_all(p.join(".pi/skills/proj-skill")).unwrap();
+    std::fs::write(p.join(".pi/skills/proj-skill/SKILL.md"), "---\nname: proj-skill\ndescription: P\n---\nb\n").unwrap();
+    std::fs::write(p.join(".pi/APPEND_SYSTEM.md"), "PROJECT-APPEND").unwrap();
+    std::fs::create_dir_all(p.join("extra")).unwrap();
+    std::fs::write(p.join("extra/s.md"), "---\nname: settings-skill\ndescription: S\n---\nb\n").unwrap();
+    std::fs::write(p.join(".pi/settings.json"), r#"{"skills":["../extra/s.md"]}"#).unwrap();
+    std::fs::write(p.join("AGENTS.md"), "CONTEXT-FILE").unwrap();
+}
+
+/// The system prompt `pi -p` sent.
+fn system_prompt(env: &Env, server: &ScriptedServer, args: &[&str]) -> String {
+    let mut all = vec!["-p", "--no-session"];
+    all.extend_from_slice(args);
+    all.push("hi");
+    let out = env.run(&all);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let body = server.requests.lock().unwrap().last().cloned().unwrap();
+    body["messages"][0]["content"].as_str().unwrap().to_string()
+}
+
+fn assert_untrusted(system: &str) {
+    assert!(system.contains("CONTEXT-FILE"), "context files load regardless of trust");
+    for hidden in ["proj-skill", "PROJECT-APPEND", "settings-skill"] {
+        assert!(!system.contains(hidden), "{hidden} leaked into an untrusted request");
+    }
+}
+
+fn assert_trusted(system: &str) {
+    for shown in ["CONTEXT-FILE", "proj-skill", "PROJECT-APPEND", "settings-skill"] {
+        assert!(system.contains(shown), "{shown} missing from a trusted request");
+    }
+}
+
+#[test]
+fn project_resources_wait_for_trust() {
+    let server = ScriptedServer::start((0..6).map(|_| text_reply(&["ok"])).collect());
+    let env = Env::new(&server.base_url);
+    project(&env);
+    // "ask" without a UI: not trusted.
+    assert_untrusted(&system_prompt(&env, &server, &[]));
+    assert_trusted(&system_prompt(&env, &server, &["--approve"]));
+    // A saved decision (as /trust saves it) applies to later runs; --no-approve still wins.
+    ProjectTrustStore::new(env.agent()).set(&env.proj(), true).unwrap();
+    assert_trusted(&system_prompt(&env, &server, &[]));
+    assert_untrusted(&system_prompt(&env, &server, &["--no-approve"]));
+    // defaultProjectTrust applies only without a saved decision.
+    ProjectTrustStore::new(env.agent()).set(&env.proj(), false).unwrap();
+    let settings = env.agent().join("settings.json");
+    std::fs::write(&settings, r#"{"defaultProjectTrust":"always"}"#).unwrap();
+    assert_untrusted(&system_prompt(&env, &server, &[]));
+    std::fs::write(env.agent().join("trust.json"), "{}\n").unwrap();
+    assert_trusted(&system_prompt(&env, &server, &[]));
+}
+
+/// Answers `select` with the option whose label starts with `pick`, recording the title.
+struct Picker {
+    pick: &'static str,
+    titles: std::sync::Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl UiHost for Picker {
+    fn has_ui(&self) -> bool {
+        true
+    }
+    async fn select(&self, title: &str, options: &[String], _opts: DialogOptions) -> Option<String> {
+        self.titles.lock().unwrap().push(title.to_string());
+        options.iter().find(|o| o.trim_start_matches("✓ ").starts_with(self.pick)).cloned()
+    }
+}
+
+struct Handler(ProjectTrustDecision, bool);
+
+#[async_trait]
+impl ProjectTrustHandlers for Handler {
+    async fn emit_project_trust(
+        &self,
+        event: &ProjectTrustEvent,
+        ctx: &ProjectTrustContext<'_>,
+    ) -> (Option<ProjectTrustEventResult>, Vec<ProjectTrustHandlerError>) {
+        assert_eq!(event.cwd, ctx.cwd.display().to_string());
+        let error = ProjectTrustHandlerError { extension_path: "/ext.ts".into(), error: "boom".into() };
+        let result = (self.0 != ProjectTrustDecision::Undecided)
+            .then_some(ProjectTrustEventResult { trusted: self.0, remember: self.1 });
+        (result, vec![error])
+    }
+}
+
+async fn resolve(agent: &Path, cwd: &Path, ui: &dyn UiHost, handlers: Option<&dyn ProjectTrustHandlers>) -> (bool, Vec<String>) {
+    let store = ProjectTrustStore::new(agent);
+    let opts = ResolveTrustOptions {
+        cwd,
+        store: &store,
+        trust_override: None,
+        default_project_trust: DefaultProjectTrust::Ask,
+        handlers,
+        mode: "tui",
+        ui,
+    };
+    let r = resolve_project_trusted(&opts).await.unwrap();
+    (r.trusted, r.warnings)
+}
+
+#[tokio::test]
+async fn the_startup_question_handlers_and_the_trust_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    let cwd = dir.path().join("work/proj");
+    std::fs::create_dir_all(cwd.join(".pi/extensions")).unwrap();
+    let canonical = normalize_cwd(&cwd);
+    let parent = canonical.parent().unwrap().to_path_buf();
+    // The question: "Trust parent folder" saves the parent and clears the folder.
+    let ui = Picker { pick: "Trust parent", titles: Default::default() };
+    assert_eq!(resolve(&agent, &cwd, &ui, None).await, (true, vec![]));
+    let title = ui.titles.lock().unwrap()[0].clone();
+    assert_eq!(
+        title,
+        format!(
+            "Trust project folder?\n{}\n\nThis allows pi to load .pi settings and resources, install missing project packages, and execute project extensions.",
+            cwd.display()
+        )
+    );
+    let saved = std::fs::read_to_string(agent.join("trust.json")).unwrap();
+    assert_eq!(saved, format!("{{\n  \"{}\": true\n}}\n", parent.display()));
+    // An extension's "no" (remembered) wins over the saved parent decision; its failure is a warning.
+    let (trusted, warnings) = resolve(&agent, &cwd, &ui, Some(&Handler(ProjectTrustDecision::No, true))).await;
+    assert!(!trusted);
+    assert_eq!(warnings, vec!["Extension \"/ext.ts\" project_trust error: boom".to_string()]);
+    assert_eq!(ProjectTrustStore::new(&agent).get(&cwd).unwrap(), Some(false));
+    // Undecided falls through to the saved decision (the folder's own "no" now).
+    assert!(!resolve(&agent, &cwd, &ui, Some(&Handler(ProjectTrustDecision::Undecided, false))).await.0);
+    // /trust: the saved option is marked, the choice saved, pi's status line returned.
+    let ui = Picker { pick: "Trust", titles: Default::default() };
+    let status = run_trust_command(&ui, &agent, &cwd, false).await.unwrap();
+    assert_eq!(status.as_deref(), Some("Saved trust decision: trusted. Restart pi for this to take effect."));
+    let title = ui.titles.lock().unwrap()[0].clone();
+    assert_eq!(
+        title,
+        format!(
+            "Project trust\n{}\n\nSaved decision: untrusted ({})\nCurrent session: untrusted",
+            cwd.display(),
+            canonical.display()
+        )
+    );
+    assert_eq!(ProjectTrustStore::new(&agent).get(&cwd).unwrap(), Some(true));
+}
