@@ -380,8 +380,11 @@ fn unimplemented_options_and_commands_are_refused() {
     let server = ScriptedServer::start(Vec::new());
     let env = Env::new(&server.base_url);
     let cases: [(&[&str], &str); 2] = [
-        (&["list"], "Error: `pi list` is not available in this port (no package, auth or MCP commands)"),
-        (&["mcp"], "Error: `pi mcp` is not available in this port (no package, auth or MCP commands)"),
+        (
+            &["config"],
+            "Error: pi config needs the interactive terminal UI, which this port does not have yet; edit the packages' filters in settings.json",
+        ),
+        (&["mcp"], "Error: `pi mcp` is not available in this port (no auth or MCP commands)"),
     ];
     for (args, message) in cases {
         let out = env.run(args);

@@ -15,7 +15,11 @@ use std::process::{Command, Output};
 use cli_support::{Env, ScriptedServer, text_reply};
 
 fn text(o: &Output) -> (String, String, i32) {
-    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned(), o.status.code().unwrap_or(-1))
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        o.status.code().unwrap_or(-1),
+    )
 }
 
 fn sh(cwd: &Path, cmd: &str, args: &[&str]) {
@@ -36,7 +40,10 @@ fn local_package_install_list_remove_as_pi() {
     let (out, err, rc) = text(&env.run(&["install", "../pkg"]));
     assert_eq!((out.as_str(), err.as_str(), rc), ("Installing ../pkg...\nInstalled ../pkg\n", "", 0));
     // Relative to the agent dir, as pi writes it, without a final newline.
-    assert_eq!(std::fs::read_to_string(env.agent().join("settings.json")).unwrap().ends_with("]\n}"), true);
+    assert_eq!(
+        std::fs::read_to_string(env.agent().join("settings.json")).unwrap(),
+        "{\n  \"packages\": [\n    \"../pkg\"\n  ]\n}"
+    );
     assert_eq!(settings(&env)["packages"], serde_json::json!(["../pkg"]));
     let (out, _, rc) = text(&env.run(&["list"]));
     assert_eq!((out, rc), (format!("User packages:\n  ../pkg\n    {}\n", pkg.display()), 0));
@@ -54,7 +61,10 @@ fn local_package_install_list_remove_as_pi() {
     assert_eq!(text(&env.run(&["list"])).0, "No packages installed.\n");
     let (_, err, rc) = text(&env.run(&["install", "-l", "../pkg"]));
     assert_eq!((err.as_str(), rc), ("Project is not trusted. Use --approve to modify local package config.\n", 1));
-    assert_eq!(text(&env.run(&["list", "--approve"])).0, format!("Project packages:\n  ../../pkg\n    {}\n", pkg.display()));
+    assert_eq!(
+        text(&env.run(&["list", "--approve"])).0,
+        format!("Project packages:\n  ../../pkg\n    {}\n", pkg.display())
+    );
     let (_, err, rc) = text(&env.run(&["install", "/nonexistent/pkg"]));
     assert_eq!((err.as_str(), rc), ("Error: Path does not exist: /nonexistent/pkg\n", 1));
 }
@@ -63,7 +73,10 @@ fn local_package_install_list_remove_as_pi() {
 fn usage_errors_as_pi() {
     let env = Env::new("http://127.0.0.1:9/v1");
     let (_, err, rc) = text(&env.run(&["install"]));
-    assert_eq!((err.as_str(), rc), ("Missing install source.\nUsage: pi install <source> [-l] [--approve|--no-approve]\n", 1));
+    assert_eq!(
+        (err.as_str(), rc),
+        ("Missing install source.\nUsage: pi install <source> [-l] [--approve|--no-approve]\n", 1)
+    );
     let (_, err, _) = text(&env.run(&["list", "-l"]));
     assert_eq!(err, "Unknown option -l for \"list\".\nUse \"pi --help\" or \"pi list [--approve|--no-approve]\".\n");
     let (_, err, rc) = text(&env.run(&["update", "--all", "x"]));
@@ -102,11 +115,17 @@ fn git_package_install_update_remove() {
         text(&c.args(args).output().unwrap())
     };
     let (out, _, rc) = run(&["install", "git:example.com/user/gitpkg"]);
-    assert_eq!((out.as_str(), rc), ("Installing git:example.com/user/gitpkg...\nInstalled git:example.com/user/gitpkg\n", 0));
+    assert_eq!(
+        (out.as_str(), rc),
+        ("Installing git:example.com/user/gitpkg...\nInstalled git:example.com/user/gitpkg\n", 0)
+    );
     let clone = env.agent().join("git/example.com/user/gitpkg");
     assert!(clone.join("skills/gskill/SKILL.md").is_file());
     assert_eq!(std::fs::read_to_string(env.agent().join("git/.gitignore")).unwrap(), "*\n!.gitignore\n");
-    assert_eq!(run(&["update", "--extensions"]).0, "Updating git:example.com/user/gitpkg...\nPackages are already up to date\n");
+    assert_eq!(
+        run(&["update", "--extensions"]).0,
+        "Updating git:example.com/user/gitpkg...\nPackages are already up to date\n"
+    );
     std::fs::write(src.join("new.txt"), "x").unwrap();
     commit(&src, "two");
     sh(&src, "git", &["push", "-q", &bare.display().to_string(), "main"]);
@@ -118,10 +137,16 @@ fn git_package_install_update_remove() {
     let (out, _, rc) = run(&["update", "git:example.com/user/gitpkg"]);
     let after = head(&src);
     assert_eq!(rc, 0);
-    assert!(out.ends_with(&format!("Updated 1 package:\n  git:example.com/user/gitpkg {before} -> {after}\n")), "{out}");
+    assert!(
+        out.ends_with(&format!("Updated 1 package:\n  git:example.com/user/gitpkg {before} -> {after}\n")),
+        "{out}"
+    );
     assert_eq!(head(&clone), after);
     let (out, _, rc) = run(&["remove", "git:example.com/user/gitpkg"]);
-    assert_eq!((out.as_str(), rc), ("Removing git:example.com/user/gitpkg...\nRemoved git:example.com/user/gitpkg\n", 0));
+    assert_eq!(
+        (out.as_str(), rc),
+        ("Removing git:example.com/user/gitpkg...\nRemoved git:example.com/user/gitpkg\n", 0)
+    );
     assert!(!env.agent().join("git/example.com").exists());
 }
 
@@ -150,13 +175,19 @@ fn start_registry(dir: PathBuf) -> String {
             } else {
                 let mut versions = serde_json::Map::new();
                 let mut latest = String::new();
-                let mut names: Vec<String> =
-                    std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+                let mut names: Vec<String> = std::fs::read_dir(&dir)
+                    .unwrap()
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect();
                 names.sort();
                 for f in names {
                     if let Some(v) = f.strip_prefix(&format!("{path}-")).and_then(|r| r.strip_suffix(".tgz")) {
                         let tarball = format!("http://127.0.0.1:{port}/{path}/-/{f}");
-                        versions.insert(v.into(), serde_json::json!({"name": path, "version": v, "dist": {"tarball": tarball}}));
+                        versions.insert(
+                            v.into(),
+                            serde_json::json!({"name": path, "version": v, "dist": {"tarball": tarball}}),
+                        );
                         latest = v.to_string();
                     }
                 }
@@ -181,7 +212,8 @@ fn npm_package_from_a_local_registry_ships_a_skill_and_a_theme() {
     std::fs::create_dir_all(src.join("skills/npmskill")).unwrap();
     std::fs::create_dir_all(src.join("themes")).unwrap();
     std::fs::create_dir_all(&tarballs).unwrap();
-    std::fs::write(src.join("skills/npmskill/SKILL.md"), "---\nname: npmskill\ndescription: From npm\n---\nb\n").unwrap();
+    std::fs::write(src.join("skills/npmskill/SKILL.md"), "---\nname: npmskill\ndescription: From npm\n---\nb\n")
+        .unwrap();
     std::fs::write(src.join("themes/t.json"), r#"{"name":"npmtheme","vars":{},"colors":{}}"#).unwrap();
     let pack = |version: &str| {
         std::fs::write(src.join("package.json"), format!(r#"{{"name":"npmpkg","version":"{version}"}}"#)).unwrap();
@@ -191,7 +223,9 @@ fn npm_package_from_a_local_registry_ships_a_skill_and_a_theme() {
     let registry = start_registry(tarballs.clone());
     let run = |args: &[&str]| {
         let mut c = env.pi();
-        c.env("npm_config_registry", &registry).env("npm_config_cache", root.join("npm-cache")).env_remove("PI_OFFLINE");
+        c.env("npm_config_registry", &registry)
+            .env("npm_config_cache", root.join("npm-cache"))
+            .env_remove("PI_OFFLINE");
         text(&c.args(args).output().unwrap())
     };
     let (out, err, rc) = run(&["install", "npm:npmpkg"]);
@@ -199,24 +233,27 @@ fn npm_package_from_a_local_registry_ships_a_skill_and_a_theme() {
     assert!(out.starts_with("Installing npm:npmpkg...\n") && out.ends_with("Installed npm:npmpkg\n"), "{out}");
     let installed = env.agent().join("npm/node_modules/npmpkg");
     assert!(installed.join("skills/npmskill/SKILL.md").is_file());
-    assert_eq!(
-        std::fs::read_to_string(env.agent().join("npm/.gitignore")).unwrap(),
-        "*\n!.gitignore\n",
-    );
+    assert_eq!(std::fs::read_to_string(env.agent().join("npm/.gitignore")).unwrap(), "*\n!.gitignore\n",);
     assert_eq!(run(&["list"]).0, format!("User packages:\n  npm:npmpkg\n    {}\n", installed.display()));
     // The package's skill reaches the system prompt; its theme is resolved.
     let (_, err, rc) = run(&["-p", "--no-session", "hi"]);
     assert_eq!(rc, 0, "{err}");
     let body = server.requests.lock().unwrap()[0].clone();
     let system = body["messages"][0]["content"].as_str().unwrap().to_string();
-    assert!(system.contains(&format!("<location>{}</location>", installed.join("skills/npmskill/SKILL.md").display())), "{system}");
+    assert!(
+        system.contains(&format!("<location>{}</location>", installed.join("skills/npmskill/SKILL.md").display())),
+        "{system}"
+    );
     let resolved = pi_coding_agent::packages::resolve_resources(
         &env.proj(),
         &env.agent(),
         true,
         &pi_coding_agent::packages::ResolveOptions::default(),
     );
-    assert_eq!(resolved.enabled(pi_coding_agent::packages::ResourceKind::Themes), vec![installed.join("themes/t.json")]);
+    assert_eq!(
+        resolved.enabled(pi_coding_agent::packages::ResourceKind::Themes),
+        vec![installed.join("themes/t.json")]
+    );
     // A newer version: `pi update --extensions` reinstalls and reports the change.
     pack("1.1.0");
     let (out, err, rc) = run(&["update", "--extensions"]);

@@ -20,7 +20,8 @@ use pi_coding_agent::ui::{DialogOptions, UiHost};
 fn project(env: &Env) {
     let p = env.proj();
     std::fs::create_dir_all(p.join(".pi/skills/proj-skill")).unwrap();
-    std::fs::write(p.join(".pi/skills/proj-skill/SKILL.md"), "---\nname: proj-skill\ndescription: P\n---\nb\n").unwrap();
+    std::fs::write(p.join(".pi/skills/proj-skill/SKILL.md"), "---\nname: proj-skill\ndescription: P\n---\nb\n")
+        .unwrap();
     std::fs::write(p.join(".pi/APPEND_SYSTEM.md"), "PROJECT-APPEND").unwrap();
     std::fs::create_dir_all(p.join("extra")).unwrap();
     std::fs::write(p.join("extra/s.md"), "---\nname: settings-skill\ndescription: S\n---\nb\n").unwrap();
@@ -107,7 +108,12 @@ impl ProjectTrustHandlers for Handler {
     }
 }
 
-async fn resolve(agent: &Path, cwd: &Path, ui: &dyn UiHost, handlers: Option<&dyn ProjectTrustHandlers>) -> (bool, Vec<String>) {
+async fn resolve(
+    agent: &Path,
+    cwd: &Path,
+    ui: &dyn UiHost,
+    handlers: Option<&dyn ProjectTrustHandlers>,
+) -> (bool, Vec<String>) {
     let store = ProjectTrustStore::new(agent);
     let opts = ResolveTrustOptions {
         cwd,

@@ -35,7 +35,7 @@ fn main() {
     }
     if let Some(command) = argv.first().filter(|a| SUBCOMMANDS.contains(&a.as_str())) {
         // pi runs these before parsing options; sending the word as a prompt would be wrong.
-        eprintln!("Error: `pi {command}` is not available in this port (no package, auth or MCP commands)");
+        eprintln!("Error: `pi {command}` is not available in this port (no auth or MCP commands)");
         std::process::exit(1);
     }
     let args = Args::parse(argv);

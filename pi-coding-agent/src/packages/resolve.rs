@@ -366,10 +366,8 @@ fn resolve_packages(pm: &mut PackageManager, acc: &mut Accumulator, install_miss
                 let resolved = resolve_from(&path, &pm.base_dir(resolved_scope));
                 match std::fs::metadata(&resolved) {
                     Ok(m) if m.is_file() => acc.add(ResourceKind::Extensions, resolved, &origin, *scope, true),
-                    Ok(m) if m.is_dir() => {
-                        if !collect_package(acc, &resolved, filter, &origin, *scope) {
-                            acc.add(ResourceKind::Extensions, resolved, &origin, *scope, true);
-                        }
+                    Ok(m) if m.is_dir() && !collect_package(acc, &resolved, filter, &origin, *scope) => {
+                        acc.add(ResourceKind::Extensions, resolved, &origin, *scope, true)
                     }
                     _ => {}
                 }

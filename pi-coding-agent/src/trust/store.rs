@@ -139,7 +139,7 @@ fn read_trust_file(path: &Path) -> Result<TrustData, TrustError> {
                 return Err(TrustError::Invalid(format!(
                     "Invalid trust store {}: value for {} must be true, false, or null",
                     path.display(),
-                    Value::String(key).to_string()
+                    Value::String(key)
                 )));
             }
         };
