@@ -319,3 +319,47 @@ fn packages_and_settings_load_what_the_reference_loads() {
     assert_eq!(scenario_case(&[]), expected("untrusted"));
     assert_eq!(scenario_case(&["--approve"]), expected("approved"));
 }
+
+#[test]
+fn package_extensions_resolve_in_pis_order_with_filters() {
+    use pi_coding_agent::packages::{ResolveOptions, ResourceKind, resolve_resources};
+    let dir = tempfile::tempdir().unwrap();
+    let (agent, proj, pkg) = (dir.path().join("agent"), dir.path().join("proj"), dir.path().join("pkg"));
+    std::fs::create_dir_all(pkg.join("extensions/sub")).unwrap();
+    std::fs::create_dir_all(agent.join("extensions")).unwrap();
+    std::fs::create_dir_all(proj.join(".pi/extensions")).unwrap();
+    std::fs::write(pkg.join("package.json"), r#"{"name":"p","pi":{"extensions":["./extensions/*.ts"]}}"#).unwrap();
+    std::fs::write(pkg.join("extensions/broken.ts"), "this is not TypeScript {").unwrap();
+    std::fs::write(pkg.join("extensions/ok.ts"), "export default function () {}").unwrap();
+    std::fs::write(pkg.join("extensions/sub/index.ts"), "export default function () {}").unwrap();
+    std::fs::write(agent.join("extensions/user.ts"), "").unwrap();
+    std::fs::write(agent.join("extensions/off.ts"), "").unwrap();
+    std::fs::write(proj.join(".pi/extensions/project.js"), "").unwrap();
+    std::fs::write(
+        agent.join("settings.json"),
+        r#"{"packages":[{"source":"../pkg","extensions":["!extensions/ok.ts"]}],"extensions":["-extensions/off.ts"]}"#,
+    )
+    .unwrap();
+    let options = ResolveOptions { home_dir: Some(dir.path().to_path_buf()), ..Default::default() };
+    let trusted = resolve_resources(&proj, &agent, true, &options);
+    assert_eq!(
+        trusted.enabled(ResourceKind::Extensions),
+        vec![
+            proj.join(".pi/extensions/project.js"),
+            agent.join("extensions/user.ts"),
+            pkg.join("extensions/broken.ts")
+        ]
+    );
+    let untrusted = resolve_resources(&proj, &agent, false, &options);
+    assert_eq!(
+        untrusted.enabled(ResourceKind::Extensions),
+        vec![agent.join("extensions/user.ts"), pkg.join("extensions/broken.ts")]
+    );
+    // An unreadable settings file counts as empty: user resources still load.
+    std::fs::write(agent.join("settings.json"), "{ broken").unwrap();
+    let broken = resolve_resources(&proj, &agent, false, &options);
+    assert_eq!(
+        broken.enabled(ResourceKind::Extensions),
+        vec![agent.join("extensions/off.ts"), agent.join("extensions/user.ts")]
+    );
+}

@@ -80,6 +80,29 @@ impl PackageManager {
         })
     }
 
+    /// Like [`Self::new`], but a settings file that cannot be read counts as empty (the
+    /// session reports it elsewhere, as pi's settings manager does, and keeps discovering).
+    pub fn new_lenient(cwd: &Path, agent_dir: &Path, project_trusted: bool) -> Self {
+        let cwd = crate::session::resolve_path(cwd);
+        let agent_dir = crate::session::resolve_path(agent_dir);
+        let load = |scope: Scope| {
+            let path = SettingsFile::path_for(scope, &cwd, &agent_dir);
+            let trusted = scope == Scope::User || project_trusted;
+            let empty = SettingsFile { path: path.clone(), values: Default::default() };
+            if trusted { SettingsFile::load(path).unwrap_or(empty) } else { empty }
+        };
+        let (global, project) = (load(Scope::User), load(Scope::Project));
+        PackageManager {
+            cwd,
+            agent_dir,
+            project_trusted,
+            global,
+            project,
+            command_output_to_stderr: false,
+            progress: Box::new(|_| {}),
+        }
+    }
+
     /// Receives progress reports.
     pub fn set_progress(&mut self, f: impl FnMut(Progress) + Send + 'static) {
         self.progress = Box::new(f);

@@ -282,13 +282,7 @@ pub fn resolve_resources(
     project_trusted: bool,
     options: &ResolveOptions,
 ) -> ResolvedResources {
-    let mut pm = match PackageManager::new(cwd, agent_dir, project_trusted) {
-        Ok(pm) => pm,
-        Err(e) => {
-            tracing::warn!(error = %e, "settings could not be read for package resolution");
-            return ResolvedResources::default();
-        }
-    };
+    let mut pm = PackageManager::new_lenient(cwd, agent_dir, project_trusted);
     pm.command_output_to_stderr = options.command_output_to_stderr;
     let mut acc = Accumulator::default();
     let failures = resolve_packages(&mut pm, &mut acc, options.install_missing);
