@@ -363,3 +363,47 @@ fn package_extensions_resolve_in_pis_order_with_filters() {
         vec![agent.join("extensions/off.ts"), agent.join("extensions/user.ts")]
     );
 }
+
+/// `pi config`'s global toggles write what the reference's config selector writes (checked with
+/// its `ConfigSelectorComponent` on the same files).
+#[test]
+fn config_toggles_write_what_pi_config_writes() {
+    use pi_coding_agent::packages::config::{config_groups, set_enabled};
+    use pi_coding_agent::packages::{ResolveOptions, resolve_resources};
+    let dir = tempfile::tempdir().unwrap();
+    let (agent, proj, pkg) = (dir.path().join("agent"), dir.path().join("proj"), dir.path().join("pkg"));
+    for (path, name) in [(agent.join("skills/u"), "u"), (pkg.join("skills/a"), "a")] {
+        std::fs::create_dir_all(&path).unwrap();
+        std::fs::write(path.join("SKILL.md"), format!("---\nname: {name}\ndescription: D\n---\nb\n")).unwrap();
+    }
+    std::fs::create_dir_all(pkg.join("extensions")).unwrap();
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(pkg.join("extensions/x.ts"), "").unwrap();
+    std::fs::write(agent.join("settings.json"), r#"{"packages":["../pkg"],"theme":"dark"}"#).unwrap();
+    let options = ResolveOptions { home_dir: Some(dir.path().join("home")), ..Default::default() };
+    let groups = || config_groups(&resolve_resources(&proj, &agent, false, &options), &agent);
+    let shown: Vec<(String, Vec<String>)> =
+        groups().into_iter().map(|g| (g.label, g.items.into_iter().map(|i| i.display_name).collect())).collect();
+    assert_eq!(
+        shown,
+        vec![
+            ("../pkg (user)".to_string(), vec!["x.ts".to_string(), "a".to_string()]),
+            (format!("User ({}/)", agent.display()), vec!["u".to_string()]),
+        ]
+    );
+    let item = |name: &str| groups().into_iter().flat_map(|g| g.items).find(|i| i.display_name == name).unwrap();
+    let read = || std::fs::read_to_string(agent.join("settings.json")).unwrap();
+    set_enabled(&proj, &agent, &item("a"), false).unwrap();
+    assert_eq!(
+        read(),
+        "{\n  \"packages\": [\n    {\n      \"source\": \"../pkg\",\n      \"skills\": [\n        \"-skills/a/SKILL.md\"\n      ]\n    }\n  ],\n  \"theme\": \"dark\"\n}"
+    );
+    assert!(!item("a").resource.enabled);
+    set_enabled(&proj, &agent, &item("u"), false).unwrap();
+    set_enabled(&proj, &agent, &item("a"), true).unwrap();
+    assert_eq!(
+        read(),
+        "{\n  \"packages\": [\n    {\n      \"source\": \"../pkg\",\n      \"skills\": [\n        \"+skills/a/SKILL.md\"\n      ]\n    }\n  ],\n  \"theme\": \"dark\",\n  \"skills\": [\n    \"-skills/u/SKILL.md\"\n  ]\n}"
+    );
+    assert!(!item("u").resource.enabled && item("a").resource.enabled);
+}

@@ -13,6 +13,7 @@
 pub mod cli;
 mod collect;
 mod commands;
+pub mod config;
 mod manager;
 mod resolve;
 mod settings_file;

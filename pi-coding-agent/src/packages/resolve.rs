@@ -42,6 +42,9 @@ pub struct ResolvedResource {
     pub origin: ResourceOrigin,
     /// The settings scope.
     pub scope: Scope,
+    /// The folder filter patterns of this resource are relative to (pi's `metadata.baseDir`):
+    /// the package root, the conventional folder's parent; `None` for settings entries.
+    pub base_dir: Option<PathBuf>,
 }
 
 impl ResolvedResource {
@@ -121,12 +124,21 @@ pub struct ResolveOptions {
 struct Accumulator {
     lists: HashMap<ResourceKind, Vec<ResolvedResource>>,
     seen: HashMap<ResourceKind, HashSet<PathBuf>>,
+    /// The base dir of the resources added next.
+    base: Option<PathBuf>,
 }
 
 impl Accumulator {
     fn add(&mut self, kind: ResourceKind, path: PathBuf, origin: &ResourceOrigin, scope: Scope, enabled: bool) {
         if self.seen.entry(kind).or_default().insert(path.clone()) {
-            self.lists.entry(kind).or_default().push(ResolvedResource { path, enabled, origin: origin.clone(), scope });
+            let base_dir = self.base.clone();
+            self.lists.entry(kind).or_default().push(ResolvedResource {
+                path,
+                enabled,
+                origin: origin.clone(),
+                scope,
+                base_dir,
+            });
         }
     }
 
@@ -200,6 +212,7 @@ fn collect_package(
     origin: &ResourceOrigin,
     scope: Scope,
 ) -> bool {
+    acc.base = Some(root.to_path_buf());
     if let Some(filter) = filter {
         let delta = filter.get("autoload") == Some(&Value::Bool(false));
         for kind in ResourceKind::ALL {
@@ -301,6 +314,7 @@ pub fn resolve_resources(
             let patterns: Vec<String> = entries.iter().filter(|e| is_pattern(e)).cloned().collect();
             let all = files_from_paths(&plain, kind);
             let enabled = apply_patterns(&all, &patterns, base);
+            acc.base = None;
             for f in all {
                 let on = enabled.contains(&f);
                 acc.add(kind, f, &ResourceOrigin::Settings, scope, on);
@@ -359,7 +373,10 @@ fn resolve_packages(pm: &mut PackageManager, acc: &mut Accumulator, install_miss
             PackageSource::Local { path } => {
                 let resolved = resolve_from(&path, &pm.base_dir(resolved_scope));
                 match std::fs::metadata(&resolved) {
-                    Ok(m) if m.is_file() => acc.add(ResourceKind::Extensions, resolved, &origin, *scope, true),
+                    Ok(m) if m.is_file() => {
+                        acc.base = resolved.parent().map(Path::to_path_buf);
+                        acc.add(ResourceKind::Extensions, resolved, &origin, *scope, true)
+                    }
                     Ok(m) if m.is_dir() && !collect_package(acc, &resolved, filter, &origin, *scope) => {
                         acc.add(ResourceKind::Extensions, resolved, &origin, *scope, true)
                     }
@@ -395,6 +412,7 @@ fn add_auto_discovered(acc: &mut Accumulator, pm: &PackageManager, home: Option<
     let auto = ResourceOrigin::Auto;
     let mut add = |kind: ResourceKind, paths: Vec<PathBuf>, scope: Scope, file: &SettingsFile, base: &Path| {
         let overrides = file.string_list(kind.key());
+        acc.base = Some(base.to_path_buf());
         for p in paths {
             let on = enabled_by_overrides(&p, &overrides, base);
             acc.add(kind, p, &auto, scope, on);

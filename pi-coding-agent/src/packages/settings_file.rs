@@ -88,7 +88,12 @@ impl SettingsFile {
 
     /// Replaces `packages` and writes the file (the directory is created).
     pub fn save_packages(&mut self, packages: Vec<Value>) -> Result<(), PackageError> {
-        self.values.insert("packages".into(), Value::Array(packages));
+        self.save_key("packages", Value::Array(packages))
+    }
+
+    /// Sets one key (a new key goes last, as pi's settings writer puts it) and writes the file.
+    pub fn save_key(&mut self, key: &str, value: Value) -> Result<(), PackageError> {
+        self.values.insert(key.into(), value);
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| PackageError::Io(format!("{}: {e}", dir.display())))?;
         }
