@@ -278,26 +278,33 @@ fn a_missing_program_is_named() {
 }
 
 fn scenario_case(trust: &[&str]) -> serde_json::Value {
-    let server = ScriptedServer::start(vec![text_reply(&["ok"])]);
+    let server = ScriptedServer::start(vec![text_reply(&["ok"]), text_reply(&["ok"])]);
     let env = Env::new(&server.base_url);
     let root = env.agent().parent().unwrap().to_path_buf();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/packages/scenario.sh");
     sh(&root, "bash", &[&script.display().to_string(), &root.display().to_string()]);
     let mut args = vec!["-p", "--no-session", "--model", "local/smollm2-135m"];
     args.extend_from_slice(trust);
-    args.push("/review hello");
+    args.extend(["/review hello", "/only-alpha hi"]);
     let (_, err, rc) = text(&env.run(&args));
     assert_eq!(rc, 0, "{err}");
-    let body = server.requests.lock().unwrap()[0].clone();
-    let messages = body["messages"].as_array().unwrap();
-    let system = messages[0]["content"].as_str().unwrap();
-    let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
-    let user = match &user["content"] {
-        serde_json::Value::String(s) => s.clone(),
-        parts => parts.as_array().unwrap().iter().filter_map(|p| p["text"].as_str()).collect(),
-    };
+    let bodies = server.requests.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 2);
     let root = root.display().to_string();
-    serde_json::json!({"skills": skills_section(system).replace(&root, "<root>"), "user": user.replace(&root, "<root>")})
+    let system = bodies[1]["messages"][0]["content"].as_str().unwrap().to_string();
+    let users: Vec<String> = bodies
+        .iter()
+        .map(|body| {
+            let messages = body["messages"].as_array().unwrap();
+            let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+            let user = match &user["content"] {
+                serde_json::Value::String(s) => s.clone(),
+                parts => parts.as_array().unwrap().iter().filter_map(|p| p["text"].as_str()).collect(),
+            };
+            user.replace(&root, "<root>")
+        })
+        .collect();
+    serde_json::json!({"skills": skills_section(&system).replace(&root, "<root>"), "users": users})
 }
 
 /// The `<skills>` section of a system prompt (the rest names each build's own docs paths).
@@ -313,7 +320,7 @@ fn packages_and_settings_load_what_the_reference_loads() {
     let fixture: serde_json::Value = serde_json::from_str(include_str!("fixtures/packages/resources.json")).unwrap();
     let expected = |case: &str| {
         let system = fixture[case]["system"].as_str().unwrap();
-        serde_json::json!({"skills": skills_section(system), "user": fixture[case]["user"]})
+        serde_json::json!({"skills": skills_section(system), "users": fixture[case]["users"]})
     };
     assert!(expected("approved")["skills"].as_str().unwrap().contains("<name>gamma</name>"));
     assert_eq!(scenario_case(&[]), expected("untrusted"));
