@@ -171,3 +171,37 @@ async fn the_startup_question_handlers_and_the_trust_command() {
     );
     assert_eq!(ProjectTrustStore::new(&agent).get(&cwd).unwrap(), Some(true));
 }
+
+/// Rust extensions answer `project_trust` through the runner, as pi's `emitProjectTrustEvent`.
+#[tokio::test]
+async fn extension_handlers_decide_through_the_runner() {
+    use pi_coding_agent::extensions::{Extension, ExtensionRunner, FnExtension};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    let cwd = dir.path().join("proj");
+    std::fs::create_dir_all(cwd.join(".pi/skills")).unwrap();
+    let failing = FnExtension::new("/failing.ts", |pi| {
+        pi.on_sync::<ProjectTrustEvent>(|_, _| Err("cannot decide".into()));
+        Ok(())
+    });
+    let undecided = FnExtension::new("/undecided.ts", |pi| {
+        pi.on_sync::<ProjectTrustEvent>(|_, _| {
+            Ok(Some(ProjectTrustEventResult { trusted: ProjectTrustDecision::Undecided, remember: false }))
+        });
+        Ok(())
+    });
+    let decides = FnExtension::new("/decides.ts", |pi| {
+        pi.on_sync::<ProjectTrustEvent>(|event, _| {
+            assert!(event.cwd.ends_with("proj"));
+            Ok(Some(ProjectTrustEventResult { trusted: ProjectTrustDecision::Yes, remember: true }))
+        });
+        Ok(())
+    });
+    let exts: Vec<Arc<dyn Extension>> = vec![Arc::new(failing), Arc::new(undecided), Arc::new(decides)];
+    let runner = ExtensionRunner::load(exts, cwd.display().to_string()).await;
+    let (trusted, warnings) = resolve(&agent, &cwd, &pi_coding_agent::ui::NoUi, Some(&runner)).await;
+    assert!(trusted);
+    assert_eq!(warnings, vec!["Extension \"/failing.ts\" project_trust error: cannot decide".to_string()]);
+    assert_eq!(ProjectTrustStore::new(&agent).get(&cwd).unwrap(), Some(true), "remember: true saves the answer");
+}

@@ -25,6 +25,7 @@
 //! - [`run_trust_command`] / [`trust_selector`] + [`save_trust_selection`]: `/trust`.
 //! - [`ProjectTrustStore`]: `<agent dir>/trust.json` itself.
 
+mod event;
 mod resolve;
 mod resources;
 mod store;
