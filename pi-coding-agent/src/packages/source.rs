@@ -179,7 +179,7 @@ pub fn parse_git_url(source: &str) -> Option<GitSource> {
         let authority = &after[..path_start];
         let host_port = authority.rsplit('@').next().unwrap_or(authority);
         let host = host_port.split(':').next().unwrap_or(host_port);
-        return build_git_source(repo.clone(), host, &after[path_start..], git_ref);
+        return build_git_source(repo.clone(), host, after[path_start..].trim_start_matches('/'), git_ref);
     }
     let slash = repo.find('/')?;
     let host = &repo[..slash];
