@@ -250,6 +250,60 @@ mod tests {
         assert!(parse_git_url("git:example.com/../etc").is_none());
     }
 
+    /// The reference's `parseGitUrl` on the same inputs (recorded with pi 1.6.0).
+    #[test]
+    fn git_urls_as_the_reference_parses_them() {
+        let cases: [(&str, Option<(&str, &str, &str, Option<&str>)>); 15] = [
+            ("git:github.com/user/repo", Some(("https://github.com/user/repo", "github.com", "user/repo", None))),
+            (
+                "git:github.com/user/repo@v1",
+                Some(("https://github.com/user/repo", "github.com", "user/repo", Some("v1"))),
+            ),
+            (
+                "git:git@github.com:user/repo@v2",
+                Some(("git@github.com:user/repo", "github.com", "user/repo", Some("v2"))),
+            ),
+            (
+                "https://github.com/user/repo.git",
+                Some(("https://github.com/user/repo.git", "github.com", "user/repo", None)),
+            ),
+            (
+                "https://github.com/user/repo@abc",
+                Some(("https://github.com/user/repo", "github.com", "user/repo", Some("abc"))),
+            ),
+            (
+                "ssh://git@example.com:22/a/b@abc123",
+                Some(("ssh://git@example.com:22/a/b", "example.com", "a/b", Some("abc123"))),
+            ),
+            (
+                "ssh://git@github.com/user/repo",
+                Some(("ssh://git@github.com/user/repo", "github.com", "user/repo", None)),
+            ),
+            (
+                "git:example.com/user/gitpkg",
+                Some(("https://example.com/user/gitpkg", "example.com", "user/gitpkg", None)),
+            ),
+            (
+                "git:example.com/group/sub/repo@main",
+                Some(("https://example.com/group/sub/repo", "example.com", "group/sub/repo", Some("main"))),
+            ),
+            ("http://localhost:8080/a/b", Some(("http://localhost:8080/a/b", "localhost", "a/b", None))),
+            ("git:localhost/a/b", Some(("https://localhost/a/b", "localhost", "a/b", None))),
+            ("github.com/user/repo", None),
+            ("git:nohost/user/repo", None),
+            ("git://example.org/x/y.git", None),
+            (
+                "https://gitlab.com/group/sub/proj",
+                Some(("https://gitlab.com/group/sub/proj", "gitlab.com", "group/sub/proj", None)),
+            ),
+        ];
+        for (input, expected) in cases {
+            let got = parse_git_url(input);
+            let got = got.as_ref().map(|g| (g.repo.as_str(), g.host.as_str(), g.path.as_str(), g.git_ref.as_deref()));
+            assert_eq!(got, expected, "{input}");
+        }
+    }
+
     #[test]
     fn npm_specs() {
         assert_eq!(parse_npm_spec("foo"), ("foo".into(), None));
