@@ -414,3 +414,32 @@ fn config_toggles_write_what_pi_config_writes() {
     );
     assert!(!item("u").resource.enabled && item("a").resource.enabled);
 }
+
+/// A configured package that cannot be installed at startup is skipped with pi's warning, and
+/// the run goes on.
+#[test]
+fn a_package_that_fails_to_install_is_a_warning_at_startup() {
+    let server = ScriptedServer::start(vec![text_reply(&["ok"]), text_reply(&["ok"])]);
+    let env = Env::new(&server.base_url);
+    std::fs::write(env.agent().join("settings.json"), r#"{"packages":["npm:zzz-missing-pkg"]}"#).unwrap();
+    let out = env
+        .pi()
+        .env("npm_config_registry", "http://127.0.0.1:9/")
+        .env("npm_config_fetch_retries", "0")
+        .env("npm_config_cache", env.agent().join("npm-cache"))
+        .env_remove("PI_OFFLINE")
+        .args(["-p", "--no-session", "hi"])
+        .output()
+        .unwrap();
+    let (out, err, rc) = text(&out);
+    assert_eq!((out.as_str(), rc), ("ok\n", 0), "{err}");
+    let root = env.agent().join("npm");
+    let warning = format!(
+        "Warning: Extension package \"npm:zzz-missing-pkg\": failed to install (npm install zzz-missing-pkg --prefix {} --legacy-peer-deps --no-audit --no-fund failed with code 1). Run \"pi remove npm:zzz-missing-pkg\" to remove it from settings.json.\n",
+        root.display()
+    );
+    assert!(err.ends_with(&warning), "{err}");
+    // Offline, nothing is installed and nothing is reported.
+    let out = env.pi().env("PI_OFFLINE", "1").args(["-p", "--no-session", "hi"]).output().unwrap();
+    assert_eq!(text(&out), ("ok\n".to_string(), String::new(), 0));
+}
