@@ -253,7 +253,8 @@ mod tests {
     /// The reference's `parseGitUrl` on the same inputs (recorded with pi 1.6.0).
     #[test]
     fn git_urls_as_the_reference_parses_them() {
-        let cases: [(&str, Option<(&str, &str, &str, Option<&str>)>); 15] = [
+        type Parsed<'a> = Option<(&'a str, &'a str, &'a str, Option<&'a str>)>;
+        let cases: [(&str, Parsed); 15] = [
             ("git:github.com/user/repo", Some(("https://github.com/user/repo", "github.com", "user/repo", None))),
             (
                 "git:github.com/user/repo@v1",
