@@ -254,7 +254,7 @@ mod tests {
     #[test]
     fn git_urls_as_the_reference_parses_them() {
         type Parsed<'a> = Option<(&'a str, &'a str, &'a str, Option<&'a str>)>;
-        let cases: [(&str, Parsed); 15] = [
+        let cases: [(&str, Parsed<'_>); 15] = [
             ("git:github.com/user/repo", Some(("https://github.com/user/repo", "github.com", "user/repo", None))),
             (
                 "git:github.com/user/repo@v1",
