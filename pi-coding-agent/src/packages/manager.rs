@@ -130,7 +130,7 @@ impl PackageManager {
         }
     }
 
-    fn npm_command(&self) -> (String, Vec<String>) {
+    pub(super) fn npm_command(&self) -> (String, Vec<String>) {
         let list = self.global.string_list("npmCommand");
         let project = self.project.string_list("npmCommand");
         let list = if project.is_empty() { list } else { project };

@@ -31,7 +31,10 @@ fn parse_range(range: &str) -> Option<semver::VersionReq> {
 
 fn latest_npm_version(pm: &PackageManager, source: &NpmSource) -> Result<String, PackageError> {
     let spec = if source.version.is_some() { source.spec.as_str() } else { source.name.as_str() };
-    let raw = capture("npm", &["view", spec, "version", "--json"], Some(&pm.cwd), &[])?;
+    let (command, mut args) = pm.npm_command();
+    args.extend(["view", spec, "version", "--json"].map(String::from));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let raw = capture(&command, &args, Some(&pm.cwd), &[])?;
     match serde_json::from_str::<Value>(&raw) {
         Ok(Value::String(s)) => Ok(s),
         Ok(Value::Array(items)) => {
