@@ -13,7 +13,7 @@ use cli_support::{Env, ScriptedServer, text_reply};
 use pi_coding_agent::trust::{
     DefaultProjectTrust, ProjectTrustContext, ProjectTrustDecision, ProjectTrustEvent, ProjectTrustEventResult,
     ProjectTrustHandlerError, ProjectTrustHandlers, ProjectTrustStore, ResolveTrustOptions, normalize_cwd,
-    resolve_project_trusted, run_trust_command,
+    resolve_project_trusted, run_trust_command, save_implicit_trust_after_reload,
 };
 use pi_coding_agent::ui::{DialogOptions, UiHost};
 
@@ -204,4 +204,17 @@ async fn extension_handlers_decide_through_the_runner() {
     assert!(trusted);
     assert_eq!(warnings, vec!["Extension \"/failing.ts\" project_trust error: cannot decide".to_string()]);
     assert_eq!(ProjectTrustStore::new(&agent).get(&cwd).unwrap(), Some(true), "remember: true saves the answer");
+}
+
+#[test]
+fn reload_saves_implicit_trust_once_protected_resources_appear() {
+    let dir = tempfile::tempdir().unwrap();
+    let (agent, cwd) = (dir.path().join("agent"), dir.path().join("proj"));
+    std::fs::create_dir_all(&cwd).unwrap();
+    assert!(!save_implicit_trust_after_reload(&agent, &cwd, true).unwrap(), "nothing protected yet");
+    std::fs::create_dir_all(cwd.join(".pi/skills")).unwrap();
+    assert!(!save_implicit_trust_after_reload(&agent, &cwd, false).unwrap(), "an untrusted session saves nothing");
+    assert!(save_implicit_trust_after_reload(&agent, &cwd, true).unwrap());
+    assert_eq!(ProjectTrustStore::new(&agent).get(&cwd).unwrap(), Some(true));
+    assert!(!save_implicit_trust_after_reload(&agent, &cwd, true).unwrap(), "a decision already applies");
 }

@@ -34,7 +34,8 @@ pub use resolve::{
     DefaultProjectTrust, ProjectTrustContext, ProjectTrustDecision, ProjectTrustEvent, ProjectTrustEventResult,
     ProjectTrustHandlerError, ProjectTrustHandlers, ResolveTrustOptions, TrustOption, TrustResolution, TrustSelector,
     UNTRUSTED_PROJECT_WARNING, is_project_trusted, project_trust_options, project_trust_prompt,
-    resolve_project_trusted, run_trust_command, save_trust_selection, startup_project_trusted, trust_selector,
+    resolve_project_trusted, run_trust_command, save_implicit_trust_after_reload, save_trust_selection,
+    startup_project_trusted, trust_selector,
 };
 pub(crate) use resources::home_dir;
 pub use resources::{TRUST_REQUIRING_PROJECT_CONFIG_RESOURCES, has_trust_requiring_project_resources};

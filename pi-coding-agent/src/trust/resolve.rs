@@ -316,6 +316,28 @@ pub async fn startup_project_trusted(
     resolve_project_trusted(&opts).await
 }
 
+/// pi's implicit trust on `/reload`: a folder that had no protected resources at startup (so it
+/// was trusted without a decision; the caller remembers that cwd, pi's `autoTrustOnReloadCwd`,
+/// only when no `--approve` / `--no-approve` was given) and has some now (the session created
+/// `.pi/skills`, say) gets `true` saved, unless a decision already applies. Returns whether it
+/// saved; the caller then forgets the cwd (also when a decision already applied) and reports an
+/// error as `Could not save project trust after reload: <error>`.
+pub fn save_implicit_trust_after_reload(
+    agent_dir: &Path,
+    cwd: &Path,
+    project_trusted: bool,
+) -> Result<bool, TrustError> {
+    if !project_trusted || !has_trust_requiring_project_resources(cwd) {
+        return Ok(false);
+    }
+    let store = ProjectTrustStore::new(agent_dir);
+    if store.get(cwd)?.is_some() {
+        return Ok(false);
+    }
+    store.set(cwd, true)?;
+    Ok(true)
+}
+
 /// What the `/trust` selector shows (pi's `TrustSelectorComponent`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TrustSelector {
