@@ -218,3 +218,19 @@ fn reload_saves_implicit_trust_once_protected_resources_appear() {
     assert_eq!(ProjectTrustStore::new(&agent).get(&cwd).unwrap(), Some(true));
     assert!(!save_implicit_trust_after_reload(&agent, &cwd, true).unwrap(), "a decision already applies");
 }
+
+/// pi reads the project's `sessionDir` while choosing the session, before the trust decision.
+#[test]
+fn the_project_session_dir_is_read_before_trust() {
+    let server = ScriptedServer::start(vec![text_reply(&["ok"])]);
+    let env = Env::new(&server.base_url);
+    project(&env);
+    let sessions = env.proj().join("here");
+    std::fs::write(env.proj().join(".pi/settings.json"), format!(r#"{{"sessionDir":"{}"}}"#, sessions.display()))
+        .unwrap();
+    let out = env.run(&["-p", "hi"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let written: Vec<_> = std::fs::read_dir(&sessions).unwrap().flatten().collect();
+    assert_eq!(written.len(), 1, "the untrusted project's sessionDir holds the session");
+    assert_untrusted(server.requests.lock().unwrap()[0]["messages"][0]["content"].as_str().unwrap());
+}

@@ -187,7 +187,9 @@ async fn run(mut args: Args) -> Result<i32> {
         .session_dir
         .clone()
         .or_else(|| std::env::var("PI_CODING_AGENT_SESSION_DIR").ok().filter(|s| !s.is_empty()))
-        .or_else(|| settings.session_dir().map(str::to_owned))
+        // As pi: the project's sessionDir is read while choosing the session, before (and
+        // whatever) the trust decision (docs/security.md).
+        .or_else(|| Settings::load(&agent_dir, &cwd, true).0.session_dir().map(str::to_owned))
         .map(|d| expand_tilde(&d));
     let choice = match choose_session(&args, &cwd, session_dir.as_deref(), &mut confirm_on_stdin) {
         Ok(c) => c,
