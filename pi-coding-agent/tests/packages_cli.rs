@@ -443,3 +443,17 @@ fn a_package_that_fails_to_install_is_a_warning_at_startup() {
     let out = env.pi().env("PI_OFFLINE", "1").args(["-p", "--no-session", "hi"]).output().unwrap();
     assert_eq!(text(&out), ("ok\n".to_string(), String::new(), 0));
 }
+
+/// A user npm package found only in npm's global root (installed by older pi versions) is used
+/// where it is, as pi's `getNpmInstallPath`.
+#[test]
+fn a_legacy_global_npm_install_is_found() {
+    let env = Env::new("http://127.0.0.1:9/v1");
+    let global = env.agent().parent().unwrap().join("global");
+    let legacy = global.join("lib/node_modules/oldpkg");
+    std::fs::create_dir_all(&legacy).unwrap();
+    std::fs::write(legacy.join("package.json"), r#"{"name":"oldpkg","version":"1.0.0"}"#).unwrap();
+    std::fs::write(env.agent().join("settings.json"), r#"{"packages":["npm:oldpkg"]}"#).unwrap();
+    let out = env.pi().env("npm_config_prefix", &global).args(["list"]).output().unwrap();
+    assert_eq!(text(&out).0, format!("User packages:\n  npm:oldpkg\n    {}\n", legacy.display()));
+}

@@ -164,6 +164,25 @@ impl PackageManager {
         self.npm_root(scope).join("node_modules").join(&source.name)
     }
 
+    /// Where an npm package is found (pi's `getNpmInstallPath`): the managed install, else, for
+    /// the user scope, a copy in npm's global root (`npm root -g`) left by older pi versions.
+    pub fn npm_found_path(&self, source: &NpmSource, scope: Scope) -> PathBuf {
+        let managed = self.npm_install_path(source, scope);
+        if scope != Scope::User || managed.exists() {
+            return managed;
+        }
+        let (command, mut args) = self.npm_command();
+        args.extend(["root".to_string(), "-g".to_string()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        match capture(&command, &args, None, &[]) {
+            Ok(root) if !root.is_empty() => {
+                let legacy = PathBuf::from(root).join(&source.name);
+                if legacy.exists() { legacy } else { managed }
+            }
+            _ => managed,
+        }
+    }
+
     /// Where a git package of `scope` is cloned (`<root>/git/<host>/<path>`).
     pub fn git_install_path(&self, source: &GitSource, scope: Scope) -> PathBuf {
         let root = match scope {
@@ -176,7 +195,7 @@ impl PackageManager {
     /// Where a source is installed, if it is (pi's `getInstalledPath`).
     pub fn installed_path(&self, source: &str, scope: Scope) -> Option<PathBuf> {
         let path = match parse_source(source) {
-            PackageSource::Npm(n) => self.npm_install_path(&n, scope),
+            PackageSource::Npm(n) => self.npm_found_path(&n, scope),
             PackageSource::Git(g) => self.git_install_path(&g, scope),
             PackageSource::Local { path } => resolve_from(&path, &self.base_dir(scope)),
         };

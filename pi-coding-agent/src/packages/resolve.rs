@@ -384,7 +384,7 @@ fn resolve_packages(pm: &mut PackageManager, acc: &mut Accumulator, install_miss
                 }
                 continue;
             }
-            PackageSource::Npm(n) => pm.npm_install_path(&n, resolved_scope),
+            PackageSource::Npm(n) => pm.npm_found_path(&n, resolved_scope),
             PackageSource::Git(g) => pm.git_install_path(&g, resolved_scope),
         };
         if !root.exists() {
