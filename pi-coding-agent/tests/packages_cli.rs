@@ -457,3 +457,27 @@ fn a_legacy_global_npm_install_is_found() {
     let out = env.pi().env("npm_config_prefix", &global).args(["list"]).output().unwrap();
     assert_eq!(text(&out).0, format!("User packages:\n  npm:oldpkg\n    {}\n", legacy.display()));
 }
+
+/// A package given with `-e` (a folder) brings its skills first, even with `--no-skills`, as pi's
+/// temporary sources.
+#[tokio::test]
+async fn an_e_package_folder_brings_its_skills_first() {
+    use pi_coding_agent::sdk::DefaultResourceLoader;
+    let dir = tempfile::tempdir().unwrap();
+    let (agent, proj, pkg) = (dir.path().join("agent"), dir.path().join("proj"), dir.path().join("pkg"));
+    for (path, name) in [(agent.join("skills/user"), "user"), (pkg.join("skills/from-e"), "from-e")] {
+        std::fs::create_dir_all(&path).unwrap();
+        std::fs::write(path.join("SKILL.md"), format!("---\nname: {name}\ndescription: D\n---\nb\n")).unwrap();
+    }
+    std::fs::create_dir_all(&proj).unwrap();
+    let mut loader = DefaultResourceLoader::new(&proj, &agent);
+    loader.home_dir = Some(dir.path().join("home"));
+    loader.additional_extension_paths.push(pkg.clone());
+    loader.reload().await.unwrap();
+    let names: Vec<String> = loader.resources().unwrap().skills.iter().map(|s| s.name.clone()).collect();
+    assert_eq!(names, ["from-e", "user"]);
+    loader.no_skills = true;
+    loader.reload().await.unwrap();
+    let names: Vec<String> = loader.resources().unwrap().skills.iter().map(|s| s.name.clone()).collect();
+    assert_eq!(names, ["from-e"]);
+}

@@ -25,7 +25,7 @@ pub use collect::ResourceKind;
 pub use manager::{ConfiguredPackage, PackageManager, Progress, is_offline};
 pub use resolve::{
     InstallFailure, ResolveOptions, ResolvedResource, ResolvedResources, ResourceOrigin, read_manifest,
-    resolve_resources,
+    resolve_resources, resolve_temporary_sources,
 };
 pub use settings_file::{Scope, SettingsFile};
 pub use source::{GitSource, NpmSource, PackageSource, is_local_path, parse_git_url, parse_source};

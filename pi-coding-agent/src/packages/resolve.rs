@@ -73,11 +73,12 @@ impl InstallFailure {
     /// pi's startup warning: `Extension package "<source>": failed to install (<why>). Run "pi
     /// remove <source>[ --local]" to remove it from settings.json.`
     pub fn warning(&self) -> String {
-        let local = if self.scope == Scope::Project { " --local" } else { "" };
-        format!(
-            "Extension package \"{}\": failed to install ({}). Run \"pi remove {}{local}\" to remove it from settings.json.",
-            self.source, self.message, self.source
-        )
+        let hint = match self.scope {
+            Scope::Temporary => "Check the source and try again.".to_string(),
+            Scope::Project => format!("Run \"pi remove {} --local\" to remove it from settings.json.", self.source),
+            Scope::User => format!("Run \"pi remove {}\" to remove it from settings.json.", self.source),
+        };
+        format!("Extension package \"{}\": failed to install ({}). {hint}", self.source, self.message)
     }
 }
 
@@ -322,6 +323,42 @@ pub fn resolve_resources(
         }
     }
     add_auto_discovered(&mut acc, &pm, options.home_dir.clone().or_else(crate::trust::home_dir));
+    let mut resolved = acc.finish();
+    resolved.install_failures = failures;
+    resolved
+}
+
+/// The resources of `-e` sources (pi's `resolveExtensionSources(…, { temporary: true })`): a
+/// file is one extension; a folder is a package (its manifest or conventional folders), or one
+/// extension when it offers nothing else. Local paths resolve against `cwd`. npm and git
+/// sources are not installed for one run in this port: each is an install failure.
+pub fn resolve_temporary_sources(cwd: &Path, agent_dir: &Path, sources: &[String]) -> ResolvedResources {
+    let pm = PackageManager::new_lenient(cwd, agent_dir, false);
+    let mut acc = Accumulator::default();
+    let mut failures = Vec::new();
+    for source in sources.iter().filter(|s| !s.starts_with("builtin:")) {
+        let origin = ResourceOrigin::Package(source.clone());
+        match parse_source(source) {
+            PackageSource::Local { path } => {
+                let resolved = resolve_from(&path, &pm.cwd);
+                match std::fs::metadata(&resolved) {
+                    Ok(m) if m.is_file() => {
+                        acc.base = resolved.parent().map(Path::to_path_buf);
+                        acc.add(ResourceKind::Extensions, resolved, &origin, Scope::Temporary, true);
+                    }
+                    Ok(m) if m.is_dir() && !collect_package(&mut acc, &resolved, None, &origin, Scope::Temporary) => {
+                        acc.add(ResourceKind::Extensions, resolved, &origin, Scope::Temporary, true)
+                    }
+                    _ => {}
+                }
+            }
+            _ => failures.push(InstallFailure {
+                source: source.clone(),
+                scope: Scope::Temporary,
+                message: "npm and git sources for one run (-e) are not available in this port; pi install it".into(),
+            }),
+        }
+    }
     let mut resolved = acc.finish();
     resolved.install_failures = failures;
     resolved

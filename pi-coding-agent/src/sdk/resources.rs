@@ -17,7 +17,7 @@ use super::discovery::{path_key, resolve_path};
 use super::prompt_templates::{PromptTemplate, load_prompt_templates};
 use super::skills::{Skill, load_skills};
 use super::system_prompt::ContextFile;
-use crate::packages::{ResolveOptions, ResolvedResources, ResourceKind, resolve_resources};
+use crate::packages::{ResolveOptions, ResolvedResources, ResourceKind, resolve_resources, resolve_temporary_sources};
 
 /// The context-file names looked for in each directory, first match wins.
 pub const CONTEXT_FILE_NAMES: [&str; 5] = ["AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"];
@@ -163,8 +163,12 @@ impl DefaultResourceLoader {
         let options =
             ResolveOptions { install_missing: true, home_dir: self.home_dir.clone(), command_output_to_stderr: true };
         let packages = resolve_resources(&cwd, &agent_dir, self.project_trusted, &options);
-        let (skills, skill_diagnostics) = self.load_skills(&cwd, &packages);
-        let (prompt_templates, prompt_diagnostics) = self.load_prompt_templates(&cwd, &packages);
+        // `-e` packages' skills, templates and themes come first and load even with -ns / -np.
+        let sources: Vec<String> =
+            self.additional_extension_paths.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+        let cli = resolve_temporary_sources(&cwd, &agent_dir, &sources);
+        let (skills, skill_diagnostics) = self.load_skills(&cwd, &cli, &packages);
+        let (prompt_templates, prompt_diagnostics) = self.load_prompt_templates(&cwd, &cli, &packages);
         let extension_paths = if self.no_extensions { Vec::new() } else { packages.enabled(ResourceKind::Extensions) };
         self.loaded = Some(LoadedResources {
             context_files,
@@ -175,8 +179,13 @@ impl DefaultResourceLoader {
             prompt_templates,
             prompt_diagnostics,
             extension_paths,
-            theme_paths: packages.enabled(ResourceKind::Themes),
-            package_warnings: packages.install_failures.iter().map(|f| f.warning()).collect(),
+            theme_paths: merge_enabled(&cli, &packages, ResourceKind::Themes, false),
+            package_warnings: packages
+                .install_failures
+                .iter()
+                .chain(&cli.install_failures)
+                .map(|f| f.warning())
+                .collect(),
         });
         Ok(())
     }
@@ -191,8 +200,13 @@ impl DefaultResourceLoader {
             .collect()
     }
 
-    fn load_skills(&self, cwd: &Path, packages: &ResolvedResources) -> (Vec<Skill>, Vec<ResourceDiagnostic>) {
-        let discovered = if self.no_skills { Vec::new() } else { packages.enabled(ResourceKind::Skills) };
+    fn load_skills(
+        &self,
+        cwd: &Path,
+        cli: &ResolvedResources,
+        packages: &ResolvedResources,
+    ) -> (Vec<Skill>, Vec<ResourceDiagnostic>) {
+        let discovered = merge_enabled(cli, packages, ResourceKind::Skills, self.no_skills);
         let paths = self.merge_paths(discovered, &self.additional_skill_paths, cwd);
         if paths.is_empty() {
             return (Vec::new(), Vec::new());
@@ -213,9 +227,10 @@ impl DefaultResourceLoader {
     fn load_prompt_templates(
         &self,
         cwd: &Path,
+        cli: &ResolvedResources,
         packages: &ResolvedResources,
     ) -> (Vec<PromptTemplate>, Vec<ResourceDiagnostic>) {
-        let discovered = if self.no_prompt_templates { Vec::new() } else { packages.enabled(ResourceKind::Prompts) };
+        let discovered = merge_enabled(cli, packages, ResourceKind::Prompts, self.no_prompt_templates);
         let paths = self.merge_paths(discovered, &self.additional_prompt_template_paths, cwd);
         if paths.is_empty() {
             return (Vec::new(), Vec::new());
@@ -248,6 +263,20 @@ impl DefaultResourceLoader {
     pub fn is_loaded(&self) -> bool {
         self.loaded.is_some()
     }
+}
+
+/// The `-e` packages' enabled resources, then (unless `skip_discovered`) the discovered ones.
+fn merge_enabled(
+    cli: &ResolvedResources,
+    packages: &ResolvedResources,
+    kind: ResourceKind,
+    skip_discovered: bool,
+) -> Vec<PathBuf> {
+    let mut paths = cli.enabled(kind);
+    if !skip_discovered {
+        paths.extend(packages.enabled(kind));
+    }
+    paths
 }
 
 fn absolute(p: &Path) -> PathBuf {
