@@ -8,7 +8,7 @@ use anyhow::Result;
 use pi_ai::ThinkingLevel;
 use pi_coding_agent::cli::args::{Args, DiagnosticKind, FlagValue, ListModels, Mode};
 use pi_coding_agent::cli::export_html::export_from_file;
-use pi_coding_agent::cli::file_args::{build_initial_message, process_file_args};
+use pi_coding_agent::cli::file_args::{build_initial_message, process_file_paths};
 use pi_coding_agent::cli::list_models::render_model_list;
 use pi_coding_agent::cli::model_resolver::{CliModelRequest, resolve_cli_model};
 use pi_coding_agent::cli::model_scope::resolve_model_scope;
@@ -17,11 +17,13 @@ use pi_coding_agent::cli::session_select::{SessionStop, choose_session, validate
 use pi_coding_agent::cli::{HELP, VERSION, no_api_key_message, no_models_message};
 use pi_coding_agent::extensions::FlagValue as ExtFlagValue;
 use pi_coding_agent::modes::rpc::RpcContext;
+use pi_coding_agent::modes::rpc_queries::SourceRoots;
 use pi_coding_agent::modes::{EXIT_INTERRUPTED, json, print, rpc};
 use pi_coding_agent::sdk::{
     CreateAgentSessionOptions, DefaultResourceLoader, PromptOptions, SessionSettings, ShellSettings,
     create_agent_session,
 };
+use pi_coding_agent::sdk::request_options::request_options_from_settings;
 use pi_coding_agent::session::{expand_tilde, get_agent_dir, resolve_path};
 use pi_coding_agent::settings::Settings;
 
@@ -29,13 +31,14 @@ use pi_coding_agent::settings::Settings;
 const SUBCOMMANDS: [&str; 8] = ["install", "remove", "uninstall", "update", "list", "config", "auth", "mcp"];
 
 fn main() {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    if let Some(command) = argv.first().filter(|a| SUBCOMMANDS.contains(&a.as_str())) {
+    // As the OS gave them: text that is not UTF-8 is decoded lossily, `@file` paths keep their bytes.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if let Some(command) = argv.first().and_then(|a| a.to_str()).filter(|a| SUBCOMMANDS.contains(a)) {
         // pi runs these before parsing options; sending the word as a prompt would be wrong.
         eprintln!("Error: `pi {command}` is not available in this port (no package, auth or MCP commands)");
         std::process::exit(1);
     }
-    let args = Args::parse(argv);
+    let args = Args::parse_os(argv);
     // Fast paths: nothing is loaded for --version and --help.
     if args.version {
         println!("{VERSION}");
@@ -97,6 +100,16 @@ fn confirm_on_stdin(question: &str) -> Option<bool> {
             Some(answer == "y" || answer == "yes")
         }
     }
+}
+
+/// Piped stdin as text; bytes that are not UTF-8 become U+FFFD, as Node's decoder does.
+fn read_piped_stdin() -> std::io::Result<String> {
+    let mut bytes = Vec::new();
+    std::io::stdin().read_to_end(&mut bytes)?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
 }
 
 fn text_or_file(value: &str) -> String {
@@ -276,14 +289,13 @@ async fn run(mut args: Args) -> Result<i32> {
     // Input.
     let interactive_terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let stdin_text = if mode != Some(Mode::Rpc) && !std::io::stdin().is_terminal() {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s)?;
+        let s = read_piped_stdin()?;
         let t = s.trim().to_owned();
         (!t.is_empty()).then_some(t)
     } else {
         None
     };
-    let files = match process_file_args(&args.file_args, &cwd).await {
+    let files = match process_file_paths(&args.file_arg_paths, &cwd).await {
         Ok(f) => f,
         Err(e) => return fail(&e.to_string()),
     };
@@ -336,7 +348,11 @@ async fn run(mut args: Args) -> Result<i32> {
         loader.append_system_prompt = Some(parts.join("\n\n"));
     }
     loader.reload().await?;
-    let stream_options = pi_ai::options::StreamOptions { api_key: args.api_key.clone(), ..Default::default() };
+    // Timeouts and provider retries from the settings (pi's `buildRequestOptions`).
+    let stream_options = request_options_from_settings(
+        &settings,
+        pi_ai::options::StreamOptions { api_key: args.api_key.clone(), ..Default::default() },
+    );
     let created = create_agent_session(CreateAgentSessionOptions {
         cwd: Some(cwd.clone()),
         agent_dir: Some(agent_dir.clone()),
@@ -392,6 +408,7 @@ async fn run(mut args: Args) -> Result<i32> {
         let ctx = RpcContext {
             available_models: registry.available_models().into_iter().cloned().collect(),
             scoped_models: scope.models.clone(),
+            roots: SourceRoots { cwd: cwd.clone(), agent_dir: agent_dir.clone() },
         };
         return Ok(rpc::run_rpc(session, ctx).await);
     }

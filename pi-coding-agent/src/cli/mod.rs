@@ -15,7 +15,7 @@ pub mod session_select;
 pub const HELP: &str = include_str!("help.txt");
 
 /// The version `pi --version` prints (the reference's, since the CLI is a port of it).
-pub const VERSION: &str = "1.6.0";
+pub const VERSION: &str = pi_ai::http::PI_VERSION;
 
 /// Where pi's docs live; pi prints its install's docs folder in its auth guidance.
 pub const DOCS_DIR: &str = "https://github.com/earendil-works/pi/blob/main/packages/coding-agent/docs";

@@ -16,15 +16,30 @@ pub async fn run_print(session: &AgentSession, initial: Option<(String, PromptOp
         && let Err(e) = session.prompt_with(&text, options).await
     {
         eprintln!("{e}");
+        report_persist_error(session);
         return 1;
     }
     for message in rest {
         if let Err(e) = session.prompt(message).await {
             eprintln!("{e}");
+            report_persist_error(session);
             return 1;
         }
     }
-    finish(session)
+    let code = finish(session);
+    if report_persist_error(session) { code.max(1) } else { code }
+}
+
+/// Prints a failure to save the session (`Error: …` on stderr); whether there was one. The answer
+/// has been shown, but the exit status must say that the session is not on disk.
+pub fn report_persist_error(session: &AgentSession) -> bool {
+    match session.take_persist_error() {
+        Some(e) => {
+            eprintln!("Error: {e}");
+            true
+        }
+        None => false,
+    }
 }
 
 /// Writes the last assistant message and computes the exit status.
