@@ -102,6 +102,15 @@ fn confirm_on_stdin(question: &str) -> Option<bool> {
     }
 }
 
+/// Says once, on stderr, what reading the session file skipped (torn or corrupt lines, a newer
+/// format version, parent cycles), with the line numbers; stdout stays the mode's.
+fn report_session_load_warnings(manager: &pi_coding_agent::session::SessionManager) {
+    if let Some(summary) = pi_coding_agent::session::summarize_load_warnings(manager.load_warnings()) {
+        let file = manager.session_file().map(|p| p.display().to_string()).unwrap_or_default();
+        eprintln!("Warning: session file {file}: {summary}");
+    }
+}
+
 /// Piped stdin as text; bytes that are not UTF-8 become U+FFFD, as Node's decoder does.
 fn read_piped_stdin() -> std::io::Result<String> {
     let mut bytes = Vec::new();
@@ -206,6 +215,7 @@ async fn run(mut args: Args) -> Result<i32> {
         eprintln!("Warning: {w}");
     }
     let mut session_manager = choice.manager;
+    report_session_load_warnings(&session_manager);
     if let Some(name) = &args.name {
         let name = name.trim();
         if name.is_empty() {
@@ -410,7 +420,9 @@ async fn run(mut args: Args) -> Result<i32> {
             scoped_models: scope.models.clone(),
             roots: SourceRoots { cwd: cwd.clone(), agent_dir: agent_dir.clone() },
         };
-        return Ok(rpc::run_rpc(session, ctx).await);
+        let rpc_session = session.clone();
+        // The loop reads stdin until it closes: on a signal it is not waited for.
+        return Ok(run_until_signal(&session, rpc::run_rpc(rpc_session, ctx), false).await);
     }
     let initial = initial.map(|text| (text, PromptOptions { images: files.images, ..Default::default() }));
     let rest = std::mem::take(&mut args.messages);
@@ -421,10 +433,69 @@ async fn run(mut args: Args) -> Result<i32> {
             print::run_print(&session, initial, &rest).await
         }
     };
+    Ok(run_until_signal(&session, run, true).await)
+}
+
+/// The signals that stop pi and their exit statuses (128 + the signal number, as Node exits).
+#[cfg(unix)]
+async fn stop_signal() -> i32 {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
+        // Without handlers the default actions apply; only Ctrl-C is caught.
+        let _ = tokio::signal::ctrl_c().await;
+        return EXIT_INTERRUPTED;
+    };
     tokio::select! {
-        code = run => Ok(code),
-        // As pi's SIGINT handler: exit at once; the session file keeps what was written (the
-        // user message; no aborted assistant message).
-        _ = tokio::signal::ctrl_c() => Ok(EXIT_INTERRUPTED),
+        _ = term.recv() => EXIT_TERMINATED,
+        _ = hup.recv() => EXIT_HANGUP,
+        _ = tokio::signal::ctrl_c() => EXIT_INTERRUPTED,
     }
+}
+
+#[cfg(not(unix))]
+async fn stop_signal() -> i32 {
+    let _ = tokio::signal::ctrl_c().await;
+    EXIT_INTERRUPTED
+}
+
+/// Exit status after SIGTERM (128 + 15), as pi.
+const EXIT_TERMINATED: i32 = 143;
+/// Exit status after SIGHUP (128 + 1), as pi.
+const EXIT_HANGUP: i32 = 129;
+
+/// Runs a mode until it ends or a signal stops pi. On SIGINT, SIGTERM or SIGHUP the process
+/// groups of running shell commands (bash tool calls, user `!` commands, their children) are
+/// killed at once, as pi's `killTrackedDetachedChildren`. SIGINT then exits at once (the session
+/// keeps what was written, as pi's handler); SIGTERM and SIGHUP abort the run and wait for it to
+/// write its last entry (a second signal exits at once), as pi's `disposeRuntime`. Session
+/// entries are synced as they are written, so nothing is left to flush.
+/// `wait_for_run`: the mode ends by itself once its run is aborted (print, json).
+async fn run_until_signal(
+    session: &pi_coding_agent::sdk::AgentSession,
+    run: impl std::future::Future<Output = i32>,
+    wait_for_run: bool,
+) -> i32 {
+    let mut run = std::pin::pin!(run);
+    let code = tokio::select! {
+        code = &mut run => return code,
+        code = stop_signal() => code,
+    };
+    pi_coding_agent::tools::bash::kill_tracked_process_groups();
+    if code == EXIT_INTERRUPTED {
+        return code;
+    }
+    session.request_abort();
+    session.abort_bash();
+    let finish = async {
+        if wait_for_run {
+            run.await;
+        }
+        session.dispose().await;
+    };
+    tokio::select! {
+        _ = finish => {}
+        _ = stop_signal() => {}
+    }
+    pi_coding_agent::tools::bash::kill_tracked_process_groups();
+    code
 }
