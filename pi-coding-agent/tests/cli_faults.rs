@@ -295,3 +295,15 @@ fn provider_retries_honour_retry_after_within_the_settings_cap() {
     );
     assert_eq!(server.requests.lock().unwrap().len(), 1);
 }
+
+#[test]
+fn the_credentials_hint_names_only_what_exists() {
+    let env = Env::new("http://127.0.0.1:9/v1");
+    std::fs::remove_file(env.agent().join("models.json")).unwrap();
+    let out = env.run(&["-p", "hi"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.starts_with("No API key found for the selected model.\n\n"), "{stderr}");
+    assert!(!stderr.contains("/login"), "this port has no /login: {stderr}");
+    assert!(stderr.contains("--api-key") && stderr.contains("models.json"), "{stderr}");
+}

@@ -20,10 +20,14 @@ pub const VERSION: &str = pi_ai::http::PI_VERSION;
 /// Where pi's docs live; pi prints its install's docs folder in its auth guidance.
 pub const DOCS_DIR: &str = "https://github.com/earendil-works/pi/blob/main/packages/coding-agent/docs";
 
+/// How to give pi credentials. pi says "Use /login to log into a provider via OAuth or API key.";
+/// this port has no `/login` yet, so it names what works (see README, deliberate differences).
+pub const LOGIN_HINT: &str = "Set the provider's API key environment variable (e.g. ANTHROPIC_API_KEY), pass --api-key, or set apiKey in models.json.";
+
 /// pi's guidance when no model has credentials (`formatNoModelsAvailableMessage`).
 pub fn no_models_message() -> String {
     format!(
-        "No models available. Use /login to log into a provider via OAuth or API key. See:\n  {DOCS_DIR}/providers.md\n  {DOCS_DIR}/models.md"
+        "No models available. {LOGIN_HINT} See:\n  {DOCS_DIR}/providers.md\n  {DOCS_DIR}/models.md"
     )
 }
 
@@ -32,6 +36,6 @@ pub fn no_models_message() -> String {
 pub fn no_api_key_message(provider: Option<&str>) -> String {
     let what = provider.map_or_else(|| "the selected model".to_owned(), str::to_owned);
     format!(
-        "No API key found for {what}.\n\nUse /login to log into a provider via OAuth or API key. See:\n  {DOCS_DIR}/providers.md\n  {DOCS_DIR}/models.md"
+        "No API key found for {what}.\n\n{LOGIN_HINT} See:\n  {DOCS_DIR}/providers.md\n  {DOCS_DIR}/models.md"
     )
 }
