@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use super::json_event::{JsonEventEncoder, agent_settled};
 use super::output::write_record;
-use super::print::report_persist_error;
+use super::print::{report_extension_errors, report_persist_error};
 use crate::sdk::{AgentSession, PromptOptions};
 
 /// Runs the prompts, streaming events to stdout; returns the exit status.
@@ -19,6 +19,9 @@ pub async fn run_json(session: &AgentSession, initial: Option<(String, PromptOpt
             write_record(&record);
         }
     });
+    // As pi: the header, the subscription, then the extensions bound (errors on stderr).
+    let _errors = report_extension_errors(session);
+    session.bind_extensions().await;
     let mut prompts: Vec<(String, PromptOptions)> = initial.into_iter().collect();
     prompts.extend(rest.iter().map(|m| (m.clone(), PromptOptions::default())));
     for (text, options) in prompts {

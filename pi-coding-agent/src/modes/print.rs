@@ -12,6 +12,8 @@ pub const TRUNCATED_MESSAGE: &str = "Response was truncated: the model reached i
 
 /// Runs `initial` (with images) then each further message; returns the exit status.
 pub async fn run_print(session: &AgentSession, initial: Option<(String, PromptOptions)>, rest: &[String]) -> i32 {
+    let _errors = report_extension_errors(session);
+    session.bind_extensions().await;
     if let Some((text, options)) = initial
         && let Err(e) = session.prompt_with(&text, options).await
     {
@@ -28,6 +30,14 @@ pub async fn run_print(session: &AgentSession, initial: Option<(String, PromptOp
     }
     let code = finish(session);
     if report_persist_error(session) { code.max(1) } else { code }
+}
+
+/// pi's print- and json-mode `onError`: every extension error (a failing, panicking or hanging
+/// handler, protocol garbage, a process that died) as `Extension error (<path>): <error>` on
+/// stderr. The listener lives as long as the returned handle is not removed.
+pub fn report_extension_errors(session: &AgentSession) -> Option<crate::extensions::ErrorListenerHandle> {
+    let runner = session.extension_runner()?;
+    Some(runner.on_error(|e| eprintln!("Extension error ({}): {}", e.extension_path, e.error)))
 }
 
 /// Prints a failure to save the session (`Error: …` on stderr); whether there was one. The answer

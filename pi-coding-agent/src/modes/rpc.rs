@@ -90,6 +90,14 @@ pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
             write_record(&record);
         }
     });
+    // pi's `onError` in RPC mode: an `extension_error` record.
+    let _errors = session.extension_runner().map(|runner| {
+        runner.on_error(|e| {
+            write_record(&json!({"type": "extension_error", "extensionPath": e.extension_path,
+                "event": e.event, "error": e.error}));
+        })
+    });
+    session.bind_extensions().await;
     let mut stdin = BufReader::new(tokio::io::stdin());
     let mut running: Vec<tokio::task::JoinHandle<()>> = Vec::new();
     while let Some(line) = next_line(&mut stdin).await {
