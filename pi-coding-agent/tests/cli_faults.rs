@@ -49,7 +49,13 @@ fn unwritable_dir(env: &Env) -> PathBuf {
 }
 
 fn user_text(body: &serde_json::Value) -> String {
-    body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user").map(|m| m["content"].to_string()).collect()
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .collect()
 }
 
 #[test]
@@ -65,7 +71,8 @@ fn an_unwritable_session_dir_shows_the_answer_and_fails() {
     assert_eq!(stderr.matches("Error: ").count(), 1, "reported once: {stderr}");
     assert!(stderr.contains(dir), "{stderr}");
 
-    let out = env.run(&["--mode", "json", "--model", "local/smollm2-135m", "--no-tools", "--session-dir", dir, "capital?"]);
+    let out =
+        env.run(&["--mode", "json", "--model", "local/smollm2-135m", "--no-tools", "--session-dir", dir, "capital?"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.starts_with("Error: ") && stderr.contains(dir), "{stderr}");
@@ -277,7 +284,8 @@ fn too_many_requests(retry_after_s: u32) -> Reply {
 fn provider_retries_honour_retry_after_within_the_settings_cap() {
     let server = ScriptedServer::start_replies(vec![too_many_requests(0), Reply::Sse(text_reply(&["late"]))]);
     let env = Env::new(&server.base_url);
-    let settings = serde_json::json!({"retry": {"enabled": false, "provider": {"maxRetries": 2, "maxRetryDelayMs": 1000}}});
+    let settings =
+        serde_json::json!({"retry": {"enabled": false, "provider": {"maxRetries": 2, "maxRetryDelayMs": 1000}}});
     write_settings(&env, settings);
     let out = env.run(&["-p", "--model", "local/smollm2-135m", "--no-tools", "--no-session", "hi"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "late\n", "{}", String::from_utf8_lossy(&out.stderr));
@@ -286,13 +294,13 @@ fn provider_retries_honour_retry_after_within_the_settings_cap() {
     // A server asking for longer than `retry.provider.maxRetryDelayMs` fails at once.
     let server = ScriptedServer::start_replies(vec![too_many_requests(120), Reply::Sse(text_reply(&["late"]))]);
     let env = Env::new(&server.base_url);
-    write_settings(&env, serde_json::json!({"retry": {"enabled": false, "provider": {"maxRetries": 2, "maxRetryDelayMs": 1000}}}));
+    write_settings(
+        &env,
+        serde_json::json!({"retry": {"enabled": false, "provider": {"maxRetries": 2, "maxRetryDelayMs": 1000}}}),
+    );
     let out = env.run(&["-p", "--model", "local/smollm2-135m", "--no-tools", "--no-session", "hi"]);
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        "Server requested 120s retry delay (max: 1s). 429 slow down\n"
-    );
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "Server requested 120s retry delay (max: 1s). 429 slow down\n");
     assert_eq!(server.requests.lock().unwrap().len(), 1);
 }
 

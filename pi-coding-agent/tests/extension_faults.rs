@@ -102,7 +102,8 @@ fn rpc_mode_reports_a_failing_handler_as_an_extension_error_record() {
 fn an_extension_that_dies_at_start_shows_its_exit_status_and_stderr() {
     let env = Env::new("http://127.0.0.1:9/v1");
     let ext = env.dir.path().join("dies.py");
-    std::fs::write(&ext, "import sys\nsys.stderr.write('first line\\nTraceback: broken config\\n')\nsys.exit(3)\n").unwrap();
+    std::fs::write(&ext, "import sys\nsys.stderr.write('first line\\nTraceback: broken config\\n')\nsys.exit(3)\n")
+        .unwrap();
     let out = env
         .pi()
         .args(["-p", "--model", "local/smollm2-135m", "--no-tools", "--no-session", "-e"])
@@ -123,7 +124,10 @@ fn abort_does_not_wait_for_a_hanging_tool_result_handler() {
     let mark = env.dir.path().join("tool_result_seen");
     // Never answers `tool_result`: without the fix, abort waits for the 30 s handler timeout,
     // which reports an extension error first.
-    let on_event = format!("if event == 'tool_result':\n    open({:?}, 'w').write('x')\nelse:\n    reply(msg, None)", mark.display().to_string());
+    let on_event = format!(
+        "if event == 'tool_result':\n    open({:?}, 'w').write('x')\nelse:\n    reply(msg, None)",
+        mark.display().to_string()
+    );
     let ext = python_extension(&env, "hang.py", &["tool_result"], &on_event);
     let args = serde_json::json!({"command": "echo hi"}).to_string();
     let chunk = |delta: serde_json::Value, finish: Option<&str>| {

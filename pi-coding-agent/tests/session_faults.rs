@@ -21,8 +21,13 @@ fn header(cwd: &std::path::Path, version: u64) -> String {
 
 /// `a ← b ← c ← a` (a cycle) and `d` a child of `c`, the leaf.
 fn cyclic_session(cwd: &std::path::Path) -> String {
-    [header(cwd, 3), user("a", Some("c"), "one"), user("b", Some("a"), "two"), user("c", Some("b"), "three"),
-        user("d", Some("c"), "four")]
+    [
+        header(cwd, 3),
+        user("a", Some("c"), "one"),
+        user("b", Some("a"), "two"),
+        user("c", Some("b"), "three"),
+        user("d", Some("c"), "four"),
+    ]
     .join("\n")
         + "\n"
 }
@@ -57,9 +62,10 @@ fn a_parent_cycle_is_broken_at_the_first_repeat_and_reported() {
 fn skipped_lines_and_a_newer_version_are_summarized_with_line_numbers() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("torn.jsonl");
-    let text = [header(dir.path(), 9), user("a", None, "one"), "{not json".into(), "[1]".into(), user("b", Some("a"), "two")]
-        .join("\n")
-        + "\n{\"type\":\"message\",\"id\":\"c\",\"par";
+    let text =
+        [header(dir.path(), 9), user("a", None, "one"), "{not json".into(), "[1]".into(), user("b", Some("a"), "two")]
+            .join("\n")
+            + "\n{\"type\":\"message\",\"id\":\"c\",\"par";
     std::fs::write(&path, text).unwrap();
     let manager = SessionManager::open(&path, None, None).unwrap();
     assert_eq!(texts(&manager), ["one", "two"]);
@@ -76,7 +82,13 @@ fn pi_says_once_on_stderr_what_the_session_file_lost() {
     let env = Env::new(&server.base_url);
     let path = env.dir.path().join("cycle.jsonl");
     std::fs::write(&path, cyclic_session(&env.proj())).unwrap();
-    let out = env.pi().args(["-p", "--model", "local/smollm2-135m", "--no-tools", "--session"]).arg(&path).arg("next").output().unwrap();
+    let out = env
+        .pi()
+        .args(["-p", "--model", "local/smollm2-135m", "--no-tools", "--session"])
+        .arg(&path)
+        .arg("next")
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert_eq!(
@@ -99,7 +111,13 @@ fn pi_says_once_on_stderr_what_the_session_file_lost() {
 
     let torn = env.dir.path().join("torn.jsonl");
     std::fs::write(&torn, [header(&env.proj(), 3), user("a", None, "one"), "{oops".into()].join("\n") + "\n").unwrap();
-    let out = env.pi().args(["--mode", "json", "--model", "local/smollm2-135m", "--no-tools", "--session"]).arg(&torn).arg("x").output().unwrap();
+    let out = env
+        .pi()
+        .args(["--mode", "json", "--model", "local/smollm2-135m", "--no-tools", "--session"])
+        .arg(&torn)
+        .arg("x")
+        .output()
+        .unwrap();
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         format!("Warning: session file {}: line 3: malformed JSON skipped\n", torn.display())

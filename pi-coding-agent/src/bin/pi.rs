@@ -19,11 +19,11 @@ use pi_coding_agent::extensions::FlagValue as ExtFlagValue;
 use pi_coding_agent::modes::rpc::RpcContext;
 use pi_coding_agent::modes::rpc_queries::SourceRoots;
 use pi_coding_agent::modes::{EXIT_INTERRUPTED, json, print, rpc};
+use pi_coding_agent::sdk::request_options::request_options_from_settings;
 use pi_coding_agent::sdk::{
     CreateAgentSessionOptions, DefaultResourceLoader, PromptOptions, SessionSettings, ShellSettings,
     create_agent_session,
 };
-use pi_coding_agent::sdk::request_options::request_options_from_settings;
 use pi_coding_agent::session::{expand_tilde, get_agent_dir, resolve_path};
 use pi_coding_agent::settings::Settings;
 

@@ -26,16 +26,12 @@ pub const LOGIN_HINT: &str = "Set the provider's API key environment variable (e
 
 /// pi's guidance when no model has credentials (`formatNoModelsAvailableMessage`).
 pub fn no_models_message() -> String {
-    format!(
-        "No models available. {LOGIN_HINT} See:\n  {DOCS_DIR}/providers.md\n  {DOCS_DIR}/models.md"
-    )
+    format!("No models available. {LOGIN_HINT} See:\n  {DOCS_DIR}/providers.md\n  {DOCS_DIR}/models.md")
 }
 
 /// pi's message when the selected model has no key (`No API key found for <provider>.` or, with
 /// no model at all, `for the selected model.`).
 pub fn no_api_key_message(provider: Option<&str>) -> String {
     let what = provider.map_or_else(|| "the selected model".to_owned(), str::to_owned);
-    format!(
-        "No API key found for {what}.\n\n{LOGIN_HINT} See:\n  {DOCS_DIR}/providers.md\n  {DOCS_DIR}/models.md"
-    )
+    format!("No API key found for {what}.\n\n{LOGIN_HINT} See:\n  {DOCS_DIR}/providers.md\n  {DOCS_DIR}/models.md")
 }

@@ -12,8 +12,8 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::json_event::{JsonEventEncoder, agent_settled};
 use super::output::{write_line, write_record};
-use super::rpc_queries::{self, SourceRoots, queue_mode_name};
 use super::rpc_command::{RpcCommand, RpcRequest, failure, parse_command, success};
+use super::rpc_queries::{self, SourceRoots, queue_mode_name};
 use crate::cli::model_scope::ScopedModel;
 use crate::extensions::{InputSource, StreamingBehavior};
 use crate::sdk::{AgentSession, PreflightCallback, PromptDisposition, PromptOptions, QueueDisposition, SdkError};

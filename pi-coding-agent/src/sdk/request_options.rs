@@ -17,10 +17,10 @@ use crate::settings::Settings;
 fn timeout_setting(value: Option<&Value>) -> Option<Duration> {
     match value? {
         Value::String(s) if s == "disabled" => Some(Duration::MAX),
-        v => match v.as_f64().filter(|ms| ms.is_finite() && *ms >= 0.0)? {
-            ms if ms == 0.0 => Some(Duration::MAX),
-            ms => Some(Duration::from_millis(ms as u64)),
-        },
+        v => {
+            let ms = v.as_f64().filter(|ms| ms.is_finite() && *ms >= 0.0)?;
+            Some(if ms == 0.0 { Duration::MAX } else { Duration::from_millis(ms as u64) })
+        }
     }
 }
 

@@ -286,8 +286,7 @@ pub fn read_session<R: Read>(reader: R) -> std::io::Result<ReadOutcome> {
 /// The ids at which parent links close a cycle (one per cycle), in file order. Ids resolve as
 /// the session does: the last entry with an id wins.
 fn parent_cycles(entries: &[SessionEntry]) -> Vec<String> {
-    let index: std::collections::HashMap<&str, usize> =
-        entries.iter().enumerate().map(|(i, e)| (e.id(), i)).collect();
+    let index: std::collections::HashMap<&str, usize> = entries.iter().enumerate().map(|(i, e)| (e.id(), i)).collect();
     // 0: not seen, 1: on the walk in progress, 2: known to end at a root.
     let mut state = vec![0u8; entries.len()];
     let mut cycles = Vec::new();
