@@ -315,3 +315,34 @@ fn the_credentials_hint_names_only_what_exists() {
     assert!(!stderr.contains("/login"), "this port has no /login: {stderr}");
     assert!(stderr.contains("--api-key") && stderr.contains("models.json"), "{stderr}");
 }
+
+#[test]
+fn a_connection_that_is_never_accepted_times_out() {
+    // A listener whose accept queue is full (backlog 0, filled by its own clients): a new
+    // connection's SYN is dropped, so connecting never finishes. Python makes the listener.
+    let env = Env::new("http://127.0.0.1:9/v1");
+    let script = env.dir.path().join("full.py");
+    std::fs::write(
+        &script,
+        "import socket, time\ns = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(0)\nfill = []\n\
+         for _ in range(4):\n    c = socket.socket(); c.setblocking(False)\n    try: c.connect(s.getsockname())\n    \
+         except BlockingIOError: pass\n    fill.append(c)\ntime.sleep(0.2)\nprint(s.getsockname()[1], flush=True)\ntime.sleep(600)\n",
+    )
+    .unwrap();
+    let mut listener = std::process::Command::new("python3").arg(&script).stdout(Stdio::piped()).spawn().unwrap();
+    let mut port = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(listener.stdout.take().unwrap()), &mut port).unwrap();
+    let models = serde_json::json!({"providers":{"local":{"baseUrl":format!("http://127.0.0.1:{}/v1", port.trim()),
+        "api":"openai-completions","apiKey":"none","models":[{"id":"smollm2-135m","contextWindow":8192,"maxTokens":256}]}}});
+    std::fs::write(env.agent().join("models.json"), models.to_string()).unwrap();
+    // The idle timeout is far away: only the connect timeout can end the request.
+    write_settings(
+        &env,
+        serde_json::json!({"httpConnectTimeoutMs": 300, "httpIdleTimeoutMs": 600000, "retry": {"enabled": false}}),
+    );
+    let out = env.run(&["-p", "--model", "local/smollm2-135m", "--no-tools", "--no-session", "hi"]);
+    let _ = listener.kill();
+    let _ = listener.wait();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "Request timed out.: This operation was aborted (20)\n");
+}
