@@ -346,3 +346,12 @@ fn a_connection_that_is_never_accepted_times_out() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&out.stderr), "Request timed out.: This operation was aborted (20)\n");
 }
+
+#[test]
+fn one_version_for_the_user_agent_and_the_version_flag() {
+    let env = Env::new("http://127.0.0.1:9/v1");
+    let out = env.run(&["--version"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1.6.0\n");
+    assert!(pi_ai::http::user_agent().starts_with("pi/1.6.0 ("), "{}", pi_ai::http::user_agent());
+    assert_eq!(pi_ai::http::PI_VERSION, pi_coding_agent::cli::VERSION);
+}
