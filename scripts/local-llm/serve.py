@@ -36,6 +36,10 @@ def main() -> None:
     # Without the prompt cache every request is evaluated from scratch: greedy output then does not
     # depend on which requests came before.
     params.cache_prompt = env("CACHE_PROMPT", "0") == "1"
+    # Greedy sampling with a fixed seed for requests that name no temperature (pi sends none):
+    # llama.cpp's own default (0.8, random seed) made answers differ from run to run.
+    params.sampling.temp = float(env("TEMPERATURE", "0"))
+    params.sampling.seed = int(env("SEED", "42"))
     template = env("CHAT_TEMPLATE_FILE")
     if template:
         with open(template, encoding="utf-8") as f:

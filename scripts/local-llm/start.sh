@@ -12,7 +12,8 @@
 # Anthropic's under /v1/messages. When sourced, this script also exports the two variables.
 #
 # Settings: PI_LOCAL_LLM_PORT (default: a free port), PI_LOCAL_LLM_THREADS (default 2),
-# PI_LOCAL_LLM_PYTHON (default python3). Exit status is non-zero on any failure.
+# PI_LOCAL_LLM_PYTHON (default python3), PI_LOCAL_LLM_TEMPERATURE and PI_LOCAL_LLM_SEED (the
+# sampling of requests that set none: default 0 and 42, greedy and repeatable). Exit status is non-zero on any failure.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -58,6 +59,7 @@ fi
 
 # 4. Start, detached from this shell's job control, and wait for /health.
 HOST=127.0.0.1 PORT="$PORT" THREADS="${PI_LOCAL_LLM_THREADS:-2}" N_CTX="${PI_LOCAL_LLM_N_CTX:-4096}" \
+    TEMPERATURE="${PI_LOCAL_LLM_TEMPERATURE:-0}" SEED="${PI_LOCAL_LLM_SEED:-42}" \
     CHAT_TEMPLATE_FILE="$HERE/chatml-tools.jinja" \
     nohup "$VENV/bin/python" "$HERE/serve.py" >"$LOG" 2>&1 </dev/null &
 echo $! >"$PID_FILE"

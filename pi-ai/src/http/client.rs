@@ -1,19 +1,43 @@
 //! The shared client, the `User-Agent` and header merging.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
 
 /// The process-wide HTTP client, built on first use (rustls, HTTP/1.1 and HTTP/2, connection
-/// pooling). Timeouts are applied per request by [`send_with_retries`](super::send_with_retries)
-/// and per read by [`ResponseBody`](super::ResponseBody), not here.
+/// pooling), with the default connect timeout. The idle timeouts are applied per request by
+/// [`send_with_retries`](super::send_with_retries) and per read by
+/// [`ResponseBody`](super::ResponseBody), not here.
 pub fn client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT.get_or_init(|| {
-        reqwest::Client::builder().build().unwrap_or_else(|error| {
-            tracing::warn!(%error, "could not build the configured HTTP client; using defaults");
-            reqwest::Client::new()
-        })
+    CLIENT.get_or_init(|| build_client(crate::options::DEFAULT_CONNECT_TIMEOUT))
+}
+
+/// The client for a connect timeout: the shared one for the default, otherwise one per distinct
+/// value, kept for the process (a connect timeout is a property of a client in reqwest).
+pub fn client_with_connect_timeout(connect_timeout: Duration) -> reqwest::Client {
+    if connect_timeout == crate::options::DEFAULT_CONNECT_TIMEOUT {
+        return client().clone();
+    }
+    static OTHERS: OnceLock<Mutex<HashMap<Duration, reqwest::Client>>> = OnceLock::new();
+    let mut others = OTHERS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    others.entry(connect_timeout).or_insert_with(|| build_client(connect_timeout)).clone()
+}
+
+fn build_client(connect_timeout: Duration) -> reqwest::Client {
+    let mut builder = reqwest::Client::builder();
+    // `Duration::MAX` (no limit) would overflow reqwest's deadline arithmetic.
+    if connect_timeout < Duration::from_secs(u64::from(u32::MAX)) {
+        builder = builder.connect_timeout(connect_timeout);
+    }
+    builder.build().unwrap_or_else(|error| {
+        tracing::warn!(%error, "could not build the configured HTTP client; using defaults");
+        reqwest::Client::new()
     })
 }
+
+/// The version of pi this port follows, stated once: the `User-Agent` and `pi --version` use it.
+pub const PI_VERSION: &str = "1.6.0";
 
 /// pi's detailed `User-Agent`: `pi/<version> (<os>; <runtime>; <arch>)`, with Node's spelling of
 /// the architecture (`x64`, `arm64`) and `rust` as the runtime.
@@ -29,7 +53,7 @@ pub fn user_agent() -> String {
         "windows" => "win32",
         other => other,
     };
-    format!("pi/{} ({os}; rust/{}; {arch})", env!("CARGO_PKG_VERSION"), rust_version())
+    format!("pi/{PI_VERSION} ({os}; rust/{}; {arch})", rust_version())
 }
 
 fn rust_version() -> &'static str {

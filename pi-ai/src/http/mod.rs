@@ -28,7 +28,7 @@ mod output;
 mod request;
 pub mod shared;
 
-pub use client::{HeaderMap, client, user_agent};
+pub use client::{HeaderMap, PI_VERSION, client, client_with_connect_timeout, user_agent};
 pub use error::{ErrorStyle, HttpError, MAX_ERROR_BODY_CHARS, truncate_error_text};
 pub use output::{ProviderOutput, SseHandler, StreamContext, stream_sse};
 pub use request::{HttpRequest, ResponseBody, send_with_retries};

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use tokio_util::sync::CancellationToken;
 
-use super::{ErrorStyle, HeaderMap, HttpError, client};
+use super::{ErrorStyle, HeaderMap, HttpError, client_with_connect_timeout};
 use crate::options::StreamOptions;
 
 /// pi's default cap on a server-requested retry delay.
@@ -86,9 +86,10 @@ pub type SentResponse = (u16, Vec<(String, String)>, ResponseBody);
 ///   `retry-after-ms` / `retry-after` when given (over `max_retry_delay` fails at once), else
 ///   `min(0.5·2^i, 8)` s minus up to 25 % jitter.
 /// - Retries never happen once a 2xx answer arrived: the body is the caller's.
-/// - `options.timeout` bounds the wait for the response headers (and, through
-///   [`ResponseBody`], each later read). The cancellation token aborts everything, also the
-///   backoff sleep.
+/// - `options.timeout` (default [`DEFAULT_IDLE_TIMEOUT`](crate::options::DEFAULT_IDLE_TIMEOUT))
+///   bounds the wait for the response headers (and, through [`ResponseBody`], each later read);
+///   `options.connect_timeout` bounds connecting. No request waits forever. The cancellation token
+///   aborts everything, also the backoff sleep.
 pub async fn send_with_retries(
     request: &HttpRequest,
     options: &StreamOptions,
@@ -102,14 +103,15 @@ pub async fn send_with_retries(
         if cancel.is_cancelled() {
             return Err(HttpError::Aborted);
         }
-        let attempt = send_once(request, options.timeout, &cancel).await;
+        let attempt = send_once(request, options, &cancel).await;
+        let idle = Some(options.idle_timeout());
         let (error, headers) = match attempt {
             Ok((status, headers, response)) if (200..300).contains(&status) => {
-                let body = ResponseBody::from_stream(response.bytes_stream(), options.timeout, cancel.clone());
+                let body = ResponseBody::from_stream(response.bytes_stream(), idle, cancel.clone());
                 return Ok((status, headers, body));
             }
             Ok((status, headers, response)) => {
-                let body = read_error_body(response, options.timeout, &cancel).await?;
+                let body = read_error_body(response, idle, &cancel).await?;
                 (HttpError::Status { status, body }, headers)
             }
             // A pooled keep-alive connection the server had already closed: the request never
@@ -140,10 +142,12 @@ pub async fn send_with_retries(
 
 async fn send_once(
     request: &HttpRequest,
-    timeout: Option<Duration>,
+    options: &StreamOptions,
     cancel: &CancellationToken,
 ) -> Result<(u16, Vec<(String, String)>, reqwest::Response), HttpError> {
-    let mut builder = client().post(&request.url).body(request.body.clone());
+    let timeout = Some(options.idle_timeout());
+    let client = client_with_connect_timeout(options.effective_connect_timeout());
+    let mut builder = client.post(&request.url).body(request.body.clone());
     for (name, value) in request.headers.iter() {
         builder = builder.header(name, value);
     }

@@ -8,7 +8,7 @@ use anyhow::Result;
 use pi_ai::ThinkingLevel;
 use pi_coding_agent::cli::args::{Args, DiagnosticKind, FlagValue, ListModels, Mode};
 use pi_coding_agent::cli::export_html::export_from_file;
-use pi_coding_agent::cli::file_args::{build_initial_message, process_file_args};
+use pi_coding_agent::cli::file_args::{build_initial_message, process_file_paths};
 use pi_coding_agent::cli::list_models::render_model_list;
 use pi_coding_agent::cli::model_resolver::{CliModelRequest, resolve_cli_model};
 use pi_coding_agent::cli::model_scope::resolve_model_scope;
@@ -17,7 +17,9 @@ use pi_coding_agent::cli::session_select::{SessionStop, choose_session, validate
 use pi_coding_agent::cli::{HELP, VERSION, no_api_key_message, no_models_message};
 use pi_coding_agent::extensions::FlagValue as ExtFlagValue;
 use pi_coding_agent::modes::rpc::RpcContext;
+use pi_coding_agent::modes::rpc_queries::SourceRoots;
 use pi_coding_agent::modes::{EXIT_INTERRUPTED, json, print, rpc};
+use pi_coding_agent::sdk::request_options::request_options_from_settings;
 use pi_coding_agent::sdk::{
     CreateAgentSessionOptions, DefaultResourceLoader, PromptOptions, SessionSettings, ShellSettings,
     create_agent_session,
@@ -29,16 +31,18 @@ use pi_coding_agent::settings::Settings;
 const SUBCOMMANDS: [&str; 8] = ["install", "remove", "uninstall", "update", "list", "config", "auth", "mcp"];
 
 fn main() {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    if let Some(code) = pi_coding_agent::packages::run_package_command(&argv) {
+    // As the OS gave them: text that is not UTF-8 is decoded lossily, `@file` paths keep their bytes.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let text_argv: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    if let Some(code) = pi_coding_agent::packages::run_package_command(&text_argv) {
         std::process::exit(code);
     }
-    if let Some(command) = argv.first().filter(|a| SUBCOMMANDS.contains(&a.as_str())) {
+    if let Some(command) = argv.first().and_then(|a| a.to_str()).filter(|a| SUBCOMMANDS.contains(a)) {
         // pi runs these before parsing options; sending the word as a prompt would be wrong.
         eprintln!("Error: `pi {command}` is not available in this port (no auth or MCP commands)");
         std::process::exit(1);
     }
-    let args = Args::parse(argv);
+    let args = Args::parse_os(argv);
     // Fast paths: nothing is loaded for --version and --help.
     if args.version {
         println!("{VERSION}");
@@ -100,6 +104,25 @@ fn confirm_on_stdin(question: &str) -> Option<bool> {
             Some(answer == "y" || answer == "yes")
         }
     }
+}
+
+/// Says once, on stderr, what reading the session file skipped (torn or corrupt lines, a newer
+/// format version, parent cycles), with the line numbers; stdout stays the mode's.
+fn report_session_load_warnings(manager: &pi_coding_agent::session::SessionManager) {
+    if let Some(summary) = pi_coding_agent::session::summarize_load_warnings(manager.load_warnings()) {
+        let file = manager.session_file().map(|p| p.display().to_string()).unwrap_or_default();
+        eprintln!("Warning: session file {file}: {summary}");
+    }
+}
+
+/// Piped stdin as text; bytes that are not UTF-8 become U+FFFD, as Node's decoder does.
+fn read_piped_stdin() -> std::io::Result<String> {
+    let mut bytes = Vec::new();
+    std::io::stdin().read_to_end(&mut bytes)?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
 }
 
 fn text_or_file(value: &str) -> String {
@@ -206,6 +229,7 @@ async fn run(mut args: Args) -> Result<i32> {
         eprintln!("Warning: {w}");
     }
     let mut session_manager = choice.manager;
+    report_session_load_warnings(&session_manager);
     if let Some(name) = &args.name {
         let name = name.trim();
         if name.is_empty() {
@@ -289,14 +313,13 @@ async fn run(mut args: Args) -> Result<i32> {
     // Input.
     let interactive_terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let stdin_text = if mode != Some(Mode::Rpc) && !std::io::stdin().is_terminal() {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s)?;
+        let s = read_piped_stdin()?;
         let t = s.trim().to_owned();
         (!t.is_empty()).then_some(t)
     } else {
         None
     };
-    let files = match process_file_args(&args.file_args, &cwd).await {
+    let files = match process_file_paths(&args.file_arg_paths, &cwd).await {
         Ok(f) => f,
         Err(e) => return fail(&e.to_string()),
     };
@@ -352,7 +375,11 @@ async fn run(mut args: Args) -> Result<i32> {
     for w in &loader.resources()?.package_warnings {
         eprintln!("Warning: {w}");
     }
-    let stream_options = pi_ai::options::StreamOptions { api_key: args.api_key.clone(), ..Default::default() };
+    // Timeouts and provider retries from the settings (pi's `buildRequestOptions`).
+    let stream_options = request_options_from_settings(
+        &settings,
+        pi_ai::options::StreamOptions { api_key: args.api_key.clone(), ..Default::default() },
+    );
     let created = create_agent_session(CreateAgentSessionOptions {
         cwd: Some(cwd.clone()),
         agent_dir: Some(agent_dir.clone()),
@@ -408,8 +435,11 @@ async fn run(mut args: Args) -> Result<i32> {
         let ctx = RpcContext {
             available_models: registry.available_models().into_iter().cloned().collect(),
             scoped_models: scope.models.clone(),
+            roots: SourceRoots { cwd: cwd.clone(), agent_dir: agent_dir.clone() },
         };
-        return Ok(rpc::run_rpc(session, ctx).await);
+        let rpc_session = session.clone();
+        // The loop reads stdin until it closes: on a signal it is not waited for.
+        return Ok(run_until_signal(&session, rpc::run_rpc(rpc_session, ctx), false).await);
     }
     let initial = initial.map(|text| (text, PromptOptions { images: files.images, ..Default::default() }));
     let rest = std::mem::take(&mut args.messages);
@@ -420,10 +450,69 @@ async fn run(mut args: Args) -> Result<i32> {
             print::run_print(&session, initial, &rest).await
         }
     };
+    Ok(run_until_signal(&session, run, true).await)
+}
+
+/// The signals that stop pi and their exit statuses (128 + the signal number, as Node exits).
+#[cfg(unix)]
+async fn stop_signal() -> i32 {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
+        // Without handlers the default actions apply; only Ctrl-C is caught.
+        let _ = tokio::signal::ctrl_c().await;
+        return EXIT_INTERRUPTED;
+    };
     tokio::select! {
-        code = run => Ok(code),
-        // As pi's SIGINT handler: exit at once; the session file keeps what was written (the
-        // user message; no aborted assistant message).
-        _ = tokio::signal::ctrl_c() => Ok(EXIT_INTERRUPTED),
+        _ = term.recv() => EXIT_TERMINATED,
+        _ = hup.recv() => EXIT_HANGUP,
+        _ = tokio::signal::ctrl_c() => EXIT_INTERRUPTED,
     }
+}
+
+#[cfg(not(unix))]
+async fn stop_signal() -> i32 {
+    let _ = tokio::signal::ctrl_c().await;
+    EXIT_INTERRUPTED
+}
+
+/// Exit status after SIGTERM (128 + 15), as pi.
+const EXIT_TERMINATED: i32 = 143;
+/// Exit status after SIGHUP (128 + 1), as pi.
+const EXIT_HANGUP: i32 = 129;
+
+/// Runs a mode until it ends or a signal stops pi. On SIGINT, SIGTERM or SIGHUP the process
+/// groups of running shell commands (bash tool calls, user `!` commands, their children) are
+/// killed at once, as pi's `killTrackedDetachedChildren`. SIGINT then exits at once (the session
+/// keeps what was written, as pi's handler); SIGTERM and SIGHUP abort the run and wait for it to
+/// write its last entry (a second signal exits at once), as pi's `disposeRuntime`. Session
+/// entries are synced as they are written, so nothing is left to flush.
+/// `wait_for_run`: the mode ends by itself once its run is aborted (print, json).
+async fn run_until_signal(
+    session: &pi_coding_agent::sdk::AgentSession,
+    run: impl std::future::Future<Output = i32>,
+    wait_for_run: bool,
+) -> i32 {
+    let mut run = std::pin::pin!(run);
+    let code = tokio::select! {
+        code = &mut run => return code,
+        code = stop_signal() => code,
+    };
+    pi_coding_agent::tools::bash::kill_tracked_process_groups();
+    if code == EXIT_INTERRUPTED {
+        return code;
+    }
+    session.request_abort();
+    session.abort_bash();
+    let finish = async {
+        if wait_for_run {
+            run.await;
+        }
+        session.dispose().await;
+    };
+    tokio::select! {
+        _ = finish => {}
+        _ = stop_signal() => {}
+    }
+    pi_coding_agent::tools::bash::kill_tracked_process_groups();
+    code
 }

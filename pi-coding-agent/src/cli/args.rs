@@ -112,12 +112,30 @@ pub struct Args {
     pub offline: bool,
     /// Prompt messages, in order.
     pub messages: Vec<String>,
-    /// `@file` arguments without the `@`.
+    /// `@file` arguments without the `@` (decoded lossily).
     pub file_args: Vec<String>,
+    /// The same `@file` arguments as the bytes they were given in (a name that is not UTF-8 still
+    /// opens the file).
+    pub file_arg_paths: Vec<std::ffi::OsString>,
     /// `--flags` nobody claimed (reported as unknown options unless an extension registers them).
     pub unknown_flags: IndexMap<String, FlagValue>,
     /// Warnings and errors, in order.
     pub diagnostics: Vec<Diagnostic>,
+}
+
+/// `original` without its leading `@`, byte for byte.
+fn strip_at(original: &std::ffi::OsStr) -> std::ffi::OsString {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let bytes = original.as_bytes();
+        std::ffi::OsStr::from_bytes(bytes.strip_prefix(b"@").unwrap_or(bytes)).to_owned()
+    }
+    #[cfg(not(unix))]
+    {
+        let lossy = original.to_string_lossy();
+        lossy.strip_prefix('@').unwrap_or(&lossy).into()
+    }
 }
 
 fn split_list(text: &str) -> Vec<String> {
@@ -147,7 +165,31 @@ impl Args {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        let args: Vec<String> = args.into_iter().map(Into::into).collect();
+        Self::parse_inner(args.into_iter().map(Into::into).collect(), None)
+    }
+
+    /// Parses the arguments as the operating system gave them: text that is not UTF-8 is decoded
+    /// lossily (U+FFFD, as Node decodes `process.argv`), `@file` paths keep their bytes.
+    ///
+    /// ```
+    /// use pi_coding_agent::cli::args::Args;
+    /// let a = Args::parse_os(["-p".into(), "hi".into(), "@a.md".into()]);
+    /// assert_eq!(a.file_arg_paths, [std::ffi::OsString::from("a.md")]);
+    /// ```
+    pub fn parse_os<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Args {
+        let raw: Vec<std::ffi::OsString> = args.into_iter().collect();
+        let text = raw.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        Self::parse_inner(text, Some(&raw))
+    }
+
+    fn parse_inner(args: Vec<String>, raw: Option<&[std::ffi::OsString]>) -> Args {
+        // The bytes of `@file` argument `j` without its `@`.
+        let raw_file = |j: usize, lossy: &str| -> std::ffi::OsString {
+            match raw.and_then(|r| r.get(j)) {
+                Some(original) => strip_at(original),
+                None => lossy.into(),
+            }
+        };
         let mut r = Args::default();
         let error = |r: &mut Args, message: String| {
             r.diagnostics.push(Diagnostic { kind: DiagnosticKind::Error, message });
@@ -159,9 +201,12 @@ impl Args {
             let next = args.get(i + 1).map(String::as_str);
             match arg {
                 "--" => {
-                    for positional in &args[i + 1..] {
+                    for (j, positional) in args.iter().enumerate().skip(i + 1) {
                         match positional.strip_prefix('@') {
-                            Some(file) => r.file_args.push(file.to_owned()),
+                            Some(file) => {
+                                r.file_args.push(file.to_owned());
+                                r.file_arg_paths.push(raw_file(j, file));
+                            }
                             None => r.messages.push(positional.clone()),
                         }
                     }
@@ -272,7 +317,10 @@ impl Args {
                 "--approve" | "-a" => r.project_trust_override = Some(true),
                 "--no-approve" | "-na" => r.project_trust_override = Some(false),
                 "--offline" => r.offline = true,
-                _ if arg.starts_with('@') => r.file_args.push(arg[1..].to_owned()),
+                _ if arg.starts_with('@') => {
+                    r.file_args.push(arg[1..].to_owned());
+                    r.file_arg_paths.push(raw_file(i, &arg[1..]));
+                }
                 _ if arg.starts_with("--") => {
                     if let Some(eq) = arg.find('=') {
                         r.unknown_flags.insert(arg[2..eq].to_owned(), FlagValue::Value(arg[eq + 1..].to_owned()));

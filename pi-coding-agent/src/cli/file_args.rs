@@ -2,7 +2,8 @@
 //! `buildInitialMessage`): text files become `<file name="ABS">\nCONTENT\n</file>\n`, images
 //! become attachments with `<file name="ABS"></file>\n`, empty files are skipped.
 
-use std::path::Path;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
 use base64::Engine;
 use pi_ai::ImageContent;
@@ -37,11 +38,27 @@ pub struct FileContents {
 
 /// Reads every `@file` argument relative to `cwd`.
 pub async fn process_file_args(file_args: &[String], cwd: &Path) -> Result<FileContents, FileArgError> {
+    let paths: Vec<OsString> = file_args.iter().map(OsString::from).collect();
+    process_file_paths(&paths, cwd).await
+}
+
+/// [`process_file_args`] for arguments as the operating system gave them: a name that is not
+/// UTF-8 is opened by its bytes (and shown lossily in the `<file name>`).
+pub async fn process_file_paths(file_args: &[OsString], cwd: &Path) -> Result<FileContents, FileArgError> {
     let mut out = FileContents::default();
     let cwd_str = cwd.to_string_lossy();
     for arg in file_args {
-        let absolute = resolve_read_path(arg, &cwd_str).await;
-        let bytes = match tokio::fs::read(&absolute).await {
+        let (absolute, read_path) = match arg.to_str() {
+            Some(text) => {
+                let absolute = resolve_read_path(text, &cwd_str).await;
+                (absolute.clone(), PathBuf::from(absolute))
+            }
+            None => {
+                let path = cwd.join(arg);
+                (path.to_string_lossy().into_owned(), path)
+            }
+        };
+        let bytes = match tokio::fs::read(&read_path).await {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(FileArgError::NotFound(absolute)),
             Err(e) => return Err(FileArgError::Unreadable { path: absolute, message: e.to_string() }),

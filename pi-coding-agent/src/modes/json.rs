@@ -4,6 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use super::json_event::{JsonEventEncoder, agent_settled};
 use super::output::write_record;
+use super::print::{report_extension_errors, report_persist_error};
 use crate::sdk::{AgentSession, PromptOptions};
 
 /// Runs the prompts, streaming events to stdout; returns the exit status.
@@ -18,16 +19,20 @@ pub async fn run_json(session: &AgentSession, initial: Option<(String, PromptOpt
             write_record(&record);
         }
     });
+    // As pi: the header, the subscription, then the extensions bound (errors on stderr).
+    let _errors = report_extension_errors(session);
+    session.bind_extensions().await;
     let mut prompts: Vec<(String, PromptOptions)> = initial.into_iter().collect();
     prompts.extend(rest.iter().map(|m| (m.clone(), PromptOptions::default())));
     for (text, options) in prompts {
         if let Err(e) = session.prompt_with(&text, options).await {
             eprintln!("{e}");
+            report_persist_error(session);
             return 1;
         }
         write_record(&agent_settled(last_aborted(session)));
     }
-    0
+    if report_persist_error(session) { 1 } else { 0 }
 }
 
 /// Whether the last assistant message was aborted.

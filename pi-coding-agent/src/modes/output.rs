@@ -19,3 +19,11 @@ pub fn write_text(text: &str) {
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
 }
+
+/// Writes one already serialized record as a line to stdout and flushes.
+pub fn write_line(record: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(record.as_bytes());
+    let _ = out.write_all(b"\n");
+    let _ = out.flush();
+}

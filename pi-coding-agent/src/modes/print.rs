@@ -12,19 +12,44 @@ pub const TRUNCATED_MESSAGE: &str = "Response was truncated: the model reached i
 
 /// Runs `initial` (with images) then each further message; returns the exit status.
 pub async fn run_print(session: &AgentSession, initial: Option<(String, PromptOptions)>, rest: &[String]) -> i32 {
+    let _errors = report_extension_errors(session);
+    session.bind_extensions().await;
     if let Some((text, options)) = initial
         && let Err(e) = session.prompt_with(&text, options).await
     {
         eprintln!("{e}");
+        report_persist_error(session);
         return 1;
     }
     for message in rest {
         if let Err(e) = session.prompt(message).await {
             eprintln!("{e}");
+            report_persist_error(session);
             return 1;
         }
     }
-    finish(session)
+    let code = finish(session);
+    if report_persist_error(session) { code.max(1) } else { code }
+}
+
+/// pi's print- and json-mode `onError`: every extension error (a failing, panicking or hanging
+/// handler, protocol garbage, a process that died) as `Extension error (<path>): <error>` on
+/// stderr. The listener lives as long as the returned handle is not removed.
+pub fn report_extension_errors(session: &AgentSession) -> Option<crate::extensions::ErrorListenerHandle> {
+    let runner = session.extension_runner()?;
+    Some(runner.on_error(|e| eprintln!("Extension error ({}): {}", e.extension_path, e.error)))
+}
+
+/// Prints a failure to save the session (`Error: …` on stderr); whether there was one. The answer
+/// has been shown, but the exit status must say that the session is not on disk.
+pub fn report_persist_error(session: &AgentSession) -> bool {
+    match session.take_persist_error() {
+        Some(e) => {
+            eprintln!("Error: {e}");
+            true
+        }
+        None => false,
+    }
 }
 
 /// Writes the last assistant message and computes the exit status.

@@ -11,8 +11,9 @@ use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::json_event::{JsonEventEncoder, agent_settled};
-use super::output::write_record;
+use super::output::{write_line, write_record};
 use super::rpc_command::{RpcCommand, RpcRequest, failure, parse_command, success};
+use super::rpc_queries::{self, SourceRoots, queue_mode_name};
 use crate::cli::model_scope::ScopedModel;
 use crate::extensions::{InputSource, StreamingBehavior};
 use crate::sdk::{AgentSession, PreflightCallback, PromptDisposition, PromptOptions, QueueDisposition, SdkError};
@@ -31,6 +32,8 @@ pub struct RpcContext {
     pub available_models: Vec<Model>,
     /// The `--models` / `enabledModels` scope `cycle_model` goes through when it is not empty.
     pub scoped_models: Vec<ScopedModel>,
+    /// Project and agent directories, for `get_commands`' `sourceInfo`.
+    pub roots: SourceRoots,
 }
 
 /// pi's `getNextCycleIndex` (forward): the first entry when the current model is not in the
@@ -45,25 +48,25 @@ fn next_cycle_index(current: Option<usize>, len: usize) -> Option<usize> {
 }
 
 fn state(session: &AgentSession) -> Value {
-    let mut data = json!({
-        "model": serde_json::to_value(session.model()).unwrap_or_default(),
-        "thinkingLevel": session.thinking_level().as_str(),
-        "isStreaming": session.is_streaming(),
-        "isCompacting": session.is_compacting(),
-        "steeringMode": "one-at-a-time",
-        "followUpMode": "one-at-a-time",
-        "sessionId": session.session_id(),
-        "autoCompactionEnabled": session.settings().compaction.enabled,
-        "messageCount": session.messages().len(),
-        "pendingMessageCount": session.pending_message_count(),
-    });
-    if let (Some(f), Value::Object(o)) = (session.session_file(), &mut data) {
+    // pi's key order; `sessionFile` and `sessionName` are left out when absent.
+    let mut o = Map::new();
+    o.insert("model".into(), serde_json::to_value(session.model()).unwrap_or_default());
+    o.insert("thinkingLevel".into(), json!(session.thinking_level().as_str()));
+    o.insert("isStreaming".into(), json!(session.is_streaming()));
+    o.insert("isCompacting".into(), json!(session.is_compacting()));
+    o.insert("steeringMode".into(), json!(queue_mode_name(session.agent().steering_mode())));
+    o.insert("followUpMode".into(), json!(queue_mode_name(session.agent().follow_up_mode())));
+    if let Some(f) = session.session_file() {
         o.insert("sessionFile".into(), json!(f.display().to_string()));
     }
-    if let (Some(n), Value::Object(o)) = (session.session_manager().session_name(), &mut data) {
+    o.insert("sessionId".into(), json!(session.session_id()));
+    if let Some(n) = session.session_manager().session_name() {
         o.insert("sessionName".into(), json!(n));
     }
-    data
+    o.insert("autoCompactionEnabled".into(), json!(session.settings().compaction.enabled));
+    o.insert("messageCount".into(), json!(session.messages().len()));
+    o.insert("pendingMessageCount".into(), json!(session.pending_message_count()));
+    Value::Object(o)
 }
 
 /// Runs the RPC loop until stdin closes; returns the exit status.
@@ -87,9 +90,17 @@ pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
             write_record(&record);
         }
     });
-    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    // pi's `onError` in RPC mode: an `extension_error` record.
+    let _errors = session.extension_runner().map(|runner| {
+        runner.on_error(|e| {
+            write_record(&json!({"type": "extension_error", "extensionPath": e.extension_path,
+                "event": e.event, "error": e.error}));
+        })
+    });
+    session.bind_extensions().await;
+    let mut stdin = BufReader::new(tokio::io::stdin());
     let mut running: Vec<tokio::task::JoinHandle<()>> = Vec::new();
-    while let Ok(Some(line)) = lines.next_line().await {
+    while let Some(line) = next_line(&mut stdin).await {
         if line.trim().is_empty() {
             continue;
         }
@@ -130,6 +141,29 @@ pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
     0
 }
 
+/// The next `\n`-terminated line of stdin (the last one may lack it), decoded as pi's
+/// `StringDecoder` does: bytes that are not UTF-8 become U+FFFD, so a garbled line is answered with
+/// the parse error and the loop goes on. `None` at end of input or on a read error.
+async fn next_line<R: tokio::io::AsyncBufRead + Unpin>(reader: &mut R) -> Option<String> {
+    let mut bytes = Vec::new();
+    match reader.read_until(b'\n', &mut bytes).await {
+        Ok(0) => None,
+        Ok(_) => {
+            if bytes.last() == Some(&b'\n') {
+                bytes.pop();
+            }
+            Some(match String::from_utf8(bytes) {
+                Ok(s) => s,
+                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            })
+        }
+        Err(e) => {
+            eprintln!("Error: reading stdin: {e}");
+            None
+        }
+    }
+}
+
 /// Handles one command; `None` when the handler answered itself (`prompt`).
 async fn handle(session: AgentSession, ctx: Arc<RpcContext>, request: RpcRequest) -> Option<Value> {
     let (session, ctx) = (&session, &*ctx);
@@ -159,7 +193,10 @@ async fn handle(session: AgentSession, ctx: Arc<RpcContext>, request: RpcRequest
                 preflight: Some(preflight),
                 ..Default::default()
             };
-            if let Err(e) = session.prompt_with(&message, options).await {
+            let result = session.prompt_with(&message, options).await;
+            // stderr, never stdout: stdout carries the protocol.
+            super::print::report_persist_error(session);
+            if let Err(e) = result {
                 if answered.swap(true, Ordering::SeqCst) {
                     tracing::error!(error = %e, "prompt failed");
                 } else {
@@ -307,6 +344,20 @@ async fn handle(session: AgentSession, ctx: Arc<RpcContext>, request: RpcRequest
             let messages = serde_json::to_value(session.get_fork_messages()).unwrap_or_default();
             success(id, &kind, Some(json!({"messages": messages})))
         }
+        RpcCommand::CycleThinkingLevel => rpc_queries::cycle_thinking_level(session, id, &kind),
+        RpcCommand::GetAvailableThinkingLevels => rpc_queries::available_thinking_levels(session, id, &kind),
+        RpcCommand::GetAvailableModels => rpc_queries::available_models(&ctx.available_models, id, &kind),
+        RpcCommand::SetSteeringMode { mode } => rpc_queries::set_queue_mode(session, id, &kind, &mode, true),
+        RpcCommand::SetFollowUpMode { mode } => rpc_queries::set_queue_mode(session, id, &kind, &mode, false),
+        RpcCommand::SetSessionName { name } => rpc_queries::set_session_name(session, id, &kind, &name),
+        RpcCommand::GetEntries { since } => rpc_queries::entries(session, id, &kind, since.as_deref()),
+        RpcCommand::GetTree => {
+            // Written as text: a deep tree is never a nested value.
+            write_line(&rpc_queries::tree_response_line(session, id, &kind));
+            return None;
+        }
+        RpcCommand::GetCommands => rpc_queries::commands(session, &ctx.roots, id, &kind),
+        RpcCommand::ExportHtml { output_path } => rpc_queries::export_html(session, id, &kind, output_path.as_deref()),
         RpcCommand::Other(other) => failure(id, &other, &format!("Unknown command: {other}")),
     })
 }

@@ -111,6 +111,41 @@ pub enum RpcCommand {
     Clone,
     /// User messages that can be forked from.
     GetForkMessages,
+    /// Next thinking level the model supports.
+    CycleThinkingLevel,
+    /// The thinking levels of the current model.
+    GetAvailableThinkingLevels,
+    /// Models with credentials.
+    GetAvailableModels,
+    /// How queued steering messages are delivered (`all` / `one-at-a-time`).
+    SetSteeringMode {
+        /// The mode.
+        mode: String,
+    },
+    /// How queued follow-up messages are delivered.
+    SetFollowUpMode {
+        /// The mode.
+        mode: String,
+    },
+    /// Name the session.
+    SetSessionName {
+        /// The name (trimmed; empty is refused).
+        name: String,
+    },
+    /// The session's entries (after `since` when given) and leaf.
+    GetEntries {
+        /// An entry id.
+        since: Option<String>,
+    },
+    /// The session tree and leaf.
+    GetTree,
+    /// Extension commands, prompt templates and skills.
+    GetCommands,
+    /// Write the session as an HTML page.
+    ExportHtml {
+        /// Where (default `pi-session-<file stem>.html`).
+        output_path: Option<String>,
+    },
     /// Any other command type (answered with pi's `Unknown command` or a failure).
     Other(String),
 }
@@ -214,6 +249,16 @@ pub fn parse_command(line: &str) -> Result<RpcRequest, Value> {
         "fork" => RpcCommand::Fork { entry_id: required("entryId")? },
         "clone" => RpcCommand::Clone,
         "get_fork_messages" => RpcCommand::GetForkMessages,
+        "cycle_thinking_level" => RpcCommand::CycleThinkingLevel,
+        "get_available_thinking_levels" => RpcCommand::GetAvailableThinkingLevels,
+        "get_available_models" => RpcCommand::GetAvailableModels,
+        "set_steering_mode" => RpcCommand::SetSteeringMode { mode: required("mode")? },
+        "set_follow_up_mode" => RpcCommand::SetFollowUpMode { mode: required("mode")? },
+        "set_session_name" => RpcCommand::SetSessionName { name: required("name")? },
+        "get_entries" => RpcCommand::GetEntries { since: s("since") },
+        "get_tree" => RpcCommand::GetTree,
+        "get_commands" => RpcCommand::GetCommands,
+        "export_html" => RpcCommand::ExportHtml { output_path: s("outputPath") },
         other => RpcCommand::Other(other.to_owned()),
     };
     Ok(RpcRequest { id, kind, command })

@@ -71,7 +71,7 @@ impl ToolCallHooks<CodingMessage> for ExtensionHooks {
     async fn after_tool_call(
         &self,
         ctx: AfterToolCallContext<'_, CodingMessage>,
-        _cancel: &CancellationToken,
+        cancel: &CancellationToken,
     ) -> Result<Option<AfterToolCallResult>, BoxError> {
         let event = ToolResultEvent {
             tool_name: ctx.tool_call.name.clone(),
@@ -83,7 +83,13 @@ impl ToolCallHooks<CodingMessage> for ExtensionHooks {
             is_error: ctx.is_error,
             usage: ctx.result.usage.clone(),
         };
-        Ok(self.runner.emit_tool_result(event).await.map(|p| AfterToolCallResult {
+        // An abort does not wait for a `tool_result` handler (one that hangs would hold the run
+        // until its timeout): the result stays as the tool made it.
+        let patch = tokio::select! {
+            patch = self.runner.emit_tool_result(event) => patch,
+            _ = cancel.cancelled() => None,
+        };
+        Ok(patch.map(|p| AfterToolCallResult {
             content: p.content,
             details: p.details,
             structured_content: p.structured_content,

@@ -32,6 +32,7 @@ pub mod expand;
 mod extension_bridge;
 pub mod frontmatter;
 pub mod prompt_templates;
+pub mod request_options;
 pub mod resources;
 mod session;
 pub mod skills;

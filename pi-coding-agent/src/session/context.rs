@@ -118,17 +118,20 @@ pub fn build_session_path<'a>(
 ) -> Vec<&'a SessionEntry> {
     let start = match leaf {
         Leaf::Empty => return Vec::new(),
-        Leaf::Last => entries.last(),
-        Leaf::Id(id) => index.get(id).map(|&i| &entries[i]).or_else(|| entries.last()),
+        Leaf::Last => entries.len().checked_sub(1),
+        Leaf::Id(id) => index.get(id).copied().or_else(|| entries.len().checked_sub(1)),
     };
     let mut path = Vec::new();
+    let mut seen = vec![false; entries.len()];
     let mut current = start;
-    while let Some(e) = current {
-        path.push(e);
-        if path.len() > entries.len() {
-            break; // a parent cycle; the file is corrupt, stop rather than loop
+    while let Some(i) = current {
+        // A parent cycle (a corrupt file, reported when it was read): stop at the first repeat,
+        // so every entry is in the path once.
+        if std::mem::replace(&mut seen[i], true) {
+            break;
         }
-        current = e.parent_id().and_then(|p| index.get(p)).map(|&i| &entries[i]);
+        path.push(&entries[i]);
+        current = entries[i].parent_id().and_then(|p| index.get(p)).copied();
     }
     path.reverse();
     path

@@ -77,6 +77,13 @@ pub enum LoadWarning {
         /// The file's version.
         version: u64,
     },
+    /// The parent links of some entries form a cycle; a branch through it stops at its first
+    /// repeated entry (the entries before the repeat are kept).
+    #[error("entry {id:?}: parent links form a cycle; the branch stops at its first repeated entry")]
+    ParentCycle {
+        /// The entry at which the cycle closes.
+        id: String,
+    },
     /// A migrated file had skipped lines; its original bytes were saved before the rewrite.
     #[error("original of the migrated file saved to {path}")]
     MigrationBackup {
@@ -269,10 +276,89 @@ pub fn read_session<R: Read>(reader: R) -> std::io::Result<ReadOutcome> {
             }
         }
     }
+    warnings.extend(parent_cycles(&entries).into_iter().map(|id| LoadWarning::ParentCycle { id }));
     for w in &warnings {
         tracing::warn!(target: "pi_coding_agent::session", "{w}");
     }
     Ok(ReadOutcome::Session(LoadedFile { header, entries, warnings, needs_newline, migrated }))
+}
+
+/// The ids at which parent links close a cycle (one per cycle), in file order. Ids resolve as
+/// the session does: the last entry with an id wins.
+fn parent_cycles(entries: &[SessionEntry]) -> Vec<String> {
+    let index: std::collections::HashMap<&str, usize> = entries.iter().enumerate().map(|(i, e)| (e.id(), i)).collect();
+    // 0: not seen, 1: on the walk in progress, 2: known to end at a root.
+    let mut state = vec![0u8; entries.len()];
+    let mut cycles = Vec::new();
+    let mut walk = Vec::new();
+    for start in 0..entries.len() {
+        let mut at = Some(start);
+        while let Some(i) = at {
+            match state[i] {
+                2 => break,
+                1 => {
+                    cycles.push(entries[i].id().to_owned());
+                    break;
+                }
+                _ => {
+                    state[i] = 1;
+                    walk.push(i);
+                    at = entries[i].parent_id().and_then(|p| index.get(p).copied());
+                }
+            }
+        }
+        for i in walk.drain(..) {
+            state[i] = 2;
+        }
+    }
+    cycles
+}
+
+/// One line saying what reading a session file skipped or could not use (line numbers grouped
+/// by what happened), for `Warning: …` on stderr; `None` when nothing was.
+///
+/// ```
+/// use pi_coding_agent::session::{LoadWarning, summarize_load_warnings};
+/// let w = [
+///     LoadWarning::MalformedLine { line: 3, error: "x".into() },
+///     LoadWarning::MalformedLine { line: 5, error: "y".into() },
+///     LoadWarning::TornLastLine { line: 9, bytes: 4, error: "z".into() },
+/// ];
+/// assert_eq!(summarize_load_warnings(&w).unwrap(),
+///     "lines 3, 5: malformed JSON skipped; line 9: torn last line skipped");
+/// ```
+pub fn summarize_load_warnings(warnings: &[LoadWarning]) -> Option<String> {
+    let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+    let mut others = Vec::new();
+    for w in warnings {
+        let (label, line) = match w {
+            LoadWarning::MalformedLine { line, .. } => ("malformed JSON skipped", *line),
+            LoadWarning::TornLastLine { line, .. } => ("torn last line skipped", *line),
+            LoadWarning::NotAnObject { line } => ("not a JSON object, skipped", *line),
+            LoadWarning::UnknownEntryType { line, .. } => ("unknown entry type, kept but not used", *line),
+            LoadWarning::UnreadableEntry { line, .. } => ("unreadable entry, kept but not used", *line),
+            LoadWarning::MissingId { line } => ("entry without an id skipped", *line),
+            LoadWarning::ExtraHeader { line } => ("extra session header skipped", *line),
+            other => {
+                others.push(other.to_string());
+                continue;
+            }
+        };
+        match groups.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, lines)) => lines.push(line),
+            None => groups.push((label, vec![line])),
+        }
+    }
+    let mut parts: Vec<String> = groups
+        .into_iter()
+        .map(|(label, lines)| {
+            let list: Vec<String> = lines.iter().map(usize::to_string).collect();
+            let noun = if lines.len() == 1 { "line" } else { "lines" };
+            format!("{noun} {}: {label}", list.join(", "))
+        })
+        .collect();
+    parts.extend(others);
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// Reads a session file. Never modifies it.

@@ -365,17 +365,15 @@ impl SessionManager {
 
     fn append_entry(&mut self, entry: SessionEntry) -> Result<String, SessionError> {
         let id = entry.id().to_owned();
-        let previous_leaf = self.leaf_id.replace(id.clone());
-        let previous_conversation = self.has_conversation;
+        self.leaf_id = Some(id.clone());
         self.has_conversation |= is_conversation(&entry);
         self.index.insert(id.clone(), self.entries.len());
         self.entries.push(entry);
         if let Err(e) = self.persist_last() {
-            // Keep memory in line with the file: an unwritten entry must not become a parent.
-            self.entries.pop();
-            self.index.remove(&id);
-            self.leaf_id = previous_leaf;
-            self.has_conversation = previous_conversation;
+            // The file cannot take this entry (an unwritable directory, a full disk): the session
+            // goes on in memory with it, and nothing more is written, so the file stays a valid
+            // prefix of the session (no later entry with a missing parent). The caller reports it.
+            self.persist = false;
             self.writer = None;
             return Err(e);
         }
@@ -645,13 +643,15 @@ impl SessionManager {
     /// The path from the root to `from_id` (default: the leaf), root first, every entry type.
     pub fn get_branch(&self, from_id: Option<&str>) -> Vec<&SessionEntry> {
         let mut path = Vec::new();
-        let mut current = from_id.or(self.leaf_id.as_deref()).and_then(|id| self.entry(id));
-        while let Some(e) = current {
-            path.push(e);
-            if path.len() > self.entries.len() {
+        let mut seen = vec![false; self.entries.len()];
+        let mut current = from_id.or(self.leaf_id.as_deref()).and_then(|id| self.index.get(id).copied());
+        while let Some(i) = current {
+            // A parent cycle stops at its first repeat (see `LoadWarning::ParentCycle`).
+            if std::mem::replace(&mut seen[i], true) {
                 break;
             }
-            current = e.parent_id().and_then(|p| self.entry(p));
+            path.push(&self.entries[i]);
+            current = self.entries[i].parent_id().and_then(|p| self.index.get(p).copied());
         }
         path.reverse();
         path

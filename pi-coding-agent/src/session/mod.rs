@@ -31,7 +31,9 @@ pub use entries::*;
 pub use error::SessionError;
 pub use ids::{new_entry_id, new_session_id, validate_session_id};
 pub use list::{SessionInfo, list_all_sessions, list_sessions};
-pub use load::{LoadWarning, LoadedFile, ReadOutcome, read_session, read_session_file, read_session_header};
+pub use load::{
+    LoadWarning, LoadedFile, ReadOutcome, read_session, read_session_file, read_session_header, summarize_load_warnings,
+};
 pub use manager::{NewSessionOptions, SessionManager};
 pub use migrate::migrate_values;
 pub use paths::{

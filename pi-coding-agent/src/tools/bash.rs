@@ -12,8 +12,8 @@ use serde_json::{Map, Value, json};
 
 use super::args::{js_number, optional_f64, required_str};
 use super::output::{OutputAccumulator, OutputSnapshot};
-pub use super::shell::kill_process_tree;
-use super::shell::{EXIT_STDIO_GRACE, SESSION_ENV_KEYS, output_chunks, resolve_shell, spawn_shell};
+use super::shell::{EXIT_STDIO_GRACE, SESSION_ENV_KEYS, output_chunks, resolve_shell, spawn_shell, track_group};
+pub use super::shell::{kill_process_tree, kill_tracked_process_groups};
 use super::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, format_size};
 
 const DESCRIPTION: &str = "Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last 2000 lines or 50KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.";
@@ -263,6 +263,7 @@ async fn run(
     let mut child = spawn_shell(&shell, &spawn.command, &spawn.cwd, &spawn.env)
         .map_err(|e| ToolError::new(format!("Failed to spawn {shell}: {e}")))?;
     let pid = child.id().unwrap_or(0);
+    let _tracked = track_group(pid);
     tracing::debug!(pid, "bash: spawned");
     let mut rx = output_chunks(&mut child);
 

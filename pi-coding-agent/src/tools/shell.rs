@@ -92,6 +92,40 @@ async fn pump(mut r: impl tokio::io::AsyncRead + Unpin, tx: mpsc::Sender<Vec<u8>
     }
 }
 
+/// The process groups of running shell commands (pi's `trackedDetachedChildPids`), killed by
+/// [`kill_tracked_process_groups`] when pi is told to stop.
+static TRACKED_GROUPS: std::sync::Mutex<std::collections::BTreeSet<u32>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// A running command's process group, tracked until this guard is dropped (the command ended).
+#[must_use = "the group is untracked when the guard is dropped"]
+pub(crate) struct TrackedGroup(u32);
+
+/// Tracks the process group `pid` leads (see [`spawn_shell`]) while the guard lives.
+pub(crate) fn track_group(pid: u32) -> TrackedGroup {
+    if pid != 0 {
+        TRACKED_GROUPS.lock().unwrap_or_else(|e| e.into_inner()).insert(pid);
+    }
+    TrackedGroup(pid)
+}
+
+impl Drop for TrackedGroup {
+    fn drop(&mut self) {
+        TRACKED_GROUPS.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.0);
+    }
+}
+
+/// Kills every tracked process group (the bash tool's and the user's `!` commands, with their
+/// children), as pi's `killTrackedDetachedChildren` on SIGTERM, SIGHUP and SIGINT; returns how
+/// many groups were signalled.
+pub fn kill_tracked_process_groups() -> usize {
+    let groups = std::mem::take(&mut *TRACKED_GROUPS.lock().unwrap_or_else(|e| e.into_inner()));
+    for &pid in &groups {
+        kill_process_tree(pid);
+    }
+    groups.len()
+}
+
 /// Kills a process group with SIGKILL, or the process alone if the group is gone.
 pub fn kill_process_tree(pid: u32) {
     let Ok(raw) = i32::try_from(pid) else { return };

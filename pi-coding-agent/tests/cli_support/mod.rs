@@ -46,6 +46,8 @@ pub enum Reply {
     Stall,
     /// `200` with this SSE body once the flag is set (the request stays in flight until then).
     Gated(Arc<std::sync::atomic::AtomicBool>, String),
+    /// This whole HTTP response, status line and headers included.
+    Raw(String),
 }
 
 impl ScriptedServer {
@@ -99,6 +101,7 @@ impl ScriptedServer {
                         "HTTP/1.1 {code} Scripted\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
                         body.len()
                     ),
+                    Some(Reply::Raw(raw)) => raw,
                     Some(Reply::Stall | Reply::Gated(..)) => {
                         held.push(stream);
                         continue;

@@ -229,13 +229,53 @@ fn spawn_reader(
     });
 }
 
-fn spawn_stderr(stderr: tokio::process::ChildStderr, path: String) {
-    tokio::spawn(async move {
+/// How many of the last stderr lines a start failure shows.
+const STDERR_TAIL_LINES: usize = 10;
+
+/// Logs the extension's stderr; keeps its last lines for a start failure's message.
+fn spawn_stderr(
+    stderr: tokio::process::ChildStderr,
+    path: String,
+) -> (Arc<Mutex<std::collections::VecDeque<String>>>, tokio::task::JoinHandle<()>) {
+    let tail = Arc::new(Mutex::new(std::collections::VecDeque::new()));
+    let kept = tail.clone();
+    let task = tokio::spawn(async move {
         let mut lines = BufReader::new(stderr).lines();
         while let Ok(Some(line)) = lines.next_line().await {
             tracing::debug!(extension = %path, "{line}");
+            let mut kept = lock(&kept);
+            if kept.len() == STDERR_TAIL_LINES {
+                kept.pop_front();
+            }
+            kept.push_back(line);
         }
     });
+    (tail, task)
+}
+
+/// The reason a process that ended during the handshake gives: its exit status and the tail of
+/// its stderr (read to its end, briefly waited for).
+async fn start_failure(
+    host: &Host,
+    stderr: (Arc<Mutex<std::collections::VecDeque<String>>>, tokio::task::JoinHandle<()>),
+) -> String {
+    let grace = Duration::from_secs(2);
+    let child = lock(&host.child).take();
+    let status = match child {
+        Some(mut child) => match tokio::time::timeout(grace, child.wait()).await {
+            Ok(Ok(status)) => status.to_string(),
+            _ => "still running".to_owned(),
+        },
+        None => "status unknown".to_owned(),
+    };
+    let (tail, task) = stderr;
+    let _ = tokio::time::timeout(grace, task).await;
+    let tail: Vec<String> = lock(&tail).iter().cloned().collect();
+    if tail.is_empty() {
+        format!("Extension process exited during startup ({status}); it wrote nothing to stderr")
+    } else {
+        format!("Extension process exited during startup ({status}); the end of its stderr:\n{}", tail.join("\n"))
+    }
 }
 
 /// Serializes an event as pi does, with `type` first.
@@ -439,7 +479,7 @@ impl Extension for SubprocessExtension {
         else {
             return Err("could not open the extension's stdio".into());
         };
-        spawn_stderr(stderr, self.path.clone());
+        let stderr = spawn_stderr(stderr, self.path.clone());
         let host = Arc::new(Host {
             path: self.path.clone(),
             child: Mutex::new(Some(child)),
@@ -463,7 +503,11 @@ impl Extension for SubprocessExtension {
             extension_path: self.path.clone(),
             cwd: runtime.cwd.clone(),
         })?;
-        let answer = host.call(METHOD_INITIALIZE, METHOD_INITIALIZE, params, self.options.init_timeout).await?;
+        let answer = match host.call(METHOD_INITIALIZE, METHOD_INITIALIZE, params, self.options.init_timeout).await {
+            Ok(answer) => answer,
+            Err(e) if e == NOT_RUNNING => return Err(start_failure(&host, stderr).await.into()),
+            Err(e) => return Err(e.into()),
+        };
         let version = answer.get("protocolVersion").and_then(Value::as_u64);
         if version != Some(u64::from(PROTOCOL_VERSION)) {
             host.kill();

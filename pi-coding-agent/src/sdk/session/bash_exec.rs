@@ -14,7 +14,7 @@ use super::bash::BashResult;
 use crate::extensions::{BoxError, UserBashOperations};
 use crate::tools::output::{Utf8Stream, create_output_file};
 use crate::tools::shell::{
-    EXIT_STDIO_GRACE, SESSION_ENV_KEYS, kill_process_tree, output_chunks, resolve_shell, spawn_shell,
+    EXIT_STDIO_GRACE, SESSION_ENV_KEYS, kill_process_tree, output_chunks, resolve_shell, spawn_shell, track_group,
 };
 use crate::tools::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationOptions, truncate_tail};
 
@@ -244,6 +244,7 @@ impl UserBashOperations for LocalBashOperations {
         }
         let mut child = spawn_shell(&shell, command, cwd, &env)?;
         let pid = child.id().unwrap_or(0);
+        let _tracked = track_group(pid);
         let mut rx = output_chunks(&mut child);
         let mut status = None;
         let mut pipes_open = true;

@@ -186,7 +186,19 @@ pub(crate) fn persist(shared: &SessionShared, message: &CodingAgentMessage) {
     drop(sm);
     match result {
         Ok(id) => shared.emit(&SessionEvent::EntryAppended { id, entry_type }),
-        Err(e) => tracing::error!(error = %e, "could not persist a message to the session"),
+        Err(e) => {
+            tracing::error!(error = %e, "could not persist a message to the session");
+            shared.run_state().persist_error.get_or_insert_with(|| e.to_string());
+        }
+    }
+}
+
+impl AgentSession {
+    /// The first failure to write a message to the session file since the last call (an
+    /// unwritable session directory, a full disk), taken so it is reported once. The modes print
+    /// it and exit non-zero: the answer is shown, but the session was not saved.
+    pub fn take_persist_error(&self) -> Option<String> {
+        self.shared.run_state().persist_error.take()
     }
 }
 

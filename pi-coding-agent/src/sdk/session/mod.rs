@@ -144,6 +144,9 @@ pub(crate) struct RunState {
     pub(crate) steering_texts: Vec<String>,
     /// Texts of queued follow-up messages (pi's `_followUpMessages`).
     pub(crate) follow_up_texts: Vec<String>,
+    /// The first failure to write the session file, not yet reported (see
+    /// `AgentSession::take_persist_error`).
+    pub(crate) persist_error: Option<String>,
 }
 
 pub(crate) struct SessionShared {
