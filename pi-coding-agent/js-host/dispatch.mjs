@@ -14,6 +14,7 @@ function extensionOf(params) {
 
 function snapshotOf(params) {
 	if (params.ctx?.state) rpc.updateState(params.ctx.state);
+	if (params.ctx && "bound" in params.ctx) rpc.state.bound = params.ctx.bound;
 	return params.ctx ?? {};
 }
 
@@ -47,6 +48,8 @@ export async function runTool(params) {
 	const ext = extensionOf(params);
 	const tool = ext.tools.get(params.toolName);
 	if (!tool) throw new Error(`Tool not found: ${params.toolName}`);
+	// Tools run only in a bound session.
+	rpc.state.bound = true;
 	const controller = new AbortController();
 	cancels.set(params.toolCallId, controller);
 	const ctx = createContext(ext.path, snapshotOf(params), false, controller.signal);

@@ -2,6 +2,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
+import { spawnSync } from "node:child_process";
 import { rpc, errorMessage } from "./rpc.mjs";
 import { bus } from "./bus.mjs";
 
@@ -29,16 +30,27 @@ function resolveEntry(file) {
 	return file;
 }
 
-/** Adds the file and position of a syntax error to its message. */
-function describeLoadError(error) {
+/** `{file, line, column}` from a V8 syntax error's header (`path:line`, source line, carets). */
+function locate(text) {
+	const lines = String(text ?? "").split("\n");
+	const where = /^((?:file:\/\/)?\/.+):(\d+)$/.exec(lines[0] ?? "");
+	if (!where) return undefined;
+	const caret = (lines[2] ?? "").indexOf("^");
+	return { file: where[1].replace(/^file:\/\//, ""), line: Number(where[2]), column: Math.max(0, caret) };
+}
+
+/** A load error's text; syntax errors name the file and position, as pi's `ParseError`s do. */
+function describeLoadError(error, resolved) {
 	const message = errorMessage(error);
-	if (!(error instanceof Error)) return message;
-	if (error.name === "SyntaxError" || error.code === "ERR_INVALID_TYPESCRIPT_SYNTAX") {
-		const first = String(error.stack ?? "").split("\n")[0];
-		const where = /^(file:\/\/\S+?:\d+)/.exec(first);
-		if (where) return `${where[1].replace("file://", "")}: ${message}`;
+	if (!(error instanceof Error) || error.name !== "SyntaxError") return message;
+	let where = locate(error.stack);
+	if (!where) {
+		// Module syntax errors carry no position; Node's syntax check prints it.
+		const check = spawnSync(process.execPath, [...process.execArgv, "--check", resolved], { encoding: "utf8" });
+		where = locate(check.stderr);
 	}
-	return message;
+	if (!where) return `ParseError: ${message}`;
+	return `ParseError: ${message}\n ${where.file}:${where.line}:${where.column}`;
 }
 
 class LoadedExtension {
@@ -104,6 +116,9 @@ function createApi(ext, cwd) {
 	};
 	const act = (method, params) => {
 		assertActive();
+		if (!rpc.state.bound) {
+			throw new Error("Extension runtime not initialized. Action methods cannot be called during extension loading.");
+		}
 		return rpc.fire(method, { extensionPath: ext.path, ...params }, ext.path);
 	};
 	const state = () => rpc.state;
@@ -293,7 +308,7 @@ export async function loadExtension({ extensionPath, cwd }) {
 		generation += 1;
 		module = await import(`${pathToFileURL(resolved).href}?pi-load=${generation}`);
 	} catch (error) {
-		throw new Error(describeLoadError(error));
+		throw new Error(describeLoadError(error, resolved));
 	}
 	let factory = module.default;
 	if (factory && typeof factory === "object" && typeof factory.default === "function") factory = factory.default;

@@ -93,6 +93,13 @@ class Rpc {
 			await this.settle();
 			const data = error instanceof Error && error.stack ? { stack: error.stack } : undefined;
 			if (hasId) this.send({ id: message.id, error: { code: -32000, message: errorMessage(error), data } });
+			else {
+				const params = message.params ?? {};
+				this.send({
+					method: "pi.reportError",
+					params: { extensionPath: params.extensionPath, event: params.event ?? message.method, error: errorMessage(error) },
+				});
+			}
 		}
 	}
 }

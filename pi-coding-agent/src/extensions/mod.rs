@@ -48,6 +48,7 @@ mod emit;
 mod errors;
 mod events;
 mod exec;
+pub mod node;
 mod runner;
 mod runtime;
 pub mod subprocess;
