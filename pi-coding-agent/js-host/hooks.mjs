@@ -1,7 +1,8 @@
 // Module resolution for extensions run by the pi-rs JavaScript host: pi's own packages and
 // typebox resolve to the host's modules (as pi aliases them), extensionless relative imports try
 // TypeScript and JavaScript files, everything else resolves normally.
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import * as nodeModule from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const here = new URL("./", import.meta.url);
@@ -52,4 +53,17 @@ export async function resolve(specifier, context, nextResolve) {
 		}
 		throw error;
 	}
+}
+
+/** TypeScript under node_modules (extensions installed as packages): Node refuses to strip it
+ * there, so the host transforms it itself. */
+export async function load(url, context, nextLoad) {
+	if (url.startsWith("file:") && url.includes("/node_modules/") && /\.m?ts(\?|$)/.test(url)) {
+		const transform = nodeModule.stripTypeScriptTypes;
+		if (typeof transform === "function") {
+			const source = readFileSync(fileURLToPath(url.split("?")[0]), "utf8");
+			return { format: "module", source: transform(source, { mode: "transform", sourceUrl: url }), shortCircuit: true };
+		}
+	}
+	return nextLoad(url, context);
 }

@@ -121,6 +121,12 @@ function createApi(ext, cwd) {
 		}
 		return rpc.fire(method, { extensionPath: ext.path, ...params }, ext.path);
 	};
+	// Runtime changes (providers, MCP servers, virtual models) are allowed while loading, as pi
+	// queues them until the load commits.
+	const change = (method, params) => {
+		assertActive();
+		return rpc.fire(method, { extensionPath: ext.path, ...params }, ext.path);
+	};
 	const state = () => rpc.state;
 	return {
 		on(event, handler) {
@@ -249,26 +255,26 @@ function createApi(ext, cwd) {
 			assertActive();
 			if (typeof providerOrName === "string" && !config) throw new Error("Provider config is required when registering by name");
 			const name = typeof providerOrName === "string" ? providerOrName : providerOrName?.name;
-			act("pi.registerProvider", { name, config: typeof providerOrName === "string" ? config : providerOrName });
+			change("pi.registerProvider", { name, config: typeof providerOrName === "string" ? config : providerOrName });
 		},
 		unregisterProvider(name) {
-			act("pi.unregisterProvider", { name });
+			change("pi.unregisterProvider", { name });
 		},
 		registerMcpServer(name, config) {
-			act("pi.registerMcpServer", { name, config });
+			change("pi.registerMcpServer", { name, config });
 		},
 		unregisterMcpServer(name) {
-			act("pi.unregisterMcpServer", { name });
+			change("pi.unregisterMcpServer", { name });
 		},
 		getMcpServers() {
 			assertActive();
 			return structuredClone(state().mcpServers ?? []);
 		},
 		registerVirtualModel(model) {
-			act("pi.registerVirtualModel", { model: { ...model, route: undefined } });
+			change("pi.registerVirtualModel", { model: { ...model, route: undefined } });
 		},
 		unregisterVirtualModel(provider, id) {
-			act("pi.unregisterVirtualModel", { provider, id });
+			change("pi.unregisterVirtualModel", { provider, id });
 		},
 		events: {
 			emit(channel, data) {

@@ -44,6 +44,7 @@
 mod actions;
 mod api;
 pub mod context;
+pub mod discovery;
 mod emit;
 mod errors;
 mod events;

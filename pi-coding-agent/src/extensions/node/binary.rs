@@ -19,8 +19,6 @@ pub(crate) fn missing_node_message(detail: &str) -> String {
 pub(crate) struct NodeBinary {
     /// The executable.
     pub(crate) path: PathBuf,
-    /// `(major, minor)`.
-    pub(crate) version: (u32, u32),
 }
 
 impl NodeBinary {
@@ -54,7 +52,7 @@ fn probe(path: &PathBuf) -> Result<NodeBinary, String> {
             if version < MIN_VERSION {
                 return Err(format!("{} is version {}", path.display(), text.trim()));
             }
-            Ok(NodeBinary { path: path.clone(), version })
+            Ok(NodeBinary { path: path.clone() })
         });
     cache.lock().unwrap_or_else(|e| e.into_inner()).insert(path.clone(), result.clone());
     result
@@ -94,7 +92,7 @@ mod tests {
     fn versions() {
         assert_eq!(parse_version("v22.23.5\n"), Some((22, 23)));
         assert_eq!(parse_version("garbage"), None);
-        let node = NodeBinary { path: PathBuf::from("node"), version: (22, 23) };
+        let node = NodeBinary { path: PathBuf::from("node") };
         assert!(node.flags().contains(&"--experimental-transform-types"));
     }
 }

@@ -99,11 +99,9 @@ impl NodeHost {
             let paths = lock(&self.loaded).clone();
             for path in paths {
                 let params = self.init_params(&path);
-                if let Err(error) = conn.call(METHOD_INITIALIZE, METHOD_INITIALIZE, params, self.options.init_timeout).await
-                {
-                    if let Some(runtime) = self.runtime.upgrade() {
-                        runtime.report(ExtensionError::new(&path, "restart", format!("Failed to load extension: {error}")));
-                    }
+                let loaded = conn.call(METHOD_INITIALIZE, METHOD_INITIALIZE, params, self.options.init_timeout).await;
+                if let (Err(error), Some(runtime)) = (loaded, self.runtime.upgrade()) {
+                    runtime.report(ExtensionError::new(&path, "restart", format!("Failed to load extension: {error}")));
                 }
             }
         }

@@ -1,0 +1,87 @@
+//! The reference's `examples/extensions/`: every single-file example loads unmodified in the
+//! JavaScript host and registers what pi 1.6.0's own loader records for it
+//! (`tests/fixtures/extension_registrations.json`, from `scripts/fixtures/extension_registrations.mjs`):
+//! handled events, tools, commands, flags and entry renderers.
+
+mod js_support;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use js_support::node_available;
+use pi_coding_agent::extensions::subprocess::SubprocessExtension;
+use pi_coding_agent::extensions::{Extension, ExtensionRunner};
+use serde_json::Value;
+
+/// The reference's examples folder (`anchor.sh path`; `PI_ANCHOR_DIR` overrides the default).
+fn examples_dir() -> Option<PathBuf> {
+    let root = std::env::var_os("PI_ANCHOR_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/pi-anchor")))?;
+    let dir = root.join("node_modules/@earendil-works/pi-coding-agent/examples/extensions");
+    dir.is_dir().then_some(dir)
+}
+
+fn names(v: &Value) -> BTreeSet<String> {
+    v.as_array().map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect()).unwrap_or_default()
+}
+
+/// What one example registers, against what the reference recorded; the differences as text.
+async fn compare(dir: &std::path::Path, cwd: &std::path::Path, name: &str, want: &Value) -> Vec<String> {
+    let ext: Arc<dyn Extension> = Arc::new(SubprocessExtension::new(dir.join(name).to_string_lossy()));
+    let runner = ExtensionRunner::load(vec![ext], cwd.to_string_lossy()).await;
+    if let Some(e) = runner.load_errors().first() {
+        return vec![format!("{name}: {}", e.error)];
+    }
+    let got_events: BTreeSet<String> = runner.handled_events().into_iter().collect();
+    let got_tools: BTreeSet<String> =
+        runner.registered_tools().iter().map(|t| t.definition.tool.name().to_owned()).collect();
+    let got_commands: BTreeSet<String> = runner.commands().into_iter().map(|(n, _)| n).collect();
+    let got_flags: BTreeSet<String> = runner.flags().into_iter().map(|f| f.name).collect();
+    let checks = [
+        ("events", got_events, names(&want["events"])),
+        ("tools", got_tools, names(&want["tools"])),
+        ("commands", got_commands, names(&want["commands"])),
+        ("flags", got_flags, names(&want["flags"])),
+    ];
+    let mut out: Vec<String> = checks
+        .into_iter()
+        .filter(|(_, got, want)| got != want)
+        .map(|(what, got, want)| format!("{name}: {what} {got:?} != {want:?}"))
+        .collect();
+    for ty in names(&want["entryRenderers"]) {
+        if !runner.has_entry_renderer(&ty) {
+            out.push(format!("{name}: no entry renderer {ty}"));
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_single_file_example_registers_what_the_reference_registers() {
+    if !node_available() {
+        return;
+    }
+    let Some(dir) = examples_dir() else {
+        if std::env::var_os("CI").is_some() {
+            panic!("the reference pi 1.6.0 is missing: CI must install it (anchor.sh path) or set PI_ANCHOR_DIR");
+        }
+        eprintln!("SKIP: the reference's examples are not installed (run anchor.sh path or set PI_ANCHOR_DIR)");
+        return;
+    };
+    let fixture: Value = serde_json::from_str(include_str!("fixtures/extension_registrations.json")).unwrap();
+    let expected = fixture.as_object().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let mut mismatches = Vec::new();
+    for (name, want) in expected {
+        mismatches.extend(compare(&dir, cwd.path(), name, want).await);
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{} differences in {} examples:\n{}",
+        mismatches.len(),
+        expected.len(),
+        mismatches.join("\n")
+    );
+}
