@@ -116,8 +116,12 @@ async fn load(files: &[(&str, &str)]) -> Loaded {
 /// `tool_call` for `bash`: `Ok(reason)` of a blocking answer, `Err(error)` of a failing handler
 /// (the session blocks the call with that text: fail-closed).
 async fn tool_call(runner: &ExtensionRunner) -> Result<Option<String>, String> {
-    let mut event =
-        ToolCallEvent { tool_call_id: "c1".into(), tool_name: "bash".into(), input: Map::new(), parent_tool_call_id: None };
+    let mut event = ToolCallEvent {
+        tool_call_id: "c1".into(),
+        tool_name: "bash".into(),
+        input: Map::new(),
+        parent_tool_call_id: None,
+    };
     match runner.emit_tool_call(&mut event).await {
         Ok(Some(ToolCallResult { block: true, reason, .. })) => Ok(reason),
         Ok(_) => Ok(None),
@@ -226,7 +230,9 @@ async fn sigkill_mid_turn_is_reported_and_the_host_restarts() {
     assert_eq!(tool_call(&l.runner).await, Ok(Some("alive again".into())));
     let errors = l.errors.lock().unwrap().clone();
     assert!(
-        errors.iter().any(|e| e.event == "process" && e.error.starts_with("JavaScript extension host exited (signal: 9")),
+        errors
+            .iter()
+            .any(|e| e.event == "process" && e.error.starts_with("JavaScript extension host exited (signal: 9")),
         "{errors:?}"
     );
 }
@@ -256,7 +262,8 @@ async fn one_host_serves_every_javascript_extension_and_the_folder_forms_load() 
     if !node_available() {
         return;
     }
-    let pid = r#"export default function (pi) { pi.on("tool_call", () => ({ block: true, reason: String(process.pid) })); }"#;
+    let pid =
+        r#"export default function (pi) { pi.on("tool_call", () => ({ block: true, reason: String(process.pid) })); }"#;
     let l = load(&[
         ("a.ts", pid),
         ("b.mjs", pid),
@@ -272,7 +279,8 @@ async fn one_host_serves_every_javascript_extension_and_the_folder_forms_load() 
     assert_eq!(paths.len(), 2, "{paths:?}");
     let dir_path = l._dir.path().join("dir");
     let folder = SubprocessExtension::new(dir_path.to_string_lossy()).with_options(fast());
-    let runner = ExtensionRunner::load(vec![Arc::new(folder) as Arc<dyn Extension>], l._dir.path().to_string_lossy()).await;
+    let runner =
+        ExtensionRunner::load(vec![Arc::new(folder) as Arc<dyn Extension>], l._dir.path().to_string_lossy()).await;
     assert!(runner.load_errors().is_empty(), "{:?}", runner.load_errors());
     assert!(runner.command("from-folder").is_some());
 }

@@ -135,7 +135,8 @@ fn glob_match(pattern: &str, text: &str) -> bool {
 fn enabled_by_overrides(path: &Path, entries: &[String], base: &Path) -> bool {
     let text = path.to_string_lossy();
     let rel = path.strip_prefix(base).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
-    let matches = |pattern: &str| glob_match(pattern, &text) || glob_match(pattern, &rel) || expand(pattern, base) == path;
+    let matches =
+        |pattern: &str| glob_match(pattern, &text) || glob_match(pattern, &rel) || expand(pattern, base) == path;
     let exact = |pattern: &str| expand(pattern, base) == path;
     let mut enabled = true;
     if entries.iter().filter_map(|e| e.strip_prefix('!')).any(matches) {
@@ -232,7 +233,12 @@ mod tests {
         };
         assert_eq!(
             names(discover_extension_paths(&options)),
-            ["agent/extensions/a.js", "agent/extensions/folder/index.ts", "agent/extensions/pkg/main.ts", "agent/extra.ts"]
+            [
+                "agent/extensions/a.js",
+                "agent/extensions/folder/index.ts",
+                "agent/extensions/pkg/main.ts",
+                "agent/extra.ts"
+            ]
         );
         options.project_trusted = true;
         assert_eq!(names(discover_extension_paths(&options))[0], "proj/.pi/extensions/p.ts");

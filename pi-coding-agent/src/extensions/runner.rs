@@ -174,8 +174,11 @@ impl ExtensionRunner {
 
     /// The events the extensions handle, each once, sorted.
     pub fn handled_events(&self) -> Vec<String> {
-        let mut events: Vec<String> =
-            self.extensions.iter().flat_map(|e| lock(&e.handlers).iter().map(|h| h.event.clone()).collect::<Vec<_>>()).collect();
+        let mut events: Vec<String> = self
+            .extensions
+            .iter()
+            .flat_map(|e| lock(&e.handlers).iter().map(|h| h.event.clone()).collect::<Vec<_>>())
+            .collect();
         events.sort();
         events.dedup();
         events

@@ -180,7 +180,8 @@ impl Link for NodeLink {
 pub(crate) async fn setup(api: &ExtensionApi, path: &str, options: SubprocessOptions) -> Result<(), BoxError> {
     let host = NodeHost::of(&api.runtime, options);
     let conn = host.connection().await?;
-    let answer = conn.call(METHOD_INITIALIZE, METHOD_INITIALIZE, host.init_params(path), host.options.init_timeout).await?;
+    let answer =
+        conn.call(METHOD_INITIALIZE, METHOD_INITIALIZE, host.init_params(path), host.options.init_timeout).await?;
     let init: InitializeResult =
         serde_json::from_value(answer).map_err(|e| format!("Invalid initialize result: {e}"))?;
     lock(&host.loaded).push(path.to_owned());

@@ -106,7 +106,13 @@ impl Connection {
 
     /// A request awaited with `timeout`; the clock stops while the host waits on a dialog. A
     /// timeout stops the process.
-    pub(crate) async fn call(&self, method: &str, label: &str, params: Value, timeout: Duration) -> Result<Value, String> {
+    pub(crate) async fn call(
+        &self,
+        method: &str,
+        label: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, String> {
         let (tx, mut rx) = oneshot::channel();
         let id = self.request(method, params, Box::new(move |r| drop(tx.send(r))))?;
         loop {
@@ -138,7 +144,10 @@ impl Connection {
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                 lock(&self.pending).remove(&id);
                 self.kill();
-                Err(format!("Extension did not answer \"{method}\" within {} ms; the process was stopped", timeout.as_millis()))
+                Err(format!(
+                    "Extension did not answer \"{method}\" within {} ms; the process was stopped",
+                    timeout.as_millis()
+                ))
             }
         }
     }

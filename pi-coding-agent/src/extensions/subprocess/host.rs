@@ -108,7 +108,6 @@ pub(crate) struct Host {
     options: SubprocessOptions,
 }
 
-
 impl Host {
     fn is_dead(&self) -> bool {
         self.dead.load(Ordering::Acquire)

@@ -98,7 +98,10 @@ fn apply_context(mut v: Value, e: &mut ContextEvent) -> Result<Option<ContextMes
     Ok(Some(ContextMessages::from(list)))
 }
 
-fn apply_tool_call(mut v: Value, e: &mut ToolCallEvent) -> Result<Option<<ToolCallEvent as ExtensionEvent>::Output>, String> {
+fn apply_tool_call(
+    mut v: Value,
+    e: &mut ToolCallEvent,
+) -> Result<Option<<ToolCallEvent as ExtensionEvent>::Output>, String> {
     if let Some(Value::Object(input)) = v.as_object_mut().and_then(|o| o.remove("input")) {
         e.input = input;
     }
@@ -128,7 +131,9 @@ pub(crate) fn register_events(api: &ExtensionApi, link: &Arc<dyn Link>, handlers
                 quiet,
             ),
             "tool_call" => forward::<ToolCallEvent>(api, link, id, apply_tool_call, || Err(NOT_RUNNING.into())),
-            "tool_result" => forward::<ToolResultEvent>(api, link, id, |v, _| decode(v, "tool_result").map(Some), quiet),
+            "tool_result" => {
+                forward::<ToolResultEvent>(api, link, id, |v, _| decode(v, "tool_result").map(Some), quiet)
+            }
             "message_end" => forward::<MessageEndEvent>(
                 api,
                 link,

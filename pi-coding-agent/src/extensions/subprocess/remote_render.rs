@@ -76,7 +76,8 @@ pub(crate) fn build(node: &Value, theme: &Theme) -> ComponentRef {
             }
         }
         "box" => {
-            let mut b = BoxComponent::new(usize_of(node, "paddingX", 1), usize_of(node, "paddingY", 1), style_of(node, theme));
+            let mut b =
+                BoxComponent::new(usize_of(node, "paddingX", 1), usize_of(node, "paddingY", 1), style_of(node, theme));
             for child in children() {
                 b.add_child(build(&child, theme));
             }

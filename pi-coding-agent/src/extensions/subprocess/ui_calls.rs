@@ -115,7 +115,11 @@ pub(crate) async fn handle_ui_call(runtime: &Runtime, method: &str, params: &Val
             Value::Null
         }
         other => {
-            return Err(RpcError { code: ERROR_METHOD_NOT_FOUND, message: format!("Unknown method: {other}"), data: None });
+            return Err(RpcError {
+                code: ERROR_METHOD_NOT_FOUND,
+                message: format!("Unknown method: {other}"),
+                data: None,
+            });
         }
     };
     Ok(answer)
