@@ -87,10 +87,18 @@ pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
             write_record(&record);
         }
     });
+    let ui = super::rpc_ui::RpcUi::new(Arc::new(write_record));
+    if let Some(runner) = session.extension_runner() {
+        runner.set_ui(ui.clone());
+        runner.set_mode(crate::extensions::ExtensionMode::Rpc, true);
+    }
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let mut running: Vec<tokio::task::JoinHandle<()>> = Vec::new();
     while let Ok(Some(line)) = lines.next_line().await {
         if line.trim().is_empty() {
+            continue;
+        }
+        if ui.handle_line(&line) {
             continue;
         }
         let request = match parse_command(&line) {
