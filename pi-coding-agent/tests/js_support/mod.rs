@@ -29,15 +29,23 @@ fn locate() -> Option<PathBuf> {
     version_ok(&on_path).then_some(on_path)
 }
 
-/// Whether Node.js 22 is there (and the host will use it).
-pub fn node_available() -> bool {
+fn found() -> &'static Option<PathBuf> {
     static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
-    let found = FOUND.get_or_init(|| {
+    FOUND.get_or_init(|| {
         let found = locate().filter(|p| version_ok(p));
         pi_coding_agent::extensions::node::set_node_path(found.clone());
         found
-    });
-    if found.is_some() {
+    })
+}
+
+/// The Node.js the tests use (for `PI_NODE` of a `pi` child process).
+pub fn node_path() -> Option<PathBuf> {
+    found().clone()
+}
+
+/// Whether Node.js 22 is there (and the host will use it).
+pub fn node_available() -> bool {
+    if found().is_some() {
         return true;
     }
     if std::env::var_os("CI").is_some() {
