@@ -284,3 +284,33 @@ async fn one_host_serves_every_javascript_extension_and_the_folder_forms_load() 
     assert!(runner.load_errors().is_empty(), "{:?}", runner.load_errors());
     assert!(runner.command("from-folder").is_some());
 }
+
+/// `ctx.sessionManager` and `ctx.mode` of a command in a bound SDK session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commands_context_reads_the_session_branch() {
+    if !node_available() {
+        return;
+    }
+    let src = r#"export default function (pi) {
+        pi.registerCommand("count", { handler: async (_args, ctx) => {
+            const branch = ctx.sessionManager.getBranch();
+            pi.appendEntry("count", { n: branch.length, leaf: ctx.sessionManager.getLeafId(), last: branch.at(-1)?.id, mode: ctx.mode });
+        } });
+    }"#;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("count.ts");
+    std::fs::write(&path, src).unwrap();
+    let h = Setup { replies: vec![text_reply("hi")], extension_paths: vec![path], ..Default::default() }.start().await;
+    h.session.bind_extensions().await;
+    h.session.prompt("hello").await.expect("prompt");
+    let before = h.entries();
+    let runner = h.session.extension_runner().unwrap().clone();
+    assert!(runner.run_command("count", "").await);
+    let entries = h.entries();
+    let count = entries.iter().find(|e| e["customType"] == "count").expect("the command appended its entry");
+    assert_eq!(count["data"]["n"], before.len());
+    assert_eq!(count["data"]["leaf"], before.last().unwrap()["id"]);
+    assert_eq!(count["data"]["last"], before.last().unwrap()["id"]);
+    assert_eq!(count["data"]["mode"], "print");
+    assert!(h.errors.lock().unwrap().is_empty(), "{:?}", h.errors.lock().unwrap());
+}

@@ -147,4 +147,11 @@ pub trait ExtensionActions: Send + Sync {
 
     /// `ctx.shutdown()`.
     fn shutdown(&self) {}
+
+    /// What `ctx.sessionManager` reads in an out-of-process extension:
+    /// `{"sessionId","sessionFile","leafId","entries":[the current branch, serialized]}`; `None`
+    /// without a session (pi's unbound runner has none either).
+    fn session_snapshot(&self) -> Option<Value> {
+        None
+    }
 }

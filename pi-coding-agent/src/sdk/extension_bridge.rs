@@ -211,6 +211,16 @@ impl ExtensionActions for SessionActions {
         self.session().ok()?.session_manager().session_name()
     }
 
+    fn session_snapshot(&self) -> Option<Value> {
+        let shared = self.session.upgrade()?;
+        // Never wait for the lock: a handler may run while the session holds it.
+        let sm = shared.session_manager.try_lock().ok()?;
+        let entries: Vec<Value> = sm.get_branch(None).iter().filter_map(|e| serde_json::to_value(e).ok()).collect();
+        Some(
+            serde_json::json!({"sessionId": sm.session_id(), "sessionFile": sm.session_file(), "leafId": sm.leaf_id(), "entries": entries}),
+        )
+    }
+
     fn set_label(&self, entry_id: &str, label: Option<&str>) -> Result<(), BoxError> {
         self.session()?.session_manager().append_label_change(entry_id, label)?;
         Ok(())

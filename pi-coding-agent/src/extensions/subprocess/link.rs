@@ -38,8 +38,9 @@ pub(crate) trait Link: Send + Sync + 'static {
 }
 
 /// What a handler's context looks like across the process boundary (`ctx` fields besides the
-/// methods that call back).
-pub(crate) fn context_snapshot(ctx: &ExtensionContext) -> Value {
+/// methods that call back). `with_session` adds the session's branch for `ctx.sessionManager`
+/// (commands and `session_*` events: the branch costs O(entries) to send).
+pub(crate) fn context_snapshot(ctx: &ExtensionContext, with_session: bool) -> Value {
     let mut snapshot = json!({
         "cwd": ctx.cwd(),
         "mode": ctx.mode(),
@@ -56,6 +57,9 @@ pub(crate) fn context_snapshot(ctx: &ExtensionContext) -> Value {
             "allTools": actions.get_all_tools(),
         });
         obj.insert("state".into(), state);
+        if with_session && let Some(Value::Object(session)) = actions.session_snapshot() {
+            obj.extend(session);
+        }
     }
     snapshot
 }

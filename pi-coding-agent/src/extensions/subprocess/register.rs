@@ -41,7 +41,8 @@ pub(crate) fn event_payload<E: Serialize>(name: &str, event: &E) -> Value {
 }
 
 fn event_params(name: &str, payload: Value, handler_id: Option<u64>, ctx: &ExtensionContext) -> Value {
-    let mut params = json!({"event": name, "payload": payload, "ctx": context_snapshot(ctx)});
+    let with_session = name.starts_with("session_") || name == "before_agent_start";
+    let mut params = json!({"event": name, "payload": payload, "ctx": context_snapshot(ctx, with_session)});
     if let (Some(id), Some(obj)) = (handler_id, params.as_object_mut()) {
         obj.insert("handlerId".into(), json!(id));
     }
@@ -280,7 +281,7 @@ pub(crate) fn register_all(
             let link = link.clone();
             let name = name.clone();
             Box::pin(async move {
-                let params = json!({"name": name, "args": args, "ctx": context_snapshot(&ctx)});
+                let params = json!({"name": name, "args": args, "ctx": context_snapshot(&ctx, true)});
                 link.call(METHOD_COMMAND_RUN, &name, params, link.options().call_timeout).await?;
                 Ok(())
             })
