@@ -60,7 +60,7 @@ fn a_typescript_extensions_dialogs_are_extension_ui_requests() {
             }
         }
     });
-    let mut next = |what: &str, f: &dyn Fn(&Value) -> bool| -> Value {
+    let next = |what: &str, f: &dyn Fn(&Value) -> bool| -> Value {
         loop {
             let v = rx.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|_| panic!("no {what}"));
             if f(&v) {
@@ -86,7 +86,6 @@ fn a_typescript_extensions_dialogs_are_extension_ui_requests() {
     let notify = next("notify", &|v| v["type"] == "extension_ui_request" && v["method"] == "notify");
     assert_eq!(notify["message"], "picked B true");
     assert_eq!(notify["notifyType"], "warning");
-    drop(send);
     let _ = child.kill();
     let _ = child.wait();
 }
