@@ -285,7 +285,8 @@ async fn one_host_serves_every_javascript_extension_and_the_folder_forms_load() 
     assert!(runner.command("from-folder").is_some());
 }
 
-/// `ctx.sessionManager` and `ctx.mode` of a command in a bound SDK session.
+/// `ctx.sessionManager`, `ctx.mode`, `ctx.model`, `ctx.waitForIdle()` and `pi.getThinkingLevel()`
+/// of a command in a bound SDK session.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_commands_context_reads_the_session_branch() {
     if !node_available() {
@@ -294,7 +295,9 @@ async fn a_commands_context_reads_the_session_branch() {
     let src = r#"export default function (pi) {
         pi.registerCommand("count", { handler: async (_args, ctx) => {
             const branch = ctx.sessionManager.getBranch();
-            pi.appendEntry("count", { n: branch.length, leaf: ctx.sessionManager.getLeafId(), last: branch.at(-1)?.id, mode: ctx.mode });
+            await ctx.waitForIdle();
+            pi.appendEntry("count", { n: branch.length, leaf: ctx.sessionManager.getLeafId(), last: branch.at(-1)?.id, mode: ctx.mode,
+                thinking: pi.getThinkingLevel(), model: ctx.model?.id, idle: ctx.isIdle() });
         } });
     }"#;
     let dir = tempfile::tempdir().unwrap();
@@ -312,5 +315,8 @@ async fn a_commands_context_reads_the_session_branch() {
     assert_eq!(count["data"]["leaf"], before.last().unwrap()["id"]);
     assert_eq!(count["data"]["last"], before.last().unwrap()["id"]);
     assert_eq!(count["data"]["mode"], "print");
+    assert_eq!(count["data"]["thinking"], "off");
+    assert_eq!(count["data"]["model"], "smollm2-135m");
+    assert_eq!(count["data"]["idle"], true);
     assert!(h.errors.lock().unwrap().is_empty(), "{:?}", h.errors.lock().unwrap());
 }

@@ -211,6 +211,39 @@ impl ExtensionActions for SessionActions {
         self.session().ok()?.session_manager().session_name()
     }
 
+    fn get_thinking_level(&self) -> Option<String> {
+        Some(self.session().ok()?.thinking_level().as_str().to_owned())
+    }
+
+    fn set_thinking_level(&self, level: &str) -> Result<(), BoxError> {
+        let level = pi_ai::ThinkingLevel::parse(level).ok_or_else(|| format!("Invalid thinking level: {level}"))?;
+        self.session()?.set_thinking_level(level)?;
+        Ok(())
+    }
+
+    fn model(&self) -> Option<Value> {
+        serde_json::to_value(self.session().ok()?.model()).ok()
+    }
+
+    fn compact(&self, custom_instructions: Option<String>) -> Result<(), BoxError> {
+        let session = self.session()?;
+        let runner = session.shared.runner.clone();
+        spawn_action(
+            runner,
+            "compact",
+            async move { session.compact(custom_instructions.as_deref()).await.map(|_| ()) },
+        );
+        Ok(())
+    }
+
+    fn wait_for_idle(&self) -> futures::future::BoxFuture<'static, Result<(), BoxError>> {
+        let session = self.session();
+        Box::pin(async move {
+            session?.wait_for_idle().await;
+            Ok(())
+        })
+    }
+
     fn session_snapshot(&self) -> Option<Value> {
         let shared = self.session.upgrade()?;
         // Never wait for the lock: a handler may run while the session holds it.

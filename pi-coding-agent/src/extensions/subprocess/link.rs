@@ -55,7 +55,11 @@ pub(crate) fn context_snapshot(ctx: &ExtensionContext, with_session: bool) -> Va
             "sessionName": actions.get_session_name(),
             "activeTools": actions.get_active_tools(),
             "allTools": actions.get_all_tools(),
+            "thinkingLevel": actions.get_thinking_level(),
         });
+        if let Some(model) = actions.model() {
+            obj.insert("model".into(), model);
+        }
         obj.insert("state".into(), state);
         if with_session && let Some(Value::Object(session)) = actions.session_snapshot() {
             obj.extend(session);

@@ -99,6 +99,9 @@ pub(crate) async fn handle_pi_call(
         "pi.getActiveTools" => Ok(json!(actions.get_active_tools())),
         "pi.getAllTools" => serde_json::to_value(actions.get_all_tools()).map_err(failed),
         "pi.setActiveTools" => done(actions.set_active_tools(&field::<Vec<String>>(&params, "toolNames")?)),
+        "pi.setThinkingLevel" => done(actions.set_thinking_level(&field::<String>(&params, "level")?)),
+        "ctx.compact" => done(actions.compact(opt_field(&params, "customInstructions")?)),
+        "ctx.waitForIdle" => actions.wait_for_idle().await.map(|()| Value::Null).map_err(failed),
         "ctx.abort" => {
             actions.abort();
             Ok(Value::Null)
