@@ -85,3 +85,67 @@ async fn every_single_file_example_registers_what_the_reference_registers() {
         mismatches.join("\n")
     );
 }
+
+/// The scripted events of `scripts/fixtures/extension_behaviour.mjs`.
+const TOOL_CALLS: &[(&str, &str)] = &[
+    ("bash", r#"{"command":"rm -rf build"}"#),
+    ("bash", r#"{"command":"ls"}"#),
+    ("write", r#"{"path":".env","content":"SECRET=1"}"#),
+    ("write", r#"{"path":"src/main.ts","content":"x"}"#),
+    ("read", r#"{"path":"README.md"}"#),
+];
+const INPUTS: &[&str] = &["hello", "?quick what is 2+2", "ping", "!ls", "/help"];
+
+/// Every example that handles `tool_call` or `input` answers the scripted events as the
+/// reference's runner does (`tests/fixtures/extension_behaviour.json`, print mode, no UI).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn examples_answer_scripted_tool_calls_and_inputs_as_the_reference() {
+    use pi_coding_agent::extensions::{InputSource, ToolCallEvent};
+    use serde_json::json;
+    if !node_available() {
+        return;
+    }
+    let Some(dir) = examples_dir() else {
+        assert!(std::env::var_os("CI").is_none(), "the reference pi 1.6.0 is missing: CI must install it");
+        eprintln!("SKIP: the reference's examples are not installed");
+        return;
+    };
+    let fixture: Value = serde_json::from_str(include_str!("fixtures/extension_behaviour.json")).unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let mut differences = Vec::new();
+    for (name, want) in fixture.as_object().unwrap() {
+        let ext: Arc<dyn Extension> = Arc::new(SubprocessExtension::new(dir.join(name).to_string_lossy()));
+        let runner = ExtensionRunner::load(vec![ext], cwd.path().to_string_lossy()).await;
+        assert!(runner.load_errors().is_empty(), "{name}: {:?}", runner.load_errors());
+        if let Some(expected) = want.get("tool_call").and_then(Value::as_array) {
+            for ((tool, input), expected) in TOOL_CALLS.iter().zip(expected) {
+                let mut event = ToolCallEvent {
+                    tool_call_id: "c1".into(),
+                    tool_name: (*tool).into(),
+                    input: serde_json::from_str(input).unwrap(),
+                    parent_tool_call_id: None,
+                };
+                let got = match runner.emit_tool_call(&mut event).await {
+                    Ok(None) => Value::Null,
+                    Ok(Some(r)) => match r.reason {
+                        Some(reason) => json!({"block": r.block, "reason": reason}),
+                        None => json!({"block": r.block}),
+                    },
+                    Err(e) => json!({"threw": e.error}),
+                };
+                if &got != expected {
+                    differences.push(format!("{name}: tool_call {tool} {input}: {got} != {expected}"));
+                }
+            }
+        }
+        if let Some(expected) = want.get("input").and_then(Value::as_array) {
+            for (text, expected) in INPUTS.iter().zip(expected) {
+                let got = serde_json::to_value(runner.emit_input(text, None, InputSource::Interactive).await).unwrap();
+                if &got != expected {
+                    differences.push(format!("{name}: input {text:?}: {got} != {expected}"));
+                }
+            }
+        }
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
