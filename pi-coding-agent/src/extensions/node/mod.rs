@@ -1,9 +1,9 @@
 //! JavaScript and TypeScript extensions, unmodified (DESIGN decision 7): `.ts`, `.mts`, `.js`,
 //! `.mjs` files, or a folder with `index.ts` / `index.js` / a `package.json` naming its entry,
-//! run in ONE Node.js host process per session ([`NodeHost`]), started when the first such
+//! run in ONE Node.js host process per session, started when the first such
 //! extension loads and restarted (its extensions loaded again) when a call finds it dead.
 //!
-//! The host's JavaScript lives in `pi-coding-agent/js-host/` ([`files`]); it speaks the
+//! The host's JavaScript lives in `pi-coding-agent/js-host/` (embedded, written to a cache folder); it speaks the
 //! subprocess protocol, version 2 (`docs/extension-protocol.md`), where every message names its
 //! extension with `extensionPath`. Imports of pi's packages (`@earendil-works/pi-*`,
 //! `@mariozechner/pi-*`) and `typebox` resolve to the host's own modules; everything else resolves
