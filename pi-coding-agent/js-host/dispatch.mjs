@@ -53,8 +53,9 @@ export async function runTool(params) {
 	const controller = new AbortController();
 	cancels.set(params.toolCallId, controller);
 	const ctx = createContext(ext.path, snapshotOf(params), false, controller.signal);
+	// A request, so the result waits until every update has been delivered.
 	const onUpdate = (partial) => {
-		rpc.send({ method: "tool.update", params: { toolCallId: params.toolCallId, partial } });
+		rpc.fire("tool.update", { extensionPath: ext.path, toolCallId: params.toolCallId, partial }, ext.path);
 	};
 	try {
 		const args = typeof tool.prepareArguments === "function" ? tool.prepareArguments(params.args) : params.args;

@@ -320,3 +320,42 @@ async fn a_commands_context_reads_the_session_branch() {
     assert_eq!(count["data"]["idle"], true);
     assert!(h.errors.lock().unwrap().is_empty(), "{:?}", h.errors.lock().unwrap());
 }
+
+/// A JavaScript tool (typebox parameters, pi-ai's `StringEnum`) runs in the host; its partial
+/// results reach the agent's tool context and its result comes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_javascript_tool_runs_with_partial_updates() {
+    if !node_available() {
+        return;
+    }
+    let src = r#"import { Type } from "typebox";
+    import { StringEnum } from "@earendil-works/pi-ai";
+    export default function (pi) {
+        pi.registerTool({
+            name: "greet", label: "Greet", description: "Greets",
+            parameters: Type.Object({ name: Type.String(), tone: Type.Optional(StringEnum(["warm", "cold"])) }),
+            async execute(id, params, signal, onUpdate) {
+                onUpdate({ content: [{ type: "text", text: "working" }], details: { step: 1 } });
+                return { content: [{ type: "text", text: `Hello, ${params.name}!` }], details: { id } };
+            },
+        });
+    }"#;
+    let l = load(&[("greet.ts", src)]).await;
+    assert!(l.runner.load_errors().is_empty(), "{:?}", l.runner.load_errors());
+    let tool = l.runner.tool("greet").expect("registered").definition.tool;
+    assert_eq!(
+        tool.parameters(),
+        &json!({"type": "object", "properties": {"name": {"type": "string"}, "tone": {"type": "string", "enum": ["warm", "cold"]}}, "required": ["name"]})
+    );
+    let updates = Arc::new(Mutex::new(Vec::new()));
+    let sink = updates.clone();
+    let ctx = pi_agent_core::ToolContext::new(
+        tokio_util::sync::CancellationToken::new(),
+        Some(Arc::new(move |r: pi_agent_core::AgentToolResult| sink.lock().unwrap().push(r.details.clone()))),
+    );
+    let args: Map<String, Value> = serde_json::from_value(json!({"name": "pi"})).unwrap();
+    let result = tool.execute("call_9", args, ctx).await.expect("the tool ran");
+    assert_eq!(serde_json::to_value(&result.content).unwrap(), json!([{"type": "text", "text": "Hello, pi!"}]));
+    assert_eq!(result.details, json!({"id": "call_9"}));
+    assert_eq!(*updates.lock().unwrap(), vec![json!({"step": 1})]);
+}

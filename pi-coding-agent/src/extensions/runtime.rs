@@ -81,6 +81,8 @@ pub(crate) struct Runtime {
     ui: RwLock<Arc<dyn UiHost>>,
     /// The session's JavaScript host, while extensions in it are loaded.
     pub(crate) node_host: Mutex<std::sync::Weak<super::node::NodeHost>>,
+    /// Running out-of-process tools by call id, for their partial results (`tool.update`).
+    pub(crate) tool_updates: Mutex<HashMap<String, pi_agent_core::ToolContext>>,
 }
 
 impl Runtime {
@@ -94,6 +96,7 @@ impl Runtime {
             mode: RwLock::new((ExtensionMode::Print, false)),
             ui: RwLock::new(crate::ui::no_ui()),
             node_host: Mutex::new(std::sync::Weak::new()),
+            tool_updates: Mutex::new(HashMap::new()),
         })
     }
 

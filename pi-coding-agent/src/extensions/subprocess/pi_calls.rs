@@ -64,6 +64,20 @@ pub(crate) async fn handle_pi_call(
             return Ok(Value::Null);
         }
         m if m.starts_with("ui.") => return super::ui_calls::handle_ui_call(runtime, m, &params).await,
+        "tool.update" => {
+            let id: String = field(&params, "toolCallId")?;
+            let partial = params.get("partial").cloned().unwrap_or(Value::Null);
+            let ctx = lock(&runtime.tool_updates).get(&id).cloned();
+            if let Some(ctx) = ctx {
+                ctx.update(pi_agent_core::AgentToolResult {
+                    content: serde_json::from_value(partial.get("content").cloned().unwrap_or(json!([])))
+                        .map_err(invalid)?,
+                    details: partial.get("details").cloned().unwrap_or_else(|| json!({})),
+                    ..Default::default()
+                });
+            }
+            return Ok(Value::Null);
+        }
         "pi.runBuiltinTool" => return run_builtin_tool(runtime, &params).await,
         "pi.getFlag" => {
             let name: String = field(&params, "name")?;

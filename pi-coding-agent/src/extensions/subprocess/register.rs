@@ -206,6 +206,21 @@ fn awaited(name: &str) -> bool {
 struct RemoteTool {
     link: Arc<dyn Link>,
     reg: ToolRegistration,
+    runtime: std::sync::Weak<crate::extensions::runtime::Runtime>,
+}
+
+/// Removes a running tool's update route when its call ends.
+struct UpdateRoute {
+    runtime: std::sync::Weak<crate::extensions::runtime::Runtime>,
+    id: String,
+}
+
+impl Drop for UpdateRoute {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.upgrade() {
+            lock(&runtime.tool_updates).remove(&self.id);
+        }
+    }
 }
 
 #[async_trait]
@@ -233,6 +248,10 @@ impl AgentTool for RemoteTool {
         ctx: ToolContext,
     ) -> Result<AgentToolResult, ToolError> {
         let params = json!({"toolName": self.reg.name, "toolCallId": tool_call_id, "args": args});
+        if let Some(runtime) = self.runtime.upgrade() {
+            lock(&runtime.tool_updates).insert(tool_call_id.to_owned(), ctx.clone());
+        }
+        let _route = UpdateRoute { runtime: self.runtime.clone(), id: tool_call_id.to_owned() };
         let call = self.link.call(METHOD_TOOL_EXECUTE, &self.reg.name, params, self.link.options().tool_timeout);
         let answer = tokio::select! {
             r = call => r.map_err(ToolError::new)?,
@@ -270,7 +289,7 @@ pub(crate) fn register_all(
         let definition = ToolDefinition {
             prompt_snippet: reg.prompt_snippet.clone(),
             prompt_guidelines: reg.prompt_guidelines.clone(),
-            tool: Arc::new(RemoteTool { link: link.clone(), reg }),
+            tool: Arc::new(RemoteTool { link: link.clone(), reg, runtime: Arc::downgrade(&api.runtime) }),
         };
         api.register_tool(definition)?;
     }
