@@ -94,7 +94,7 @@ export async function runShortcut(params) {
 /** Calls a renderer: `{tree}` (the component as pi-rs draws it at `width`) or `null`. */
 export function runRender(params) {
 	const ext = extensionOf(params);
-	const options = { expanded: Boolean(params.expanded), isPartial: Boolean(params.isPartial) };
+	const options = { expanded: Boolean(params.expanded), isPartial: Boolean(params.isPartial), outputPad: params.outputPad ?? 1 };
 	let component;
 	if (params.kind === "entry") {
 		const renderer = ext.entryRenderers.get(params.customType);

@@ -149,3 +149,54 @@ async fn examples_answer_scripted_tool_calls_and_inputs_as_the_reference() {
     }
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// The renderers of `entry-renderer.ts` and `message-renderer.ts` draw exactly the reference's
+/// lines (`tests/fixtures/example_renderer_lines.json`: dark theme, truecolor, UTC), wrapping
+/// included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn example_renderers_draw_as_the_reference_draws_them() {
+    use pi_coding_agent::extensions::MessageRenderOptions;
+    use pi_tui::{ColorMode, Theme};
+    use serde_json::json;
+    if !node_available() {
+        return;
+    }
+    let Some(dir) = examples_dir() else {
+        assert!(std::env::var_os("CI").is_none(), "the reference pi 1.6.0 is missing: CI must install it");
+        eprintln!("SKIP: the reference's examples are not installed");
+        return;
+    };
+    let exts: Vec<Arc<dyn Extension>> = ["entry-renderer.ts", "message-renderer.ts"]
+        .iter()
+        .map(|n| Arc::new(SubprocessExtension::new(dir.join(n).to_string_lossy())) as Arc<dyn Extension>)
+        .collect();
+    let cwd = tempfile::tempdir().unwrap();
+    let runner = ExtensionRunner::load(exts, cwd.path().to_string_lossy()).await;
+    assert!(runner.load_errors().is_empty(), "{:?}", runner.load_errors());
+    let entry = serde_json::from_value(json!({"type": "custom", "customType": "status-card", "id": "e1", "parentId": null,
+        "timestamp": "2026-01-01T00:00:00.000Z", "data": {"message": "Deploy finished: all 42 services are healthy again", "timestamp": 1767225600000u64}}))
+    .unwrap();
+    let message = serde_json::from_value(json!({"role": "custom", "customType": "status-update",
+        "content": "Build passed with three warnings in the docs", "display": true,
+        "details": {"level": "warn", "timestamp": 1767225600000u64}, "timestamp": 1767225600000u64}))
+    .unwrap();
+    let reference: Value = serde_json::from_str(include_str!("fixtures/example_renderer_lines.json")).unwrap();
+    let theme = Theme::dark(ColorMode::Truecolor).unwrap();
+    // The expanded forms print a local time: compare them where the host's zone is UTC.
+    let utc = std::env::var("TZ").map(|tz| tz == "UTC" || tz == "Etc/UTC").unwrap_or(true);
+    for width in [40usize, 24] {
+        for expanded in [false, true] {
+            if expanded && !utc {
+                continue;
+            }
+            let key = format!("{width}/{}", if expanded { "expanded" } else { "collapsed" });
+            let mut c = runner.render_entry(&entry, expanded, &theme).expect("entry renderer");
+            let want: Vec<String> = serde_json::from_value(reference[format!("entry {key}")].clone()).unwrap();
+            assert_eq!(c.render(width).to_vec(), want, "entry {key}");
+            let options = MessageRenderOptions { expanded, output_pad: 1 };
+            let mut c = runner.render_message(&message, options, &theme).expect("message renderer");
+            let want: Vec<String> = serde_json::from_value(reference[format!("message {key}")].clone()).unwrap();
+            assert_eq!(c.render(width).to_vec(), want, "message {key}");
+        }
+    }
+}

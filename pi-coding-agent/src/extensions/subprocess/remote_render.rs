@@ -169,7 +169,7 @@ pub(crate) fn register_renderers(api: &ExtensionApi, link: &Arc<dyn Link>, entri
         let link = link.clone();
         let ty = custom_type.clone();
         let _ = api.register_message_renderer(custom_type, move |message, options, theme| {
-            let params = json!({"kind": "message", "customType": ty, "message": message, "expanded": options.expanded});
+            let params = json!({"kind": "message", "customType": ty, "message": message, "expanded": options.expanded, "outputPad": options.output_pad});
             RemoteComponent::create(link.clone(), params, theme)
         });
     }
