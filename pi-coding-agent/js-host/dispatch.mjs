@@ -15,6 +15,7 @@ function extensionOf(params) {
 function snapshotOf(params) {
 	if (params.ctx?.state) rpc.updateState(params.ctx.state);
 	if (params.ctx && "bound" in params.ctx) rpc.state.bound = params.ctx.bound;
+	if (params.ctx?.flags) rpc.state.flags = params.ctx.flags;
 	return params.ctx ?? {};
 }
 

@@ -192,7 +192,8 @@ function createApi(ext, cwd) {
 		getFlag(name) {
 			assertActive();
 			if (!ext.flags.has(name)) return undefined;
-			return ext.flagValues.get(name);
+			const set = rpc.state.flags?.[name];
+			return set !== undefined ? set : ext.flagValues.get(name);
 		},
 		sendMessage(message, options) {
 			act("pi.sendMessage", { message, options });

@@ -359,3 +359,22 @@ async fn a_javascript_tool_runs_with_partial_updates() {
     assert_eq!(result.details, json!({"id": "call_9"}));
     assert_eq!(*updates.lock().unwrap(), vec![json!({"step": 1})]);
 }
+
+/// A flag set on the command line (`runner.set_flag_value`) reaches `pi.getFlag`; before that the
+/// registered default answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flags_set_by_the_host_reach_get_flag() {
+    use pi_coding_agent::extensions::FlagValue;
+    if !node_available() {
+        return;
+    }
+    let src = r#"export default function (pi) {
+        pi.registerFlag("loud", { type: "boolean", default: false, description: "Shout" });
+        pi.on("tool_call", () => ({ block: true, reason: String(pi.getFlag("loud")) }));
+    }"#;
+    let l = load(&[("flag.ts", src)]).await;
+    assert_eq!(l.runner.flags()[0].name, "loud");
+    assert_eq!(tool_call(&l.runner).await, Ok(Some("false".into())));
+    l.runner.set_flag_value("loud", FlagValue::Bool(true));
+    assert_eq!(tool_call(&l.runner).await, Ok(Some("true".into())));
+}

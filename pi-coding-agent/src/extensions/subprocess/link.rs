@@ -49,6 +49,7 @@ pub(crate) fn context_snapshot(ctx: &ExtensionContext, with_session: bool) -> Va
         "hasPendingMessages": ctx.has_pending_messages(),
         "systemPrompt": ctx.get_system_prompt(),
         "bound": ctx.runtime.actions().is_ok(),
+        "flags": *crate::extensions::runtime::lock(&ctx.runtime.flag_values),
     });
     if let (Some(obj), Ok(actions)) = (snapshot.as_object_mut(), ctx.runtime.actions()) {
         let state = json!({
