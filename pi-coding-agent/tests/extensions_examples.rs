@@ -1,7 +1,7 @@
 //! The reference's `examples/extensions/`: every single-file example loads unmodified in the
 //! JavaScript host and registers what pi 1.6.0's own loader records for it
 //! (`tests/fixtures/extension_registrations.json`, from `scripts/fixtures/extension_registrations.mjs`):
-//! handled events, tools, commands, flags and entry renderers.
+//! handled events, tools, commands, flags, shortcuts and entry renderers.
 
 mod js_support;
 
@@ -39,11 +39,13 @@ async fn compare(dir: &std::path::Path, cwd: &std::path::Path, name: &str, want:
         runner.registered_tools().iter().map(|t| t.definition.tool.name().to_owned()).collect();
     let got_commands: BTreeSet<String> = runner.commands().into_iter().map(|(n, _)| n).collect();
     let got_flags: BTreeSet<String> = runner.flags().into_iter().map(|f| f.name).collect();
+    let got_shortcuts: BTreeSet<String> = runner.shortcuts().into_iter().map(|s| s.shortcut).collect();
     let checks = [
         ("events", got_events, names(&want["events"])),
         ("tools", got_tools, names(&want["tools"])),
         ("commands", got_commands, names(&want["commands"])),
         ("flags", got_flags, names(&want["flags"])),
+        ("shortcuts", got_shortcuts, names(&want["shortcuts"])),
     ];
     let mut out: Vec<String> = checks
         .into_iter()

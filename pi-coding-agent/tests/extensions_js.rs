@@ -378,3 +378,22 @@ async fn flags_set_by_the_host_reach_get_flag() {
     l.runner.set_flag_value("loud", FlagValue::Bool(true));
     assert_eq!(tool_call(&l.runner).await, Ok(Some("true".into())));
 }
+
+/// `pi.registerShortcut` is registered on the runner and runs in the host.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shortcut_runs_in_the_host() {
+    if !node_available() {
+        return;
+    }
+    let src = r#"import * as fs from "node:fs";
+    export default function (pi) {
+        pi.registerShortcut("ctrl+shift+x", { description: "Mark", handler: async (ctx) => { fs.writeFileSync(ctx.cwd + "/marked", ctx.mode); } });
+    }"#;
+    let l = load(&[("shortcut.ts", src)]).await;
+    let shortcuts = l.runner.shortcuts();
+    assert_eq!(shortcuts.len(), 1);
+    assert_eq!(shortcuts[0].description.as_deref(), Some("Mark"));
+    assert!(l.runner.run_shortcut("ctrl+shift+x").await);
+    assert!(!l.runner.run_shortcut("ctrl+shift+y").await);
+    assert_eq!(std::fs::read_to_string(l._dir.path().join("marked")).unwrap(), "print");
+}

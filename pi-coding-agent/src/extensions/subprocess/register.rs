@@ -306,6 +306,19 @@ pub(crate) fn register_all(
             })
         })?;
     }
+    for shortcut in init.shortcuts {
+        let link = link.clone();
+        let key = shortcut.shortcut.clone();
+        api.register_shortcut(&shortcut.shortcut, shortcut.description.as_deref(), move |ctx| {
+            let link = link.clone();
+            let key = key.clone();
+            Box::pin(async move {
+                let params = json!({"shortcut": key, "ctx": context_snapshot(&ctx, true)});
+                link.call("shortcut.run", &key, params, link.options().call_timeout).await?;
+                Ok(())
+            })
+        })?;
+    }
     let handlers: Vec<(String, Option<u64>)> = if init.handlers.is_empty() {
         init.events.iter().map(|e| (e.clone(), None)).collect()
     } else {
