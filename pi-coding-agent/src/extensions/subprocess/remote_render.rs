@@ -15,6 +15,30 @@ use serde_json::{Value, json};
 use super::link::Link;
 use crate::extensions::api::ExtensionApi;
 
+/// Replaces the theme placeholders of `text` (removes them without a theme).
+pub(crate) fn apply_theme_opt(text: &str, theme: Option<&Theme>) -> String {
+    match theme {
+        Some(theme) => apply_theme(text, theme),
+        None => strip_placeholders(text),
+    }
+}
+
+fn strip_placeholders(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("\x1b]pi:") {
+        out.push_str(&rest[..at]);
+        match rest[at..].find('\x07') {
+            Some(end) => rest = &rest[at + end + 1..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Replaces the theme placeholders of `text`.
 pub(crate) fn apply_theme(text: &str, theme: &Theme) -> String {
     const OPEN: &str = "\x1b]pi:";
@@ -172,5 +196,24 @@ pub(crate) fn register_renderers(api: &ExtensionApi, link: &Arc<dyn Link>, entri
             let params = json!({"kind": "message", "customType": ty, "message": message, "expanded": options.expanded, "outputPad": options.output_pad});
             RemoteComponent::create(link.clone(), params, theme)
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pi_tui::ColorMode;
+
+    #[test]
+    fn placeholders_become_the_themes_sequences_or_nothing() {
+        let theme = Theme::dark(ColorMode::Truecolor).unwrap();
+        let text = "\x1b]pi:fg:accent\x07[audit]\x1b[39m read";
+        let accent = theme.fg_ansi("accent").unwrap().to_owned();
+        assert_eq!(apply_theme(text, &theme), format!("{accent}[audit]\x1b[39m read"));
+        assert_eq!(apply_theme_opt(text, None), "[audit]\x1b[39m read");
+        assert_eq!(apply_theme("\x1b]pi:fg:no-such-token\x07x", &theme), "x");
+        let tree = serde_json::json!({"type": "box", "paddingX": 1, "paddingY": 0,
+            "children": [{"type": "text", "text": "hi", "paddingX": 0, "paddingY": 0}, {"type": "lines", "lines": ["raw"]}]});
+        assert_eq!(build(&tree, &theme).borrow_mut().render(6).to_vec(), [" hi   ", " raw  "]);
     }
 }

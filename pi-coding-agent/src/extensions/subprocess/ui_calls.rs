@@ -14,6 +14,11 @@ fn text(params: &Value, key: &str) -> Option<String> {
     params.get(key).and_then(Value::as_str).map(str::to_owned)
 }
 
+/// Theme colors written by a JavaScript extension (`ctx.ui.theme.fg(…)`) in the UI's theme.
+fn styled(theme: Option<&pi_tui::Theme>, params: &Value, key: &str) -> Option<String> {
+    text(params, key).map(|t| super::remote_render::apply_theme_opt(&t, theme))
+}
+
 fn dialog_options(params: &Value) -> DialogOptions {
     let timeout = params.get("opts").and_then(|o| o.get("timeout")).and_then(Value::as_u64).map(Duration::from_millis);
     DialogOptions { cancel: None, timeout }
@@ -27,7 +32,9 @@ pub(crate) fn is_dialog(method: &str) -> bool {
 /// Runs one `ui.*` method.
 pub(crate) async fn handle_ui_call(runtime: &Runtime, method: &str, params: &Value) -> Result<Value, RpcError> {
     let ui = runtime.ui();
-    let title = text(params, "title").unwrap_or_default();
+    let theme = ui.theme();
+    let theme = theme.as_ref();
+    let title = styled(theme, params, "title").unwrap_or_default();
     let answer = match method {
         "ui.select" => {
             let options: Vec<String> = params
@@ -48,15 +55,15 @@ pub(crate) async fn handle_ui_call(runtime: &Runtime, method: &str, params: &Val
                 Some("error") => NotifyKind::Error,
                 _ => NotifyKind::Info,
             };
-            ui.notify(&text(params, "message").unwrap_or_default(), kind);
+            ui.notify(&styled(theme, params, "message").unwrap_or_default(), kind);
             Value::Null
         }
         "ui.setStatus" => {
-            ui.set_status(&text(params, "key").unwrap_or_default(), text(params, "text").as_deref());
+            ui.set_status(&text(params, "key").unwrap_or_default(), styled(theme, params, "text").as_deref());
             Value::Null
         }
         "ui.setWorkingMessage" => {
-            ui.set_working_message(text(params, "message").as_deref());
+            ui.set_working_message(styled(theme, params, "message").as_deref());
             Value::Null
         }
         "ui.setWorkingVisible" => {
@@ -76,14 +83,18 @@ pub(crate) async fn handle_ui_call(runtime: &Runtime, method: &str, params: &Val
             Value::Null
         }
         "ui.setHiddenThinkingLabel" => {
-            ui.set_hidden_thinking_label(text(params, "label").as_deref());
+            ui.set_hidden_thinking_label(styled(theme, params, "label").as_deref());
             Value::Null
         }
         "ui.setWidget" => {
-            let content = params
-                .get("content")
-                .and_then(Value::as_array)
-                .map(|a| WidgetContent::Lines(a.iter().filter_map(Value::as_str).map(str::to_owned).collect()));
+            let content = params.get("content").and_then(Value::as_array).map(|a| {
+                WidgetContent::Lines(
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(|l| super::remote_render::apply_theme_opt(l, theme))
+                        .collect(),
+                )
+            });
             let placement = match params.get("placement").and_then(Value::as_str) {
                 Some("belowEditor") => WidgetPlacement::BelowEditor,
                 _ => WidgetPlacement::AboveEditor,
