@@ -177,7 +177,7 @@ async fn wrong_protocol_version_is_a_load_error() {
     let (runner, _) = load(&path).await;
     assert_eq!(
         runner.load_errors()[0].error,
-        "Failed to load extension: Unsupported extension protocol version 99 (this host speaks 1)"
+        "Failed to load extension: Unsupported extension protocol version 99 (this host speaks 2)"
     );
 }
 
@@ -388,7 +388,7 @@ async fn an_initialize_answer_without_a_protocol_version_is_a_load_error() {
     let runner = load_with(&path, fast()).await;
     assert_eq!(
         runner.load_errors()[0].error,
-        "Failed to load extension: Unsupported extension protocol version none (this host speaks 1)"
+        "Failed to load extension: Unsupported extension protocol version none (this host speaks 2)"
     );
 }
 
@@ -456,7 +456,7 @@ async fn a_session_with_faulty_extensions_goes_on() {
     };
     let faulty = [
         script(&dir, "crash_at_start", "sys.exit(3)\ndef handle(m): pass"),
-        script(&dir, "v2", "def handle(m):\n    return init(['tool_result'], version=2)"),
+        script(&dir, "v99", "def handle(m):\n    return init(['tool_result'], version=99)"),
         script(&dir, "hang_init", "def handle(m):\n    time.sleep(60)"),
         script(&dir, "hang_event", &on_event("time.sleep(60)")),
         script(&dir, "crash_event", &on_event("sys.exit(5)")),
@@ -475,7 +475,7 @@ async fn a_session_with_faulty_extensions_goes_on() {
     assert!(load_errors[0].starts_with("Failed to load extension: "), "{load_errors:?}");
     assert_eq!(
         load_errors[1],
-        "Failed to load extension: Unsupported extension protocol version 2 (this host speaks 1)"
+        "Failed to load extension: Unsupported extension protocol version 99 (this host speaks 2)"
     );
     assert!(load_errors[2].contains("did not answer \"initialize\""), "{load_errors:?}");
     h.session.bind_extensions().await;

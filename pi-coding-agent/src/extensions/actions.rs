@@ -147,4 +147,36 @@ pub trait ExtensionActions: Send + Sync {
 
     /// `ctx.shutdown()`.
     fn shutdown(&self) {}
+
+    /// What `ctx.sessionManager` reads in an out-of-process extension:
+    /// `{"sessionId","sessionFile","leafId","entries":[the current branch, serialized]}`; `None`
+    /// without a session (pi's unbound runner has none either).
+    fn session_snapshot(&self) -> Option<Value> {
+        None
+    }
+
+    /// pi's `getThinkingLevel` (`"off"`, …; `None` without a session).
+    fn get_thinking_level(&self) -> Option<String> {
+        None
+    }
+
+    /// pi's `setThinkingLevel`.
+    fn set_thinking_level(&self, _level: &str) -> Result<(), BoxError> {
+        Err("setThinkingLevel is not available in this session".into())
+    }
+
+    /// `ctx.model`, serialized (`None` without a session).
+    fn model(&self) -> Option<Value> {
+        None
+    }
+
+    /// `ctx.compact({customInstructions})`: starts a manual compaction (failures reported later).
+    fn compact(&self, _custom_instructions: Option<String>) -> Result<(), BoxError> {
+        Err("compact is not available in this session".into())
+    }
+
+    /// The command context's `waitForIdle()`.
+    fn wait_for_idle(&self) -> futures::future::BoxFuture<'static, Result<(), BoxError>> {
+        Box::pin(async { Ok(()) })
+    }
 }

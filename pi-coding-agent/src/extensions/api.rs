@@ -246,6 +246,7 @@ pub(crate) struct ExtensionRecord {
     pub(crate) flags: Mutex<IndexMap<String, ExtensionFlag>>,
     pub(crate) entry_renderers: Mutex<IndexMap<String, EntryRenderer>>,
     pub(crate) message_renderers: Mutex<IndexMap<String, MessageRenderer>>,
+    pub(crate) shortcuts: Mutex<IndexMap<String, super::shortcuts::RegisteredShortcut>>,
     state: AtomicU8,
 }
 
@@ -259,6 +260,7 @@ impl ExtensionRecord {
             flags: Mutex::new(IndexMap::new()),
             entry_renderers: Mutex::new(IndexMap::new()),
             message_renderers: Mutex::new(IndexMap::new()),
+            shortcuts: Mutex::new(IndexMap::new()),
             state: AtomicU8::new(LOADING),
         })
     }

@@ -44,12 +44,15 @@
 mod actions;
 mod api;
 pub mod context;
+pub mod discovery;
 mod emit;
 mod errors;
 mod events;
 mod exec;
+pub mod node;
 mod runner;
 mod runtime;
+mod shortcuts;
 pub mod subprocess;
 
 pub use actions::{
@@ -74,3 +77,4 @@ pub use events::{
 pub use exec::{DEFAULT_EXEC_MAX_BUFFER, ExecOptions, ExecResult, exec_command};
 pub use runner::{ErrorListenerHandle, ExtensionRunner};
 pub use runtime::{ExtensionContext, ExtensionMode, FlagValue};
+pub use shortcuts::{RegisteredShortcut, ShortcutHandler};

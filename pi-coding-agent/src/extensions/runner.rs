@@ -172,6 +172,18 @@ impl ExtensionRunner {
         self.extensions.iter().any(|e| lock(&e.handlers).iter().any(|h| h.event == event))
     }
 
+    /// The events the extensions handle, each once, sorted.
+    pub fn handled_events(&self) -> Vec<String> {
+        let mut events: Vec<String> = self
+            .extensions
+            .iter()
+            .flat_map(|e| lock(&e.handlers).iter().map(|h| h.event.clone()).collect::<Vec<_>>())
+            .collect();
+        events.sort();
+        events.dedup();
+        events
+    }
+
     pub(crate) fn report(&self, error: ExtensionError) {
         self.runtime.report(error);
     }

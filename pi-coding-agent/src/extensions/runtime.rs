@@ -79,6 +79,10 @@ pub(crate) struct Runtime {
     next_listener: Mutex<u64>,
     mode: RwLock<(ExtensionMode, bool)>,
     ui: RwLock<Arc<dyn UiHost>>,
+    /// The session's JavaScript host, while extensions in it are loaded.
+    pub(crate) node_host: Mutex<std::sync::Weak<super::node::NodeHost>>,
+    /// Running out-of-process tools by call id, for their partial results (`tool.update`).
+    pub(crate) tool_updates: Mutex<HashMap<String, pi_agent_core::ToolContext>>,
 }
 
 impl Runtime {
@@ -91,6 +95,8 @@ impl Runtime {
             next_listener: Mutex::new(0),
             mode: RwLock::new((ExtensionMode::Print, false)),
             ui: RwLock::new(crate::ui::no_ui()),
+            node_host: Mutex::new(std::sync::Weak::new()),
+            tool_updates: Mutex::new(HashMap::new()),
         })
     }
 

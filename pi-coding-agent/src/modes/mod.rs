@@ -11,6 +11,7 @@ pub mod print;
 pub mod rpc;
 pub mod rpc_command;
 pub mod rpc_queries;
+pub mod rpc_ui;
 
 /// Exit status after Ctrl-C (128 + SIGINT), as pi.
 pub const EXIT_INTERRUPTED: i32 = 130;

@@ -90,6 +90,11 @@ pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
             write_record(&record);
         }
     });
+    let ui = super::rpc_ui::RpcUi::new(Arc::new(write_record));
+    if let Some(runner) = session.extension_runner() {
+        runner.set_ui(ui.clone());
+        runner.set_mode(crate::extensions::ExtensionMode::Rpc, true);
+    }
     // pi's `onError` in RPC mode: an `extension_error` record.
     let _errors = session.extension_runner().map(|runner| {
         runner.on_error(|e| {
@@ -102,6 +107,9 @@ pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
     let mut running: Vec<tokio::task::JoinHandle<()>> = Vec::new();
     while let Some(line) = next_line(&mut stdin).await {
         if line.trim().is_empty() {
+            continue;
+        }
+        if ui.handle_line(&line) {
             continue;
         }
         let request = match parse_command(&line) {

@@ -217,6 +217,49 @@ impl ExtensionActions for SessionActions {
         self.session().ok()?.session_manager().session_name()
     }
 
+    fn get_thinking_level(&self) -> Option<String> {
+        Some(self.session().ok()?.thinking_level().as_str().to_owned())
+    }
+
+    fn set_thinking_level(&self, level: &str) -> Result<(), BoxError> {
+        let level = pi_ai::ThinkingLevel::parse(level).ok_or_else(|| format!("Invalid thinking level: {level}"))?;
+        self.session()?.set_thinking_level(level)?;
+        Ok(())
+    }
+
+    fn model(&self) -> Option<Value> {
+        serde_json::to_value(self.session().ok()?.model()).ok()
+    }
+
+    fn compact(&self, custom_instructions: Option<String>) -> Result<(), BoxError> {
+        let session = self.session()?;
+        let runner = session.shared.runner.clone();
+        spawn_action(
+            runner,
+            "compact",
+            async move { session.compact(custom_instructions.as_deref()).await.map(|_| ()) },
+        );
+        Ok(())
+    }
+
+    fn wait_for_idle(&self) -> futures::future::BoxFuture<'static, Result<(), BoxError>> {
+        let session = self.session();
+        Box::pin(async move {
+            session?.wait_for_idle().await;
+            Ok(())
+        })
+    }
+
+    fn session_snapshot(&self) -> Option<Value> {
+        let shared = self.session.upgrade()?;
+        // Never wait for the lock: a handler may run while the session holds it.
+        let sm = shared.session_manager.try_lock().ok()?;
+        let entries: Vec<Value> = sm.get_branch(None).iter().filter_map(|e| serde_json::to_value(e).ok()).collect();
+        Some(
+            serde_json::json!({"sessionId": sm.session_id(), "sessionFile": sm.session_file(), "leafId": sm.leaf_id(), "entries": entries}),
+        )
+    }
+
     fn set_label(&self, entry_id: &str, label: Option<&str>) -> Result<(), BoxError> {
         self.session()?.session_manager().append_label_change(entry_id, label)?;
         Ok(())

@@ -224,8 +224,16 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     // Runtime-loaded extensions (JSON-RPC over stdio) first, as pi loads `-e` paths first, then
     // the in-process ones.
     let mut extensions: Vec<Arc<dyn Extension>> = Vec::new();
-    // Explicit paths load even with `no_extensions` (pi: "explicit -e paths still work").
-    for path in &loader.additional_extension_paths {
+    // Discovered extensions (project, user, settings) and explicit paths; explicit paths load even
+    // with `no_extensions` (pi: "explicit -e paths still work").
+    let discovery = crate::extensions::discovery::DiscoveryOptions {
+        cwd: std::path::PathBuf::from(&cwd),
+        agent_dir: loader.agent_dir.clone(),
+        additional: loader.additional_extension_paths.clone(),
+        no_extensions: loader.no_extensions,
+        project_trusted: loader.project_trusted,
+    };
+    for path in crate::extensions::discovery::discover_extension_paths(&discovery) {
         extensions.push(Arc::new(SubprocessExtension::new(path.display().to_string())));
     }
     if !loader.no_extensions {

@@ -16,28 +16,21 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use pi_agent_core::{AgentTool, AgentToolResult, ToolContext, ToolError};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin};
 use tokio::sync::oneshot;
 
+use super::link::Link;
 use super::pi_calls::handle_pi_call;
 use super::protocol::{
-    self, Incoming, InitializeParams, InitializeResult, METHOD_COMMAND_RUN, METHOD_EVENT, METHOD_INITIALIZE,
-    METHOD_TOOL_EXECUTE, PROTOCOL_VERSION, RpcError, ToolRegistration,
+    self, Incoming, InitializeParams, InitializeResult, METHOD_INITIALIZE, PROTOCOL_VERSION, RpcError,
+    SUPPORTED_VERSIONS,
 };
-use crate::extensions::ContextMessages;
-use crate::extensions::api::{Extension, ExtensionApi, ToolDefinition};
-use crate::extensions::errors::{BoxError, ExtensionError, INVALID_USER_BASH_RESULT};
-use crate::extensions::events::{
-    BashResult, BeforeAgentStartEvent, BeforeProviderRequestEvent, ContextEvent, ContextWithSystemEvent,
-    ExtensionEvent, InputEvent, MessageEndEvent, ToolCallEvent, ToolResultEvent, UserBashEvent, UserBashResult,
-};
+use super::register::{NOT_RUNNING, register_all};
+use crate::extensions::api::{Extension, ExtensionApi};
+use crate::extensions::errors::{BoxError, ExtensionError};
 use crate::extensions::runtime::{Runtime, lock};
-use crate::messages::CodingAgentMessage;
 
 /// Timeouts of a [`SubprocessExtension`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,8 +107,6 @@ pub(crate) struct Host {
     next_id: AtomicU64,
     options: SubprocessOptions,
 }
-
-const NOT_RUNNING: &str = "Extension process is not running";
 
 impl Host {
     fn is_dead(&self) -> bool {
@@ -278,191 +269,22 @@ async fn start_failure(
     }
 }
 
-/// Serializes an event as pi does, with `type` first.
-fn event_payload<E: Serialize>(name: &str, event: &E) -> Value {
-    let mut out = Map::new();
-    out.insert("type".into(), Value::String(name.to_owned()));
-    if let Ok(Value::Object(fields)) = serde_json::to_value(event) {
-        for (k, v) in fields {
-            if k != "type" {
-                out.insert(k, v);
-            }
-        }
-    }
-    Value::Object(out)
-}
-
-fn decode<T: DeserializeOwned>(value: Value, what: &str) -> Result<T, String> {
-    serde_json::from_value(value).map_err(|e| format!("Invalid {what} result from extension: {e}"))
-}
-
-fn messages_field(value: &mut Value) -> Option<Value> {
-    value.as_object_mut().and_then(|o| o.remove("messages")).filter(|v| !v.is_null())
-}
-
-/// Turns an extension's answer into a handler result (may update the event in place).
-type Apply<E> = fn(Value, &mut E) -> Result<Option<<E as ExtensionEvent>::Output>, String>;
-
-/// What a handler answers once the process is gone.
-type DeadAnswer<E> = fn() -> Result<Option<<E as ExtensionEvent>::Output>, BoxError>;
-
-/// Registers a forwarding handler of `E`; `apply` turns the answer into the handler's result.
-fn forward<E>(api: &ExtensionApi, host: &Arc<Host>, apply: Apply<E>, dead_answer: DeadAnswer<E>)
-where
-    E: ExtensionEvent + Serialize + Sync,
-{
-    let host = host.clone();
-    api.on::<E>(move |event, _ctx| {
-        let host = host.clone();
-        Box::pin(async move {
-            if host.is_dead() {
-                return dead_answer();
-            }
-            let params = json!({"event": E::NAME, "payload": event_payload(E::NAME, &*event)});
-            let answer = host.call(METHOD_EVENT, E::NAME, params, host.options.call_timeout).await?;
-            if answer.is_null() {
-                return Ok(None);
-            }
-            apply(answer, event).map_err(BoxError::from)
-        })
-    });
-}
-
-fn quiet<T>() -> Result<Option<T>, BoxError> {
-    Ok(None)
-}
-
-fn register_events(api: &ExtensionApi, host: &Arc<Host>, events: &[String]) {
-    for name in events {
-        match name.as_str() {
-            "context" => forward::<ContextEvent>(
-                api,
-                host,
-                |mut v, e| {
-                    let Some(list) = messages_field(&mut v) else { return Ok(None) };
-                    let list: Vec<CodingAgentMessage> = decode(list, "context")?;
-                    // No identity across a process boundary: an equal list counts as unchanged.
-                    if list.len() == e.messages.len() && list.iter().zip(e.messages.iter()).all(|(a, b)| a == b) {
-                        return Ok(None);
-                    }
-                    Ok(Some(ContextMessages::from(list)))
-                },
-                quiet,
-            ),
-            "context_with_system" => forward::<ContextWithSystemEvent>(
-                api,
-                host,
-                |mut v, _| match messages_field(&mut v) {
-                    Some(list) => decode(list, "context_with_system").map(Some),
-                    None => Ok(None),
-                },
-                quiet,
-            ),
-            "tool_call" => forward::<ToolCallEvent>(
-                api,
-                host,
-                |mut v, e| {
-                    if let Some(Value::Object(input)) = v.as_object_mut().and_then(|o| o.remove("input")) {
-                        e.input = input;
-                    }
-                    decode(v, "tool_call").map(Some)
-                },
-                || Err(NOT_RUNNING.into()),
-            ),
-            "tool_result" => forward::<ToolResultEvent>(api, host, |v, _| decode(v, "tool_result").map(Some), quiet),
-            "message_end" => forward::<MessageEndEvent>(
-                api,
-                host,
-                |v, _| match v.get("message") {
-                    Some(m) if !m.is_null() => decode(m.clone(), "message_end").map(Some),
-                    _ => Ok(None),
-                },
-                quiet,
-            ),
-            "input" => forward::<InputEvent>(api, host, |v, _| decode(v, "input").map(Some), quiet),
-            "before_agent_start" => {
-                forward::<BeforeAgentStartEvent>(api, host, |v, _| decode(v, "before_agent_start").map(Some), quiet)
-            }
-            "user_bash" => forward::<UserBashEvent>(
-                api,
-                host,
-                |v, _| {
-                    let result = v.get("result").cloned().ok_or(INVALID_USER_BASH_RESULT)?;
-                    let result: BashResult = serde_json::from_value(result).map_err(|_| INVALID_USER_BASH_RESULT)?;
-                    Ok(Some(UserBashResult::Result(result)))
-                },
-                quiet,
-            ),
-            "before_provider_request" => forward::<BeforeProviderRequestEvent>(api, host, |v, _| Ok(Some(v)), quiet),
-            other => {
-                let host = host.clone();
-                let name = other.to_owned();
-                api.on_notify(other, move |event, _ctx| {
-                    let host = host.clone();
-                    let name = name.clone();
-                    Box::pin(async move {
-                        let params = json!({"event": name, "payload": event_payload(&name, &*event)});
-                        if name.starts_with("session_before_") {
-                            if host.is_dead() {
-                                return Ok(None);
-                            }
-                            let answer = host.call(METHOD_EVENT, &name, params, host.options.call_timeout).await?;
-                            return Ok((!answer.is_null()).then_some(answer));
-                        }
-                        host.notify(METHOD_EVENT, params).await;
-                        Ok(None)
-                    })
-                });
-            }
-        }
-    }
-}
-
-/// A tool that runs in the extension's process.
-struct SubprocessTool {
-    host: Arc<Host>,
-    reg: ToolRegistration,
-}
-
 #[async_trait]
-impl AgentTool for SubprocessTool {
-    fn name(&self) -> &str {
-        &self.reg.name
+impl Link for Host {
+    async fn call(&self, method: &str, label: &str, params: Value, timeout: Duration) -> Result<Value, String> {
+        Host::call(self, method, label, params, timeout).await
     }
 
-    fn label(&self) -> &str {
-        self.reg.label.as_deref().unwrap_or(&self.reg.name)
+    async fn notify(&self, method: &str, params: Value) {
+        Host::notify(self, method, params).await;
     }
 
-    fn description(&self) -> &str {
-        &self.reg.description
+    fn is_dead(&self) -> bool {
+        Host::is_dead(self)
     }
 
-    fn parameters(&self) -> &Value {
-        &self.reg.parameters
-    }
-
-    async fn execute(
-        &self,
-        tool_call_id: &str,
-        args: Map<String, Value>,
-        ctx: ToolContext,
-    ) -> Result<AgentToolResult, ToolError> {
-        let params = json!({"toolName": self.reg.name, "toolCallId": tool_call_id, "args": args});
-        let call = self.host.call(METHOD_TOOL_EXECUTE, &self.reg.name, params, self.host.options.tool_timeout);
-        let answer = tokio::select! {
-            r = call => r.map_err(ToolError::new)?,
-            _ = ctx.cancel_token().cancelled() => return Err(ToolError::new("Tool execution was aborted")),
-        };
-        let content = answer.get("content").cloned().unwrap_or(Value::Array(Vec::new()));
-        let content =
-            serde_json::from_value(content).map_err(|e| ToolError::new(format!("Invalid tool result: {e}")))?;
-        Ok(AgentToolResult {
-            content,
-            details: answer.get("details").cloned().unwrap_or_else(|| json!({})),
-            is_error: answer.get("isError").and_then(Value::as_bool).unwrap_or(false),
-            ..Default::default()
-        })
+    fn options(&self) -> SubprocessOptions {
+        self.options
     }
 }
 
@@ -473,6 +295,9 @@ impl Extension for SubprocessExtension {
     }
 
     async fn setup(&self, api: &ExtensionApi) -> Result<(), BoxError> {
+        if crate::extensions::node::is_js_extension(&self.path) {
+            return crate::extensions::node::setup(api, &self.path, self.options).await;
+        }
         let runtime = api.runtime.clone();
         let mut child = self.command(&runtime.cwd).spawn().map_err(|e| format!("{}: {e}", self.path))?;
         let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
@@ -509,7 +334,7 @@ impl Extension for SubprocessExtension {
             Err(e) => return Err(e.into()),
         };
         let version = answer.get("protocolVersion").and_then(Value::as_u64);
-        if version != Some(u64::from(PROTOCOL_VERSION)) {
+        if !version.is_some_and(|v| SUPPORTED_VERSIONS.iter().any(|s| u64::from(*s) == v)) {
             host.kill();
             let got = version.map(|v| v.to_string()).unwrap_or_else(|| "none".to_owned());
             return Err(
@@ -520,35 +345,9 @@ impl Extension for SubprocessExtension {
             host.kill();
             format!("Invalid initialize result: {e}")
         })?;
-        for flag in &init.flags {
-            api.register_flag(&flag.name, flag.kind, flag.default.clone(), flag.description.as_deref())?;
-            if let Some(d) = &flag.default {
-                lock(&flag_defaults).insert(flag.name.clone(), serde_json::to_value(d)?);
-            }
-        }
-        for reg in init.tools {
-            let definition = ToolDefinition {
-                prompt_snippet: reg.prompt_snippet.clone(),
-                prompt_guidelines: reg.prompt_guidelines.clone(),
-                tool: Arc::new(SubprocessTool { host: host.clone(), reg }),
-            };
-            api.register_tool(definition)?;
-        }
-        for cmd in init.commands {
-            let host = host.clone();
-            let name = cmd.name.clone();
-            api.register_command(&cmd.name, cmd.description.as_deref(), move |args, _ctx| {
-                let host = host.clone();
-                let name = name.clone();
-                Box::pin(async move {
-                    let params = json!({"name": name, "args": args});
-                    host.call(METHOD_COMMAND_RUN, &name, params, host.options.call_timeout).await?;
-                    Ok(())
-                })
-            })?;
-        }
-        register_events(api, &host, &init.events);
-        tracing::debug!(extension = %host.path, events = ?init.events, "subprocess extension initialized");
+        let link: Arc<dyn Link> = host.clone();
+        register_all(api, &link, init, &flag_defaults)?;
+        tracing::debug!(extension = %host.path, "subprocess extension initialized");
         Ok(())
     }
 }

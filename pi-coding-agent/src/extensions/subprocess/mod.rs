@@ -3,7 +3,9 @@
 //!
 //! The protocol (version [`protocol::PROTOCOL_VERSION`]) is documented in
 //! `pi-coding-agent/docs/extension-protocol.md`; `examples/extensions/audit_extension.py` is a
-//! complete stdlib-only extension.
+//! complete stdlib-only extension. JavaScript and TypeScript extensions (`.ts`, `.mts`, `.js`,
+//! `.mjs`, or a folder with `index.ts` / `package.json`) run unmodified in the session's one
+//! JavaScript host ([`crate::extensions::node`]), which speaks the same protocol.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -17,7 +19,11 @@
 //! ```
 
 mod host;
-mod pi_calls;
+pub(crate) mod link;
+pub(crate) mod pi_calls;
 pub mod protocol;
+pub(crate) mod register;
+pub(crate) mod remote_render;
+pub(crate) mod ui_calls;
 
 pub use host::{SubprocessExtension, SubprocessOptions};

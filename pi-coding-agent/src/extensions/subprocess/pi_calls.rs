@@ -56,6 +56,29 @@ pub(crate) async fn handle_pi_call(
             let result = exec_command(&command, &args, &cwd.unwrap_or_else(|| runtime.cwd.clone()), exec).await;
             return serde_json::to_value(result).map_err(failed);
         }
+        "pi.reportError" => {
+            let path: String = opt_field(&params, "extensionPath")?.unwrap_or_default();
+            let event: String = opt_field(&params, "event")?.unwrap_or_default();
+            let error: String = field(&params, "error")?;
+            runtime.report(crate::extensions::ExtensionError::new(path, event, error));
+            return Ok(Value::Null);
+        }
+        m if m.starts_with("ui.") => return super::ui_calls::handle_ui_call(runtime, m, &params).await,
+        "tool.update" => {
+            let id: String = field(&params, "toolCallId")?;
+            let partial = params.get("partial").cloned().unwrap_or(Value::Null);
+            let ctx = lock(&runtime.tool_updates).get(&id).cloned();
+            if let Some(ctx) = ctx {
+                ctx.update(pi_agent_core::AgentToolResult {
+                    content: serde_json::from_value(partial.get("content").cloned().unwrap_or(json!([])))
+                        .map_err(invalid)?,
+                    details: partial.get("details").cloned().unwrap_or_else(|| json!({})),
+                    ..Default::default()
+                });
+            }
+            return Ok(Value::Null);
+        }
+        "pi.runBuiltinTool" => return run_builtin_tool(runtime, &params).await,
         "pi.getFlag" => {
             let name: String = field(&params, "name")?;
             let value = lock(&runtime.flag_values).get(&name).map(serde_json::to_value).transpose().map_err(failed)?;
@@ -90,8 +113,35 @@ pub(crate) async fn handle_pi_call(
         "pi.getActiveTools" => Ok(json!(actions.get_active_tools())),
         "pi.getAllTools" => serde_json::to_value(actions.get_all_tools()).map_err(failed),
         "pi.setActiveTools" => done(actions.set_active_tools(&field::<Vec<String>>(&params, "toolNames")?)),
+        "pi.setThinkingLevel" => done(actions.set_thinking_level(&field::<String>(&params, "level")?)),
+        "ctx.compact" => done(actions.compact(opt_field(&params, "customInstructions")?)),
+        "ctx.waitForIdle" => actions.wait_for_idle().await.map(|()| Value::Null).map_err(failed),
+        "ctx.abort" => {
+            actions.abort();
+            Ok(Value::Null)
+        }
+        "ctx.shutdown" => {
+            actions.shutdown();
+            Ok(Value::Null)
+        }
         other => {
             Err(RpcError { code: ERROR_METHOD_NOT_FOUND, message: format!("Unknown method: {other}"), data: None })
         }
     }
+}
+
+/// A built-in tool run for an extension (`createBashTool(cwd)` and friends in JavaScript).
+async fn run_builtin_tool(runtime: &Runtime, params: &Value) -> Result<Value, RpcError> {
+    let name: String = field(params, "name")?;
+    let cwd: Option<String> = opt_field(params, "cwd")?;
+    let tool_call_id: String = opt_field(params, "toolCallId")?.unwrap_or_default();
+    let args: serde_json::Map<String, Value> = opt_field(params, "args")?.unwrap_or_default();
+    let cwd = cwd.unwrap_or_else(|| runtime.cwd.clone());
+    let tool = crate::tools::all_tools(&cwd, &crate::tools::ToolsOptions::default())
+        .into_iter()
+        .find(|t| t.name() == name)
+        .ok_or_else(|| invalid(format!("Unknown built-in tool: {name}")))?;
+    let ctx = pi_agent_core::ToolContext::detached();
+    let result = tool.execute(&tool_call_id, args, ctx).await.map_err(failed)?;
+    Ok(json!({"content": result.content, "details": result.details, "isError": result.is_error}))
 }

@@ -9,7 +9,10 @@ use crate::extensions::api::FlagType;
 use crate::extensions::runtime::FlagValue;
 
 /// The protocol version this host speaks.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
+
+/// The versions this host accepts from an extension (version 1 extensions keep working).
+pub const SUPPORTED_VERSIONS: &[u32] = &[1, 2];
 
 /// Host → extension: the handshake request.
 pub const METHOD_INITIALIZE: &str = "initialize";
@@ -88,6 +91,27 @@ pub struct FlagRegistration {
     pub description: Option<String>,
 }
 
+/// One handler an extension registered (version 2): events to it carry its `handlerId`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HandlerRegistration {
+    /// The event name.
+    pub event: String,
+    /// The extension's id of the handler.
+    pub id: u64,
+}
+
+/// A keyboard shortcut an extension declares (version 2).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShortcutRegistration {
+    /// The key (`"ctrl+shift+p"`).
+    pub shortcut: String,
+    /// What it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
 /// `initialize` result: what the extension registers.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -106,6 +130,21 @@ pub struct InitializeResult {
     /// Flags.
     #[serde(default)]
     pub flags: Vec<FlagRegistration>,
+    /// Version 2: each handler with its id, in registration order (replaces `events` when present).
+    #[serde(default)]
+    pub handlers: Vec<HandlerRegistration>,
+    /// Version 2: keyboard shortcuts.
+    #[serde(default)]
+    pub shortcuts: Vec<ShortcutRegistration>,
+    /// Version 2: `customType`s of entries the extension renders (method `render`).
+    #[serde(default)]
+    pub entry_renderers: Vec<String>,
+    /// Version 2: `customType`s of messages the extension renders (method `render`).
+    #[serde(default)]
+    pub message_renderers: Vec<String>,
+    /// Version 2: how many tool renderers the extension registered.
+    #[serde(default)]
+    pub tool_renderers: usize,
 }
 
 /// A JSON-RPC error object.

@@ -1,0 +1,133 @@
+// `ctx` (pi's ExtensionContext and ExtensionCommandContext), `ctx.ui` and the theme, built from
+// the snapshot pi-rs sends with every event, tool call and command.
+import { rpc } from "./rpc.mjs";
+
+/** The theme extensions draw with. Colors are placeholders (OSC `pi:fg:<token>` / `pi:bg:<token>`)
+ * that pi-rs replaces with the active theme's escape sequences; they have no width. */
+export const theme = {
+	fg: (token, text) => `\x1b]pi:fg:${token}\x07${text}\x1b[39m`,
+	bg: (token, text) => `\x1b]pi:bg:${token}\x07${text}\x1b[49m`,
+	bold: (text) => `\x1b[1m${text}\x1b[22m`,
+	italic: (text) => `\x1b[3m${text}\x1b[23m`,
+	underline: (text) => `\x1b[4m${text}\x1b[24m`,
+	inverse: (text) => `\x1b[7m${text}\x1b[27m`,
+	strikethrough: (text) => `\x1b[9m${text}\x1b[29m`,
+	getFgAnsi: (token) => `\x1b]pi:fg:${token}\x07`,
+	getBgAnsi: (token) => `\x1b]pi:bg:${token}\x07`,
+	get name() {
+		return rpc.state.themeName ?? "dark";
+	},
+};
+
+function uiContext(extensionPath, snapshot) {
+	const fire = (method, params) => rpc.fire(method, { extensionPath, ...params }, extensionPath);
+	const ask = (method, params) => rpc.call(method, { extensionPath, ...params });
+	const dialogOptions = (opts) => (opts ? { timeout: opts.timeout } : undefined);
+	return {
+		select: (title, options, opts) => ask("ui.select", { title, options, opts: dialogOptions(opts) }).then((v) => v ?? undefined),
+		confirm: (title, message, opts) => ask("ui.confirm", { title, message, opts: dialogOptions(opts) }).then(Boolean),
+		input: (title, placeholder, opts) => ask("ui.input", { title, placeholder, opts: dialogOptions(opts) }).then((v) => v ?? undefined),
+		editor: (title, prefill) => ask("ui.editor", { title, prefill }).then((v) => v ?? undefined),
+		notify: (message, type) => void fire("ui.notify", { message, type: type ?? "info" }),
+		onTerminalInput: () => () => {},
+		setStatus: (key, text) => void fire("ui.setStatus", { key, text }),
+		setWorkingMessage: (message) => void fire("ui.setWorkingMessage", { message }),
+		setWorkingVisible: (visible) => void fire("ui.setWorkingVisible", { visible }),
+		setWorkingIndicator: (options) => void fire("ui.setWorkingIndicator", { options }),
+		setHiddenThinkingLabel: (label) => void fire("ui.setHiddenThinkingLabel", { label }),
+		setWidget: (key, content, options) => {
+			const lines = Array.isArray(content) ? content : undefined;
+			void fire("ui.setWidget", { key, content: lines, placement: options?.placement });
+		},
+		setFooter: () => {},
+		setHeader: () => {},
+		setTitle: (title) => void fire("ui.setTitle", { title }),
+		custom: () => Promise.resolve(undefined),
+		pasteToEditor: (text) => void fire("ui.pasteToEditor", { text }),
+		setEditorText: (text) => void fire("ui.setEditorText", { text }),
+		getEditorText: () => snapshot.editorText ?? "",
+		addAutocompleteProvider: () => {},
+		setEditorComponent: () => {},
+		getEditorComponent: () => undefined,
+		get theme() {
+			return theme;
+		},
+		getAllThemes: () => snapshot.themes ?? [],
+		getTheme: () => undefined,
+		setTheme: (name) => {
+			void fire("ui.setTheme", { name: typeof name === "string" ? name : name?.name });
+			return { success: true };
+		},
+		getToolsExpanded: () => Boolean(snapshot.toolsExpanded),
+		setToolsExpanded: (expanded) => void fire("ui.setToolsExpanded", { expanded }),
+	};
+}
+
+function sessionManager(snapshot) {
+	const entries = () => snapshot.entries ?? [];
+	const byId = () => new Map(entries().map((e) => [e.id, e]));
+	return {
+		getCwd: () => snapshot.cwd,
+		getSessionId: () => snapshot.sessionId,
+		getSessionFile: () => snapshot.sessionFile ?? undefined,
+		getSessionDir: () => snapshot.sessionDir ?? undefined,
+		getSessionName: () => rpc.state.sessionName ?? undefined,
+		getLeafId: () => snapshot.leafId ?? null,
+		getEntries: () => structuredClone(entries()),
+		getEntry: (id) => structuredClone(byId().get(id)),
+		getLabel: (id) => byId().get(id)?.label,
+		getHeader: () => structuredClone(snapshot.header ?? null),
+		getBranch: (fromId) => {
+			const map = byId();
+			const out = [];
+			let id = fromId ?? snapshot.leafId ?? null;
+			while (id) {
+				const entry = map.get(id);
+				if (!entry) break;
+				out.unshift(structuredClone(entry));
+				id = entry.parentId;
+			}
+			return out;
+		},
+		getLeafEntry: () => structuredClone(byId().get(snapshot.leafId)),
+		getChildren: (id) => structuredClone(entries().filter((e) => e.parentId === id)),
+	};
+}
+
+/** The context handed to a handler; `command` adds the command context's session controls. */
+export function createContext(extensionPath, snapshot = {}, command = false, signal = undefined) {
+	const call = (method, params) => rpc.call(method, { extensionPath, ...params });
+	const fire = (method, params) => rpc.fire(method, { extensionPath, ...params }, extensionPath);
+	const ctx = {
+		ui: uiContext(extensionPath, snapshot),
+		mode: snapshot.mode ?? "print",
+		hasUI: Boolean(snapshot.hasUI),
+		cwd: snapshot.cwd ?? process.cwd(),
+		sessionManager: sessionManager(snapshot),
+		modelRegistry: { getAll: () => snapshot.models ?? [], find: (p, id) => (snapshot.models ?? []).find((m) => m.provider === p && m.id === id) },
+		model: snapshot.model ?? undefined,
+		scopedModels: snapshot.scopedModels ?? [],
+		thinkingLevel: rpc.state.thinkingLevel,
+		isIdle: () => snapshot.isIdle ?? true,
+		isProjectTrusted: () => Boolean(snapshot.projectTrusted),
+		signal,
+		abort: () => void fire("ctx.abort", {}),
+		hasPendingMessages: () => Boolean(snapshot.hasPendingMessages),
+		shutdown: () => void fire("ctx.shutdown", {}),
+		getContextUsage: () => snapshot.contextUsage ?? undefined,
+		compact: (options) => void fire("ctx.compact", { customInstructions: options?.customInstructions }),
+		getSystemPrompt: () => snapshot.systemPrompt ?? "",
+		getSystemPromptOptions: () => structuredClone(snapshot.systemPromptOptions ?? {}),
+	};
+	if (command) {
+		Object.assign(ctx, {
+			waitForIdle: () => call("ctx.waitForIdle", {}).then(() => undefined),
+			newSession: (options) => call("ctx.newSession", { parentSession: options?.parentSession }).then((r) => r ?? { cancelled: false }),
+			fork: (entryId, options) => call("ctx.fork", { entryId, position: options?.position }).then((r) => r ?? { cancelled: false }),
+			navigateTree: (targetId, options) => call("ctx.navigateTree", { targetId, summarize: options?.summarize, customInstructions: options?.customInstructions, label: options?.label }).then((r) => r ?? { cancelled: false }),
+			switchSession: (sessionPath) => call("ctx.switchSession", { sessionPath }).then((r) => r ?? { cancelled: false }),
+			reload: () => call("ctx.reload", {}).then(() => undefined),
+		});
+	}
+	return ctx;
+}

@@ -1,0 +1,116 @@
+// Running what pi-rs asks for: one event handler, a tool, a command, a shortcut, a renderer.
+import { extensions } from "./loader.mjs";
+import { createContext, theme } from "./context.mjs";
+import { rpc } from "./rpc.mjs";
+import { toTree } from "./shims/pi-tui.mjs";
+
+const cancels = new Map();
+
+function extensionOf(params) {
+	const ext = extensions.get(params.extensionPath);
+	if (!ext) throw new Error(`Extension not loaded in the JavaScript host: ${params.extensionPath}`);
+	return ext;
+}
+
+function snapshotOf(params) {
+	if (params.ctx?.state) rpc.updateState(params.ctx.state);
+	if (params.ctx && "bound" in params.ctx) rpc.state.bound = params.ctx.bound;
+	if (params.ctx?.flags) rpc.state.flags = params.ctx.flags;
+	return params.ctx ?? {};
+}
+
+/** Runs the handler `handlerId` of an event; returns its result in pi's shape, `null` for none. */
+export async function runEvent(params) {
+	const ext = extensionOf(params);
+	const entry = ext.handlerList.find((h) => h.id === params.handlerId);
+	const handlers = entry ? [entry] : ext.handlers.get(params.event) ?? [];
+	const event = params.payload ?? { type: params.event };
+	const ctx = createContext(ext.path, snapshotOf(params));
+	const before = params.event === "context" ? JSON.stringify(event.messages) : undefined;
+	const inputBefore = params.event === "tool_call" ? JSON.stringify(event.input) : undefined;
+	let result;
+	for (const h of handlers) {
+		result = await h.handler(event, ctx);
+	}
+	if (params.event === "context") {
+		if (result && Array.isArray(result.messages)) return { messages: result.messages };
+		if (JSON.stringify(event.messages) !== before) return { messages: event.messages };
+		return null;
+	}
+	if (params.event === "tool_call") {
+		const changed = JSON.stringify(event.input) !== inputBefore;
+		if (!result && !changed) return null;
+		return { ...(result ?? {}), ...(changed ? { input: event.input } : {}) };
+	}
+	return result === undefined ? null : result;
+}
+
+export async function runTool(params) {
+	const ext = extensionOf(params);
+	const tool = ext.tools.get(params.toolName);
+	if (!tool) throw new Error(`Tool not found: ${params.toolName}`);
+	// Tools run only in a bound session.
+	rpc.state.bound = true;
+	const controller = new AbortController();
+	cancels.set(params.toolCallId, controller);
+	const ctx = createContext(ext.path, snapshotOf(params), false, controller.signal);
+	// A request, so the result waits until every update has been delivered.
+	const onUpdate = (partial) => {
+		rpc.fire("tool.update", { extensionPath: ext.path, toolCallId: params.toolCallId, partial }, ext.path);
+	};
+	try {
+		const args = typeof tool.prepareArguments === "function" ? tool.prepareArguments(params.args) : params.args;
+		const result = await tool.execute(params.toolCallId, args, controller.signal, onUpdate, ctx);
+		return {
+			content: result?.content ?? [],
+			details: result?.details ?? {},
+			isError: Boolean(result?.isError),
+			...(result?.terminate ? { terminate: true } : {}),
+		};
+	} finally {
+		cancels.delete(params.toolCallId);
+	}
+}
+
+export function cancelTool(toolCallId) {
+	cancels.get(toolCallId)?.abort();
+}
+
+export async function runCommand(params) {
+	const ext = extensionOf(params);
+	const command = ext.commands.get(params.name);
+	if (!command) throw new Error(`Command not found: ${params.name}`);
+	await command.handler(params.args ?? "", createContext(ext.path, snapshotOf(params), true));
+	return null;
+}
+
+export async function runShortcut(params) {
+	const ext = extensionOf(params);
+	const shortcut = ext.shortcuts.get(params.shortcut);
+	if (!shortcut) throw new Error(`Shortcut not found: ${params.shortcut}`);
+	await shortcut.handler(createContext(ext.path, snapshotOf(params)));
+	return null;
+}
+
+/** Calls a renderer: `{tree}` (the component as pi-rs draws it at `width`) or `null`. */
+export function runRender(params) {
+	const ext = extensionOf(params);
+	const options = { expanded: Boolean(params.expanded), isPartial: Boolean(params.isPartial), outputPad: params.outputPad ?? 1 };
+	let component;
+	if (params.kind === "entry") {
+		const renderer = ext.entryRenderers.get(params.customType);
+		component = renderer?.(params.entry, options, theme);
+	} else if (params.kind === "message") {
+		const renderer = ext.messageRenderers.get(params.customType);
+		component = renderer?.(params.message, options, theme);
+	} else if (params.kind === "toolCall" || params.kind === "toolResult") {
+		const tool = ext.tools.get(params.toolName);
+		const ctx = createContext(ext.path, snapshotOf(params));
+		if (params.kind === "toolCall") component = tool?.renderCall?.(params.args, theme, ctx);
+		else component = tool?.renderResult?.(params.result, options, theme, ctx);
+	} else {
+		throw new Error(`Unknown render kind: ${params.kind}`);
+	}
+	if (!component) return null;
+	return { tree: toTree(component, params.width ?? 80) };
+}

@@ -1,0 +1,43 @@
+// The pi-rs JavaScript extension host: loads unmodified pi extensions (.ts, .mts, .js, .mjs or a
+// folder) into one Node.js process and speaks pi-rs's extension protocol (version 2, JSON-RPC 2.0
+// lines; pi-coding-agent/docs/extension-protocol.md) on stdin/stdout. One host serves every
+// JavaScript extension of a session; each message names its extension with `extensionPath`.
+import { register } from "node:module";
+import { createInterface } from "node:readline";
+import { rpc } from "./rpc.mjs";
+import { loadExtension, extensions } from "./loader.mjs";
+import { runEvent, runTool, runCommand, runRender, runShortcut, cancelTool } from "./dispatch.mjs";
+
+register("./hooks.mjs", import.meta.url);
+
+const PROTOCOL_VERSION = 2;
+
+const methods = {
+	async initialize(params) {
+		const ext = await loadExtension(params);
+		return { protocolVersion: PROTOCOL_VERSION, ...ext.registrations() };
+	},
+	event: (params) => runEvent(params),
+	"tool.execute": (params) => runTool(params),
+	"command.run": (params) => runCommand(params),
+	"shortcut.run": (params) => runShortcut(params),
+	render: (params) => runRender(params),
+	"flags.set": (params) => {
+		for (const ext of extensions.values()) ext.setFlagValues(params.values ?? {});
+		return null;
+	},
+	"state.set": (params) => {
+		rpc.updateState(params);
+		return null;
+	},
+	"tool.cancel": (params) => {
+		cancelTool(params.toolCallId);
+		return null;
+	},
+};
+
+rpc.serve(methods);
+
+const input = createInterface({ input: process.stdin, crlfDelay: Infinity });
+input.on("line", (line) => rpc.receive(line));
+input.on("close", () => process.exit(0));

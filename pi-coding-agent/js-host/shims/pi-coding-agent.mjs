@@ -1,0 +1,211 @@
+// pi-rs's @earendil-works/pi-coding-agent for extensions: what extensions use at run time. The
+// built-in tools run in pi-rs; their definitions come from the host.
+import * as os from "node:os";
+import * as path from "node:path";
+import { rpc } from "../rpc.mjs";
+import { Container, Text, Loader, Editor, truncateToWidth, visibleWidth } from "./pi-tui.mjs";
+
+export const VERSION = "1.6.0";
+export const CONFIG_DIR_NAME = ".pi";
+export const DEFAULT_MAX_LINES = 2000;
+export const DEFAULT_MAX_BYTES = 50 * 1024;
+
+export function getAgentDir() {
+	return process.env.PI_CODING_AGENT_DIR || rpc.state.agentDir || path.join(os.homedir(), ".pi", "agent");
+}
+
+export function defineTool(tool) {
+	return tool;
+}
+
+export function isToolCallEventType(toolName, event) {
+	return event?.toolName === toolName;
+}
+
+export function isBashToolResult(result) {
+	return result?.toolName === "bash";
+}
+
+export function keyHint(key, description) {
+	return `${key} ${description}`;
+}
+
+export function formatSize(bytes) {
+	if (bytes < 1024) return `${bytes}B`;
+	if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)}KB`;
+	return `${(bytes / (1024 * 1024)).toFixed(1)}MB`;
+}
+
+export function formatReadLineRange(offset, limit) {
+	if (offset === undefined && limit === undefined) return "";
+	const start = offset ?? 1;
+	return limit === undefined ? `:${start}` : `:${start}-${start + limit - 1}`;
+}
+
+export function truncateHead(content, options = {}) {
+	const maxLines = options.maxLines ?? DEFAULT_MAX_LINES;
+	const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+	const lines = String(content).split("\n");
+	const out = [];
+	let bytes = 0;
+	for (const line of lines) {
+		const size = Buffer.byteLength(line, "utf8") + (out.length > 0 ? 1 : 0);
+		if (out.length >= maxLines || bytes + size > maxBytes) break;
+		out.push(line);
+		bytes += size;
+	}
+	const truncated = out.length < lines.length;
+	return {
+		content: out.join("\n"),
+		truncated,
+		truncatedBy: truncated ? (out.length >= maxLines ? "lines" : "bytes") : null,
+		totalLines: lines.length,
+		totalBytes: Buffer.byteLength(String(content), "utf8"),
+		outputLines: out.length,
+		outputBytes: bytes,
+		lastLinePartial: false,
+		firstLineExceedsLimit: false,
+		maxLines,
+		maxBytes,
+	};
+}
+
+export const truncateTail = truncateHead;
+
+const queues = new Map();
+export async function withFileMutationQueue(file, fn) {
+	const key = path.resolve(file);
+	const previous = queues.get(key) ?? Promise.resolve();
+	let release;
+	const current = new Promise((r) => (release = r));
+	queues.set(key, previous.then(() => current));
+	await previous;
+	try {
+		return await fn();
+	} finally {
+		release();
+	}
+}
+
+function builtinDefinition(name, cwd) {
+	const info = (rpc.state.builtinTools ?? []).find((t) => t.name === name) ?? { name, description: name, parameters: { type: "object", properties: {} } };
+	return {
+		name,
+		label: info.label ?? name,
+		description: info.description,
+		parameters: info.parameters,
+		promptSnippet: info.promptSnippet,
+		promptGuidelines: info.promptGuidelines,
+		async execute(toolCallId, params) {
+			return rpc.call("pi.runBuiltinTool", { name, cwd, toolCallId, args: params });
+		},
+	};
+}
+
+for (const name of ["bash", "read", "write", "edit", "grep", "find", "ls"]) {
+	// exported below
+}
+export const createBashToolDefinition = (cwd) => builtinDefinition("bash", cwd);
+export const createReadToolDefinition = (cwd) => builtinDefinition("read", cwd);
+export const createWriteToolDefinition = (cwd) => builtinDefinition("write", cwd);
+export const createEditToolDefinition = (cwd) => builtinDefinition("edit", cwd);
+export const createGrepToolDefinition = (cwd) => builtinDefinition("grep", cwd);
+export const createFindToolDefinition = (cwd) => builtinDefinition("find", cwd);
+export const createLsToolDefinition = (cwd) => builtinDefinition("ls", cwd);
+export const createBashTool = createBashToolDefinition;
+export const createReadTool = createReadToolDefinition;
+export const createWriteTool = createWriteToolDefinition;
+export const createEditTool = createEditToolDefinition;
+export const createGrepTool = createGrepToolDefinition;
+export const createFindTool = createFindToolDefinition;
+export const createLsTool = createLsToolDefinition;
+
+function textOf(content) {
+	if (typeof content === "string") return content;
+	return (content ?? []).map((b) => (b.type === "text" ? b.text : b.type === "image" ? "[image]" : "")).join("");
+}
+
+/** The coding agent's message filter: its roles become user messages. */
+export function convertToLlm(messages) {
+	const out = [];
+	for (const m of messages) {
+		switch (m.role) {
+			case "bashExecution":
+				if (!m.excludeFromContext) out.push({ role: "user", content: [{ type: "text", text: `Ran \`${m.command}\`\n\`\`\`\n${m.output}\n\`\`\`` }], timestamp: m.timestamp });
+				break;
+			case "custom":
+				out.push({ role: "user", content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content, timestamp: m.timestamp });
+				break;
+			case "branchSummary":
+			case "compactionSummary":
+				out.push({ role: "user", content: [{ type: "text", text: `<summary>\n${m.summary}\n</summary>` }], timestamp: m.timestamp });
+				break;
+			case "system":
+			case "user":
+			case "assistant":
+			case "toolResult":
+				out.push(m);
+				break;
+			default:
+				break;
+		}
+	}
+	return out;
+}
+
+export function serializeConversation(messages) {
+	return messages
+		.map((m) => {
+			if (m.role === "user") return `[User]: ${textOf(m.content)}`;
+			if (m.role === "assistant") return `[Assistant]: ${textOf(m.content)}`;
+			if (m.role === "toolResult") return `[Tool result]: ${textOf(m.content)}`;
+			return "";
+		})
+		.filter(Boolean)
+		.join("\n\n");
+}
+
+export class DynamicBorder {
+	constructor(color = (s) => s) {
+		this.color = color;
+	}
+	invalidate() {}
+	render(width) {
+		return [this.color("─".repeat(Math.max(1, width)))];
+	}
+}
+
+export class BorderedLoader extends Container {
+	constructor(tui, theme, message) {
+		super();
+		this.signal = new AbortController().signal;
+		this.onAbort = undefined;
+		this.addChild(new DynamicBorder());
+		this.addChild(new Loader(tui, undefined, undefined, message));
+		this.addChild(new DynamicBorder());
+	}
+}
+
+export class CustomEditor extends Editor {
+	constructor(tui, theme, keybindings) {
+		super(tui, theme);
+		this.keybindings = keybindings;
+	}
+}
+
+export function getMarkdownTheme() {
+	const id = (s) => s;
+	return { heading: id, link: id, linkUrl: id, code: id, codeBlock: id, codeBlockBorder: id, quote: id, quoteBorder: id, hr: id, listBullet: id, bold: id, italic: id, strikethrough: id, underline: id };
+}
+
+export function getSettingsListTheme() {
+	const id = (s) => s;
+	return { label: id, value: id, description: id, cursor: "→ ", hint: id };
+}
+
+export function getSelectListTheme() {
+	const id = (s) => s;
+	return { selectedPrefix: id, selectedText: id, description: id, scrollInfo: id, noMatch: id };
+}
+
+export { truncateToWidth, visibleWidth, Text };

@@ -1,0 +1,471 @@
+// pi-rs's @earendil-works/pi-tui for extensions: components that render to lines. Trees of Text,
+// Box, Container and Spacer cross to pi-rs, which draws them with its own pi-tui; any other
+// component (a custom class with render(width)) is rendered here, to lines.
+const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
+
+export const CURSOR_MARKER = "\x1b_pi:c\x07";
+
+function charWidth(cp) {
+	if (cp === 0 || cp < 32 || (cp >= 0x7f && cp < 0xa0)) return 0;
+	if (cp >= 0x300 && cp <= 0x36f) return 0;
+	if (cp === 0x200b || cp === 0x200d || (cp >= 0xfe00 && cp <= 0xfe0f)) return 0;
+	if (
+		(cp >= 0x1100 && cp <= 0x115f) ||
+		(cp >= 0x2e80 && cp <= 0xa4cf) ||
+		(cp >= 0xac00 && cp <= 0xd7a3) ||
+		(cp >= 0xf900 && cp <= 0xfaff) ||
+		(cp >= 0xfe30 && cp <= 0xfe4f) ||
+		(cp >= 0xff00 && cp <= 0xff60) ||
+		(cp >= 0xffe0 && cp <= 0xffe6) ||
+		(cp >= 0x1f300 && cp <= 0x1faff) ||
+		(cp >= 0x20000 && cp <= 0x3fffd)
+	)
+		return 2;
+	return 1;
+}
+
+export function visibleWidth(text) {
+	let width = 0;
+	for (const ch of String(text).replace(ANSI, "").replace(/\t/g, "   ")) width += charWidth(ch.codePointAt(0));
+	return width;
+}
+
+function tokens(text) {
+	const out = [];
+	let last = 0;
+	for (const m of String(text).matchAll(ANSI)) {
+		if (m.index > last) for (const ch of text.slice(last, m.index)) out.push({ ch, w: charWidth(ch.codePointAt(0)) });
+		out.push({ code: m[0] });
+		last = m.index + m[0].length;
+	}
+	for (const ch of String(text).slice(last)) out.push({ ch, w: charWidth(ch.codePointAt(0)) });
+	return out;
+}
+
+export function truncateToWidth(text, maxWidth, ellipsis = "...", pad = false) {
+	text = String(text);
+	if (visibleWidth(text) <= maxWidth) return pad ? text + " ".repeat(maxWidth - visibleWidth(text)) : text;
+	const target = Math.max(0, maxWidth - visibleWidth(ellipsis));
+	let out = "";
+	let width = 0;
+	for (const t of tokens(text)) {
+		if (t.code) {
+			out += t.code;
+			continue;
+		}
+		if (width + t.w > target) break;
+		out += t.ch;
+		width += t.w;
+	}
+	out += `\x1b[0m${ellipsis}`;
+	if (pad) out += " ".repeat(Math.max(0, maxWidth - width - visibleWidth(ellipsis)));
+	return out;
+}
+
+function activeCodes(line) {
+	const codes = [];
+	for (const m of line.matchAll(/\x1b\[[0-9;]*m|\x1b\]pi:[^\x07]*\x07/g)) {
+		if (m[0] === "\x1b[0m" || m[0] === "\x1b[m") codes.length = 0;
+		else codes.push(m[0]);
+	}
+	return codes.join("");
+}
+
+/** Word wrap that keeps styles across breaks. */
+export function wrapTextWithAnsi(text, width) {
+	const result = [];
+	width = Math.max(1, width);
+	for (const input of String(text).split("\n")) {
+		const prefix = result.length > 0 ? activeCodes(result[result.length - 1]) : "";
+		let line = prefix;
+		let lineWidth = 0;
+		const words = input.split(/( +)/);
+		for (const word of words) {
+			if (word.length === 0) continue;
+			const w = visibleWidth(word);
+			if (lineWidth + w <= width) {
+				line += word;
+				lineWidth += w;
+				continue;
+			}
+			if (/^ +$/.test(word)) {
+				result.push(line.replace(/ +$/, ""));
+				line = activeCodes(line);
+				lineWidth = 0;
+				continue;
+			}
+			if (lineWidth > 0) {
+				result.push(line.replace(/ +$/, ""));
+				line = activeCodes(line);
+				lineWidth = 0;
+			}
+			for (const t of tokens(word)) {
+				if (t.code) {
+					line += t.code;
+					continue;
+				}
+				if (lineWidth + t.w > width) {
+					result.push(line);
+					line = activeCodes(line);
+					lineWidth = 0;
+				}
+				line += t.ch;
+				lineWidth += t.w;
+			}
+		}
+		result.push(line);
+	}
+	return result;
+}
+
+function padLine(line, width, bg) {
+	const padded = line + " ".repeat(Math.max(0, width - visibleWidth(line)));
+	return bg ? bg(padded) : padded;
+}
+
+/** Samples a style function so pi-rs can apply it: `{prefix, suffix}` around the text. */
+export function sampleStyle(fn) {
+	if (typeof fn !== "function") return undefined;
+	const marker = "\u0000";
+	const styled = String(fn(marker));
+	const at = styled.indexOf(marker);
+	if (at === -1) return undefined;
+	return { prefix: styled.slice(0, at), suffix: styled.slice(at + 1) };
+}
+
+export class Container {
+	constructor() {
+		this.children = [];
+	}
+	addChild(child) {
+		this.children.push(child);
+	}
+	removeChild(child) {
+		const i = this.children.indexOf(child);
+		if (i !== -1) this.children.splice(i, 1);
+	}
+	clear() {
+		this.children = [];
+	}
+	invalidate() {
+		for (const c of this.children) c.invalidate?.();
+	}
+	render(width) {
+		return this.children.flatMap((c) => c.render(width));
+	}
+	toTree(width) {
+		return { type: "container", children: this.children.map((c) => toTree(c, width)) };
+	}
+}
+
+export class Text {
+	constructor(text = "", paddingX = 1, paddingY = 1, customBgFn) {
+		this.text = text;
+		this.paddingX = paddingX;
+		this.paddingY = paddingY;
+		this.customBgFn = customBgFn;
+	}
+	setText(text) {
+		this.text = text;
+	}
+	setCustomBgFn(fn) {
+		this.customBgFn = fn;
+	}
+	invalidate() {}
+	render(width) {
+		if (!this.text || this.text.trim() === "") return [];
+		const px = Math.min(this.paddingX, Math.floor(Math.max(0, width - 1) / 2));
+		const contentWidth = Math.max(1, width - px * 2);
+		const margin = " ".repeat(px);
+		const blank = padLine("", width, this.customBgFn);
+		const lines = wrapTextWithAnsi(this.text.replace(/\t/g, "   "), contentWidth).map((l) => padLine(margin + l + margin, width, this.customBgFn));
+		return [...Array(this.paddingY).fill(blank), ...lines, ...Array(this.paddingY).fill(blank)];
+	}
+	toTree() {
+		return { type: "text", text: String(this.text ?? ""), paddingX: this.paddingX, paddingY: this.paddingY, bg: sampleStyle(this.customBgFn) };
+	}
+}
+
+export class TruncatedText {
+	constructor(text = "", paddingX = 0, paddingY = 0) {
+		this.text = text;
+		this.paddingX = paddingX;
+		this.paddingY = paddingY;
+	}
+	setText(text) {
+		this.text = text;
+	}
+	invalidate() {}
+	render(width) {
+		const inner = Math.max(1, width - this.paddingX * 2);
+		const first = String(this.text).split("\n")[0];
+		const line = " ".repeat(this.paddingX) + truncateToWidth(first, inner);
+		const blank = " ".repeat(width);
+		return [...Array(this.paddingY).fill(blank), padLine(line, width), ...Array(this.paddingY).fill(blank)];
+	}
+}
+
+export class Box extends Container {
+	constructor(paddingX = 1, paddingY = 1, bgFn) {
+		super();
+		this.paddingX = paddingX;
+		this.paddingY = paddingY;
+		this.bgFn = bgFn;
+	}
+	setBgFn(fn) {
+		this.bgFn = fn;
+	}
+	render(width) {
+		if (this.children.length === 0) return [];
+		const contentWidth = Math.max(1, width - this.paddingX * 2);
+		const left = " ".repeat(this.paddingX);
+		const childLines = this.children.flatMap((c) => c.render(contentWidth));
+		if (childLines.length === 0) return [];
+		const blank = padLine("", width, this.bgFn);
+		return [
+			...Array(this.paddingY).fill(blank),
+			...childLines.map((l) => padLine(left + l, width, this.bgFn)),
+			...Array(this.paddingY).fill(blank),
+		];
+	}
+	toTree(width) {
+		const inner = Math.max(1, width - this.paddingX * 2);
+		return {
+			type: "box",
+			paddingX: this.paddingX,
+			paddingY: this.paddingY,
+			bg: sampleStyle(this.bgFn),
+			children: this.children.map((c) => toTree(c, inner)),
+		};
+	}
+}
+
+export class Spacer {
+	constructor(lines = 1) {
+		this.lines = lines;
+	}
+	setLines(lines) {
+		this.lines = lines;
+	}
+	invalidate() {}
+	render() {
+		return Array(this.lines).fill("");
+	}
+	toTree() {
+		return { type: "spacer", lines: this.lines };
+	}
+}
+
+export class Markdown {
+	constructor(text = "", paddingX = 1, paddingY = 1, theme, defaultTextStyle) {
+		this.text = text;
+		this.paddingX = paddingX;
+		this.paddingY = paddingY;
+		this.theme = theme;
+		this.defaultTextStyle = defaultTextStyle;
+	}
+	setText(text) {
+		this.text = text;
+	}
+	invalidate() {}
+	render(width) {
+		return new Text(this.text, this.paddingX, this.paddingY, this.defaultTextStyle?.bgColor).render(width);
+	}
+	toTree() {
+		return { type: "markdown", text: String(this.text ?? ""), paddingX: this.paddingX, paddingY: this.paddingY };
+	}
+}
+
+/** A component as pi-rs draws it: known components as a tree, others as their lines. */
+export function toTree(component, width) {
+	if (component && typeof component.toTree === "function" && Object.getPrototypeOf(component).toTree !== undefined) {
+		const own = Object.getPrototypeOf(component).constructor;
+		if ([Text, Box, Container, Spacer, Markdown].includes(own)) return component.toTree(width);
+	}
+	const lines = component?.render?.(width) ?? [];
+	return { type: "lines", lines: lines.map(String) };
+}
+
+export class SelectList {
+	constructor(items = [], maxVisible = 5, theme) {
+		this.items = items;
+		this.filtered = items;
+		this.maxVisible = maxVisible;
+		this.theme = theme;
+		this.selectedIndex = 0;
+		this.onSelect = undefined;
+		this.onCancel = undefined;
+		this.onSelectionChange = undefined;
+	}
+	setFilter(filter) {
+		const f = String(filter).toLowerCase();
+		this.filtered = this.items.filter((i) => String(i.value).toLowerCase().startsWith(f));
+		this.selectedIndex = 0;
+	}
+	setSelectedIndex(index) {
+		this.selectedIndex = Math.max(0, Math.min(index, this.filtered.length - 1));
+	}
+	getSelectedItem() {
+		return this.filtered[this.selectedIndex] ?? null;
+	}
+	invalidate() {}
+	handleInput(data) {
+		if (matchesKey(data, "up")) this.selectedIndex = this.selectedIndex === 0 ? this.filtered.length - 1 : this.selectedIndex - 1;
+		else if (matchesKey(data, "down")) this.selectedIndex = this.selectedIndex === this.filtered.length - 1 ? 0 : this.selectedIndex + 1;
+		else if (matchesKey(data, "enter")) {
+			const item = this.getSelectedItem();
+			if (item) this.onSelect?.(item);
+			return;
+		} else if (matchesKey(data, "escape")) {
+			this.onCancel?.();
+			return;
+		}
+		this.onSelectionChange?.(this.getSelectedItem());
+	}
+	render(width) {
+		if (this.filtered.length === 0) return [this.theme?.noMatch?.("  No matching commands") ?? "  No matching commands"];
+		const start = Math.max(0, Math.min(this.selectedIndex - Math.floor(this.maxVisible / 2), this.filtered.length - this.maxVisible));
+		const visible = this.filtered.slice(start, start + this.maxVisible);
+		const lines = visible.map((item, i) => {
+			const selected = start + i === this.selectedIndex;
+			const label = item.label ?? item.value;
+			const desc = item.description ? `  ${item.description}` : "";
+			const text = truncateToWidth(`${selected ? "→ " : "  "}${label}${desc}`, width, "");
+			return selected ? (this.theme?.selectedText?.(text) ?? text) : text;
+		});
+		if (start > 0 || start + this.maxVisible < this.filtered.length) {
+			lines.push(this.theme?.scrollInfo?.(`  (${this.selectedIndex + 1}/${this.filtered.length})`) ?? `  (${this.selectedIndex + 1}/${this.filtered.length})`);
+		}
+		return lines;
+	}
+}
+
+export class Input {
+	constructor() {
+		this.value = "";
+		this.focused = false;
+		this.onSubmit = undefined;
+		this.onEscape = undefined;
+	}
+	getValue() {
+		return this.value;
+	}
+	setValue(value) {
+		this.value = value;
+	}
+	invalidate() {}
+	handleInput(data) {
+		if (matchesKey(data, "enter")) this.onSubmit?.(this.value);
+		else if (matchesKey(data, "escape")) this.onEscape?.();
+		else if (matchesKey(data, "backspace")) this.value = this.value.slice(0, -1);
+		else if (data >= " ") this.value += data;
+	}
+	render(width) {
+		return [truncateToWidth(`> ${this.value}`, width, "")];
+	}
+}
+
+export class Editor extends Input {
+	constructor(tui, theme) {
+		super();
+		this.tui = tui;
+		this.theme = theme;
+	}
+	getText() {
+		return this.value;
+	}
+	setText(text) {
+		this.value = text;
+	}
+}
+
+export class SettingsList extends SelectList {}
+
+const KEYS = {
+	enter: ["\r", "\n"],
+	return: ["\r", "\n"],
+	escape: ["\x1b"],
+	esc: ["\x1b"],
+	tab: ["\t"],
+	backspace: ["\x7f", "\b"],
+	space: [" "],
+	up: ["\x1b[A", "\x1bOA"],
+	down: ["\x1b[B", "\x1bOB"],
+	right: ["\x1b[C", "\x1bOC"],
+	left: ["\x1b[D", "\x1bOD"],
+	home: ["\x1b[H", "\x1b[1~"],
+	end: ["\x1b[F", "\x1b[4~"],
+	delete: ["\x1b[3~"],
+	pageUp: ["\x1b[5~"],
+	pageDown: ["\x1b[6~"],
+};
+
+/** Whether terminal input `data` is the key `key` (`"enter"`, `"ctrl+c"`, `"shift+tab"`, `"a"`). */
+export function matchesKey(data, key) {
+	const k = String(key);
+	const lower = k.toLowerCase();
+	if (KEYS[k]) return KEYS[k].includes(data);
+	if (KEYS[lower]) return KEYS[lower].includes(data);
+	if (lower === "shift+tab") return data === "\x1b[Z";
+	const ctrl = /^ctrl\+([a-z])$/.exec(lower);
+	if (ctrl) return data === String.fromCharCode(ctrl[1].charCodeAt(0) - 96);
+	const alt = /^alt\+(.)$/.exec(lower);
+	if (alt) return data === `\x1b${alt[1]}`;
+	return data === k;
+}
+
+export function isKeyRelease() {
+	return false;
+}
+
+export function isKeyRepeat() {
+	return false;
+}
+
+const keyName = (name) => name;
+export const Key = new Proxy(
+	{ ctrl: (k) => `ctrl+${k}`, alt: (k) => `alt+${k}`, shift: (k) => `shift+${k}`, ctrlShift: (k) => `ctrl+shift+${k}` },
+	{ get: (target, prop) => (prop in target ? target[prop] : keyName(String(prop))) },
+);
+
+export function renderFakeCursor(char = " ") {
+	return `\x1b[7m${char}\x1b[27m`;
+}
+
+export function fuzzyFilter(items, query, getText = (x) => String(x)) {
+	const q = String(query).toLowerCase();
+	if (!q) return items;
+	return items.filter((item) => {
+		const text = getText(item).toLowerCase();
+		let at = 0;
+		for (const ch of q) {
+			at = text.indexOf(ch, at);
+			if (at === -1) return false;
+			at += 1;
+		}
+		return true;
+	});
+}
+
+export function fuzzyMatch(query, text) {
+	return fuzzyFilter([text], query).length > 0 ? { matches: true, score: 0 } : { matches: false, score: 0 };
+}
+
+export class Loader extends Text {
+	constructor(tui, spinnerColor, messageColor, message = "Loading...") {
+		super(message, 1, 0);
+	}
+	start() {}
+	stop() {}
+	setMessage(message) {
+		this.setText(message);
+	}
+}
+
+export class CancellableLoader extends Loader {
+	constructor(...args) {
+		super(...args);
+		this.signal = new AbortController().signal;
+		this.onAbort = undefined;
+	}
+}

@@ -1,0 +1,38 @@
+//! Calls from the JavaScript host (`pi.*`, `ui.*`, `ctx.*`), routed like a subprocess
+//! extension's; while a dialog is open the host's handlers are waiting for the user, so their
+//! timeouts do not run.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Mutex, Weak};
+
+use serde_json::Value;
+
+use super::process::Connection;
+use crate::extensions::runtime::Runtime;
+use crate::extensions::subprocess::pi_calls::handle_pi_call;
+use crate::extensions::subprocess::protocol::RpcError;
+use crate::extensions::subprocess::ui_calls::is_dialog;
+
+/// Runs one call of the host.
+pub(crate) async fn handle_host_call(
+    runtime: &Runtime,
+    conn: &Weak<Connection>,
+    method: &str,
+    params: Value,
+) -> Result<Value, RpcError> {
+    // Flags are answered inside the host; this map only serves `pi.getFlag` of other clients.
+    let flags = Mutex::new(HashMap::new());
+    if !is_dialog(method) {
+        return handle_pi_call(runtime, &flags, method, params).await;
+    }
+    let open = conn.upgrade();
+    if let Some(c) = &open {
+        c.dialogs.fetch_add(1, Ordering::AcqRel);
+    }
+    let result = handle_pi_call(runtime, &flags, method, params).await;
+    if let Some(c) = &open {
+        c.dialogs.fetch_sub(1, Ordering::AcqRel);
+    }
+    result
+}

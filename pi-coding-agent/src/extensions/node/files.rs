@@ -1,0 +1,70 @@
+//! The host's JavaScript, kept in `pi-coding-agent/js-host/`, embedded in the binary and written
+//! to a cache folder named after its content the first time a session needs it.
+
+use std::path::{Path, PathBuf};
+
+/// `(relative path, content)` of every host file.
+const FILES: &[(&str, &str)] = &[
+    ("host.mjs", include_str!("../../../js-host/host.mjs")),
+    ("rpc.mjs", include_str!("../../../js-host/rpc.mjs")),
+    ("hooks.mjs", include_str!("../../../js-host/hooks.mjs")),
+    ("loader.mjs", include_str!("../../../js-host/loader.mjs")),
+    ("context.mjs", include_str!("../../../js-host/context.mjs")),
+    ("dispatch.mjs", include_str!("../../../js-host/dispatch.mjs")),
+    ("bus.mjs", include_str!("../../../js-host/bus.mjs")),
+    ("shims/pi-tui.mjs", include_str!("../../../js-host/shims/pi-tui.mjs")),
+    ("shims/pi-ai.mjs", include_str!("../../../js-host/shims/pi-ai.mjs")),
+    ("shims/pi-agent-core.mjs", include_str!("../../../js-host/shims/pi-agent-core.mjs")),
+    ("shims/pi-coding-agent.mjs", include_str!("../../../js-host/shims/pi-coding-agent.mjs")),
+    ("shims/typebox.mjs", include_str!("../../../js-host/shims/typebox.mjs")),
+];
+
+/// FNV-1a over every file, naming the cache folder (a changed host gets a new folder).
+fn content_hash() -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for (name, content) in FILES {
+        for byte in name.bytes().chain(content.bytes()) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    hash
+}
+
+fn cache_root() -> PathBuf {
+    if let Some(dir) = std::env::var_os("PI_JS_HOST_DIR") {
+        return PathBuf::from(dir);
+    }
+    dirs::cache_dir().unwrap_or_else(std::env::temp_dir).join("pi-rs").join("js-host")
+}
+
+/// Writes the host files (once per content) and returns the path of `host.mjs`.
+pub(crate) fn install() -> std::io::Result<PathBuf> {
+    let dir = cache_root().join(format!("{:016x}", content_hash()));
+    let entry = dir.join("host.mjs");
+    if is_complete(&dir) {
+        return Ok(entry);
+    }
+    // Write into a private folder, then move it in place, so concurrent sessions never see a
+    // half-written host.
+    let staging = dir.with_extension(format!("tmp{}", std::process::id()));
+    for (name, content) in FILES {
+        let path = staging.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, content)?;
+    }
+    match std::fs::rename(&staging, &dir) {
+        Ok(()) => Ok(entry),
+        Err(_) if is_complete(&dir) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            Ok(entry)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn is_complete(dir: &Path) -> bool {
+    FILES.iter().all(|(name, content)| std::fs::read_to_string(dir.join(name)).is_ok_and(|c| c == *content))
+}

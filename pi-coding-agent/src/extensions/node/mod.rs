@@ -1,0 +1,191 @@
+//! JavaScript and TypeScript extensions, unmodified (DESIGN decision 7): `.ts`, `.mts`, `.js`,
+//! `.mjs` files, or a folder with `index.ts` / `index.js` / a `package.json` naming its entry,
+//! run in ONE Node.js host process per session, started when the first such
+//! extension loads and restarted (its extensions loaded again) when a call finds it dead.
+//!
+//! The host's JavaScript lives in `pi-coding-agent/js-host/` (embedded, written to a cache folder); it speaks the
+//! subprocess protocol, version 2 (`docs/extension-protocol.md`), where every message names its
+//! extension with `extensionPath`. Imports of pi's packages (`@earendil-works/pi-*`,
+//! `@mariozechner/pi-*`) and `typebox` resolve to the host's own modules; everything else resolves
+//! as Node resolves it. TypeScript runs through Node's type stripping. Node.js comes from
+//! `PI_NODE` or `PATH` (22.6 or newer); without it the extension fails to load with a message that
+//! says what to install, and the session runs without it.
+
+mod binary;
+mod calls;
+mod files;
+mod process;
+
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use self::binary::find_node;
+use self::process::Connection;
+use crate::extensions::api::ExtensionApi;
+use crate::extensions::errors::{BoxError, ExtensionError};
+use crate::extensions::runtime::{Runtime, lock};
+use crate::extensions::subprocess::SubprocessOptions;
+use crate::extensions::subprocess::link::Link;
+use crate::extensions::subprocess::protocol::{InitializeResult, METHOD_INITIALIZE, PROTOCOL_VERSION};
+use crate::extensions::subprocess::register::register_all;
+
+pub use self::binary::set_node_path;
+pub use self::process::HOST_PATH;
+
+/// Whether `path` is an extension for the JavaScript host: a `.ts`, `.mts`, `.cts`, `.js`, `.mjs`
+/// or `.cjs` file, or a folder.
+pub fn is_js_extension(path: &str) -> bool {
+    const EXTENSIONS: &[&str] = &[".ts", ".mts", ".cts", ".js", ".mjs", ".cjs"];
+    EXTENSIONS.iter().any(|e| path.ends_with(e)) || std::path::Path::new(path).is_dir()
+}
+
+/// The session's JavaScript host: the running process and what to load again after a restart.
+pub(crate) struct NodeHost {
+    runtime: Weak<Runtime>,
+    cwd: String,
+    handle: tokio::runtime::Handle,
+    slot: tokio::sync::Mutex<Option<Arc<Connection>>>,
+    current: Mutex<Option<Arc<Connection>>>,
+    loaded: Mutex<Vec<String>>,
+    options: SubprocessOptions,
+}
+
+impl NodeHost {
+    /// The runtime's host, created on first use.
+    fn of(runtime: &Arc<Runtime>, options: SubprocessOptions) -> Arc<NodeHost> {
+        let mut slot = lock(&runtime.node_host);
+        if let Some(host) = slot.upgrade() {
+            return host;
+        }
+        let host = Arc::new(NodeHost {
+            runtime: Arc::downgrade(runtime),
+            cwd: runtime.cwd.clone(),
+            handle: tokio::runtime::Handle::current(),
+            slot: tokio::sync::Mutex::new(None),
+            current: Mutex::new(None),
+            loaded: Mutex::new(Vec::new()),
+            options,
+        });
+        *slot = Arc::downgrade(&host);
+        host
+    }
+
+    fn start(&self) -> Result<Arc<Connection>, String> {
+        let node = find_node()?;
+        let entry = files::install().map_err(|e| format!("Could not write the JavaScript extension host: {e}"))?;
+        let conn = Connection::spawn(&node, &entry, &self.cwd, self.runtime.clone(), self.handle.clone())
+            .map_err(|e| format!("Could not start {}: {e}", node.path.display()))?;
+        *lock(&self.current) = Some(conn.clone());
+        Ok(conn)
+    }
+
+    fn init_params(&self, path: &str) -> Value {
+        json!({"protocolVersion": PROTOCOL_VERSION, "extensionPath": path, "cwd": self.cwd, "builtinTools": builtin_tools(&self.cwd)})
+    }
+
+    /// The running process; a dead one is replaced and the loaded extensions load again.
+    async fn connection(&self) -> Result<Arc<Connection>, String> {
+        let mut slot = self.slot.lock().await;
+        if let Some(conn) = slot.as_ref().filter(|c| !c.is_dead()) {
+            return Ok(conn.clone());
+        }
+        let restarting = slot.is_some();
+        let conn = self.start()?;
+        *slot = Some(conn.clone());
+        if restarting {
+            let paths = lock(&self.loaded).clone();
+            for path in paths {
+                let params = self.init_params(&path);
+                let loaded = conn.call(METHOD_INITIALIZE, METHOD_INITIALIZE, params, self.options.init_timeout).await;
+                if let (Err(error), Some(runtime)) = (loaded, self.runtime.upgrade()) {
+                    runtime.report(ExtensionError::new(&path, "restart", format!("Failed to load extension: {error}")));
+                }
+            }
+        }
+        Ok(conn)
+    }
+}
+
+impl Drop for NodeHost {
+    fn drop(&mut self) {
+        if let Some(conn) = lock(&self.current).take() {
+            conn.kill();
+        }
+    }
+}
+
+/// The built-in tools' definitions, for `createReadTool(cwd)` and friends.
+fn builtin_tools(cwd: &str) -> Value {
+    let tools = crate::tools::all_tools(cwd, &crate::tools::ToolsOptions::default());
+    Value::Array(
+        tools
+            .iter()
+            .map(|t| json!({"name": t.name(), "label": t.label(), "description": t.description(), "parameters": t.parameters()}))
+            .collect(),
+    )
+}
+
+/// One extension in the host: adds `extensionPath` to every message.
+struct NodeLink {
+    host: Arc<NodeHost>,
+    path: String,
+}
+
+impl NodeLink {
+    fn route(&self, mut params: Value) -> Value {
+        if let Some(obj) = params.as_object_mut() {
+            obj.insert("extensionPath".into(), Value::String(self.path.clone()));
+        }
+        params
+    }
+}
+
+#[async_trait]
+impl Link for NodeLink {
+    async fn call(&self, method: &str, label: &str, params: Value, timeout: Duration) -> Result<Value, String> {
+        let conn = self.host.connection().await?;
+        conn.call(method, label, self.route(params), timeout).await
+    }
+
+    async fn notify(&self, method: &str, params: Value) {
+        if let Ok(conn) = self.host.connection().await {
+            conn.notify(method, self.route(params));
+        }
+    }
+
+    fn is_dead(&self) -> bool {
+        false
+    }
+
+    fn awaits_every_event(&self) -> bool {
+        true
+    }
+
+    fn options(&self) -> SubprocessOptions {
+        self.host.options
+    }
+
+    fn render_blocking(&self, params: Value) -> Result<Value, String> {
+        let conn = lock(&self.host.current).clone().filter(|c| !c.is_dead());
+        let conn = conn.ok_or_else(|| "The JavaScript extension host is not running".to_owned())?;
+        conn.call_blocking("render", self.route(params), self.host.options.call_timeout)
+    }
+}
+
+/// Loads the JavaScript or TypeScript extension at `path` into the session's host and registers
+/// what it declares. The first extension's `options` set the host's timeouts.
+pub(crate) async fn setup(api: &ExtensionApi, path: &str, options: SubprocessOptions) -> Result<(), BoxError> {
+    let host = NodeHost::of(&api.runtime, options);
+    let conn = host.connection().await?;
+    let answer =
+        conn.call(METHOD_INITIALIZE, METHOD_INITIALIZE, host.init_params(path), host.options.init_timeout).await?;
+    let init: InitializeResult =
+        serde_json::from_value(answer).map_err(|e| format!("Invalid initialize result: {e}"))?;
+    lock(&host.loaded).push(path.to_owned());
+    let link: Arc<dyn Link> = Arc::new(NodeLink { host: host.clone(), path: path.to_owned() });
+    let flag_defaults = Mutex::new(std::collections::HashMap::new());
+    register_all(api, &link, init, &flag_defaults)
+}

@@ -1,0 +1,245 @@
+//! [`Connection`]: one running JavaScript host process. A reader thread (not a task, so a
+//! renderer can wait for an answer synchronously on any thread) dispatches answers to their
+//! waiters and runs the host's calls (`pi.*`, `ui.*`, `ctx.*`) on the session's tokio runtime.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use super::binary::NodeBinary;
+use super::calls::handle_host_call;
+use crate::extensions::errors::ExtensionError;
+use crate::extensions::runtime::{Runtime, lock};
+use crate::extensions::subprocess::protocol::{self, Incoming, RpcError};
+use crate::extensions::subprocess::register::NOT_RUNNING;
+
+/// The path errors of the host itself are reported under.
+pub const HOST_PATH: &str = "<javascript extension host>";
+
+type Waiter = Box<dyn FnOnce(Result<Value, RpcError>) + Send>;
+
+/// A running host process.
+pub(crate) struct Connection {
+    child: Mutex<Child>,
+    stdin: Mutex<Option<ChildStdin>>,
+    pending: Mutex<HashMap<u64, Waiter>>,
+    dead: AtomicBool,
+    stopped: AtomicBool,
+    next_id: AtomicU64,
+    /// Dialogs the host is waiting on: a handler waiting for the user is not hanging.
+    pub(crate) dialogs: AtomicUsize,
+}
+
+impl Connection {
+    /// Starts `node host.mjs` in `cwd`.
+    pub(crate) fn spawn(
+        node: &NodeBinary,
+        entry: &Path,
+        cwd: &str,
+        runtime: Weak<Runtime>,
+        handle: tokio::runtime::Handle,
+    ) -> std::io::Result<Arc<Connection>> {
+        let mut cmd = Command::new(&node.path);
+        cmd.args(node.flags()).arg(entry).current_dir(cwd);
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd.spawn()?;
+        let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            let _ = child.kill();
+            return Err(std::io::Error::other("could not open the JavaScript host's stdio"));
+        };
+        let conn = Arc::new(Connection {
+            child: Mutex::new(child),
+            stdin: Mutex::new(Some(stdin)),
+            pending: Mutex::new(HashMap::new()),
+            dead: AtomicBool::new(false),
+            stopped: AtomicBool::new(false),
+            next_id: AtomicU64::new(1),
+            dialogs: AtomicUsize::new(0),
+        });
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        spawn_stderr(stderr, tail.clone());
+        let reader = Reader { conn: Arc::downgrade(&conn), runtime, handle, tail };
+        std::thread::Builder::new().name("pi-js-host-reader".into()).spawn(move || reader.run(stdout))?;
+        Ok(conn)
+    }
+
+    pub(crate) fn is_dead(&self) -> bool {
+        self.dead.load(Ordering::Acquire)
+    }
+
+    /// Stops the process (its exit is not reported).
+    pub(crate) fn kill(&self) {
+        self.stopped.store(true, Ordering::Release);
+        self.dead.store(true, Ordering::Release);
+        let _ = lock(&self.child).kill();
+    }
+
+    fn write(&self, line: &str) -> Result<(), String> {
+        let mut guard = lock(&self.stdin);
+        let Some(w) = guard.as_mut() else { return Err(NOT_RUNNING.to_owned()) };
+        let mut buf = String::with_capacity(line.len() + 1);
+        buf.push_str(line);
+        buf.push('\n');
+        w.write_all(buf.as_bytes()).and_then(|()| w.flush()).map_err(|_| NOT_RUNNING.to_owned())
+    }
+
+    fn request(&self, method: &str, params: Value, waiter: Waiter) -> Result<u64, String> {
+        if self.is_dead() {
+            return Err(NOT_RUNNING.to_owned());
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        lock(&self.pending).insert(id, waiter);
+        if let Err(e) = self.write(&protocol::request(id, method, params)) {
+            lock(&self.pending).remove(&id);
+            return Err(e);
+        }
+        Ok(id)
+    }
+
+    /// A request awaited with `timeout`; the clock stops while the host waits on a dialog. A
+    /// timeout stops the process.
+    pub(crate) async fn call(
+        &self,
+        method: &str,
+        label: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, String> {
+        let (tx, mut rx) = oneshot::channel();
+        let id = self.request(method, params, Box::new(move |r| drop(tx.send(r))))?;
+        loop {
+            match tokio::time::timeout(timeout, &mut rx).await {
+                Ok(Ok(Ok(v))) => return Ok(v),
+                Ok(Ok(Err(e))) => return Err(e.message),
+                Ok(Err(_)) => return Err(NOT_RUNNING.to_owned()),
+                Err(_) if self.dialogs.load(Ordering::Acquire) > 0 => continue,
+                Err(_) => {
+                    lock(&self.pending).remove(&id);
+                    self.kill();
+                    return Err(format!(
+                        "Extension did not answer \"{label}\" within {} ms; the process was stopped",
+                        timeout.as_millis()
+                    ));
+                }
+            }
+        }
+    }
+
+    /// A request answered on this thread (renderers are synchronous).
+    pub(crate) fn call_blocking(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, String> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let id = self.request(method, params, Box::new(move |r| drop(tx.send(r))))?;
+        match rx.recv_timeout(timeout) {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(e.message),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(NOT_RUNNING.to_owned()),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                lock(&self.pending).remove(&id);
+                self.kill();
+                Err(format!(
+                    "Extension did not answer \"{method}\" within {} ms; the process was stopped",
+                    timeout.as_millis()
+                ))
+            }
+        }
+    }
+
+    /// A notification (errors are the reader's to report).
+    pub(crate) fn notify(&self, method: &str, params: Value) {
+        if !self.is_dead() {
+            let _ = self.write(&protocol::notification(method, params));
+        }
+    }
+
+    fn respond(&self, id: Value, outcome: Result<Value, RpcError>) {
+        let _ = self.write(&protocol::response(id, outcome));
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.stopped.store(true, Ordering::Release);
+        let child = self.child.get_mut().unwrap_or_else(|e| e.into_inner());
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+fn spawn_stderr(stderr: std::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
+    let _ = std::thread::Builder::new().name("pi-js-host-stderr".into()).spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            tracing::debug!(target: "pi_coding_agent::extensions::node", "{line}");
+            let mut tail = lock(&tail);
+            if tail.len() == 5 {
+                tail.pop_front();
+            }
+            tail.push_back(line);
+        }
+    });
+}
+
+struct Reader {
+    conn: Weak<Connection>,
+    runtime: Weak<Runtime>,
+    handle: tokio::runtime::Handle,
+    tail: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl Reader {
+    fn report(&self, event: &str, error: String) {
+        if let Some(runtime) = self.runtime.upgrade() {
+            runtime.report(ExtensionError::new(HOST_PATH, event, error));
+        }
+    }
+
+    fn run(self, stdout: std::process::ChildStdout) {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if line.trim().is_empty() {
+                continue;
+            }
+            let Some(conn) = self.conn.upgrade() else { return };
+            match protocol::parse_line(&line) {
+                Err(error) => self.report("protocol", error),
+                Ok(Incoming::Response { id, outcome }) => {
+                    let waiter = lock(&conn.pending).remove(&id);
+                    if let Some(waiter) = waiter {
+                        waiter(outcome);
+                    }
+                }
+                Ok(Incoming::Call { id, method, params }) => {
+                    let Some(runtime) = self.runtime.upgrade() else { continue };
+                    let weak = self.conn.clone();
+                    self.handle.spawn(async move {
+                        let outcome = handle_host_call(&runtime, &weak, &method, params).await;
+                        if let (Some(id), Some(conn)) = (id, weak.upgrade()) {
+                            conn.respond(id, outcome);
+                        }
+                    });
+                }
+            }
+        }
+        let Some(conn) = self.conn.upgrade() else { return };
+        conn.dead.store(true, Ordering::Release);
+        let waiters: Vec<Waiter> = lock(&conn.pending).drain().map(|(_, w)| w).collect();
+        for waiter in waiters {
+            waiter(Err(RpcError { code: protocol::ERROR_ACTION_FAILED, message: NOT_RUNNING.to_owned(), data: None }));
+        }
+        if conn.stopped.load(Ordering::Acquire) {
+            return;
+        }
+        let status = lock(&conn.child).wait().map(|s| s.to_string()).unwrap_or_else(|e| e.to_string());
+        let tail: Vec<String> = lock(&self.tail).iter().cloned().collect();
+        let detail = if tail.is_empty() { String::new() } else { format!(": {}", tail.join("\n")) };
+        self.report("process", format!("JavaScript extension host exited ({status}){detail}"));
+    }
+}

@@ -1,0 +1,70 @@
+//! [`Link`]: what the forwarding handlers, tools and commands of an out-of-process extension talk
+//! through — one subprocess of its own ([`super::host`]) or the shared JavaScript host
+//! ([`crate::extensions::node`]), which routes each message to its extension.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::host::SubprocessOptions;
+use crate::extensions::runtime::ExtensionContext;
+
+/// A connection to one extension in another process.
+#[async_trait]
+pub(crate) trait Link: Send + Sync + 'static {
+    /// Sends a request and awaits its answer (the error text on failure).
+    async fn call(&self, method: &str, label: &str, params: Value, timeout: Duration) -> Result<Value, String>;
+
+    /// Sends a notification.
+    async fn notify(&self, method: &str, params: Value);
+
+    /// Whether the extension is gone for good (its handlers answer nothing).
+    fn is_dead(&self) -> bool;
+
+    /// The timeouts.
+    fn options(&self) -> SubprocessOptions;
+
+    /// Whether every event is a request (the JavaScript host awaits each handler, as pi does), not
+    /// only those whose answer matters.
+    fn awaits_every_event(&self) -> bool {
+        false
+    }
+
+    /// Renders a component synchronously (only the JavaScript host can).
+    fn render_blocking(&self, _params: Value) -> Result<Value, String> {
+        Err("This extension cannot render components".to_owned())
+    }
+}
+
+/// What a handler's context looks like across the process boundary (`ctx` fields besides the
+/// methods that call back). `with_session` adds the session's branch for `ctx.sessionManager`
+/// (commands and `session_*` events: the branch costs O(entries) to send).
+pub(crate) fn context_snapshot(ctx: &ExtensionContext, with_session: bool) -> Value {
+    let mut snapshot = json!({
+        "cwd": ctx.cwd(),
+        "mode": ctx.mode(),
+        "hasUI": ctx.has_ui(),
+        "isIdle": ctx.is_idle(),
+        "hasPendingMessages": ctx.has_pending_messages(),
+        "systemPrompt": ctx.get_system_prompt(),
+        "bound": ctx.runtime.actions().is_ok(),
+        "flags": *crate::extensions::runtime::lock(&ctx.runtime.flag_values),
+    });
+    if let (Some(obj), Ok(actions)) = (snapshot.as_object_mut(), ctx.runtime.actions()) {
+        let state = json!({
+            "sessionName": actions.get_session_name(),
+            "activeTools": actions.get_active_tools(),
+            "allTools": actions.get_all_tools(),
+            "thinkingLevel": actions.get_thinking_level(),
+        });
+        if let Some(model) = actions.model() {
+            obj.insert("model".into(), model);
+        }
+        obj.insert("state".into(), state);
+        if with_session && let Some(Value::Object(session)) = actions.session_snapshot() {
+            obj.extend(session);
+        }
+    }
+    snapshot
+}
