@@ -39,6 +39,44 @@ pub enum ProviderAuth {
     Key(String),
     /// No key needed (local servers, faux).
     Keyless,
+    /// The request's `api_key`, else whatever this source resolves at request time (a credential
+    /// store such as pi's auth.json); `Ok(None)` is "no key", `Err` fails the request with its text.
+    Source(KeySource),
+}
+
+/// A request-time API-key lookup for one provider (see [`ProviderAuth::Source`]).
+#[derive(Clone)]
+pub struct KeySource(pub Arc<KeyLookup>);
+
+/// The function behind a [`KeySource`]: provider id → key, no key, or an error text.
+pub type KeyLookup = dyn Fn(&str) -> Result<Option<String>, String> + Send + Sync;
+
+impl KeySource {
+    /// Wraps a lookup called with the provider id.
+    pub fn new(f: impl Fn(&str) -> Result<Option<String>, String> + Send + Sync + 'static) -> Self {
+        KeySource(Arc::new(f))
+    }
+}
+
+impl std::fmt::Debug for KeySource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeySource(..)")
+    }
+}
+
+impl PartialEq for KeySource {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for KeySource {}
+
+fn resolve_key(auth: &ProviderAuth, provider: &str) -> Result<Option<String>, String> {
+    match auth {
+        ProviderAuth::Source(source) => (source.0)(provider),
+        _ => Ok(env_api_key(provider)),
+    }
 }
 
 /// One provider: its models, its auth and (optionally) its own API implementations.
@@ -177,9 +215,10 @@ impl Models {
             options.api_key = match &provider.auth {
                 ProviderAuth::Keyless => None,
                 ProviderAuth::Key(key) => Some(key.clone()),
-                ProviderAuth::EnvKey => match env_api_key(&provider.id) {
-                    Some(key) => Some(key),
-                    None => {
+                ProviderAuth::EnvKey | ProviderAuth::Source(_) => match resolve_key(&provider.auth, &provider.id) {
+                    Err(text) => return failed(text, StopReason::Error),
+                    Ok(Some(key)) => Some(key),
+                    Ok(None) => {
                         let has_auth_header =
                             options.headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("authorization") && v.is_some());
                         if !has_auth_header {

@@ -3,13 +3,17 @@
 
 mod catalog;
 mod config;
+mod config_value;
 mod cost;
 mod env;
 mod estimate;
 mod thinking;
 
 pub use catalog::{builtin_catalog, get_model, get_models, get_providers};
-pub use config::{ModelsConfig, ModelsConfigError, ProviderConfig, resolve_config_value};
+pub use config::{ModelsConfig, ModelsConfigError, ProviderConfig};
+pub use config_value::{
+    config_value_env_names, is_command_config_value, resolve_config_value, resolve_config_value_with,
+};
 pub use cost::calculate_cost;
 pub use env::{ANTHROPIC_AUTH_TOKEN_ENV, env_api_key, env_api_key_vars, env_api_key_with};
 pub use estimate::{
