@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
-use crate::models::{clamp_max_tokens_to_context, clamp_thinking_level, env_api_key};
+use crate::models::{ResolvedAuth, clamp_max_tokens_to_context, clamp_thinking_level, resolve_provider_auth};
 use crate::options::StreamOptions;
 use crate::provider::ApiProvider;
 use crate::providers::faux::FauxProvider;
@@ -39,21 +39,23 @@ pub enum ProviderAuth {
     Key(String),
     /// No key needed (local servers, faux).
     Keyless,
-    /// The request's `api_key`, else whatever this source resolves at request time (a credential
-    /// store such as pi's auth.json); `Ok(None)` is "no key", `Err` fails the request with its text.
+    /// Whatever this source resolves at request time (a credential store such as pi's auth.json),
+    /// given the request's `api_key` as an override; `Ok(None)` is "no credential", `Err` fails the
+    /// request with its text.
     Source(KeySource),
 }
 
-/// A request-time API-key lookup for one provider (see [`ProviderAuth::Source`]).
+/// A request-time credential lookup (see [`ProviderAuth::Source`]).
 #[derive(Clone)]
 pub struct KeySource(pub Arc<KeyLookup>);
 
-/// The function behind a [`KeySource`]: provider id → key, no key, or an error text.
-pub type KeyLookup = dyn Fn(&str) -> Result<Option<String>, String> + Send + Sync;
+/// The function behind a [`KeySource`]: (provider id, the request's own key) → the auth to use,
+/// none, or an error text.
+pub type KeyLookup = dyn Fn(&str, Option<&str>) -> Result<Option<ResolvedAuth>, String> + Send + Sync;
 
 impl KeySource {
-    /// Wraps a lookup called with the provider id.
-    pub fn new(f: impl Fn(&str) -> Result<Option<String>, String> + Send + Sync + 'static) -> Self {
+    /// Wraps a lookup.
+    pub fn new(f: impl Fn(&str, Option<&str>) -> Result<Option<ResolvedAuth>, String> + Send + Sync + 'static) -> Self {
         KeySource(Arc::new(f))
     }
 }
@@ -71,13 +73,6 @@ impl PartialEq for KeySource {
 }
 
 impl Eq for KeySource {}
-
-fn resolve_key(auth: &ProviderAuth, provider: &str) -> Result<Option<String>, String> {
-    match auth {
-        ProviderAuth::Source(source) => (source.0)(provider),
-        _ => Ok(env_api_key(provider)),
-    }
-}
 
 /// One provider: its models, its auth and (optionally) its own API implementations.
 #[derive(Clone)]
@@ -211,23 +206,42 @@ impl Models {
             return failed(format!("Unknown provider: {}", model.provider), StopReason::Error);
         };
         let mut options = options;
-        if options.api_key.is_none() {
-            options.api_key = match &provider.auth {
-                ProviderAuth::Keyless => None,
-                ProviderAuth::Key(key) => Some(key.clone()),
-                ProviderAuth::EnvKey | ProviderAuth::Source(_) => match resolve_key(&provider.auth, &provider.id) {
-                    Err(text) => return failed(text, StopReason::Error),
-                    Ok(Some(key)) => Some(key),
-                    Ok(None) => {
-                        let has_auth_header =
-                            options.headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("authorization") && v.is_some());
-                        if !has_auth_header {
-                            return failed(format!("No API key for provider: {}", provider.id), StopReason::Error);
-                        }
-                        None
-                    }
-                },
-            };
+        let resolved = match &provider.auth {
+            ProviderAuth::Keyless => None,
+            ProviderAuth::Key(key) => Some(ResolvedAuth::key(options.api_key.clone().unwrap_or_else(|| key.clone()))),
+            ProviderAuth::EnvKey => {
+                resolve_provider_auth(&provider.id, options.api_key.as_deref(), &|n| std::env::var(n).ok())
+            }
+            ProviderAuth::Source(source) => match (source.0)(&provider.id, options.api_key.as_deref()) {
+                Ok(resolved) => resolved,
+                Err(text) => return failed(text, StopReason::Error),
+            },
+        };
+        let mut filled;
+        let mut model = model;
+        if let Some(auth) = resolved {
+            if auth.api_key.is_some() {
+                options.api_key = auth.api_key.clone();
+            }
+            if !auth.headers.is_empty() {
+                let explicit = std::mem::take(&mut options.headers);
+                options.headers = auth.headers.clone();
+                options.headers.extend(explicit);
+            }
+            if !auth.env.is_empty() && model.base_url.contains('{') {
+                filled = model.clone();
+                filled.base_url = auth.fill_base_url(&model.base_url);
+                model = &filled;
+            }
+        }
+        if options.api_key.is_none() && !matches!(provider.auth, ProviderAuth::Keyless) {
+            let has_auth_header = options.headers.iter().any(|(k, v)| {
+                ["authorization", "x-api-key", "cf-aig-authorization"].iter().any(|h| k.eq_ignore_ascii_case(h))
+                    && v.is_some()
+            });
+            if !has_auth_header {
+                return failed(format!("No API key for provider: {}", provider.id), StopReason::Error);
+            }
         }
         let api = provider.apis.get(&model.api).or_else(|| self.apis.get(&model.api));
         let Some(api) = api else {

@@ -7,6 +7,7 @@ mod config_value;
 mod cost;
 mod env;
 mod estimate;
+mod provider_auth;
 mod thinking;
 
 pub use catalog::{builtin_catalog, get_model, get_models, get_providers};
@@ -19,4 +20,5 @@ pub use env::{ANTHROPIC_AUTH_TOKEN_ENV, env_api_key, env_api_key_vars, env_api_k
 pub use estimate::{
     clamp_max_tokens_to_context, estimate_context_tokens, estimate_message_tokens, usage_context_tokens,
 };
+pub use provider_auth::{ResolvedAuth, resolve_provider_auth};
 pub use thinking::{clamp_thinking_level, supported_thinking_levels};

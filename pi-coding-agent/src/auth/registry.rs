@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use pi_agent_core::StreamFn;
-use pi_ai::models::{ModelsConfig, ModelsConfigError, config_value_env_names, is_command_config_value};
+use pi_ai::models::{ModelsConfig, ModelsConfigError, ResolvedAuth, config_value_env_names, is_command_config_value};
 use pi_ai::registry::{KeySource, Models, ProviderAuth, ProviderEntry};
 use pi_ai::{Context, Model};
 
@@ -82,8 +82,8 @@ impl ModelRegistry {
         }
         let source = {
             let (auth, configured) = (auth.clone(), configured.clone());
-            KeySource::new(move |provider| {
-                lookup(&auth, &configured, provider)
+            KeySource::new(move |provider, override_key| {
+                auth.resolve(provider, override_key, configured.get(provider).map(String::as_str))
                     .map_err(|e| format!("API key auth failed for provider {provider}: {e}"))
             })
         };
@@ -144,12 +144,18 @@ impl ModelRegistry {
             return is_command_config_value(raw)
                 || config_value_env_names(raw).iter().all(|n| std::env::var(n).is_ok_and(|v| !v.is_empty()));
         }
-        matches!(self.api_key(provider), Ok(Some(_)))
+        matches!(self.resolve(provider), Ok(Some(_)))
     }
 
     /// The API key a request to `provider` would use (see the module docs for the order).
     pub fn api_key(&self, provider: &str) -> Result<Option<String>, AuthError> {
-        lookup(&self.auth, &self.configured, provider)
+        Ok(self.resolve(provider)?.and_then(|a| a.api_key))
+    }
+
+    /// The whole auth a request to `provider` would use: key, headers (`ANTHROPIC_AUTH_TOKEN` as
+    /// a bearer token, Cloudflare AI Gateway's header) and variables (Cloudflare's account id).
+    pub fn resolve(&self, provider: &str) -> Result<Option<ResolvedAuth>, AuthError> {
+        self.auth.resolve(provider, None, self.configured.get(provider).map(String::as_str))
     }
 
     /// Sets a key for this process only (pi's `--api-key`); it wins over every stored key.
@@ -165,12 +171,4 @@ impl ModelRegistry {
             models.stream_simple(model, context, options)
         })
     }
-}
-
-fn lookup(
-    auth: &AuthStorage,
-    configured: &HashMap<String, String>,
-    provider: &str,
-) -> Result<Option<String>, AuthError> {
-    auth.api_key_with_fallback(provider, configured.get(provider).map(String::as_str))
 }

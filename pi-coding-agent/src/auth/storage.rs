@@ -9,6 +9,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use pi_ai::models::{ResolvedAuth, resolve_config_value_with, resolve_provider_auth};
 use serde_json::{Map, Value};
 
 use super::credential::{Credential, CredentialType};
@@ -304,7 +305,7 @@ impl AuthStorage {
         Ok(match credential.kind() {
             CredentialType::ApiKey => credential.key().and_then(|key| {
                 let env = credential.env();
-                pi_ai::models::resolve_config_value_with(key, &|name| env.get(name).cloned())
+                resolve_config_value_with(key, &|name| env.get(name).cloned())
             }),
             CredentialType::OAuth => credential.access().map(str::to_owned),
             CredentialType::Other(_) => None,
@@ -314,7 +315,9 @@ impl AuthStorage {
     /// The API key for `provider` the way pi resolves one without models.json: the runtime key,
     /// else the stored credential (which owns the provider: an `api_key` credential without a
     /// usable `key` falls back to the provider's environment variables, seen through the
-    /// credential's `env`), else the environment variables of pi's `env-api-keys.js`.
+    /// credential's `env`), else the environment variables of pi's `env-api-keys.js`. A provider
+    /// authenticated by a header instead (`ANTHROPIC_AUTH_TOKEN`) has no key: see
+    /// [`AuthStorage::resolve`].
     ///
     /// ```
     /// use pi_coding_agent::auth::{AuthStorage, Credential};
@@ -325,32 +328,41 @@ impl AuthStorage {
     /// assert_eq!(auth.api_key("openai").unwrap().as_deref(), Some("sk-cli"));
     /// ```
     pub fn api_key(&self, provider: &str) -> Result<Option<String>, AuthError> {
-        self.api_key_with_fallback(provider, None)
+        Ok(self.resolve(provider, None, None)?.and_then(|a| a.api_key))
     }
 
-    /// [`AuthStorage::api_key`] with a configured key (a models.json `apiKey` as written),
-    /// consulted after auth.json and before the environment as pi's provider composer does: when
-    /// one is configured it owns the provider, so a `$VAR` it names that is unset gives no key.
-    pub fn api_key_with_fallback(&self, provider: &str, configured: Option<&str>) -> Result<Option<String>, AuthError> {
-        if let Some(key) = self.runtime_api_key(provider) {
-            return Ok(Some(key));
+    /// The whole auth of a request to `provider` (key, headers, variables such as Cloudflare's
+    /// account id), in pi's order: `override_key` (a request's own key), the runtime key, the
+    /// stored credential, then `configured` (a models.json `apiKey` as written, which owns the
+    /// provider when present: a `$VAR` it names that is unset gives nothing), then the
+    /// environment.
+    pub fn resolve(
+        &self,
+        provider: &str,
+        override_key: Option<&str>,
+        configured: Option<&str>,
+    ) -> Result<Option<ResolvedAuth>, AuthError> {
+        let process = |name: &str| std::env::var(name).ok();
+        if let Some(key) = override_key.map(str::to_owned).or_else(|| self.runtime_api_key(provider)) {
+            return Ok(resolve_provider_auth(provider, Some(&key), &process));
         }
         if let Some(credential) = self.get(provider)? {
-            if let Some(key) = self.stored_api_key(provider)? {
-                return Ok(Some(key));
+            if credential.kind() == CredentialType::OAuth {
+                return Ok(credential.access().map(ResolvedAuth::key));
             }
             if credential.kind() != CredentialType::ApiKey {
                 return Ok(None);
             }
             let env = credential.env();
-            return Ok(pi_ai::models::env_api_key_with(provider, |name| {
-                env.get(name).cloned().or_else(|| std::env::var(name).ok())
-            }));
+            let lookup = |name: &str| env.get(name).cloned().or_else(|| std::env::var(name).ok());
+            let key = credential.key().and_then(|k| resolve_config_value_with(k, &|n| env.get(n).cloned()));
+            return Ok(resolve_provider_auth(provider, key.as_deref(), &lookup));
         }
         if let Some(raw) = configured {
-            return Ok(pi_ai::models::resolve_config_value(raw));
+            let key = pi_ai::models::resolve_config_value(raw);
+            return Ok(key.and_then(|k| resolve_provider_auth(provider, Some(&k), &process)));
         }
-        Ok(pi_ai::models::env_api_key(provider))
+        Ok(resolve_provider_auth(provider, None, &process))
     }
 }
 
