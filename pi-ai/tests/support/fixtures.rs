@@ -42,6 +42,12 @@ pub fn scenario(api: &str, name: &str, base: &str) -> (Model, TranscriptContext,
     if s["reasoningModel"] == json!(true) {
         model.reasoning = true;
     }
+    if let Some(extra) = s["modelCompat"].as_object() {
+        let compat = model.compat.get_or_insert_with(Default::default);
+        for (k, v) in extra {
+            compat.insert(k.clone(), v.clone());
+        }
+    }
     let sig = spec["signatures"][api].to_string();
     let mut context: Value =
         serde_json::from_str(&s["context"].to_string().replace("\"$sig\"", &sig)).expect("context");

@@ -78,6 +78,7 @@ pub fn build_request_ref(
         return Err(format!("No API key for provider: {}", model.provider));
     }
     let compat = resolve_compat(model);
+    request::check_strict_tools(&crate::transcript::current_tools(context.messages()), &compat)?;
     let (max_tokens, thinking) = plan_thinking(model, context, options, &compat);
     let supports_mid = compat.supports_mid_convo_system_messages;
     let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
