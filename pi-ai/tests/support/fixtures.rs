@@ -61,7 +61,7 @@ pub fn scenario(api: &str, name: &str, base: &str) -> (Model, TranscriptContext,
     let context: Context = serde_json::from_value(context).expect("Context");
     let o = &s["options"];
     let options = StreamOptions {
-        api_key: Some("test-key".into()),
+        api_key: Some(o["apiKey"].as_str().unwrap_or("test-key").to_owned()),
         max_tokens: o["maxTokens"].as_u64(),
         temperature: o["temperature"].as_f64(),
         reasoning: o["reasoning"].as_str().and_then(ThinkingLevel::parse),

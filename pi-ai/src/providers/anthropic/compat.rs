@@ -59,6 +59,9 @@ pub struct AnthropicCompat {
     pub force_adaptive_thinking: bool,
     /// Tools declaring JSON-schema constrained sampling are sent with `strict: true`.
     pub supports_strict_tools: bool,
+    /// The key is a Claude subscription OAuth token (`sk-ant-oat…`): bearer auth and Claude
+    /// Code's identity (not from `model.compat`; set per request).
+    pub claude_code_identity: bool,
 }
 
 /// Resolves the flags of `model`.
@@ -83,6 +86,7 @@ pub fn resolve_compat(model: &Model) -> AnthropicCompat {
         supports_cache_control_on_tools: o.supports_cache_control_on_tools.unwrap_or(true),
         supports_temperature: o.supports_temperature.unwrap_or(true),
         supports_strict_tools: o.supports_strict_tools.unwrap_or(false),
+        claude_code_identity: false,
         allow_empty_signature: o.allow_empty_signature.unwrap_or(false),
         supports_mid_convo_system_messages: o.supports_mid_convo_system_messages.unwrap_or(false),
         force_adaptive_thinking: o.force_adaptive_thinking.unwrap_or(false),

@@ -79,6 +79,9 @@ pub fn beta_features(
     compat: &AnthropicCompat,
 ) -> Vec<String> {
     let mut features = Vec::new();
+    if compat.claude_code_identity {
+        features.extend(super::oauth::OAUTH_BETAS.map(str::to_owned));
+    }
     if !current_tools(context.messages()).is_empty() && !compat.supports_eager_tool_input_streaming {
         features.push("fine-grained-tool-streaming-2025-05-14".to_owned());
     }
@@ -125,14 +128,24 @@ pub(super) fn build_body_parts<'a>(
     p.insert("messages".into(), Value::Null);
     p.insert("max_tokens".into(), json!(max_tokens));
     p.insert("stream".into(), json!(true));
-    if !initial_text.is_empty() {
+    let text_block = |text: &str| {
         let mut block = Map::new();
         block.insert("type".into(), json!("text"));
-        block.insert("text".into(), json!(initial_text));
+        block.insert("text".into(), json!(text));
         if let Some(c) = &cache {
             block.insert("cache_control".into(), c.clone());
         }
-        p.insert("system".into(), json!([block]));
+        Value::Object(block)
+    };
+    if compat.claude_code_identity {
+        // A subscription token must present Claude Code's identity first.
+        let mut system = vec![text_block(super::oauth::CLAUDE_CODE_IDENTITY)];
+        if !initial_text.is_empty() {
+            system.push(text_block(&initial_text));
+        }
+        p.insert("system".into(), Value::Array(system));
+    } else if !initial_text.is_empty() {
+        p.insert("system".into(), json!([text_block(&initial_text)]));
     }
     if let Some(t) = options.temperature
         && *thinking == Thinking::Off
@@ -224,7 +237,9 @@ pub fn convert_tools(tools: &[Tool], compat: &AnthropicCompat, cache: Option<&Va
                 input = full;
             }
             let mut t = Map::new();
-            t.insert("name".into(), json!(tool.name));
+            let name =
+                if compat.claude_code_identity { super::oauth::to_claude_code_name(&tool.name) } else { &tool.name };
+            t.insert("name".into(), json!(name));
             t.insert("description".into(), json!(tool.description));
             if compat.supports_eager_tool_input_streaming {
                 t.insert("eager_input_streaming".into(), json!(true));
