@@ -5,9 +5,11 @@
 
 mod credential;
 pub mod lock;
+pub mod oauth;
 mod registry;
 mod storage;
 
 pub use credential::{Credential, CredentialType};
+pub use oauth::{AnthropicOAuth, OAuthError};
 pub use registry::{ModelRegistry, RegistryError};
 pub use storage::{AuthError, AuthStorage};

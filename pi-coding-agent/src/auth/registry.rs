@@ -6,11 +6,14 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use futures::StreamExt;
 use pi_agent_core::StreamFn;
 use pi_ai::models::{ModelsConfig, ModelsConfigError, ResolvedAuth, config_value_env_names, is_command_config_value};
 use pi_ai::registry::{KeySource, Models, ProviderAuth, ProviderEntry};
-use pi_ai::{Context, Model};
+use pi_ai::{AssistantMessage, AssistantMessageEventStream, Context, Model, StopReason};
 
+use super::credential::CredentialType;
+use super::oauth::{AnthropicOAuth, OAuthError, expires_soon, now_ms};
 use super::storage::{AuthError, AuthStorage};
 
 /// Why the registry is partly loaded: pi reports both as "errors loading models.json".
@@ -37,6 +40,7 @@ pub enum RegistryError {
 /// ```
 #[derive(Clone, Debug)]
 pub struct ModelRegistry {
+    anthropic_oauth: AnthropicOAuth,
     models: Models,
     auth: AuthStorage,
     configured: Arc<HashMap<String, String>>,
@@ -95,7 +99,7 @@ impl ModelRegistry {
                 apis: HashMap::new(),
             });
         }
-        ModelRegistry { models, auth, configured, error }
+        ModelRegistry { anthropic_oauth: AnthropicOAuth::default(), models, auth, configured, error }
     }
 
     /// The models.json or auth.json problem found while loading, if any.
@@ -163,12 +167,54 @@ impl ModelRegistry {
         self.auth.set_runtime_api_key(provider, key);
     }
 
-    /// A stream function dispatching through this registry (keys looked up per request).
+    /// Uses another Anthropic token endpoint (a local server in tests, a proxy).
+    pub fn set_anthropic_oauth(&mut self, endpoint: AnthropicOAuth) {
+        self.anthropic_oauth = endpoint;
+    }
+
+    /// Whether `provider`'s stored OAuth credential expires within five minutes and this port can
+    /// refresh it.
+    pub fn needs_oauth_refresh(&self, provider: &str) -> bool {
+        provider == "anthropic"
+            && self.auth.runtime_api_key(provider).is_none()
+            && matches!(self.auth.get(provider), Ok(Some(c)) if c.kind() == CredentialType::OAuth && expires_soon(&c, now_ms()))
+    }
+
+    /// Refreshes `provider`'s stored OAuth credential when it expires soon (under the auth.json
+    /// lock, written before it is released). Requests through [`ModelRegistry::stream_fn`] do this
+    /// themselves.
+    pub async fn refresh_oauth(&self, provider: &str) -> Result<(), OAuthError> {
+        if provider == "anthropic" {
+            self.auth.refresh_anthropic_oauth(provider, &self.anthropic_oauth).await?;
+        }
+        Ok(())
+    }
+
+    /// A stream function dispatching through this registry (keys looked up per request; an
+    /// expiring OAuth token is refreshed first, and a failed refresh fails the request).
     pub fn stream_fn(&self) -> StreamFn {
-        let models = Arc::new(self.models.clone());
+        let registry = self.clone();
         Arc::new(move |model: &Model, transcript, options| {
             let context = Context { system_prompt: None, messages: transcript.into_messages(), tools: None };
-            models.stream_simple(model, context, options)
+            if !registry.needs_oauth_refresh(&model.provider) {
+                return registry.models.stream_simple(model, context, options);
+            }
+            let (registry, model) = (registry.clone(), model.clone());
+            let start = async move {
+                if let Err(e) = registry.refresh_oauth(&model.provider).await {
+                    return AssistantMessageEventStream::failed(AssistantMessage {
+                        api: model.api.clone(),
+                        provider: model.provider.clone(),
+                        model: model.id.clone(),
+                        stop_reason: StopReason::Error,
+                        error_message: Some(e.to_string()),
+                        timestamp: pi_ai::now_ms(),
+                        ..Default::default()
+                    });
+                }
+                registry.models.stream_simple(&model, context, options)
+            };
+            AssistantMessageEventStream::new(futures::stream::once(start).flatten())
         })
     }
 }

@@ -185,6 +185,20 @@ impl AuthStorage {
         }
     }
 
+    /// Parses auth.json text (for callers that hold the lock themselves).
+    pub(super) fn parse_text(&self, text: &str) -> Result<Map<String, Value>, AuthError> {
+        self.parse(Some(text))
+    }
+
+    /// Writes `data` to `path` while the caller holds the lock, and remembers it.
+    pub(super) fn write_locked(&self, path: &Path, data: &Map<String, Value>) -> Result<(), AuthError> {
+        let text = serde_json::to_string_pretty(data)
+            .map_err(|e| AuthError::Parse { path: self.display_path(), message: e.to_string() })?;
+        write_file(path, &text).map_err(|e| self.io(e))?;
+        *lock(&self.inner.snapshot) = Snapshot { data: data.clone(), revision: revision(path) };
+        Ok(())
+    }
+
     /// Re-reads the file (under the lock). On failure the last good contents stay in memory and
     /// the error is returned.
     pub fn reload(&self) -> Result<(), AuthError> {
