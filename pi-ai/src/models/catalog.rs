@@ -42,6 +42,40 @@ pub fn get_providers() -> Vec<&'static str> {
     builtin_catalog().keys().map(String::as_str).collect()
 }
 
+/// A built-in provider's display name and sign-in methods (`scripts/fixtures/pi_ai_providers.mjs`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+pub struct ProviderInfo {
+    /// Display name (`Groq`, `Anthropic`).
+    pub name: String,
+    /// Signs in with an account (OAuth).
+    pub oauth: bool,
+    /// Takes an API key.
+    #[serde(rename = "apiKey")]
+    pub api_key: bool,
+}
+
+static PROVIDERS: OnceLock<IndexMap<String, ProviderInfo>> = OnceLock::new();
+
+/// Every built-in provider's [`ProviderInfo`], by id.
+pub fn builtin_providers() -> &'static IndexMap<String, ProviderInfo> {
+    PROVIDERS.get_or_init(|| match serde_json::from_str(include_str!("providers.json")) {
+        Ok(providers) => providers,
+        Err(error) => {
+            tracing::error!(%error, "the built-in provider list does not parse");
+            IndexMap::new()
+        }
+    })
+}
+
+/// One built-in provider's [`ProviderInfo`].
+///
+/// ```
+/// assert_eq!(pi_ai::models::provider_info("groq").unwrap().name, "Groq");
+/// ```
+pub fn provider_info(id: &str) -> Option<&'static ProviderInfo> {
+    builtin_providers().get(id)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

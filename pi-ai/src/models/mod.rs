@@ -10,7 +10,9 @@ mod estimate;
 mod provider_auth;
 mod thinking;
 
-pub use catalog::{builtin_catalog, get_model, get_models, get_providers};
+pub use catalog::{
+    ProviderInfo, builtin_catalog, builtin_providers, get_model, get_models, get_providers, provider_info,
+};
 pub use config::{ModelsConfig, ModelsConfigError, ProviderConfig};
 pub use config_value::{
     config_value_env_names, is_command_config_value, resolve_config_value, resolve_config_value_with,

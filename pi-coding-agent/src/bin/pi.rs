@@ -26,10 +26,13 @@ use pi_coding_agent::session::{expand_tilde, get_agent_dir, resolve_path};
 use pi_coding_agent::settings::Settings;
 
 /// pi's subcommands (package management, auth, MCP), which this port does not have.
-const SUBCOMMANDS: [&str; 8] = ["install", "remove", "uninstall", "update", "list", "config", "auth", "mcp"];
+const SUBCOMMANDS: [&str; 7] = ["install", "remove", "uninstall", "update", "list", "config", "mcp"];
 
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().is_some_and(|a| a == "auth") {
+        std::process::exit(pi_coding_agent::cli::auth_command::run(&argv, &get_agent_dir()));
+    }
     if let Some(command) = argv.first().filter(|a| SUBCOMMANDS.contains(&a.as_str())) {
         // pi runs these before parsing options; sending the word as a prompt would be wrong.
         eprintln!("Error: `pi {command}` is not available in this port (no package, auth or MCP commands)");
