@@ -74,6 +74,32 @@ impl PartialEq for KeySource {
 
 impl Eq for KeySource {}
 
+/// An Azure chat-completions model pointed at its endpoint, with the deployment sent as the
+/// request's `model` (pi's `azureStreams`; the user's payload hook still runs after).
+fn azure_endpoint(
+    model: &Model,
+    options: &mut StreamOptions,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Model, String> {
+    let mut resolved = model.clone();
+    resolved.base_url = crate::models::resolve_azure_base_url(&model.base_url, env)?;
+    let deployment = crate::models::resolve_azure_deployment(&model.id, env);
+    if deployment != model.id {
+        let user = options.on_payload.take();
+        options.on_payload = Some(Arc::new(move |payload: &serde_json::Value, m: &Model| {
+            let mut params = payload.clone();
+            if let Some(o) = params.as_object_mut() {
+                o.insert("model".into(), serde_json::Value::String(deployment.clone()));
+            }
+            match &user {
+                Some(hook) => hook(&params, m).or(Some(params)),
+                None => Some(params),
+            }
+        }));
+    }
+    Ok(resolved)
+}
+
 /// One provider: its models, its auth and (optionally) its own API implementations.
 #[derive(Clone)]
 pub struct ProviderEntry {
@@ -232,6 +258,16 @@ impl Models {
                 filled = model.clone();
                 filled.base_url = auth.fill_base_url(&model.base_url);
                 model = &filled;
+            }
+            if provider.id == "azure" && model.api == "openai-completions" {
+                let env = |name: &str| auth.env.get(name).cloned();
+                match azure_endpoint(model, &mut options, &env) {
+                    Ok(resolved) => {
+                        filled = resolved;
+                        model = &filled;
+                    }
+                    Err(text) => return failed(text, StopReason::Error),
+                }
             }
         }
         if options.api_key.is_none() && !matches!(provider.auth, ProviderAuth::Keyless) {

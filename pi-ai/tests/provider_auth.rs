@@ -103,3 +103,26 @@ async fn no_credential_and_a_failing_store_are_errors() {
     assert_eq!(reply.stop_reason, StopReason::Error);
     assert_eq!(reply.error_message.as_deref(), Some("auth.json is broken"));
 }
+
+#[tokio::test]
+async fn azure_chat_models_use_the_configured_endpoint_and_deployment() {
+    let server = MockServer::start([Reply::sse(ok_reply("openai-completions"))]).await;
+    let mut m = model("azure", "openai-completions", String::new());
+    m.id = "gpt-4o".into();
+    let base = format!("{}/openai/v1", server.url());
+    let vars = [
+        ("AZURE_OPENAI_API_KEY", "az-key"),
+        ("AZURE_OPENAI_BASE_URL", base.as_str()),
+        ("AZURE_OPENAI_DEPLOYMENT_NAME_MAP", "gpt-4o=prod-4o,other=x"),
+    ];
+    let (_, reply) = run(models(&m, &vars).stream(&m, context(), Default::default())).await;
+    assert_eq!(reply.stop_reason, StopReason::Stop, "{:?}", reply.error_message);
+    assert_eq!(reply.model, "gpt-4o", "the catalog id stays the message's model");
+    let request = &server.requests()[0];
+    assert_eq!(request.path, "/openai/v1/chat/completions");
+    assert_eq!(request.body["model"], "prod-4o");
+    assert_eq!(request.header("authorization"), Some("Bearer az-key"));
+
+    let reply = models(&m, &[("AZURE_OPENAI_API_KEY", "az-key")]).complete(&m, context(), Default::default()).await;
+    assert!(reply.error_message.as_deref().is_some_and(|e| e.starts_with("Azure OpenAI base URL is required.")));
+}

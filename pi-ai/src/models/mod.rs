@@ -1,6 +1,7 @@
 //! Models: the built-in catalog, custom `models.json` providers, cost, environment API keys,
 //! thinking levels and output-token clamping.
 
+mod azure;
 mod catalog;
 mod config;
 mod config_value;
@@ -10,6 +11,7 @@ mod estimate;
 mod provider_auth;
 mod thinking;
 
+pub use azure::{AZURE_ENV, resolve_azure_base_url, resolve_azure_deployment};
 pub use catalog::{
     ProviderInfo, builtin_catalog, builtin_providers, get_model, get_models, get_providers, provider_info,
 };

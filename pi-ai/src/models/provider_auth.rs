@@ -90,6 +90,15 @@ pub fn resolve_provider_auth(
             }
             env_api_key_with(provider, get).map(ResolvedAuth::key)
         }
+        "azure" => {
+            let mut auth = key.or_else(|| env_api_key_with(provider, get)).map(ResolvedAuth::key)?;
+            for name in super::azure::AZURE_ENV {
+                if let Some(value) = get(name) {
+                    auth.env.insert(name.to_owned(), value);
+                }
+            }
+            Some(auth)
+        }
         _ => key.or_else(|| env_api_key_with(provider, get)).map(ResolvedAuth::key),
     }
 }
