@@ -224,9 +224,17 @@ pub trait AgentTool: Send + Sync {
         args
     }
 
+    /// The tool's `constrainedSampling` declaration (pi's `json_schema` / `grammar` config), sent
+    /// to the model where its API allows. Defaults to none.
+    fn constrained_sampling(&self) -> Option<Value> {
+        None
+    }
+
     /// The model-facing declaration.
     fn declaration(&self) -> Tool {
-        Tool::new(self.name(), self.description(), self.parameters().clone())
+        let mut tool = Tool::new(self.name(), self.description(), self.parameters().clone());
+        tool.constrained_sampling = self.constrained_sampling();
+        tool
     }
 
     /// Runs the tool.

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
-use crate::models::{clamp_max_tokens_to_context, clamp_thinking_level, env_api_key};
+use crate::models::{ResolvedAuth, clamp_max_tokens_to_context, clamp_thinking_level, resolve_provider_auth};
 use crate::options::StreamOptions;
 use crate::provider::ApiProvider;
 use crate::providers::faux::FauxProvider;
@@ -39,6 +39,65 @@ pub enum ProviderAuth {
     Key(String),
     /// No key needed (local servers, faux).
     Keyless,
+    /// Whatever this source resolves at request time (a credential store such as pi's auth.json),
+    /// given the request's `api_key` as an override; `Ok(None)` is "no credential", `Err` fails the
+    /// request with its text.
+    Source(KeySource),
+}
+
+/// A request-time credential lookup (see [`ProviderAuth::Source`]).
+#[derive(Clone)]
+pub struct KeySource(pub Arc<KeyLookup>);
+
+/// The function behind a [`KeySource`]: (provider id, the request's own key) → the auth to use,
+/// none, or an error text.
+pub type KeyLookup = dyn Fn(&str, Option<&str>) -> Result<Option<ResolvedAuth>, String> + Send + Sync;
+
+impl KeySource {
+    /// Wraps a lookup.
+    pub fn new(f: impl Fn(&str, Option<&str>) -> Result<Option<ResolvedAuth>, String> + Send + Sync + 'static) -> Self {
+        KeySource(Arc::new(f))
+    }
+}
+
+impl std::fmt::Debug for KeySource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeySource(..)")
+    }
+}
+
+impl PartialEq for KeySource {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for KeySource {}
+
+/// An Azure chat-completions model pointed at its endpoint, with the deployment sent as the
+/// request's `model` (pi's `azureStreams`; the user's payload hook still runs after).
+fn azure_endpoint(
+    model: &Model,
+    options: &mut StreamOptions,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Model, String> {
+    let mut resolved = model.clone();
+    resolved.base_url = crate::models::resolve_azure_base_url(&model.base_url, env)?;
+    let deployment = crate::models::resolve_azure_deployment(&model.id, env);
+    if deployment != model.id {
+        let user = options.on_payload.take();
+        options.on_payload = Some(Arc::new(move |payload: &serde_json::Value, m: &Model| {
+            let mut params = payload.clone();
+            if let Some(o) = params.as_object_mut() {
+                o.insert("model".into(), serde_json::Value::String(deployment.clone()));
+            }
+            match &user {
+                Some(hook) => hook(&params, m).or(Some(params)),
+                None => Some(params),
+            }
+        }));
+    }
+    Ok(resolved)
 }
 
 /// One provider: its models, its auth and (optionally) its own API implementations.
@@ -173,22 +232,52 @@ impl Models {
             return failed(format!("Unknown provider: {}", model.provider), StopReason::Error);
         };
         let mut options = options;
-        if options.api_key.is_none() {
-            options.api_key = match &provider.auth {
-                ProviderAuth::Keyless => None,
-                ProviderAuth::Key(key) => Some(key.clone()),
-                ProviderAuth::EnvKey => match env_api_key(&provider.id) {
-                    Some(key) => Some(key),
-                    None => {
-                        let has_auth_header =
-                            options.headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("authorization") && v.is_some());
-                        if !has_auth_header {
-                            return failed(format!("No API key for provider: {}", provider.id), StopReason::Error);
-                        }
-                        None
+        let resolved = match &provider.auth {
+            ProviderAuth::Keyless => None,
+            ProviderAuth::Key(key) => Some(ResolvedAuth::key(options.api_key.clone().unwrap_or_else(|| key.clone()))),
+            ProviderAuth::EnvKey => {
+                resolve_provider_auth(&provider.id, options.api_key.as_deref(), &|n| std::env::var(n).ok())
+            }
+            ProviderAuth::Source(source) => match (source.0)(&provider.id, options.api_key.as_deref()) {
+                Ok(resolved) => resolved,
+                Err(text) => return failed(text, StopReason::Error),
+            },
+        };
+        let mut filled;
+        let mut model = model;
+        if let Some(auth) = resolved {
+            if auth.api_key.is_some() {
+                options.api_key = auth.api_key.clone();
+            }
+            if !auth.headers.is_empty() {
+                let explicit = std::mem::take(&mut options.headers);
+                options.headers = auth.headers.clone();
+                options.headers.extend(explicit);
+            }
+            if !auth.env.is_empty() && model.base_url.contains('{') {
+                filled = model.clone();
+                filled.base_url = auth.fill_base_url(&model.base_url);
+                model = &filled;
+            }
+            if provider.id == "azure" && model.api == "openai-completions" {
+                let env = |name: &str| auth.env.get(name).cloned();
+                match azure_endpoint(model, &mut options, &env) {
+                    Ok(resolved) => {
+                        filled = resolved;
+                        model = &filled;
                     }
-                },
-            };
+                    Err(text) => return failed(text, StopReason::Error),
+                }
+            }
+        }
+        if options.api_key.is_none() && !matches!(provider.auth, ProviderAuth::Keyless) {
+            let has_auth_header = options.headers.iter().any(|(k, v)| {
+                ["authorization", "x-api-key", "cf-aig-authorization"].iter().any(|h| k.eq_ignore_ascii_case(h))
+                    && v.is_some()
+            });
+            if !has_auth_header {
+                return failed(format!("No API key for provider: {}", provider.id), StopReason::Error);
+            }
         }
         let api = provider.apis.get(&model.api).or_else(|| self.apis.get(&model.api));
         let Some(api) = api else {

@@ -199,3 +199,41 @@ async fn stop_reasons_and_stream_errors() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_subscription_token_gets_tool_names_back_in_the_callers_casing() {
+    let body = [
+        message_start(),
+        ev(
+            "content_block_start",
+            json!({"index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}}}),
+        ),
+        ev(
+            "content_block_delta",
+            json!({"index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"path\": \"a\"}"}}),
+        ),
+        ev("content_block_stop", json!({"index": 0})),
+        tail("tool_use"),
+    ]
+    .concat();
+    let tools = vec![pi_ai::Tool::new("read", "Read a file", json!({"type": "object"}))];
+    let ctx = || {
+        normalize_context(Context {
+            system_prompt: Some("Be brief.".into()),
+            messages: vec![Message::User(UserMessage::new("Read a").into())],
+            tools: Some(tools.clone()),
+        })
+    };
+    for (key, expected) in [("sk-ant-oat01-x", "read"), ("sk-ant-api03-x", "Read")] {
+        let server = MockServer::start([Reply::sse(body.clone())]).await;
+        let model = support::fixtures::model("anthropic-messages", &server.url());
+        let options = StreamOptions { api_key: Some(key.into()), ..Default::default() };
+        let (_, message) = run(AnthropicMessages.stream(&model, ctx(), options)).await;
+        let call = message.tool_calls().next().expect("a tool call");
+        assert_eq!(call.name, expected, "{key}");
+        let request = &server.requests()[0];
+        let oauth = key.contains("oat");
+        assert_eq!(request.header("x-api-key").is_some(), !oauth, "{key}");
+        assert_eq!(request.body["tools"][0]["name"], if oauth { "Read" } else { "read" });
+    }
+}

@@ -43,7 +43,13 @@ async fn check_api(api: &str) {
             assert_eq!(ours.header(header), pi["headers"][header].as_str(), "{api}/{name}: header {header}");
         }
         let ua = ours.header("user-agent").unwrap();
-        assert!(ua.starts_with("pi/") && ua.contains("(linux; rust/") || !cfg!(target_os = "linux"), "{ua}");
+        if let Some(claude_code) = pi["headers"]["user-agent"].as_str().filter(|u| u.starts_with("claude-cli/")) {
+            // A subscription token presents Claude Code's identity instead of pi's.
+            assert_eq!(ua, claude_code, "{api}/{name}: user-agent");
+            assert_eq!(ours.header("x-app"), pi["headers"]["x-app"].as_str(), "{api}/{name}: x-app");
+        } else {
+            assert!(ua.starts_with("pi/") && ua.contains("(linux; rust/") || !cfg!(target_os = "linux"), "{ua}");
+        }
         insta::assert_json_snapshot!(format!("{api}__{name}"), ours.body);
     }
 }

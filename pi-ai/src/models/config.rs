@@ -57,7 +57,7 @@ pub struct ProviderConfig {
     pub name: Option<String>,
     /// Base URL for the provider's models (built-in ones too).
     pub base_url: Option<String>,
-    /// API key as written (`$NAME`, `!command` or literal); see [`resolve_config_value`].
+    /// API key as written (`$NAME`, `!command` or literal); see [`resolve_config_value`](super::resolve_config_value).
     pub api_key: Option<String>,
     /// API for models that do not set their own.
     pub api: Option<String>,
@@ -245,28 +245,6 @@ impl ModelsConfig {
     }
 }
 
-/// Resolves an `apiKey` or header value: `$NAME` / `${NAME}` from the environment, `!command`
-/// from the trimmed output of `sh -c command`, anything else literally. `None` when the variable
-/// is unset or the command fails.
-pub fn resolve_config_value(value: &str) -> Option<String> {
-    if let Some(command) = value.strip_prefix('!') {
-        let output = std::process::Command::new("sh").arg("-c").arg(command).output().ok()?;
-        if !output.status.success() {
-            tracing::warn!(command, "models.json command failed");
-            return None;
-        }
-        let text = String::from_utf8_lossy(&output.stdout).trim().to_owned();
-        return (!text.is_empty()).then_some(text);
-    }
-    let name = value.strip_prefix("${").and_then(|v| v.strip_suffix('}')).or_else(|| {
-        value.strip_prefix('$').filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
-    });
-    match name {
-        Some(name) => std::env::var(name).ok().filter(|v| !v.is_empty()),
-        None => Some(value.to_owned()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -309,12 +287,5 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert_eq!(err, "Invalid m.json: providers.p.models[0]: \"api\" is required (on the model or its provider)");
-    }
-
-    #[test]
-    fn config_values() {
-        assert_eq!(resolve_config_value("literal").as_deref(), Some("literal"));
-        assert_eq!(resolve_config_value("!echo hi").as_deref(), Some("hi"));
-        assert_eq!(resolve_config_value("$PI_SURELY_UNSET_VAR_X"), None);
     }
 }

@@ -1,18 +1,28 @@
 //! Models: the built-in catalog, custom `models.json` providers, cost, environment API keys,
 //! thinking levels and output-token clamping.
 
+mod azure;
 mod catalog;
 mod config;
+mod config_value;
 mod cost;
 mod env;
 mod estimate;
+mod provider_auth;
 mod thinking;
 
-pub use catalog::{builtin_catalog, get_model, get_models, get_providers};
-pub use config::{ModelsConfig, ModelsConfigError, ProviderConfig, resolve_config_value};
+pub use azure::{AZURE_ENV, resolve_azure_base_url, resolve_azure_deployment};
+pub use catalog::{
+    ProviderInfo, builtin_catalog, builtin_providers, get_model, get_models, get_providers, provider_info,
+};
+pub use config::{ModelsConfig, ModelsConfigError, ProviderConfig};
+pub use config_value::{
+    config_value_env_names, is_command_config_value, resolve_config_value, resolve_config_value_with,
+};
 pub use cost::calculate_cost;
 pub use env::{ANTHROPIC_AUTH_TOKEN_ENV, env_api_key, env_api_key_vars, env_api_key_with};
 pub use estimate::{
     clamp_max_tokens_to_context, estimate_context_tokens, estimate_message_tokens, usage_context_tokens,
 };
+pub use provider_auth::{ResolvedAuth, resolve_provider_auth};
 pub use thinking::{clamp_thinking_level, supported_thinking_levels};

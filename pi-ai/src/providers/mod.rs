@@ -1,6 +1,7 @@
 //! Provider implementations, one module per wire protocol.
 
 pub mod anthropic;
+pub mod constrained;
 pub mod faux;
 pub mod openai_completions;
 pub mod openai_responses;

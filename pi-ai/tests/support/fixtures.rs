@@ -42,6 +42,12 @@ pub fn scenario(api: &str, name: &str, base: &str) -> (Model, TranscriptContext,
     if s["reasoningModel"] == json!(true) {
         model.reasoning = true;
     }
+    if let Some(extra) = s["modelCompat"].as_object() {
+        let compat = model.compat.get_or_insert_with(Default::default);
+        for (k, v) in extra {
+            compat.insert(k.clone(), v.clone());
+        }
+    }
     let sig = spec["signatures"][api].to_string();
     let mut context: Value =
         serde_json::from_str(&s["context"].to_string().replace("\"$sig\"", &sig)).expect("context");
@@ -55,7 +61,7 @@ pub fn scenario(api: &str, name: &str, base: &str) -> (Model, TranscriptContext,
     let context: Context = serde_json::from_value(context).expect("Context");
     let o = &s["options"];
     let options = StreamOptions {
-        api_key: Some("test-key".into()),
+        api_key: Some(o["apiKey"].as_str().unwrap_or("test-key").to_owned()),
         max_tokens: o["maxTokens"].as_u64(),
         temperature: o["temperature"].as_f64(),
         reasoning: o["reasoning"].as_str().and_then(ThinkingLevel::parse),

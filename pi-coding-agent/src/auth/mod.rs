@@ -1,1 +1,15 @@
 //! Credentials: `auth.json` (`AuthStorage`), its lock and lookup order, and the model registry with auth.
+//!
+//! A program that only needs a key asks [`AuthStorage::api_key`] (runtime key, auth.json,
+//! environment) or, with models.json too, [`ModelRegistry::api_key`].
+
+mod credential;
+pub mod lock;
+pub mod oauth;
+mod registry;
+mod storage;
+
+pub use credential::{Credential, CredentialType};
+pub use oauth::{AnthropicOAuth, OAuthError};
+pub use registry::{ModelRegistry, RegistryError};
+pub use storage::{AuthError, AuthStorage};

@@ -28,7 +28,7 @@ use pi_coding_agent::session::{expand_tilde, get_agent_dir, resolve_path};
 use pi_coding_agent::settings::Settings;
 
 /// pi's subcommands (package management, auth, MCP), which this port does not have.
-const SUBCOMMANDS: [&str; 8] = ["install", "remove", "uninstall", "update", "list", "config", "auth", "mcp"];
+const SUBCOMMANDS: [&str; 7] = ["install", "remove", "uninstall", "update", "list", "config", "mcp"];
 
 fn main() {
     // As the OS gave them: text that is not UTF-8 is decoded lossily, `@file` paths keep their bytes.
@@ -36,6 +36,9 @@ fn main() {
     let text_argv: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     if let Some(code) = pi_coding_agent::packages::run_package_command(&text_argv) {
         std::process::exit(code);
+    }
+    if text_argv.first().is_some_and(|a| a == "auth") {
+        std::process::exit(pi_coding_agent::cli::auth_command::run(&text_argv, &get_agent_dir()));
     }
     if let Some(command) = argv.first().and_then(|a| a.to_str()).filter(|a| SUBCOMMANDS.contains(a)) {
         // pi runs these before parsing options; sending the word as a prompt would be wrong.

@@ -3,6 +3,7 @@
 //! the [`modes`](crate::modes).
 
 pub mod args;
+pub mod auth_command;
 pub mod export_html;
 pub mod file_args;
 pub mod list_models;

@@ -1,64 +1,42 @@
-//! The model registry the CLI uses: pi-ai's built-in catalog with `<agentDir>/models.json`
-//! applied, pi-ai's HTTP APIs registered, and each provider's credentials (`apiKey` from
-//! models.json, else pi's environment variable).
+//! The model registry the CLI uses: the SDK's [`ModelRegistry`] over `<agentDir>/auth.json` and
+//! `<agentDir>/models.json` (pi-ai's built-in catalog, models.json applied, credentials looked up
+//! in pi's order: `--api-key`, auth.json, models.json `apiKey`, environment).
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use pi_agent_core::StreamFn;
-use pi_ai::models::{ModelsConfig, ModelsConfigError, env_api_key, resolve_config_value};
-use pi_ai::registry::{Models, ProviderAuth, ProviderEntry};
-use pi_ai::{Context, Model};
+use pi_ai::Model;
+use pi_ai::registry::Models;
+
+use crate::auth::{ModelRegistry, RegistryError};
 
 /// Models, their credentials and the stream function over them.
 #[derive(Clone, Debug)]
 pub struct CliRegistry {
     /// Providers with models and auth, APIs registered.
     pub models: Models,
-    keys: HashMap<String, String>,
+    registry: ModelRegistry,
 }
 
 impl CliRegistry {
-    /// Loads the catalog and `<agent_dir>/models.json` (a missing file is fine). A broken
-    /// models.json is returned as the error beside a registry of the built-in catalog only.
-    pub fn load(agent_dir: &Path) -> (Self, Option<ModelsConfigError>) {
-        let mut catalog = pi_ai::models::builtin_catalog().clone();
-        let path = agent_dir.join("models.json");
-        let mut keys = HashMap::new();
-        let mut error = None;
-        if path.is_file() {
-            match ModelsConfig::load(&path).and_then(|c| c.apply(&mut catalog).map(|()| c)) {
-                Ok(config) => {
-                    for (id, provider) in &config.providers {
-                        if let Some(key) = provider.api_key.as_deref().and_then(resolve_config_value) {
-                            keys.insert(id.clone(), key);
-                        }
-                    }
-                }
-                Err(e) => {
-                    catalog = pi_ai::models::builtin_catalog().clone();
-                    error = Some(e);
-                }
-            }
-        }
-        let mut models = Models::new();
-        for api in pi_ai::providers::http_apis() {
-            models.register_api(api);
-        }
-        for (id, list) in catalog {
-            let auth = match keys.get(&id) {
-                Some(k) => ProviderAuth::Key(k.clone()),
-                None => ProviderAuth::EnvKey,
-            };
-            models.set_provider(ProviderEntry { id, models: list, auth, apis: HashMap::new() });
-        }
-        (CliRegistry { models, keys }, error)
+    /// Loads the catalog, `<agent_dir>/models.json` and `<agent_dir>/auth.json` (missing files
+    /// are fine). A broken models.json or auth.json is returned beside the registry, which then
+    /// has the built-in catalog only, or no stored credentials.
+    pub fn load(agent_dir: &Path) -> (Self, Option<Arc<RegistryError>>) {
+        let registry = ModelRegistry::load(agent_dir);
+        let error = registry.shared_error();
+        (CliRegistry { models: registry.models().clone(), registry }, error)
     }
 
-    /// Whether a provider has credentials (models.json key or environment variable).
+    /// The SDK registry underneath.
+    pub fn registry(&self) -> &ModelRegistry {
+        &self.registry
+    }
+
+    /// Whether a provider has credentials (auth.json, models.json key or environment variable).
     pub fn has_auth(&self, provider: &str) -> bool {
-        self.keys.contains_key(provider) || env_api_key(provider).is_some()
+        self.registry.has_configured_auth(provider)
     }
 
     /// Every model, in catalog order.
@@ -73,10 +51,6 @@ impl CliRegistry {
 
     /// A stream function dispatching through this registry.
     pub fn stream_fn(&self) -> StreamFn {
-        let models = Arc::new(self.models.clone());
-        Arc::new(move |model: &Model, transcript, options| {
-            let context = Context { system_prompt: None, messages: transcript.into_messages(), tools: None };
-            models.stream_simple(model, context, options)
-        })
+        self.registry.stream_fn()
     }
 }

@@ -149,6 +149,10 @@ impl AgentTool for BashTool {
         DESCRIPTION
     }
 
+    fn constrained_sampling(&self) -> Option<Value> {
+        Some(serde_json::json!({"type": "json_schema", "strict": "prefer"}))
+    }
+
     fn parameters(&self) -> &Value {
         &self.parameters
     }

@@ -115,6 +115,10 @@ impl AgentTool for EditTool {
         DESCRIPTION
     }
 
+    fn constrained_sampling(&self) -> Option<Value> {
+        Some(serde_json::json!({"type": "json_schema", "strict": "prefer"}))
+    }
+
     fn parameters(&self) -> &Value {
         &self.parameters
     }

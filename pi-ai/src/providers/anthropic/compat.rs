@@ -27,7 +27,9 @@ pub struct AnthropicCompatOverrides {
     pub supports_mid_convo_system_messages: Option<bool>,
     /// See [`AnthropicCompat::force_adaptive_thinking`].
     pub force_adaptive_thinking: Option<bool>,
-    /// Other fields pi knows (strict tools, threads, fallbacks, managed effort) are accepted and
+    /// See [`AnthropicCompat::supports_strict_tools`].
+    pub supports_strict_tools: Option<bool>,
+    /// Other fields pi knows ( threads, fallbacks, managed effort) are accepted and
     /// not acted on.
     #[serde(flatten)]
     pub other: serde_json::Map<String, Value>,
@@ -55,6 +57,11 @@ pub struct AnthropicCompat {
     pub supports_mid_convo_system_messages: bool,
     /// Adaptive thinking with an effort instead of a token budget.
     pub force_adaptive_thinking: bool,
+    /// Tools declaring JSON-schema constrained sampling are sent with `strict: true`.
+    pub supports_strict_tools: bool,
+    /// The key is a Claude subscription OAuth token (`sk-ant-oat…`): bearer auth and Claude
+    /// Code's identity (not from `model.compat`; set per request).
+    pub claude_code_identity: bool,
 }
 
 /// Resolves the flags of `model`.
@@ -78,6 +85,8 @@ pub fn resolve_compat(model: &Model) -> AnthropicCompat {
         session_affinity_format: o.session_affinity_format.or_else(|| is_open_router.then(|| "openrouter".to_owned())),
         supports_cache_control_on_tools: o.supports_cache_control_on_tools.unwrap_or(true),
         supports_temperature: o.supports_temperature.unwrap_or(true),
+        supports_strict_tools: o.supports_strict_tools.unwrap_or(false),
+        claude_code_identity: false,
         allow_empty_signature: o.allow_empty_signature.unwrap_or(false),
         supports_mid_convo_system_messages: o.supports_mid_convo_system_messages.unwrap_or(false),
         force_adaptive_thinking: o.force_adaptive_thinking.unwrap_or(false),

@@ -10,10 +10,13 @@
 //!   Anthropic's index, signatures accumulate silently, redacted thinking keeps its payload in the
 //!   signature.
 //!
-//! Not ported: OAuth (Claude Code identity), message threads, native tool changes, managed effort,
-//! server-side fallbacks, strict tools.
+//! - A Claude subscription token (`sk-ant-oat…`) is sent as pi sends it: see [`oauth`].
+//!
+//! Not ported: message threads, native tool changes, managed effort, server-side fallbacks, the
+//! strict-tool-limit retry.
 
 mod compat;
+pub mod oauth;
 mod request;
 mod stream;
 mod wire;
@@ -45,9 +48,15 @@ impl ApiProvider for AnthropicMessages {
 
     fn stream(&self, model: &Model, context: TranscriptContext, options: StreamOptions) -> AssistantMessageEventStream {
         let out = ProviderOutput::new(model);
+        let mut parser = AnthropicStream::new();
+        if uses_claude_code_identity(model, &options) {
+            // Tool calls come back in Claude Code's casing: map them to the declared names.
+            let names = crate::transcript::current_tools(context.messages()).into_iter().map(|t| t.name).collect();
+            parser = parser.with_tool_names(names);
+        }
         let request = build_request(model, context, &options);
         let ctx = StreamContext { model: model.clone(), options };
-        stream_sse(ctx, out, request, ErrorStyle::Anthropic, AnthropicStream::new())
+        stream_sse(ctx, out, request, ErrorStyle::Anthropic, parser)
     }
 }
 
@@ -56,6 +65,12 @@ fn has_header(options: &StreamOptions, name: &str) -> bool {
         .headers
         .iter()
         .any(|(k, v)| k.eq_ignore_ascii_case(name) && v.as_ref().is_some_and(|v| !v.trim().is_empty()))
+}
+
+/// Whether a request authenticates with a Claude subscription token (never for GitHub Copilot,
+/// which takes its token as plain bearer auth).
+fn uses_claude_code_identity(model: &Model, options: &StreamOptions) -> bool {
+    model.provider != "github-copilot" && options.api_key.as_deref().is_some_and(oauth::is_oauth_token)
 }
 
 /// Builds the complete request (URL, headers, body), or the setup error text.
@@ -77,7 +92,9 @@ pub fn build_request_ref(
     if key.is_none() && !["authorization", "x-api-key", "cf-aig-authorization"].iter().any(|h| has_header(options, h)) {
         return Err(format!("No API key for provider: {}", model.provider));
     }
-    let compat = resolve_compat(model);
+    let mut compat = resolve_compat(model);
+    compat.claude_code_identity = uses_claude_code_identity(model, options);
+    request::check_strict_tools(&crate::transcript::current_tools(context.messages()), &compat)?;
     let (max_tokens, thinking) = plan_thinking(model, context, options, &compat);
     let supports_mid = compat.supports_mid_convo_system_messages;
     let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
@@ -96,14 +113,28 @@ pub fn build_request_ref(
     headers.set("Accept", "application/json");
     headers.set("Content-Type", "application/json");
     headers.set("anthropic-version", "2023-06-01");
-    if let Some(key) = &key {
-        headers.set("x-api-key", key.clone());
+    match &key {
+        Some(token) if compat.claude_code_identity => {
+            headers.set("Authorization", format!("Bearer {token}"));
+        }
+        Some(token) if model.provider == "github-copilot" => {
+            headers.set("Authorization", format!("Bearer {token}"));
+        }
+        Some(key) => headers.set("x-api-key", key.clone()),
+        None => {}
     }
-    headers.set("User-Agent", user_agent());
-    headers.set("anthropic-dangerous-direct-browser-access", "true");
+    if compat.claude_code_identity {
+        headers.set("anthropic-dangerous-direct-browser-access", "true");
+        headers.set("User-Agent", format!("claude-cli/{}", oauth::CLAUDE_CODE_VERSION));
+        headers.set("x-app", "cli");
+    } else {
+        headers.set("User-Agent", user_agent());
+        headers.set("anthropic-dangerous-direct-browser-access", "true");
+    }
     let cache_on = options.cache_retention.unwrap_or_else(crate::options::CacheRetention::from_env)
         != crate::options::CacheRetention::None;
-    if let Some(session) = options.session_id.as_ref().filter(|_| cache_on && compat.send_session_affinity_headers) {
+    let affinity = cache_on && compat.send_session_affinity_headers && !compat.claude_code_identity;
+    if let Some(session) = options.session_id.as_ref().filter(|_| affinity) {
         let name = if compat.session_affinity_format.as_deref() == Some("openrouter") {
             "x-session-id"
         } else {

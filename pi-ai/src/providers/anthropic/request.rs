@@ -8,6 +8,7 @@ use crate::handoff::HandedOff;
 use crate::http::body::to_value;
 use crate::http::shared::{thinking_budget_for_level, transform_for_model_borrowed};
 use crate::options::{CacheRetention, StreamOptions, ToolChoice};
+use crate::providers::constrained;
 use crate::transcript::{TranscriptContext, current_tools, initial_system_message, system_message_text};
 use crate::types::{Message, Model, ThinkingLevel, Tool};
 
@@ -78,6 +79,9 @@ pub fn beta_features(
     compat: &AnthropicCompat,
 ) -> Vec<String> {
     let mut features = Vec::new();
+    if compat.claude_code_identity {
+        features.extend(super::oauth::OAUTH_BETAS.map(str::to_owned));
+    }
     if !current_tools(context.messages()).is_empty() && !compat.supports_eager_tool_input_streaming {
         features.push("fine-grained-tool-streaming-2025-05-14".to_owned());
     }
@@ -124,14 +128,24 @@ pub(super) fn build_body_parts<'a>(
     p.insert("messages".into(), Value::Null);
     p.insert("max_tokens".into(), json!(max_tokens));
     p.insert("stream".into(), json!(true));
-    if !initial_text.is_empty() {
+    let text_block = |text: &str| {
         let mut block = Map::new();
         block.insert("type".into(), json!("text"));
-        block.insert("text".into(), json!(initial_text));
+        block.insert("text".into(), json!(text));
         if let Some(c) = &cache {
             block.insert("cache_control".into(), c.clone());
         }
-        p.insert("system".into(), json!([block]));
+        Value::Object(block)
+    };
+    if compat.claude_code_identity {
+        // A subscription token must present Claude Code's identity first.
+        let mut system = vec![text_block(super::oauth::CLAUDE_CODE_IDENTITY)];
+        if !initial_text.is_empty() {
+            system.push(text_block(&initial_text));
+        }
+        p.insert("system".into(), Value::Array(system));
+    } else if !initial_text.is_empty() {
+        p.insert("system".into(), json!([text_block(&initial_text)]));
     }
     if let Some(t) = options.temperature
         && *thinking == Thinking::Off
@@ -169,14 +183,45 @@ pub(super) fn build_body_parts<'a>(
     (p, messages)
 }
 
-/// `{name, description, eager_input_streaming?, input_schema, cache_control? (last)}` per tool.
+/// Keywords Anthropic's strict tool use rejects (with a 400 for the whole request).
+fn anthropic_strict_unsupported(key: &str, value: &Value) -> bool {
+    const KEYWORDS: [&str; 11] = [
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "maxItems",
+        "uniqueItems",
+        "minContains",
+        "maxContains",
+        "minProperties",
+        "maxProperties",
+    ];
+    const FORMATS: [&str; 10] =
+        ["date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"];
+    match key {
+        k if KEYWORDS.contains(&k) => true,
+        "minItems" => value != &json!(0) && value != &json!(1),
+        "format" => value.as_str().is_none_or(|f| !FORMATS.contains(&f)),
+        _ => false,
+    }
+}
+
+/// The error of a tool requiring strict sampling this model cannot give.
+pub fn check_strict_tools(tools: &[Tool], compat: &AnthropicCompat) -> Result<(), String> {
+    constrained::check_tools(tools, compat.supports_strict_tools, Some(anthropic_strict_unsupported))
+}
+
+/// `{name, description, eager_input_streaming?, strict?, input_schema, cache_control? (last)}` per tool.
 pub fn convert_tools(tools: &[Tool], compat: &AnthropicCompat, cache: Option<&Value>) -> Vec<Value> {
     let last = tools.len().saturating_sub(1);
     tools
         .iter()
         .enumerate()
         .map(|(i, tool)| {
-            let schema = &tool.parameters;
+            let (strict, schema) =
+                constrained::tool_parameters(tool, compat.supports_strict_tools, Some(anthropic_strict_unsupported));
             let mut input = Map::new();
             input.insert("type".into(), json!("object"));
             input.insert("properties".into(), schema.get("properties").cloned().unwrap_or_else(|| json!({})));
@@ -186,11 +231,21 @@ pub fn convert_tools(tools: &[Tool], compat: &AnthropicCompat, cache: Option<&Va
                     input.insert(key.into(), v.clone());
                 }
             }
+            if strict && let Value::Object(mut full) = schema {
+                // `{...parameters, ...legacyInputSchema}`: existing keys keep their place.
+                full.extend(input);
+                input = full;
+            }
             let mut t = Map::new();
-            t.insert("name".into(), json!(tool.name));
+            let name =
+                if compat.claude_code_identity { super::oauth::to_claude_code_name(&tool.name) } else { &tool.name };
+            t.insert("name".into(), json!(name));
             t.insert("description".into(), json!(tool.description));
             if compat.supports_eager_tool_input_streaming {
                 t.insert("eager_input_streaming".into(), json!(true));
+            }
+            if strict {
+                t.insert("strict".into(), json!(true));
             }
             t.insert("input_schema".into(), Value::Object(input));
             if let Some(c) = cache.filter(|_| i == last) {

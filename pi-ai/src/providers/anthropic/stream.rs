@@ -26,12 +26,27 @@ pub struct AnthropicStream {
     open: HashMap<u64, usize>,
     saw_start: bool,
     saw_stop: bool,
+    tool_names: Option<Vec<String>>,
 }
 
 impl AnthropicStream {
     /// A fresh handler.
     pub fn new() -> Self {
         AnthropicStream::default()
+    }
+
+    /// A handler that maps tool-call names back to `names` ignoring case (a Claude subscription
+    /// request sends tool names in Claude Code's casing).
+    pub fn with_tool_names(mut self, names: Vec<String>) -> Self {
+        self.tool_names = Some(names);
+        self
+    }
+
+    fn tool_name(&self, name: String) -> String {
+        match &self.tool_names {
+            Some(names) => super::oauth::from_claude_code_name(&name, names),
+            None => name,
+        }
     }
 
     fn on_message(&mut self, event: &Value, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
@@ -146,7 +161,7 @@ impl AnthropicStream {
                 let arguments = block.get("input").and_then(Value::as_object).cloned().unwrap_or_default();
                 E::ToolCallStart {
                     content_index: index,
-                    tool_call: ToolCall::new(str_of("id"), str_of("name"), arguments),
+                    tool_call: ToolCall::new(str_of("id"), self.tool_name(str_of("name")), arguments),
                 }
             }
             _ => return,

@@ -21,8 +21,9 @@ pub(crate) enum Block<'a> {
     RedactedThinking(Option<&'a str>),
     /// `{type: "thinking", thinking, signature}`.
     Thinking { thinking: &'a str, signature: &'a str },
-    /// `{type: "tool_use", id, name, input}`.
-    ToolUse(&'a ToolCall),
+    /// `{type: "tool_use", id, name, input}`; the name in Claude Code's casing with a subscription
+    /// token.
+    ToolUse(&'a ToolCall, bool),
     /// `{type: "tool_result", tool_use_id, content, is_error}`.
     ToolResult { id: &'a str, content: Box<BlockContent<'a>>, is_error: bool },
 }
@@ -73,10 +74,10 @@ impl WriteJson for CachedBlock<'_> {
                 m.str("thinking", thinking);
                 m.str("signature", signature);
             }
-            Block::ToolUse(call) => {
+            Block::ToolUse(call, claude_code) => {
                 m.str("type", "tool_use");
                 m.str("id", &call.id);
-                m.str("name", &call.name);
+                m.str("name", if *claude_code { super::oauth::to_claude_code_name(&call.name) } else { &call.name });
                 m.serde("input", &call.arguments);
             }
             Block::ToolResult { id, content, is_error } => {
@@ -240,7 +241,9 @@ pub(crate) fn convert<'a>(
                                 None => Block::Text(Cow::Borrowed(&t.thinking)),
                             }));
                         }
-                        AssistantBlock::ToolCall(call) => blocks.push(block(Block::ToolUse(call))),
+                        AssistantBlock::ToolCall(call) => {
+                            blocks.push(block(Block::ToolUse(call, compat.claude_code_identity)))
+                        }
                     }
                 }
                 if blocks.is_empty() {

@@ -97,6 +97,8 @@ pub fn build_request_ref(
     compat: &CompletionsCompat,
 ) -> Result<HttpRequest, String> {
     let key = client_api_key(model, options)?;
+    let declared = crate::transcript::declared_tools(context.messages());
+    crate::providers::constrained::check_tools(&declared, compat.supports_strict_mode, None)?;
     let head = crate::http::body::collapsed_head(context.messages(), compat.supports_mid_convo_system_messages);
     let view = crate::http::body::resolved_view(context.messages(), &head, compat.supports_mid_convo_system_messages);
     let handed_off = request::handoff(model, &view);

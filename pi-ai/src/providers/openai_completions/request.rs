@@ -10,6 +10,7 @@ use crate::http::shared::{
     clamp_thinking_level, resolve_sampling_params, thinking_budget_for_level, transform_for_model_borrowed,
 };
 use crate::options::{CacheRetention, StreamOptions, ToolChoice};
+use crate::providers::constrained;
 use crate::transcript::{ResolvedTools, ToolChangeSupport, TranscriptContext, resolve_transcript_tools};
 use crate::types::{Message, Model, ThinkingLevel, Tool};
 
@@ -351,9 +352,10 @@ pub fn convert_tools(tools: &[Tool], compat: &CompletionsCompat) -> Vec<Value> {
             let mut function = Map::new();
             function.insert("name".into(), json!(tool.name));
             function.insert("description".into(), json!(tool.description));
-            function.insert("parameters".into(), tool.parameters.clone());
+            let (strict, parameters) = constrained::tool_parameters(tool, compat.supports_strict_mode, None);
+            function.insert("parameters".into(), parameters);
             if compat.supports_strict_mode {
-                function.insert("strict".into(), json!(false));
+                function.insert("strict".into(), json!(strict));
             }
             json!({"type": "function", "function": function})
         })

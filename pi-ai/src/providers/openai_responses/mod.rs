@@ -80,6 +80,8 @@ pub fn build_request_ref(
         }
     };
     let compat = resolve_compat(model);
+    let declared = crate::transcript::declared_tools(context.messages());
+    crate::providers::constrained::check_tools(&declared, compat.supports_strict_mode, None)?;
     let supports_mid = compat.supports_mid_convo_system_messages;
     let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
     let view = crate::http::body::resolved_view(context.messages(), &head, supports_mid);

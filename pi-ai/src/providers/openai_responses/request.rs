@@ -1,6 +1,7 @@
 //! The `POST /responses` body (pi's `buildParams` and `convertResponsesMessages`).
 
 use crate::handoff::HandedOff;
+use crate::providers::constrained;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -173,9 +174,10 @@ pub fn convert_tools(tools: &[Tool], compat: &ResponsesCompat) -> Vec<Value> {
             t.insert("type".into(), json!("function"));
             t.insert("name".into(), json!(tool.name));
             t.insert("description".into(), json!(tool.description));
-            t.insert("parameters".into(), tool.parameters.clone());
+            let (strict, parameters) = constrained::tool_parameters(tool, compat.supports_strict_mode, None);
+            t.insert("parameters".into(), parameters);
             if compat.supports_strict_mode {
-                t.insert("strict".into(), json!(false));
+                t.insert("strict".into(), json!(strict));
             }
             Value::Object(t)
         })

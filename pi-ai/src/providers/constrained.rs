@@ -1,0 +1,244 @@
+//! JSON-schema constrained sampling (pi-ai's `constrained-sampling.js`): a tool declaring
+//! `constrainedSampling: {type: "json_schema", strict: "prefer" | "require"}` is sent in the API's
+//! strict mode, with its schema made strict (every property required, optional ones nullable,
+//! `additionalProperties: false`), when the model's compat allows it and the schema fits the strict
+//! subset. `"prefer"` falls back to a normal tool; `"require"` fails the request instead.
+
+use serde_json::{Map, Value, json};
+
+use crate::types::Tool;
+
+/// Keywords no strict mode accepts.
+const UNSUPPORTED: [&str; 16] = [
+    "$ref",
+    "$defs",
+    "definitions",
+    "allOf",
+    "oneOf",
+    "patternProperties",
+    "dependentSchemas",
+    "dependencies",
+    "unevaluatedProperties",
+    "propertyNames",
+    "contains",
+    "prefixItems",
+    "not",
+    "if",
+    "then",
+    "else",
+];
+
+/// A provider's extra rule: `(keyword, value)` its strict mode rejects.
+pub type KeywordFilter = fn(&str, &Value) -> bool;
+
+fn is_structured(schema: &Value) -> bool {
+    let Some(o) = schema.as_object() else { return false };
+    let types: Vec<&str> = match o.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    types.contains(&"object") || types.contains(&"array") || o.contains_key("properties") || o.contains_key("items")
+}
+
+fn allows_null(schema: &Value) -> bool {
+    let Some(o) = schema.as_object() else { return false };
+    match o.get("type") {
+        Some(Value::String(t)) if t == "null" => return true,
+        Some(Value::Array(a)) if a.iter().any(|t| t == "null") => return true,
+        _ => {}
+    }
+    if o.get("const") == Some(&Value::Null)
+        || o.get("enum").and_then(Value::as_array).is_some_and(|e| e.contains(&Value::Null))
+    {
+        return true;
+    }
+    o.get("anyOf").and_then(Value::as_array).is_some_and(|v| v.iter().any(allows_null))
+}
+
+fn strict_node(schema: &mut Value, filter: Option<KeywordFilter>) -> Result<(), String> {
+    let Some(o) = schema.as_object_mut() else { return Err("boolean schemas are unsupported".into()) };
+    if let Some(key) = UNSUPPORTED.iter().find(|k| o.contains_key(**k)) {
+        return Err(format!("{key} schemas are unsupported"));
+    }
+    if let Some(filter) = filter
+        && let Some((k, v)) = o.iter().find(|(k, v)| filter(k, v))
+    {
+        return Err(format!("{k}: {v} is unsupported"));
+    }
+    if !o.contains_key("type") && !o.contains_key("anyOf") && !o.contains_key("enum") {
+        return Err("schemas without a type are unsupported".into());
+    }
+    if let Some(any_of) = o.get_mut("anyOf") {
+        let Some(variants) = any_of.as_array_mut().filter(|v| !v.is_empty()) else {
+            return Err("anyOf must contain at least one schema".into());
+        };
+        for variant in variants {
+            if is_structured(variant) {
+                return Err("object and array unions are unsupported".into());
+            }
+            strict_node(variant, filter)?;
+        }
+    }
+    if let Some(items) = o.get_mut("items") {
+        if items.is_array() {
+            return Err("tuple schemas are unsupported".into());
+        }
+        strict_node(items, filter)?;
+    }
+    let is_object = o.get("type").and_then(Value::as_str) == Some("object");
+    if o.contains_key("properties") && !is_object {
+        return Err("properties require type object".into());
+    }
+    if !is_object {
+        return Ok(());
+    }
+    if o.get("additionalProperties").is_some_and(|a| a != &Value::Bool(false)) {
+        return Err("schema-valued or true additionalProperties is unsupported".into());
+    }
+    if o.get("properties").is_some_and(|p| !p.is_object()) {
+        return Err("object properties must be a schema map".into());
+    }
+    let required: Vec<String> = match o.get("required") {
+        None => Vec::new(),
+        Some(Value::Array(r)) if r.iter().all(Value::is_string) => {
+            r.iter().filter_map(Value::as_str).map(str::to_owned).collect()
+        }
+        Some(_) => return Err("object required must be a string array".into()),
+    };
+    let mut empty = Map::new();
+    let properties = match o.get_mut("properties") {
+        Some(Value::Object(p)) => p,
+        _ => &mut empty,
+    };
+    if required.iter().any(|r| !properties.contains_key(r)) {
+        return Err("required contains an unknown property".into());
+    }
+    for (key, property) in properties.iter_mut() {
+        strict_node(property, filter)?;
+        if !required.contains(key) && !allows_null(property) {
+            *property = json!({"anyOf": [property.take(), {"type": "null"}]});
+        }
+    }
+    let names: Vec<Value> = properties.keys().map(|k| Value::String(k.clone())).collect();
+    // Assigning keeps an existing key in place and appends a new one, as JavaScript does.
+    o.insert("required".into(), Value::Array(names));
+    o.insert("additionalProperties".into(), Value::Bool(false));
+    Ok(())
+}
+
+/// pi's `makeStrictJsonSchema`: the strict form of a tool's parameter schema, or why it has none.
+///
+/// ```
+/// use serde_json::json;
+/// let schema = json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "number"}}, "required": ["a"]});
+/// let strict = pi_ai::providers::constrained::make_strict_json_schema(&schema, None).unwrap();
+/// assert_eq!(strict, json!({"type": "object", "properties": {"a": {"type": "string"},
+///     "b": {"anyOf": [{"type": "number"}, {"type": "null"}]}}, "required": ["a", "b"], "additionalProperties": false}));
+/// ```
+pub fn make_strict_json_schema(schema: &Value, filter: Option<KeywordFilter>) -> Result<Value, String> {
+    let mut cloned = schema.clone();
+    if !cloned.is_object() {
+        return Err("root schema must have type object".into());
+    }
+    strict_node(&mut cloned, filter)?;
+    if cloned.get("type").and_then(Value::as_str) != Some("object") {
+        return Err("root schema must have type object".into());
+    }
+    Ok(cloned)
+}
+
+fn json_schema_config(tool: &Tool) -> Option<&str> {
+    let c = tool.constrained_sampling.as_ref()?.as_object()?;
+    (c.get("type")? == "json_schema").then(|| c.get("strict").and_then(Value::as_str).unwrap_or(""))
+}
+
+/// Whether `tool` asks for strict sampling only when possible (`strict: "prefer"`).
+pub fn prefers_strict(tool: &Tool) -> bool {
+    json_schema_config(tool) == Some("prefer")
+}
+
+/// pi's `resolveJsonSchemaStrictSampling`: `Ok(true)` to send `tool` strict, `Ok(false)` not to,
+/// or the error of a `"require"` tool that cannot be strict.
+pub fn resolve_strict(tool: &Tool, supports_strict: bool, filter: Option<KeywordFilter>) -> Result<bool, String> {
+    let Some(strict) = json_schema_config(tool) else { return Ok(false) };
+    let require = strict == "require";
+    if supports_strict {
+        return match make_strict_json_schema(&tool.parameters, filter) {
+            Ok(_) => Ok(true),
+            Err(_) if !require => Ok(false),
+            Err(why) => Err(format!("Tool \"{}\" requires JSON-schema constrained sampling, but {why}.", tool.name)),
+        };
+    }
+    if require {
+        return Err(format!(
+            "Tool \"{}\" requires JSON-schema constrained sampling, but strict tools are unsupported.",
+            tool.name
+        ));
+    }
+    Ok(false)
+}
+
+/// `(strict, parameters)` of `tool` for a request: the strict schema when strict. A `"require"`
+/// tool that cannot be strict was refused earlier by [`check_tools`]; here it is sent normally.
+pub fn tool_parameters(tool: &Tool, supports_strict: bool, filter: Option<KeywordFilter>) -> (bool, Value) {
+    if resolve_strict(tool, supports_strict, filter) == Ok(true)
+        && let Ok(schema) = make_strict_json_schema(&tool.parameters, filter)
+    {
+        return (true, schema);
+    }
+    (false, tool.parameters.clone())
+}
+
+/// The first `"require"` tool of `tools` that cannot be sent strict, as the request's error.
+pub fn check_tools<'a>(
+    tools: impl IntoIterator<Item = &'a Tool>,
+    supports_strict: bool,
+    filter: Option<KeywordFilter>,
+) -> Result<(), String> {
+    tools.into_iter().try_for_each(|t| resolve_strict(t, supports_strict, filter).map(drop))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(config: Value, parameters: Value) -> Tool {
+        let mut t = Tool::new("t", "d", parameters);
+        t.constrained_sampling = Some(config);
+        t
+    }
+
+    #[test]
+    fn prefer_falls_back_and_require_fails() {
+        let bad = json!({"type": "object", "properties": {"a": {"$ref": "#/x"}}});
+        let prefer = tool(json!({"type": "json_schema", "strict": "prefer"}), bad.clone());
+        assert_eq!(resolve_strict(&prefer, true, None), Ok(false));
+        let require = tool(json!({"type": "json_schema", "strict": "require"}), bad);
+        assert_eq!(
+            resolve_strict(&require, true, None).unwrap_err(),
+            "Tool \"t\" requires JSON-schema constrained sampling, but $ref schemas are unsupported."
+        );
+        let ok = tool(json!({"type": "json_schema", "strict": "require"}), json!({"type": "object"}));
+        assert_eq!(resolve_strict(&ok, true, None), Ok(true));
+        assert!(resolve_strict(&ok, false, None).unwrap_err().ends_with("but strict tools are unsupported."));
+        assert_eq!(resolve_strict(&Tool::new("n", "d", json!({})), true, None), Ok(false));
+    }
+
+    #[test]
+    fn strict_schemas_match_pi() {
+        let empty = make_strict_json_schema(&json!({"type": "object"}), None).unwrap();
+        assert_eq!(empty, json!({"type": "object", "required": [], "additionalProperties": false}));
+        let nested = json!({"type": "object", "properties": {"xs": {"type": "array", "items": {"type": "object",
+            "properties": {"k": {"type": ["string", "null"]}}}}}, "required": ["xs"]});
+        let strict = make_strict_json_schema(&nested, None).unwrap();
+        assert_eq!(
+            strict["properties"]["xs"]["items"],
+            json!({"type": "object", "properties": {"k": {"type": ["string", "null"]}}, "required": ["k"], "additionalProperties": false})
+        );
+        let union = json!({"type": "object", "properties": {"u": {"anyOf": [{"type": "object"}, {"type": "null"}]}}});
+        assert_eq!(make_strict_json_schema(&union, None).unwrap_err(), "object and array unions are unsupported");
+        let no_type = json!({"type": "object", "properties": {"c": {"const": 1}}});
+        assert_eq!(make_strict_json_schema(&no_type, None).unwrap_err(), "schemas without a type are unsupported");
+    }
+}
