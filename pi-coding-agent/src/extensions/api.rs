@@ -406,8 +406,15 @@ impl ExtensionApi {
                 self.record.path
             )));
         }
+        let tool = definition.tool.clone();
         let registered = RegisteredTool { definition, extension_path: self.record.path.to_string() };
         lock(&self.record.tools).insert(name, registered);
+        // Registered during a session: the session's tools grow at once, as pi's do.
+        if self.record.state.load(Ordering::Acquire) == ACTIVE
+            && let Ok(actions) = self.runtime.actions()
+        {
+            actions.register_tool(tool).map_err(|e| ExtensionApiError::Action(e.to_string()))?;
+        }
         Ok(())
     }
 
