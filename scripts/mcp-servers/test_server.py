@@ -104,6 +104,12 @@ def env(name: str) -> str:
 
 
 @server.tool()
+def pid() -> str:
+    """Return the process id."""
+    return str(os.getpid())
+
+
+@server.tool()
 def cwd() -> str:
     """Return the working directory."""
     return os.getcwd()
