@@ -26,10 +26,13 @@ fn python() -> Option<String> {
         eprintln!("PI_SKIP_MCP_SERVERS=1: skipping the MCP server tests");
         return None;
     }
-    let path = std::env::var("PI_MCP_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| repo_root().join(".mcp-venv/bin/python"));
-    assert!(path.exists(), "{} is missing: run scripts/mcp-servers/install.sh (or set PI_SKIP_MCP_SERVERS=1)", path.display());
+    let path =
+        std::env::var("PI_MCP_PYTHON").map(PathBuf::from).unwrap_or_else(|_| repo_root().join(".mcp-venv/bin/python"));
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/mcp-servers/install.sh (or set PI_SKIP_MCP_SERVERS=1)",
+        path.display()
+    );
     Some(path.display().to_string())
 }
 
@@ -57,12 +60,15 @@ fn mcp_with(config: Value) -> Mcp {
         agent_dir: agent.path().to_path_buf(),
         project_trusted: Some(false),
         startup_wait: std::time::Duration::from_secs(30),
+        tools: None,
+        exclude_tools: None,
     }));
     Mcp { ext, agent }
 }
 
 async fn start(mcp: &Mcp, replies: Vec<String>) -> http_support::HttpSession {
-    let h = Setup { replies, extensions: vec![mcp.ext.clone() as Arc<dyn Extension>], ..Default::default() }.start().await;
+    let h =
+        Setup { replies, extensions: vec![mcp.ext.clone() as Arc<dyn Extension>], ..Default::default() }.start().await;
     h.session.bind_extensions().await;
     h
 }
@@ -92,21 +98,25 @@ async fn direct_stdio_tools_are_declared_and_called() {
         tool_reply("call_3", "mcp__test__cwd", json!({})),
         text_reply("done"),
     ];
-    let h = Setup { replies, extensions: vec![mcp.ext.clone() as Arc<dyn Extension>], ..Default::default() }.start().await;
+    let h =
+        Setup { replies, extensions: vec![mcp.ext.clone() as Arc<dyn Extension>], ..Default::default() }.start().await;
     std::fs::create_dir_all(h.cwd.join("sub")).expect("sub dir");
     h.session.bind_extensions().await;
     h.session.prompt("use the tools").await.expect("prompt");
     let bodies = h.server.bodies();
     assert_eq!(bodies.len(), 4);
     let names = tool_names(&bodies[0]);
-    for expected in ["read", "mcp__test__echo", "mcp__test__add", "mcp__test__cwd", "list_mcp_resources", "read_mcp_resource"] {
+    for expected in
+        ["read", "mcp__test__echo", "mcp__test__add", "mcp__test__cwd", "list_mcp_resources", "read_mcp_resource"]
+    {
         assert!(names.iter().any(|n| n == expected), "{expected} in {names:?}");
     }
     // `a-b` and `a_b` sanitise to one name: both get the hash suffix.
     let ab: Vec<&String> = names.iter().filter(|n| n.starts_with("mcp__test__a_b")).collect();
     assert_eq!(ab.len(), 2);
     assert!(ab.iter().all(|n| n.len() == "mcp__test__a_b_".len() + 8), "{ab:?}");
-    let echo = bodies[0]["tools"].as_array().unwrap().iter().find(|t| t["function"]["name"] == "mcp__test__echo").unwrap();
+    let echo =
+        bodies[0]["tools"].as_array().unwrap().iter().find(|t| t["function"]["name"] == "mcp__test__echo").unwrap();
     assert_eq!(echo["function"]["description"], "Echo the text back.");
     assert_eq!(echo["function"]["parameters"]["required"], json!(["text"]));
     let results = tool_result_texts(&bodies[3]);
@@ -135,7 +145,11 @@ async fn results_convert_errors_images_structured_and_long_text() {
     let results = tool_result_texts(bodies.last().unwrap());
     assert_eq!(results[0], "Error executing tool fail");
     assert_eq!(results[1], "{\n  \"sum\": 5\n}");
-    assert!(results[2].starts_with("Warning: truncated output (original token count: 7500)\nTotal output lines: 411\n\n"), "{}", &results[2][..200]);
+    assert!(
+        results[2].starts_with("Warning: truncated output (original token count: 7500)\nTotal output lines: 411\n\n"),
+        "{}",
+        &results[2][..200]
+    );
     assert!(results[2].contains("chars truncated…"));
     assert!(results[2].contains("[Full output: "));
     assert_eq!(results[3], "Hello from the resource");
@@ -260,7 +274,8 @@ async fn stdio_servers_stop_with_their_process_group() {
     mcp.ext.manager().expect("manager").close_all().await;
     // Gone, or a zombie until tokio reaps it: either way no longer running.
     let alive = || {
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.split(' ').nth(2).is_some_and(|st| st != "Z"))
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|s| s.split(' ').nth(2).is_some_and(|st| st != "Z"))
     };
     for _ in 0..400 {
         if !alive() {

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use pi_ai::ThinkingLevel;
+use pi_coding_agent::builtin_extensions::BuiltinOptions;
 use pi_coding_agent::cli::args::{Args, DiagnosticKind, FlagValue, ListModels, Mode};
 use pi_coding_agent::cli::export_html::export_from_file;
 use pi_coding_agent::cli::file_args::{build_initial_message, process_file_args};
@@ -25,14 +26,17 @@ use pi_coding_agent::sdk::{
 use pi_coding_agent::session::{expand_tilde, get_agent_dir, resolve_path};
 use pi_coding_agent::settings::Settings;
 
-/// pi's subcommands (package management, auth, MCP), which this port does not have.
-const SUBCOMMANDS: [&str; 8] = ["install", "remove", "uninstall", "update", "list", "config", "auth", "mcp"];
+/// pi's subcommands (package management, auth), which this port does not have (`pi mcp` it has).
+const SUBCOMMANDS: [&str; 7] = ["install", "remove", "uninstall", "update", "list", "config", "auth"];
 
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().is_some_and(|a| a == "mcp") {
+        std::process::exit(pi_coding_agent::builtin_extensions::run_mcp_cli(&argv[1..]));
+    }
     if let Some(command) = argv.first().filter(|a| SUBCOMMANDS.contains(&a.as_str())) {
         // pi runs these before parsing options; sending the word as a prompt would be wrong.
-        eprintln!("Error: `pi {command}` is not available in this port (no package, auth or MCP commands)");
+        eprintln!("Error: `pi {command}` is not available in this port (no package or auth commands)");
         std::process::exit(1);
     }
     let args = Args::parse(argv);
@@ -55,6 +59,8 @@ fn main() {
             1
         }
     };
+    // Stdio MCP servers stop with pi even though `exit` skips the sessions' destructors.
+    pi_coding_agent::mcp::client::kill_all_server_groups();
     std::process::exit(code);
 }
 
@@ -352,10 +358,19 @@ async fn run(mut args: Args) -> Result<i32> {
         // pi's automatic compaction and auto-retry, as settings.json configures them.
         settings: Some(SessionSettings::from_settings(&settings)),
         shell: Some(ShellSettings::from_settings(&settings)),
+        // Built-in extensions (MCP unless --no-mcp).
+        extensions: pi_coding_agent::builtin_extensions::cli_extensions(&BuiltinOptions {
+            agent_dir: agent_dir.clone(),
+            no_mcp: args.no_mcp,
+            project_trusted: args.project_trust_override,
+            tools: args.tools.clone(),
+            exclude_tools: args.exclude_tools.clone(),
+        }),
         ..Default::default()
     })
     .await?;
     let session = created.session;
+    session.bind_extensions().await;
     if let Some(runner) = session.extension_runner() {
         let errors = runner.load_errors();
         for e in errors {

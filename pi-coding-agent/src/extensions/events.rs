@@ -10,8 +10,8 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use pi_ai::{AssistantMessage, ImageContent, ToolResultMessage, Usage, UserBlock};
 use indexmap::IndexMap;
+use pi_ai::{AssistantMessage, ImageContent, ToolResultMessage, Usage, UserBlock};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;

@@ -172,7 +172,10 @@ pub async fn run_mcp_command(
             list(&loaded, parsed.has("json"), note, cwd, agent_dir, out).await
         }
         "login" | "logout" => {
-            let _ = writeln!(err, "`pi mcp {command}` is not available in this port (MCP OAuth sign-in is not implemented).");
+            let _ = writeln!(
+                err,
+                "`pi mcp {command}` is not available in this port (MCP OAuth sign-in is not implemented)."
+            );
             1
         }
         other => {
@@ -224,7 +227,12 @@ const HTTP_ONLY: [&str; 7] = [
     "oauth-client-registration",
 ];
 
-fn build_config(parsed: &Parsed, url: Option<&str>, command: &[String], err: &mut dyn Write) -> Option<Map<String, Value>> {
+fn build_config(
+    parsed: &Parsed,
+    url: Option<&str>,
+    command: &[String],
+    err: &mut dyn Write,
+) -> Option<Map<String, Value>> {
     let mut config = Map::new();
     if let Some(url) = url {
         let mut headers = parse_pairs("header", parsed.list("header"), err)?;
@@ -241,7 +249,8 @@ fn build_config(parsed: &Parsed, url: Option<&str>, command: &[String], err: &mu
             let number = port.parse::<f64>().ok().map(|p| json!(p as i64)).unwrap_or(Value::Null);
             oauth.insert("callbackPort".into(), number);
         }
-        for (option, key) in [("oauth-client-name", "clientName"), ("oauth-client-registration", "clientRegistration")] {
+        for (option, key) in [("oauth-client-name", "clientName"), ("oauth-client-registration", "clientRegistration")]
+        {
             if let Some(v) = parsed.value(option) {
                 oauth.insert(key.into(), Value::String(v.to_owned()));
             }
@@ -400,11 +409,8 @@ async fn report(entry: &McpServerEntry, cwd: &Path) -> Value {
     }
     match McpClient::connect(entry, cwd, Default::default()).await {
         Ok(client) => {
-            let names: Vec<String> = client
-                .tools
-                .iter()
-                .map(|t| t.get("name").and_then(Value::as_str).unwrap_or("").to_owned())
-                .collect();
+            let names: Vec<String> =
+                client.tools.iter().map(|t| t.get("name").and_then(Value::as_str).unwrap_or("").to_owned()).collect();
             report["state"] = json!("connected");
             let overrides: Map<String, Value> = names
                 .iter()
@@ -459,8 +465,10 @@ async fn list(
     }
     for r in &reports {
         let s = |k: &str| r[k].as_str().unwrap_or("").to_owned();
-        let tools: Vec<String> =
-            r["tools"].as_array().map(|a| a.iter().filter_map(|t| t.as_str().map(str::to_owned)).collect()).unwrap_or_default();
+        let tools: Vec<String> = r["tools"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|t| t.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default();
         let state = match s("state").as_str() {
             "connected" => format!("connected, {} tool{}", tools.len(), if tools.len() == 1 { "" } else { "s" }),
             other => other.to_owned(),

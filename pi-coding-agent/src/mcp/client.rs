@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientRequest, JsonObject, PaginatedRequestParams, ReadResourceRequestParams, ServerResult,
+    CallToolRequest, CallToolRequestParams, ClientRequest, JsonObject, PaginatedRequestParams,
+    ReadResourceRequestParams, ServerResult,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService, ServiceError};
 use rmcp::{ClientHandler, ServiceExt};
@@ -162,7 +163,8 @@ impl McpClient {
             stderr,
         };
         if let Some(info) = client.peer.peer_info() {
-            client.instructions = info.instructions.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+            client.instructions =
+                info.instructions.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
             client.has_tools = info.capabilities.tools.is_some();
             client.has_resources = info.capabilities.resources.is_some();
         }

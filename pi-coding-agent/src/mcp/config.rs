@@ -170,7 +170,9 @@ impl McpServerEntry {
     pub fn describe_transport(&self) -> String {
         match (self.url(), self.command()) {
             (Some(url), _) => url.to_owned(),
-            (None, Some(command)) => std::iter::once(command.to_owned()).chain(self.args()).collect::<Vec<_>>().join(" "),
+            (None, Some(command)) => {
+                std::iter::once(command.to_owned()).chain(self.args()).collect::<Vec<_>>().join(" ")
+            }
             _ => String::new(),
         }
     }
@@ -412,7 +414,9 @@ fn read_config_file(path: &Path, scope: Scope, state: &mut LoadedMcpConfig) {
 
 fn apply_override(shown: &str, name: &str, value: &Map<String, Value>, state: &mut LoadedMcpConfig) {
     let Some(base) = state.servers.iter_mut().find(|s| s.name == name) else {
-        state.errors.push(format!("{shown}: server \"{name}\" needs \"command\" or \"url\", or a global server to override"));
+        state
+            .errors
+            .push(format!("{shown}: server \"{name}\" needs \"command\" or \"url\", or a global server to override"));
         return;
     };
     if value.keys().any(|k| !OVERRIDE_KEYS.contains(&k.as_str())) {
@@ -448,10 +452,7 @@ pub enum McpConfigEditError {
 
 /// Reads `path` (an empty config when missing), lets `edit` change it, and writes it back with its
 /// indentation when `edit` returns true. Other content is kept.
-fn edit_mcp_servers(
-    path: &Path,
-    edit: impl FnOnce(&mut Map<String, Value>) -> bool,
-) -> Result<(), McpConfigEditError> {
+fn edit_mcp_servers(path: &Path, edit: impl FnOnce(&mut Map<String, Value>) -> bool) -> Result<(), McpConfigEditError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => Some(t.trim_start_matches('\u{feff}').to_owned()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -621,7 +622,10 @@ mod tests {
         assert!(!add_server_config(&path, "s", cfg.clone()).unwrap());
         assert!(add_server_config(&path, "s", cfg).unwrap());
         let text = std::fs::read_to_string(&path).unwrap();
-        assert_eq!(text, "{\n    \"other\": 1,\n    \"mcpServers\": {\n        \"s\": {\n            \"command\": \"x\"\n        }\n    }\n}\n");
+        assert_eq!(
+            text,
+            "{\n    \"other\": 1,\n    \"mcpServers\": {\n        \"s\": {\n            \"command\": \"x\"\n        }\n    }\n}\n"
+        );
         assert!(remove_server_config(&path, "s").unwrap());
         assert!(!remove_server_config(&path, "s").unwrap());
     }

@@ -13,13 +13,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use pi_agent_core::AgentTool;
 
-use super::config::{Exposure, LoadedMcpConfig, load_mcp_config, project_trusted};
+use super::config::{Exposure, LoadedMcpConfig, load_mcp_config, matches_any, project_trusted};
 use super::manager::{ConnState, McpManager, ServerHandle};
 use super::section::{MCP_SERVERS_SECTION, SectionServer, render_servers_section};
 use super::tools::{McpTool, resource_tools};
-use crate::extensions::{
-    BeforeAgentStartEvent, BoxError, Extension, ExtensionApi, ExtensionContext, ToolCallEvent,
-};
+use crate::extensions::{BeforeAgentStartEvent, BoxError, Extension, ExtensionApi, ExtensionContext, ToolCallEvent};
 
 /// How long the first prompt waits for servers with direct tools.
 pub const DEFAULT_STARTUP_WAIT: Duration = Duration::from_secs(10);
@@ -33,6 +31,21 @@ pub struct McpExtensionOptions {
     pub project_trusted: Option<bool>,
     /// How long the first prompt waits for servers with direct tools.
     pub startup_wait: Duration,
+    /// `--tools` entries: MCP tools are filtered only when one of them starts with `mcp__`.
+    pub tools: Option<Vec<String>>,
+    /// `--exclude-tools` entries.
+    pub exclude_tools: Option<Vec<String>>,
+}
+
+impl McpExtensionOptions {
+    /// Whether `--tools` / `--exclude-tools` let an MCP tool through.
+    pub fn allows(&self, name: &str) -> bool {
+        let allowed = match &self.tools {
+            Some(tools) if tools.iter().any(|t| t.starts_with("mcp__")) => matches_any(tools, name),
+            _ => true,
+        };
+        allowed && !self.exclude_tools.as_ref().is_some_and(|ex| matches_any(ex, name))
+    }
 }
 
 /// The built-in MCP extension.
@@ -76,10 +89,16 @@ fn has_direct_tools(server: &ServerHandle) -> bool {
 }
 
 /// Registers the tools of `server` with the session and activates the direct ones.
-fn register_server_tools(api: &ExtensionApi, manager: &Arc<McpManager>, state: &State, server: &ServerHandle) {
+fn register_server_tools(
+    api: &ExtensionApi,
+    options: &McpExtensionOptions,
+    manager: &Arc<McpManager>,
+    state: &State,
+    server: &ServerHandle,
+) {
     let mut direct = Vec::new();
     for tool in manager.registered_tools().into_iter().filter(|t| t.server == server.name()) {
-        if tool.exposure == Exposure::Hidden {
+        if tool.exposure == Exposure::Hidden || !options.allows(&tool.name) {
             continue;
         }
         if tool.exposure == Exposure::Direct {
@@ -135,7 +154,9 @@ pub fn format_status(manager: &McpManager, config: &LoadedMcpConfig, agent_dir: 
                 if state == ConnState::Connected { format!(", {} tools", server.tools().len()) } else { String::new() };
             let (label, error) = match (&state, server.entry.enabled()) {
                 (_, false) => ("disabled".to_owned(), None),
-                (ConnState::Disconnected(e), _) => ("disconnected, reconnects on next call".to_owned(), Some(e.clone())),
+                (ConnState::Disconnected(e), _) => {
+                    ("disconnected, reconnects on next call".to_owned(), Some(e.clone()))
+                }
                 (ConnState::Failed(e), _) => ("failed".to_owned(), Some(e.clone())),
                 (ConnState::Connected, _) => ("connected".to_owned(), None),
                 (ConnState::Connecting, _) => ("connecting".to_owned(), None),
@@ -157,9 +178,10 @@ impl McpExtension {
         let loaded = load_mcp_config(&self.options.agent_dir, &cwd, trusted);
         let manager = McpManager::new(loaded.servers.clone(), &cwd, Some(self.options.agent_dir.join("mcp.log")));
         let (api2, weak, state) = (api.clone(), Arc::downgrade(&manager), self.state.clone());
+        let options = self.options.clone();
         manager.set_tools_listener(Arc::new(move |server| {
             if let Some(manager) = weak.upgrade() {
-                register_server_tools(&api2, &manager, &state, server);
+                register_server_tools(&api2, &options, &manager, &state, server);
             }
         }));
         self.state.waited.store(false, Ordering::Release);

@@ -64,7 +64,10 @@ pub fn render_servers_section(servers: &[SectionServer<'_>]) -> Option<String> {
         if count == 0 {
             return Vec::new();
         }
-        vec![format!("- … {count} more server{}; find their tools with searchTools()", if count == 1 { "" } else { "s" })]
+        vec![format!(
+            "- … {count} more server{}; find their tools with searchTools()",
+            if count == 1 { "" } else { "s" }
+        )]
     };
     let size = |kept: usize| -> usize {
         let mut lines = vec![intro.clone()];

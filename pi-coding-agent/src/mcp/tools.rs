@@ -160,12 +160,16 @@ fn read_parameters() -> Value {
 
 /// The three resource tools, reaching the servers of `manager` with resources.
 pub fn resource_tools(manager: &Arc<McpManager>) -> Vec<Arc<dyn AgentTool>> {
-    [(ResourceKind::List, list_parameters()), (ResourceKind::Templates, list_parameters()), (ResourceKind::Read, read_parameters())]
-        .into_iter()
-        .map(|(kind, parameters)| {
-            Arc::new(McpResourceTool { kind, parameters, manager: Arc::downgrade(manager) }) as Arc<dyn AgentTool>
-        })
-        .collect()
+    [
+        (ResourceKind::List, list_parameters()),
+        (ResourceKind::Templates, list_parameters()),
+        (ResourceKind::Read, read_parameters()),
+    ]
+    .into_iter()
+    .map(|(kind, parameters)| {
+        Arc::new(McpResourceTool { kind, parameters, manager: Arc::downgrade(manager) }) as Arc<dyn AgentTool>
+    })
+    .collect()
 }
 
 fn string_arg(args: &Map<String, Value>, key: &str) -> Result<Option<String>, ToolError> {
@@ -214,7 +218,8 @@ impl McpResourceTool {
             return Ok(name.to_owned());
         }
         let available = servers.join(", ");
-        let suffix = if available.is_empty() { String::new() } else { format!(". Servers with resources: {available}") };
+        let suffix =
+            if available.is_empty() { String::new() } else { format!(". Servers with resources: {available}") };
         Err(format!("MCP server \"{name}\" has no resources{suffix}").into())
     }
 
@@ -240,7 +245,11 @@ impl McpResourceTool {
         }
     }
 
-    async fn list(&self, manager: &McpManager, args: &Map<String, Value>) -> Result<(Option<String>, Value), ToolError> {
+    async fn list(
+        &self,
+        manager: &McpManager,
+        args: &Map<String, Value>,
+    ) -> Result<(Option<String>, Value), ToolError> {
         let key = if self.kind == ResourceKind::List { "resources" } else { "resourceTemplates" };
         let server = string_arg(args, "server")?;
         let cursor = string_arg(args, "cursor")?;
@@ -330,8 +339,12 @@ impl AgentTool for McpResourceTool {
 
     fn description(&self) -> &str {
         match self.kind {
-            ResourceKind::List => "Lists resources provided by MCP servers. Resources allow servers to share data that provides context to language models, such as files, database schemas, or application-specific information. Prefer resources over web search when possible.",
-            ResourceKind::Templates => "Lists resource templates provided by MCP servers. Parameterized resource templates allow servers to share data that takes parameters and provides context to language models, such as files, database schemas, or application-specific information. Prefer resource templates over web search when possible.",
+            ResourceKind::List => {
+                "Lists resources provided by MCP servers. Resources allow servers to share data that provides context to language models, such as files, database schemas, or application-specific information. Prefer resources over web search when possible."
+            }
+            ResourceKind::Templates => {
+                "Lists resource templates provided by MCP servers. Parameterized resource templates allow servers to share data that takes parameters and provides context to language models, such as files, database schemas, or application-specific information. Prefer resource templates over web search when possible."
+            }
             ResourceKind::Read => "Read a specific resource from an MCP server given the server name and resource URI.",
         }
     }

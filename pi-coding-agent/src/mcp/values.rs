@@ -78,7 +78,8 @@ fn env_value(name: &str) -> Option<String> {
 /// `… from environment variables: X, Y`, or `… from shell command: cmd`.
 pub fn resolve_config_value(config: &str, description: &str) -> Result<String, String> {
     if let Some(command) = config.strip_prefix('!') {
-        let output = std::process::Command::new("sh").arg("-c").arg(command).stdin(std::process::Stdio::null()).output();
+        let output =
+            std::process::Command::new("sh").arg("-c").arg(command).stdin(std::process::Stdio::null()).output();
         return match output {
             Ok(o) if o.status.success() => {
                 let text = String::from_utf8_lossy(&o.stdout).trim().to_owned();
