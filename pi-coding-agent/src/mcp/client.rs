@@ -21,13 +21,16 @@ use super::values::{expand_home, resolve_config_value};
 /// Characters of stderr kept for error messages.
 const STDERR_TAIL_CHARS: usize = 2_000;
 
+/// Receives `(level, logger, message)` of server logging notifications.
+pub type LogSink = Arc<dyn Fn(&str, Option<&str>, &str) + Send + Sync>;
+
 /// What the handler tells the owner of the connection.
 #[derive(Clone, Default)]
 pub struct ConnectionEvents {
     /// Called when the server announces a changed tool list.
     pub on_tools_changed: Option<Arc<dyn Fn() + Send + Sync>>,
     /// Called with `(level, logger, message)` for server logging notifications.
-    pub on_log: Option<Arc<dyn Fn(&str, Option<&str>, &str) + Send + Sync>>,
+    pub on_log: Option<LogSink>,
 }
 
 /// pi's client handler: identifies as `pi`, forwards tool-list changes and log messages.

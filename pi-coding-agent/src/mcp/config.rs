@@ -148,10 +148,11 @@ impl McpServerEntry {
             return e;
         }
         for (pattern, value) in overrides {
-            if pattern.contains('*') && pattern_matches(pattern, tool) {
-                if let Some(e) = value.as_str().and_then(Exposure::parse) {
-                    return e;
-                }
+            if pattern.contains('*')
+                && pattern_matches(pattern, tool)
+                && let Some(e) = value.as_str().and_then(Exposure::parse)
+            {
+                return e;
             }
         }
         self.exposure()

@@ -232,7 +232,7 @@ impl McpManager {
             on_log: log_path.map(|path| {
                 Arc::new(move |level: &str, logger: Option<&str>, message: &str| {
                     write_log_line(&path, &log_name, level, logger, message)
-                }) as Arc<dyn Fn(&str, Option<&str>, &str) + Send + Sync>
+                }) as super::client::LogSink
             }),
         }
     }

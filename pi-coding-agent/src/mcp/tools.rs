@@ -96,12 +96,11 @@ impl AgentTool for McpTool {
     ) -> Result<AgentToolResult, ToolError> {
         let manager = self.manager.upgrade().ok_or_else(manager_gone)?;
         let server = manager.server(&self.server).cloned();
-        if let Some(server) = &server {
-            if server.entry.tool_exposure(&self.tool_name) == Exposure::Hidden
-                || !server.tools().iter().any(|t| t.get("name").and_then(Value::as_str) == Some(&self.tool_name))
-            {
-                return Err(format!("MCP tool \"{}/{}\" is no longer available.", self.server, self.tool_name).into());
-            }
+        if let Some(server) = &server
+            && (server.entry.tool_exposure(&self.tool_name) == Exposure::Hidden
+                || !server.tools().iter().any(|t| t.get("name").and_then(Value::as_str) == Some(&self.tool_name)))
+        {
+            return Err(format!("MCP tool \"{}/{}\" is no longer available.", self.server, self.tool_name).into());
         }
         let client = manager.client_for(&self.server).await?;
         let call = client.call_tool(&self.tool_name, args);
