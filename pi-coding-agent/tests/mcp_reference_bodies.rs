@@ -1,7 +1,9 @@
 //! The same `mcp.json` given to the reference pi 1.6.0 and to ours yields the same MCP tool
 //! declarations and the same `mcp_servers` system-prompt section in the first request body, for
 //! each exposure. The reference bodies were recorded by `scripts/fixtures/mcp_request_bodies.sh`
-//! (one stdio server, `scripts/mcp-servers/test_server.py`, on PyPI `mcp`).
+//! (one stdio server, `scripts/mcp-servers/test_server.py`, on PyPI `mcp`). `tool_search` is loaded
+//! as the CLI loads it: inactive until a deferred server activates it. The codemode tool itself is
+//! not compared.
 //!
 //! Needs the MCP test server's Python (see `mcp_servers.rs`); `PI_SKIP_MCP_SERVERS=1` skips.
 
@@ -11,6 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use http_support::{Setup, system_text, text_reply};
+use pi_coding_agent::builtin_extensions::tool_search::ToolSearchExtension;
 use pi_coding_agent::extensions::Extension;
 use pi_coding_agent::mcp::extension::{McpExtension, McpExtensionOptions};
 use serde_json::{Value, json};
@@ -36,7 +39,8 @@ fn python() -> Option<String> {
 
 fn is_mcp_tool(tool: &Value) -> bool {
     let name = tool["function"]["name"].as_str().unwrap_or("");
-    name.starts_with("mcp__")
+    name == "tool_search"
+        || name.starts_with("mcp__")
         || name.ends_with("_mcp_resources")
         || name.ends_with("_mcp_resource_templates")
         || name == "read_mcp_resource"
@@ -71,13 +75,9 @@ async fn compare(exposure: &str) {
         tools: None,
         exclude_tools: None,
     }));
-    let h = Setup {
-        replies: vec![text_reply("ok")],
-        extensions: vec![ext.clone() as Arc<dyn Extension>],
-        ..Default::default()
-    }
-    .start()
-    .await;
+    let tool_search = Arc::new(ToolSearchExtension::new(vec![ext.catalog()], false));
+    let extensions = vec![tool_search as Arc<dyn Extension>, ext.clone() as Arc<dyn Extension>];
+    let h = Setup { replies: vec![text_reply("ok")], extensions, ..Default::default() }.start().await;
     h.session.bind_extensions().await;
     h.session.prompt("hello").await.expect("prompt");
     let body = h.server.last();
@@ -86,6 +86,13 @@ async fn compare(exposure: &str) {
     assert_eq!(ours, theirs, "{exposure}: MCP tool declarations");
     let their_section = section(fixture["system"].as_str().expect("system"));
     assert_eq!(section(&system_text(&body)), their_section, "{exposure}: mcp_servers section");
+    let tools_section = |system: &str| {
+        system[system.find("<tools>").expect("tools")..system.find("</tools>").expect("/tools")].to_owned()
+    };
+    let their_tools = tools_section(fixture["system"].as_str().expect("system")).replace("- codemode: ", "");
+    if exposure != "codemode" {
+        assert_eq!(tools_section(&system_text(&body)), their_tools, "{exposure}: tools section");
+    }
     ext.manager().expect("manager").close_all().await;
 }
 

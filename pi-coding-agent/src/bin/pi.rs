@@ -365,6 +365,7 @@ async fn run(mut args: Args) -> Result<i32> {
             project_trusted: args.project_trust_override,
             tools: args.tools.clone(),
             exclude_tools: args.exclude_tools.clone(),
+            default_tools: settings.default_tools(),
         }),
         ..Default::default()
     })

@@ -1,5 +1,7 @@
-//! The built-in extensions (pi's `dist/extensions/`): `mcp` (in [`crate::mcp`]), and the CLI's
-//! hooks for them: which built-ins a `pi` run loads, and `pi mcp …`.
+//! The built-in extensions (pi's `dist/extensions/`): `mcp` (in [`crate::mcp`]), [`tool_search`],
+//! and the CLI's hooks for them: which built-ins a `pi` run loads, and `pi mcp …`.
+
+pub mod tool_search;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -20,19 +22,41 @@ pub struct BuiltinOptions {
     pub tools: Option<Vec<String>>,
     /// `--exclude-tools` entries.
     pub exclude_tools: Option<Vec<String>>,
+    /// The `defaultTools` setting.
+    pub default_tools: Option<Vec<String>>,
+}
+
+impl BuiltinOptions {
+    /// Whether `--tools` or `defaultTools` names `tool` (as `tool` or `+tool`).
+    fn names(&self, tool: &str) -> bool {
+        let named = |list: &Option<Vec<String>>| {
+            list.as_ref().is_some_and(|l| l.iter().any(|t| t == tool || t.strip_prefix('+') == Some(tool)))
+        };
+        named(&self.tools) || named(&self.default_tools)
+    }
 }
 
 /// The built-in extensions a `pi` run loads.
 pub fn cli_extensions(options: &BuiltinOptions) -> Vec<Arc<dyn Extension>> {
     let mut out: Vec<Arc<dyn Extension>> = Vec::new();
-    if !options.no_mcp {
-        out.push(Arc::new(McpExtension::new(McpExtensionOptions {
+    let mut catalogs: Vec<Arc<dyn tool_search::ToolCatalog>> = Vec::new();
+    let mcp = (!options.no_mcp).then(|| {
+        Arc::new(McpExtension::new(McpExtensionOptions {
             agent_dir: options.agent_dir.clone(),
             project_trusted: options.project_trusted,
             startup_wait: DEFAULT_STARTUP_WAIT,
             tools: options.tools.clone(),
             exclude_tools: options.exclude_tools.clone(),
-        })));
+        }))
+    });
+    if let Some(mcp) = &mcp {
+        catalogs.push(mcp.catalog());
+    }
+    // tool_search first: its session_start leaves the loadout before MCP activates it for deferred servers.
+    let active = options.names(tool_search::TOOL_SEARCH_TOOL_NAME);
+    out.push(Arc::new(tool_search::ToolSearchExtension::new(catalogs, active)));
+    if let Some(mcp) = mcp {
+        out.push(mcp);
     }
     out
 }

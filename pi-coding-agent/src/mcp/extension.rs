@@ -15,8 +15,10 @@ use pi_agent_core::AgentTool;
 
 use super::config::{Exposure, LoadedMcpConfig, load_mcp_config, matches_any, project_trusted};
 use super::manager::{ConnState, McpManager, ServerHandle};
+use super::naming::mcp_namespace;
 use super::section::{MCP_SERVERS_SECTION, SectionServer, render_servers_section};
-use super::tools::{McpTool, resource_tools};
+use super::tools::{McpTool, normalize_input_schema, resource_tools, tool_description};
+use crate::builtin_extensions::tool_search::{SearchableTool, TOOL_SEARCH_TOOL_NAME, ToolCatalog, ToolNamespace};
 use crate::extensions::{BeforeAgentStartEvent, BoxError, Extension, ExtensionApi, ExtensionContext, ToolCallEvent};
 
 /// How long the first prompt waits for servers with direct tools.
@@ -78,6 +80,53 @@ impl McpExtension {
     }
 }
 
+/// The MCP tools `tool_search` and codemode can find (codemode and deferred exposure).
+struct McpCatalog {
+    state: Arc<State>,
+}
+
+#[async_trait]
+impl ToolCatalog for McpCatalog {
+    async fn ready(&self) {
+        let manager = lock(&self.state.manager).clone();
+        if let Some(manager) = manager {
+            manager.wait_for_all().await;
+        }
+    }
+
+    fn searchable_tools(&self) -> Vec<SearchableTool> {
+        let Some(manager) = lock(&self.state.manager).clone() else { return Vec::new() };
+        manager
+            .registered_tools()
+            .into_iter()
+            .filter(|t| matches!(t.exposure, Exposure::Codemode | Exposure::Deferred))
+            .filter_map(|t| {
+                let server = manager.server(&t.server)?;
+                if !server.entry.enabled() {
+                    return None;
+                }
+                Some(SearchableTool {
+                    name: t.name.clone(),
+                    description: tool_description(&t.server, &t.tool),
+                    parameters: normalize_input_schema(t.tool.get("inputSchema").unwrap_or(&serde_json::Value::Null)),
+                    namespace: Some(ToolNamespace {
+                        name: mcp_namespace(&t.server),
+                        description: server.entry.description().map(|d| d.trim().to_owned()).filter(|d| !d.is_empty()),
+                        instructions: server.instructions(),
+                    }),
+                })
+            })
+            .collect()
+    }
+}
+
+impl McpExtension {
+    /// The MCP tools as a catalog for `tool_search` and codemode.
+    pub fn catalog(&self) -> Arc<dyn ToolCatalog> {
+        Arc::new(McpCatalog { state: self.state.clone() })
+    }
+}
+
 impl std::fmt::Debug for McpExtension {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpExtension").field("options", &self.options).finish()
@@ -132,6 +181,23 @@ fn register_server_tools(
                 active.push(name);
             }
         }
+        let _ = api.set_active_tools(&active);
+    }
+}
+
+/// pi's `ensureDiscoveryActive` for tool_search: activated when an enabled server has deferred
+/// tools and a `tool_search` tool is registered.
+fn activate_discovery(api: &ExtensionApi, loaded: &LoadedMcpConfig) {
+    let deferred = loaded.servers.iter().any(|s| s.enabled() && s.configured_exposures().contains(&Exposure::Deferred));
+    if !deferred {
+        return;
+    }
+    let has_tool_search = api.get_all_tools().is_ok_and(|tools| tools.iter().any(|t| t.name == TOOL_SEARCH_TOOL_NAME));
+    if let Ok(mut active) = api.get_active_tools()
+        && has_tool_search
+        && !active.iter().any(|n| n == TOOL_SEARCH_TOOL_NAME)
+    {
+        active.push(TOOL_SEARCH_TOOL_NAME.to_owned());
         let _ = api.set_active_tools(&active);
     }
 }
@@ -192,6 +258,7 @@ impl McpExtension {
                 crate::ui::NotifyKind::Warning,
             );
         }
+        activate_discovery(api, &loaded);
         *lock(&self.state.config) = loaded;
         if let Some(old) = lock(&self.state.manager).replace(manager.clone()) {
             tokio::spawn(async move { old.close_all().await });
