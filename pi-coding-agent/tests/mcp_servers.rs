@@ -285,3 +285,37 @@ async fn stdio_servers_stop_with_their_process_group() {
     }
     assert!(!alive(), "the server process {pid} still runs");
 }
+
+#[tokio::test]
+async fn a_dropped_server_reconnects_and_announced_tools_appear() {
+    let Some(python) = python() else { return };
+    let mcp = mcp_with(json!({"mcpServers": {"test": stdio_server(&python, json!({"exposure": "direct"}))}}));
+    let replies = vec![
+        tool_reply("c1", "mcp__test__pid", json!({})),
+        tool_reply("c2", "mcp__test__die", json!({})),
+        tool_reply("c3", "mcp__test__pid", json!({})),
+        tool_reply("c4", "mcp__test__grow", json!({})),
+        text_reply("done"),
+    ];
+    let h = start(&mcp, replies).await;
+    h.session.prompt("go").await.expect("prompt");
+    let results = tool_result_texts(&h.server.last());
+    assert_eq!(results[1], "MCP connection closed");
+    // The next call reconnected: a new server process answered.
+    assert_ne!(results[0], results[2]);
+    assert!(results[2].parse::<u32>().is_ok(), "{}", results[2]);
+    assert_eq!(results[3], "grown");
+    // tools/list_changed: the new tool is registered (and, being direct, declared next time).
+    let manager = mcp.ext.manager().expect("manager");
+    for _ in 0..400 {
+        if manager.registered_tools().iter().any(|t| t.name == "mcp__test__late") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert!(manager.registered_tools().iter().any(|t| t.name == "mcp__test__late"));
+    h.server.push(text_reply("again"));
+    h.session.prompt("again").await.expect("second prompt");
+    assert!(tool_names(&h.server.last()).contains(&"mcp__test__late".to_owned()));
+    manager.close_all().await;
+}

@@ -17,7 +17,7 @@ import os
 import sys
 import time
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 from mcp.server.mcpserver.utilities.types import Image
 
@@ -113,6 +113,25 @@ def pid() -> str:
 def cwd() -> str:
     """Return the working directory."""
     return os.getcwd()
+
+
+@server.tool()
+def die() -> str:
+    """Exit the server process at once."""
+    os._exit(0)
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Add the tool `late` and announce the changed tool list."""
+
+    def late() -> str:
+        """A tool added while connected."""
+        return "late tool"
+
+    server.add_tool(late)
+    await ctx.session.send_tool_list_changed()
+    return "grown"
 
 
 @server.tool(name="a-b")
