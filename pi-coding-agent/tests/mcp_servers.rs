@@ -54,14 +54,18 @@ struct Mcp {
 }
 
 fn mcp_with(config: Value) -> Mcp {
+    mcp_filtered(config, None, None)
+}
+
+fn mcp_filtered(config: Value, tools: Option<Vec<String>>, exclude_tools: Option<Vec<String>>) -> Mcp {
     let agent = tempfile::tempdir().expect("agent dir");
     std::fs::write(agent.path().join("mcp.json"), config.to_string()).expect("mcp.json");
     let ext = Arc::new(McpExtension::new(McpExtensionOptions {
         agent_dir: agent.path().to_path_buf(),
         project_trusted: Some(false),
         startup_wait: std::time::Duration::from_secs(30),
-        tools: None,
-        exclude_tools: None,
+        tools,
+        exclude_tools,
     }));
     Mcp { ext, agent }
 }
@@ -318,4 +322,17 @@ async fn a_dropped_server_reconnects_and_announced_tools_appear() {
     h.session.prompt("again").await.expect("second prompt");
     assert!(tool_names(&h.server.last()).contains(&"mcp__test__late".to_owned()));
     manager.close_all().await;
+}
+
+#[tokio::test]
+async fn tools_and_exclude_tools_patterns_filter_mcp_tools() {
+    let Some(python) = python() else { return };
+    let config = json!({"mcpServers": {"test": stdio_server(&python, json!({"exposure": "direct"}))}});
+    let list = |v: &[&str]| Some(v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
+    let mcp = mcp_filtered(config, list(&["read", "mcp__test__e*"]), list(&["mcp__test__env"]));
+    let h = start(&mcp, vec![text_reply("ok")]).await;
+    h.session.prompt("hi").await.expect("prompt");
+    let names: Vec<String> = tool_names(&h.server.last()).into_iter().filter(|n| n.starts_with("mcp__")).collect();
+    assert_eq!(names, vec!["mcp__test__echo"]);
+    mcp.ext.manager().expect("manager").close_all().await;
 }
