@@ -336,3 +336,30 @@ async fn tools_and_exclude_tools_patterns_filter_mcp_tools() {
     assert_eq!(names, vec!["mcp__test__echo"]);
     mcp.ext.manager().expect("manager").close_all().await;
 }
+
+#[tokio::test]
+async fn extensions_register_mcp_servers_and_mcp_json_wins() {
+    let Some(python) = python() else { return };
+    let mcp = mcp_with(json!({"mcpServers": {"file": stdio_server(&python, json!({"exposure": "direct"}))}}));
+    let python2 = python.clone();
+    let registrar = pi_coding_agent::extensions::FnExtension::new("<inline:mcp-registrar>", move |pi| {
+        let direct = stdio_server(&python2, json!({"exposure": "direct"}));
+        pi.register_mcp_server("ext-srv", direct.clone())?;
+        pi.register_mcp_server("file", json!({"command": "/nonexistent"}))?;
+        pi.register_mcp_server("gone", direct)?;
+        pi.unregister_mcp_server("gone");
+        assert_eq!(pi.get_mcp_servers().iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["ext-srv", "file"]);
+        Ok(())
+    });
+    let extensions = vec![Arc::new(registrar) as Arc<dyn Extension>, mcp.ext.clone() as Arc<dyn Extension>];
+    let h = Setup { replies: vec![text_reply("ok")], extensions, ..Default::default() }.start().await;
+    h.session.bind_extensions().await;
+    h.session.prompt("hi").await.expect("prompt");
+    let names = tool_names(&h.server.last());
+    assert!(names.contains(&"mcp__ext_srv__echo".to_owned()), "{names:?}");
+    assert!(names.contains(&"mcp__file__echo".to_owned()), "{names:?}");
+    let manager = mcp.ext.manager().expect("manager");
+    assert_eq!(manager.server("file").unwrap().state(), ConnState::Connected);
+    assert!(manager.server("gone").is_none());
+    manager.close_all().await;
+}

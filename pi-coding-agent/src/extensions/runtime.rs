@@ -79,6 +79,8 @@ pub(crate) struct Runtime {
     next_listener: Mutex<u64>,
     mode: RwLock<(ExtensionMode, bool)>,
     ui: RwLock<Arc<dyn UiHost>>,
+    /// MCP servers extensions registered (pi's `McpServerRegistry`), in registration order.
+    pub(crate) mcp_servers: Mutex<Vec<super::api::RegisteredMcpServer>>,
 }
 
 impl Runtime {
@@ -91,6 +93,7 @@ impl Runtime {
             next_listener: Mutex::new(0),
             mode: RwLock::new((ExtensionMode::Print, false)),
             ui: RwLock::new(crate::ui::no_ui()),
+            mcp_servers: Mutex::new(Vec::new()),
         })
     }
 

@@ -185,6 +185,34 @@ fn register_server_tools(
     }
 }
 
+/// Servers extensions registered, after those of `mcp.json`, which win over a registered server
+/// whose namespace they share (pi's `registeredServers`). Invalid entries become config errors.
+fn add_registered_servers(api: &ExtensionApi, loaded: &mut LoadedMcpConfig) {
+    for server in api.get_mcp_servers() {
+        if let Some(configured) = loaded.servers.iter().find(|s| mcp_namespace(&s.name) == mcp_namespace(&server.name))
+        {
+            tracing::info!(
+                "\"{}\" registered by {} is overridden by \"{}\" in {}",
+                server.name,
+                server.extension_path,
+                configured.name,
+                configured.source
+            );
+            continue;
+        }
+        match super::config::validate_server_config(&server.name, &server.config) {
+            Ok(raw) => loaded.servers.push(super::config::McpServerEntry {
+                name: server.name,
+                raw,
+                source: server.extension_path,
+                scope: super::config::Scope::Extension,
+                override_path: None,
+            }),
+            Err(e) => loaded.errors.push(format!("{}: {e}", server.extension_path)),
+        }
+    }
+}
+
 /// pi's `ensureDiscoveryActive` for tool_search: activated when an enabled server has deferred
 /// tools and a `tool_search` tool is registered.
 fn activate_discovery(api: &ExtensionApi, loaded: &LoadedMcpConfig) {
@@ -241,7 +269,8 @@ impl McpExtension {
     fn on_session_start(&self, api: &ExtensionApi, ctx: &ExtensionContext) {
         let cwd = PathBuf::from(ctx.cwd());
         let trusted = self.options.project_trusted.unwrap_or_else(|| project_trusted(&self.options.agent_dir, &cwd));
-        let loaded = load_mcp_config(&self.options.agent_dir, &cwd, trusted);
+        let mut loaded = load_mcp_config(&self.options.agent_dir, &cwd, trusted);
+        add_registered_servers(api, &mut loaded);
         let manager = McpManager::new(loaded.servers.clone(), &cwd, Some(self.options.agent_dir.join("mcp.log")));
         let (api2, weak, state) = (api.clone(), Arc::downgrade(&manager), self.state.clone());
         let options = self.options.clone();
