@@ -2,9 +2,15 @@
 //! (`scripts/fixtures/pi_mcp_cli.sh`) give the same stdout, stderr, exit codes and `mcp.json`.
 //!
 //! `list` connects to the MCP test server (see `mcp_servers.rs`); `PI_SKIP_MCP_SERVERS=1` skips.
+//! Also: `pi -p` declares a direct server's tools, and `--no-mcp` drops them.
+
+mod http_support;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+
+use http_support::{ScriptedServer, models_json, tool_names};
+use serde_json::json;
 
 fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().expect("repo root")
@@ -87,4 +93,36 @@ fn mask_http_error(text: &str) -> String {
         out.push(line);
     }
     out.join("\n")
+}
+
+#[test]
+fn pi_p_declares_mcp_tools_unless_no_mcp() {
+    if std::env::var("PI_SKIP_MCP_SERVERS").as_deref() == Ok("1") {
+        eprintln!("PI_SKIP_MCP_SERVERS=1: skipping");
+        return;
+    }
+    let python =
+        std::env::var("PI_MCP_PYTHON").map(PathBuf::from).unwrap_or_else(|_| repo_root().join(".mcp-venv/bin/python"));
+    assert!(python.exists(), "{} is missing: run scripts/mcp-servers/install.sh", python.display());
+    let server = ScriptedServer::start(Vec::new());
+    let work = tempfile::tempdir().expect("work dir");
+    let (agent, proj) = (work.path().join("agent"), work.path().join("proj"));
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(agent.join("models.json"), models_json(&server.base_url, "openai-completions").to_string()).unwrap();
+    let script = repo_root().join("scripts/mcp-servers/test_server.py");
+    let config = json!({"mcpServers": {"t": {"command": python, "args": [script], "exposure": "direct"}}});
+    std::fs::write(agent.join("mcp.json"), config.to_string()).unwrap();
+    for no_mcp in [false, true] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_pi"));
+        cmd.args(["-p", "hello", "--model", "local/smollm2-135m"]);
+        if no_mcp {
+            cmd.arg("--no-mcp");
+        }
+        let out = cmd.current_dir(&proj).env("PI_CODING_AGENT_DIR", &agent).stdin(Stdio::null()).output().expect("pi");
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let body = server.requests.lock().unwrap().last().cloned().expect("a request");
+        let mcp: Vec<String> = tool_names(&body).into_iter().filter(|n| n.starts_with("mcp__")).collect();
+        assert_eq!(mcp.is_empty(), no_mcp, "--no-mcp {no_mcp}: {mcp:?}");
+    }
 }
