@@ -232,6 +232,10 @@ async fn failing_servers_are_reported_and_do_not_block_the_prompt() {
     let status = pi_coding_agent::mcp::extension::format_status(&manager, &config, mcp.agent.path());
     assert!(status.contains("crash: failed (direct)\n    "), "{status}");
     assert!(status.contains("hang: failed (direct)\n    MCP request timed out after 1000ms"), "{status}");
+    let report = pi_coding_agent::mcp::extension::problems_message(&config.errors, &manager).expect("problems");
+    assert!(report.starts_with("MCP servers need attention:\n  "), "{report}");
+    assert!(report.contains("\n  hang: failed: MCP request timed out after 1000ms\n"), "{report}");
+    assert!(report.ends_with("\nRun /mcp to fix."), "{report}");
 }
 
 /// Starts the test server on streamable HTTP at a free port and waits until it accepts connections.

@@ -230,6 +230,22 @@ fn activate_discovery(api: &ExtensionApi, loaded: &LoadedMcpConfig) {
     }
 }
 
+/// pi's startup report: config errors and failed servers, or `None` when nothing needs the user.
+pub fn problems_message(config_errors: &[String], manager: &McpManager) -> Option<String> {
+    let mut lines: Vec<String> = config_errors.iter().map(|e| format!("config: {e}")).collect();
+    for server in manager.servers() {
+        if let ConnState::Failed(error) = server.state() {
+            let first = error.split('\n').next().unwrap_or("").to_owned();
+            lines.push(format!("{}: failed: {first}", server.name()));
+        }
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let lines: Vec<String> = lines.iter().map(|l| format!("  {l}")).collect();
+    Some(format!("MCP servers need attention:\n{}\nRun /mcp to fix.", lines.join("\n")))
+}
+
 /// pi's plain `/mcp` status.
 pub fn format_status(manager: &McpManager, config: &LoadedMcpConfig, agent_dir: &std::path::Path) -> String {
     if manager.servers().is_empty() && config.errors.is_empty() {
@@ -280,19 +296,22 @@ impl McpExtension {
             }
         }));
         self.state.waited.store(false, Ordering::Release);
-        if !loaded.errors.is_empty() {
-            let lines: Vec<String> = loaded.errors.iter().map(|e| format!("  config: {e}")).collect();
-            ctx.ui().notify(
-                &format!("MCP servers need attention:\n{}\nRun /mcp to fix.", lines.join("\n")),
-                crate::ui::NotifyKind::Warning,
-            );
-        }
         activate_discovery(api, &loaded);
+        let config_errors = loaded.errors.clone();
         *lock(&self.state.config) = loaded;
         if let Some(old) = lock(&self.state.manager).replace(manager.clone()) {
             tokio::spawn(async move { old.close_all().await });
         }
         manager.start_all();
+        // pi's `reportProblems`: once every server settled, one message for what needs the user.
+        let (ui, weak) = (ctx.ui(), Arc::downgrade(&manager));
+        tokio::spawn(async move {
+            let Some(manager) = weak.upgrade() else { return };
+            manager.wait_for_all().await;
+            if let Some(message) = problems_message(&config_errors, &manager) {
+                ui.notify(&message, crate::ui::NotifyKind::Warning);
+            }
+        });
     }
 }
 
