@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use pi_ai::ThinkingLevel;
+use pi_coding_agent::builtin_extensions::BuiltinOptions;
 use pi_coding_agent::cli::args::{Args, DiagnosticKind, FlagValue, ListModels, Mode};
 use pi_coding_agent::cli::export_html::export_from_file;
 use pi_coding_agent::cli::file_args::{build_initial_message, process_file_paths};
@@ -27,23 +28,18 @@ use pi_coding_agent::sdk::{
 use pi_coding_agent::session::{expand_tilde, get_agent_dir, resolve_path};
 use pi_coding_agent::settings::Settings;
 
-/// pi's subcommands (package management, auth, MCP), which this port does not have.
-const SUBCOMMANDS: [&str; 7] = ["install", "remove", "uninstall", "update", "list", "config", "mcp"];
-
 fn main() {
     // As the OS gave them: text that is not UTF-8 is decoded lossily, `@file` paths keep their bytes.
     let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     let text_argv: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    // pi runs its subcommands before parsing options; sending the word as a prompt would be wrong.
     if let Some(code) = pi_coding_agent::packages::run_package_command(&text_argv) {
         std::process::exit(code);
     }
-    if text_argv.first().is_some_and(|a| a == "auth") {
-        std::process::exit(pi_coding_agent::cli::auth_command::run(&text_argv, &get_agent_dir()));
-    }
-    if let Some(command) = argv.first().and_then(|a| a.to_str()).filter(|a| SUBCOMMANDS.contains(a)) {
-        // pi runs these before parsing options; sending the word as a prompt would be wrong.
-        eprintln!("Error: `pi {command}` is not available in this port (no auth or MCP commands)");
-        std::process::exit(1);
+    match text_argv.first().map(String::as_str) {
+        Some("auth") => std::process::exit(pi_coding_agent::cli::auth_command::run(&text_argv, &get_agent_dir())),
+        Some("mcp") => std::process::exit(pi_coding_agent::builtin_extensions::run_mcp_cli(&text_argv[1..])),
+        _ => {}
     }
     let args = Args::parse_os(argv);
     // Fast paths: nothing is loaded for --version and --help.
@@ -65,6 +61,8 @@ fn main() {
             1
         }
     };
+    // Stdio MCP servers stop with pi even though `exit` skips the sessions' destructors.
+    pi_coding_agent::mcp::client::kill_all_server_groups();
     std::process::exit(code);
 }
 
@@ -398,10 +396,20 @@ async fn run(mut args: Args) -> Result<i32> {
         // pi's automatic compaction and auto-retry, as settings.json configures them.
         settings: Some(SessionSettings::from_settings(&settings)),
         shell: Some(ShellSettings::from_settings(&settings)),
+        // Built-in extensions (MCP unless --no-mcp).
+        extensions: pi_coding_agent::builtin_extensions::cli_extensions(&BuiltinOptions {
+            agent_dir: agent_dir.clone(),
+            no_mcp: args.no_mcp,
+            project_trusted: args.project_trust_override,
+            tools: args.tools.clone(),
+            exclude_tools: args.exclude_tools.clone(),
+            default_tools: settings.default_tools(),
+        }),
         ..Default::default()
     })
     .await?;
     let session = created.session;
+    session.bind_extensions().await;
     if let Some(runner) = session.extension_runner() {
         let errors = runner.load_errors();
         for e in errors {

@@ -127,6 +127,13 @@ pub trait ExtensionActions: Send + Sync {
     /// pi's `setActiveTools(names)` (unknown and hidden names are ignored by the session).
     fn set_active_tools(&self, names: &[String]) -> Result<(), BoxError>;
 
+    /// Adds a tool an extension registered after loading to the session's tools (inactive until
+    /// activated; pi's `registerTool` during a session). Without a session there is nothing to add to.
+    fn register_tool(&self, tool: std::sync::Arc<dyn pi_agent_core::AgentTool>) -> Result<(), BoxError> {
+        let _ = tool;
+        Ok(())
+    }
+
     /// `ctx.isIdle()`.
     fn is_idle(&self) -> bool {
         true

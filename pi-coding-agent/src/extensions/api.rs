@@ -142,6 +142,19 @@ impl RegisteredTool {
     }
 }
 
+/// An MCP server an extension registered (pi's `pi.registerMcpServer(name, config)`): the same
+/// shape as an `mcpServers` entry. The MCP extension validates it and connects it beside the
+/// servers of `mcp.json`, which take precedence.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegisteredMcpServer {
+    /// The server name.
+    pub name: String,
+    /// The entry.
+    pub config: Value,
+    /// The extension that registered it.
+    pub extension_path: String,
+}
+
 /// A command handler: `(args, ctx)`.
 pub type CommandHandler =
     Arc<dyn Fn(String, ExtensionContext) -> BoxFuture<'static, Result<(), BoxError>> + Send + Sync>;
@@ -408,8 +421,15 @@ impl ExtensionApi {
                 self.record.path
             )));
         }
+        let tool = definition.tool.clone();
         let registered = RegisteredTool { definition, extension_path: self.record.path.to_string() };
         lock(&self.record.tools).insert(name, registered);
+        // Registered during a session: the session's tools grow at once, as pi's do.
+        if self.record.state.load(Ordering::Acquire) == ACTIVE
+            && let Ok(actions) = self.runtime.actions()
+        {
+            actions.register_tool(tool).map_err(|e| ExtensionApiError::Action(e.to_string()))?;
+        }
         Ok(())
     }
 
@@ -577,6 +597,40 @@ impl ExtensionApi {
     /// pi's `setActiveTools(names)`.
     pub fn set_active_tools(&self, names: &[String]) -> Result<(), ExtensionApiError> {
         self.act(|a| a.set_active_tools(names))
+    }
+
+    /// pi's `registerMcpServer(name, config)`: registers or replaces an MCP server for this
+    /// session (read when the session starts). A server of another extension with the same name
+    /// is an error.
+    pub fn register_mcp_server(&self, name: &str, config: Value) -> Result<(), ExtensionApiError> {
+        self.assert_active()?;
+        if !config.is_object() {
+            return Err(ExtensionApiError::Invalid(format!("server \"{name}\" must be an object")));
+        }
+        let mut servers = lock(&self.runtime.mcp_servers);
+        if let Some(other) = servers.iter().find(|s| s.name == name && s.extension_path != *self.record.path) {
+            return Err(ExtensionApiError::Invalid(format!(
+                "MCP server \"{name}\" is already registered by {}",
+                other.extension_path
+            )));
+        }
+        let server =
+            RegisteredMcpServer { name: name.to_owned(), config, extension_path: self.record.path.to_string() };
+        match servers.iter_mut().find(|s| s.name == name) {
+            Some(existing) => *existing = server,
+            None => servers.push(server),
+        }
+        Ok(())
+    }
+
+    /// pi's `unregisterMcpServer(name)`: removes a server this extension registered.
+    pub fn unregister_mcp_server(&self, name: &str) {
+        lock(&self.runtime.mcp_servers).retain(|s| !(s.name == name && s.extension_path == *self.record.path));
+    }
+
+    /// pi's `getMcpServers()`: copies of the registered servers, in registration order.
+    pub fn get_mcp_servers(&self) -> Vec<RegisteredMcpServer> {
+        lock(&self.runtime.mcp_servers).clone()
     }
 
     /// pi's `exec(command, args, options)`: runs a real process (no shell) in `options.cwd` or the

@@ -1,5 +1,6 @@
 //! The typed emit methods of [`ExtensionRunner`] besides `emit_context` (see `context.rs`).
 
+use indexmap::IndexMap;
 use pi_ai::ImageContent;
 use serde_json::Value;
 
@@ -161,12 +162,29 @@ impl ExtensionRunner {
         trigger: AgentStartTrigger,
         system_prompt: String,
     ) -> BeforeAgentStartOutcome {
+        self.emit_before_agent_start_with_sections(trigger, system_prompt, IndexMap::new()).await
+    }
+
+    /// [`Self::emit_before_agent_start`] with the run's custom prompt sections (pi's
+    /// `systemPromptOptions.sections`), which handlers may edit; the outcome carries them.
+    pub async fn emit_before_agent_start_with_sections(
+        &self,
+        trigger: AgentStartTrigger,
+        system_prompt: String,
+        sections: IndexMap<String, String>,
+    ) -> BeforeAgentStartOutcome {
         let ctx = self.create_context();
-        let mut outcome = BeforeAgentStartOutcome::default();
+        let mut outcome = BeforeAgentStartOutcome { sections, ..Default::default() };
         let mut current_prompt = system_prompt;
         for (path, handler) in self.snapshot::<BeforeAgentStartEvent>(BeforeAgentStartEvent::NAME) {
-            let mut event = BeforeAgentStartEvent { trigger: trigger.clone(), system_prompt: current_prompt.clone() };
-            match self.call_handler(&handler, &mut event, &ctx).await {
+            let mut event = BeforeAgentStartEvent {
+                trigger: trigger.clone(),
+                system_prompt: current_prompt.clone(),
+                sections: std::mem::take(&mut outcome.sections),
+            };
+            let result = self.call_handler(&handler, &mut event, &ctx).await;
+            outcome.sections = std::mem::take(&mut event.sections);
+            match result {
                 Err(error) => self.report(ExtensionError::new(path.as_ref(), BeforeAgentStartEvent::NAME, error)),
                 Ok(None) => {}
                 Ok(Some(result)) => {

@@ -10,6 +10,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use indexmap::IndexMap;
 use pi_ai::{AssistantMessage, ImageContent, ToolResultMessage, Usage, UserBlock};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -263,6 +264,10 @@ pub struct BeforeAgentStartEvent {
     pub trigger: AgentStartTrigger,
     /// The current system prompt (after an earlier handler forced one, that one).
     pub system_prompt: String,
+    /// pi's `systemPromptOptions.sections`: the custom prompt sections of this run, by name.
+    /// Handlers may add, change or remove entries (the MCP extension keeps `mcp_servers` here).
+    #[serde(skip)]
+    pub sections: IndexMap<String, String>,
 }
 
 /// A `before_agent_start` handler's answer.
@@ -289,6 +294,8 @@ pub struct BeforeAgentStartOutcome {
     pub messages: Vec<ExtensionMessage>,
     /// The last forced system prompt (pi's `forceSystemPrompt`).
     pub system_prompt: Option<String>,
+    /// The custom sections after every handler ran.
+    pub sections: IndexMap<String, String>,
 }
 
 /// `user_bash`: the user ran `!cmd` / `!!cmd`.

@@ -60,8 +60,8 @@ pub use actions::{
 };
 pub use api::{
     CommandHandler, EntryRenderOptions, EntryRenderer, Extension, ExtensionApi, ExtensionFlag, FlagType, FnExtension,
-    Handler, HandlerFuture, MessageRenderOptions, MessageRenderer, RegisteredCommand, RegisteredTool, ToolDefinition,
-    Unsubscribe,
+    Handler, HandlerFuture, MessageRenderOptions, MessageRenderer, RegisteredCommand, RegisteredMcpServer,
+    RegisteredTool, ToolDefinition, Unsubscribe,
 };
 pub use context::ContextMessages;
 pub use errors::{

@@ -83,6 +83,8 @@ pub(crate) struct Runtime {
     pub(crate) node_host: Mutex<std::sync::Weak<super::node::NodeHost>>,
     /// Running out-of-process tools by call id, for their partial results (`tool.update`).
     pub(crate) tool_updates: Mutex<HashMap<String, pi_agent_core::ToolContext>>,
+    /// MCP servers extensions registered (pi's `McpServerRegistry`), in registration order.
+    pub(crate) mcp_servers: Mutex<Vec<super::api::RegisteredMcpServer>>,
 }
 
 impl Runtime {
@@ -97,6 +99,7 @@ impl Runtime {
             ui: RwLock::new(crate::ui::no_ui()),
             node_host: Mutex::new(std::sync::Weak::new()),
             tool_updates: Mutex::new(HashMap::new()),
+            mcp_servers: Mutex::new(Vec::new()),
         })
     }
 

@@ -1,1 +1,43 @@
 //! MCP servers as tools: `mcp.json`, stdio and streamable-HTTP clients on `rmcp`, exposure rules.
+//!
+//! - [`config`]: the `mcpServers` shape, validation, user/project precedence, file edits.
+//! - [`naming`]: `mcp__<server>__<tool>` names, namespaces, summaries.
+//! - [`values`]: `${VAR}` / `!command` values and `~/` expansion.
+//! - [`client`]: one connection on the official Rust SDK (`rmcp`).
+//! - [`content`]: results as the model sees them (20 KB limit with a temp-file spill).
+//! - [`section`]: the `mcp_servers` system-prompt section.
+//! - [`tools`]: MCP tools as agent tools; [`manager`]: the servers of a session;
+//!   [`extension`]: the built-in `mcp` extension; [`cli`]: `pi mcp add|remove|list`.
+
+pub mod cli;
+pub mod client;
+pub mod config;
+pub mod content;
+pub mod extension;
+pub mod manager;
+pub mod naming;
+pub mod section;
+pub mod tools;
+pub mod values;
+
+pub use config::{Exposure, LoadedMcpConfig, McpServerEntry, Scope, load_mcp_config};
+pub use extension::McpExtension;
+pub use naming::{create_mcp_tool_name, mcp_namespace, mcp_server_summary};
+pub use section::{MCP_SERVERS_SECTION, render_servers_section};
+
+/// JSON text as `JSON.stringify(value, null, indent)` writes it.
+pub(crate) mod json_text {
+    use serde::Serialize;
+    use serde_json::Value;
+
+    /// `value` pretty-printed with `indent`.
+    pub(crate) fn to_string_indented(value: &Value, indent: &str) -> String {
+        let mut out = Vec::new();
+        let formatter = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+        let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
+        if value.serialize(&mut ser).is_err() {
+            return value.to_string();
+        }
+        String::from_utf8(out).unwrap_or_default()
+    }
+}

@@ -289,6 +289,11 @@ impl ExtensionActions for SessionActions {
             .unwrap_or_default()
     }
 
+    fn register_tool(&self, tool: Arc<dyn pi_agent_core::AgentTool>) -> Result<(), BoxError> {
+        self.session()?.register_tool(tool);
+        Ok(())
+    }
+
     fn set_active_tools(&self, names: &[String]) -> Result<(), BoxError> {
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         self.session()?.set_active_tools_by_name(&names);

@@ -247,6 +247,9 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
         }
         for registered in runner.registered_tools() {
             let tool = registered.definition.tool.clone();
+            if let Some(snippet) = &registered.definition.prompt_snippet {
+                prompt_options.tool_snippets.push((tool.name().to_owned(), snippet.clone()));
+            }
             active.retain(|n| n != tool.name());
             active.push(tool.name().to_owned());
             all_tools.retain(|t| t.name() != tool.name());

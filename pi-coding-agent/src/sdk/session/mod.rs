@@ -103,6 +103,9 @@ pub(crate) type DeferredAction =
 pub(crate) struct RunState {
     /// A prompt run (`_startRun`) is active, from preparation to `agent_settled`.
     pub(crate) run_active: bool,
+    /// Active tools changed during a run (e.g. by `tool_search`): the next request of the run
+    /// declares them, as pi's loop reads the live loadout.
+    pub(crate) pending_tools: Option<Vec<Arc<dyn AgentTool>>>,
     /// `abort()` was called during the active run.
     pub(crate) abort_requested: bool,
     /// 0-based turn index of the run, for `turn_start` / `turn_end`.
@@ -253,6 +256,17 @@ impl TurnHooks<CodingMessage> for SessionContextHook {
     ) -> Result<Option<RequestUpdate<CodingMessage>>, BoxError> {
         let messages = lock(&self.shared.session_manager).build_session_context().messages;
         Ok(Some(RequestUpdate { messages: Some(messages), ..Default::default() }))
+    }
+
+    /// Tools activated during the run (e.g. by `tool_search`) are declared from the next turn on.
+    async fn prepare_next_turn(
+        &self,
+        _turn: pi_agent_core::AgentTurnContext<'_, CodingMessage>,
+        _cancel: &CancellationToken,
+    ) -> Result<Option<pi_agent_core::NextTurnUpdate<CodingMessage>>, BoxError> {
+        let Some(tools) = self.shared.run_state().pending_tools.take() else { return Ok(None) };
+        let update = RequestUpdate { tools: Some(tools), ..Default::default() };
+        Ok(Some(pi_agent_core::NextTurnUpdate { update, messages: Vec::new() }))
     }
 }
 
@@ -423,7 +437,11 @@ impl AgentSession {
                 ordered.push(name.to_owned());
             }
         }
-        self.agent.set_tools(self.shared.tools_named(&ordered));
+        let tools = self.shared.tools_named(&ordered);
+        if self.is_streaming() {
+            self.shared.run_state().pending_tools = Some(tools.clone());
+        }
+        self.agent.set_tools(tools);
     }
 
     /// Adds a tool to the available set (inactive until activated).

@@ -352,9 +352,15 @@ impl AgentSession {
                     images: None,
                 },
             };
-            let outcome = runner.emit_before_agent_start(event_trigger, self.desired_system_prompt()?).await;
+            let sections: indexmap::IndexMap<String, String> =
+                lock(&self.shared.prompt_options).sections.iter().cloned().collect();
+            let outcome = runner
+                .emit_before_agent_start_with_sections(event_trigger, self.desired_system_prompt()?, sections)
+                .await;
             handler_messages = outcome.messages;
             forced = outcome.system_prompt;
+            // Handlers' section edits (pi's `systemPromptOptions.sections`) shape this run's prompt.
+            lock(&self.shared.prompt_options).sections = outcome.sections.into_iter().collect();
         }
         let mut messages = match trigger {
             RunTrigger::User { text, images } => vec![AgentMessage::User(user_message(&text, images).into())],
