@@ -400,7 +400,8 @@ async fn run(mut args: Args) -> Result<i32> {
         extensions: pi_coding_agent::builtin_extensions::cli_extensions(&BuiltinOptions {
             agent_dir: agent_dir.clone(),
             no_mcp: args.no_mcp,
-            project_trusted: args.project_trust_override,
+            // The startup decision (override, extensions, store, default), as for every project resource.
+            project_trusted: Some(project_trusted),
             tools: args.tools.clone(),
             exclude_tools: args.exclude_tools.clone(),
             default_tools: settings.default_tools(),

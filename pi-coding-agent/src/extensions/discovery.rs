@@ -159,7 +159,20 @@ fn expand_configured(path: PathBuf) -> Vec<PathBuf> {
     vec![path]
 }
 
-/// The extension paths to load, in pi's order, each once.
+/// The extension paths a session loads once packages resolved the configured ones: the explicit
+/// paths (`-e`, `additionalExtensionPaths`, resolved against `cwd`) first, as pi's
+/// `resolveExtensionSources`, then `resolved` (packages, settings arrays and the conventional
+/// folders, from [`crate::packages`]), each once.
+pub fn extension_load_order(cwd: &Path, additional: &[PathBuf], resolved: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> =
+        additional.iter().flat_map(|p| expand_configured(expand(&p.to_string_lossy(), cwd))).collect();
+    out.extend(resolved.iter().cloned());
+    let mut seen = HashSet::new();
+    out.retain(|p| seen.insert(p.canonicalize().unwrap_or_else(|_| p.clone())));
+    out
+}
+
+/// The extension paths to load without packages, in pi's order, each once.
 pub fn discover_extension_paths(options: &DiscoveryOptions) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     if !options.no_extensions {

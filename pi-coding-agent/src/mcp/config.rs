@@ -513,20 +513,10 @@ pub fn remove_server_config(path: &Path, name: &str) -> Result<bool, McpConfigEd
     Ok(removed)
 }
 
-/// Whether the project at `cwd` is trusted: the nearest entry of `<agent_dir>/trust.json` for
-/// `cwd` or one of its parents is `true` (pi's `ProjectTrustStore.get(cwd) === true`).
+/// Whether the project at `cwd` is trusted, as [`crate::trust::is_project_trusted`] decides it
+/// (the trust store, then `defaultProjectTrust`); an unreadable trust store counts as untrusted.
 pub fn project_trusted(agent_dir: &Path, cwd: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(agent_dir.join("trust.json")) else { return false };
-    let Ok(Value::Object(data)) = serde_json::from_str::<Value>(&text) else { return false };
-    let start = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
-    let mut dir = Some(start.as_path());
-    while let Some(d) = dir {
-        if let Some(Value::Bool(decision)) = data.get(&d.display().to_string()) {
-            return *decision;
-        }
-        dir = d.parent();
-    }
-    false
+    crate::trust::is_project_trusted(agent_dir, cwd, None).unwrap_or(false)
 }
 
 #[cfg(test)]

@@ -226,14 +226,13 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     let mut extensions: Vec<Arc<dyn Extension>> = Vec::new();
     // Discovered extensions (project, user, settings) and explicit paths; explicit paths load even
     // with `no_extensions` (pi: "explicit -e paths still work").
-    let discovery = crate::extensions::discovery::DiscoveryOptions {
-        cwd: std::path::PathBuf::from(&cwd),
-        agent_dir: loader.agent_dir.clone(),
-        additional: loader.additional_extension_paths.clone(),
-        no_extensions: loader.no_extensions,
-        project_trusted: loader.project_trusted,
-    };
-    for path in crate::extensions::discovery::discover_extension_paths(&discovery) {
+    // The package resolver already applied `no_extensions` and project trust to `extension_paths`.
+    let paths = crate::extensions::discovery::extension_load_order(
+        std::path::Path::new(&cwd),
+        &loader.additional_extension_paths,
+        &resources.extension_paths,
+    );
+    for path in paths {
         extensions.push(Arc::new(SubprocessExtension::new(path.display().to_string())));
     }
     if !loader.no_extensions {
