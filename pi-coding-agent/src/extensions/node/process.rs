@@ -216,6 +216,19 @@ impl Reader {
                         waiter(outcome);
                     }
                 }
+                // The UI's setters (status, notify, widgets, …) answer at once and must reach the
+                // user in the order the extension called them: run them on this thread, in order.
+                Ok(Incoming::Call { id, method, params })
+                    if method.starts_with("ui.")
+                        && !crate::extensions::subprocess::ui_calls::is_dialog(&method) =>
+                {
+                    let Some(runtime) = self.runtime.upgrade() else { continue };
+                    let weak = self.conn.clone();
+                    let outcome = self.handle.block_on(handle_host_call(&runtime, &weak, &method, params));
+                    if let Some(id) = id {
+                        conn.respond(id, outcome);
+                    }
+                }
                 Ok(Incoming::Call { id, method, params }) => {
                     let Some(runtime) = self.runtime.upgrade() else { continue };
                     let weak = self.conn.clone();
