@@ -18,12 +18,9 @@ use pi_coding_agent::cli::{HELP, VERSION, no_api_key_message, no_models_message}
 use pi_coding_agent::extensions::FlagValue as ExtFlagValue;
 use pi_coding_agent::modes::rpc::RpcContext;
 use pi_coding_agent::modes::{EXIT_INTERRUPTED, json, print, rpc};
-use pi_coding_agent::sdk::{
-    CreateAgentSessionOptions, DefaultResourceLoader, PromptOptions, SessionSettings, ShellSettings,
-    create_agent_session,
-};
+use pi_coding_agent::sdk::{CreateAgentSessionOptions, DefaultResourceLoader, PromptOptions, create_agent_session};
 use pi_coding_agent::session::{expand_tilde, get_agent_dir, resolve_path};
-use pi_coding_agent::settings::Settings;
+use pi_coding_agent::settings::{SettingsManager, SettingsManagerOptions};
 
 /// pi's subcommands (package management, auth, MCP), which this port does not have.
 const SUBCOMMANDS: [&str; 8] = ["install", "remove", "uninstall", "update", "list", "config", "auth", "mcp"];
@@ -141,10 +138,15 @@ async fn run(mut args: Args) -> Result<i32> {
         return fail(&e);
     }
     let agent_dir = get_agent_dir();
-    let (settings, settings_errors) = Settings::load(&agent_dir, &cwd, args.project_trust_override == Some(true));
-    for e in settings_errors {
+    let settings_manager = std::sync::Arc::new(SettingsManager::create_with(
+        &cwd,
+        &agent_dir,
+        SettingsManagerOptions { project_trusted: args.project_trust_override == Some(true) },
+    ));
+    for e in settings_manager.drain_errors() {
         eprintln!("Warning: {e}");
     }
+    let settings = settings_manager.settings();
     let (registry, models_error) = CliRegistry::load(&agent_dir);
     if let Some(e) = models_error {
         eprintln!("Warning: errors loading models.json:\n{e}");
@@ -176,7 +178,7 @@ async fn run(mut args: Args) -> Result<i32> {
         .session_dir
         .clone()
         .or_else(|| std::env::var("PI_CODING_AGENT_SESSION_DIR").ok().filter(|s| !s.is_empty()))
-        .or_else(|| settings.session_dir().map(str::to_owned))
+        .or_else(|| settings.session_dir())
         .map(|d| expand_tilde(&d));
     let choice = match choose_session(&args, &cwd, session_dir.as_deref(), &mut confirm_on_stdin) {
         Ok(c) => c,
@@ -204,10 +206,7 @@ async fn run(mut args: Args) -> Result<i32> {
 
     // Model (`--models` or the `enabledModels` setting scope the choice).
     let all = registry.all_models();
-    let patterns = args.models.clone().or_else(|| {
-        let list = settings.get("enabledModels")?.as_array()?;
-        Some(list.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
-    });
+    let patterns = args.models.clone().or_else(|| settings.enabled_models());
     let available: Vec<_> = registry.available_models().into_iter().cloned().collect();
     let scope = match patterns {
         Some(p) if !p.is_empty() => resolve_model_scope(&p, &available),
@@ -349,9 +348,8 @@ async fn run(mut args: Args) -> Result<i32> {
         stream_options,
         // What /resume and /fork may restore: the models with auth, as pi's model runtime.
         models: available.clone(),
-        // pi's automatic compaction and auto-retry, as settings.json configures them.
-        settings: Some(SessionSettings::from_settings(&settings)),
-        shell: Some(ShellSettings::from_settings(&settings)),
+        // pi's automatic compaction, auto-retry, shell and queue modes, as settings.json says.
+        settings_manager: Some(settings_manager),
         ..Default::default()
     })
     .await?;

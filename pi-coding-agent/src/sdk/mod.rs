@@ -65,6 +65,7 @@ use crate::extensions::subprocess::SubprocessExtension;
 use crate::extensions::{Extension, ExtensionRunner};
 use crate::messages::CodingMessage;
 use crate::session::{SessionError, SessionManager, get_agent_dir};
+use crate::settings::SettingsManager;
 
 /// Errors of the SDK.
 #[derive(Debug, Error)]
@@ -125,11 +126,15 @@ pub struct CreateAgentSessionOptions {
     /// `modelRuntime` with `hasConfiguredAuth`). Empty: the built-in catalog's models whose
     /// provider has an API key in the environment. The session's own model always counts.
     pub models: Vec<Model>,
-    /// Automatic compaction and retry (default: as the agent dir's and the project's
-    /// `settings.json` say, with pi's defaults — both on — where they are silent, as pi's
-    /// `SettingsManager.create(cwd, agentDir)` does; [`SessionSettings::default`] turns both off).
+    /// The settings (pi's `settingsManager`; default: `SettingsManager::create(cwd, agent_dir)`,
+    /// the agent dir's and the project's `settings.json`; SDK users who want no files pass
+    /// [`SettingsManager::in_memory`]).
+    pub settings_manager: Option<Arc<SettingsManager>>,
+    /// Automatic compaction and retry, overriding the settings manager's (default: as it says,
+    /// with pi's defaults — both on — where it is silent; [`SessionSettings::default`] is the
+    /// same as no settings, [`SessionSettings::manual`] turns both off).
     pub settings: Option<SessionSettings>,
-    /// The shell of user `!cmd`s (default: as the settings files say).
+    /// The shell of user `!cmd`s and the bash tool, overriding the settings manager's.
     pub shell: Option<ShellSettings>,
 }
 
@@ -185,18 +190,11 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     let model = options.model.or_else(first_model_with_key).ok_or(SdkError::NoModel)?;
     let thinking_level = options.thinking_level.unwrap_or(ThinkingLevel::Off);
 
-    let loaded = std::sync::OnceLock::new();
-    let file_settings = || {
-        loaded.get_or_init(|| {
-            let (settings, errors) = crate::settings::Settings::load(&agent_dir, Path::new(&cwd), false);
-            for e in errors {
-                tracing::warn!(error = %e, "settings ignored");
-            }
-            settings
-        })
-    };
+    let settings_manager =
+        options.settings_manager.unwrap_or_else(|| Arc::new(SettingsManager::create(Path::new(&cwd), &agent_dir)));
+    let file_settings = settings_manager.settings();
     // The shell settings reach both the user's `!cmd`s and the bash tool (pi's `_buildRuntime`).
-    let shell = options.shell.unwrap_or_else(|| ShellSettings::from_settings(file_settings()));
+    let shell = options.shell.unwrap_or_else(|| ShellSettings::from_settings(&file_settings));
     let tool_options = crate::tools::ToolsOptions {
         bash: crate::tools::BashToolOptions {
             command_prefix: shell.command_prefix.clone(),
@@ -264,12 +262,15 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
         stream_fn: stream_fn.clone(),
         stream_options: stream_options.clone(),
         models: options.models,
-        settings: options.settings.unwrap_or_else(|| SessionSettings::from_settings(file_settings())),
+        settings: options.settings.unwrap_or_else(|| SessionSettings::from_settings(&file_settings)),
+        settings_manager,
         shell,
     }));
     *shared.prompt_templates.lock().unwrap_or_else(|e| e.into_inner()) = resources.prompt_templates.clone();
     let mut builder = Agent::builder(model.clone(), stream_fn)
         .thinking_level(thinking_level)
+        .steering_mode(file_settings.steering_mode())
+        .follow_up_mode(file_settings.follow_up_mode())
         .convert_to_llm(crate::messages::CodingConvertToLlm)
         .turn_hooks(AgentSession::context_hook(&shared))
         .stream_options(stream_options);

@@ -56,6 +56,7 @@ use super::system_prompt::SystemPromptOptions;
 use crate::extensions::{ExtensionRunner, NotifyEvent};
 use crate::messages::{CodingAgentMessage, CodingMessage};
 use crate::session::SessionManager;
+use crate::settings::{SettingsError, SettingsManager, SettingsScope};
 
 /// An event of a session: the agent's events plus session-level ones.
 #[derive(Clone, Debug)]
@@ -162,6 +163,8 @@ pub(crate) struct SessionShared {
     /// The base request options (API key, headers) summaries reuse.
     pub(crate) stream_options: StreamOptions,
     pub(crate) settings: Mutex<SessionSettings>,
+    /// The settings files (or the SDK user's in-memory settings) the session reads and writes.
+    pub(crate) settings_manager: Arc<SettingsManager>,
     /// The shell of user `!cmd`s.
     pub(crate) shell: ShellSettings,
     /// Models a switched session may restore (see `CreateAgentSessionOptions::models`).
@@ -187,6 +190,7 @@ pub(crate) struct SharedParts {
     pub(crate) stream_options: StreamOptions,
     pub(crate) models: Vec<Model>,
     pub(crate) settings: SessionSettings,
+    pub(crate) settings_manager: Arc<SettingsManager>,
     pub(crate) shell: ShellSettings,
 }
 
@@ -203,6 +207,7 @@ impl SessionShared {
             stream_fn: parts.stream_fn,
             stream_options: parts.stream_options,
             settings: Mutex::new(parts.settings),
+            settings_manager: parts.settings_manager,
             shell: parts.shell,
             models: parts.models,
             model_fallback_message: Mutex::new(None),
@@ -450,14 +455,51 @@ impl AgentSession {
         *lock(&self.shared.settings)
     }
 
-    /// pi's `setAutoCompactionEnabled`.
-    pub fn set_auto_compaction_enabled(&self, enabled: bool) {
-        lock(&self.shared.settings).compaction.enabled = enabled;
+    /// The settings manager the session reads and writes (pi's `settingsManager`).
+    pub fn settings_manager(&self) -> &Arc<SettingsManager> {
+        &self.shared.settings_manager
     }
 
-    /// pi's `setAutoRetryEnabled`.
+    /// Records a failed settings write where [`SettingsManager::drain_errors`] reports it, as
+    /// pi's write queue does.
+    fn settings_written(&self, result: Result<(), SettingsError>) {
+        if let Err(error) = result {
+            self.shared.settings_manager.record_error(SettingsScope::Global, error);
+        }
+    }
+
+    /// pi's `setAutoCompactionEnabled`: the session and the global `compaction.enabled`.
+    pub fn set_auto_compaction_enabled(&self, enabled: bool) {
+        lock(&self.shared.settings).compaction.enabled = enabled;
+        self.settings_written(self.shared.settings_manager.set_compaction_enabled(enabled));
+    }
+
+    /// pi's `setAutoRetryEnabled`: the session and the global `retry.enabled`.
     pub fn set_auto_retry_enabled(&self, enabled: bool) {
         lock(&self.shared.settings).retry.enabled = enabled;
+        self.settings_written(self.shared.settings_manager.set_retry_enabled(enabled));
+    }
+
+    /// How queued steering messages are delivered.
+    pub fn steering_mode(&self) -> pi_agent_core::QueueMode {
+        self.agent.steering_mode()
+    }
+
+    /// How queued follow-up messages are delivered.
+    pub fn follow_up_mode(&self) -> pi_agent_core::QueueMode {
+        self.agent.follow_up_mode()
+    }
+
+    /// pi's `setSteeringMode`: the agent and the global `steeringMode`.
+    pub fn set_steering_mode(&self, mode: pi_agent_core::QueueMode) {
+        self.agent.set_steering_mode(mode);
+        self.settings_written(self.shared.settings_manager.set_steering_mode(mode));
+    }
+
+    /// pi's `setFollowUpMode`: the agent and the global `followUpMode`.
+    pub fn set_follow_up_mode(&self, mode: pi_agent_core::QueueMode) {
+        self.agent.set_follow_up_mode(mode);
+        self.settings_written(self.shared.settings_manager.set_follow_up_mode(mode));
     }
 
     /// Appends a `custom` entry: state for extensions and UIs, **never sent to the model**
