@@ -90,7 +90,7 @@ async fn main() -> Result<()> {
     })
     .await?
     .session;
-    session.bind_extensions().await;
+    session.bind_extensions(|_| {}).await;
 
     for text in ["first question", "second question"] {
         push(&log, format!("prompt {text:?}"));

@@ -63,7 +63,7 @@ fn audit_entries(h: &HttpSession) -> Vec<Value> {
 async fn checklist_1_an_appended_entry_never_reaches_the_model() {
     let h =
         Setup { replies: vec![bash_call()], extensions: vec![audit_extension()], ..Default::default() }.start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("跑一下检查").await.expect("prompt");
     h.session.prompt("again").await.expect("second prompt");
     let audit = audit_entries(&h);
@@ -430,7 +430,7 @@ async fn sdk_runs_the_python_audit_extension_from_additional_extension_paths() {
         Setup { replies: vec![bash_call(), text_reply("done")], extension_paths: vec![script], ..Default::default() }
             .start()
             .await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("跑一下检查").await.expect("prompt");
     let audit = audit_entries(&h);
     assert_eq!(audit.len(), 1, "{:#?}", h.entries());

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use pi_agent_core::QueueMode;
-use pi_coding_agent::settings::{SettingsManager, SettingsScope, to_js_json_pretty};
+use pi_ai::json::to_js_json_pretty;
+use pi_coding_agent::settings::{SettingsManager, SettingsScope};
 use serde_json::{Value, json};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/settings");

@@ -11,11 +11,11 @@ use super::listeners::AgentSink;
 use super::queue::drain_queue;
 use super::{Agent, lock};
 use crate::agent_loop::{
-    AgentContext, AgentLoopConfig, EventSink, MessageSource, check_continue, end_assistant, run_agent_loop_continue,
-    run_agent_loop_with,
+    AgentContext, AgentLoopConfig, MessageSource, check_continue, run_agent_loop_continue, run_agent_loop_with,
 };
 use crate::event::AgentEvent;
 use crate::message::{AgentMessage, CustomMessage};
+use crate::sink::{EventSink, end_assistant};
 
 impl<C: CustomMessage> Agent<C> {
     /// Runs a prompt to completion. Failures inside the run do not surface here: they end the run

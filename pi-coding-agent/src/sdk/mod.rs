@@ -26,8 +26,10 @@
 //! # Ok(()) }
 //! ```
 
+mod agent_wire;
 pub mod diagnostics;
 mod discovery;
+mod error;
 pub mod expand;
 mod extension_bridge;
 pub mod frontmatter;
@@ -36,6 +38,7 @@ pub mod resources;
 mod session;
 pub mod skills;
 pub mod system_prompt;
+pub mod wire;
 mod yaml_keys;
 
 use std::path::{Path, PathBuf};
@@ -45,18 +48,18 @@ use pi_agent_core::{Agent, AgentTool, StreamFn};
 use pi_ai::options::StreamOptions;
 use pi_ai::registry::Models;
 use pi_ai::{Context, Model, ThinkingLevel};
-use thiserror::Error;
 
 pub use diagnostics::{DiagnosticKind, ResourceCollision, ResourceDiagnostic};
 pub use discovery::resolve_path;
+pub use error::SdkError;
 pub use expand::{SkillBlock, expand_input, expand_skill_command, parse_skill_block};
 pub use prompt_templates::{PromptTemplate, expand_prompt_template, parse_command_args, substitute_args};
 pub use resources::{DefaultResourceLoader, LoadedResources, ResourceError};
 pub use session::{
-    AgentSession, BashResult, CompactOutcome, ContextUsage, ForkMessage, ForkOutcome, NavigateTreeOptions,
-    NavigateTreeOutcome, PreflightCallback, PromptDisposition, PromptOptions, QueueDisposition, RetrySettings,
-    SessionEvent, SessionSettings, SessionStats, ShellSettings, SwitchOutcome, TokenStats, is_context_overflow,
-    is_retryable_assistant_error,
+    AgentSession, BashResult, CompactOutcome, CompactionEnd, CompactionReason, ContextUsage, ForkMessage, ForkOutcome,
+    NavigateTreeOptions, NavigateTreeOutcome, PreflightCallback, PromptDisposition, PromptOptions, QueueDisposition,
+    RetrySettings, SessionEvent, SessionSettings, SessionStats, ShellSettings, SwitchOutcome, TokenStats,
+    is_context_overflow, is_retryable_assistant_error,
 };
 pub use skills::{Skill, SkillReader, format_skills_for_prompt};
 pub use system_prompt::{ContextFile, SystemPromptOptions};
@@ -64,38 +67,8 @@ pub use system_prompt::{ContextFile, SystemPromptOptions};
 use crate::extensions::subprocess::SubprocessExtension;
 use crate::extensions::{Extension, ExtensionRunner};
 use crate::messages::CodingMessage;
-use crate::session::{SessionError, SessionManager, get_agent_dir};
+use crate::session::{SessionManager, get_agent_dir};
 use crate::settings::SettingsManager;
-
-/// Errors of the SDK.
-#[derive(Debug, Error)]
-pub enum SdkError {
-    /// No model was given and none could be chosen.
-    #[error("No model available. Pass a model or set an API key for a provider.")]
-    NoModel,
-    /// A prompt while a run is active.
-    #[error("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")]
-    Busy,
-    /// Resources failed to load.
-    #[error(transparent)]
-    Resources(#[from] ResourceError),
-    /// The session file failed.
-    #[error(transparent)]
-    Session(#[from] SessionError),
-    /// A custom section name was invalid.
-    #[error(transparent)]
-    Prompt(#[from] system_prompt::InvalidSectionName),
-    /// The agent refused the call.
-    #[error(transparent)]
-    Agent(#[from] pi_agent_core::AgentError),
-    /// A prompt while a compaction or branch summary runs.
-    #[error("Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry.")]
-    Compacting,
-    /// An operation failed with pi's message (`Nothing to compact (session too small)`,
-    /// `Compaction cancelled`, `Entry X not found`, an extension's `user_bash` error, …).
-    #[error("{0}")]
-    Failed(String),
-}
 
 /// Options of [`create_agent_session`] (pi's `CreateAgentSessionOptions`).
 #[derive(Default)]

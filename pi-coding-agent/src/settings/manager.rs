@@ -11,7 +11,9 @@ use serde_json::{Map, Value};
 
 use super::storage::{FileSettingsStorage, InMemorySettingsStorage, SettingsStorage};
 use super::values::{CacheWarming, ProjectTrustDefault};
-use super::{Settings, SettingsError, to_js_json_pretty};
+use pi_ai::json::to_js_json_pretty;
+
+use super::{Settings, SettingsError};
 
 /// Which document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -22,7 +22,6 @@
 //! assert_eq!(err.to_string(), "Invalid settings file /a/settings.json: key must be a string (line 3 column 2)");
 //! ```
 
-mod js_write;
 mod manager;
 mod storage;
 pub mod tools;
@@ -32,7 +31,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-pub use js_write::to_js_json_pretty;
 pub use manager::{ScopedSettingsError, SettingsManager, SettingsManagerOptions, SettingsScope};
 pub use storage::{FileSettingsStorage, InMemorySettingsStorage, SettingsStorage};
 pub use values::{

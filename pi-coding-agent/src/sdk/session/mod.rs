@@ -17,6 +17,7 @@
 mod bash;
 mod bash_exec;
 mod compaction;
+mod event;
 mod events;
 mod messages;
 mod prompt;
@@ -32,7 +33,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use pi_agent_core::{
-    Agent, AgentEvent, AgentTool, BoxError, PrepareRequestContext, RequestUpdate, StreamFn, TurnHooks, Unsubscribe,
+    Agent, AgentTool, BoxError, PrepareRequestContext, RequestUpdate, StreamFn, TurnHooks, Unsubscribe,
 };
 use pi_ai::options::StreamOptions;
 use pi_ai::{AssistantMessage, Model, ThinkingLevel};
@@ -41,6 +42,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use bash::BashResult;
 pub use compaction::CompactOutcome;
+pub use event::{CompactionEnd, CompactionReason, SessionEvent};
 pub use messages::QueueDisposition;
 pub(crate) use messages::custom_message;
 pub use prompt::{PreflightCallback, PromptDisposition, PromptOptions};
@@ -50,48 +52,12 @@ pub use stats::{ContextUsage, SessionStats, TokenStats};
 pub use switching::{ForkMessage, ForkOutcome, SwitchOutcome};
 pub use tree::{NavigateTreeOptions, NavigateTreeOutcome};
 
-use super::SdkError;
-use super::extension_bridge::{AgentSessionHandle, SessionActions};
+use super::error::SdkError;
 use super::system_prompt::SystemPromptOptions;
 use crate::extensions::{ExtensionRunner, NotifyEvent};
 use crate::messages::{CodingAgentMessage, CodingMessage};
 use crate::session::SessionManager;
 use crate::settings::{SettingsError, SettingsManager, SettingsScope};
-
-/// An event of a session: the agent's events plus session-level ones.
-#[derive(Clone, Debug)]
-#[allow(clippy::large_enum_variant)] // events are moved, not stored in bulk
-pub enum SessionEvent {
-    /// An agent event (`agent_start`, `message_update`, `tool_execution_end`, …); `agent_end` is
-    /// [`SessionEvent::AgentEnd`].
-    Agent(AgentEvent<CodingMessage>),
-    /// The agent's `agent_end` with pi's `willRetry`: auto-retry is about to retry the failed
-    /// turn (retries enabled and left, no abort requested, the last assistant message failed with
-    /// a retryable error).
-    AgentEnd {
-        /// The messages of the low-level run.
-        messages: Vec<CodingAgentMessage>,
-        /// Whether auto-retry will retry it.
-        will_retry: bool,
-    },
-    /// An entry was appended to the session.
-    EntryAppended {
-        /// The entry id.
-        id: String,
-        /// The entry type (`message`, `custom`, `custom_message`, …).
-        entry_type: &'static str,
-    },
-    /// A run settled (pi's `agent_settled`): no retry, compaction or queued message will
-    /// continue it. Emitted after every run, including runs extensions started.
-    AgentSettled {
-        /// Whether the run was aborted.
-        aborted: bool,
-    },
-    /// A session-level event in pi's wire shape: `compaction_start`, `compaction_end`,
-    /// `auto_retry_start`, `auto_retry_end`, `queue_update`, `entry_appended` (for the entries pi
-    /// announces: `custom` entries and the `context_edit`s hiding a failed attempt).
-    Session(Value),
-}
 
 type Listener = Arc<dyn Fn(&SessionEvent) + Send + Sync>;
 
@@ -174,6 +140,8 @@ pub(crate) struct SessionShared {
     pub(crate) state: Mutex<RunState>,
     /// Signalled whenever a run settles or a compaction ends.
     pub(crate) idle: tokio::sync::Notify,
+    /// The error listener `bind_extensions` registered (removed by `dispose`).
+    pub(crate) error_listener: Mutex<Option<crate::extensions::ErrorListenerHandle>>,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -213,6 +181,7 @@ impl SessionShared {
             model_fallback_message: Mutex::new(None),
             state: Mutex::new(RunState::default()),
             idle: tokio::sync::Notify::new(),
+            error_listener: Mutex::new(None),
         }
     }
 
@@ -223,11 +192,6 @@ impl SessionShared {
                 tracing::warn!("a session listener panicked; it keeps its registration");
             }
         }
-    }
-
-    /// Emits a session-level event in pi's wire shape.
-    pub(crate) fn emit_record(&self, record: Value) {
-        self.emit(&SessionEvent::Session(record));
     }
 
     /// The registered tools with these names, in this order (unknown names are skipped).
@@ -276,16 +240,6 @@ impl AgentSession {
     /// The extension runner (present when extensions were loaded).
     pub fn extension_runner(&self) -> Option<&Arc<ExtensionRunner>> {
         self.shared.runner.as_ref()
-    }
-
-    /// Binds extension actions to this session and emits `session_start` (pi's `bindExtensions`).
-    /// Without it, `context` handlers still run, but every extension action (`append_entry`,
-    /// `send_message`, …) fails with "Extension runtime not initialized…".
-    pub async fn bind_extensions(&self) {
-        let Some(runner) = &self.shared.runner else { return };
-        let handle = AgentSessionHandle { agent: self.agent.clone(), cwd: self.cwd.clone() };
-        runner.bind(Arc::new(SessionActions { session: Arc::downgrade(&self.shared), handle }));
-        runner.emit(NotifyEvent::SessionStart { reason: "startup".into(), previous_session_file: None }).await;
     }
 
     pub(crate) fn context_hook(shared: &Arc<SessionShared>) -> Arc<dyn TurnHooks<CodingMessage>> {
@@ -359,9 +313,12 @@ impl AgentSession {
             sm.append_session_info(name)?;
             sm.session_name()
         };
-        let event = serde_json::json!({"type": "session_info_changed", "name": current});
-        self.shared.emit_record(event.clone());
-        self.emit_detached("session_info_changed", serde_json::json!({"name": current}));
+        self.shared.emit(&SessionEvent::SessionInfoChanged { name: current.clone() });
+        let mut payload = serde_json::Map::new();
+        if let Some(name) = current {
+            payload.insert("name".into(), Value::from(name));
+        }
+        self.emit_detached("session_info_changed", Value::Object(payload));
         Ok(())
     }
 
@@ -394,7 +351,7 @@ impl AgentSession {
         }
         lock(&self.shared.session_manager).append_thinking_level_change(level.as_str())?;
         self.agent.set_thinking_level(level);
-        self.shared.emit_record(serde_json::json!({"type": "thinking_level_changed", "level": level.as_str()}));
+        self.shared.emit(&SessionEvent::ThinkingLevelChanged { level });
         let payload = serde_json::json!({"level": level.as_str(), "previousLevel": previous.as_str()});
         self.emit_detached("thinking_level_select", payload);
         Ok(())
@@ -508,13 +465,13 @@ impl AgentSession {
         let (id, entry) = {
             let mut sm = lock(&self.shared.session_manager);
             let id = sm.append_custom_entry(custom_type, data)?;
-            let entry = sm.entry(&id).and_then(|e| serde_json::to_value(e).ok());
+            let entry = sm.entry(&id).cloned();
             (id, entry)
         };
-        self.shared.emit(&SessionEvent::EntryAppended { id: id.clone(), entry_type: "custom" });
+        self.shared.emit(&SessionEvent::EntryPersisted { id: id.clone(), entry_type: "custom" });
         // pi's `entry_appended` event, which its json and rpc modes put on the wire.
         if let Some(entry) = entry {
-            self.shared.emit_record(serde_json::json!({"type": "entry_appended", "entry": entry}));
+            self.shared.emit(&SessionEvent::EntryAppended { entry: Arc::new(entry) });
         }
         Ok(id)
     }
@@ -529,5 +486,8 @@ impl AgentSession {
         self.abort_bash();
         self.abort().await;
         lock(&self.shared.listeners).clear();
+        if let Some(handle) = lock(&self.shared.error_listener).take() {
+            handle.remove();
+        }
     }
 }

@@ -13,7 +13,7 @@ use super::events::{flush_pending_bash, flush_pending_custom};
 use super::{AgentSession, DeferredAction, lock};
 use crate::extensions::{AgentStartTrigger, InputOutcome, InputSource, StreamingBehavior};
 use crate::messages::{CodingAgentMessage, CodingMessage, CustomRoleMessage};
-use crate::sdk::SdkError;
+use crate::sdk::error::SdkError;
 use crate::sdk::system_prompt::{build_system_prompt, build_system_prompt_message, diff_system_prompt_sections};
 
 /// What a prompt's preflight decided (pi's `preflightResult` dispositions).

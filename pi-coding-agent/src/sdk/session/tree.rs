@@ -9,7 +9,7 @@ use super::AgentSession;
 use crate::compaction::generate_branch_summary;
 use crate::compaction::{BranchSummaryOptions, BranchSummaryOutcome, collect_entries_for_branch_summary};
 use crate::extensions::NotifyEvent;
-use crate::sdk::SdkError;
+use crate::sdk::error::SdkError;
 use crate::session::SessionEntry;
 
 /// Options of [`AgentSession::navigate_tree`].
