@@ -18,7 +18,9 @@ use pi_coding_agent::cli::{HELP, VERSION, no_api_key_message, no_models_message}
 use pi_coding_agent::extensions::FlagValue as ExtFlagValue;
 use pi_coding_agent::modes::rpc::RpcContext;
 use pi_coding_agent::modes::{EXIT_INTERRUPTED, json, print, rpc};
-use pi_coding_agent::sdk::{CreateAgentSessionOptions, DefaultResourceLoader, PromptOptions, create_agent_session};
+use pi_coding_agent::sdk::{
+    CreateAgentSessionOptions, DefaultResourceLoader, NoTools, PromptOptions, create_agent_session,
+};
 use pi_coding_agent::session::{expand_tilde, get_agent_dir, resolve_path};
 use pi_coding_agent::settings::{SettingsManager, SettingsManagerOptions};
 
@@ -291,17 +293,14 @@ async fn run(mut args: Args) -> Result<i32> {
         return fail("the interactive terminal UI is not available in this port; use -p, --mode json or --mode rpc");
     }
 
-    // Tools.
-    let builtin = pi_coding_agent::tools::ALL_TOOL_NAMES;
-    let mut tools: Option<Vec<String>> = if args.no_tools || args.no_builtin_tools {
-        Some(Vec::new())
+    // Tools: pi's selection rules, applied by the SDK to built-in and extension tools alike.
+    let no_tools = if args.no_tools {
+        Some(NoTools::All)
+    } else if args.no_builtin_tools {
+        Some(NoTools::Builtin)
     } else {
-        args.tools.clone().map(|t| t.into_iter().filter(|n| builtin.contains(&n.as_str())).collect())
+        None
     };
-    if let Some(ex) = &args.exclude_tools {
-        let base = tools.unwrap_or_else(|| ["read", "bash", "edit", "write"].map(str::to_owned).to_vec());
-        tools = Some(base.into_iter().filter(|t| !ex.contains(t)).collect());
-    }
 
     let mut loader = DefaultResourceLoader::new(&cwd, &agent_dir);
     loader.no_context_files = args.no_context_files;
@@ -341,7 +340,9 @@ async fn run(mut args: Args) -> Result<i32> {
         agent_dir: Some(agent_dir.clone()),
         model: Some(model),
         thinking_level,
-        tools,
+        tools: args.tools.clone(),
+        no_tools,
+        exclude_tools: args.exclude_tools.clone(),
         resource_loader: Some(loader),
         session_manager: Some(session_manager),
         stream_fn: Some(registry.stream_fn()),

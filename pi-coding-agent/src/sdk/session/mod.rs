@@ -256,7 +256,15 @@ impl AgentSession {
         &self.cwd
     }
 
-    /// The session manager (locked; do not hold the guard across an `.await`).
+    /// Runs `f` on the session manager under its lock. The lock cannot outlive the call, so it
+    /// is never held across an `.await` (prefer this to [`AgentSession::session_manager`]).
+    pub fn with_session_manager<R>(&self, f: impl FnOnce(&mut SessionManager) -> R) -> R {
+        f(&mut lock(&self.shared.session_manager))
+    }
+
+    /// The session manager, locked until the guard drops. Holding the guard across an `.await`
+    /// blocks every event of the session (clippy's `await_holding_lock` flags it); use
+    /// [`AgentSession::with_session_manager`] where a closure fits.
     pub fn session_manager(&self) -> MutexGuard<'_, SessionManager> {
         lock(&self.shared.session_manager)
     }
