@@ -100,7 +100,7 @@ async fn main() -> Result<()> {
         println!("{line}");
     }
     println!("session keeps {} messages (pruning is per request)", session.messages().len());
-    println!("stored system prompt has the note: {}", session.system_prompt().contains("<note>"));
+    println!("stored system prompt has the note: {}", session.transcript_system_prompt().contains("<note>"));
     session.dispose().await;
     Ok(())
 }

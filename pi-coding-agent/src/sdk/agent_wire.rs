@@ -14,7 +14,10 @@ pub(crate) fn to_value<T: serde::Serialize>(v: &T) -> Value {
 pub fn tool_result_json(result: &AgentToolResult) -> Value {
     let mut obj = Map::new();
     obj.insert("content".into(), to_value(&result.content));
-    obj.insert("details".into(), result.details.clone());
+    // `Null` is pi's undefined: omitted.
+    if !result.details.is_null() {
+        obj.insert("details".into(), result.details.clone());
+    }
     if let Some(s) = &result.structured_content {
         obj.insert("structuredContent".into(), s.clone());
     }

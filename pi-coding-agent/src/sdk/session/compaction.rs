@@ -231,7 +231,8 @@ impl AgentSession {
             Some(&first_kept),
             tokens_before as f64,
             details.clone(),
-            from_extension.then_some(true),
+            // pi writes `fromHook: false` for its own summaries.
+            Some(from_extension),
             usage.clone(),
         );
         let id = appended.map_err(|e| (Stop::Failed(e.to_string()), from_extension))?;

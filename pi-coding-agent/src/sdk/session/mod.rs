@@ -286,8 +286,24 @@ impl AgentSession {
         self.agent.messages()
     }
 
-    /// The system prompt as the transcript replays it.
+    /// pi's `systemPrompt` getter: the prompt the session's options build now (active tools,
+    /// resources, skills), or the prompt a `before_agent_start` handler forced for the running
+    /// prompt. It is what the next request starts from, also before the first prompt and right
+    /// after a tool change. The prompt the transcript holds is
+    /// [`AgentSession::transcript_system_prompt`].
     pub fn system_prompt(&self) -> String {
+        if let Some(forced) = self.shared.run_state().forced_system_prompt.clone() {
+            return forced;
+        }
+        self.desired_system_prompt().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the system prompt options are invalid");
+            String::new()
+        })
+    }
+
+    /// The system prompt as the transcript replays it (its system messages and `sections`
+    /// patches): what the last request was sent, empty before the first prompt.
+    pub fn transcript_system_prompt(&self) -> String {
         pi_ai::transcript::current_system_prompt(&self.session_messages())
     }
 

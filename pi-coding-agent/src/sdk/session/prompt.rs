@@ -386,7 +386,7 @@ impl AgentSession {
     }
 
     /// The system prompt text the current options build (what `before_agent_start` sees).
-    fn desired_system_prompt(&self) -> Result<String, SdkError> {
+    pub(crate) fn desired_system_prompt(&self) -> Result<String, SdkError> {
         let mut options = lock(&self.shared.prompt_options).clone();
         options.selected_tools = Some(self.active_tool_names());
         Ok(build_system_prompt(&options)?)

@@ -188,7 +188,8 @@ impl AgentSession {
                         new_leaf.as_deref(),
                         text,
                         details.clone(),
-                        from_extension.then_some(true),
+                        // pi writes `fromHook: false` for its own summaries.
+                        Some(from_extension),
                         usage.clone(),
                     )?;
                     if let Some(label) = &label {
