@@ -10,6 +10,7 @@ use pi_coding_agent::cli::args::{Args, DiagnosticKind, FlagValue, ListModels, Mo
 use pi_coding_agent::cli::export_html::export_from_file;
 use pi_coding_agent::cli::file_args::{build_initial_message, process_file_args};
 use pi_coding_agent::cli::list_models::render_model_list;
+use pi_coding_agent::cli::logging::{LogTarget, init_logging};
 use pi_coding_agent::cli::model_resolver::{CliModelRequest, resolve_cli_model};
 use pi_coding_agent::cli::model_scope::resolve_model_scope;
 use pi_coding_agent::cli::registry::CliRegistry;
@@ -140,6 +141,13 @@ async fn run(mut args: Args) -> Result<i32> {
         return fail(&e);
     }
     let agent_dir = get_agent_dir();
+    let log_target = match mode {
+        Some(Mode::Json) => LogTarget::Stderr,
+        Some(Mode::Rpc) => LogTarget::AgentDirFile,
+        _ if args.print || !std::io::stdout().is_terminal() => LogTarget::Stderr,
+        _ => LogTarget::AgentDirFile,
+    };
+    init_logging(log_target, &agent_dir);
     let settings_manager = std::sync::Arc::new(SettingsManager::create_with(
         &cwd,
         &agent_dir,

@@ -6,6 +6,7 @@ pub mod args;
 pub mod export_html;
 pub mod file_args;
 pub mod list_models;
+pub mod logging;
 pub mod model_resolver;
 pub mod model_scope;
 pub mod registry;

@@ -142,11 +142,8 @@ async fn load_extensions(
     if extensions.is_empty() {
         return None;
     }
-    let runner = Arc::new(ExtensionRunner::load(extensions, cwd.to_owned()).await);
-    for load_error in runner.load_errors() {
-        tracing::warn!(path = %load_error.path, error = %load_error.error, "extension failed to load");
-    }
-    Some(runner)
+    // Load errors stay on the runner (`load_errors`), where the caller reports them.
+    Some(Arc::new(ExtensionRunner::load(extensions, cwd.to_owned()).await))
 }
 
 /// Builds an [`AgentSession`]: model, tools, resources, session and the coding agent's hooks.
