@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use pi_ai::options::StreamOptions;
-use pi_ai::transcript::normalize_context;
+use pi_ai::transcript::{TranscriptContext, normalize_context};
 use pi_ai::{
     AssistantMessage, AssistantMessageEvent, Context, Model, Shared, StopReason, ThinkingLevel, ToolResultMessage,
 };
@@ -126,6 +126,31 @@ async fn emit_messages<C: CustomMessage>(
         ended.push(end_message(sink, m).await?);
     }
     Ok(ended)
+}
+
+/// What a request for `messages` sends the model: `transform_context` (prune or inject, still
+/// `AgentMessage`s, for this request only), then `convert_to_llm` (the only exit to the model's
+/// world), then [`normalize_context`] (the prompt and tools are the transcript's system
+/// messages). This is the one place the two hooks run, for the loop and for
+/// [`Agent::request_context`](crate::Agent::request_context) alike.
+///
+/// The transcript is copied once, into the transform's input when there is one, otherwise
+/// straight into the model's messages; a copy is one reference count per message, as messages
+/// are `Shared`.
+pub async fn request_context<C: CustomMessage>(
+    messages: &[AgentMessage<C>],
+    transform: Option<&dyn TransformContext<C>>,
+    convert: &dyn ConvertToLlm<C>,
+    cancel: &CancellationToken,
+) -> Result<TranscriptContext, BoxError> {
+    let llm = match transform {
+        Some(transform) => {
+            let messages = transform.transform_context(messages.to_vec(), cancel).await?;
+            convert.convert_to_llm(messages)?
+        }
+        None => convert.convert_to_llm_borrowed(messages)?,
+    };
+    Ok(normalize_context(Context { system_prompt: None, messages: llm, tools: None }))
 }
 
 /// Runs a prompt: declares tool changes for `prompts`, emits them, then loops until the agent stops.
@@ -353,20 +378,9 @@ async fn stream_assistant_response<C: CustomMessage>(
     sink: &mut dyn EventSink<C>,
 ) -> Result<Shared<AssistantMessage>, AgentLoopError> {
     let config = &run.config;
-    // 1. transform_context: prune or inject, still AgentMessages; used for this request only.
-    // 2. convert_to_llm: the only exit to the model's world.
-    // The transcript is copied once per request, into the transform's input when there is one,
-    // otherwise straight into the model's messages (the stream function owns its transcript); a
-    // copy is one reference count per message, as messages are `Shared`.
-    let llm = match &config.transform_context {
-        Some(transform) => {
-            let messages = transform.transform_context(ctx.messages.clone(), run.cancel).await?;
-            config.convert_to_llm.convert_to_llm(messages)?
-        }
-        None => config.convert_to_llm.convert_to_llm_borrowed(&ctx.messages)?,
-    };
-    // 3. Normalise: the prompt and tools are the transcript's system messages.
-    let transcript = normalize_context(Context { system_prompt: None, messages: llm, tools: None });
+    let transcript =
+        request_context(&ctx.messages, config.transform_context.as_deref(), &*config.convert_to_llm, run.cancel)
+            .await?;
 
     let mut options = config.stream_options.clone();
     if let Some(key) = config.get_api_key.as_ref().and_then(|f| f(&run.model.provider)).filter(|k| !k.is_empty()) {

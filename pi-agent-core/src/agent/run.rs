@@ -81,6 +81,27 @@ impl<C: CustomMessage> Agent<C> {
         Ok(token)
     }
 
+    /// What a request for `messages` would send the model now, offline: this agent's
+    /// `transform_context` and `convert_to_llm`, then `normalize_context` (the same code the
+    /// loop runs; the turn hooks' `prepare_request` is not consulted). Pair it with
+    /// `pi_ai::providers::request_body` for the exact HTTP body.
+    pub async fn request_context(
+        &self,
+        messages: &[AgentMessage<C>],
+    ) -> Result<pi_ai::transcript::TranscriptContext, crate::BoxError> {
+        let (transform, convert) = {
+            let hooks = lock(&self.inner.hooks);
+            (hooks.transform_context.clone(), hooks.convert_to_llm.clone())
+        };
+        let cancel = CancellationToken::new();
+        crate::agent_loop::request_context(messages, transform.as_deref(), &*convert, &cancel).await
+    }
+
+    /// The base stream options (what every request starts from, payload hook included).
+    pub fn stream_options(&self) -> pi_ai::options::StreamOptions {
+        lock(&self.inner.hooks).stream_options.clone()
+    }
+
     fn loop_config(&self) -> (AgentContext<C>, AgentLoopConfig<C>) {
         let hooks = lock(&self.inner.hooks).clone();
         let state = lock(&self.inner.state);

@@ -22,6 +22,7 @@ mod events;
 mod messages;
 mod prompt;
 mod provider_errors;
+mod request_body;
 mod retry;
 mod settings;
 mod stats;
