@@ -74,3 +74,26 @@ async fn system_prompt_is_what_the_options_build_now() {
     h.session.set_active_tools_by_name(&["read", "grep"]);
     assert!(h.session.system_prompt().contains("- grep:"), "a tool change shows at once");
 }
+
+#[tokio::test]
+async fn dispose_waits_for_the_tasks_the_session_spawned() {
+    let heard = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = heard.clone();
+    let slow: Arc<dyn Extension> = Arc::new(FnExtension::new("<inline:slow-listener>", move |pi| {
+        let flag = flag.clone();
+        pi.on_notify("session_info_changed", move |_, _| {
+            let flag = flag.clone();
+            Box::pin(async move {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                Ok(None)
+            })
+        });
+        Ok(())
+    }));
+    let h = Setup { extensions: vec![slow], ..Default::default() }.start().await;
+    h.session.set_session_name("named").unwrap();
+    // The handler runs detached (pi's `void runner.emit(…)`); dispose waits for it.
+    h.session.dispose().await;
+    assert!(heard.load(std::sync::atomic::Ordering::SeqCst), "dispose returned before the detached handler ended");
+}

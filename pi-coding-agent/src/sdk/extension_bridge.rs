@@ -161,7 +161,8 @@ impl ExtensionActions for SessionActions {
         let Some(message) = session.deliver_custom_now(super::session::custom_message(message), options) else {
             return Ok(());
         };
-        spawn_action(session.shared.runner.clone(), "sendMessage", async move { session.run_custom(message).await });
+        let (shared, runner) = (session.shared.clone(), session.shared.runner.clone());
+        shared.spawn_tracked(report_action(runner, "sendMessage", async move { session.run_custom(message).await }));
         Ok(())
     }
 
@@ -178,7 +179,11 @@ impl ExtensionActions for SessionActions {
             })
         });
         if let Some(action) = session.defer_while_settling(action) {
-            tokio::spawn(action(session));
+            let shared = session.shared.clone();
+            shared.spawn_tracked(async move {
+                // A failure was reported by `report_action` inside the action.
+                let _ = action(session).await;
+            });
         }
         Ok(())
     }
@@ -250,16 +255,6 @@ impl ExtensionActions for SessionActions {
     fn get_system_prompt(&self) -> String {
         self.session().map(|s| s.system_prompt()).unwrap_or_default()
     }
-}
-
-/// Runs a fire-and-forget action; a late failure is reported as an extension error with path
-/// `<runtime>`.
-fn spawn_action(
-    runner: Option<Arc<ExtensionRunner>>,
-    action: &'static str,
-    work: impl std::future::Future<Output = Result<(), crate::sdk::error::SdkError>> + Send + 'static,
-) {
-    tokio::spawn(report_action(runner, action, work));
 }
 
 /// Runs an action, reporting its failure as an extension error with path `<runtime>`.

@@ -141,6 +141,8 @@ pub(crate) struct SessionShared {
     pub(crate) state: Mutex<RunState>,
     /// Signalled whenever a run settles or a compaction ends.
     pub(crate) idle: tokio::sync::Notify,
+    /// Tasks the session spawned (detached extension events and actions), awaited by `dispose`.
+    pub(crate) tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// The error listener `bind_extensions` registered (removed by `dispose`).
     pub(crate) error_listener: Mutex<Option<crate::extensions::ErrorListenerHandle>>,
 }
@@ -183,6 +185,7 @@ impl SessionShared {
             state: Mutex::new(RunState::default()),
             idle: tokio::sync::Notify::new(),
             error_listener: Mutex::new(None),
+            tasks: Mutex::new(Vec::new()),
         }
     }
 
@@ -193,6 +196,19 @@ impl SessionShared {
                 tracing::warn!("a session listener panicked; it keeps its registration");
             }
         }
+    }
+
+    /// Spawns `work` on the current runtime and tracks it, so `dispose` waits for it. Without a
+    /// runtime there is nothing to run it on: it is dropped, as pi drops a detached promise whose
+    /// process is exiting.
+    pub(crate) fn spawn_tracked(&self, work: impl std::future::Future<Output = ()> + Send + 'static) {
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!("no async runtime: a detached session task was not run");
+            return;
+        };
+        let mut tasks = lock(&self.tasks);
+        tasks.retain(|t| !t.is_finished());
+        tasks.push(handle.spawn(work));
     }
 
     /// The registered tools with these names, in this order (unknown names are skipped).
@@ -349,15 +365,13 @@ impl AgentSession {
 
     /// Emits a notify event to the extensions without waiting (pi's `void runner.emit(…)`).
     pub(crate) fn emit_detached(&self, kind: &str, payload: Value) {
-        let (Some(runner), Ok(handle)) = (self.shared.runner.clone(), tokio::runtime::Handle::try_current()) else {
-            return;
-        };
+        let Some(runner) = self.shared.runner.clone() else { return };
         let payload = match payload {
             Value::Object(m) => m,
             _ => serde_json::Map::new(),
         };
         let event = NotifyEvent::Other { kind: kind.to_owned(), payload };
-        handle.spawn(async move {
+        self.shared.spawn_tracked(async move {
             runner.emit(event).await;
         });
     }
@@ -506,10 +520,24 @@ impl AgentSession {
         self.agent.set_messages(self.session_messages());
     }
 
-    /// Aborts any run and user `!cmd` and drops every listener.
+    /// Aborts any run and user `!cmd`, waits for the tasks the session spawned (detached
+    /// extension events and actions), and drops every listener.
     pub async fn dispose(&self) {
         self.abort_bash();
         self.abort().await;
+        loop {
+            let tasks = std::mem::take(&mut *lock(&self.shared.tasks));
+            if tasks.is_empty() {
+                break;
+            }
+            for task in tasks {
+                if let Err(e) = task.await
+                    && e.is_panic()
+                {
+                    tracing::warn!("a session task panicked");
+                }
+            }
+        }
         lock(&self.shared.listeners).clear();
         if let Some(handle) = lock(&self.shared.error_listener).take() {
             handle.remove();
