@@ -99,11 +99,6 @@ pub fn strip_frontmatter(content: &str) -> Result<String, FrontmatterError> {
     parse_frontmatter(content).map(|(_, body)| body)
 }
 
-/// The length of `s` in UTF-16 code units, as JavaScript's `length` counts it.
-pub(crate) fn js_len(s: &str) -> usize {
-    s.encode_utf16().count()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
