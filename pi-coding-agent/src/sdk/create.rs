@@ -124,6 +124,28 @@ fn select_tools(
     (all_tools, active)
 }
 
+/// The built-in tools' options: the bash tool follows the shell settings.
+fn tool_options(shell: &ShellSettings) -> crate::tools::ToolsOptions {
+    crate::tools::ToolsOptions {
+        bash: crate::tools::BashToolOptions {
+            command_prefix: shell.command_prefix.clone(),
+            shell_path: shell.shell_path.clone(),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// The system prompt's options from the loaded resources.
+fn prompt_options(cwd: &str, resources: &super::resources::LoadedResources) -> SystemPromptOptions {
+    let mut options = SystemPromptOptions::with_builtin_tools(cwd.to_owned());
+    options.custom_prompt = resources.system_prompt.clone();
+    options.append_system_prompt = resources.append_system_prompt.clone().unwrap_or_default();
+    options.context_files = resources.context_files.clone();
+    options.skills = resources.skills.clone();
+    options
+}
+
 /// Loads the extensions: runtime-loaded ones (JSON-RPC over stdio) first, as pi loads `-e` paths
 /// first, then the in-process ones.
 async fn load_extensions(
@@ -185,14 +207,6 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
 
     // The shell settings reach both the user's `!cmd`s and the bash tool (pi's `_buildRuntime`).
     let shell = options.shell.unwrap_or_else(|| ShellSettings::from_settings(&settings));
-    let tool_options = crate::tools::ToolsOptions {
-        bash: crate::tools::BashToolOptions {
-            command_prefix: shell.command_prefix.clone(),
-            shell_path: shell.shell_path.clone(),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
     let selection = ToolSelection::resolve(
         options.tools.as_deref(),
         options.no_tools,
@@ -201,14 +215,10 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     )
     .map_err(SdkError::Failed)?;
     let runner = load_extensions(&loader, options.extensions, &cwd).await;
-    let builtin = crate::tools::all_tools(&cwd, &tool_options);
+    let builtin = crate::tools::all_tools(&cwd, &tool_options(&shell));
     let (all_tools, active) = select_tools(builtin, options.custom_tools, runner.as_deref(), &selection);
 
-    let mut prompt_options = SystemPromptOptions::with_builtin_tools(cwd.clone());
-    prompt_options.custom_prompt = resources.system_prompt.clone();
-    prompt_options.append_system_prompt = resources.append_system_prompt.clone().unwrap_or_default();
-    prompt_options.context_files = resources.context_files.clone();
-    prompt_options.skills = resources.skills.clone();
+    let prompt_options = prompt_options(&cwd, &resources);
 
     let is_new = session_manager.entries().is_empty();
     let stream_fn = match (options.stream_fn, &registry) {
