@@ -84,7 +84,7 @@ async fn main() -> Result<()> {
     .await?;
     let session = created.session;
     // Without binding, the handler's append_entry fails: extensions have no session to act on.
-    session.bind_extensions().await;
+    session.bind_extensions(|_| {}).await;
     session.prompt("跑一下检查").await?;
 
     let theme = Rc::new(Theme::dark(ColorMode::Truecolor)?);

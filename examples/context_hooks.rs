@@ -90,7 +90,7 @@ async fn main() -> Result<()> {
     })
     .await?
     .session;
-    session.bind_extensions().await;
+    session.bind_extensions(|_| {}).await;
 
     for text in ["first question", "second question"] {
         push(&log, format!("prompt {text:?}"));
@@ -100,7 +100,7 @@ async fn main() -> Result<()> {
         println!("{line}");
     }
     println!("session keeps {} messages (pruning is per request)", session.messages().len());
-    println!("stored system prompt has the note: {}", session.system_prompt().contains("<note>"));
+    println!("stored system prompt has the note: {}", session.transcript_system_prompt().contains("<note>"));
     session.dispose().await;
     Ok(())
 }

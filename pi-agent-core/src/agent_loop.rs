@@ -6,10 +6,9 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use futures::StreamExt;
 use pi_ai::options::StreamOptions;
-use pi_ai::transcript::normalize_context;
+use pi_ai::transcript::{TranscriptContext, normalize_context};
 use pi_ai::{
     AssistantMessage, AssistantMessageEvent, Context, Model, Shared, StopReason, ThinkingLevel, ToolResultMessage,
 };
@@ -18,52 +17,14 @@ use tokio_util::sync::CancellationToken;
 use crate::event::AgentEvent;
 use crate::hooks::{BoxError, ConvertToLlm, TransformContext};
 use crate::message::{AgentMessage, CustomMessage};
+pub use crate::sink::{EventSink, FnSink};
+use crate::sink::{end_assistant, end_message};
 use crate::stream_fn::StreamFn;
 use crate::tool::AgentTool;
 use crate::tool_diff::declare_tool_changes;
 use crate::tool_exec::{BatchEnv, ToolExecution, execute_tool_calls, fail_truncated};
 use crate::tool_hooks::ToolCallHooks;
 use crate::turn_hooks::{AgentTurnContext, PrepareRequestContext, TurnDecision, TurnHooks};
-
-/// Receives the events of a run. The loop waits for each `emit` (a barrier, as pi awaits its
-/// listeners); an error ends the run through the failure path.
-///
-/// Every `MessageEnd` goes through [`EventSink::emit_message_end`], which may hand back a
-/// replacement for the finished message.
-#[async_trait]
-pub trait EventSink<C>: Send {
-    /// Handles one event.
-    async fn emit(&mut self, event: AgentEvent<C>) -> Result<(), BoxError>;
-
-    /// Handles `MessageEnd` for `message` and returns the message the run goes on with: `message`
-    /// itself, or a replacement of the same role.
-    ///
-    /// pi's listeners may replace a finished message in place (the coding agent's extensions do,
-    /// from `message_end`), and its loop holds that same object, so the replacement is what the
-    /// run uses from then on: the transcript and the next requests, an assistant message's stop
-    /// reason and tool calls (the replacement's calls are the ones executed), `finish_turn`,
-    /// `TurnEnd` and `AgentEnd`. A replacement of another role ends the run with an error.
-    ///
-    /// The default emits the event and keeps the message.
-    async fn emit_message_end(&mut self, message: AgentMessage<C>) -> Result<AgentMessage<C>, BoxError>
-    where
-        C: Clone + Send + 'static,
-    {
-        self.emit(AgentEvent::MessageEnd { message: message.clone() }).await?;
-        Ok(message)
-    }
-}
-
-/// An [`EventSink`] from a closure.
-pub struct FnSink<F>(pub F);
-
-#[async_trait]
-impl<C: Send + 'static, F: FnMut(AgentEvent<C>) + Send> EventSink<C> for FnSink<F> {
-    async fn emit(&mut self, event: AgentEvent<C>) -> Result<(), BoxError> {
-        (self.0)(event);
-        Ok(())
-    }
-}
 
 /// The loop's working context: the transcript and the executable tools.
 pub struct AgentContext<C> {
@@ -167,45 +128,29 @@ async fn emit_messages<C: CustomMessage>(
     Ok(ended)
 }
 
-/// [`EventSink::emit_message_end`], checking that a replacement kept the role.
-pub(crate) async fn end_message<C: CustomMessage>(
-    sink: &mut dyn EventSink<C>,
-    message: AgentMessage<C>,
-) -> Result<AgentMessage<C>, BoxError> {
-    let role = message.role().to_owned();
-    let ended = sink.emit_message_end(message).await?;
-    if ended.role() != role {
-        return Err(role_changed(&role, ended.role()));
-    }
-    Ok(ended)
-}
-
-/// The error of a `message_end` replacement of another role (a typed transcript cannot hold it
-/// where the original stood).
-pub(crate) fn role_changed(from: &str, to: &str) -> BoxError {
-    format!("A message_end replacement must keep the role: {from} became {to}").into()
-}
-
-/// [`end_message`] for an assistant message.
-pub(crate) async fn end_assistant<C: CustomMessage>(
-    sink: &mut dyn EventSink<C>,
-    message: Shared<AssistantMessage>,
-) -> Result<Shared<AssistantMessage>, BoxError> {
-    match end_message(sink, AgentMessage::Assistant(message)).await? {
-        AgentMessage::Assistant(m) => Ok(m),
-        other => Err(role_changed("assistant", other.role())),
-    }
-}
-
-/// [`end_message`] for a tool result.
-pub(crate) async fn end_tool_result<C: CustomMessage>(
-    sink: &mut dyn EventSink<C>,
-    message: Shared<ToolResultMessage>,
-) -> Result<Shared<ToolResultMessage>, BoxError> {
-    match end_message(sink, AgentMessage::ToolResult(message)).await? {
-        AgentMessage::ToolResult(m) => Ok(m),
-        other => Err(role_changed("toolResult", other.role())),
-    }
+/// What a request for `messages` sends the model: `transform_context` (prune or inject, still
+/// `AgentMessage`s, for this request only), then `convert_to_llm` (the only exit to the model's
+/// world), then [`normalize_context`] (the prompt and tools are the transcript's system
+/// messages). This is the one place the two hooks run, for the loop and for
+/// [`Agent::request_context`](crate::Agent::request_context) alike.
+///
+/// The transcript is copied once, into the transform's input when there is one, otherwise
+/// straight into the model's messages; a copy is one reference count per message, as messages
+/// are `Shared`.
+pub async fn request_context<C: CustomMessage>(
+    messages: &[AgentMessage<C>],
+    transform: Option<&dyn TransformContext<C>>,
+    convert: &dyn ConvertToLlm<C>,
+    cancel: &CancellationToken,
+) -> Result<TranscriptContext, BoxError> {
+    let llm = match transform {
+        Some(transform) => {
+            let messages = transform.transform_context(messages.to_vec(), cancel).await?;
+            convert.convert_to_llm(messages)?
+        }
+        None => convert.convert_to_llm_borrowed(messages)?,
+    };
+    Ok(normalize_context(Context { system_prompt: None, messages: llm, tools: None }))
 }
 
 /// Runs a prompt: declares tool changes for `prompts`, emits them, then loops until the agent stops.
@@ -433,20 +378,9 @@ async fn stream_assistant_response<C: CustomMessage>(
     sink: &mut dyn EventSink<C>,
 ) -> Result<Shared<AssistantMessage>, AgentLoopError> {
     let config = &run.config;
-    // 1. transform_context: prune or inject, still AgentMessages; used for this request only.
-    // 2. convert_to_llm: the only exit to the model's world.
-    // The transcript is copied once per request, into the transform's input when there is one,
-    // otherwise straight into the model's messages (the stream function owns its transcript); a
-    // copy is one reference count per message, as messages are `Shared`.
-    let llm = match &config.transform_context {
-        Some(transform) => {
-            let messages = transform.transform_context(ctx.messages.clone(), run.cancel).await?;
-            config.convert_to_llm.convert_to_llm(messages)?
-        }
-        None => config.convert_to_llm.convert_to_llm_borrowed(&ctx.messages)?,
-    };
-    // 3. Normalise: the prompt and tools are the transcript's system messages.
-    let transcript = normalize_context(Context { system_prompt: None, messages: llm, tools: None });
+    let transcript =
+        request_context(&ctx.messages, config.transform_context.as_deref(), &*config.convert_to_llm, run.cancel)
+            .await?;
 
     let mut options = config.stream_options.clone();
     if let Some(key) = config.get_api_key.as_ref().and_then(|f| f(&run.model.provider)).filter(|k| !k.is_empty()) {

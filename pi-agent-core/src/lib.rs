@@ -60,6 +60,7 @@ pub mod agent_loop;
 mod event;
 pub mod hooks;
 mod message;
+mod sink;
 mod stream_fn;
 mod tool;
 pub mod tool_diff;

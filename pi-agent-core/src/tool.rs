@@ -16,7 +16,8 @@ use tokio_util::sync::CancellationToken;
 pub struct AgentToolResult {
     /// Text and image blocks sent to the model.
     pub content: Vec<UserBlock>,
-    /// Structured data for programs and UIs (pi's `details`; `{}` when there is none).
+    /// Structured data for programs and UIs (pi's `details`). `Null` is pi's `undefined`: the
+    /// tool result message then has no `details` key, as pi's files have none.
     pub details: Value,
     /// Structured output matching the tool's output schema, if it has one.
     pub structured_content: Option<Value>,
@@ -29,24 +30,21 @@ pub struct AgentToolResult {
 }
 
 impl AgentToolResult {
-    /// A successful result with one text block and `details: {}`.
+    /// A successful result with one text block and no `details` (pi's tools return
+    /// `details: undefined` when they have nothing to add).
     ///
     /// ```
     /// let r = pi_agent_core::AgentToolResult::text("done");
     /// assert_eq!(r.content.len(), 1);
-    /// assert!(!r.is_error);
+    /// assert!(!r.is_error && r.details.is_null());
     /// ```
     pub fn text(text: impl Into<String>) -> Self {
-        AgentToolResult {
-            content: vec![UserBlock::Text(TextContent::new(text))],
-            details: Value::Object(Map::new()),
-            ..Default::default()
-        }
+        AgentToolResult { content: vec![UserBlock::Text(TextContent::new(text))], ..Default::default() }
     }
 
     /// pi's error-result shape: one text block, `details: {}`, `is_error`.
     pub fn error(text: impl Into<String>) -> Self {
-        AgentToolResult { is_error: true, ..Self::text(text) }
+        AgentToolResult { is_error: true, details: Value::Object(Map::new()), ..Self::text(text) }
     }
 
     /// Sets `details`.

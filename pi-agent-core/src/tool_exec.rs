@@ -12,10 +12,10 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent_loop::{EventSink, end_tool_result};
 use crate::event::AgentEvent;
 use crate::hooks::BoxError;
 use crate::message::{AgentMessage, CustomMessage};
+use crate::sink::{EventSink, end_tool_result};
 use crate::tool::{AgentTool, AgentToolResult, ExecutionMode, ToolContext};
 use crate::tool_hooks::{AfterToolCallContext, BeforeToolCallContext, ToolCallHooks};
 

@@ -44,7 +44,7 @@ async fn the_seed_audit_extension_ts_runs_through_the_sdk_flow() {
     let h = Setup { replies, extension_paths: vec![fixture("audit-extension.ts")], ..Default::default() }.start().await;
     let runner = h.session.extension_runner().expect("the extension loaded").clone();
     assert!(runner.load_errors().is_empty(), "{:?}", runner.load_errors());
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("跑一下检查").await.expect("prompt");
 
     let entries = h.entries();
@@ -304,7 +304,7 @@ async fn a_commands_context_reads_the_session_branch() {
     let path = dir.path().join("count.ts");
     std::fs::write(&path, src).unwrap();
     let h = Setup { replies: vec![text_reply("hi")], extension_paths: vec![path], ..Default::default() }.start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("hello").await.expect("prompt");
     let before = h.entries();
     let runner = h.session.extension_runner().unwrap().clone();

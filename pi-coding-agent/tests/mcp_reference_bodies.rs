@@ -78,7 +78,7 @@ async fn compare(exposure: &str) {
     let tool_search = Arc::new(ToolSearchExtension::new(vec![ext.catalog()], false));
     let extensions = vec![tool_search as Arc<dyn Extension>, ext.clone() as Arc<dyn Extension>];
     let h = Setup { replies: vec![text_reply("ok")], extensions, ..Default::default() }.start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("hello").await.expect("prompt");
     let body = h.server.last();
     let ours = mcp_tools(&body);

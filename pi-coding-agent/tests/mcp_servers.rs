@@ -73,7 +73,7 @@ fn mcp_filtered(config: Value, tools: Option<Vec<String>>, exclude_tools: Option
 async fn start(mcp: &Mcp, replies: Vec<String>) -> http_support::HttpSession {
     let h =
         Setup { replies, extensions: vec![mcp.ext.clone() as Arc<dyn Extension>], ..Default::default() }.start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h
 }
 
@@ -105,7 +105,7 @@ async fn direct_stdio_tools_are_declared_and_called() {
     let h =
         Setup { replies, extensions: vec![mcp.ext.clone() as Arc<dyn Extension>], ..Default::default() }.start().await;
     std::fs::create_dir_all(h.cwd.join("sub")).expect("sub dir");
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("use the tools").await.expect("prompt");
     let bodies = h.server.bodies();
     assert_eq!(bodies.len(), 4);
@@ -357,7 +357,7 @@ async fn extensions_register_mcp_servers_and_mcp_json_wins() {
     });
     let extensions = vec![Arc::new(registrar) as Arc<dyn Extension>, mcp.ext.clone() as Arc<dyn Extension>];
     let h = Setup { replies: vec![text_reply("ok")], extensions, ..Default::default() }.start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("hi").await.expect("prompt");
     let names = tool_names(&h.server.last());
     assert!(names.contains(&"mcp__ext_srv__echo".to_owned()), "{names:?}");

@@ -96,7 +96,7 @@ fn ext(name: &str, setup: impl Fn(&ExtensionApi) + Send + Sync + 'static) -> Arc
 #[tokio::test]
 async fn plain_prompt() {
     let h = Setup::default().start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("hello").await.expect("prompt");
     assert_matches_reference("plain_prompt", &h);
 }
@@ -122,7 +122,7 @@ async fn tool_round_trip_with_audit() {
     }
     .start()
     .await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("跑一下检查").await.expect("prompt");
     assert_matches_reference("tool_round_trip_with_audit", &h);
 }
@@ -130,7 +130,7 @@ async fn tool_round_trip_with_audit() {
 #[tokio::test]
 async fn sections_patch() {
     let h = Setup::default().start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("first").await.expect("first");
     let patch = SystemMessage::new("").with_sections([("skills", Some("<skills>...</skills>".to_owned()))]);
     h.session
@@ -152,7 +152,7 @@ async fn sections_patch() {
 #[tokio::test]
 async fn active_tools_diff() {
     let h = Setup::default().start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("first").await.expect("first");
     h.session.set_active_tools_by_name(&["read", "grep"]);
     h.session.prompt("second").await.expect("second");
@@ -165,7 +165,7 @@ async fn send_message_and_append_entry() {
     let s = slot.clone();
     let keeper = ext("<inline:keeper>", move |pi| *s.lock().expect("slot") = Some(pi.clone()));
     let h = Setup { extensions: vec![keeper], ..Default::default() }.start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     let api = slot.lock().expect("slot").clone().expect("the extension ran");
     h.session.prompt("first").await.expect("first");
     let reminder = ExtensionMessage {
@@ -195,7 +195,7 @@ async fn send_message_and_append_entry() {
 #[tokio::test]
 async fn custom_role_filtered() {
     let h = Setup::default().start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     let note: CodingAgentMessage = serde_json::from_value(
         json!({"role": "auditNote", "text": "跳过了 3 个生成文件", "level": "info", "timestamp": 1}),
     )
@@ -214,7 +214,7 @@ async fn context_prune() {
         });
     });
     let h = Setup { extensions: vec![prune], ..Default::default() }.start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("first").await.expect("first");
     h.session.prompt("second").await.expect("second");
     assert_matches_reference("context_prune", &h);
@@ -232,7 +232,7 @@ async fn context_inject() {
         });
     });
     let h = Setup { extensions: vec![inject], ..Default::default() }.start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("go").await.expect("go");
     assert_matches_reference("context_inject", &h);
 }
@@ -246,7 +246,7 @@ async fn context_with_system_drops_head() {
         });
     });
     let h = Setup { extensions: vec![drop_head], ..Default::default() }.start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("go").await.expect("go");
     assert_matches_reference("context_with_system_drops_head", &h);
 }
@@ -263,7 +263,7 @@ async fn context_with_system_folds_head() {
         });
     });
     let h = Setup { extensions: vec![fold], ..Default::default() }.start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("first").await.expect("first");
     h.session.set_active_tools_by_name(&["read", "ls"]);
     h.session.prompt("second").await.expect("second");
@@ -282,7 +282,7 @@ async fn tool_error_and_bash() {
     }
     .start()
     .await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("check").await.expect("prompt");
     assert_matches_reference("tool_error_and_bash", &h);
 }
@@ -290,7 +290,7 @@ async fn tool_error_and_bash() {
 #[tokio::test]
 async fn bash_execution_context() {
     let h = Setup::default().start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.execute_bash("echo visible-output", false).await.expect("visible bash");
     h.session.execute_bash("echo hidden-output", true).await.expect("hidden bash");
     h.session.prompt("go").await.expect("prompt");
@@ -300,7 +300,7 @@ async fn bash_execution_context() {
 #[tokio::test]
 async fn tool_diff_with_sections_patch() {
     let h = Setup::default().start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("first").await.expect("first");
     h.session.set_active_tools_by_name(&["read"]);
     let patch = SystemMessage::new("").with_sections([("skills", Some("<skills>one</skills>".to_owned()))]);
@@ -321,7 +321,7 @@ async fn context_adds_system_message() {
         });
     });
     let h = Setup { extensions: vec![add], ..Default::default() }.start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("go").await.expect("prompt");
     assert_matches_reference("context_adds_system_message", &h);
 }
@@ -332,7 +332,7 @@ async fn send_user_message() {
     let s = slot.clone();
     let keeper = ext("<inline:keeper>", move |pi| *s.lock().expect("slot") = Some(pi.clone()));
     let h = Setup { extensions: vec![keeper], ..Default::default() }.start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     let api = slot.lock().expect("slot").clone().expect("the extension ran");
     h.session.prompt("first").await.expect("first");
     api.send_user_message("from the extension", Default::default()).expect("send_user_message");
@@ -362,7 +362,7 @@ async fn sdk_flow_audit_extension_file() {
     }
     .start()
     .await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("跑一下检查").await.expect("prompt");
     assert_matches_reference("sdk_flow_audit_extension_file", &h);
 }
@@ -372,7 +372,7 @@ async fn sdk_flow_audit_extension_file() {
 #[tokio::test]
 async fn agent_state_tools_changed() {
     let h = Setup::default().start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("first").await.expect("first");
     let kept = h.session.agent().with_state(|s| s.tools.clone());
     h.session.agent().set_tools(kept.into_iter().filter(|t| ["read", "bash"].contains(&t.name())).collect());
@@ -385,7 +385,7 @@ async fn agent_state_tools_changed() {
 #[tokio::test]
 async fn compaction_summary() {
     let h = Setup::default().start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("first").await.expect("first");
     h.session.prompt("second").await.expect("second");
     let kept = h
@@ -409,7 +409,7 @@ async fn compaction_summary() {
 #[tokio::test]
 async fn anthropic_sections_and_tools() {
     let h = Setup { api: Some("anthropic-messages"), ..Default::default() }.start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("first").await.expect("first");
     let patch = SystemMessage::new("").with_sections([("skills", Some("<skills>...</skills>".to_owned()))]);
     h.session
@@ -426,7 +426,7 @@ async fn anthropic_sections_and_tools() {
 #[tokio::test]
 async fn responses_sections_and_tools() {
     let h = Setup { api: Some("openai-responses"), ..Default::default() }.start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("first").await.expect("first");
     let patch = SystemMessage::new("").with_sections([("skills", Some("<skills>...</skills>".to_owned()))]);
     h.session
@@ -467,7 +467,7 @@ async fn send_message_while_streaming() {
     }
     .start()
     .await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("run it").await.expect("run it");
     h.session.prompt("go").await.expect("go");
     assert_matches_reference("send_message_while_streaming", &h);

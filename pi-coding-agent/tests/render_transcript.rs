@@ -250,7 +250,7 @@ async fn an_audit_entry_appended_during_a_run_is_drawn_by_its_renderer() {
     .await
     .unwrap()
     .session;
-    session.bind_extensions().await;
+    session.bind_extensions(|_| {}).await;
     session.prompt("跑一下检查").await.unwrap();
     let renderer = TranscriptRenderer::new(theme(), session.extension_runner().cloned(), RenderOptions::default());
     let rows = rows(&screen(&renderer, &session.session_manager()));

@@ -11,6 +11,7 @@ use http_support::{Setup, error_reply, text_reply, text_reply_with, tool_reply};
 use pi_agent_core::{AgentEvent, AgentMessage};
 use pi_coding_agent::compaction::CompactionSettings;
 use pi_coding_agent::extensions::*;
+use pi_coding_agent::sdk::wire::session_record;
 use pi_coding_agent::sdk::{AgentSession, PromptOptions, RetrySettings, SessionEvent, SessionSettings};
 use sdk_support::ext;
 use serde_json::{Value, json};
@@ -47,8 +48,9 @@ fn event_line(e: &SessionEvent) -> Option<String> {
         }
         SessionEvent::AgentEnd { .. } => Some("agent_end".to_owned()),
         SessionEvent::AgentSettled { aborted } => Some(format!("agent_settled:{aborted}")),
-        SessionEvent::EntryAppended { entry_type, .. } => Some(format!("entry_appended:{entry_type}")),
-        SessionEvent::Session(v) => {
+        SessionEvent::EntryPersisted { entry_type, .. } => Some(format!("entry_appended:{entry_type}")),
+        other => {
+            let v = session_record(other)?;
             let kind = v["type"].as_str().unwrap_or_default();
             Some(match kind {
                 "compaction_start" | "compaction_end" => {
@@ -119,7 +121,7 @@ async fn an_abort_in_before_agent_start_stops_the_run_before_its_request() {
         });
     });
     let h = Setup { extensions: vec![abort], settings: Some(settings()), ..Default::default() }.start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     let events = record(&h.session);
     h.session.prompt("hello").await.expect("prompt");
     assert_eq!(h.server.count(), 0, "the model is not called");
@@ -149,7 +151,7 @@ async fn an_abort_during_the_compaction_before_a_prompt_stops_the_run_too() {
         });
     });
     let h = Setup { extensions: vec![abort], settings: Some(settings()), ..Default::default() }.start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("one").await.expect("first prompt");
     h.session.set_auto_compaction_enabled(true);
     let events = record(&h.session);
@@ -197,7 +199,7 @@ async fn a_prompt_during_automatic_compaction_is_queued_as_while_streaming() {
     let mut settings = settings();
     settings.compaction.enabled = true;
     let h = Setup { extensions: vec![prompter], settings: Some(settings), ..Default::default() }.start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     slot.set(h.session.clone()).ok();
     let events = record(&h.session);
     h.session.prompt("one").await.expect("prompt");
@@ -246,11 +248,11 @@ async fn an_abort_from_a_compaction_start_listener_cancels_before_the_extensions
     let mut settings = settings();
     settings.compaction.enabled = true;
     let h = Setup { extensions: vec![watcher], settings: Some(settings), ..Default::default() }.start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     let events = record(&h.session);
     let session = h.session.clone();
     std::mem::forget(h.session.subscribe(move |e| {
-        if matches!(e, SessionEvent::Session(v) if v["type"] == "compaction_start") {
+        if matches!(e, SessionEvent::CompactionStart { .. }) {
             assert!(session.is_compacting());
             session.request_abort();
         }
@@ -278,7 +280,7 @@ async fn an_abort_from_an_auto_retry_start_listener_ends_the_run_after_the_back_
     let records: Lines = Arc::new(Mutex::new(Vec::new()));
     let (session, sink) = (h.session.clone(), records.clone());
     std::mem::forget(h.session.subscribe(move |e| {
-        if let SessionEvent::Session(v) = e {
+        if let Some(v) = session_record(e) {
             if v["type"] == "auto_retry_start" {
                 session.request_abort();
             }
@@ -361,7 +363,7 @@ async fn a_message_end_replacement_is_what_turn_end_and_agent_end_carry() {
     }
     .start()
     .await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     let sink = seen.clone();
     std::mem::forget(h.session.subscribe(move |e| {
         let line = match e {
@@ -441,7 +443,7 @@ async fn a_message_end_replacement_decides_which_tool_calls_run() {
     }
     .start()
     .await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("one").await.expect("prompt");
     assert_eq!(h.error_pairs(), []);
     assert_eq!(
@@ -483,7 +485,7 @@ async fn an_assistant_message_replaced_without_tool_calls_runs_no_tool() {
     }
     .start()
     .await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     let events = record(&h.session);
     h.session.prompt("one").await.expect("prompt");
     assert_eq!(h.error_pairs(), []);

@@ -443,7 +443,7 @@ async fn settled_order(send: impl Fn(&ExtensionApi) + Send + Sync + 'static) -> 
     let _sub = h.session.subscribe(move |e| {
         let entry = match e {
             SessionEvent::Agent(pi_agent_core::AgentEvent::MessageUpdate { .. })
-            | SessionEvent::EntryAppended { .. } => {
+            | SessionEvent::EntryPersisted { .. } => {
                 return;
             }
             SessionEvent::Agent(pi_agent_core::AgentEvent::MessageStart { message }) => match message {
@@ -457,8 +457,7 @@ async fn settled_order(send: impl Fn(&ExtensionApi) + Send + Sync + 'static) -> 
             },
             SessionEvent::Agent(e) => e.kind().to_owned(),
             SessionEvent::AgentEnd { .. } => "agent_end".to_owned(),
-            SessionEvent::AgentSettled { .. } => "agent_settled".to_owned(),
-            SessionEvent::Session(v) => v["type"].as_str().unwrap_or_default().to_owned(),
+            other => other.kind().to_owned(),
         };
         l.lock().unwrap().push(entry);
     });

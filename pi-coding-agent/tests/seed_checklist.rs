@@ -63,7 +63,7 @@ fn audit_entries(h: &HttpSession) -> Vec<Value> {
 async fn checklist_1_an_appended_entry_never_reaches_the_model() {
     let h =
         Setup { replies: vec![bash_call()], extensions: vec![audit_extension()], ..Default::default() }.start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("跑一下检查").await.expect("prompt");
     h.session.prompt("again").await.expect("second prompt");
     let audit = audit_entries(&h);
@@ -329,16 +329,16 @@ async fn troubleshooting_a_message_injected_by_context_still_passes_convert_to_l
     assert!(!body.to_string().contains("not for the model"));
 }
 
-/// 改了系统提示没生效: the prompt has no setter (`system_prompt()` is a replay of the transcript);
+/// 改了系统提示没生效: the prompt has no setter (`transcript_system_prompt()` is a replay of the transcript);
 /// appending a system message is what changes what the model receives.
 #[tokio::test]
 async fn troubleshooting_the_system_prompt_changes_by_appending_a_system_message() {
     let h = Setup::default().start().await;
     h.session.prompt("first").await.expect("first");
-    let before = h.session.system_prompt();
+    let before = h.session.transcript_system_prompt();
     let extra = AgentMessage::System(SystemMessage::new("Extra instruction.").at(pi_ai::now_ms()).into());
     h.session.prompt_messages(vec![extra, user("go")]).await.expect("prompt");
-    let after = h.session.system_prompt();
+    let after = h.session.transcript_system_prompt();
     assert!(after.contains("Extra instruction.") && after.contains(&before));
     let sent = system_text(&h.server.last());
     assert!(sent.contains("Extra instruction."), "the model receives the change: {sent}");
@@ -413,7 +413,7 @@ async fn troubleshooting_context_handlers_cannot_see_system_messages_context_wit
     let body = h.server.last();
     assert_eq!(roles(&body), ["system", "user"]);
     assert!(system_text(&body).ends_with("<note>edited</note>"), "the context_with_system edit is sent");
-    assert!(!h.session.system_prompt().contains("<note>"), "for this request only");
+    assert!(!h.session.transcript_system_prompt().contains("<note>"), "for this request only");
 }
 
 /// The seed's "在 SDK 里跑起来": a loader with `additional_extension_paths` naming the Python audit
@@ -430,7 +430,7 @@ async fn sdk_runs_the_python_audit_extension_from_additional_extension_paths() {
         Setup { replies: vec![bash_call(), text_reply("done")], extension_paths: vec![script], ..Default::default() }
             .start()
             .await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("跑一下检查").await.expect("prompt");
     let audit = audit_entries(&h);
     assert_eq!(audit.len(), 1, "{:#?}", h.entries());

@@ -46,7 +46,7 @@ async fn tool_search_loads_deferred_tools_for_the_next_call() {
     ];
     let extensions = vec![search as Arc<dyn Extension>, mcp.clone() as Arc<dyn Extension>];
     let h = Setup { replies, extensions, ..Default::default() }.start().await;
-    h.session.bind_extensions().await;
+    h.session.bind_extensions(|_| {}).await;
     h.session.prompt("find a tool").await.expect("prompt");
     let bodies = h.server.bodies();
     assert_eq!(bodies.len(), 3);

@@ -9,10 +9,10 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 
 use super::{Agent, Inner, lock};
-use crate::agent_loop::{EventSink, role_changed};
 use crate::event::AgentEvent;
 use crate::hooks::BoxError;
 use crate::message::{AgentMessage, CustomMessage};
+use crate::sink::{EventSink, role_changed};
 
 pub(super) type SyncListener<C> = Arc<dyn Fn(&AgentEvent<C>) + Send + Sync>;
 pub(super) type AsyncListener<C> = Arc<dyn Fn(AgentEvent<C>) -> BoxFuture<'static, Result<(), BoxError>> + Send + Sync>;

@@ -11,11 +11,11 @@ use super::listeners::AgentSink;
 use super::queue::drain_queue;
 use super::{Agent, lock};
 use crate::agent_loop::{
-    AgentContext, AgentLoopConfig, EventSink, MessageSource, check_continue, end_assistant, run_agent_loop_continue,
-    run_agent_loop_with,
+    AgentContext, AgentLoopConfig, MessageSource, check_continue, run_agent_loop_continue, run_agent_loop_with,
 };
 use crate::event::AgentEvent;
 use crate::message::{AgentMessage, CustomMessage};
+use crate::sink::{EventSink, end_assistant};
 
 impl<C: CustomMessage> Agent<C> {
     /// Runs a prompt to completion. Failures inside the run do not surface here: they end the run
@@ -79,6 +79,27 @@ impl<C: CustomMessage> Agent<C> {
         state.streaming_message = None;
         state.error_message = None;
         Ok(token)
+    }
+
+    /// What a request for `messages` would send the model now, offline: this agent's
+    /// `transform_context` and `convert_to_llm`, then `normalize_context` (the same code the
+    /// loop runs; the turn hooks' `prepare_request` is not consulted). Pair it with
+    /// `pi_ai::providers::request_body` for the exact HTTP body.
+    pub async fn request_context(
+        &self,
+        messages: &[AgentMessage<C>],
+    ) -> Result<pi_ai::transcript::TranscriptContext, crate::BoxError> {
+        let (transform, convert) = {
+            let hooks = lock(&self.inner.hooks);
+            (hooks.transform_context.clone(), hooks.convert_to_llm.clone())
+        };
+        let cancel = CancellationToken::new();
+        crate::agent_loop::request_context(messages, transform.as_deref(), &*convert, &cancel).await
+    }
+
+    /// The base stream options (what every request starts from, payload hook included).
+    pub fn stream_options(&self) -> pi_ai::options::StreamOptions {
+        lock(&self.inner.hooks).stream_options.clone()
     }
 
     fn loop_config(&self) -> (AgentContext<C>, AgentLoopConfig<C>) {

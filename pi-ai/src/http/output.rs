@@ -146,6 +146,9 @@ pub fn stream_sse(
 ) -> AssistantMessageEventStream {
     let ctx = Arc::new(ctx);
     AssistantMessageEventStream::new(async_stream::stream! {
+        // pi stamps the message inside the stream's task, so it never predates the stream that
+        // times it (building the body, payload hook included, may take longer than a millisecond).
+        out.message_mut().timestamp = now_ms();
         if ctx.aborted() {
             out.fail(style.pre_abort_text().to_owned(), true);
             for e in out.take_events() { yield e; }

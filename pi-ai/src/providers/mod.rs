@@ -22,3 +22,38 @@ pub fn http_apis() -> Vec<std::sync::Arc<dyn crate::provider::ApiProvider>> {
         std::sync::Arc::new(anthropic::AnthropicMessages),
     ]
 }
+
+/// The exact JSON body the built-in HTTP provider of `model.api` would send for `context`, built
+/// offline by the same code as a real request (payload hook included; no network, and a
+/// placeholder key when `options` has none). Use it to snapshot what a provider receives.
+///
+/// ```
+/// use pi_ai::transcript::normalize_context;
+/// let model = pi_ai::models::get_model("openai", "gpt-4o-mini").unwrap().clone();
+/// let context = normalize_context(pi_ai::Context {
+///     messages: vec![pi_ai::Message::User(pi_ai::UserMessage::new("hi").into())],
+///     ..Default::default()
+/// });
+/// let body = pi_ai::providers::request_body(&model, &context, &Default::default()).unwrap();
+/// assert_eq!(body["model"], "gpt-4o-mini");
+/// assert!(body.to_string().contains("\"hi\""));
+/// ```
+pub fn request_body(
+    model: &crate::Model,
+    context: &crate::transcript::TranscriptContext,
+    options: &crate::options::StreamOptions,
+) -> Result<serde_json::Value, String> {
+    let mut options = options.clone();
+    if options.api_key.as_deref().is_none_or(str::is_empty) {
+        options.api_key = Some("offline".to_owned());
+    }
+    let request = match model.api.as_str() {
+        "openai-completions" => {
+            openai_completions::build_request_ref(model, context, &options, &openai_completions::resolve_compat(model))
+        }
+        "openai-responses" => openai_responses::build_request_ref(model, context, &options),
+        "anthropic-messages" => anthropic::build_request_ref(model, context, &options),
+        other => return Err(format!("No built-in request body for API: {other}")),
+    }?;
+    serde_json::from_slice(&request.body).map_err(|e| format!("The request body is not JSON: {e}"))
+}

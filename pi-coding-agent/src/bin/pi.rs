@@ -11,6 +11,7 @@ use pi_coding_agent::cli::args::{Args, DiagnosticKind, FlagValue, ListModels, Mo
 use pi_coding_agent::cli::export_html::export_from_file;
 use pi_coding_agent::cli::file_args::{build_initial_message, process_file_paths};
 use pi_coding_agent::cli::list_models::render_model_list;
+use pi_coding_agent::cli::logging::{LogTarget, init_logging};
 use pi_coding_agent::cli::model_resolver::{CliModelRequest, resolve_cli_model};
 use pi_coding_agent::cli::model_scope::resolve_model_scope;
 use pi_coding_agent::cli::registry::CliRegistry;
@@ -22,11 +23,10 @@ use pi_coding_agent::modes::rpc_queries::SourceRoots;
 use pi_coding_agent::modes::{EXIT_INTERRUPTED, json, print, rpc};
 use pi_coding_agent::sdk::request_options::request_options_from_settings;
 use pi_coding_agent::sdk::{
-    CreateAgentSessionOptions, DefaultResourceLoader, PromptOptions, SessionSettings, ShellSettings,
-    create_agent_session,
+    CreateAgentSessionOptions, DefaultResourceLoader, NoTools, PromptOptions, create_agent_session,
 };
 use pi_coding_agent::session::{expand_tilde, get_agent_dir, resolve_path};
-use pi_coding_agent::settings::Settings;
+use pi_coding_agent::settings::{SettingsManager, SettingsManagerOptions};
 
 fn main() {
     // As the OS gave them: text that is not UTF-8 is decoded lossily, `@file` paths keep their bytes.
@@ -168,6 +168,13 @@ async fn run(mut args: Args) -> Result<i32> {
         return fail(&e);
     }
     let agent_dir = get_agent_dir();
+    let log_target = match mode {
+        Some(Mode::Json) => LogTarget::Stderr,
+        Some(Mode::Rpc) => LogTarget::AgentDirFile,
+        _ if args.print || !std::io::stdout().is_terminal() => LogTarget::Stderr,
+        _ => LogTarget::AgentDirFile,
+    };
+    init_logging(log_target, &agent_dir);
     let project_trusted =
         match pi_coding_agent::trust::startup_project_trusted(&agent_dir, &cwd, args.project_trust_override).await {
             Ok(r) => {
@@ -176,10 +183,15 @@ async fn run(mut args: Args) -> Result<i32> {
             }
             Err(e) => return fail(&e.to_string()),
         };
-    let (settings, settings_errors) = Settings::load(&agent_dir, &cwd, project_trusted);
-    for e in settings_errors {
+    let settings_manager = std::sync::Arc::new(SettingsManager::create_with(
+        &cwd,
+        &agent_dir,
+        SettingsManagerOptions { project_trusted },
+    ));
+    for e in settings_manager.drain_errors() {
         eprintln!("Warning: {e}");
     }
+    let settings = settings_manager.settings();
     let (registry, models_error) = CliRegistry::load(&agent_dir);
     if let Some(e) = models_error {
         eprintln!("Warning: errors loading models.json:\n{e}");
@@ -213,7 +225,11 @@ async fn run(mut args: Args) -> Result<i32> {
         .or_else(|| std::env::var("PI_CODING_AGENT_SESSION_DIR").ok().filter(|s| !s.is_empty()))
         // As pi: the project's sessionDir is read while choosing the session, before (and
         // whatever) the trust decision (docs/security.md).
-        .or_else(|| Settings::load(&agent_dir, &cwd, true).0.session_dir().map(str::to_owned))
+        .or_else(|| {
+            SettingsManager::create_with(&cwd, &agent_dir, SettingsManagerOptions { project_trusted: true })
+                .settings()
+                .session_dir()
+        })
         .map(|d| expand_tilde(&d));
     let choice = match choose_session(&args, &cwd, session_dir.as_deref(), &mut confirm_on_stdin) {
         Ok(c) => c,
@@ -242,10 +258,7 @@ async fn run(mut args: Args) -> Result<i32> {
 
     // Model (`--models` or the `enabledModels` setting scope the choice).
     let all = registry.all_models();
-    let patterns = args.models.clone().or_else(|| {
-        let list = settings.get("enabledModels")?.as_array()?;
-        Some(list.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
-    });
+    let patterns = args.models.clone().or_else(|| settings.enabled_models());
     let available: Vec<_> = registry.available_models().into_iter().cloned().collect();
     let scope = match patterns {
         Some(p) if !p.is_empty() => resolve_model_scope(&p, &available),
@@ -329,17 +342,14 @@ async fn run(mut args: Args) -> Result<i32> {
         return fail("the interactive terminal UI is not available in this port; use -p, --mode json or --mode rpc");
     }
 
-    // Tools.
-    let builtin = pi_coding_agent::tools::ALL_TOOL_NAMES;
-    let mut tools: Option<Vec<String>> = if args.no_tools || args.no_builtin_tools {
-        Some(Vec::new())
+    // Tools: pi's selection rules, applied by the SDK to built-in and extension tools alike.
+    let no_tools = if args.no_tools {
+        Some(NoTools::All)
+    } else if args.no_builtin_tools {
+        Some(NoTools::Builtin)
     } else {
-        args.tools.clone().map(|t| t.into_iter().filter(|n| builtin.contains(&n.as_str())).collect())
+        None
     };
-    if let Some(ex) = &args.exclude_tools {
-        let base = tools.unwrap_or_else(|| ["read", "bash", "edit", "write"].map(str::to_owned).to_vec());
-        tools = Some(base.into_iter().filter(|t| !ex.contains(t)).collect());
-    }
 
     let mut loader = DefaultResourceLoader::new(&cwd, &agent_dir);
     loader.no_context_files = args.no_context_files;
@@ -386,16 +396,17 @@ async fn run(mut args: Args) -> Result<i32> {
         agent_dir: Some(agent_dir.clone()),
         model: Some(model),
         thinking_level,
-        tools,
+        tools: args.tools.clone(),
+        no_tools,
+        exclude_tools: args.exclude_tools.clone(),
         resource_loader: Some(loader),
         session_manager: Some(session_manager),
         stream_fn: Some(registry.stream_fn()),
         stream_options,
         // What /resume and /fork may restore: the models with auth, as pi's model runtime.
         models: available.clone(),
-        // pi's automatic compaction and auto-retry, as settings.json configures them.
-        settings: Some(SessionSettings::from_settings(&settings)),
-        shell: Some(ShellSettings::from_settings(&settings)),
+        // pi's automatic compaction, auto-retry, shell and queue modes, as settings.json says.
+        settings_manager: Some(settings_manager),
         // Built-in extensions (MCP unless --no-mcp).
         extensions: pi_coding_agent::builtin_extensions::cli_extensions(&BuiltinOptions {
             agent_dir: agent_dir.clone(),
@@ -410,7 +421,7 @@ async fn run(mut args: Args) -> Result<i32> {
     })
     .await?;
     let session = created.session;
-    session.bind_extensions().await;
+    session.bind_extensions(|_| {}).await;
     if let Some(runner) = session.extension_runner() {
         let errors = runner.load_errors();
         for e in errors {

@@ -7,6 +7,7 @@ pub mod auth_command;
 pub mod export_html;
 pub mod file_args;
 pub mod list_models;
+pub mod logging;
 pub mod model_resolver;
 pub mod model_scope;
 pub mod registry;

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use pi_ai::options::{CacheRetention, StreamOptions};
 use pi_ai::transcript::{TranscriptContext, blocks_text, normalize_context};
 use pi_ai::{
-    ApiProvider, AssistantBlock, AssistantMessage, AssistantMessageEventStream, Context, Message, Model, StopReason,
-    ThinkingLevel, Usage, UserMessage,
+    ApiProvider, AssistantBlock, AssistantMessage, Context, Message, Model, StopReason, ThinkingLevel, Usage,
+    UserMessage,
 };
 use serde_json::json;
 
@@ -19,8 +19,9 @@ use crate::compaction::serialize::{compute_file_lists, format_file_operations, s
 use crate::messages::{CodingAgentMessage, convert_to_llm};
 use crate::session::now_ms;
 
-/// A function that starts one model request (a provider's `stream`, or a test's script).
-pub type StreamFn = Arc<dyn Fn(&Model, TranscriptContext, StreamOptions) -> AssistantMessageEventStream + Send + Sync>;
+/// A function that starts one model request: the agent's own [`pi_agent_core::StreamFn`] (one
+/// name, one type).
+pub use pi_agent_core::StreamFn;
 
 /// A summarization failure; the message is pi's.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -21,7 +21,8 @@ pub async fn run_json(session: &AgentSession, initial: Option<(String, PromptOpt
     });
     // As pi: the header, the subscription, then the extensions bound (errors on stderr).
     let _errors = report_extension_errors(session);
-    session.bind_extensions().await;
+    // Errors are reported by the listener registered above.
+    session.bind_extensions(|_| {}).await;
     let mut prompts: Vec<(String, PromptOptions)> = initial.into_iter().collect();
     prompts.extend(rest.iter().map(|m| (m.clone(), PromptOptions::default())));
     for (text, options) in prompts {

@@ -4,9 +4,10 @@ use std::io::Write;
 
 use serde_json::Value;
 
-/// Writes `value` as one line to stdout (errors, e.g. a closed pipe, are ignored as pi does).
+/// Writes `value` as one line to stdout, as `JSON.stringify` writes it (errors, e.g. a closed
+/// pipe, are ignored as pi does).
 pub fn write_record(value: &Value) {
-    let mut line = serde_json::to_string(value).unwrap_or_default();
+    let mut line = crate::sdk::wire::to_line(value);
     line.push('\n');
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(line.as_bytes());

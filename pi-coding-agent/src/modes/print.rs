@@ -13,7 +13,8 @@ pub const TRUNCATED_MESSAGE: &str = "Response was truncated: the model reached i
 /// Runs `initial` (with images) then each further message; returns the exit status.
 pub async fn run_print(session: &AgentSession, initial: Option<(String, PromptOptions)>, rest: &[String]) -> i32 {
     let _errors = report_extension_errors(session);
-    session.bind_extensions().await;
+    // Errors are reported by the listener registered above.
+    session.bind_extensions(|_| {}).await;
     if let Some((text, options)) = initial
         && let Err(e) = session.prompt_with(&text, options).await
     {

@@ -102,7 +102,8 @@ pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
                 "event": e.event, "error": e.error}));
         })
     });
-    session.bind_extensions().await;
+    // Errors are reported by the listener registered above.
+    session.bind_extensions(|_| {}).await;
     let mut stdin = BufReader::new(tokio::io::stdin());
     let mut running: Vec<tokio::task::JoinHandle<()>> = Vec::new();
     while let Some(line) = next_line(&mut stdin).await {

@@ -6,8 +6,8 @@ use std::sync::{Arc, Weak};
 
 use async_trait::async_trait;
 use pi_agent_core::{
-    AfterToolCallContext, AfterToolCallResult, AgentEvent, BeforeToolCallContext, BeforeToolCallResult, BoxError,
-    ToolCallHooks, TransformContext,
+    AfterToolCallContext, AfterToolCallResult, BeforeToolCallContext, BeforeToolCallResult, BoxError, ToolCallHooks,
+    TransformContext,
 };
 use pi_ai::{Content, UserBlock};
 use serde_json::Value;
@@ -15,10 +15,32 @@ use tokio_util::sync::CancellationToken;
 
 use super::session::{AgentSession, DeferredAction, SessionShared};
 use crate::extensions::{
-    ExtensionActions, ExtensionMessage, ExtensionRunner, NotifyEvent, SendMessageOptions, SendUserMessageOptions,
-    ToolCallEvent, ToolInfo, ToolResultEvent,
+    ExtensionActions, ExtensionError, ExtensionMessage, ExtensionRunner, NotifyEvent, SendMessageOptions,
+    SendUserMessageOptions, ToolCallEvent, ToolInfo, ToolResultEvent,
 };
 use crate::messages::{CodingAgentMessage, CodingMessage};
+
+impl AgentSession {
+    /// Binds extension actions to this session and emits `session_start` (pi's `bindExtensions`).
+    /// `on_error` hears every extension error from then on (handler failures, timeouts, a
+    /// subprocess that died; pi's `onError`), `session_start`'s included; `dispose` removes it.
+    /// Without binding, `context` handlers still run, but every extension action
+    /// (`append_entry`, `send_message`, …) fails with "Extension runtime not initialized…".
+    pub async fn bind_extensions(&self, on_error: impl Fn(&ExtensionError) + Send + Sync + 'static) {
+        let Some(runner) = &self.shared.runner else { return };
+        let handle = AgentSessionHandle { agent: self.agent.clone(), cwd: self.cwd.clone() };
+        runner.bind(Arc::new(SessionActions { session: Arc::downgrade(&self.shared), handle }));
+        let listener = runner.on_error(on_error);
+        if let Some(previous) = lock_listener(&self.shared).replace(listener) {
+            previous.remove();
+        }
+        runner.emit(NotifyEvent::SessionStart { reason: "startup".into(), previous_session_file: None }).await;
+    }
+}
+
+fn lock_listener(shared: &SessionShared) -> std::sync::MutexGuard<'_, Option<crate::extensions::ErrorListenerHandle>> {
+    shared.error_listener.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// The runner as the agent's hooks.
 pub(crate) struct ExtensionHooks {
@@ -116,42 +138,6 @@ fn apply_forced_prompt(messages: Vec<CodingAgentMessage>, forced: String) -> Vec
         .collect()
 }
 
-/// Agent events as extension notifications besides `turn_*` (numbered by the session) and
-/// `message_end` (whose handlers may replace the message).
-pub(crate) fn notify_event(event: &AgentEvent<CodingMessage>) -> Option<NotifyEvent> {
-    Some(match event {
-        AgentEvent::AgentStart => NotifyEvent::AgentStart,
-        AgentEvent::AgentEnd { messages } => NotifyEvent::AgentEnd { messages: messages.clone() },
-        AgentEvent::MessageStart { message } => NotifyEvent::MessageStart { message: message.clone() },
-        AgentEvent::ToolExecutionStart { tool_call_id, tool_name, args } => NotifyEvent::ToolExecutionStart {
-            tool_call_id: tool_call_id.clone(),
-            tool_name: tool_name.clone(),
-            args: args.clone(),
-            parent_tool_call_id: None,
-        },
-        AgentEvent::ToolExecutionUpdate { tool_call_id, tool_name, args, partial_result } => {
-            NotifyEvent::ToolExecutionUpdate {
-                tool_call_id: tool_call_id.clone(),
-                tool_name: tool_name.clone(),
-                args: args.clone(),
-                partial_result: partial_result.into(),
-                parent_tool_call_id: None,
-            }
-        }
-        AgentEvent::ToolExecutionEnd { tool_call_id, tool_name, result, is_error, duration_ms } => {
-            NotifyEvent::ToolExecutionEnd {
-                tool_call_id: tool_call_id.clone(),
-                tool_name: tool_name.clone(),
-                result: result.into(),
-                is_error: *is_error,
-                duration_ms: *duration_ms,
-                parent_tool_call_id: None,
-            }
-        }
-        _ => return None,
-    })
-}
-
 /// The session as the runtime behind extension actions.
 pub(crate) struct SessionActions {
     pub(crate) session: Weak<SessionShared>,
@@ -181,7 +167,8 @@ impl ExtensionActions for SessionActions {
         let Some(message) = session.deliver_custom_now(super::session::custom_message(message), options) else {
             return Ok(());
         };
-        spawn_action(session.shared.runner.clone(), "sendMessage", async move { session.run_custom(message).await });
+        let (shared, runner) = (session.shared.clone(), session.shared.runner.clone());
+        shared.spawn_tracked(report_action(runner, "sendMessage", async move { session.run_custom(message).await }));
         Ok(())
     }
 
@@ -198,7 +185,11 @@ impl ExtensionActions for SessionActions {
             })
         });
         if let Some(action) = session.defer_while_settling(action) {
-            tokio::spawn(action(session));
+            let shared = session.shared.clone();
+            shared.spawn_tracked(async move {
+                // A failure was reported by `report_action` inside the action.
+                let _ = action(session).await;
+            });
         }
         Ok(())
     }
@@ -233,12 +224,10 @@ impl ExtensionActions for SessionActions {
 
     fn compact(&self, custom_instructions: Option<String>) -> Result<(), BoxError> {
         let session = self.session()?;
-        let runner = session.shared.runner.clone();
-        spawn_action(
-            runner,
-            "compact",
-            async move { session.compact(custom_instructions.as_deref()).await.map(|_| ()) },
-        );
+        let (shared, runner) = (session.shared.clone(), session.shared.runner.clone());
+        shared.spawn_tracked(report_action(runner, "compact", async move {
+            session.compact(custom_instructions.as_deref()).await.map(|_| ())
+        }));
         Ok(())
     }
 
@@ -320,21 +309,11 @@ impl ExtensionActions for SessionActions {
     }
 }
 
-/// Runs a fire-and-forget action; a late failure is reported as an extension error with path
-/// `<runtime>`.
-fn spawn_action(
-    runner: Option<Arc<ExtensionRunner>>,
-    action: &'static str,
-    work: impl std::future::Future<Output = Result<(), crate::sdk::SdkError>> + Send + 'static,
-) {
-    tokio::spawn(report_action(runner, action, work));
-}
-
 /// Runs an action, reporting its failure as an extension error with path `<runtime>`.
 async fn report_action(
     runner: Option<Arc<ExtensionRunner>>,
     action: &'static str,
-    work: impl std::future::Future<Output = Result<(), crate::sdk::SdkError>>,
+    work: impl std::future::Future<Output = Result<(), crate::sdk::error::SdkError>>,
 ) {
     if let Err(e) = work.await {
         tracing::warn!(error = %e, action, "extension action failed");

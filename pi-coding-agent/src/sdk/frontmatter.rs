@@ -2,7 +2,7 @@
 //! a BOM is dropped, line ends become `\n`, and a block opened by `---` at the very start and
 //! closed by the next `\n---` is parsed as YAML; the rest, trimmed, is the body.
 
-use yaml_rust::{Yaml, YamlLoader};
+use yaml_rust2::{Yaml, YamlLoader};
 
 /// The parsed frontmatter: only the mapping's string keys are kept.
 #[derive(Clone, Debug, Default)]
@@ -73,13 +73,14 @@ pub fn parse_frontmatter(content: &str) -> Result<(Frontmatter, String), Frontma
     if yaml.is_empty() {
         return Ok((Frontmatter::default(), body));
     }
+    // Duplicate keys first, with pi's message (yaml-rust2's loader refuses them in its own words).
+    if let Some(message) = super::yaml_keys::duplicate_key_error(yaml) {
+        return Err(FrontmatterError(message));
+    }
     // The YAML parser is not trusted to be panic-free on hostile input: a panic is a parse error.
     let loaded = std::panic::catch_unwind(|| YamlLoader::load_from_str(yaml))
         .map_err(|_| FrontmatterError("YAML parser failed on this frontmatter".to_owned()))?;
     let docs = loaded.map_err(|e| FrontmatterError(e.to_string()))?;
-    if let Some(message) = super::yaml_keys::duplicate_key_error(yaml) {
-        return Err(FrontmatterError(message));
-    }
     let entries = match docs.into_iter().next() {
         Some(Yaml::Hash(map)) => map
             .into_iter()
@@ -96,11 +97,6 @@ pub fn parse_frontmatter(content: &str) -> Result<(Frontmatter, String), Frontma
 /// The body without frontmatter (pi's `stripFrontmatter`).
 pub fn strip_frontmatter(content: &str) -> Result<String, FrontmatterError> {
     parse_frontmatter(content).map(|(_, body)| body)
-}
-
-/// The length of `s` in UTF-16 code units, as JavaScript's `length` counts it.
-pub(crate) fn js_len(s: &str) -> usize {
-    s.encode_utf16().count()
 }
 
 #[cfg(test)]

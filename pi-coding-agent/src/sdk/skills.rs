@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use super::diagnostics::ResourceDiagnostic;
 use super::discovery::{IgnoreRules, path_key, read_dir_sorted, read_text, resolve_path};
-use super::frontmatter::{js_len, parse_frontmatter};
+use super::frontmatter::parse_frontmatter;
+use crate::compaction::js_len;
 
 const MAX_NAME_LENGTH: usize = 64;
 const MAX_DESCRIPTION_LENGTH: usize = 1024;

@@ -3,8 +3,8 @@
 
 use std::collections::HashSet;
 
-use yaml_rust::parser::{Event, MarkedEventReceiver, Parser};
-use yaml_rust::scanner::Marker;
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
+use yaml_rust2::scanner::Marker;
 
 enum Frame {
     Map { keys: HashSet<String>, expect_key: bool },
@@ -35,8 +35,8 @@ impl DuplicateKeys {
 impl MarkedEventReceiver for DuplicateKeys {
     fn on_event(&mut self, ev: Event, mark: Marker) {
         match ev {
-            Event::MappingStart(_) => self.stack.push(Frame::Map { keys: HashSet::new(), expect_key: true }),
-            Event::SequenceStart(_) => self.stack.push(Frame::Seq),
+            Event::MappingStart(..) => self.stack.push(Frame::Map { keys: HashSet::new(), expect_key: true }),
+            Event::SequenceStart(..) => self.stack.push(Frame::Seq),
             Event::MappingEnd | Event::SequenceEnd => {
                 self.stack.pop();
                 self.node_done(None, mark);

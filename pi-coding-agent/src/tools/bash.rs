@@ -94,7 +94,8 @@ enum Ending {
 fn format_output(snapshot: &OutputSnapshot, last_line_bytes: usize, empty_text: &str) -> (String, Value) {
     let t = &snapshot.truncation;
     let mut text = if snapshot.content.is_empty() { empty_text.to_owned() } else { snapshot.content.clone() };
-    let mut details = Value::Object(Map::new());
+    // pi's `details` is undefined unless the output was truncated (no `"details": {}` in files).
+    let mut details = Value::Null;
     if t.truncated {
         let mut d = Map::new();
         d.insert("truncation".into(), json!(t));

@@ -153,7 +153,7 @@ pub fn run_find(
     if !notices.is_empty() {
         output += &format!("\n\n[{}]", notices.join(". "));
     }
-    Ok(AgentToolResult::text(output).with_details(Value::Object(details)))
+    Ok(AgentToolResult::text(output).with_details(super::details_or_undefined(details)))
 }
 
 #[async_trait]

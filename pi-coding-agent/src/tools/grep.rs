@@ -257,7 +257,7 @@ fn format_result(c: Collector) -> AgentToolResult {
     if !notices.is_empty() {
         output += &format!("\n\n[{}]", notices.join(". "));
     }
-    AgentToolResult::text(output).with_details(Value::Object(details))
+    AgentToolResult::text(output).with_details(super::details_or_undefined(details))
 }
 
 /// Drops leading `./` from a glob, keeping a leading `!` (rg never matches `./`).

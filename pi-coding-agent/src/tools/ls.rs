@@ -134,5 +134,5 @@ fn list(dir: &str, limit: usize) -> Result<AgentToolResult, ToolError> {
     if !notices.is_empty() {
         output += &format!("\n\n[{}]", notices.join(". "));
     }
-    Ok(AgentToolResult::text(output).with_details(Value::Object(details)))
+    Ok(AgentToolResult::text(output).with_details(super::details_or_undefined(details)))
 }

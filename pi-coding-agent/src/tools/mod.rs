@@ -129,3 +129,9 @@ pub fn read_only_tools_with(cwd: &str, options: &ToolsOptions) -> Vec<Arc<dyn Ag
 pub fn all_tools(cwd: &str, options: &ToolsOptions) -> Vec<Arc<dyn AgentTool>> {
     ALL_TOOL_NAMES.iter().filter_map(|n| tool_by_name(n, cwd, options)).collect()
 }
+
+/// pi's `Object.keys(details).length > 0 ? details : undefined`: no `details` key in the result
+/// when a tool has nothing to add (`Null` is undefined).
+pub(crate) fn details_or_undefined(details: serde_json::Map<String, serde_json::Value>) -> serde_json::Value {
+    if details.is_empty() { serde_json::Value::Null } else { serde_json::Value::Object(details) }
+}

@@ -270,7 +270,7 @@ fn read_blocking(
         return Err(ToolError::new(format!("Offset {shown} is beyond end of file ({total_file_lines} lines total)")));
     }
     let user_limited = limit.map(|l| (start as f64 + l).min(total_file_lines as f64) - start as f64);
-    let mut details = Value::Object(Map::new());
+    let mut details = Value::Null;
     let text = if truncation.first_line_exceeds_limit {
         let text = format!(
             "[Line {display_start} is {}, exceeds {} limit. Use bash: sed -n '{display_start}p' {path} | head -c {DEFAULT_MAX_BYTES}]",
@@ -330,7 +330,6 @@ fn image_result(bytes: &[u8], mime: &str) -> AgentToolResult {
                     UserBlock::Text(TextContent::new(note)),
                     UserBlock::Image(ImageContent::new(data, out_mime)),
                 ],
-                details: Value::Object(Map::new()),
                 ..Default::default()
             };
             r.structured_content = Some(structured);

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pi_coding_agent::cli::registry::CliRegistry;
 use pi_coding_agent::extensions::{Extension, ExtensionError};
+use pi_coding_agent::sdk::ModelRegistry as CliRegistry;
 use pi_coding_agent::sdk::{AgentSession, CreateAgentSessionOptions, DefaultResourceLoader, create_agent_session};
 use pi_coding_agent::session::SessionManager;
 use serde_json::{Value, json};

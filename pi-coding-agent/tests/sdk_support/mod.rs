@@ -78,12 +78,20 @@ pub async fn harness(
     .await
     .unwrap();
     let session = created.session;
-    session.bind_extensions().await;
+    session.bind_extensions(|_| {}).await;
     let records: Seen = Arc::new(Mutex::new(Vec::new()));
     let sink = records.clone();
     std::mem::forget(session.subscribe(move |e| {
-        if let SessionEvent::Session(v) = e {
-            sink.lock().unwrap().push(v.clone());
+        // The session-level records (what was `SessionEvent::Session` before events were typed).
+        let record = match e {
+            SessionEvent::Agent(_)
+            | SessionEvent::AgentEnd { .. }
+            | SessionEvent::AgentSettled { .. }
+            | SessionEvent::EntryPersisted { .. } => None,
+            other => pi_coding_agent::sdk::wire::session_record(other),
+        };
+        if let Some(v) = record {
+            sink.lock().unwrap().push(v);
         }
     }));
     Harness { session, faux, seen: Arc::new(Mutex::new(Vec::new())), records, dir }

@@ -4,47 +4,15 @@
 use std::sync::Arc;
 
 use pi_agent_core::AgentMessage;
-use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::AgentSession;
+pub use super::bash_exec::BashResult;
 use super::bash_exec::{LocalBashOperations, execute_bash_with_operations};
 use super::events::persist;
+use super::{AgentSession, SessionEvent};
 use crate::extensions::{UserBashEvent, UserBashOperations, UserBashResult};
 use crate::messages::{BashExecutionMessage, CodingMessage};
-use crate::sdk::SdkError;
-
-/// The result of a user `!command` ([`AgentSession::execute_bash`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct BashResult {
-    /// Combined output (possibly truncated).
-    pub output: String,
-    /// Exit code, if the process exited.
-    pub exit_code: Option<i64>,
-    /// Whether it was cancelled.
-    pub cancelled: bool,
-    /// Whether the output was truncated.
-    pub truncated: bool,
-    /// Where the full output was saved, when truncated.
-    pub full_output_path: Option<String>,
-}
-
-impl BashResult {
-    /// pi's wire shape `{output, exitCode?, cancelled, truncated, fullOutputPath?}`.
-    pub fn to_json(&self) -> Value {
-        let mut o = Map::new();
-        o.insert("output".into(), json!(self.output));
-        if let Some(c) = self.exit_code {
-            o.insert("exitCode".into(), json!(c));
-        }
-        o.insert("cancelled".into(), json!(self.cancelled));
-        o.insert("truncated".into(), json!(self.truncated));
-        if let Some(p) = &self.full_output_path {
-            o.insert("fullOutputPath".into(), json!(p));
-        }
-        Value::Object(o)
-    }
-}
+use crate::sdk::error::SdkError;
 
 impl From<crate::extensions::BashResult> for BashResult {
     fn from(r: crate::extensions::BashResult) -> Self {
@@ -108,14 +76,9 @@ impl AgentSession {
             number
         };
         let shared = self.shared.clone();
+        let id = id.map(str::to_owned);
         let on_chunk = move |delta: &str| {
-            let mut record = Map::new();
-            record.insert("type".into(), json!("bash_execution_update"));
-            if let Some(id) = id {
-                record.insert("id".into(), json!(id));
-            }
-            record.insert("delta".into(), json!(delta));
-            shared.emit_record(Value::Object(record));
+            shared.emit(&SessionEvent::BashExecutionUpdate { id: id.clone(), delta: delta.to_owned() });
         };
         let result =
             execute_bash_with_operations(&resolved, &self.session_cwd(), ops.as_ref(), &cancel, &on_chunk).await;

@@ -10,13 +10,45 @@ use async_trait::async_trait;
 use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
-use super::bash::BashResult;
 use crate::extensions::{BoxError, UserBashOperations};
 use crate::tools::output::{Utf8Stream, create_output_file};
 use crate::tools::shell::{
     EXIT_STDIO_GRACE, SESSION_ENV_KEYS, kill_process_tree, output_chunks, resolve_shell, spawn_shell, track_group,
 };
 use crate::tools::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationOptions, truncate_tail};
+use serde_json::{Map, Value, json};
+
+/// The result of a user `!command` ([`AgentSession::execute_bash`](super::AgentSession::execute_bash)).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BashResult {
+    /// Combined output (possibly truncated).
+    pub output: String,
+    /// Exit code, if the process exited.
+    pub exit_code: Option<i64>,
+    /// Whether it was cancelled.
+    pub cancelled: bool,
+    /// Whether the output was truncated.
+    pub truncated: bool,
+    /// Where the full output was saved, when truncated.
+    pub full_output_path: Option<String>,
+}
+
+impl BashResult {
+    /// pi's wire shape `{output, exitCode?, cancelled, truncated, fullOutputPath?}`.
+    pub fn to_json(&self) -> Value {
+        let mut o = Map::new();
+        o.insert("output".into(), json!(self.output));
+        if let Some(c) = self.exit_code {
+            o.insert("exitCode".into(), json!(c));
+        }
+        o.insert("cancelled".into(), json!(self.cancelled));
+        o.insert("truncated".into(), json!(self.truncated));
+        if let Some(p) = &self.full_output_path {
+            o.insert("fullOutputPath".into(), json!(p));
+        }
+        Value::Object(o)
+    }
+}
 
 /// Longest unfinished escape sequence held back while streaming (pi's `MAX_PENDING_ANSI_LENGTH`).
 const MAX_PENDING_ANSI_LENGTH: usize = 256;

@@ -10,13 +10,13 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::provider_errors::is_context_overflow;
-use super::{AgentSession, SessionEvent, lock};
+use super::{AgentSession, CompactionEnd, CompactionReason, SessionEvent, lock};
 use crate::compaction::{
     CompactionPreparation, Summarizer, calculate_context_tokens, compact, estimate_context_tokens,
     estimate_projected_context_tokens, estimate_tokens, prepare_compaction, should_compact,
 };
 use crate::extensions::NotifyEvent;
-use crate::sdk::SdkError;
+use crate::sdk::error::SdkError;
 use crate::session::{SessionEntry, parse_iso};
 
 /// The result of a compaction (pi's `CompactionResult` plus `estimatedTokensAfter`).
@@ -134,7 +134,7 @@ impl AgentSession {
         self.abort().await;
         let cancel = CancellationToken::new();
         self.shared.run_state().compaction_cancel = Some(cancel.clone());
-        self.shared.emit_record(json!({"type": "compaction_start", "reason": "manual"}));
+        self.shared.emit(&SessionEvent::CompactionStart { reason: CompactionReason::Manual });
         let outcome = self.run_compaction("manual", custom_instructions, false, &cancel).await;
         // Idle before `compaction_end` (its listeners may prompt); waiters (`abort`) resume after
         // it, as pi's idle promise resolves after the synchronous emit.
@@ -231,11 +231,12 @@ impl AgentSession {
             Some(&first_kept),
             tokens_before as f64,
             details.clone(),
-            from_extension.then_some(true),
+            // pi writes `fromHook: false` for its own summaries.
+            Some(from_extension),
             usage.clone(),
         );
         let id = appended.map_err(|e| (Stop::Failed(e.to_string()), from_extension))?;
-        self.shared.emit(&SessionEvent::EntryAppended { id: id.clone(), entry_type: "compaction" });
+        self.shared.emit(&SessionEvent::EntryPersisted { id: id.clone(), entry_type: "compaction" });
         self.refresh_context();
         let (estimated_tokens_after, entry_json) = {
             let sm = self.session_manager();
@@ -279,18 +280,13 @@ impl AgentSession {
         will_retry: bool,
         error_message: Option<&str>,
     ) {
-        let mut record = json!({
-            "type": "compaction_end", "reason": reason, "aborted": aborted, "willRetry": will_retry,
-        });
-        if let Value::Object(o) = &mut record {
-            if let Some(r) = result {
-                o.insert("result".into(), r.to_json());
-            }
-            if let Some(e) = error_message {
-                o.insert("errorMessage".into(), json!(e));
-            }
-        }
-        self.shared.emit_record(record);
+        self.shared.emit(&SessionEvent::CompactionEnd(Box::new(CompactionEnd {
+            reason: CompactionReason::parse(reason),
+            result: result.cloned(),
+            aborted,
+            will_retry,
+            error_message: error_message.map(str::to_owned),
+        })));
     }
 
     async fn emit_compact_failed(
@@ -435,7 +431,7 @@ impl AgentSession {
         // Installed before `compaction_start`, so an abort from a listener of it cancels: pi's
         // `throwIfAborted()` right after the event skips even `session_before_compact`.
         self.shared.run_state().auto_compaction_cancel = Some(cancel.clone());
-        self.shared.emit_record(json!({"type": "compaction_start", "reason": reason}));
+        self.shared.emit(&SessionEvent::CompactionStart { reason: CompactionReason::parse(reason) });
         let outcome = if cancel.is_cancelled() {
             Err((Stop::Cancelled, false))
         } else {

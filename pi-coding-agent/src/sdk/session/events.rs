@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use pi_agent_core::{AbortHandle, AgentEvent, AgentMessage};
 use pi_ai::StopReason;
-use serde_json::json;
 
 use super::provider_errors::{is_context_overflow, is_retryable_assistant_error};
 use super::{AgentSession, SessionEvent, SessionShared, lock};
@@ -80,7 +79,7 @@ async fn handle(
                 if assistant.stop_reason != StopReason::Error && st.retry_attempt > 0 {
                     let attempt = std::mem::take(&mut st.retry_attempt);
                     drop(st);
-                    shared.emit_record(json!({"type": "auto_retry_end", "success": true, "attempt": attempt}));
+                    shared.emit(&SessionEvent::AutoRetryEnd { success: true, attempt, final_error: None });
                 }
             }
         }
@@ -142,7 +141,7 @@ async fn forward_to_extensions(shared: &SessionShared, event: &mut AgentEvent<Co
                 partial.apply(assistant_message_event);
                 wanted.then(|| NotifyEvent::MessageUpdate {
                     message: AgentMessage::Assistant(partial.message().clone().into()),
-                    assistant_message_event: crate::modes::json_event::assistant_event_json(assistant_message_event),
+                    assistant_message_event: crate::sdk::agent_wire::assistant_event_json(assistant_message_event),
                 })
             })
         }
@@ -153,7 +152,7 @@ async fn forward_to_extensions(shared: &SessionShared, event: &mut AgentEvent<Co
             }
             None
         }
-        other => super::super::extension_bridge::notify_event(other),
+        other => notify_event(other),
     };
     if let (Some(runner), Some(notify)) = (&shared.runner, notify) {
         runner.emit(notify).await;
@@ -185,7 +184,7 @@ pub(crate) fn persist(shared: &SessionShared, message: &CodingAgentMessage) {
     };
     drop(sm);
     match result {
-        Ok(id) => shared.emit(&SessionEvent::EntryAppended { id, entry_type }),
+        Ok(id) => shared.emit(&SessionEvent::EntryPersisted { id, entry_type }),
         Err(e) => {
             tracing::error!(error = %e, "could not persist a message to the session");
             shared.run_state().persist_error.get_or_insert_with(|| e.to_string());
@@ -247,5 +246,41 @@ pub(crate) fn emit_queue_update(shared: &SessionShared) {
         let st = shared.run_state();
         (st.steering_texts.clone(), st.follow_up_texts.clone())
     };
-    shared.emit_record(json!({"type": "queue_update", "steering": steering, "followUp": follow_up}));
+    shared.emit(&SessionEvent::QueueUpdate { steering, follow_up });
+}
+
+/// Agent events as extension notifications besides `turn_*` (numbered by the session) and
+/// `message_end` (whose handlers may replace the message).
+fn notify_event(event: &AgentEvent<CodingMessage>) -> Option<NotifyEvent> {
+    Some(match event {
+        AgentEvent::AgentStart => NotifyEvent::AgentStart,
+        AgentEvent::AgentEnd { messages } => NotifyEvent::AgentEnd { messages: messages.clone() },
+        AgentEvent::MessageStart { message } => NotifyEvent::MessageStart { message: message.clone() },
+        AgentEvent::ToolExecutionStart { tool_call_id, tool_name, args } => NotifyEvent::ToolExecutionStart {
+            tool_call_id: tool_call_id.clone(),
+            tool_name: tool_name.clone(),
+            args: args.clone(),
+            parent_tool_call_id: None,
+        },
+        AgentEvent::ToolExecutionUpdate { tool_call_id, tool_name, args, partial_result } => {
+            NotifyEvent::ToolExecutionUpdate {
+                tool_call_id: tool_call_id.clone(),
+                tool_name: tool_name.clone(),
+                args: args.clone(),
+                partial_result: partial_result.into(),
+                parent_tool_call_id: None,
+            }
+        }
+        AgentEvent::ToolExecutionEnd { tool_call_id, tool_name, result, is_error, duration_ms } => {
+            NotifyEvent::ToolExecutionEnd {
+                tool_call_id: tool_call_id.clone(),
+                tool_name: tool_name.clone(),
+                result: result.into(),
+                is_error: *is_error,
+                duration_ms: *duration_ms,
+                parent_tool_call_id: None,
+            }
+        }
+        _ => return None,
+    })
 }

@@ -10,7 +10,7 @@ use super::events::{append_custom_message, emit_queue_update};
 use super::prompt::{PromptOptions, RunTrigger, user_message};
 use crate::extensions::{DeliverAs, ExtensionMessage, InputSource, SendMessageOptions, StreamingBehavior};
 use crate::messages::{CodingAgentMessage, CodingMessage, CustomRoleMessage};
-use crate::sdk::SdkError;
+use crate::sdk::error::SdkError;
 
 /// What happened to a queued input (pi's `disposition`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,10 +17,12 @@
 mod bash;
 mod bash_exec;
 mod compaction;
+mod event;
 mod events;
 mod messages;
 mod prompt;
 mod provider_errors;
+mod request_body;
 mod retry;
 mod settings;
 mod stats;
@@ -32,7 +34,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use pi_agent_core::{
-    Agent, AgentEvent, AgentTool, BoxError, PrepareRequestContext, RequestUpdate, StreamFn, TurnHooks, Unsubscribe,
+    Agent, AgentTool, BoxError, PrepareRequestContext, RequestUpdate, StreamFn, TurnHooks, Unsubscribe,
 };
 use pi_ai::options::StreamOptions;
 use pi_ai::{AssistantMessage, Model, ThinkingLevel};
@@ -41,6 +43,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use bash::BashResult;
 pub use compaction::CompactOutcome;
+pub use event::{CompactionEnd, CompactionReason, SessionEvent};
 pub use messages::QueueDisposition;
 pub(crate) use messages::custom_message;
 pub use prompt::{PreflightCallback, PromptDisposition, PromptOptions};
@@ -50,47 +53,12 @@ pub use stats::{ContextUsage, SessionStats, TokenStats};
 pub use switching::{ForkMessage, ForkOutcome, SwitchOutcome};
 pub use tree::{NavigateTreeOptions, NavigateTreeOutcome};
 
-use super::SdkError;
-use super::extension_bridge::{AgentSessionHandle, SessionActions};
+use super::error::SdkError;
 use super::system_prompt::SystemPromptOptions;
 use crate::extensions::{ExtensionRunner, NotifyEvent};
 use crate::messages::{CodingAgentMessage, CodingMessage};
 use crate::session::SessionManager;
-
-/// An event of a session: the agent's events plus session-level ones.
-#[derive(Clone, Debug)]
-#[allow(clippy::large_enum_variant)] // events are moved, not stored in bulk
-pub enum SessionEvent {
-    /// An agent event (`agent_start`, `message_update`, `tool_execution_end`, …); `agent_end` is
-    /// [`SessionEvent::AgentEnd`].
-    Agent(AgentEvent<CodingMessage>),
-    /// The agent's `agent_end` with pi's `willRetry`: auto-retry is about to retry the failed
-    /// turn (retries enabled and left, no abort requested, the last assistant message failed with
-    /// a retryable error).
-    AgentEnd {
-        /// The messages of the low-level run.
-        messages: Vec<CodingAgentMessage>,
-        /// Whether auto-retry will retry it.
-        will_retry: bool,
-    },
-    /// An entry was appended to the session.
-    EntryAppended {
-        /// The entry id.
-        id: String,
-        /// The entry type (`message`, `custom`, `custom_message`, …).
-        entry_type: &'static str,
-    },
-    /// A run settled (pi's `agent_settled`): no retry, compaction or queued message will
-    /// continue it. Emitted after every run, including runs extensions started.
-    AgentSettled {
-        /// Whether the run was aborted.
-        aborted: bool,
-    },
-    /// A session-level event in pi's wire shape: `compaction_start`, `compaction_end`,
-    /// `auto_retry_start`, `auto_retry_end`, `queue_update`, `entry_appended` (for the entries pi
-    /// announces: `custom` entries and the `context_edit`s hiding a failed attempt).
-    Session(Value),
-}
+use crate::settings::{SettingsError, SettingsManager, SettingsScope};
 
 type Listener = Arc<dyn Fn(&SessionEvent) + Send + Sync>;
 
@@ -168,6 +136,8 @@ pub(crate) struct SessionShared {
     /// The base request options (API key, headers) summaries reuse.
     pub(crate) stream_options: StreamOptions,
     pub(crate) settings: Mutex<SessionSettings>,
+    /// The settings files (or the SDK user's in-memory settings) the session reads and writes.
+    pub(crate) settings_manager: Arc<SettingsManager>,
     /// The shell of user `!cmd`s.
     pub(crate) shell: ShellSettings,
     /// Models a switched session may restore (see `CreateAgentSessionOptions::models`).
@@ -177,6 +147,10 @@ pub(crate) struct SessionShared {
     pub(crate) state: Mutex<RunState>,
     /// Signalled whenever a run settles or a compaction ends.
     pub(crate) idle: tokio::sync::Notify,
+    /// Tasks the session spawned (detached extension events and actions), awaited by `dispose`.
+    pub(crate) tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// The error listener `bind_extensions` registered (removed by `dispose`).
+    pub(crate) error_listener: Mutex<Option<crate::extensions::ErrorListenerHandle>>,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -193,6 +167,7 @@ pub(crate) struct SharedParts {
     pub(crate) stream_options: StreamOptions,
     pub(crate) models: Vec<Model>,
     pub(crate) settings: SessionSettings,
+    pub(crate) settings_manager: Arc<SettingsManager>,
     pub(crate) shell: ShellSettings,
 }
 
@@ -209,11 +184,14 @@ impl SessionShared {
             stream_fn: parts.stream_fn,
             stream_options: parts.stream_options,
             settings: Mutex::new(parts.settings),
+            settings_manager: parts.settings_manager,
             shell: parts.shell,
             models: parts.models,
             model_fallback_message: Mutex::new(None),
             state: Mutex::new(RunState::default()),
             idle: tokio::sync::Notify::new(),
+            error_listener: Mutex::new(None),
+            tasks: Mutex::new(Vec::new()),
         }
     }
 
@@ -226,9 +204,17 @@ impl SessionShared {
         }
     }
 
-    /// Emits a session-level event in pi's wire shape.
-    pub(crate) fn emit_record(&self, record: Value) {
-        self.emit(&SessionEvent::Session(record));
+    /// Spawns `work` on the current runtime and tracks it, so `dispose` waits for it. Without a
+    /// runtime there is nothing to run it on: it is dropped, as pi drops a detached promise whose
+    /// process is exiting.
+    pub(crate) fn spawn_tracked(&self, work: impl std::future::Future<Output = ()> + Send + 'static) {
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!("no async runtime: a detached session task was not run");
+            return;
+        };
+        let mut tasks = lock(&self.tasks);
+        tasks.retain(|t| !t.is_finished());
+        tasks.push(handle.spawn(work));
     }
 
     /// The registered tools with these names, in this order (unknown names are skipped).
@@ -290,16 +276,6 @@ impl AgentSession {
         self.shared.runner.as_ref()
     }
 
-    /// Binds extension actions to this session and emits `session_start` (pi's `bindExtensions`).
-    /// Without it, `context` handlers still run, but every extension action (`append_entry`,
-    /// `send_message`, …) fails with "Extension runtime not initialized…".
-    pub async fn bind_extensions(&self) {
-        let Some(runner) = &self.shared.runner else { return };
-        let handle = AgentSessionHandle { agent: self.agent.clone(), cwd: self.cwd.clone() };
-        runner.bind(Arc::new(SessionActions { session: Arc::downgrade(&self.shared), handle }));
-        runner.emit(NotifyEvent::SessionStart { reason: "startup".into(), previous_session_file: None }).await;
-    }
-
     pub(crate) fn context_hook(shared: &Arc<SessionShared>) -> Arc<dyn TurnHooks<CodingMessage>> {
         Arc::new(SessionContextHook { shared: shared.clone() })
     }
@@ -314,7 +290,15 @@ impl AgentSession {
         &self.cwd
     }
 
-    /// The session manager (locked; do not hold the guard across an `.await`).
+    /// Runs `f` on the session manager under its lock. The lock cannot outlive the call, so it
+    /// is never held across an `.await` (prefer this to [`AgentSession::session_manager`]).
+    pub fn with_session_manager<R>(&self, f: impl FnOnce(&mut SessionManager) -> R) -> R {
+        f(&mut lock(&self.shared.session_manager))
+    }
+
+    /// The session manager, locked until the guard drops. Holding the guard across an `.await`
+    /// blocks every event of the session (clippy's `await_holding_lock` flags it); use
+    /// [`AgentSession::with_session_manager`] where a closure fits.
     pub fn session_manager(&self) -> MutexGuard<'_, SessionManager> {
         lock(&self.shared.session_manager)
     }
@@ -336,8 +320,24 @@ impl AgentSession {
         self.agent.messages()
     }
 
-    /// The system prompt as the transcript replays it.
+    /// pi's `systemPrompt` getter: the prompt the session's options build now (active tools,
+    /// resources, skills), or the prompt a `before_agent_start` handler forced for the running
+    /// prompt. It is what the next request starts from, also before the first prompt and right
+    /// after a tool change. The prompt the transcript holds is
+    /// [`AgentSession::transcript_system_prompt`].
     pub fn system_prompt(&self) -> String {
+        if let Some(forced) = self.shared.run_state().forced_system_prompt.clone() {
+            return forced;
+        }
+        self.desired_system_prompt().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the system prompt options are invalid");
+            String::new()
+        })
+    }
+
+    /// The system prompt as the transcript replays it (its system messages and `sections`
+    /// patches): what the last request was sent, empty before the first prompt.
+    pub fn transcript_system_prompt(&self) -> String {
         pi_ai::transcript::current_system_prompt(&self.session_messages())
     }
 
@@ -371,23 +371,24 @@ impl AgentSession {
             sm.append_session_info(name)?;
             sm.session_name()
         };
-        let event = serde_json::json!({"type": "session_info_changed", "name": current});
-        self.shared.emit_record(event.clone());
-        self.emit_detached("session_info_changed", serde_json::json!({"name": current}));
+        self.shared.emit(&SessionEvent::SessionInfoChanged { name: current.clone() });
+        let mut payload = serde_json::Map::new();
+        if let Some(name) = current {
+            payload.insert("name".into(), Value::from(name));
+        }
+        self.emit_detached("session_info_changed", Value::Object(payload));
         Ok(())
     }
 
     /// Emits a notify event to the extensions without waiting (pi's `void runner.emit(…)`).
     pub(crate) fn emit_detached(&self, kind: &str, payload: Value) {
-        let (Some(runner), Ok(handle)) = (self.shared.runner.clone(), tokio::runtime::Handle::try_current()) else {
-            return;
-        };
+        let Some(runner) = self.shared.runner.clone() else { return };
         let payload = match payload {
             Value::Object(m) => m,
             _ => serde_json::Map::new(),
         };
         let event = NotifyEvent::Other { kind: kind.to_owned(), payload };
-        handle.spawn(async move {
+        self.shared.spawn_tracked(async move {
             runner.emit(event).await;
         });
     }
@@ -406,7 +407,7 @@ impl AgentSession {
         }
         lock(&self.shared.session_manager).append_thinking_level_change(level.as_str())?;
         self.agent.set_thinking_level(level);
-        self.shared.emit_record(serde_json::json!({"type": "thinking_level_changed", "level": level.as_str()}));
+        self.shared.emit(&SessionEvent::ThinkingLevelChanged { level });
         let payload = serde_json::json!({"level": level.as_str(), "previousLevel": previous.as_str()});
         self.emit_detached("thinking_level_select", payload);
         Ok(())
@@ -471,14 +472,51 @@ impl AgentSession {
         *lock(&self.shared.settings)
     }
 
-    /// pi's `setAutoCompactionEnabled`.
-    pub fn set_auto_compaction_enabled(&self, enabled: bool) {
-        lock(&self.shared.settings).compaction.enabled = enabled;
+    /// The settings manager the session reads and writes (pi's `settingsManager`).
+    pub fn settings_manager(&self) -> &Arc<SettingsManager> {
+        &self.shared.settings_manager
     }
 
-    /// pi's `setAutoRetryEnabled`.
+    /// Records a failed settings write where [`SettingsManager::drain_errors`] reports it, as
+    /// pi's write queue does.
+    fn settings_written(&self, result: Result<(), SettingsError>) {
+        if let Err(error) = result {
+            self.shared.settings_manager.record_error(SettingsScope::Global, error);
+        }
+    }
+
+    /// pi's `setAutoCompactionEnabled`: the session and the global `compaction.enabled`.
+    pub fn set_auto_compaction_enabled(&self, enabled: bool) {
+        lock(&self.shared.settings).compaction.enabled = enabled;
+        self.settings_written(self.shared.settings_manager.set_compaction_enabled(enabled));
+    }
+
+    /// pi's `setAutoRetryEnabled`: the session and the global `retry.enabled`.
     pub fn set_auto_retry_enabled(&self, enabled: bool) {
         lock(&self.shared.settings).retry.enabled = enabled;
+        self.settings_written(self.shared.settings_manager.set_retry_enabled(enabled));
+    }
+
+    /// How queued steering messages are delivered.
+    pub fn steering_mode(&self) -> pi_agent_core::QueueMode {
+        self.agent.steering_mode()
+    }
+
+    /// How queued follow-up messages are delivered.
+    pub fn follow_up_mode(&self) -> pi_agent_core::QueueMode {
+        self.agent.follow_up_mode()
+    }
+
+    /// pi's `setSteeringMode`: the agent and the global `steeringMode`.
+    pub fn set_steering_mode(&self, mode: pi_agent_core::QueueMode) {
+        self.agent.set_steering_mode(mode);
+        self.settings_written(self.shared.settings_manager.set_steering_mode(mode));
+    }
+
+    /// pi's `setFollowUpMode`: the agent and the global `followUpMode`.
+    pub fn set_follow_up_mode(&self, mode: pi_agent_core::QueueMode) {
+        self.agent.set_follow_up_mode(mode);
+        self.settings_written(self.shared.settings_manager.set_follow_up_mode(mode));
     }
 
     /// Appends a `custom` entry: state for extensions and UIs, **never sent to the model**
@@ -487,13 +525,13 @@ impl AgentSession {
         let (id, entry) = {
             let mut sm = lock(&self.shared.session_manager);
             let id = sm.append_custom_entry(custom_type, data)?;
-            let entry = sm.entry(&id).and_then(|e| serde_json::to_value(e).ok());
+            let entry = sm.entry(&id).cloned();
             (id, entry)
         };
-        self.shared.emit(&SessionEvent::EntryAppended { id: id.clone(), entry_type: "custom" });
+        self.shared.emit(&SessionEvent::EntryPersisted { id: id.clone(), entry_type: "custom" });
         // pi's `entry_appended` event, which its json and rpc modes put on the wire.
         if let Some(entry) = entry {
-            self.shared.emit_record(serde_json::json!({"type": "entry_appended", "entry": entry}));
+            self.shared.emit(&SessionEvent::EntryAppended { entry: Arc::new(entry) });
         }
         Ok(id)
     }
@@ -503,10 +541,27 @@ impl AgentSession {
         self.agent.set_messages(self.session_messages());
     }
 
-    /// Aborts any run and user `!cmd` and drops every listener.
+    /// Aborts any run and user `!cmd`, waits for the tasks the session spawned (detached
+    /// extension events and actions), and drops every listener.
     pub async fn dispose(&self) {
         self.abort_bash();
         self.abort().await;
+        loop {
+            let tasks = std::mem::take(&mut *lock(&self.shared.tasks));
+            if tasks.is_empty() {
+                break;
+            }
+            for task in tasks {
+                if let Err(e) = task.await
+                    && e.is_panic()
+                {
+                    tracing::warn!("a session task panicked");
+                }
+            }
+        }
         lock(&self.shared.listeners).clear();
+        if let Some(handle) = lock(&self.shared.error_listener).take() {
+            handle.remove();
+        }
     }
 }

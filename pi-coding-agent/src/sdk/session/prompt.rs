@@ -13,7 +13,7 @@ use super::events::{flush_pending_bash, flush_pending_custom};
 use super::{AgentSession, DeferredAction, lock};
 use crate::extensions::{AgentStartTrigger, InputOutcome, InputSource, StreamingBehavior};
 use crate::messages::{CodingAgentMessage, CodingMessage, CustomRoleMessage};
-use crate::sdk::SdkError;
+use crate::sdk::error::SdkError;
 use crate::sdk::system_prompt::{build_system_prompt, build_system_prompt_message, diff_system_prompt_sections};
 
 /// What a prompt's preflight decided (pi's `preflightResult` dispositions).
@@ -392,7 +392,7 @@ impl AgentSession {
     }
 
     /// The system prompt text the current options build (what `before_agent_start` sees).
-    fn desired_system_prompt(&self) -> Result<String, SdkError> {
+    pub(crate) fn desired_system_prompt(&self) -> Result<String, SdkError> {
         let mut options = lock(&self.shared.prompt_options).clone();
         options.selected_tools = Some(self.active_tool_names());
         Ok(build_system_prompt(&options)?)

@@ -5,7 +5,6 @@
 
 use pi_agent_core::AgentMessage;
 use pi_ai::{AssistantMessage, StopReason};
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::provider_errors::{is_context_overflow, is_retryable_assistant_error};
@@ -34,13 +33,16 @@ impl AgentSession {
             st.retry_attempt
         };
         let delay_ms = settings.delay_ms(attempt);
-        self.shared.emit_record(json!({
-            "type": "auto_retry_start",
-            "attempt": attempt,
-            "maxAttempts": settings.max_retries,
-            "delayMs": delay_ms,
-            "errorMessage": message.error_message.clone().filter(|e| !e.is_empty()).unwrap_or_else(|| "Unknown error".into()),
-        }));
+        self.shared.emit(&SessionEvent::AutoRetryStart {
+            attempt,
+            max_attempts: settings.max_retries,
+            delay_ms,
+            error_message: message
+                .error_message
+                .clone()
+                .filter(|e| !e.is_empty())
+                .unwrap_or_else(|| "Unknown error".into()),
+        });
         self.omit_recovery_attempt(message);
         let cancel = CancellationToken::new();
         self.shared.run_state().retry_cancel = Some(cancel.clone());
@@ -82,7 +84,7 @@ impl AgentSession {
         for target in targets {
             match sm.append_context_edit(&target, None) {
                 Ok(id) => {
-                    let entry = sm.entry(&id).and_then(|e| serde_json::to_value(e).ok());
+                    let entry = sm.entry(&id).cloned();
                     appended.push((id, entry));
                 }
                 Err(e) => tracing::error!(error = %e, "could not omit a failed attempt from the context"),
@@ -90,10 +92,10 @@ impl AgentSession {
         }
         drop(sm);
         for (id, entry) in appended {
-            self.shared.emit(&SessionEvent::EntryAppended { id, entry_type: "context_edit" });
+            self.shared.emit(&SessionEvent::EntryPersisted { id, entry_type: "context_edit" });
             // pi's `entry_appended` event, which its json and rpc modes put on the wire.
             if let Some(entry) = entry {
-                self.shared.emit_record(json!({"type": "entry_appended", "entry": entry}));
+                self.shared.emit(&SessionEvent::EntryAppended { entry: std::sync::Arc::new(entry) });
             }
         }
         self.refresh_context();
@@ -103,9 +105,11 @@ impl AgentSession {
     pub(crate) fn finish_cancelled_retry(&self) {
         let attempt = std::mem::take(&mut self.shared.run_state().retry_attempt);
         if attempt > 0 {
-            self.shared.emit_record(json!({
-                "type": "auto_retry_end", "success": false, "attempt": attempt, "finalError": "Retry cancelled"
-            }));
+            self.shared.emit(&SessionEvent::AutoRetryEnd {
+                success: false,
+                attempt,
+                final_error: Some("Retry cancelled".into()),
+            });
         }
     }
 
@@ -116,9 +120,11 @@ impl AgentSession {
         }
         let attempt = std::mem::take(&mut self.shared.run_state().retry_attempt);
         if attempt > 0 {
-            self.shared.emit_record(json!({
-                "type": "auto_retry_end", "success": false, "attempt": attempt, "finalError": message.error_message
-            }));
+            self.shared.emit(&SessionEvent::AutoRetryEnd {
+                success: false,
+                attempt,
+                final_error: message.error_message.clone(),
+            });
         }
     }
 

@@ -43,12 +43,15 @@ impl ShellSettings {
     pub fn from_settings(settings: &Settings) -> Self {
         ShellSettings {
             command_prefix: settings.shell_command_prefix().map(str::to_owned),
-            shell_path: settings.shell_path().map(str::to_owned),
+            shell_path: settings.shell_path(),
         }
     }
 }
 
 /// What a session reads from the settings while it runs.
+///
+/// [`SessionSettings::default`] is what an empty settings file gives (pi's defaults: automatic
+/// compaction and retry on), so passing it and passing no settings at all mean the same.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SessionSettings {
     /// `compaction.*` (`enabled` switches automatic compaction; manual compaction always works).
@@ -58,17 +61,21 @@ pub struct SessionSettings {
 }
 
 impl Default for SessionSettings {
-    /// Neither automatic compaction nor auto-retry. `create_agent_session` without a `settings`
-    /// option uses [`SessionSettings::from_settings`] of the settings files instead, as pi does.
+    /// pi's defaults, as [`SessionSettings::from_settings`] of empty settings.
     fn default() -> Self {
+        SessionSettings { compaction: CompactionSettings::default(), retry: RetrySettings::default() }
+    }
+}
+
+impl SessionSettings {
+    /// Neither automatic compaction nor auto-retry (pi's defaults otherwise).
+    pub fn manual() -> Self {
         SessionSettings {
             compaction: CompactionSettings { enabled: false, ..CompactionSettings::default() },
             retry: RetrySettings { enabled: false, ..RetrySettings::default() },
         }
     }
-}
 
-impl SessionSettings {
     /// The session settings of merged settings files (pi's defaults for unset keys).
     pub fn from_settings(settings: &Settings) -> Self {
         SessionSettings {

@@ -12,7 +12,7 @@ use pi_ai::{Model, ThinkingLevel};
 
 use super::{AgentSession, lock};
 use crate::extensions::NotifyEvent;
-use crate::sdk::SdkError;
+use crate::sdk::error::SdkError;
 use crate::session::{NewSessionOptions, SessionEntry, SessionManager};
 
 /// The result of [`AgentSession::new_session`] / [`AgentSession::switch_session`].

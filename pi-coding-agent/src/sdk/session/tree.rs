@@ -9,7 +9,7 @@ use super::AgentSession;
 use crate::compaction::generate_branch_summary;
 use crate::compaction::{BranchSummaryOptions, BranchSummaryOutcome, collect_entries_for_branch_summary};
 use crate::extensions::NotifyEvent;
-use crate::sdk::SdkError;
+use crate::sdk::error::SdkError;
 use crate::session::SessionEntry;
 
 /// Options of [`AgentSession::navigate_tree`].
@@ -188,7 +188,8 @@ impl AgentSession {
                         new_leaf.as_deref(),
                         text,
                         details.clone(),
-                        from_extension.then_some(true),
+                        // pi writes `fromHook: false` for its own summaries.
+                        Some(from_extension),
                         usage.clone(),
                     )?;
                     if let Some(label) = &label {

@@ -1,5 +1,14 @@
 //! `settings.json`: the global file in the agent dir and the project file `<cwd>/.pi/settings.json`,
-//! merged as pi merges them (project over global; nested objects merged key by key).
+//! merged as pi merges them (project over global; nested objects merged key by key; a project
+//! `defaultTools` of only `+name` / `-name` entries changes the global list instead of replacing it).
+//!
+//! - [`Settings`]: one merged view with a typed accessor for every key of pi's `settings.md`
+//!   (pi's defaults where a key is unset or invalid).
+//! - [`SettingsManager`]: pi's `SettingsManager`: loads both files (or an in-memory store for SDK
+//!   users), answers with [`Settings`], and writes changes back the way pi does (only the changed
+//!   keys, over the file as it is now, unknown keys kept, `JSON.stringify(…, null, 2)` formatting,
+//!   under a `proper-lockfile`-compatible lock).
+//! - [`tools`]: pi's tool-selection rules (`defaultTools`, `--tools`).
 //!
 //! A file that is not valid JSON is reported with pi's warning (`Warning: Invalid settings file
 //! <path>: <message> (line L column C)`) and ignored; the file itself is never rewritten.
@@ -13,9 +22,22 @@
 //! assert_eq!(err.to_string(), "Invalid settings file /a/settings.json: key must be a string (line 3 column 2)");
 //! ```
 
+mod manager;
+mod storage;
+pub mod tools;
+mod values;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
+
+pub use manager::{ScopedSettingsError, SettingsManager, SettingsManagerOptions, SettingsScope};
+pub use storage::{FileSettingsStorage, InMemorySettingsStorage, SettingsStorage};
+pub use values::{
+    CacheWarming, DoubleEscapeAction, FullscreenExitOutput, FullscreenScrollbar, MermaidMode, ProjectTrustDefault,
+    ProviderRetrySettings, QuietStartup, ShareDestination, TerminalOverrides, ThinkingBudgets, Transport,
+    TreeFilterMode, TuiMode,
+};
 
 /// A settings file that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +62,10 @@ pub enum SettingsError {
         /// 1-based column of the error.
         column: usize,
     },
+    /// A value pi refuses when it is read (`Invalid compaction.reserveTokens setting: …`,
+    /// `Invalid httpIdleTimeoutMs setting: …`).
+    #[error("{0}")]
+    Invalid(String),
 }
 
 /// Merged settings. Unknown keys are kept (pi's settings are open-ended); typed accessors cover
@@ -61,9 +87,10 @@ impl Settings {
             };
             SettingsError::Json { path: path.to_owned(), message, line: e.line(), column: e.column() }
         };
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let value: Value = serde_json::from_str(text).map_err(json_error)?;
         match value {
-            Value::Object(values) => Ok(Settings { values }),
+            Value::Object(_) => Ok(Settings::from_value(value)),
             _ => Err(SettingsError::Json {
                 path: path.to_owned(),
                 message: "expected a JSON object".into(),
@@ -100,8 +127,40 @@ impl Settings {
         (settings, errors)
     }
 
-    /// Merges `other` over `self` (objects key by key, everything else replaced).
+    /// Settings from a JSON object (anything else is empty settings), migrated as pi migrates
+    /// old keys (`queueMode`, `websockets`, the old `skills` object, `retry.maxDelayMs`).
+    pub fn from_value(value: Value) -> Self {
+        match value {
+            Value::Object(mut values) => {
+                migrate(&mut values);
+                Settings { values }
+            }
+            _ => Settings::default(),
+        }
+    }
+
+    /// The settings as a JSON object.
+    pub fn as_map(&self) -> &Map<String, Value> {
+        &self.values
+    }
+
+    /// The settings as a JSON value.
+    pub fn to_value(&self) -> Value {
+        Value::Object(self.values.clone())
+    }
+
+    /// Merges `other` over `self` (pi's `deepMergeSettings`: objects key by key, everything else
+    /// replaced, except a `defaultTools` of only `+name` / `-name` entries, which is appended to
+    /// the inherited list).
     pub fn merge(&mut self, other: Settings) {
+        let tools = match (self.values.get("defaultTools"), other.values.get("defaultTools")) {
+            (Some(Value::Array(base)), Some(Value::Array(over)))
+                if over.iter().all(|e| e.as_str().is_some_and(tools::is_tool_modifier)) =>
+            {
+                Some(Value::Array(base.iter().chain(over).cloned().collect()))
+            }
+            _ => None,
+        };
         fn merge_into(base: &mut Map<String, Value>, over: Map<String, Value>) {
             for (k, v) in over {
                 match (base.get_mut(&k), v) {
@@ -113,6 +172,9 @@ impl Settings {
             }
         }
         merge_into(&mut self.values, other.values);
+        if let Some(tools) = tools {
+            self.values.insert("defaultTools".into(), tools);
+        }
     }
 
     /// The raw value of a top-level key.
@@ -129,90 +191,49 @@ impl Settings {
         }
         Some(value)
     }
+}
 
-    fn string(&self, path: &str) -> Option<&str> {
-        self.get_path(path).and_then(Value::as_str)
+/// pi's `migrateSettings`.
+fn migrate(settings: &mut Map<String, Value>) {
+    if !settings.contains_key("steeringMode")
+        && let Some(mode) = settings.shift_remove("queueMode")
+    {
+        settings.insert("steeringMode".into(), mode);
     }
-
-    /// `defaultProvider`.
-    pub fn default_provider(&self) -> Option<&str> {
-        self.string("defaultProvider")
+    if !settings.contains_key("transport")
+        && let Some(Value::Bool(ws)) = settings.get("websockets").cloned()
+    {
+        settings.shift_remove("websockets");
+        settings.insert("transport".into(), Value::from(if ws { "websocket" } else { "sse" }));
     }
-
-    /// `defaultModel`.
-    pub fn default_model(&self) -> Option<&str> {
-        self.string("defaultModel")
+    if let Some(Value::Object(skills)) = settings.get("skills").cloned() {
+        if let Some(enable) = skills.get("enableSkillCommands").filter(|v| !v.is_null())
+            && settings.get("enableSkillCommands").is_none_or(Value::is_null)
+        {
+            settings.insert("enableSkillCommands".into(), enable.clone());
+        }
+        match skills.get("customDirectories") {
+            Some(Value::Array(dirs)) if !dirs.is_empty() => {
+                settings.insert("skills".into(), Value::Array(dirs.clone()));
+            }
+            _ => {
+                settings.shift_remove("skills");
+            }
+        }
     }
-
-    /// `defaultThinkingLevel`.
-    pub fn default_thinking_level(&self) -> Option<&str> {
-        self.string("defaultThinkingLevel")
-    }
-
-    /// `sessionDir` (tilde not expanded).
-    pub fn session_dir(&self) -> Option<&str> {
-        self.string("sessionDir")
-    }
-
-    /// `shellCommandPrefix`.
-    pub fn shell_command_prefix(&self) -> Option<&str> {
-        self.string("shellCommandPrefix")
-    }
-
-    /// `shellPath`.
-    pub fn shell_path(&self) -> Option<&str> {
-        self.string("shellPath")
-    }
-
-    /// `defaultTools` (tool names or `+name`/`-name` modifiers).
-    pub fn default_tools(&self) -> Option<Vec<String>> {
-        let list = self.get("defaultTools")?.as_array()?;
-        Some(list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-    }
-
-    /// `steeringMode` (`"all"` or `"one-at-a-time"`).
-    pub fn steering_mode(&self) -> Option<&str> {
-        self.string("steeringMode")
-    }
-
-    /// `followUpMode` (`"all"` or `"one-at-a-time"`).
-    pub fn follow_up_mode(&self) -> Option<&str> {
-        self.string("followUpMode")
-    }
-
-    /// `compaction.enabled` (default true).
-    pub fn compaction_enabled(&self) -> bool {
-        self.get_path("compaction.enabled").and_then(Value::as_bool).unwrap_or(true)
-    }
-
-    /// `compaction.reserveTokens` (default 16384).
-    pub fn compaction_reserve_tokens(&self) -> u64 {
-        self.get_path("compaction.reserveTokens").and_then(Value::as_u64).unwrap_or(16384)
-    }
-
-    /// `compaction.keepRecentTokens` (default 20000).
-    pub fn compaction_keep_recent_tokens(&self) -> u64 {
-        self.get_path("compaction.keepRecentTokens").and_then(Value::as_u64).unwrap_or(20000)
-    }
-
-    /// `retry.enabled` (default true).
-    pub fn retry_enabled(&self) -> bool {
-        self.get_path("retry.enabled").and_then(Value::as_bool).unwrap_or(true)
-    }
-
-    /// `retry.maxRetries` (default 3).
-    pub fn retry_max_retries(&self) -> u64 {
-        self.get_path("retry.maxRetries").and_then(Value::as_u64).unwrap_or(3)
-    }
-
-    /// `retry.baseDelayMs` (default 2000).
-    pub fn retry_base_delay_ms(&self) -> u64 {
-        self.get_path("retry.baseDelayMs").and_then(Value::as_u64).unwrap_or(2000)
-    }
-
-    /// `quietStartup` (default false).
-    pub fn quiet_startup(&self) -> bool {
-        self.get("quietStartup").and_then(Value::as_bool).unwrap_or(false)
+    if let Some(Value::Object(retry)) = settings.get_mut("retry") {
+        let max_delay = retry.shift_remove("maxDelayMs");
+        if let Some(delay) = max_delay.filter(Value::is_number) {
+            let provider = retry.entry("provider").or_insert_with(|| Value::Object(Map::new()));
+            if !provider.is_object() {
+                *provider = Value::Object(Map::new());
+            }
+            if let Value::Object(p) = provider
+                && p.get("maxRetryDelayMs").is_none_or(Value::is_null)
+            {
+                p.insert("maxRetryDelayMs".into(), delay);
+            }
+        }
     }
 }
 
