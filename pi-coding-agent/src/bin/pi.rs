@@ -183,11 +183,8 @@ async fn run(mut args: Args) -> Result<i32> {
             }
             Err(e) => return fail(&e.to_string()),
         };
-    let settings_manager = std::sync::Arc::new(SettingsManager::create_with(
-        &cwd,
-        &agent_dir,
-        SettingsManagerOptions { project_trusted },
-    ));
+    let settings_manager =
+        std::sync::Arc::new(SettingsManager::create_with(&cwd, &agent_dir, SettingsManagerOptions { project_trusted }));
     for e in settings_manager.drain_errors() {
         eprintln!("Warning: {e}");
     }

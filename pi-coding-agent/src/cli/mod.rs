@@ -24,7 +24,7 @@ pub const DOCS_DIR: &str = "https://github.com/earendil-works/pi/blob/main/packa
 
 /// How to give pi credentials. pi says "Use /login to log into a provider via OAuth or API key.";
 /// this port has no `/login` yet, so it names what works (see README, deliberate differences).
-pub const LOGIN_HINT: &str = "Set the provider's API key environment variable (e.g. ANTHROPIC_API_KEY), pass --api-key, or set apiKey in models.json.";
+pub const LOGIN_HINT: &str = "Store a key with `pi auth login`, set the provider's API key environment variable (e.g. ANTHROPIC_API_KEY), pass --api-key, or set apiKey in models.json.";
 
 /// pi's guidance when no model has credentials (`formatNoModelsAvailableMessage`).
 pub fn no_models_message() -> String {

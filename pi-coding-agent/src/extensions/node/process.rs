@@ -219,8 +219,7 @@ impl Reader {
                 // The UI's setters (status, notify, widgets, …) answer at once and must reach the
                 // user in the order the extension called them: run them on this thread, in order.
                 Ok(Incoming::Call { id, method, params })
-                    if method.starts_with("ui.")
-                        && !crate::extensions::subprocess::ui_calls::is_dialog(&method) =>
+                    if method.starts_with("ui.") && !crate::extensions::subprocess::ui_calls::is_dialog(&method) =>
                 {
                     let Some(runtime) = self.runtime.upgrade() else { continue };
                     let weak = self.conn.clone();
