@@ -1,5 +1,6 @@
-//! The binary installs a `tracing` subscriber: in print mode a warning reaches stderr (it was
-//! dropped before), `PI_LOG` filters it, and rpc mode writes it to `<agent_dir>/pi.log`.
+//! The binary installs a `tracing` subscriber: a warning (dropped before) reaches
+//! `<agent_dir>/pi.log` by default, leaving stderr to pi's own messages; with `PI_LOG` set, print
+//! mode writes it to stderr, filtered.
 
 mod cli_support;
 
@@ -18,13 +19,25 @@ fn env_with_torn_session(server: &ScriptedServer) -> Env {
 }
 
 #[test]
-fn warnings_reach_stderr_in_print_mode() {
-    let server = ScriptedServer::start(vec![text_reply(&["one"]), text_reply(&["two"]), text_reply(&["three"])]);
+fn warnings_reach_the_log_file_or_stderr_in_print_mode() {
+    let server = ScriptedServer::start(vec![
+        text_reply(&["one"]),
+        text_reply(&["two"]),
+        text_reply(&["three"]),
+        text_reply(&["four"]),
+    ]);
     let env = env_with_torn_session(&server);
-    let out = env.run(&["-p", "-c", "again"]);
+    let out = env.pi().env_remove("PI_LOG").env_remove("RUST_LOG").args(["-p", "-c", "again"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("WARN") && stderr.contains("pi_coding_agent::session"), "{stderr}");
+    assert!(!stderr.contains("WARN"), "no log lines on stderr by default: {stderr}");
+    let log = std::fs::read_to_string(env.agent().join("pi.log")).unwrap_or_default();
+    assert!(log.contains("WARN") && log.contains("pi_coding_agent::session"), "{log}");
+
+    let out = env.pi().env("PI_LOG", "warn").args(["-p", "-c", "loud"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("WARN") && stderr.contains("pi_coding_agent::session"), "PI_LOG=warn: {stderr}");
+    assert!(!stderr.contains('\x1b'), "no colours when stderr is not a terminal: {stderr}");
 
     let out = env.pi().env("PI_LOG", "error").args(["-p", "-c", "quiet"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
