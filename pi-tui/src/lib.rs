@@ -56,6 +56,6 @@ pub use components::{
     Box, Editor, Input, Loader, Markdown, MarkdownTheme, SelectItem, SelectList, Spacer, Text, TruncatedText,
 };
 pub use error::TuiError;
-pub use terminal::{CaptureTerminal, CrosstermTerminal, Terminal, TerminalEvent};
+pub use terminal::{CaptureTerminal, CrosstermTerminal, Terminal, TerminalEvent, emergency_restore};
 pub use theme::{ColorMode, Theme};
 pub use tui::{InputAction, OverlayId, ScreenMode, Tui};

@@ -137,6 +137,7 @@ pub struct CrosstermTerminal {
     kitty: bool,
     started: bool,
     utf8_tail: Vec<u8>,
+    wakeup: Option<std::sync::Arc<dyn Fn() + Send + Sync>>,
 }
 
 impl Default for CrosstermTerminal {
@@ -157,6 +158,31 @@ impl CrosstermTerminal {
             kitty: false,
             started: false,
             utf8_tail: Vec::new(),
+            wakeup: None,
+        }
+    }
+
+    /// Call `wakeup` from the stdin reader thread after each read (set before
+    /// [`Terminal::start`]), so an event loop can sleep until input arrives instead of polling.
+    pub fn set_wakeup(&mut self, wakeup: std::sync::Arc<dyn Fn() + Send + Sync>) {
+        self.wakeup = Some(wakeup);
+    }
+
+    /// When a buffered partial escape sequence becomes a key of its own (the escape timeout).
+    pub fn input_deadline(&self) -> Option<Instant> {
+        self.buffer.deadline()
+    }
+
+    /// Read whatever the stdin thread has delivered, without waiting.
+    fn drain_input(&mut self) {
+        let mut chunks = Vec::new();
+        if let Some(rx) = &self.input {
+            while let Ok(bytes) = rx.try_recv() {
+                chunks.push(bytes);
+            }
+        }
+        for bytes in chunks {
+            self.feed(bytes);
         }
     }
 
@@ -236,6 +262,7 @@ impl Terminal for CrosstermTerminal {
         self.write("\x1b[?2004h");
         self.write("\x1b[>7u\x1b[?u\x1b[c");
         let (tx, rx) = channel();
+        let wakeup = self.wakeup.clone();
         std::thread::Builder::new().name("pi-tui-stdin".into()).spawn(move || {
             let mut stdin = std::io::stdin();
             let mut buf = [0u8; 4096];
@@ -245,6 +272,9 @@ impl Terminal for CrosstermTerminal {
                     Ok(n) => {
                         if tx.send(buf[..n].to_vec()).is_err() {
                             break;
+                        }
+                        if let Some(w) = &wakeup {
+                            w();
                         }
                     }
                 }
@@ -294,6 +324,10 @@ impl Terminal for CrosstermTerminal {
             }
             let now = Instant::now();
             if now >= deadline {
+                self.drain_input();
+                if let Some(ev) = self.pending.pop_front() {
+                    return Some(ev);
+                }
                 for ev in self.buffer.flush_if_stale(now) {
                     self.handle_sequence(ev);
                 }
@@ -329,5 +363,19 @@ impl Drop for CrosstermTerminal {
         if let Err(e) = self.stop() {
             tracing::warn!(error = %e, "restoring the terminal failed");
         }
+    }
+}
+
+/// Restores the process's terminal without any state: leaves the alternate screen, re-enables
+/// autowrap, turns off bracketed paste and the keyboard protocols, shows the cursor and leaves
+/// raw mode. For exit paths that cannot reach the [`crate::Tui`] (a panic hook, a fatal signal).
+pub fn emergency_restore() {
+    let mut out = std::io::stdout();
+    // The terminal may be gone (SIGHUP); nothing useful can be done about a failed write.
+    let _ = out.write_all(b"\x1b[?2026l\x1b[?2004l\x1b[<u\x1b[>4;0m\x1b[?1049l\x1b[?7h\x1b[?25h");
+    let _ = out.flush();
+    set_kitty_protocol_active(false);
+    if let Err(e) = crossterm::terminal::disable_raw_mode() {
+        tracing::warn!(error = %e, "leaving raw mode failed");
     }
 }

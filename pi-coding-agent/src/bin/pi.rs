@@ -17,7 +17,7 @@ use pi_coding_agent::cli::session_select::{SessionStop, choose_session, validate
 use pi_coding_agent::cli::{HELP, VERSION, no_api_key_message, no_models_message};
 use pi_coding_agent::extensions::FlagValue as ExtFlagValue;
 use pi_coding_agent::modes::rpc::RpcContext;
-use pi_coding_agent::modes::{EXIT_INTERRUPTED, json, print, rpc};
+use pi_coding_agent::modes::{EXIT_INTERRUPTED, interactive, json, print, rpc};
 use pi_coding_agent::sdk::{
     CreateAgentSessionOptions, DefaultResourceLoader, PromptOptions, SessionSettings, ShellSettings,
     create_agent_session,
@@ -288,9 +288,7 @@ async fn run(mut args: Args) -> Result<i32> {
         Err(e) => return fail(&e.to_string()),
     };
     let initial = build_initial_message(stdin_text.as_deref(), &files.text, &mut args.messages);
-    if mode.is_none() && !args.print && interactive_terminal {
-        return fail("the interactive terminal UI is not available in this port; use -p, --mode json or --mode rpc");
-    }
+    let interactive = mode.is_none() && !args.print && interactive_terminal;
 
     // Tools.
     let builtin = pi_coding_agent::tools::ALL_TOOL_NAMES;
@@ -336,6 +334,7 @@ async fn run(mut args: Args) -> Result<i32> {
         loader.append_system_prompt = Some(parts.join("\n\n"));
     }
     loader.reload().await?;
+    let startup = interactive.then(|| startup_resources(&loader, &cwd));
     let stream_options = pi_ai::options::StreamOptions { api_key: args.api_key.clone(), ..Default::default() };
     let created = create_agent_session(CreateAgentSessionOptions {
         cwd: Some(cwd.clone()),
@@ -397,6 +396,22 @@ async fn run(mut args: Args) -> Result<i32> {
     }
     let initial = initial.map(|text| (text, PromptOptions { images: files.images, ..Default::default() }));
     let rest = std::mem::take(&mut args.messages);
+    if interactive {
+        let options = interactive::InteractiveOptions {
+            initial,
+            rest,
+            agent_dir: agent_dir.clone(),
+            theme: args.use_theme.clone().or_else(|| settings.get("theme").and_then(|v| v.as_str()).map(str::to_owned)),
+            quiet_startup: settings.quiet_startup(),
+            regular_screen: settings.get("tuiMode").and_then(|v| v.as_str()) == Some("regular"),
+            models: available.clone(),
+            scoped_models: scope.models.iter().map(|m| m.model.clone()).collect(),
+            resources: startup.unwrap_or_default(),
+            warnings: Vec::new(),
+            version: VERSION.to_owned(),
+        };
+        return Ok(interactive::run_interactive(session, options).await);
+    }
     let run = async {
         if mode == Some(Mode::Json) {
             json::run_json(&session, initial, &rest).await
@@ -409,5 +424,27 @@ async fn run(mut args: Args) -> Result<i32> {
         // As pi's SIGINT handler: exit at once; the session file keeps what was written (the
         // user message; no aborted assistant message).
         _ = tokio::signal::ctrl_c() => Ok(EXIT_INTERRUPTED),
+    }
+}
+
+/// What the interactive header lists: context files, skills, prompt templates.
+fn startup_resources(loader: &DefaultResourceLoader, cwd: &std::path::Path) -> interactive::StartupResources {
+    let Ok(r) = loader.resources() else { return Default::default() };
+    let home = std::env::var("HOME").unwrap_or_default();
+    let show = |p: &std::path::Path| {
+        let s = p.display().to_string();
+        if let Ok(rel) = p.strip_prefix(cwd) {
+            return rel.display().to_string();
+        }
+        match s.strip_prefix(&home) {
+            Some(rest) if !home.is_empty() && rest.starts_with('/') => format!("~{rest}"),
+            _ => s,
+        }
+    };
+    interactive::StartupResources {
+        context_files: r.context_files.iter().map(|f| show(std::path::Path::new(&f.path))).collect(),
+        skills: r.skills.iter().map(|s| s.name.clone()).collect(),
+        templates: r.prompt_templates.iter().map(|t| t.name.clone()).collect(),
+        extensions: Vec::new(),
     }
 }

@@ -18,8 +18,6 @@ use crate::sdk::parse_skill_block;
 /// The default key of pi's `app.tools.expand` binding, named in collapsed items' hints.
 const EXPAND_KEY: &str = "ctrl+o";
 
-/// Lines of tool output shown while collapsed.
-const COLLAPSED_OUTPUT_LINES: usize = 5;
 
 impl TranscriptRenderer {
     fn styled_markdown(
@@ -105,26 +103,18 @@ impl TranscriptRenderer {
         out
     }
 
-    /// A tool call with its result, in a box coloured by success.
+    /// A tool call with its result, as pi's tool row (see `render/tools.rs`).
     pub fn tool_result(&self, result: &ToolResultMessage, call: Option<&pi_ai::ToolCall>) -> Vec<ComponentRef> {
-        let bg = if result.is_error { "toolErrorBg" } else { "toolSuccessBg" };
-        let theme = self.theme.clone();
-        let mut b = pi_tui::Box::new(self.options.output_pad, 1, Some(Rc::new(move |t: &str| theme.bg(bg, t))));
-        let args = call.map(|c| serde_json::Value::Object(c.arguments.clone()).to_string()).unwrap_or_default();
-        let title = format!("{} {}", self.theme.fg("toolTitle", &bold(&result.tool_name)), self.theme.fg("dim", &args));
-        b.add_child(shared(Text::new(title.trim_end(), 0, 0)));
-        let text = result.content.iter().filter_map(|c| c.as_text()).collect::<Vec<_>>().join("\n");
-        if !text.trim().is_empty() {
-            let lines: Vec<&str> = text.trim_end().lines().collect();
-            let shown = if self.options.expanded { lines.len() } else { lines.len().min(COLLAPSED_OUTPUT_LINES) };
-            let mut body = lines[..shown].join("\n");
-            if shown < lines.len() {
-                body.push_str(&format!("\n… ({} more lines)", lines.len() - shown));
-            }
-            b.add_child(shared(Spacer::new(1)));
-            b.add_child(shared(Text::new(self.theme.fg("toolOutput", &body), 0, 0)));
-        }
-        vec![shared(Spacer::new(1)), shared(b)]
+        let output = super::ToolOutput {
+            text: result.content.iter().filter_map(|c| c.as_text()).collect::<Vec<_>>().join("\n"),
+            is_error: result.is_error,
+            details: result.details.clone(),
+            duration_ms: result.duration_ms,
+        };
+        let empty = serde_json::Map::new();
+        let args = call.map_or(&empty, |c| &c.arguments);
+        let row = super::ToolRow { name: &result.tool_name, args, output: Some(&output), partial: false };
+        vec![shared(Spacer::new(1)), self.tool_row(&row)]
     }
 
     /// A user `!command` and its output.

@@ -17,6 +17,7 @@
 
 mod custom;
 mod messages;
+mod tools;
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -25,7 +26,9 @@ use std::sync::Arc;
 use pi_agent_core::AgentMessage;
 use pi_tui::{Component, ComponentRef, Container, MarkdownTheme, Theme};
 
-pub use custom::ExtensionComponent;
+pub use custom::{ExtensionComponent, inside_isolated_renderer};
+pub use tools::{ToolOutput, ToolRow, format_duration};
+pub use custom::content_text as content_text_of;
 
 use crate::extensions::ExtensionRunner;
 use crate::messages::{CodingAgentMessage, CodingMessage, CustomRoleMessage};
@@ -59,6 +62,16 @@ impl TranscriptRenderer {
     pub fn new(theme: Rc<Theme>, runner: Option<Arc<ExtensionRunner>>, options: RenderOptions) -> Self {
         let markdown = MarkdownTheme::from_theme(&theme);
         TranscriptRenderer { theme, markdown, runner, options }
+    }
+
+    /// The markdown theme it draws with.
+    pub fn markdown_theme(&self) -> MarkdownTheme {
+        self.markdown.clone()
+    }
+
+    /// The theme it draws with.
+    pub fn theme(&self) -> &Rc<Theme> {
+        &self.theme
     }
 
     /// The options in use.

@@ -116,6 +116,21 @@ impl Editor {
         self.terminal_rows = rows;
     }
 
+    /// Use these keybindings (pi's `keybindings.json` overrides).
+    pub fn set_keybindings(&mut self, keys: Rc<Keybindings>) {
+        self.keys = keys;
+    }
+
+    /// Colour the borders with `style` (pi colours them by thinking level and bash mode).
+    pub fn set_border_color(&mut self, style: StyleFn) {
+        self.theme.border_color = style;
+    }
+
+    /// Rows of autocomplete suggestions shown at once (pi's `autocompleteMaxVisible`).
+    pub fn set_autocomplete_max_visible(&mut self, rows: usize) {
+        self.autocomplete_max_visible = rows.max(1);
+    }
+
     /// Install an autocomplete provider.
     pub fn set_autocomplete_provider(&mut self, provider: Rc<dyn AutocompleteProvider>) {
         self.autocomplete = Some(provider);

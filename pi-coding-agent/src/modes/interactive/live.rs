@@ -1,0 +1,293 @@
+//! The live part of the transcript: the streaming assistant row (rebuilt from the agent's
+//! partial message once per frame, never per delta), tool rows keyed by call id (pending, partial
+//! and final results), the working loader, and user `!command` rows.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use pi_agent_core::{AgentEvent, AgentMessage, StreamingMessage};
+use pi_ai::{AssistantBlock, AssistantMessage};
+use pi_tui::components::Loader;
+use pi_tui::{ComponentRef, Container, Spacer, Text, Theme, shared};
+use serde_json::{Map, Value};
+
+use crate::messages::{BashExecutionMessage, CodingMessage};
+use crate::render::{ToolOutput, ToolRow, TranscriptRenderer};
+use crate::sdk::{AgentSession, BashResult, SessionEvent};
+
+/// A tool row being updated.
+struct LiveTool {
+    name: String,
+    args: Map<String, Value>,
+    output: Option<ToolOutput>,
+    partial: bool,
+    slot: Rc<RefCell<Container>>,
+}
+
+pub(crate) struct Live {
+    pub(crate) renderer: Rc<TranscriptRenderer>,
+    streaming: Option<Rc<RefCell<Container>>>,
+    tools: HashMap<String, LiveTool>,
+    pub(crate) loader: Option<Rc<RefCell<Loader>>>,
+    pub(crate) dirty: bool,
+    pub(crate) hide_thinking: bool,
+}
+
+fn to_output(result: &pi_agent_core::AgentToolResult, duration_ms: Option<u64>) -> ToolOutput {
+    ToolOutput {
+        text: result.content.iter().filter_map(|c| c.as_text()).collect::<Vec<_>>().join("\n"),
+        is_error: result.is_error,
+        details: (!result.details.is_null()).then(|| result.details.clone()),
+        duration_ms,
+    }
+}
+
+impl Live {
+    pub(crate) fn new(renderer: Rc<TranscriptRenderer>) -> Self {
+        Live { renderer, streaming: None, tools: HashMap::new(), loader: None, dirty: false, hide_thinking: false }
+    }
+
+    fn assistant_components(&self, message: &AssistantMessage) -> Vec<ComponentRef> {
+        if !self.hide_thinking {
+            return self.renderer.assistant_message(message);
+        }
+        let mut m = message.clone();
+        let had_thinking = m.content.iter().any(|b| matches!(b, AssistantBlock::Thinking(_)));
+        m.content.retain(|b| !matches!(b, AssistantBlock::Thinking(_)));
+        let mut out = Vec::new();
+        if had_thinking {
+            out.push(shared(Spacer::new(1)) as ComponentRef);
+            let label = self.renderer_theme_fg("thinkingText", "Thinking...");
+            out.push(shared(Text::new(label, 1, 0)));
+        }
+        out.extend(self.renderer.assistant_message(&m));
+        out
+    }
+
+    fn renderer_theme_fg(&self, token: &str, text: &str) -> String {
+        self.renderer.theme().fg(token, &pi_tui::theme::italic(text))
+    }
+
+    /// Reads the partial message once and rebuilds the streaming row (called before a frame).
+    pub(crate) fn refresh(&mut self, session: &AgentSession) {
+        if !self.dirty {
+            return;
+        }
+        self.dirty = false;
+        let Some(slot) = &self.streaming else { return };
+        let partial = session.agent().with_state(|s| match &s.streaming_message {
+            Some(StreamingMessage::Assistant(p)) => Some(p.message().clone()),
+            _ => None,
+        });
+        if let Some(message) = partial {
+            let components = self.assistant_components(&message);
+            let mut c = slot.borrow_mut();
+            c.clear();
+            for x in components {
+                c.add_child(x);
+            }
+        }
+    }
+
+    fn tool_slot(&mut self, chat: &Rc<RefCell<Container>>, id: &str, name: &str, args: &Map<String, Value>) {
+        if self.tools.contains_key(id) {
+            return;
+        }
+        let slot = shared(Container::new());
+        chat.borrow_mut().add_child(slot.clone());
+        let tool = LiveTool { name: name.to_owned(), args: args.clone(), output: None, partial: false, slot };
+        self.draw_tool(&tool);
+        self.tools.insert(id.to_owned(), tool);
+    }
+
+    fn draw_tool(&self, tool: &LiveTool) {
+        let row = ToolRow { name: &tool.name, args: &tool.args, output: tool.output.as_ref(), partial: tool.partial };
+        let component = self.renderer.tool_row(&row);
+        let mut s = tool.slot.borrow_mut();
+        s.clear();
+        s.add_child(shared(Spacer::new(1)));
+        s.add_child(component);
+    }
+
+    fn set_tool_output(&mut self, id: &str, output: ToolOutput, partial: bool) {
+        if let Some(mut tool) = self.tools.remove(id) {
+            tool.output = Some(output);
+            tool.partial = partial;
+            self.draw_tool(&tool);
+            self.tools.insert(id.to_owned(), tool);
+        }
+    }
+
+    fn start_loader(&mut self, theme: &Rc<Theme>, status: &Rc<RefCell<Container>>) {
+        if self.loader.is_some() {
+            return;
+        }
+        let (a, b) = (theme.clone(), theme.clone());
+        let loader = shared(Loader::new(
+            Rc::new(move |s: &str| a.fg("accent", s)),
+            Rc::new(move |s: &str| b.fg("muted", s)),
+            "Working...",
+        ));
+        status.borrow_mut().add_child(loader.clone());
+        self.loader = Some(loader);
+    }
+
+    fn stop_loader(&mut self, status: &Rc<RefCell<Container>>) {
+        if self.loader.take().is_some() {
+            status.borrow_mut().clear();
+        }
+    }
+
+    /// Applies one session event to the transcript.
+    pub(crate) fn on_event(
+        &mut self,
+        ev: &SessionEvent,
+        theme: &Rc<Theme>,
+        chat: &Rc<RefCell<Container>>,
+        status: &Rc<RefCell<Container>>,
+        session: &AgentSession,
+    ) {
+        match ev {
+            SessionEvent::Agent(AgentEvent::AgentStart) => self.start_loader(theme, status),
+            SessionEvent::Agent(AgentEvent::MessageStart { message }) => match message {
+                AgentMessage::Assistant(_) => {
+                    let slot = shared(Container::new());
+                    chat.borrow_mut().add_child(slot.clone());
+                    self.streaming = Some(slot);
+                    self.dirty = true;
+                }
+                AgentMessage::User(m) => {
+                    for c in self.renderer.user_message(m) {
+                        chat.borrow_mut().add_child(c);
+                    }
+                }
+                AgentMessage::Custom(CodingMessage::Custom(m)) => {
+                    if let Some(c) = self.renderer.custom_message(m) {
+                        chat.borrow_mut().add_child(c);
+                    }
+                }
+                AgentMessage::Custom(CodingMessage::BranchSummary(m)) => {
+                    for c in self.renderer.summary("branch", &m.summary) {
+                        chat.borrow_mut().add_child(c);
+                    }
+                }
+                AgentMessage::Custom(CodingMessage::CompactionSummary(m)) => {
+                    for c in self.renderer.summary("compaction", &m.summary) {
+                        chat.borrow_mut().add_child(c);
+                    }
+                }
+                _ => {}
+            },
+            SessionEvent::Agent(AgentEvent::MessageUpdate { .. }) => self.dirty = true,
+            SessionEvent::Agent(AgentEvent::MessageEnd { message: AgentMessage::Assistant(a) }) => {
+                if let Some(slot) = self.streaming.take() {
+                    let components = self.assistant_components(a);
+                    let mut c = slot.borrow_mut();
+                    c.clear();
+                    for x in components {
+                        c.add_child(x);
+                    }
+                }
+                for block in &a.content {
+                    if let AssistantBlock::ToolCall(call) = block {
+                        self.tool_slot(chat, &call.id, &call.name, &call.arguments);
+                    }
+                }
+            }
+            SessionEvent::Agent(AgentEvent::ToolExecutionStart { tool_call_id, tool_name, args }) => {
+                self.tool_slot(chat, tool_call_id, tool_name, args);
+            }
+            SessionEvent::Agent(AgentEvent::ToolExecutionUpdate { tool_call_id, partial_result, .. }) => {
+                self.set_tool_output(tool_call_id, to_output(partial_result, None), true);
+            }
+            SessionEvent::Agent(AgentEvent::ToolExecutionEnd { tool_call_id, result, duration_ms, .. }) => {
+                self.set_tool_output(tool_call_id, to_output(result, *duration_ms), false);
+            }
+            SessionEvent::AgentSettled { .. } => {
+                self.stop_loader(status);
+                self.tools.clear();
+            }
+            SessionEvent::EntryAppended { id, entry_type: "custom" } => {
+                let entry = session.session_manager().entry(id).cloned();
+                if let Some(crate::session::SessionEntry::Custom(e)) = entry
+                    && let Some(c) = self.renderer.custom_entry(&e)
+                {
+                    chat.borrow_mut().add_child(c);
+                }
+            }
+            SessionEvent::Session(v) => self.on_record(v, theme, chat, status),
+            _ => {}
+        }
+    }
+
+    fn on_record(&mut self, v: &Value, theme: &Rc<Theme>, chat: &Rc<RefCell<Container>>, status: &Rc<RefCell<Container>>) {
+        let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
+        let line = |token: &str, text: &str| -> Vec<ComponentRef> {
+            vec![shared(Spacer::new(1)), shared(Text::new(theme.fg(token, text), 1, 0))]
+        };
+        let items = match kind {
+            "compaction_start" => {
+                self.stop_loader(status);
+                let (a, b) = (theme.clone(), theme.clone());
+                let loader = shared(Loader::new(
+                    Rc::new(move |s: &str| a.fg("accent", s)),
+                    Rc::new(move |s: &str| b.fg("muted", s)),
+                    "Compacting context...",
+                ));
+                status.borrow_mut().add_child(loader.clone());
+                self.loader = Some(loader);
+                Vec::new()
+            }
+            "compaction_end" => {
+                self.stop_loader(status);
+                match v.get("errorMessage").and_then(Value::as_str) {
+                    Some(e) => line("error", &format!("Compaction failed: {e}")),
+                    None if v.get("aborted").and_then(Value::as_bool) == Some(true) => {
+                        line("warning", "Compaction cancelled")
+                    }
+                    None => match v.get("result").and_then(|r| r.get("summary")).and_then(Value::as_str) {
+                        Some(summary) => self.renderer.summary("compaction", summary),
+                        None => Vec::new(),
+                    },
+                }
+            }
+            "auto_retry_start" => {
+                let attempt = v.get("attempt").and_then(Value::as_u64).unwrap_or(1);
+                let max = v.get("maxAttempts").and_then(Value::as_u64).unwrap_or(attempt);
+                let delay = v.get("delayMs").and_then(Value::as_u64).unwrap_or(0);
+                let secs = delay.div_ceil(1000);
+                line("warning", &format!("Retrying ({attempt}/{max}) in {secs}s..."))
+            }
+            "auto_retry_end" if v.get("success").and_then(Value::as_bool) == Some(false) => {
+                let e = v.get("finalError").and_then(Value::as_str).unwrap_or("unknown error");
+                line("error", &format!("Retry failed: {e}"))
+            }
+            _ => Vec::new(),
+        };
+        for c in items {
+            chat.borrow_mut().add_child(c);
+        }
+    }
+
+    /// A user `!command` row: running (no result yet) or finished.
+    pub(crate) fn bash_row(&self, command: &str, exclude: bool, result: Option<&BashResult>) -> ComponentRef {
+        let message = BashExecutionMessage {
+            command: command.to_owned(),
+            output: result.map(|r| r.output.clone()).unwrap_or_default(),
+            exit_code: result.and_then(|r| r.exit_code),
+            cancelled: result.is_some_and(|r| r.cancelled),
+            truncated: result.is_some_and(|r| r.truncated),
+            exclude_from_context: exclude.then_some(true),
+            ..Default::default()
+        };
+        let mut c = Container::new();
+        for x in self.renderer.bash_execution(&message) {
+            c.add_child(x);
+        }
+        if result.is_none() {
+            c.add_child(shared(Text::new(self.renderer.theme().fg("dim", "Running..."), 1, 0)));
+        }
+        shared(c)
+    }
+}
