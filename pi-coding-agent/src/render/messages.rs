@@ -18,7 +18,6 @@ use crate::sdk::parse_skill_block;
 /// The default key of pi's `app.tools.expand` binding, named in collapsed items' hints.
 const EXPAND_KEY: &str = "ctrl+o";
 
-
 impl TranscriptRenderer {
     fn styled_markdown(
         &self,

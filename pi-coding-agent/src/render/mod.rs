@@ -26,9 +26,9 @@ use std::sync::Arc;
 use pi_agent_core::AgentMessage;
 use pi_tui::{Component, ComponentRef, Container, MarkdownTheme, Theme};
 
+pub use custom::content_text as content_text_of;
 pub use custom::{ExtensionComponent, inside_isolated_renderer};
 pub use tools::{ToolOutput, ToolRow, format_duration};
-pub use custom::content_text as content_text_of;
 
 use crate::extensions::ExtensionRunner;
 use crate::messages::{CodingAgentMessage, CodingMessage, CustomRoleMessage};

@@ -120,7 +120,8 @@ impl TranscriptRenderer {
                 let pattern = arg(args, &["pattern"]).unwrap_or("");
                 let path = shorten_home(arg(args, &["path"]).filter(|p| !p.is_empty()).unwrap_or("."));
                 let shown = if name == "grep" { format!("/{pattern}/") } else { pattern.to_owned() };
-                let mut s = format!("{} {}{}", title(name), t.fg("accent", &shown), t.fg("toolOutput", &format!(" in {path}")));
+                let mut s =
+                    format!("{} {}{}", title(name), t.fg("accent", &shown), t.fg("toolOutput", &format!(" in {path}")));
                 if name == "grep"
                     && let Some(g) = arg(args, &["glob"]).filter(|g| !g.is_empty())
                 {
@@ -140,7 +141,8 @@ impl TranscriptRenderer {
     fn tool_result_text(&self, row: &ToolRow<'_>, out: &ToolOutput) -> Option<String> {
         let t = &self.theme;
         let expanded = self.options.expanded;
-        let styled = |lines: &[&str]| lines.iter().map(|l| t.fg("toolOutput", &l.replace('\t', "   "))).collect::<Vec<_>>();
+        let styled =
+            |lines: &[&str]| lines.iter().map(|l| t.fg("toolOutput", &l.replace('\t', "   "))).collect::<Vec<_>>();
         match row.name {
             "read" if !expanded && !out.is_error => None,
             "read" => {
@@ -168,7 +170,13 @@ impl TranscriptRenderer {
                     return None;
                 }
                 let lines: Vec<&str> = text.split('\n').collect();
-                let max = if expanded { lines.len() } else if row.name == "grep" { 15 } else { 20 };
+                let max = if expanded {
+                    lines.len()
+                } else if row.name == "grep" {
+                    15
+                } else {
+                    20
+                };
                 let shown = lines.len().min(max);
                 let mut s = format!("\n{}", styled(&lines[..shown]).join("\n"));
                 if lines.len() > max {
@@ -221,7 +229,11 @@ impl TranscriptRenderer {
             }
         }
         if let Some(ms) = out.duration_ms.filter(|_| !partial) {
-            children.push(shared(Text::new(format!("\n{}", t.fg("muted", &format!("Took {}", format_duration(ms)))), 0, 0)));
+            children.push(shared(Text::new(
+                format!("\n{}", t.fg("muted", &format!("Took {}", format_duration(ms)))),
+                0,
+                0,
+            )));
         }
     }
 
@@ -285,11 +297,8 @@ fn generic_call(t: &Theme, name: &str, args: &Map<String, Value>) -> String {
         return header;
     }
     let pairs = args.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
-    let preview = if pairs.chars().count() > 100 {
-        format!("{}...", pairs.chars().take(97).collect::<String>())
-    } else {
-        pairs
-    };
+    let preview =
+        if pairs.chars().count() > 100 { format!("{}...", pairs.chars().take(97).collect::<String>()) } else { pairs };
     format!("{header} {}", t.fg("muted", &preview))
 }
 

@@ -9,7 +9,10 @@ use std::time::Instant;
 use pi_ai::Model;
 use pi_tui::components::{EditorTheme, SelectListTheme};
 use pi_tui::keys::Keybindings;
-use pi_tui::{ColorMode, Component, ComponentRef, Container, CrosstermTerminal, Editor, Spacer, Terminal, Text, Theme, Tui, shared};
+use pi_tui::{
+    ColorMode, Component, ComponentRef, Container, CrosstermTerminal, Editor, Spacer, Terminal, Text, Theme, Tui,
+    shared,
+};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::InteractiveOptions;
@@ -101,8 +104,10 @@ pub(crate) fn load_theme(name: Option<&str>, agent_dir: &std::path::Path, cwd: &
     if let Ok(t) = Theme::builtin(name, mode) {
         return (t, None);
     }
-    let candidates =
-        [agent_dir.join("themes").join(format!("{name}.json")), std::path::Path::new(cwd).join(".pi/themes").join(format!("{name}.json"))];
+    let candidates = [
+        agent_dir.join("themes").join(format!("{name}.json")),
+        std::path::Path::new(cwd).join(".pi/themes").join(format!("{name}.json")),
+    ];
     for path in candidates {
         if let Ok(text) = std::fs::read_to_string(&path) {
             return match Theme::from_json(&text, mode) {
@@ -269,7 +274,8 @@ impl App {
     /// Redraws the whole transcript from the session's branch (resume, expand toggle, /tree).
     pub(crate) fn rebuild_transcript(&mut self) {
         let opts = RenderOptions { expanded: self.expanded, ..RenderOptions::default() };
-        let renderer = Rc::new(TranscriptRenderer::new(self.theme.clone(), self.session.extension_runner().cloned(), opts));
+        let renderer =
+            Rc::new(TranscriptRenderer::new(self.theme.clone(), self.session.extension_runner().cloned(), opts));
         let container = {
             let sm = self.session.session_manager();
             renderer.render_branch(sm.get_branch(None))
@@ -624,7 +630,8 @@ impl App {
         for t in follow {
             p.add_child(shared(Text::new(self.theme.fg("dim", &format!("Follow-up: {t}")), 1, 0)));
         }
-        let hint = format!("↳ {} to edit all queued messages", super::keys::key_text(&self.keys, "app.message.dequeue"));
+        let hint =
+            format!("↳ {} to edit all queued messages", super::keys::key_text(&self.keys, "app.message.dequeue"));
         p.add_child(shared(Text::new(self.theme.fg("dim", &hint), 1, 0)));
         self.dirty = true;
     }

@@ -107,7 +107,8 @@ impl App {
             })
             .collect();
         let done = done_cell();
-        let mut selector = Selector::new(self.theme.clone(), self.keys.clone(), "Select model", options, true, done.clone());
+        let mut selector =
+            Selector::new(self.theme.clone(), self.keys.clone(), "Select model", options, true, done.clone());
         selector.select_value(&format!("{}/{}", current.provider, current.id));
         self.open_dialog(
             tui,
@@ -182,7 +183,8 @@ impl App {
             })
             .collect();
         let done = done_cell();
-        let selector = Selector::new(self.theme.clone(), self.keys.clone(), "Resume session", options, true, done.clone());
+        let selector =
+            Selector::new(self.theme.clone(), self.keys.clone(), "Resume session", options, true, done.clone());
         self.open_dialog(
             tui,
             shared(selector),
@@ -201,7 +203,9 @@ impl App {
         tokio::spawn(async move {
             let (result, done) = match kind {
                 SwitchKind::New => (session.new_session(None).await.map(|o| o.cancelled), "✓ New session started"),
-                SwitchKind::Resume(path) => (session.switch_session(&path).await.map(|o| o.cancelled), "Resumed session"),
+                SwitchKind::Resume(path) => {
+                    (session.switch_session(&path).await.map(|o| o.cancelled), "Resumed session")
+                }
             };
             match result {
                 Ok(false) => {
@@ -240,7 +244,10 @@ impl App {
         text.push_str(&format!("File: {}\n", s.session_file.as_deref().unwrap_or("In-memory")));
         text.push_str(&format!("ID: {}\n\n", s.session_id));
         text.push_str("**Messages**\n\n");
-        text.push_str(&format!("User: {}\nAssistant: {}\nTool Calls: {}\nTool Results: {}\nTotal: {}\n\n", s.user_messages, s.assistant_messages, s.tool_calls, s.tool_results, s.total_messages));
+        text.push_str(&format!(
+            "User: {}\nAssistant: {}\nTool Calls: {}\nTool Results: {}\nTotal: {}\n\n",
+            s.user_messages, s.assistant_messages, s.tool_calls, s.tool_results, s.total_messages
+        ));
         text.push_str("**Tokens**\n\n");
         text.push_str(&format!("Input: {}\nOutput: {}\n", s.tokens.input, s.tokens.output));
         if s.tokens.cache_read > 0 {
@@ -319,9 +326,14 @@ impl App {
             self.show_line("dim", "No messages to fork from");
             return;
         }
-        let options = messages.iter().rev().map(|m| (m.text.lines().next().unwrap_or("").to_owned(), m.entry_id.clone())).collect();
+        let options = messages
+            .iter()
+            .rev()
+            .map(|m| (m.text.lines().next().unwrap_or("").to_owned(), m.entry_id.clone()))
+            .collect();
         let done = done_cell();
-        let selector = Selector::new(self.theme.clone(), self.keys.clone(), "Fork from message", options, true, done.clone());
+        let selector =
+            Selector::new(self.theme.clone(), self.keys.clone(), "Fork from message", options, true, done.clone());
         self.open_dialog(
             tui,
             shared(selector),
@@ -363,13 +375,19 @@ impl App {
                 .filter_map(|e| match e {
                     crate::session::SessionEntry::Message(m) => {
                         let text = match &m.message {
-                            pi_agent_core::AgentMessage::User(u) => format!("user: {}", crate::render::content_text_of(&u.content)),
+                            pi_agent_core::AgentMessage::User(u) => {
+                                format!("user: {}", crate::render::content_text_of(&u.content))
+                            }
                             pi_agent_core::AgentMessage::Assistant(a) => format!(
                                 "assistant: {}",
-                                a.content.iter().filter_map(|b| match b {
-                                    pi_ai::AssistantBlock::Text(t) => Some(t.text.as_str()),
-                                    _ => None,
-                                }).collect::<Vec<_>>().join(" ")
+                                a.content
+                                    .iter()
+                                    .filter_map(|b| match b {
+                                        pi_ai::AssistantBlock::Text(t) => Some(t.text.as_str()),
+                                        _ => None,
+                                    })
+                                    .collect::<Vec<_>>()
+                                    .join(" ")
                             ),
                             _ => return None,
                         };
@@ -384,7 +402,8 @@ impl App {
             return;
         }
         let done = done_cell();
-        let selector = Selector::new(self.theme.clone(), self.keys.clone(), "Session tree", options, true, done.clone());
+        let selector =
+            Selector::new(self.theme.clone(), self.keys.clone(), "Session tree", options, true, done.clone());
         self.open_dialog(
             tui,
             shared(selector),
@@ -438,25 +457,41 @@ impl App {
                 let done = done_cell();
                 let opts = options.iter().map(|o| (o.clone(), o.clone())).collect();
                 let selector = Selector::new(self.theme.clone(), self.keys.clone(), &title, opts, false, done.clone());
-                self.open_dialog(tui, shared(selector), done, Box::new(move |_, v| {
-                    let _ = reply.send(v);
-                }));
+                self.open_dialog(
+                    tui,
+                    shared(selector),
+                    done,
+                    Box::new(move |_, v| {
+                        let _ = reply.send(v);
+                    }),
+                );
             }
             UiRequest::Confirm { title, message, reply } => {
                 let done = done_cell();
                 let opts = vec![("Yes".to_owned(), "yes".to_owned()), ("No".to_owned(), "no".to_owned())];
                 let title = if message.is_empty() { title } else { format!("{title}\n{message}") };
                 let selector = Selector::new(self.theme.clone(), self.keys.clone(), &title, opts, false, done.clone());
-                self.open_dialog(tui, shared(selector), done, Box::new(move |_, v| {
-                    let _ = reply.send(v.as_deref() == Some("yes"));
-                }));
+                self.open_dialog(
+                    tui,
+                    shared(selector),
+                    done,
+                    Box::new(move |_, v| {
+                        let _ = reply.send(v.as_deref() == Some("yes"));
+                    }),
+                );
             }
             UiRequest::Input { title, placeholder, prefill, reply } => {
                 let done = done_cell();
-                let dialog = InputDialog::new(self.theme.clone(), &title, placeholder.as_deref(), &prefill, done.clone());
-                self.open_dialog(tui, shared(dialog), done, Box::new(move |_, v| {
-                    let _ = reply.send(v);
-                }));
+                let dialog =
+                    InputDialog::new(self.theme.clone(), &title, placeholder.as_deref(), &prefill, done.clone());
+                self.open_dialog(
+                    tui,
+                    shared(dialog),
+                    done,
+                    Box::new(move |_, v| {
+                        let _ = reply.send(v);
+                    }),
+                );
             }
             UiRequest::CloseDialog => {
                 if let Some(d) = &self.dialog {

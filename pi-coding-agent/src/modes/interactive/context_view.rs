@@ -13,7 +13,11 @@ use crate::session::SessionEntry;
 
 fn first_line(text: &str) -> String {
     let line = text.lines().next().unwrap_or("").trim();
-    if line.chars().count() > 70 { format!("{}…", line.chars().take(70).collect::<String>()) } else { line.to_owned() }
+    if line.chars().count() > 70 {
+        format!("{}…", line.chars().take(70).collect::<String>())
+    } else {
+        line.to_owned()
+    }
 }
 
 fn system_len(c: &pi_ai::Content<pi_ai::TextContent>) -> usize {
@@ -40,7 +44,11 @@ fn role_line(m: &Message) -> String {
             let calls = if calls > 0 { format!(" (+{calls} tool calls)") } else { String::new() };
             format!("assistant: {}{calls}", first_line(&text.join(" ")))
         }
-        Message::ToolResult(r) => format!("toolResult {}: {}", r.tool_name, first_line(&r.content.iter().filter_map(|c| c.as_text()).collect::<Vec<_>>().join(" "))),
+        Message::ToolResult(r) => format!(
+            "toolResult {}: {}",
+            r.tool_name,
+            first_line(&r.content.iter().filter_map(|c| c.as_text()).collect::<Vec<_>>().join(" "))
+        ),
     }
 }
 
@@ -74,10 +82,12 @@ impl App {
         let llm = convert_to_llm(&context);
         let tools = pi_ai::transcript::current_tools(&llm);
         let head = pi_ai::transcript::current_system_message(&llm);
-        let normalized = pi_ai::transcript::normalize_context(pi_ai::Context { system_prompt: None, messages: llm, tools: None });
+        let normalized =
+            pi_ai::transcript::normalize_context(pi_ai::Context { system_prompt: None, messages: llm, tools: None });
         let mut md = String::from("**What the model saw** (convert_to_llm → normalize_context)\n\n");
         if let Some(head) = &head {
-            let sections: Vec<String> = head.sections.as_ref().map(|s| s.keys().map(str::to_owned).collect()).unwrap_or_default();
+            let sections: Vec<String> =
+                head.sections.as_ref().map(|s| s.keys().map(str::to_owned).collect()).unwrap_or_default();
             md.push_str(&format!(
                 "System head: {} chars, sections: {}\n\n",
                 system_len(&head.content),
@@ -90,10 +100,8 @@ impl App {
         for (i, m) in normalized.messages().iter().enumerate() {
             md.push_str(&format!("{}. {}\n", i + 1, role_line(m).replace('|', "\\|")));
         }
-        let mut dropped: Vec<String> = context
-            .iter()
-            .filter_map(|m| dropped_reason(m).map(|why| format!("- {} — {why}", m.role())))
-            .collect();
+        let mut dropped: Vec<String> =
+            context.iter().filter_map(|m| dropped_reason(m).map(|why| format!("- {} — {why}", m.role()))).collect();
         for c in custom_entries {
             dropped.push(format!("- custom entry `{c}` — session state, never sent (entry renderers only draw it)"));
         }

@@ -40,7 +40,15 @@ impl Selector {
         searchable: bool,
         done: DoneCell,
     ) -> Self {
-        Selector { theme, keys, title: title.to_owned(), options, selected: 0, search: searchable.then(String::new), done }
+        Selector {
+            theme,
+            keys,
+            title: title.to_owned(),
+            options,
+            selected: 0,
+            search: searchable.then(String::new),
+            done,
+        }
     }
 
     /// Starts with this option selected (by value).
@@ -54,7 +62,11 @@ impl Selector {
         match &self.search {
             Some(q) if !q.is_empty() => {
                 let q = q.to_lowercase();
-                self.options.iter().filter(|(l, v)| l.to_lowercase().contains(&q) || v.to_lowercase().contains(&q)).cloned().collect()
+                self.options
+                    .iter()
+                    .filter(|(l, v)| l.to_lowercase().contains(&q) || v.to_lowercase().contains(&q))
+                    .cloned()
+                    .collect()
             }
             _ => self.options.clone(),
         }
@@ -164,7 +176,13 @@ impl Component for InputDialog {
         let inner = self.input.borrow_mut().render(width.saturating_sub(2).max(1));
         lines.extend(inner.iter().map(|l| pad(l)));
         lines.push(String::new());
-        lines.push(pad(&format!("{}{}  {}{}", t.fg("dim", "enter"), t.fg("muted", " submit"), t.fg("dim", "escape"), t.fg("muted", " cancel"))));
+        lines.push(pad(&format!(
+            "{}{}  {}{}",
+            t.fg("dim", "enter"),
+            t.fg("muted", " submit"),
+            t.fg("dim", "escape"),
+            t.fg("muted", " cancel")
+        )));
         lines.push(String::new());
         lines.push(border(t, width));
         lines.into()

@@ -57,11 +57,16 @@ pub(crate) fn header_text(theme: &Theme, keys: &Keybindings, version: &str) -> S
 /// `[Extensions]`, each followed by its comma-separated list.
 pub(crate) fn resource_sections(theme: &Theme, r: &StartupResources) -> Vec<String> {
     let section = |name: &str, items: Vec<String>, sort: bool| {
-        let mut labels: Vec<String> = items.into_iter().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect();
+        let mut labels: Vec<String> =
+            items.into_iter().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect();
         if sort {
             labels.sort();
         }
-        format!("{}\n{}", theme.fg("mdHeading", &format!("[{name}]")), theme.fg("dim", &format!("  {}", labels.join(", "))))
+        format!(
+            "{}\n{}",
+            theme.fg("mdHeading", &format!("[{name}]")),
+            theme.fg("dim", &format!("  {}", labels.join(", ")))
+        )
     };
     let mut out = Vec::new();
     if !r.context_files.is_empty() {

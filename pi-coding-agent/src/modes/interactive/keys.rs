@@ -76,8 +76,7 @@ mod tests {
     #[test]
     fn overrides_replace_an_actions_keys() {
         let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::write(dir.path().join("keybindings.json"), r#"{"app.exit":"ctrl+q","app.clear":[]}"#)
-            .expect("write");
+        std::fs::write(dir.path().join("keybindings.json"), r#"{"app.exit":"ctrl+q","app.clear":[]}"#).expect("write");
         let (keys, warnings) = load_keybindings(dir.path());
         assert!(warnings.is_empty());
         assert!(keys.matches("\x11", "app.exit"));

@@ -158,7 +158,12 @@ impl Live {
                     self.dirty = true;
                 }
                 AgentMessage::User(m) => {
-                    for c in self.renderer.user_message(m) {
+                    // pi's first user message follows the header's spacer directly.
+                    let first = chat.borrow().children().is_empty();
+                    for (i, c) in self.renderer.user_message(m).into_iter().enumerate() {
+                        if first && i == 0 {
+                            continue;
+                        }
                         chat.borrow_mut().add_child(c);
                     }
                 }
@@ -221,7 +226,13 @@ impl Live {
         }
     }
 
-    fn on_record(&mut self, v: &Value, theme: &Rc<Theme>, chat: &Rc<RefCell<Container>>, status: &Rc<RefCell<Container>>) {
+    fn on_record(
+        &mut self,
+        v: &Value,
+        theme: &Rc<Theme>,
+        chat: &Rc<RefCell<Container>>,
+        status: &Rc<RefCell<Container>>,
+    ) {
         let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
         let line = |token: &str, text: &str| -> Vec<ComponentRef> {
             vec![shared(Spacer::new(1)), shared(Text::new(theme.fg(token, text), 1, 0))]
