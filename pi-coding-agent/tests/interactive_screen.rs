@@ -210,11 +210,12 @@ fn slash_commands_answer_in_the_transcript() {
     let env = Env::new(&server.base_url);
     let mut pty = Pty::spawn(&env, &[]);
     pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
-    pty.send("/login\r");
+    // Enter first accepts the highlighted command of the `/` menu, then submits it.
+    pty.send("/login\r\r");
     pty.wait_for("the login notice", |s| s.contains("/login arrives with its feature"));
     pty.send("/name demo\r");
     let screen = pty.wait_for("the name in the footer", |s| s.contains("• demo"));
     assert!(screen.contains("Session name set: demo"));
-    pty.send("/quit\r");
+    pty.send("/quit\r\r");
     assert_eq!(pty.wait_exit(), 0);
 }

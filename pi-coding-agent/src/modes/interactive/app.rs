@@ -42,10 +42,13 @@ pub(crate) enum UiEvent {
 }
 
 /// A modal component in place of the editor (selectors, dialogs).
+/// What runs when a dialog finishes.
+pub(crate) type DialogDone = Box<dyn FnOnce(&mut App, Option<String>)>;
+
 pub(crate) struct Dialog {
     /// Set by the component's callbacks; read after each input.
     pub(crate) done: Rc<RefCell<Option<Option<String>>>>,
-    pub(crate) on_done: Box<dyn FnOnce(&mut App, Option<String>)>,
+    pub(crate) on_done: DialogDone,
 }
 
 pub(crate) struct App {
@@ -153,6 +156,7 @@ impl App {
             select_list: select_theme(&theme),
         });
         editor.set_keybindings(keys.clone());
+        editor.set_autocomplete_provider(Rc::new(super::commands::SlashCommands));
         editor.set_terminal_rows(tui.terminal().rows());
         let submitted = Rc::new(RefCell::new(Vec::new()));
         let sink = submitted.clone();
@@ -341,7 +345,7 @@ impl App {
     fn footer_data(&self) -> super::footer::FooterData {
         let stats = self.session.get_session_stats();
         let model = self.session.model();
-        let usage = stats.context_usage.clone();
+        let usage = stats.context_usage;
         let (cwd, name) = {
             let sm = self.session.session_manager();
             (sm.cwd().to_owned(), sm.session_name())
@@ -415,7 +419,7 @@ impl App {
         tui: &mut Tui<CrosstermTerminal>,
         component: ComponentRef,
         done: Rc<RefCell<Option<Option<String>>>>,
-        on_done: Box<dyn FnOnce(&mut App, Option<String>)>,
+        on_done: DialogDone,
     ) {
         if let Some(old) = self.dialog.take() {
             (old.on_done)(self, None);

@@ -39,6 +39,24 @@ pub(crate) const BUILTIN_COMMANDS: &[(&str, &str)] = &[
     ("quit", "Quit pi"),
 ];
 
+/// The `/` command menu: built-in commands whose names start with what was typed.
+pub(crate) struct SlashCommands;
+
+impl pi_tui::components::AutocompleteProvider for SlashCommands {
+    fn suggestions(&self, prefix: &str) -> Option<(Vec<pi_tui::SelectItem>, usize)> {
+        let typed = prefix.strip_prefix('/')?;
+        if typed.contains(' ') {
+            return None;
+        }
+        let items: Vec<pi_tui::SelectItem> = BUILTIN_COMMANDS
+            .iter()
+            .filter(|(n, _)| n.starts_with(typed))
+            .map(|(n, d)| pi_tui::SelectItem::new(format!("/{n}"), *n, Some(d)))
+            .collect();
+        (!items.is_empty()).then_some((items, prefix.len()))
+    }
+}
+
 fn done_cell() -> DoneCell {
     Rc::new(RefCell::new(None))
 }
