@@ -116,28 +116,63 @@ impl TranscriptRenderer {
         vec![shared(Spacer::new(1)), self.tool_row(&row)]
     }
 
-    /// A user `!command` and its output.
+    /// A user `!command` and its output (pi's `BashExecutionComponent`).
     pub fn bash_execution(&self, message: &BashExecutionMessage) -> Vec<ComponentRef> {
+        self.bash_block(message, false)
+    }
+
+    /// A user `!command` while it runs (`running`) or finished: a spacer, a border in the bash
+    /// colour (dim for `!!`), the bold command, the output's last 20 lines, the status, a border.
+    pub fn bash_block(&self, message: &BashExecutionMessage, running: bool) -> Vec<ComponentRef> {
+        const PREVIEW_LINES: usize = 20;
         let pad = self.options.output_pad;
+        let color = if message.exclude_from_context == Some(true) { "dim" } else { "bashMode" };
+        let theme = self.theme.clone();
+        let border = move |width: usize| theme.fg(color, &"─".repeat(width.max(1)));
         let mut c = Container::new();
-        let prompt = if message.exclude_from_context == Some(true) { "$$ " } else { "$ " };
-        c.add_child(shared(Text::new(
-            self.theme.fg("bashMode", &bold(&format!("{prompt}{}", message.command))),
-            pad,
-            0,
-        )));
-        let output = message.output.trim_end();
-        if !output.is_empty() {
-            c.add_child(shared(Text::new(self.theme.fg("muted", output), pad, 0)));
+        c.add_child(shared(Spacer::new(1)));
+        c.add_child(shared(super::Border::new(border.clone())));
+        c.add_child(shared(Text::new(self.theme.fg(color, &bold(&format!("$ {}", message.command))), pad, 0)));
+        let lines: Vec<&str> =
+            if message.output.is_empty() { Vec::new() } else { message.output.split('\n').collect() };
+        let shown =
+            if self.options.expanded { &lines[..] } else { &lines[lines.len().saturating_sub(PREVIEW_LINES)..] };
+        if !shown.is_empty() {
+            let body = shown.iter().map(|l| self.theme.fg("muted", l)).collect::<Vec<_>>().join("\n");
+            c.add_child(shared(Text::new(format!("\n{body}"), pad, 0)));
         }
-        match (message.cancelled, message.exit_code) {
-            (true, _) => c.add_child(shared(Text::new(self.theme.fg("warning", "(cancelled)"), pad, 0))),
-            (false, Some(code)) if code != 0 => {
-                c.add_child(shared(Text::new(self.theme.fg("error", &format!("(exit {code})")), pad, 0)))
+        if running {
+            let spinner = self.theme.fg(color, "⠋");
+            let text = self.theme.fg("muted", "Running... (escape to cancel)");
+            c.add_child(shared(Text::new(format!("\n{spinner} {text}"), pad, 0)));
+        } else {
+            let mut status = Vec::new();
+            let hidden = lines.len() - shown.len();
+            if hidden > 0 {
+                status.push(format!(
+                    "{}{}{}{}",
+                    self.theme.fg("muted", &format!("... {hidden} more lines (")),
+                    self.theme.fg("dim", EXPAND_KEY),
+                    self.theme.fg("muted", " to expand"),
+                    self.theme.fg("muted", ")")
+                ));
             }
-            _ => {}
+            if message.cancelled {
+                status.push(self.theme.fg("warning", "(cancelled)"));
+            } else if let Some(code) = message.exit_code.filter(|c| *c != 0) {
+                status.push(self.theme.fg("error", &format!("(exit {code})")));
+            }
+            if message.truncated
+                && let Some(path) = &message.full_output_path
+            {
+                status.push(self.theme.fg("warning", &format!("Output truncated. Full output: {path}")));
+            }
+            if !status.is_empty() {
+                c.add_child(shared(Text::new(format!("\n{}", status.join("\n")), pad, 0)));
+            }
         }
-        vec![shared(Spacer::new(1)), shared(c)]
+        c.add_child(shared(super::Border::new(border)));
+        vec![shared(c)]
     }
 
     /// A compaction or branch summary: a label, the summary when expanded.

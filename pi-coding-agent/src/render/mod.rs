@@ -154,6 +154,36 @@ impl TranscriptRenderer {
     }
 }
 
+/// A full-width horizontal rule drawn by a colour function (pi's `DynamicBorder`).
+pub struct Border {
+    draw: Box<dyn Fn(usize) -> String>,
+    cache: Option<(usize, pi_tui::Lines)>,
+}
+
+impl Border {
+    /// A border drawn by `draw(width)`.
+    pub fn new(draw: impl Fn(usize) -> String + 'static) -> Self {
+        Border { draw: Box::new(draw), cache: None }
+    }
+}
+
+impl Component for Border {
+    fn render(&mut self, width: usize) -> pi_tui::Lines {
+        if let Some((w, lines)) = &self.cache
+            && *w == width
+        {
+            return lines.clone();
+        }
+        let lines: pi_tui::Lines = vec![(self.draw)(width)].into();
+        self.cache = Some((width, lines.clone()));
+        lines
+    }
+
+    fn invalidate(&mut self) {
+        self.cache = None;
+    }
+}
+
 /// Renders a component at `width` into owned lines (ANSI styled).
 pub fn render_lines(component: &mut dyn Component, width: usize) -> Vec<String> {
     component.render(width).to_vec()

@@ -17,7 +17,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::InteractiveOptions;
 use super::footer::Footer;
-use super::header::{header_text, resource_sections};
+use super::header::{header_text, header_text_expanded, resource_sections};
 use super::host::UiRequest;
 use super::keys::load_keybindings;
 use super::layout::ChatLayout;
@@ -86,6 +86,8 @@ pub(crate) struct App {
     pub(crate) next_bash: u64,
     pub(crate) bash_rows: BTreeMap<u64, (String, bool, Rc<RefCell<Container>>)>,
     version: String,
+    header_text: Option<Rc<RefCell<Text>>>,
+    last_status: Option<(ComponentRef, Rc<RefCell<Text>>)>,
 }
 
 pub(crate) fn select_theme(theme: &Rc<Theme>) -> SelectListTheme {
@@ -227,6 +229,8 @@ impl App {
             next_bash: 0,
             bash_rows: BTreeMap::new(),
             version: options.version.clone(),
+            header_text: None,
+            last_status: None,
         };
         for w in theme_warning.into_iter().chain(key_warnings).chain(options.warnings.iter().cloned()) {
             app.show_warning(&w);
@@ -239,8 +243,13 @@ impl App {
         if !options.quiet_startup {
             let mut h = self.header.borrow_mut();
             h.add_child(shared(Spacer::new(1)));
-            h.add_child(shared(Text::new(header_text(&self.theme, &self.keys, &self.version), 1, 0)));
+            let text = shared(Text::new(header_text(&self.theme, &self.keys, &self.version), 1, 0));
+            h.add_child(text.clone());
+            self.header_text = Some(text);
             h.add_child(shared(Spacer::new(1)));
+            if !options.resources.context_files.is_empty() {
+                h.add_child(shared(Spacer::new(1)));
+            }
             for section in resource_sections(&self.theme, &options.resources) {
                 h.add_child(shared(Text::new(section, 0, 0)));
                 h.add_child(shared(Spacer::new(1)));
@@ -280,18 +289,67 @@ impl App {
         let opts = RenderOptions { expanded: self.expanded, ..RenderOptions::default() };
         let renderer =
             Rc::new(TranscriptRenderer::new(self.theme.clone(), self.session.extension_runner().cloned(), opts));
-        let container = {
+        let (container, user_first) = {
             let sm = self.session.session_manager();
-            renderer.render_branch(sm.get_branch(None))
+            let branch = sm.get_branch(None);
+            let user_first = branch.iter().find_map(|e| match e {
+                crate::session::SessionEntry::Message(m) => match &m.message {
+                    pi_agent_core::AgentMessage::System(_) => None,
+                    other => Some(matches!(other, pi_agent_core::AgentMessage::User(_))),
+                },
+                _ => None,
+            });
+            (renderer.render_branch(branch), user_first == Some(true))
         };
         let mut chat = self.chat.borrow_mut();
         chat.clear();
-        for c in container.children() {
+        // As live: the first user message follows the header's spacer directly.
+        let skip = usize::from(user_first);
+        for c in container.children().iter().skip(skip) {
             chat.add_child(c.clone());
         }
         drop(chat);
         self.live = Live::new(renderer);
         self.dirty = true;
+    }
+
+    /// pi's `setToolsExpanded`: the header, the transcript, then a status line.
+    pub(crate) fn set_expanded(&mut self, expanded: bool) {
+        if expanded == self.expanded {
+            return;
+        }
+        self.expanded = expanded;
+        if let Some(h) = &self.header_text {
+            let text = if expanded {
+                header_text_expanded(&self.theme, &self.keys, &self.version)
+            } else {
+                header_text(&self.theme, &self.keys, &self.version)
+            };
+            h.borrow_mut().set_text(text);
+        }
+        self.rebuild_transcript();
+        self.show_status(&format!("Tool output: {}", if expanded { "expanded" } else { "collapsed" }));
+    }
+
+    /// pi's `showStatus`: a dim line, replacing the previous status when it is still the last item.
+    pub(crate) fn show_status(&mut self, message: &str) {
+        let line = self.theme.fg("dim", message);
+        if let Some((spacer, text)) = &self.last_status {
+            let chat = self.chat.borrow();
+            let n = chat.children().len();
+            let text_ref: ComponentRef = text.clone();
+            if n >= 2 && Rc::ptr_eq(&chat.children()[n - 1], &text_ref) && Rc::ptr_eq(&chat.children()[n - 2], spacer) {
+                drop(chat);
+                text.borrow_mut().set_text(line);
+                self.dirty = true;
+                return;
+            }
+        }
+        let spacer: ComponentRef = shared(Spacer::new(1));
+        let text = shared(Text::new(line, 1, 0));
+        self.add_chat(spacer.clone());
+        self.add_chat(text.clone());
+        self.last_status = Some((spacer, text));
     }
 
     pub(crate) fn add_chat(&mut self, c: ComponentRef) {
@@ -484,8 +542,7 @@ impl App {
             return true;
         }
         if is("app.tools.expand") {
-            self.expanded = !self.expanded;
-            self.rebuild_transcript();
+            self.set_expanded(!self.expanded);
             return true;
         }
         if is("app.thinking.toggle") {

@@ -567,10 +567,7 @@ impl App {
                 });
                 drop(watcher);
             }
-            UiRequest::ToolsExpanded(expanded) => {
-                self.expanded = expanded;
-                self.rebuild_transcript();
-            }
+            UiRequest::ToolsExpanded(expanded) => self.set_expanded(expanded),
             UiRequest::WorkingMessage(message) => {
                 if let Some(l) = &self.live.loader {
                     l.borrow_mut().set_message(message.unwrap_or_else(|| "Working...".to_owned()));

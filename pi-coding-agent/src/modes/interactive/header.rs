@@ -53,6 +53,37 @@ pub(crate) fn header_text(theme: &Theme, keys: &Keybindings, version: &str) -> S
     format!("{top} {}\n{bottom} {hints}\n{press}\n\n{onboarding}", theme.fg("dim", &format!("v{version}")))
 }
 
+/// The header text with the full key list (pi's expanded header, after `app.tools.expand`).
+pub(crate) fn header_text_expanded(theme: &Theme, keys: &Keybindings, version: &str) -> String {
+    let [top, bottom] = logo_lines();
+    let k = |a: &str| key_text(keys, a);
+    let lines = [
+        hint(theme, &k("app.interrupt"), "to interrupt"),
+        hint(theme, &k("app.clear"), "to clear"),
+        hint(theme, &format!("{} twice", k("app.clear")), "to exit"),
+        hint(theme, &k("app.exit"), "to exit (empty)"),
+        hint(theme, &k("app.suspend"), "to suspend"),
+        hint(theme, &k("tui.editor.deleteToLineEnd"), "to delete to end"),
+        hint(theme, &k("app.thinking.cycle"), "to cycle thinking level"),
+        hint(theme, &format!("{}/{}", k("app.model.cycleForward"), k("app.model.cycleBackward")), "to cycle models"),
+        hint(theme, &k("app.model.select"), "to select model"),
+        hint(theme, &k("app.tools.expand"), "to expand tools"),
+        hint(theme, &k("app.thinking.toggle"), "to expand thinking"),
+        hint(theme, &k("app.editor.external"), "for external editor"),
+        hint(theme, "/", "for commands"),
+        hint(theme, "!", "to run bash"),
+        hint(theme, "!!", "to run bash (no context)"),
+        hint(theme, &k("app.message.followUp"), "to queue follow-up"),
+        hint(theme, &k("app.message.dequeue"), "to edit all queued messages"),
+        hint(theme, &k("app.clipboard.pasteImage"), "to paste files on macOS, images, or text"),
+        hint(theme, "drop files", "to attach"),
+    ]
+    .join("\n");
+    let onboarding =
+        theme.fg("dim", "Pi can explain its own features and look up its docs. Ask it how to use or extend Pi.");
+    format!("{top} {}\n{bottom} {lines}\n\n{onboarding}", theme.fg("dim", &format!("v{version}")))
+}
+
 /// The loaded-resources sections (collapsed): `[Context]`, `[Skills]`, `[Prompts]`,
 /// `[Extensions]`, each followed by its comma-separated list.
 pub(crate) fn resource_sections(theme: &Theme, r: &StartupResources) -> Vec<String> {

@@ -32,6 +32,7 @@ pub(crate) struct Live {
     pub(crate) loader: Option<Rc<RefCell<Loader>>>,
     pub(crate) dirty: bool,
     pub(crate) hide_thinking: bool,
+    bug_hint_shown: bool,
 }
 
 fn to_output(result: &pi_agent_core::AgentToolResult, duration_ms: Option<u64>) -> ToolOutput {
@@ -45,7 +46,15 @@ fn to_output(result: &pi_agent_core::AgentToolResult, duration_ms: Option<u64>) 
 
 impl Live {
     pub(crate) fn new(renderer: Rc<TranscriptRenderer>) -> Self {
-        Live { renderer, streaming: None, tools: HashMap::new(), loader: None, dirty: false, hide_thinking: false }
+        Live {
+            renderer,
+            streaming: None,
+            tools: HashMap::new(),
+            loader: None,
+            dirty: false,
+            hide_thinking: false,
+            bug_hint_shown: false,
+        }
     }
 
     fn assistant_components(&self, message: &AssistantMessage) -> Vec<ComponentRef> {
@@ -199,6 +208,7 @@ impl Live {
                         self.tool_slot(chat, &call.id, &call.name, &call.arguments);
                     }
                 }
+                self.maybe_suggest_bug_report(a, chat);
             }
             SessionEvent::Agent(AgentEvent::ToolExecutionStart { tool_call_id, tool_name, args }) => {
                 self.tool_slot(chat, tool_call_id, tool_name, args);
@@ -281,6 +291,27 @@ impl Live {
         }
     }
 
+    /// pi's `maybeSuggestBugReport`: once per run of the UI, after a non-retryable error that is
+    /// not an abort.
+    fn maybe_suggest_bug_report(&mut self, a: &AssistantMessage, chat: &Rc<RefCell<Container>>) {
+        if self.bug_hint_shown
+            || a.stop_reason != pi_ai::StopReason::Error
+            || crate::sdk::is_retryable_assistant_error(a)
+        {
+            return;
+        }
+        let text = a.error_message.as_deref().unwrap_or("").to_lowercase();
+        let abort =
+            regex::Regex::new(r"\b(?:abort(?:ed)?|cancel(?:l?ed)?)\b").map(|r| r.is_match(&text)).unwrap_or(false);
+        if abort {
+            return;
+        }
+        self.bug_hint_shown = true;
+        let hint =
+            self.renderer.theme().fg("muted", "If this looks like a pi bug, /bug sends a report to the developers.");
+        chat.borrow_mut().add_child(shared(Text::new(hint, self.renderer.options().output_pad, 0)));
+    }
+
     /// A user `!command` row: running (no result yet) or finished.
     pub(crate) fn bash_row(&self, command: &str, exclude: bool, result: Option<&BashResult>) -> ComponentRef {
         let message = BashExecutionMessage {
@@ -293,11 +324,8 @@ impl Live {
             ..Default::default()
         };
         let mut c = Container::new();
-        for x in self.renderer.bash_execution(&message) {
+        for x in self.renderer.bash_block(&message, result.is_none()) {
             c.add_child(x);
-        }
-        if result.is_none() {
-            c.add_child(shared(Text::new(self.renderer.theme().fg("dim", "Running..."), 1, 0)));
         }
         shared(c)
     }
