@@ -129,8 +129,14 @@ impl Terminal for CaptureTerminal {
 /// The real terminal: crossterm for raw mode and size, stdout for output, and a thread reading
 /// raw stdin bytes (crossterm's event reader would decode keys lossily) through a [`StdinBuffer`].
 pub struct CrosstermTerminal {
-    out: std::io::Stdout,
+    out: Box<dyn Write>,
     size: (usize, usize),
+    /// Input other than the process's stdin (taken by [`Terminal::start`]).
+    custom_input: Option<Box<dyn Read + Send>>,
+    /// Size other than the process terminal's.
+    size_fn: Option<Box<dyn Fn() -> (usize, usize)>>,
+    /// Whether start/stop switch the process terminal's raw mode.
+    manage_raw_mode: bool,
     input: Option<Receiver<Vec<u8>>>,
     buffer: StdinBuffer,
     pending: VecDeque<TerminalEvent>,
@@ -150,8 +156,11 @@ impl CrosstermTerminal {
     /// A terminal on the process's stdin/stdout (not started).
     pub fn new() -> Self {
         Self {
-            out: std::io::stdout(),
+            out: Box::new(std::io::stdout()),
             size: Self::query_size(),
+            custom_input: None,
+            size_fn: None,
+            manage_raw_mode: true,
             input: None,
             buffer: StdinBuffer::new(escape_timeout()),
             pending: VecDeque::new(),
@@ -160,6 +169,24 @@ impl CrosstermTerminal {
             utf8_tail: Vec::new(),
             wakeup: None,
         }
+    }
+
+    /// A terminal over other streams than the process's stdio (a pseudo-terminal opened by the
+    /// application or a test): `input` is read on the reader thread, `output` receives the frames,
+    /// `size` reports columns and rows. Raw mode is the caller's business.
+    pub fn from_io(input: Box<dyn Read + Send>, output: Box<dyn Write>, size: Box<dyn Fn() -> (usize, usize)>) -> Self {
+        let mut t = Self::new();
+        t.size = size();
+        t.out = output;
+        t.custom_input = Some(input);
+        t.size_fn = Some(size);
+        t.manage_raw_mode = false;
+        t
+    }
+
+    /// Whether this terminal is the process's own (stdin/stdout).
+    pub fn is_process_terminal(&self) -> bool {
+        self.manage_raw_mode
     }
 
     /// Call `wakeup` from the stdin reader thread after each read (set before
@@ -194,7 +221,10 @@ impl CrosstermTerminal {
     }
 
     fn check_resize(&mut self) {
-        let size = Self::query_size();
+        let size = match &self.size_fn {
+            Some(f) => f(),
+            None => Self::query_size(),
+        };
         if size != self.size {
             self.size = size;
             self.pending.push_back(TerminalEvent::Resize);
@@ -257,14 +287,20 @@ pub fn escape_timeout() -> Duration {
 
 impl Terminal for CrosstermTerminal {
     fn start(&mut self) -> Result<(), TuiError> {
-        crossterm::terminal::enable_raw_mode()?;
+        if self.manage_raw_mode {
+            crossterm::terminal::enable_raw_mode()?;
+        }
         self.started = true;
         self.write("\x1b[?2004h");
         self.write("\x1b[>7u\x1b[?u\x1b[c");
         let (tx, rx) = channel();
         let wakeup = self.wakeup.clone();
+        let custom = self.custom_input.take();
         std::thread::Builder::new().name("pi-tui-stdin".into()).spawn(move || {
-            let mut stdin = std::io::stdin();
+            let mut stdin: Box<dyn Read> = match custom {
+                Some(input) => input,
+                None => Box::new(std::io::stdin()),
+            };
             let mut buf = [0u8; 4096];
             loop {
                 match stdin.read(&mut buf) {
@@ -292,7 +328,9 @@ impl Terminal for CrosstermTerminal {
         self.write("\x1b[?2004l\x1b[<u\x1b[>4;0m\x1b[?25h");
         set_kitty_protocol_active(false);
         self.input = None;
-        crossterm::terminal::disable_raw_mode()?;
+        if self.manage_raw_mode {
+            crossterm::terminal::disable_raw_mode()?;
+        }
         Ok(())
     }
 

@@ -409,6 +409,7 @@ async fn run(mut args: Args) -> Result<i32> {
             resources: startup.unwrap_or_default(),
             warnings: Vec::new(),
             version: VERSION.to_owned(),
+            color_mode: None,
         };
         return Ok(interactive::run_interactive(session, options).await);
     }

@@ -102,8 +102,12 @@ pub(crate) fn select_theme(theme: &Rc<Theme>) -> SelectListTheme {
 
 /// The theme named by the setting: built-in `dark` / `light`, or `<name>.json` in the agent's or
 /// the project's `themes/` folder; `dark` when it cannot be loaded (with a warning).
-pub(crate) fn load_theme(name: Option<&str>, agent_dir: &std::path::Path, cwd: &str) -> (Theme, Option<String>) {
-    let mode = ColorMode::detect();
+pub(crate) fn load_theme(
+    name: Option<&str>,
+    agent_dir: &std::path::Path,
+    cwd: &str,
+    mode: ColorMode,
+) -> (Theme, Option<String>) {
     let fallback = || Theme::dark(mode).unwrap_or_else(|_| Theme::dark(ColorMode::Ansi256).expect("built-in theme"));
     let Some(name) = name.filter(|n| !n.is_empty() && *n != "system") else { return (fallback(), None) };
     if let Ok(t) = Theme::builtin(name, mode) {
@@ -122,6 +126,18 @@ pub(crate) fn load_theme(name: Option<&str>, agent_dir: &std::path::Path, cwd: &
         }
     }
     (fallback(), Some(format!("Theme \"{name}\" not found, using dark")))
+}
+
+/// pi's compact extension label: the file name, or the folder of an `index.*` file.
+fn extension_label(path: &str) -> String {
+    let p = std::path::Path::new(path);
+    let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.to_owned());
+    if name.starts_with("index.")
+        && let Some(dir) = p.parent().and_then(|d| d.file_name())
+    {
+        return dir.to_string_lossy().into_owned();
+    }
+    name
 }
 
 fn git_branch(cwd: &str) -> Option<String> {
@@ -148,7 +164,12 @@ impl App {
         options: &InteractiveOptions,
         tui: &mut Tui<CrosstermTerminal>,
     ) -> Self {
-        let (theme, theme_warning) = load_theme(options.theme.as_deref(), &options.agent_dir, session.cwd());
+        let (theme, theme_warning) = load_theme(
+            options.theme.as_deref(),
+            &options.agent_dir,
+            session.cwd(),
+            options.color_mode.unwrap_or_else(ColorMode::detect),
+        );
         let theme = Rc::new(theme);
         let (keys, key_warnings) = load_keybindings(&options.agent_dir);
         let keys = Rc::new(keys);
@@ -250,7 +271,13 @@ impl App {
             if !options.resources.context_files.is_empty() {
                 h.add_child(shared(Spacer::new(1)));
             }
-            for section in resource_sections(&self.theme, &options.resources) {
+            let mut resources = options.resources.clone();
+            if resources.extensions.is_empty()
+                && let Some(runner) = self.session.extension_runner()
+            {
+                resources.extensions = runner.extension_paths().iter().map(|p| extension_label(p)).collect();
+            }
+            for section in resource_sections(&self.theme, &resources) {
                 h.add_child(shared(Text::new(section, 0, 0)));
                 h.add_child(shared(Spacer::new(1)));
             }

@@ -25,7 +25,7 @@ mod live;
 mod run;
 
 pub use header::StartupResources;
-pub use run::run_interactive;
+pub use run::{run_interactive, run_interactive_on};
 
 use pi_ai::Model;
 
@@ -56,4 +56,6 @@ pub struct InteractiveOptions {
     pub warnings: Vec<String>,
     /// The version the header shows.
     pub version: String,
+    /// Colours the terminal takes; `None` detects them (`COLORTERM`, `TERM`).
+    pub color_mode: Option<pi_tui::ColorMode>,
 }

@@ -17,22 +17,36 @@ const TICK: Duration = Duration::from_millis(16);
 /// Wake-up interval while idle (resize checks).
 const IDLE: Duration = Duration::from_millis(250);
 
-/// Runs the interactive mode until the user quits; returns the exit status.
+/// Runs the interactive mode on the process's terminal until the user quits; returns the exit
+/// status.
 pub async fn run_interactive(session: AgentSession, options: InteractiveOptions) -> i32 {
-    let local = tokio::task::LocalSet::new();
-    local.run_until(run_local(session, options)).await
+    run_interactive_on(session, options, CrosstermTerminal::new()).await
 }
 
-async fn run_local(session: AgentSession, options: InteractiveOptions) -> i32 {
+/// Runs the interactive mode on `terminal` (for example [`CrosstermTerminal::from_io`] over a
+/// pseudo-terminal the caller opened). Signals and the panic hook restore only the process's own
+/// terminal.
+pub async fn run_interactive_on(
+    session: AgentSession,
+    options: InteractiveOptions,
+    terminal: CrosstermTerminal,
+) -> i32 {
+    let local = tokio::task::LocalSet::new();
+    local.run_until(run_local(session, options, terminal)).await
+}
+
+async fn run_local(session: AgentSession, options: InteractiveOptions, mut terminal: CrosstermTerminal) -> i32 {
     let (tx, rx) = unbounded_channel::<UiEvent>();
-    let mut terminal = CrosstermTerminal::new();
+    let process_terminal = terminal.is_process_terminal();
     let wake = tx.clone();
     terminal.set_wakeup(Arc::new(move || {
         let _ = wake.send(UiEvent::Wake);
     }));
     let mode = if options.regular_screen { ScreenMode::Main } else { ScreenMode::Alt };
     let mut tui = Tui::new(terminal, mode);
-    guard::arm();
+    if process_terminal {
+        guard::arm();
+    }
     if let Err(e) = tui.start() {
         guard::restore();
         eprintln!("Error: cannot start the terminal UI: {e}");
@@ -48,7 +62,7 @@ async fn run_local(session: AgentSession, options: InteractiveOptions) -> i32 {
     guard::disarm();
     guard::restore();
     session.dispose().await;
-    if let Some(line) = app.resume_hint() {
+    if process_terminal && let Some(line) = app.resume_hint() {
         println!("{line}");
     }
     code
