@@ -190,3 +190,55 @@ async fn audit_note_entries_draw_as_the_reference_draws_them() {
     let types: Vec<String> = hs.entries().iter().filter_map(|e| e["customType"].as_str().map(str::to_owned)).collect();
     assert_eq!(types, ["audit-note"]);
 }
+
+/// An extension whose `/pick` command asks through `ctx.ui` (as `fixtures/interactive/ui-extension.ts`).
+fn ui_extension() -> FnExtension {
+    FnExtension::new("/ext/ui-extension.ts", |pi| {
+        pi.register_command("pick", Some("Pick a colour"), |_args, ctx| {
+            Box::pin(async move {
+                let ui = ctx.ui();
+                let options = ["red".to_owned(), "blue".to_owned()];
+                let choice = ui.select("Pick a colour", &options, Default::default()).await;
+                let choice = choice.unwrap_or_else(|| "none".into());
+                ui.set_status("pick", Some(&format!("picked {choice}")));
+                ui.notify(&format!("You picked {choice}"), pi_coding_agent::ui::NotifyKind::Info);
+                Ok(())
+            })
+        })?;
+        Ok(())
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extension_dialogs_go_through_the_ui_seam_as_the_reference_shows_them() {
+    let exts: Vec<Arc<dyn Extension>> = vec![Arc::new(ui_extension())];
+    let hs = Setup { extensions: exts, ..Default::default() }.start().await;
+    let (mut screen, terminal) = Screen::open();
+    let options = InteractiveOptions {
+        agent_dir: hs.dir.path().canonicalize().expect("dir").join("agent"),
+        theme: Some("dark".into()),
+        models: vec![hs.session.model()],
+        version: "1.6.0".into(),
+        color_mode: Some(pi_tui::ColorMode::Truecolor),
+        ..Default::default()
+    };
+    let proj = hs.cwd.display().to_string();
+    let user = std::thread::spawn(move || {
+        screen.wait_for("the footer", |s| s.contains("smollm2-135m"));
+        screen.send("/pick\r");
+        let dialog = screen.wait_for("the selector", |s| s.contains("Pick a colour") && s.contains("→ red"));
+        screen.send("\x1b[B\r");
+        let picked = screen.wait_for("the answer", |s| s.contains("You picked blue") && s.contains("picked blue"));
+        screen.send("\x03\x03");
+        (dialog, picked)
+    });
+    let code = run_interactive_on(hs.session.clone(), options, terminal).await;
+    let (dialog, picked) = user.join().expect("user thread");
+    assert_eq!(code, 0);
+    let fixture = |name: &str| {
+        std::fs::read_to_string(format!("{}/tests/fixtures/interactive/{name}", env!("CARGO_MANIFEST_DIR")))
+            .expect("fixture")
+    };
+    assert_eq!(normalize(&dialog, &proj), normalize(&fixture("ui_select.ref.txt"), &proj));
+    assert_eq!(normalize(&picked, &proj), normalize(&fixture("ui_picked.ref.txt"), &proj));
+}

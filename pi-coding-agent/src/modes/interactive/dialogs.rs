@@ -102,13 +102,14 @@ impl Component for Selector {
             lines.push(t.fg("muted", &format!("  ({}/{n})", self.selected + 1)));
         }
         lines.push(String::new());
+        let k = |a: &str| self.keys.keys(a).join("/");
         let hint = format!(
             "{}{}  {}{}  {}{}",
             t.fg("dim", "↑↓"),
             t.fg("muted", " navigate"),
-            t.fg("dim", "enter"),
+            t.fg("dim", &k("tui.select.confirm")),
             t.fg("muted", " select"),
-            t.fg("dim", "escape"),
+            t.fg("dim", &k("tui.select.cancel")),
             t.fg("muted", " cancel")
         );
         lines.push(pad(&hint));
