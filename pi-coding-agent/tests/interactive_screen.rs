@@ -22,6 +22,7 @@ struct Pty {
     writer: Box<dyn Write + Send>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
     raw: Arc<Mutex<Vec<u8>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Pty {
@@ -49,7 +50,7 @@ impl Pty {
         )));
         let raw = Arc::new(Mutex::new(Vec::new()));
         let (p, r) = (parser.clone(), raw.clone());
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             let _master = pair.master;
             let mut buf = [0u8; 8192];
             while let Ok(n) = reader.read(&mut buf) {
@@ -60,7 +61,15 @@ impl Pty {
                 r.lock().unwrap().extend_from_slice(&buf[..n]);
             }
         });
-        Pty { parser, writer, child, raw }
+        Pty { parser, writer, child, raw, reader: Some(reader) }
+    }
+
+    /// Everything the process wrote, once it exited and the pty reached end of file.
+    fn output_after_exit(&mut self) -> String {
+        if let Some(r) = self.reader.take() {
+            r.join().expect("reader thread");
+        }
+        String::from_utf8_lossy(&self.raw.lock().unwrap()).into_owned()
     }
 
     fn send(&mut self, keys: &str) {
@@ -70,7 +79,9 @@ impl Pty {
 
     fn screen(&self) -> String {
         let p = self.parser.lock().unwrap();
-        p.screen().rows(0, COLS).map(|r| r.trim_end().to_owned()).collect::<Vec<_>>().join("\n")
+        let text = p.screen().rows(0, COLS).map(|r| r.trim_end().to_owned()).collect::<Vec<_>>().join("\n");
+        // The working spinner animates; its frame is not part of what a test waits for.
+        text.chars().map(|c| if ('\u{2800}'..='\u{28ff}').contains(&c) { '*' } else { c }).collect()
     }
 
     /// Waits until `pred` holds on the screen and the screen then stays the same for 300 ms.
@@ -155,6 +166,7 @@ fn type_keys(pty: &mut Pty, keys: &[&str]) {
             "Enter" => pty.send("\r"),
             "C-o" => pty.send("\x0f"),
             "C-j" => pty.send("\n"),
+            "C-t" => pty.send("\x14"),
             text => pty.send(text),
         }
     }
@@ -196,7 +208,7 @@ fn startup_screen_matches_the_reference() {
     // Ctrl+D on an empty editor quits and restores the terminal (alternate screen left).
     pty.send("\x04");
     assert_eq!(pty.wait_exit(), 0);
-    let raw = String::from_utf8_lossy(&pty.raw.lock().unwrap()).into_owned();
+    let raw = pty.output_after_exit();
     assert!(raw.contains("\x1b[?1049l"), "alternate screen not left");
     assert!(raw.rfind("\x1b[?25h") > raw.rfind("\x1b[?25l"), "cursor not shown at exit");
 }
@@ -236,7 +248,7 @@ fn sighup_restores_the_terminal_and_keeps_the_session() {
     let pid = pty.child.process_id().expect("pid");
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGHUP).expect("kill");
     assert_eq!(pty.wait_exit(), 129);
-    let raw = String::from_utf8_lossy(&pty.raw.lock().unwrap()).into_owned();
+    let raw = pty.output_after_exit();
     assert!(raw.contains("\x1b[?1049l"), "alternate screen not left");
     let files = env.session_files();
     let text = std::fs::read_to_string(&files[0]).expect("session");
@@ -345,4 +357,100 @@ fn provider_error_matches_the_reference() {
     let pct = regex::Regex::new(r"\d+\.\d%/8\.2k").expect("regex");
     let mask = |s: String| pct.replace_all(&s, "<P>%/8.2k").into_owned();
     assert_eq!(mask(normalize(&screen, &proj)), mask(normalize(&fixture("error.ref.txt"), &proj)));
+}
+
+/// models.json with a reasoning model, and `defaultThinkingLevel: medium` (pi's default when the
+/// setting is absent; the port's SDK defaults to `off`, see README).
+fn reasoning_model(env: &Env, base_url: &str) {
+    let models = serde_json::json!({"providers":{"local":{"baseUrl":base_url,"api":"openai-completions",
+        "apiKey":"none","models":[{"id":"smollm2-135m","reasoning":true,"contextWindow":8192,"maxTokens":256}]}}});
+    std::fs::write(env.agent().join("models.json"), models.to_string()).expect("models.json");
+    std::fs::write(env.agent().join("settings.json"), r#"{"theme":"dark","defaultThinkingLevel":"medium"}"#)
+        .expect("settings");
+}
+
+/// The SSE body of a reply with reasoning deltas, then text.
+fn thinking_reply(thinking: &[&str], text: &str) -> String {
+    let chunk = |delta: serde_json::Value, finish: Option<&str>| {
+        let c = serde_json::json!({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"scripted",
+            "choices":[{"index":0,"delta":delta,"finish_reason":finish}]});
+        format!("data: {c}\n\n")
+    };
+    let mut out = chunk(serde_json::json!({"role":"assistant","content":""}), None);
+    for t in thinking {
+        out.push_str(&chunk(serde_json::json!({"reasoning_content": t}), None));
+    }
+    out.push_str(&chunk(serde_json::json!({"content": text}), None));
+    out.push_str(&chunk(serde_json::json!({}), Some("stop")));
+    let usage = serde_json::json!({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"scripted",
+        "choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3,"total_tokens":13}});
+    out.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
+    out
+}
+
+fn reasoning_scenario(
+    replies: Vec<String>,
+    keys: &[&str],
+    done: impl Fn(&str) -> bool,
+    name: &str,
+) -> (String, String) {
+    let server = ScriptedServer::start(replies);
+    let env = Env::new(&server.base_url);
+    dark_theme(&env);
+    reasoning_model(&env, &server.base_url);
+    let mut pty = Pty::spawn(&env, &[]);
+    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    type_keys(&mut pty, keys);
+    let screen = pty.wait_for(name, done);
+    pty.send("\x03\x03");
+    pty.wait_exit();
+    let proj = env.proj().display().to_string();
+    (normalize(&screen, &proj), normalize(&fixture(&format!("{name}.ref.txt")), &proj))
+}
+
+#[test]
+fn thinking_blocks_match_the_reference() {
+    let reply = thinking_reply(&["Let me think ", "about this."], "The answer.");
+    let (ours, reference) = reasoning_scenario(
+        vec![reply],
+        &["think", "Enter"],
+        |s| s.contains("The answer.") && s.contains("↑10"),
+        "thinking",
+    );
+    assert_eq!(ours, reference);
+}
+
+#[test]
+fn hidden_thinking_matches_the_reference() {
+    let reply = thinking_reply(&["Let me think ", "about this."], "The answer.");
+    let keys = ["think", "Enter", "WAIT", "C-t"];
+    let (ours, reference) =
+        reasoning_scenario(vec![reply], &keys, |s| s.contains("Thinking blocks: hidden"), "thinking_hidden");
+    assert_eq!(ours, reference);
+}
+
+#[test]
+fn thinking_level_cycle_matches_the_reference() {
+    let (ours, reference) =
+        reasoning_scenario(vec![], &["\x1b[Z"], |s| s.contains("Thinking level: high"), "thinking_cycle");
+    assert_eq!(ours, reference);
+}
+
+#[test]
+fn escape_aborts_the_stream_as_the_reference_shows_it() {
+    let server = cli_support::StallingServer::start();
+    let env = Env::new(&server.base_url);
+    dark_theme(&env);
+    let mut pty = Pty::spawn(&env, &[]);
+    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    type_keys(&mut pty, &["wait for it", "Enter"]);
+    pty.wait_for("the partial answer", |s| s.contains("Partial"));
+    pty.send("\x1b");
+    let screen = pty.wait_for("the abort", |s| s.contains("Operation aborted"));
+    pty.send("\x03\x03");
+    pty.wait_exit();
+    let proj = env.proj().display().to_string();
+    let pct = regex::Regex::new(r"\d+\.\d%/8\.2k").expect("regex");
+    let mask = |s: String| pct.replace_all(&s, "<P>%/8.2k").into_owned();
+    assert_eq!(mask(normalize(&screen, &proj)), mask(normalize(&fixture("abort.ref.txt"), &proj)));
 }

@@ -410,6 +410,7 @@ async fn run(mut args: Args) -> Result<i32> {
             warnings: Vec::new(),
             version: VERSION.to_owned(),
             color_mode: None,
+            hide_thinking: settings.get("hideThinkingBlock").and_then(|v| v.as_bool()).unwrap_or(false),
         };
         return Ok(interactive::run_interactive(session, options).await);
     }

@@ -71,33 +71,79 @@ impl TranscriptRenderer {
         out
     }
 
-    /// An assistant message: thinking (italic), text (markdown), and the error of a failed turn.
+    /// An assistant message (pi's `AssistantMessageComponent`): text as markdown, each run of
+    /// thinking blocks as italic markdown (or the `Thinking...` label when hidden), a blank line
+    /// before each visible block, then the truncation, abort or error line.
     pub fn assistant_message(&self, message: &AssistantMessage) -> Vec<ComponentRef> {
         let pad = self.options.output_pad;
         let mut out: Vec<ComponentRef> = Vec::new();
-        for block in &message.content {
-            let component: ComponentRef = match block {
+        let mut needs_spacer = true;
+        let add = |out: &mut Vec<ComponentRef>, c: ComponentRef, spacer: &mut bool| {
+            if *spacer {
+                out.push(shared(Spacer::new(1)));
+                *spacer = false;
+            }
+            out.push(c);
+        };
+        let blocks = &message.content;
+        let mut i = 0;
+        while i < blocks.len() {
+            match &blocks[i] {
                 AssistantBlock::Text(t) if !t.text.trim().is_empty() => {
-                    shared(Markdown::new(t.text.trim(), pad, 0, self.markdown.clone()))
+                    add(
+                        &mut out,
+                        shared(Markdown::new(t.text.trim(), pad, 0, self.markdown.clone())),
+                        &mut needs_spacer,
+                    );
                 }
-                AssistantBlock::Thinking(t) if !t.thinking.trim().is_empty() => {
-                    let mut md = Markdown::new(t.thinking.trim(), pad, 0, self.markdown.clone());
-                    let th = self.theme.clone();
-                    md.set_default_style(Some(DefaultTextStyle {
-                        color: Some(Rc::new(move |s: &str| th.fg("thinkingText", s))),
-                        italic: true,
-                        ..Default::default()
-                    }));
-                    shared(md)
+                AssistantBlock::Thinking(_) => {
+                    let mut run = Vec::new();
+                    while let Some(AssistantBlock::Thinking(t)) = blocks.get(i) {
+                        if !t.thinking.trim().is_empty() {
+                            run.push(t.thinking.trim());
+                        }
+                        i += 1;
+                    }
+                    if !run.is_empty() {
+                        let component: ComponentRef = if self.options.hide_thinking {
+                            shared(Text::new(italic(&self.theme.fg("thinkingText", "Thinking...")), pad, 0))
+                        } else {
+                            let mut md = Markdown::new(run.join("\n\n"), pad, 0, self.markdown.clone());
+                            let th = self.theme.clone();
+                            md.set_default_style(Some(DefaultTextStyle {
+                                color: Some(Rc::new(move |s: &str| th.fg("thinkingText", s))),
+                                italic: true,
+                                ..Default::default()
+                            }));
+                            shared(md)
+                        };
+                        add(&mut out, component, &mut needs_spacer);
+                        needs_spacer = true;
+                    }
+                    continue;
                 }
-                _ => continue,
-            };
-            out.push(shared(Spacer::new(1)));
-            out.push(component);
+                _ => {}
+            }
+            i += 1;
         }
-        if let Some(error) = &message.error_message {
-            out.push(shared(Spacer::new(1)));
-            out.push(shared(Text::new(self.theme.fg("error", &format!("Error: {error}")), pad, 0)));
+        let has_tool_calls = blocks.iter().any(|b| matches!(b, AssistantBlock::ToolCall(_)));
+        let line = |text: &str| -> Vec<ComponentRef> {
+            vec![shared(Spacer::new(1)), shared(Text::new(self.theme.fg("error", text), pad, 0))]
+        };
+        match message.stop_reason {
+            pi_ai::StopReason::Length => out.extend(line("Response was truncated before completion.")),
+            pi_ai::StopReason::Aborted if !has_tool_calls => {
+                let text = match message.error_message.as_deref() {
+                    Some(e) if e != "Request was aborted" => e,
+                    _ => "Operation aborted",
+                };
+                out.extend(line(text));
+            }
+            pi_ai::StopReason::Error if !has_tool_calls => {
+                let e = message.error_message.as_deref().filter(|e| !e.is_empty()).unwrap_or("Unknown error");
+                out.extend(line(&format!("Error: {e}")));
+            }
+            _ => {}
         }
         out
     }

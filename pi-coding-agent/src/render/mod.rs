@@ -41,11 +41,13 @@ pub struct RenderOptions {
     pub expanded: bool,
     /// Horizontal padding (pi's `outputPad` setting, default 1).
     pub output_pad: usize,
+    /// Show thinking blocks as a one-line label (pi's `hideThinkingBlock`).
+    pub hide_thinking: bool,
 }
 
 impl Default for RenderOptions {
     fn default() -> Self {
-        RenderOptions { expanded: false, output_pad: 1 }
+        RenderOptions { expanded: false, output_pad: 1, hide_thinking: false }
     }
 }
 

@@ -211,7 +211,7 @@ impl App {
         let layout = shared(ChatLayout::new(document, dock, rows.clone()));
         tui.add_child(layout.clone());
         tui.set_focus(Some(editor.clone()));
-        let renderer_options = RenderOptions::default();
+        let renderer_options = RenderOptions { hide_thinking: options.hide_thinking, ..RenderOptions::default() };
         let renderer =
             Rc::new(TranscriptRenderer::new(theme.clone(), session.extension_runner().cloned(), renderer_options));
         let git = git_branch(session.cwd());
@@ -239,7 +239,7 @@ impl App {
             last_ctrl_c: None,
             quit: None,
             expanded: false,
-            hide_thinking: false,
+            hide_thinking: options.hide_thinking,
             statuses: BTreeMap::new(),
             widgets: BTreeMap::new(),
             dialog: None,
@@ -313,7 +313,8 @@ impl App {
 
     /// Redraws the whole transcript from the session's branch (resume, expand toggle, /tree).
     pub(crate) fn rebuild_transcript(&mut self) {
-        let opts = RenderOptions { expanded: self.expanded, ..RenderOptions::default() };
+        let opts =
+            RenderOptions { expanded: self.expanded, hide_thinking: self.hide_thinking, ..RenderOptions::default() };
         let renderer =
             Rc::new(TranscriptRenderer::new(self.theme.clone(), self.session.extension_runner().cloned(), opts));
         let (container, user_first) = {
@@ -574,8 +575,9 @@ impl App {
         }
         if is("app.thinking.toggle") {
             self.hide_thinking = !self.hide_thinking;
-            self.live.hide_thinking = self.hide_thinking;
             self.rebuild_transcript();
+            let state = if self.hide_thinking { "hidden" } else { "visible" };
+            self.show_status(&format!("Thinking blocks: {state}"));
             return true;
         }
         if is("app.message.followUp") {

@@ -31,7 +31,6 @@ pub(crate) struct Live {
     tools: HashMap<String, LiveTool>,
     pub(crate) loader: Option<Rc<RefCell<Loader>>>,
     pub(crate) dirty: bool,
-    pub(crate) hide_thinking: bool,
     bug_hint_shown: bool,
 }
 
@@ -46,36 +45,11 @@ fn to_output(result: &pi_agent_core::AgentToolResult, duration_ms: Option<u64>) 
 
 impl Live {
     pub(crate) fn new(renderer: Rc<TranscriptRenderer>) -> Self {
-        Live {
-            renderer,
-            streaming: None,
-            tools: HashMap::new(),
-            loader: None,
-            dirty: false,
-            hide_thinking: false,
-            bug_hint_shown: false,
-        }
+        Live { renderer, streaming: None, tools: HashMap::new(), loader: None, dirty: false, bug_hint_shown: false }
     }
 
     fn assistant_components(&self, message: &AssistantMessage) -> Vec<ComponentRef> {
-        if !self.hide_thinking {
-            return self.renderer.assistant_message(message);
-        }
-        let mut m = message.clone();
-        let had_thinking = m.content.iter().any(|b| matches!(b, AssistantBlock::Thinking(_)));
-        m.content.retain(|b| !matches!(b, AssistantBlock::Thinking(_)));
-        let mut out = Vec::new();
-        if had_thinking {
-            out.push(shared(Spacer::new(1)) as ComponentRef);
-            let label = self.renderer_theme_fg("thinkingText", "Thinking...");
-            out.push(shared(Text::new(label, 1, 0)));
-        }
-        out.extend(self.renderer.assistant_message(&m));
-        out
-    }
-
-    fn renderer_theme_fg(&self, token: &str, text: &str) -> String {
-        self.renderer.theme().fg(token, &pi_tui::theme::italic(text))
+        self.renderer.assistant_message(message)
     }
 
     /// Reads the partial message once and rebuilds the streaming row (called before a frame).

@@ -56,6 +56,8 @@ pub struct InteractiveOptions {
     pub warnings: Vec<String>,
     /// The version the header shows.
     pub version: String,
+    /// `hideThinkingBlock`: thinking blocks start hidden.
+    pub hide_thinking: bool,
     /// Colours the terminal takes; `None` detects them (`COLORTERM`, `TERM`).
     pub color_mode: Option<pi_tui::ColorMode>,
 }
