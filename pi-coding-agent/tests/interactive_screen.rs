@@ -454,3 +454,23 @@ fn escape_aborts_the_stream_as_the_reference_shows_it() {
     let mask = |s: String| pct.replace_all(&s, "<P>%/8.2k").into_owned();
     assert_eq!(mask(normalize(&screen, &proj)), mask(normalize(&fixture("abort.ref.txt"), &proj)));
 }
+
+#[test]
+fn resuming_draws_the_whole_branch_as_the_reference() {
+    let server = ScriptedServer::start(vec![
+        tool_reply("call_1", "bash", serde_json::json!({"command":"echo hello; echo world"})),
+        tool_reply("call_2", "read", serde_json::json!({"path":"notes.txt"})),
+        text_reply(&["All ", "done."]),
+    ]);
+    let env = Env::new(&server.base_url);
+    dark_theme(&env);
+    std::fs::write(env.proj().join("notes.txt"), "line one\nline two\n").expect("notes");
+    let out = env.run(&["-p", "do it"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut pty = Pty::spawn(&env, &["-c"]);
+    let screen = pty.wait_for("the resumed transcript", |s| s.contains("All done.") && s.contains("↑30"));
+    pty.send("\x03\x03");
+    assert_eq!(pty.wait_exit(), 0);
+    let proj = env.proj().display().to_string();
+    assert_eq!(normalize(&screen, &proj), normalize(&fixture("resume.ref.txt"), &proj));
+}
