@@ -474,3 +474,51 @@ fn resuming_draws_the_whole_branch_as_the_reference() {
     let proj = env.proj().display().to_string();
     assert_eq!(normalize(&screen, &proj), normalize(&fixture("resume.ref.txt"), &proj));
 }
+
+#[test]
+fn streaming_draws_at_most_one_frame_per_tick() {
+    let words: Vec<String> = (0..3000).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    let server = ScriptedServer::start(vec![text_reply(&refs)]);
+    let env = Env::new(&server.base_url);
+    let mut pty = Pty::spawn(&env, &[]);
+    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    let before = pty.raw.lock().unwrap().len();
+    let start = Instant::now();
+    pty.send("stream\r");
+    pty.wait_for("the whole answer", |s| s.contains("w2999") && s.contains("↑10"));
+    let elapsed = start.elapsed();
+    let frames = {
+        let raw = pty.raw.lock().unwrap();
+        String::from_utf8_lossy(&raw[before..]).matches("\x1b[?2026h").count()
+    };
+    // One frame per 16 ms tick at most, plus the frame of the typed Enter and the settle frames
+    // after the quiet wait: never one per delta.
+    let ticks = (elapsed.as_millis() / 16) as usize;
+    assert!(frames <= ticks + 8, "{frames} frames in {elapsed:?} ({ticks} ticks) for 3000 deltas");
+    assert!(frames < 3000, "{frames} frames for 3000 deltas");
+    pty.send("\x03\x03");
+    assert_eq!(pty.wait_exit(), 0);
+}
+
+#[test]
+fn ctrl_p_cycles_models_and_the_selector_switches_them() {
+    let server = ScriptedServer::start(vec![]);
+    let env = Env::new(&server.base_url);
+    let models = serde_json::json!({"providers":{"local":{"baseUrl":server.base_url,"api":"openai-completions",
+        "apiKey":"none","models":[{"id":"model-a","contextWindow":8192,"maxTokens":256},
+        {"id":"model-b","contextWindow":16384,"maxTokens":256}]}}});
+    std::fs::write(env.agent().join("models.json"), models.to_string()).expect("models.json");
+    let mut pty = Pty::spawn(&env, &[]);
+    pty.wait_for("the footer", |s| s.contains("model-a"));
+    pty.send("\x10");
+    let screen = pty.wait_for("the next model", |s| s.lines().last().is_some_and(|l| l.ends_with("model-b")));
+    assert!(screen.contains("16k"), "the footer follows the model's context window:\n{screen}");
+    pty.send("\x0c");
+    pty.wait_for("the selector", |s| s.contains("Select model") && s.contains("model-a"));
+    pty.send("model-a");
+    pty.send("\r");
+    pty.wait_for("model a again", |s| s.lines().last().is_some_and(|l| l.ends_with("model-a")));
+    pty.send("\x03\x03");
+    assert_eq!(pty.wait_exit(), 0);
+}
