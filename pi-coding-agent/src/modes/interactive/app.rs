@@ -59,7 +59,6 @@ pub(crate) struct App {
     pub(crate) header: Rc<RefCell<Container>>,
     pub(crate) chat: Rc<RefCell<Container>>,
     pub(crate) pending: Rc<RefCell<Container>>,
-    pub(crate) status: Rc<RefCell<Container>>,
     pub(crate) widgets_above: Rc<RefCell<Container>>,
     pub(crate) editor_slot: Rc<RefCell<Container>>,
     pub(crate) widgets_below: Rc<RefCell<Container>>,
@@ -224,7 +223,6 @@ impl App {
             header,
             chat,
             pending,
-            status,
             widgets_above,
             editor_slot,
             widgets_below,
@@ -405,15 +403,17 @@ impl App {
     }
 
     pub(crate) fn animating(&self) -> bool {
-        self.live.loader.is_some()
+        self.live.working.is_some()
     }
 
     /// Advances animations (the working loader).
     pub(crate) fn tick(&mut self, _tui: &mut Tui<CrosstermTerminal>) {
-        if let Some(loader) = &self.live.loader
-            && loader.borrow_mut().tick_if_due(Instant::now())
-        {
-            self.dirty = true;
+        if let Some(w) = self.live.working.as_mut() {
+            let due = w.due_frame();
+            if due != w.frame {
+                w.frame = due;
+                self.dirty = true;
+            }
         }
     }
 
@@ -423,6 +423,8 @@ impl App {
             self.rows.set(tui.terminal().rows());
         }
         self.live.refresh(&self.session);
+        let status = self.live.working.as_ref().map(|w| w.text(&self.theme));
+        self.editor.borrow_mut().set_top_status(status);
         self.footer.borrow_mut().data = self.footer_data();
         self.dirty = false;
         tui.request_render(false);
@@ -776,8 +778,7 @@ impl App {
         self.dirty = true;
         let theme = self.theme.clone();
         let chat = self.chat.clone();
-        let status = self.status.clone();
-        self.live.on_event(&ev, &theme, &chat, &status, &self.session);
+        self.live.on_event(&ev, &theme, &chat, &self.session);
         if let SessionEvent::Session(v) = &ev
             && v.get("type").and_then(|t| t.as_str()) == Some("queue_update")
         {
@@ -789,7 +790,7 @@ impl App {
     }
 
     pub(crate) fn shutdown(&mut self) {
-        self.live.loader = None;
+        self.live.working = None;
     }
 
     /// pi's "To resume this session:" hint after quitting.

@@ -569,8 +569,8 @@ impl App {
             }
             UiRequest::ToolsExpanded(expanded) => self.set_expanded(expanded),
             UiRequest::WorkingMessage(message) => {
-                if let Some(l) = &self.live.loader {
-                    l.borrow_mut().set_message(message.unwrap_or_else(|| "Working...".to_owned()));
+                if let Some(w) = self.live.working.as_mut() {
+                    w.message = message.unwrap_or_else(|| "Working".to_owned());
                 }
             }
         }

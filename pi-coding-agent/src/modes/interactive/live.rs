@@ -8,7 +8,6 @@ use std::rc::Rc;
 
 use pi_agent_core::{AgentEvent, AgentMessage, StreamingMessage};
 use pi_ai::{AssistantBlock, AssistantMessage};
-use pi_tui::components::Loader;
 use pi_tui::{ComponentRef, Container, Spacer, Text, Theme, shared};
 use serde_json::{Map, Value};
 
@@ -25,11 +24,37 @@ struct LiveTool {
     slot: Rc<RefCell<Container>>,
 }
 
+/// The working indicator embedded in the editor's top border (pi's `WorkingStatusIndicator`).
+pub(crate) struct Working {
+    since: std::time::Instant,
+    pub(crate) message: String,
+    pub(crate) frame: usize,
+}
+
+impl Working {
+    fn new(message: &str) -> Self {
+        Working { since: std::time::Instant::now(), message: message.to_owned(), frame: 0 }
+    }
+
+    /// The frame due now (80 ms per frame).
+    pub(crate) fn due_frame(&self) -> usize {
+        (self.since.elapsed().as_millis() / pi_tui::components::SPINNER_INTERVAL.as_millis()) as usize
+            % pi_tui::components::SPINNER_FRAMES.len()
+    }
+
+    /// The status text for the border at `frame`.
+    pub(crate) fn text(&self, theme: &Theme) -> String {
+        let spinner = pi_tui::components::SPINNER_FRAMES[self.frame % pi_tui::components::SPINNER_FRAMES.len()];
+        format!("{} {}", theme.fg("accent", spinner), theme.fg("muted", &self.message))
+    }
+}
+
 pub(crate) struct Live {
     pub(crate) renderer: Rc<TranscriptRenderer>,
     streaming: Option<Rc<RefCell<Container>>>,
     tools: HashMap<String, LiveTool>,
-    pub(crate) loader: Option<Rc<RefCell<Loader>>>,
+    /// The working indicator: since when, the message, and the frame last drawn.
+    pub(crate) working: Option<Working>,
     pub(crate) dirty: bool,
     bug_hint_shown: bool,
 }
@@ -45,7 +70,7 @@ fn to_output(result: &pi_agent_core::AgentToolResult, duration_ms: Option<u64>) 
 
 impl Live {
     pub(crate) fn new(renderer: Rc<TranscriptRenderer>) -> Self {
-        Live { renderer, streaming: None, tools: HashMap::new(), loader: None, dirty: false, bug_hint_shown: false }
+        Live { renderer, streaming: None, tools: HashMap::new(), working: None, dirty: false, bug_hint_shown: false }
     }
 
     fn assistant_components(&self, message: &AssistantMessage) -> Vec<ComponentRef> {
@@ -102,24 +127,14 @@ impl Live {
         }
     }
 
-    fn start_loader(&mut self, theme: &Rc<Theme>, status: &Rc<RefCell<Container>>) {
-        if self.loader.is_some() {
-            return;
+    fn start_working(&mut self, message: &str) {
+        if self.working.is_none() {
+            self.working = Some(Working::new(message));
         }
-        let (a, b) = (theme.clone(), theme.clone());
-        let loader = shared(Loader::new(
-            Rc::new(move |s: &str| a.fg("accent", s)),
-            Rc::new(move |s: &str| b.fg("muted", s)),
-            "Working...",
-        ));
-        status.borrow_mut().add_child(loader.clone());
-        self.loader = Some(loader);
     }
 
-    fn stop_loader(&mut self, status: &Rc<RefCell<Container>>) {
-        if self.loader.take().is_some() {
-            status.borrow_mut().clear();
-        }
+    fn stop_working(&mut self) {
+        self.working = None;
     }
 
     /// Applies one session event to the transcript.
@@ -128,11 +143,10 @@ impl Live {
         ev: &SessionEvent,
         theme: &Rc<Theme>,
         chat: &Rc<RefCell<Container>>,
-        status: &Rc<RefCell<Container>>,
         session: &AgentSession,
     ) {
         match ev {
-            SessionEvent::Agent(AgentEvent::AgentStart) => self.start_loader(theme, status),
+            SessionEvent::Agent(AgentEvent::AgentStart) => self.start_working("Working"),
             SessionEvent::Agent(AgentEvent::MessageStart { message }) => match message {
                 AgentMessage::Assistant(_) => {
                     let slot = shared(Container::new());
@@ -194,7 +208,7 @@ impl Live {
                 self.set_tool_output(tool_call_id, to_output(result, *duration_ms), false);
             }
             SessionEvent::AgentSettled { .. } => {
-                self.stop_loader(status);
+                self.stop_working();
                 self.tools.clear();
             }
             SessionEvent::EntryAppended { id, entry_type: "custom" } => {
@@ -205,37 +219,23 @@ impl Live {
                     chat.borrow_mut().add_child(c);
                 }
             }
-            SessionEvent::Session(v) => self.on_record(v, theme, chat, status),
+            SessionEvent::Session(v) => self.on_record(v, theme, chat),
             _ => {}
         }
     }
 
-    fn on_record(
-        &mut self,
-        v: &Value,
-        theme: &Rc<Theme>,
-        chat: &Rc<RefCell<Container>>,
-        status: &Rc<RefCell<Container>>,
-    ) {
+    fn on_record(&mut self, v: &Value, theme: &Rc<Theme>, chat: &Rc<RefCell<Container>>) {
         let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
         let line = |token: &str, text: &str| -> Vec<ComponentRef> {
             vec![shared(Spacer::new(1)), shared(Text::new(theme.fg(token, text), 1, 0))]
         };
         let items = match kind {
             "compaction_start" => {
-                self.stop_loader(status);
-                let (a, b) = (theme.clone(), theme.clone());
-                let loader = shared(Loader::new(
-                    Rc::new(move |s: &str| a.fg("accent", s)),
-                    Rc::new(move |s: &str| b.fg("muted", s)),
-                    "Compacting context...",
-                ));
-                status.borrow_mut().add_child(loader.clone());
-                self.loader = Some(loader);
+                self.working = Some(Working::new("Compacting context..."));
                 Vec::new()
             }
             "compaction_end" => {
-                self.stop_loader(status);
+                self.stop_working();
                 match v.get("errorMessage").and_then(Value::as_str) {
                     Some(e) => line("error", &format!("Compaction failed: {e}")),
                     None if v.get("aborted").and_then(Value::as_bool) == Some(true) => {

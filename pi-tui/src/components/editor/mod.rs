@@ -70,6 +70,7 @@ pub struct Editor {
     autocomplete_list: Option<(SelectList, usize)>,
     autocomplete_max_visible: usize,
     last_width: std::cell::Cell<usize>,
+    top_status: Option<String>,
     /// Called with the expanded, trimmed text on Enter (the editor then clears).
     pub on_submit: Option<TextCallback>,
     /// Called with the text after every change.
@@ -101,6 +102,7 @@ impl Editor {
             autocomplete_list: None,
             autocomplete_max_visible: 5,
             last_width: std::cell::Cell::new(80),
+            top_status: None,
             on_submit: None,
             on_change: None,
         }
@@ -124,6 +126,12 @@ impl Editor {
     /// Colour the borders with `style` (pi colours them by thinking level and bash mode).
     pub fn set_border_color(&mut self, style: StyleFn) {
         self.theme.border_color = style;
+    }
+
+    /// A styled status drawn into the top border (pi's embedded working indicator); `None`
+    /// restores the plain border.
+    pub fn set_top_status(&mut self, status: Option<String>) {
+        self.top_status = status;
     }
 
     /// Rows of autocomplete suggestions shown at once (pi's `autocompleteMaxVisible`).
@@ -705,7 +713,17 @@ impl Component for Editor {
             (self.theme.border_color)(&b)
         };
         let pad = " ".repeat(px);
-        let mut out = vec![border(self.scroll_offset, "↑")];
+        let status_width = self.top_status.as_deref().map_or(0, visible_width);
+        let top = match self.top_status.as_deref() {
+            // pi's CustomEditor with an embedded working status: `── ⠋ Working ───…`.
+            Some(status) if status_width > 0 && self.scroll_offset == 0 && width >= status_width + 5 => format!(
+                "{}{status}{}",
+                (self.theme.border_color)("── "),
+                (self.theme.border_color)(&format!(" {}", "─".repeat(width - status_width - 4)))
+            ),
+            _ => border(self.scroll_offset, "↑"),
+        };
+        let mut out = vec![top];
         let marker = if self.focused { CURSOR_MARKER } else { "" };
         for (text, cursor) in visible {
             let mut display = text.clone();
