@@ -526,3 +526,26 @@ fn ctrl_p_cycles_models_and_the_selector_switches_them() {
     pty.send("\x03\x03");
     assert_eq!(pty.wait_exit(), 0);
 }
+
+#[test]
+fn slash_menu_matches_the_reference() {
+    let (ours, reference) = scenario(vec![], |_| {}, &["/"], |s| s.contains("→ settings"), "slash_menu");
+    assert_eq!(ours, reference);
+    let (ours, reference) = scenario(vec![], |_| {}, &["/mo"], |s| s.contains("→ model"), "slash_filtered");
+    assert_eq!(ours, reference);
+}
+
+#[test]
+fn at_completes_files_and_tab_accepts() {
+    let server = ScriptedServer::start(vec![]);
+    let env = Env::new(&server.base_url);
+    std::fs::write(env.proj().join("notes.txt"), "x").expect("notes");
+    let mut pty = Pty::spawn(&env, &[]);
+    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    pty.send("look at @not");
+    pty.wait_for("the file menu", |s| s.contains("→ notes.txt"));
+    pty.send("\t");
+    pty.wait_for("the completed path", |s| s.contains("look at @notes.txt") && !s.contains("→ notes.txt"));
+    pty.send("\x03\x03");
+    assert_eq!(pty.wait_exit(), 0);
+}

@@ -43,6 +43,7 @@ pub mod ansi;
 pub mod component;
 pub mod components;
 pub mod error;
+pub mod fuzzy;
 pub mod keys;
 pub mod render;
 pub mod terminal;

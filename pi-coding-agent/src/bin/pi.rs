@@ -335,6 +335,7 @@ async fn run(mut args: Args) -> Result<i32> {
     }
     loader.reload().await?;
     let startup = interactive.then(|| startup_resources(&loader, &cwd));
+    let menu = if interactive { menu_commands(&loader) } else { Vec::new() };
     let stream_options = pi_ai::options::StreamOptions { api_key: args.api_key.clone(), ..Default::default() };
     let created = create_agent_session(CreateAgentSessionOptions {
         cwd: Some(cwd.clone()),
@@ -410,6 +411,7 @@ async fn run(mut args: Args) -> Result<i32> {
             warnings: Vec::new(),
             version: VERSION.to_owned(),
             color_mode: None,
+            commands: menu,
             hide_thinking: settings.get("hideThinkingBlock").and_then(|v| v.as_bool()).unwrap_or(false),
         };
         return Ok(interactive::run_interactive(session, options).await);
@@ -449,4 +451,12 @@ fn startup_resources(loader: &DefaultResourceLoader, cwd: &std::path::Path) -> i
         templates: r.prompt_templates.iter().map(|t| t.name.clone()).collect(),
         extensions: Vec::new(),
     }
+}
+
+/// Prompt templates and skills as `/` menu entries.
+fn menu_commands(loader: &DefaultResourceLoader) -> Vec<(String, String)> {
+    let Ok(r) = loader.resources() else { return Vec::new() };
+    let templates = r.prompt_templates.iter().map(|t| (t.name.clone(), t.description.clone()));
+    let skills = r.skills.iter().map(|s| (format!("skill:{}", s.name), s.description.clone()));
+    templates.chain(skills).collect()
 }

@@ -178,7 +178,6 @@ impl App {
             select_list: select_theme(&theme),
         });
         editor.set_keybindings(keys.clone());
-        editor.set_autocomplete_provider(Rc::new(super::commands::SlashCommands));
         editor.set_terminal_rows(tui.terminal().rows());
         let submitted = Rc::new(RefCell::new(Vec::new()));
         let sink = submitted.clone();
@@ -291,6 +290,7 @@ impl App {
         });
         std::mem::forget(_unsubscribe_on_drop);
         self.session.bind_extensions().await;
+        self.install_completions(&options.commands);
         self.rebuild_transcript();
         let mut queue: Vec<(String, PromptOptions)> = options.initial.into_iter().collect();
         queue.extend(options.rest.into_iter().map(|m| (m, PromptOptions::default())));
@@ -307,6 +307,28 @@ impl App {
             });
         }
         self.dirty = true;
+    }
+
+    /// The `/` menu (built-ins, then templates and skills, then extension commands) and file
+    /// completion.
+    fn install_completions(&mut self, extra: &[(String, String)]) {
+        let mut commands: Vec<(String, String)> = super::commands::BUILTIN_COMMANDS
+            .iter()
+            .map(|(n, hint, d)| {
+                let d = if hint.is_empty() { (*d).to_owned() } else { format!("{hint} — {d}") };
+                ((*n).to_owned(), d)
+            })
+            .collect();
+        commands.extend(extra.iter().cloned());
+        if let Some(runner) = self.session.extension_runner() {
+            for (name, c) in runner.commands() {
+                if !commands.iter().any(|(n, _)| *n == name) {
+                    commands.push((name, c.description.unwrap_or_default()));
+                }
+            }
+        }
+        let cwd = std::path::PathBuf::from(self.session.cwd());
+        self.editor.borrow_mut().set_autocomplete_provider(Rc::new(super::autocomplete::Completions { commands, cwd }));
     }
 
     /// Redraws the whole transcript from the session's branch (resume, expand toggle, /tree).

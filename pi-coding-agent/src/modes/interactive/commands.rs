@@ -10,52 +10,36 @@ use super::dialogs::{DoneCell, InputDialog, Selector};
 use super::host::UiRequest;
 use crate::ui::{NotifyKind, WidgetContent, WidgetPlacement};
 
-/// pi 1.6.0's built-in commands (`docs/slash-commands.md`) with their descriptions.
-pub(crate) const BUILTIN_COMMANDS: &[(&str, &str)] = &[
-    ("settings", "Open settings menu"),
-    ("model", "Select model (opens selector UI)"),
-    ("scoped-models", "Enable/disable models for Ctrl+P cycling"),
-    ("thinking", "Set thinking level"),
-    ("export", "Export session (HTML default, or specify path: .html/.jsonl)"),
-    ("import", "Import and resume a session from a JSONL file"),
-    ("share", "Share session as a secret GitHub gist"),
-    ("copy", "Copy last agent message to clipboard"),
-    ("name", "Set session display name"),
-    ("session", "Show session info and stats"),
-    ("changelog", "Show changelog entries"),
-    ("hotkeys", "Show all keyboard shortcuts"),
-    ("fork", "Create a new fork from a previous user message"),
-    ("clone", "Duplicate the current session at the current position"),
-    ("tree", "Navigate session tree (switch branches)"),
-    ("trust", "Trust or untrust this project"),
-    ("login", "Configure provider authentication"),
-    ("logout", "Remove provider authentication"),
-    ("new", "Start a new session"),
-    ("compact", "Manually compact the session context"),
-    ("resume", "Resume a different session"),
-    ("reload", "Reload keybindings, extensions, skills, prompts, and themes"),
-    ("mcp", "Manage MCP servers"),
-    ("context", "Show what the model saw in the last request"),
-    ("quit", "Quit pi"),
+/// pi 1.6.0's built-in commands (`BUILTIN_SLASH_COMMANDS`): name, argument hint, description;
+/// then this port's `/context`.
+pub(crate) const BUILTIN_COMMANDS: &[(&str, &str, &str)] = &[
+    ("settings", "", "Open settings menu"),
+    ("model", "<provider/model>", "Select model (opens selector UI)"),
+    ("tree", "", "Navigate session tree (switch branches)"),
+    ("thinking", "<level>", "Set thinking level"),
+    ("scoped-models", "", "Enable/disable models for Ctrl+P cycling"),
+    ("export", "", "Export session (HTML default, or specify path: .html/.jsonl)"),
+    ("import", "", "Import a JSONL session, preserving its ID and working directory"),
+    ("share", "", "Share session via a Radius artifact or a GitHub gist"),
+    ("bug", "<description>", "Report a bug to the Pi developers"),
+    ("copy", "", "Copy last agent message to clipboard"),
+    ("name", "", "Set session display name"),
+    ("session", "", "Show session info and stats"),
+    ("changelog", "", "Show changelog entries"),
+    ("hotkeys", "", "Show all keyboard shortcuts"),
+    ("fork", "", "Create a new fork from a previous user message"),
+    ("clone", "", "Duplicate the current session at the current position"),
+    ("trust", "", "Save project trust decision for future sessions"),
+    ("login", "<provider>", "Configure provider authentication"),
+    ("logout", "", "Remove provider authentication"),
+    ("new", "", "Start a new session"),
+    ("compact", "", "Manually compact the session context"),
+    ("resume", "", "Resume another session"),
+    ("reload", "", "Reload keybindings, extensions, skills, prompts, themes, and context files"),
+    ("quit", "", "Quit pi"),
+    ("context", "", "Show what the model saw in the last request"),
+    ("mcp", "", "Manage MCP servers: sign in, reconnect, enable or disable, and change exposure"),
 ];
-
-/// The `/` command menu: built-in commands whose names start with what was typed.
-pub(crate) struct SlashCommands;
-
-impl pi_tui::components::AutocompleteProvider for SlashCommands {
-    fn suggestions(&self, prefix: &str) -> Option<(Vec<pi_tui::SelectItem>, usize)> {
-        let typed = prefix.strip_prefix('/')?;
-        if typed.contains(' ') {
-            return None;
-        }
-        let items: Vec<pi_tui::SelectItem> = BUILTIN_COMMANDS
-            .iter()
-            .filter(|(n, _)| n.starts_with(typed))
-            .map(|(n, d)| pi_tui::SelectItem::new(format!("/{n}"), *n, Some(d)))
-            .collect();
-        (!items.is_empty()).then_some((items, prefix.len()))
-    }
-}
 
 fn done_cell() -> DoneCell {
     Rc::new(RefCell::new(None))
@@ -99,7 +83,7 @@ impl App {
             "settings" | "scoped-models" | "import" | "changelog" => {
                 self.show_line("warning", &format!("/{name} is not available in this port yet"))
             }
-            "login" | "logout" | "mcp" | "trust" | "share" => {
+            "login" | "logout" | "mcp" | "trust" | "share" | "bug" => {
                 self.show_line("warning", &format!("/{name} arrives with its feature; it is not available yet"))
             }
             _ => return false,

@@ -1,17 +1,18 @@
 //! The interactive mode of `pi` (`pi` in a terminal without `-p`): pi 1.6.0's terminal UI on
-//! pi-tui, over [`AgentSession`], never around it.
+//! pi-tui, over [`AgentSession`](crate::sdk::AgentSession), never around it.
 //!
 //! Threading (DESIGN decision 9): pi-tui components are single-threaded (`Rc<RefCell>`), the
 //! session lives in the `Send` world. The UI runs on one local task that owns the terminal and
 //! the component tree ([`run_interactive`] on a `LocalSet`); session events, UI requests from
-//! extensions ([`host::TuiHost`]) and the results of spawned session calls reach it over one
+//! extensions (`host::TuiHost`, the interactive [`UiHost`](crate::ui::UiHost)) and the results of spawned session calls reach it over one
 //! channel, and the stdin reader thread wakes it through the same channel. It draws at most one
 //! frame per tick (16 ms) however many deltas arrive: a streamed delta only marks the live
 //! assistant row dirty, and the partial message is read once per frame. The terminal is restored
 //! on every exit path: normal quit (Ctrl+C twice, Ctrl+D, `/quit`), SIGHUP / SIGTERM, and panics
-//! (a panic hook in [`guard`]).
+//! (a panic hook in `guard`).
 
 mod app;
+mod autocomplete;
 mod commands;
 mod context_view;
 mod dialogs;
@@ -56,6 +57,8 @@ pub struct InteractiveOptions {
     pub warnings: Vec<String>,
     /// The version the header shows.
     pub version: String,
+    /// Prompt templates and `skill:` commands for the `/` menu: `(name, description)`.
+    pub commands: Vec<(String, String)>,
     /// `hideThinkingBlock`: thinking blocks start hidden.
     pub hide_thinking: bool,
     /// Colours the terminal takes; `None` detects them (`COLORTERM`, `TERM`).

@@ -227,7 +227,10 @@ impl Editor {
         self.last_action = Some(LastAction::TypeWord);
         self.insert_text(text);
         let at_start = self.state.line == 0 && self.current().starts_with('/') && !self.current().contains(' ');
-        if at_start || self.autocomplete_list.is_some() {
+        let before = &self.current()[..self.state.col];
+        let token_start = before.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        let at_file = before[token_start..].starts_with('@');
+        if at_start || at_file || self.autocomplete_list.is_some() {
             self.update_autocomplete();
         }
     }
@@ -380,6 +383,13 @@ impl Editor {
         match provider.suggestions(&prefix) {
             Some((items, replace)) if !items.is_empty() => {
                 let mut list = SelectList::new(items, self.autocomplete_max_visible, self.theme.select_list.clone());
+                if prefix.starts_with('/') {
+                    // pi's SLASH_COMMAND_SELECT_LIST_LAYOUT.
+                    list.set_layout(super::select_list::SelectListLayout {
+                        min_primary_column_width: Some(12),
+                        max_primary_column_width: Some(32),
+                    });
+                }
                 list.set_keybindings(self.keys.clone());
                 self.autocomplete_list = Some((list, replace));
             }
