@@ -157,12 +157,15 @@ async fn audit_note_entries_draw_as_the_reference_draws_them() {
     };
     let proj = hs.cwd.display().to_string();
     let user = std::thread::spawn(move || {
-        screen.wait_for("the footer", |s| s.contains("smollm2-135m"));
-        screen.send("run it\r");
-        let seen = screen.wait_for("the answer", |s| s.contains("Audited.") && s.contains("↑20"));
-        let colors = screen.colors("[audit]", 1);
+        let steps = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            screen.wait_for("the footer", |s| s.contains("smollm2-135m"));
+            screen.send("run it\r");
+            let seen = screen.wait_for("the answer", |s| s.contains("Audited.") && s.contains("↑20"));
+            (seen, screen.colors("[audit]", 1))
+        }));
+        // Quit in every case, so a failed step ends the UI instead of hanging the test.
         screen.send("\x03\x03");
-        (seen, colors)
+        steps.unwrap_or_else(|p| std::panic::resume_unwind(p))
     });
     let code = run_interactive_on(hs.session.clone(), options, terminal).await;
     let (seen, (fg, bg, bg_last)) = user.join().expect("user thread");
@@ -224,13 +227,17 @@ async fn extension_dialogs_go_through_the_ui_seam_as_the_reference_shows_them() 
     };
     let proj = hs.cwd.display().to_string();
     let user = std::thread::spawn(move || {
-        screen.wait_for("the footer", |s| s.contains("smollm2-135m"));
-        screen.send("/pick\r");
-        let dialog = screen.wait_for("the selector", |s| s.contains("Pick a colour") && s.contains("→ red"));
-        screen.send("\x1b[B\r");
-        let picked = screen.wait_for("the answer", |s| s.contains("You picked blue") && s.contains("picked blue"));
+        let steps = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            screen.wait_for("the footer", |s| s.contains("smollm2-135m"));
+            screen.send("/pick\r");
+            let dialog = screen.wait_for("the selector", |s| s.contains("Pick a colour") && s.contains("→ red"));
+            screen.send("\x1b[B\r");
+            let picked = screen.wait_for("the answer", |s| s.contains("You picked blue") && s.contains("picked blue"));
+            (dialog, picked)
+        }));
+        // Quit in every case, so a failed step ends the UI instead of hanging the test.
         screen.send("\x03\x03");
-        (dialog, picked)
+        steps.unwrap_or_else(|p| std::panic::resume_unwind(p))
     });
     let code = run_interactive_on(hs.session.clone(), options, terminal).await;
     let (dialog, picked) = user.join().expect("user thread");

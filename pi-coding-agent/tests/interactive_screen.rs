@@ -261,13 +261,13 @@ fn slash_commands_answer_in_the_transcript() {
     let env = Env::new(&server.base_url);
     let mut pty = Pty::spawn(&env, &[]);
     pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
-    // Enter first accepts the highlighted command of the `/` menu, then submits it.
-    pty.send("/login\r\r");
+    // Enter in the `/` menu completes the highlighted command and submits it, as pi's editor.
+    pty.send("/login\r");
     pty.wait_for("the login notice", |s| s.contains("/login arrives with its feature"));
     pty.send("/name demo\r");
     let screen = pty.wait_for("the name in the footer", |s| s.contains("• demo"));
     assert!(screen.contains("Session name set: demo"));
-    pty.send("/quit\r\r");
+    pty.send("/quit\r");
     assert_eq!(pty.wait_exit(), 0);
 }
 

@@ -522,8 +522,20 @@ impl Component for Editor {
                 self.autocomplete_list = None;
                 return;
             }
-            if kb.matches(data, "tui.input.tab") || kb.matches(data, "tui.select.confirm") {
+            if kb.matches(data, "tui.input.tab") {
                 self.accept_autocomplete();
+                return;
+            }
+            if kb.matches(data, "tui.select.confirm") {
+                // pi: Enter in the command-name menu completes the command and submits it; in
+                // path and argument menus it only completes.
+                let before = &self.current()[..self.state.col];
+                let submits = self.state.line == 0 && before.starts_with('/') && !before.contains(' ');
+                self.accept_autocomplete();
+                if !submits {
+                    return;
+                }
+                self.submit();
                 return;
             }
             if kb.matches(data, "tui.select.up") || kb.matches(data, "tui.select.down") {
