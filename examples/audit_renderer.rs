@@ -88,8 +88,11 @@ async fn main() -> Result<()> {
     session.prompt("跑一下检查").await?;
 
     let theme = Rc::new(Theme::dark(ColorMode::Truecolor)?);
-    let renderer =
-        TranscriptRenderer::new(theme, session.extension_runner().cloned(), RenderOptions { expanded, output_pad: 1 });
+    let renderer = TranscriptRenderer::new(
+        theme,
+        session.extension_runner().cloned(),
+        RenderOptions { expanded, output_pad: 1, ..Default::default() },
+    );
     let branch_len = session.session_manager().get_branch(None).len();
     let mut transcript = renderer.render_branch(session.session_manager().get_branch(None));
     print!("{}", to_terminal_bytes(&render_lines(&mut transcript, 72)));

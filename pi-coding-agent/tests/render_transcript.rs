@@ -125,7 +125,7 @@ async fn extension_renderers_draw_entries_and_messages_and_failures_are_isolated
     // Order of the transcript.
     let order = [
         "run the checks",
-        "bash {\"command\":\"make check\"}",
+        "$ make check",
         "all green",
         "[audit] bash",
         "[boom] renderer failed: bad data",
@@ -172,7 +172,7 @@ async fn extension_renderers_draw_entries_and_messages_and_failures_are_isolated
 
 #[tokio::test]
 async fn expanded_rendering_reaches_the_renderers() {
-    let options = RenderOptions { expanded: true, output_pad: 1 };
+    let options = RenderOptions { expanded: true, ..RenderOptions::default() };
     let renderer = TranscriptRenderer::new(theme(), Some(runner().await), options);
     let rows = rows(&screen(&renderer, &session()));
     assert!(rows.iter().any(|r| r.contains("call \"call-1\"")), "{}", rows.join("\n"));
@@ -200,7 +200,7 @@ fn skill_invocations_show_as_a_skill_line_then_the_users_text() {
     let skill = row_of(&rows_c, "[skill] demo (ctrl+o to expand)");
     assert!(row_of(&rows_c, "please go") > skill);
     assert!(!rows_c.join("\n").contains("Run it."));
-    let expanded = TranscriptRenderer::new(theme(), None, RenderOptions { expanded: true, output_pad: 1 });
+    let expanded = TranscriptRenderer::new(theme(), None, RenderOptions { expanded: true, ..RenderOptions::default() });
     let rows_e = rows(&screen(&expanded, &sm));
     assert!(row_of(&rows_e, "Run it.") > row_of(&rows_e, "demo"));
     // Hidden custom roles produce nothing at all.

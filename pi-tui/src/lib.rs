@@ -43,6 +43,7 @@ pub mod ansi;
 pub mod component;
 pub mod components;
 pub mod error;
+pub mod fuzzy;
 pub mod keys;
 pub mod render;
 pub mod terminal;
@@ -56,6 +57,6 @@ pub use components::{
     Box, Editor, Input, Loader, Markdown, MarkdownTheme, SelectItem, SelectList, Spacer, Text, TruncatedText,
 };
 pub use error::TuiError;
-pub use terminal::{CaptureTerminal, CrosstermTerminal, Terminal, TerminalEvent};
+pub use terminal::{CaptureTerminal, CrosstermTerminal, Terminal, TerminalEvent, emergency_restore};
 pub use theme::{ColorMode, Theme};
 pub use tui::{InputAction, OverlayId, ScreenMode, Tui};

@@ -129,14 +129,21 @@ impl Terminal for CaptureTerminal {
 /// The real terminal: crossterm for raw mode and size, stdout for output, and a thread reading
 /// raw stdin bytes (crossterm's event reader would decode keys lossily) through a [`StdinBuffer`].
 pub struct CrosstermTerminal {
-    out: std::io::Stdout,
+    out: Box<dyn Write>,
     size: (usize, usize),
+    /// Input other than the process's stdin (taken by [`Terminal::start`]).
+    custom_input: Option<Box<dyn Read + Send>>,
+    /// Size other than the process terminal's.
+    size_fn: Option<Box<dyn Fn() -> (usize, usize)>>,
+    /// Whether start/stop switch the process terminal's raw mode.
+    manage_raw_mode: bool,
     input: Option<Receiver<Vec<u8>>>,
     buffer: StdinBuffer,
     pending: VecDeque<TerminalEvent>,
     kitty: bool,
     started: bool,
     utf8_tail: Vec<u8>,
+    wakeup: Option<std::sync::Arc<dyn Fn() + Send + Sync>>,
 }
 
 impl Default for CrosstermTerminal {
@@ -149,14 +156,60 @@ impl CrosstermTerminal {
     /// A terminal on the process's stdin/stdout (not started).
     pub fn new() -> Self {
         Self {
-            out: std::io::stdout(),
+            out: Box::new(std::io::stdout()),
             size: Self::query_size(),
+            custom_input: None,
+            size_fn: None,
+            manage_raw_mode: true,
             input: None,
             buffer: StdinBuffer::new(escape_timeout()),
             pending: VecDeque::new(),
             kitty: false,
             started: false,
             utf8_tail: Vec::new(),
+            wakeup: None,
+        }
+    }
+
+    /// A terminal over other streams than the process's stdio (a pseudo-terminal opened by the
+    /// application or a test): `input` is read on the reader thread, `output` receives the frames,
+    /// `size` reports columns and rows. Raw mode is the caller's business.
+    pub fn from_io(input: Box<dyn Read + Send>, output: Box<dyn Write>, size: Box<dyn Fn() -> (usize, usize)>) -> Self {
+        let mut t = Self::new();
+        t.size = size();
+        t.out = output;
+        t.custom_input = Some(input);
+        t.size_fn = Some(size);
+        t.manage_raw_mode = false;
+        t
+    }
+
+    /// Whether this terminal is the process's own (stdin/stdout).
+    pub fn is_process_terminal(&self) -> bool {
+        self.manage_raw_mode
+    }
+
+    /// Call `wakeup` from the stdin reader thread after each read (set before
+    /// [`Terminal::start`]), so an event loop can sleep until input arrives instead of polling.
+    pub fn set_wakeup(&mut self, wakeup: std::sync::Arc<dyn Fn() + Send + Sync>) {
+        self.wakeup = Some(wakeup);
+    }
+
+    /// When a buffered partial escape sequence becomes a key of its own (the escape timeout).
+    pub fn input_deadline(&self) -> Option<Instant> {
+        self.buffer.deadline()
+    }
+
+    /// Read whatever the stdin thread has delivered, without waiting.
+    fn drain_input(&mut self) {
+        let mut chunks = Vec::new();
+        if let Some(rx) = &self.input {
+            while let Ok(bytes) = rx.try_recv() {
+                chunks.push(bytes);
+            }
+        }
+        for bytes in chunks {
+            self.feed(bytes);
         }
     }
 
@@ -168,7 +221,10 @@ impl CrosstermTerminal {
     }
 
     fn check_resize(&mut self) {
-        let size = Self::query_size();
+        let size = match &self.size_fn {
+            Some(f) => f(),
+            None => Self::query_size(),
+        };
         if size != self.size {
             self.size = size;
             self.pending.push_back(TerminalEvent::Resize);
@@ -231,13 +287,20 @@ pub fn escape_timeout() -> Duration {
 
 impl Terminal for CrosstermTerminal {
     fn start(&mut self) -> Result<(), TuiError> {
-        crossterm::terminal::enable_raw_mode()?;
+        if self.manage_raw_mode {
+            crossterm::terminal::enable_raw_mode()?;
+        }
         self.started = true;
         self.write("\x1b[?2004h");
         self.write("\x1b[>7u\x1b[?u\x1b[c");
         let (tx, rx) = channel();
+        let wakeup = self.wakeup.clone();
+        let custom = self.custom_input.take();
         std::thread::Builder::new().name("pi-tui-stdin".into()).spawn(move || {
-            let mut stdin = std::io::stdin();
+            let mut stdin: Box<dyn Read> = match custom {
+                Some(input) => input,
+                None => Box::new(std::io::stdin()),
+            };
             let mut buf = [0u8; 4096];
             loop {
                 match stdin.read(&mut buf) {
@@ -245,6 +308,9 @@ impl Terminal for CrosstermTerminal {
                     Ok(n) => {
                         if tx.send(buf[..n].to_vec()).is_err() {
                             break;
+                        }
+                        if let Some(w) = &wakeup {
+                            w();
                         }
                     }
                 }
@@ -262,7 +328,9 @@ impl Terminal for CrosstermTerminal {
         self.write("\x1b[?2004l\x1b[<u\x1b[>4;0m\x1b[?25h");
         set_kitty_protocol_active(false);
         self.input = None;
-        crossterm::terminal::disable_raw_mode()?;
+        if self.manage_raw_mode {
+            crossterm::terminal::disable_raw_mode()?;
+        }
         Ok(())
     }
 
@@ -294,6 +362,10 @@ impl Terminal for CrosstermTerminal {
             }
             let now = Instant::now();
             if now >= deadline {
+                self.drain_input();
+                if let Some(ev) = self.pending.pop_front() {
+                    return Some(ev);
+                }
                 for ev in self.buffer.flush_if_stale(now) {
                     self.handle_sequence(ev);
                 }
@@ -329,5 +401,19 @@ impl Drop for CrosstermTerminal {
         if let Err(e) = self.stop() {
             tracing::warn!(error = %e, "restoring the terminal failed");
         }
+    }
+}
+
+/// Restores the process's terminal without any state: leaves the alternate screen, re-enables
+/// autowrap, turns off bracketed paste and the keyboard protocols, shows the cursor and leaves
+/// raw mode. For exit paths that cannot reach the [`crate::Tui`] (a panic hook, a fatal signal).
+pub fn emergency_restore() {
+    let mut out = std::io::stdout();
+    // The terminal may be gone (SIGHUP); nothing useful can be done about a failed write.
+    let _ = out.write_all(b"\x1b[?2026l\x1b[?2004l\x1b[<u\x1b[>4;0m\x1b[?1049l\x1b[?7h\x1b[?25h");
+    let _ = out.flush();
+    set_kitty_protocol_active(false);
+    if let Err(e) = crossterm::terminal::disable_raw_mode() {
+        tracing::warn!(error = %e, "leaving raw mode failed");
     }
 }

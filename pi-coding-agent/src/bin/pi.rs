@@ -20,7 +20,7 @@ use pi_coding_agent::cli::{HELP, VERSION, no_api_key_message, no_models_message}
 use pi_coding_agent::extensions::FlagValue as ExtFlagValue;
 use pi_coding_agent::modes::rpc::RpcContext;
 use pi_coding_agent::modes::rpc_queries::SourceRoots;
-use pi_coding_agent::modes::{EXIT_INTERRUPTED, json, print, rpc};
+use pi_coding_agent::modes::{EXIT_INTERRUPTED, interactive, json, print, rpc};
 use pi_coding_agent::sdk::request_options::request_options_from_settings;
 use pi_coding_agent::sdk::{
     CreateAgentSessionOptions, DefaultResourceLoader, NoTools, PromptOptions, create_agent_session,
@@ -335,9 +335,7 @@ async fn run(mut args: Args) -> Result<i32> {
         Err(e) => return fail(&e.to_string()),
     };
     let initial = build_initial_message(stdin_text.as_deref(), &files.text, &mut args.messages);
-    if mode.is_none() && !args.print && interactive_terminal {
-        return fail("the interactive terminal UI is not available in this port; use -p, --mode json or --mode rpc");
-    }
+    let interactive = mode.is_none() && !args.print && interactive_terminal;
 
     // Tools: pi's selection rules, applied by the SDK to built-in and extension tools alike.
     let no_tools = if args.no_tools {
@@ -388,6 +386,8 @@ async fn run(mut args: Args) -> Result<i32> {
         &settings,
         pi_ai::options::StreamOptions { api_key: args.api_key.clone(), ..Default::default() },
     );
+    let startup = interactive.then(|| startup_resources(&loader, &cwd));
+    let menu = if interactive { menu_commands(&loader) } else { Vec::new() };
     let created = create_agent_session(CreateAgentSessionOptions {
         cwd: Some(cwd.clone()),
         agent_dir: Some(agent_dir.clone()),
@@ -463,6 +463,25 @@ async fn run(mut args: Args) -> Result<i32> {
     }
     let initial = initial.map(|text| (text, PromptOptions { images: files.images, ..Default::default() }));
     let rest = std::mem::take(&mut args.messages);
+    if interactive {
+        let options = interactive::InteractiveOptions {
+            initial,
+            rest,
+            agent_dir: agent_dir.clone(),
+            theme: args.use_theme.clone().or_else(|| settings.get("theme").and_then(|v| v.as_str()).map(str::to_owned)),
+            quiet_startup: settings.quiet_startup(),
+            regular_screen: settings.get("tuiMode").and_then(|v| v.as_str()) == Some("regular"),
+            models: available.clone(),
+            scoped_models: scope.models.iter().map(|m| m.model.clone()).collect(),
+            resources: startup.unwrap_or_default(),
+            warnings: Vec::new(),
+            version: VERSION.to_owned(),
+            color_mode: None,
+            commands: menu,
+            hide_thinking: settings.get("hideThinkingBlock").and_then(|v| v.as_bool()).unwrap_or(false),
+        };
+        return Ok(interactive::run_interactive(session, options).await);
+    }
     let run = async {
         if mode == Some(Mode::Json) {
             json::run_json(&session, initial, &rest).await
@@ -535,4 +554,34 @@ async fn run_until_signal(
     }
     pi_coding_agent::tools::bash::kill_tracked_process_groups();
     code
+}
+
+/// What the interactive header lists: context files, skills, prompt templates.
+fn startup_resources(loader: &DefaultResourceLoader, cwd: &std::path::Path) -> interactive::StartupResources {
+    let Ok(r) = loader.resources() else { return Default::default() };
+    let home = std::env::var("HOME").unwrap_or_default();
+    let show = |p: &std::path::Path| {
+        let s = p.display().to_string();
+        if let Ok(rel) = p.strip_prefix(cwd) {
+            return rel.display().to_string();
+        }
+        match s.strip_prefix(&home) {
+            Some(rest) if !home.is_empty() && rest.starts_with('/') => format!("~{rest}"),
+            _ => s,
+        }
+    };
+    interactive::StartupResources {
+        context_files: r.context_files.iter().map(|f| show(std::path::Path::new(&f.path))).collect(),
+        skills: r.skills.iter().map(|s| s.name.clone()).collect(),
+        templates: r.prompt_templates.iter().map(|t| t.name.clone()).collect(),
+        extensions: Vec::new(),
+    }
+}
+
+/// Prompt templates and skills as `/` menu entries.
+fn menu_commands(loader: &DefaultResourceLoader) -> Vec<(String, String)> {
+    let Ok(r) = loader.resources() else { return Vec::new() };
+    let templates = r.prompt_templates.iter().map(|t| (t.name.clone(), t.description.clone()));
+    let skills = r.skills.iter().map(|s| (format!("skill:{}", s.name), s.description.clone()));
+    templates.chain(skills).collect()
 }

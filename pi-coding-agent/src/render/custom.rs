@@ -46,13 +46,27 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+thread_local! {
+    /// How many isolated renderers are running on this thread (see [`inside_isolated_renderer`]).
+    static ISOLATING: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether the current thread is inside an isolated extension renderer: a panic there is caught
+/// and drawn as an error line, so a panic hook must not tear the terminal down for it.
+pub fn inside_isolated_renderer() -> bool {
+    ISOLATING.with(|c| c.get() > 0)
+}
+
 /// Runs a renderer; a panic becomes `Err(message)`.
-fn isolate<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    catch_unwind(AssertUnwindSafe(f)).map_err(|p| panic_message(p.as_ref()))
+pub(crate) fn isolate<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    ISOLATING.with(|c| c.set(c.get() + 1));
+    let result = catch_unwind(AssertUnwindSafe(f)).map_err(|p| panic_message(p.as_ref()));
+    ISOLATING.with(|c| c.set(c.get().saturating_sub(1)));
+    result
 }
 
 /// The text of a custom message's content: text blocks joined by newlines.
-pub(crate) fn content_text(content: &pi_ai::Content<pi_ai::UserBlock>) -> String {
+pub fn content_text(content: &pi_ai::Content<pi_ai::UserBlock>) -> String {
     match content {
         pi_ai::Content::Text(s) => s.clone(),
         pi_ai::Content::Blocks(blocks) => blocks.iter().filter_map(|b| b.as_text()).collect::<Vec<_>>().join("\n"),

@@ -18,9 +18,6 @@ use crate::sdk::parse_skill_block;
 /// The default key of pi's `app.tools.expand` binding, named in collapsed items' hints.
 const EXPAND_KEY: &str = "ctrl+o";
 
-/// Lines of tool output shown while collapsed.
-const COLLAPSED_OUTPUT_LINES: usize = 5;
-
 impl TranscriptRenderer {
     fn styled_markdown(
         &self,
@@ -74,81 +71,154 @@ impl TranscriptRenderer {
         out
     }
 
-    /// An assistant message: thinking (italic), text (markdown), and the error of a failed turn.
+    /// An assistant message (pi's `AssistantMessageComponent`): text as markdown, each run of
+    /// thinking blocks as italic markdown (or the `Thinking...` label when hidden), a blank line
+    /// before each visible block, then the truncation, abort or error line.
     pub fn assistant_message(&self, message: &AssistantMessage) -> Vec<ComponentRef> {
         let pad = self.options.output_pad;
         let mut out: Vec<ComponentRef> = Vec::new();
-        for block in &message.content {
-            let component: ComponentRef = match block {
+        let mut needs_spacer = true;
+        let add = |out: &mut Vec<ComponentRef>, c: ComponentRef, spacer: &mut bool| {
+            if *spacer {
+                out.push(shared(Spacer::new(1)));
+                *spacer = false;
+            }
+            out.push(c);
+        };
+        let blocks = &message.content;
+        let mut i = 0;
+        while i < blocks.len() {
+            match &blocks[i] {
                 AssistantBlock::Text(t) if !t.text.trim().is_empty() => {
-                    shared(Markdown::new(t.text.trim(), pad, 0, self.markdown.clone()))
+                    add(
+                        &mut out,
+                        shared(Markdown::new(t.text.trim(), pad, 0, self.markdown.clone())),
+                        &mut needs_spacer,
+                    );
                 }
-                AssistantBlock::Thinking(t) if !t.thinking.trim().is_empty() => {
-                    let mut md = Markdown::new(t.thinking.trim(), pad, 0, self.markdown.clone());
-                    let th = self.theme.clone();
-                    md.set_default_style(Some(DefaultTextStyle {
-                        color: Some(Rc::new(move |s: &str| th.fg("thinkingText", s))),
-                        italic: true,
-                        ..Default::default()
-                    }));
-                    shared(md)
+                AssistantBlock::Thinking(_) => {
+                    let mut run = Vec::new();
+                    while let Some(AssistantBlock::Thinking(t)) = blocks.get(i) {
+                        if !t.thinking.trim().is_empty() {
+                            run.push(t.thinking.trim());
+                        }
+                        i += 1;
+                    }
+                    if !run.is_empty() {
+                        let component: ComponentRef = if self.options.hide_thinking {
+                            shared(Text::new(italic(&self.theme.fg("thinkingText", "Thinking...")), pad, 0))
+                        } else {
+                            let mut md = Markdown::new(run.join("\n\n"), pad, 0, self.markdown.clone());
+                            let th = self.theme.clone();
+                            md.set_default_style(Some(DefaultTextStyle {
+                                color: Some(Rc::new(move |s: &str| th.fg("thinkingText", s))),
+                                italic: true,
+                                ..Default::default()
+                            }));
+                            shared(md)
+                        };
+                        add(&mut out, component, &mut needs_spacer);
+                        needs_spacer = true;
+                    }
+                    continue;
                 }
-                _ => continue,
-            };
-            out.push(shared(Spacer::new(1)));
-            out.push(component);
+                _ => {}
+            }
+            i += 1;
         }
-        if let Some(error) = &message.error_message {
-            out.push(shared(Spacer::new(1)));
-            out.push(shared(Text::new(self.theme.fg("error", &format!("Error: {error}")), pad, 0)));
+        let has_tool_calls = blocks.iter().any(|b| matches!(b, AssistantBlock::ToolCall(_)));
+        let line = |text: &str| -> Vec<ComponentRef> {
+            vec![shared(Spacer::new(1)), shared(Text::new(self.theme.fg("error", text), pad, 0))]
+        };
+        match message.stop_reason {
+            pi_ai::StopReason::Length => out.extend(line("Response was truncated before completion.")),
+            pi_ai::StopReason::Aborted if !has_tool_calls => {
+                let text = match message.error_message.as_deref() {
+                    Some(e) if e != "Request was aborted" => e,
+                    _ => "Operation aborted",
+                };
+                out.extend(line(text));
+            }
+            pi_ai::StopReason::Error if !has_tool_calls => {
+                let e = message.error_message.as_deref().filter(|e| !e.is_empty()).unwrap_or("Unknown error");
+                out.extend(line(&format!("Error: {e}")));
+            }
+            _ => {}
         }
         out
     }
 
-    /// A tool call with its result, in a box coloured by success.
+    /// A tool call with its result, as pi's tool row (see `render/tools.rs`).
     pub fn tool_result(&self, result: &ToolResultMessage, call: Option<&pi_ai::ToolCall>) -> Vec<ComponentRef> {
-        let bg = if result.is_error { "toolErrorBg" } else { "toolSuccessBg" };
-        let theme = self.theme.clone();
-        let mut b = pi_tui::Box::new(self.options.output_pad, 1, Some(Rc::new(move |t: &str| theme.bg(bg, t))));
-        let args = call.map(|c| serde_json::Value::Object(c.arguments.clone()).to_string()).unwrap_or_default();
-        let title = format!("{} {}", self.theme.fg("toolTitle", &bold(&result.tool_name)), self.theme.fg("dim", &args));
-        b.add_child(shared(Text::new(title.trim_end(), 0, 0)));
-        let text = result.content.iter().filter_map(|c| c.as_text()).collect::<Vec<_>>().join("\n");
-        if !text.trim().is_empty() {
-            let lines: Vec<&str> = text.trim_end().lines().collect();
-            let shown = if self.options.expanded { lines.len() } else { lines.len().min(COLLAPSED_OUTPUT_LINES) };
-            let mut body = lines[..shown].join("\n");
-            if shown < lines.len() {
-                body.push_str(&format!("\n… ({} more lines)", lines.len() - shown));
-            }
-            b.add_child(shared(Spacer::new(1)));
-            b.add_child(shared(Text::new(self.theme.fg("toolOutput", &body), 0, 0)));
-        }
-        vec![shared(Spacer::new(1)), shared(b)]
+        let output = super::ToolOutput {
+            text: result.content.iter().filter_map(|c| c.as_text()).collect::<Vec<_>>().join("\n"),
+            is_error: result.is_error,
+            details: result.details.clone(),
+            duration_ms: result.duration_ms,
+        };
+        let empty = serde_json::Map::new();
+        let args = call.map_or(&empty, |c| &c.arguments);
+        let row = super::ToolRow { name: &result.tool_name, args, output: Some(&output), partial: false };
+        vec![shared(Spacer::new(1)), self.tool_row(&row)]
     }
 
-    /// A user `!command` and its output.
+    /// A user `!command` and its output (pi's `BashExecutionComponent`).
     pub fn bash_execution(&self, message: &BashExecutionMessage) -> Vec<ComponentRef> {
+        self.bash_block(message, false)
+    }
+
+    /// A user `!command` while it runs (`running`) or finished: a spacer, a border in the bash
+    /// colour (dim for `!!`), the bold command, the output's last 20 lines, the status, a border.
+    pub fn bash_block(&self, message: &BashExecutionMessage, running: bool) -> Vec<ComponentRef> {
+        const PREVIEW_LINES: usize = 20;
         let pad = self.options.output_pad;
+        let color = if message.exclude_from_context == Some(true) { "dim" } else { "bashMode" };
+        let theme = self.theme.clone();
+        let border = move |width: usize| theme.fg(color, &"─".repeat(width.max(1)));
         let mut c = Container::new();
-        let prompt = if message.exclude_from_context == Some(true) { "$$ " } else { "$ " };
-        c.add_child(shared(Text::new(
-            self.theme.fg("bashMode", &bold(&format!("{prompt}{}", message.command))),
-            pad,
-            0,
-        )));
-        let output = message.output.trim_end();
-        if !output.is_empty() {
-            c.add_child(shared(Text::new(self.theme.fg("muted", output), pad, 0)));
+        c.add_child(shared(Spacer::new(1)));
+        c.add_child(shared(super::Border::new(border.clone())));
+        c.add_child(shared(Text::new(self.theme.fg(color, &bold(&format!("$ {}", message.command))), pad, 0)));
+        let lines: Vec<&str> =
+            if message.output.is_empty() { Vec::new() } else { message.output.split('\n').collect() };
+        let shown =
+            if self.options.expanded { &lines[..] } else { &lines[lines.len().saturating_sub(PREVIEW_LINES)..] };
+        if !shown.is_empty() {
+            let body = shown.iter().map(|l| self.theme.fg("muted", l)).collect::<Vec<_>>().join("\n");
+            c.add_child(shared(Text::new(format!("\n{body}"), pad, 0)));
         }
-        match (message.cancelled, message.exit_code) {
-            (true, _) => c.add_child(shared(Text::new(self.theme.fg("warning", "(cancelled)"), pad, 0))),
-            (false, Some(code)) if code != 0 => {
-                c.add_child(shared(Text::new(self.theme.fg("error", &format!("(exit {code})")), pad, 0)))
+        if running {
+            let spinner = self.theme.fg(color, "⠋");
+            let text = self.theme.fg("muted", "Running... (escape to cancel)");
+            c.add_child(shared(Text::new(format!("\n{spinner} {text}"), pad, 0)));
+        } else {
+            let mut status = Vec::new();
+            let hidden = lines.len() - shown.len();
+            if hidden > 0 {
+                status.push(format!(
+                    "{}{}{}{}",
+                    self.theme.fg("muted", &format!("... {hidden} more lines (")),
+                    self.theme.fg("dim", EXPAND_KEY),
+                    self.theme.fg("muted", " to expand"),
+                    self.theme.fg("muted", ")")
+                ));
             }
-            _ => {}
+            if message.cancelled {
+                status.push(self.theme.fg("warning", "(cancelled)"));
+            } else if let Some(code) = message.exit_code.filter(|c| *c != 0) {
+                status.push(self.theme.fg("error", &format!("(exit {code})")));
+            }
+            if message.truncated
+                && let Some(path) = &message.full_output_path
+            {
+                status.push(self.theme.fg("warning", &format!("Output truncated. Full output: {path}")));
+            }
+            if !status.is_empty() {
+                c.add_child(shared(Text::new(format!("\n{}", status.join("\n")), pad, 0)));
+            }
         }
-        vec![shared(Spacer::new(1)), shared(c)]
+        c.add_child(shared(super::Border::new(border)));
+        vec![shared(c)]
     }
 
     /// A compaction or branch summary: a label, the summary when expanded.

@@ -17,6 +17,7 @@
 
 mod custom;
 mod messages;
+mod tools;
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -25,7 +26,9 @@ use std::sync::Arc;
 use pi_agent_core::AgentMessage;
 use pi_tui::{Component, ComponentRef, Container, MarkdownTheme, Theme};
 
-pub use custom::ExtensionComponent;
+pub use custom::content_text as content_text_of;
+pub use custom::{ExtensionComponent, inside_isolated_renderer};
+pub use tools::{ToolOutput, ToolRow, format_duration};
 
 use crate::extensions::ExtensionRunner;
 use crate::messages::{CodingAgentMessage, CodingMessage, CustomRoleMessage};
@@ -38,11 +41,13 @@ pub struct RenderOptions {
     pub expanded: bool,
     /// Horizontal padding (pi's `outputPad` setting, default 1).
     pub output_pad: usize,
+    /// Show thinking blocks as a one-line label (pi's `hideThinkingBlock`).
+    pub hide_thinking: bool,
 }
 
 impl Default for RenderOptions {
     fn default() -> Self {
-        RenderOptions { expanded: false, output_pad: 1 }
+        RenderOptions { expanded: false, output_pad: 1, hide_thinking: false }
     }
 }
 
@@ -59,6 +64,16 @@ impl TranscriptRenderer {
     pub fn new(theme: Rc<Theme>, runner: Option<Arc<ExtensionRunner>>, options: RenderOptions) -> Self {
         let markdown = MarkdownTheme::from_theme(&theme);
         TranscriptRenderer { theme, markdown, runner, options }
+    }
+
+    /// The markdown theme it draws with.
+    pub fn markdown_theme(&self) -> MarkdownTheme {
+        self.markdown.clone()
+    }
+
+    /// The theme it draws with.
+    pub fn theme(&self) -> &Rc<Theme> {
+        &self.theme
     }
 
     /// The options in use.
@@ -138,6 +153,36 @@ impl TranscriptRenderer {
             }
         }
         container
+    }
+}
+
+/// A full-width horizontal rule drawn by a colour function (pi's `DynamicBorder`).
+pub struct Border {
+    draw: Box<dyn Fn(usize) -> String>,
+    cache: Option<(usize, pi_tui::Lines)>,
+}
+
+impl Border {
+    /// A border drawn by `draw(width)`.
+    pub fn new(draw: impl Fn(usize) -> String + 'static) -> Self {
+        Border { draw: Box::new(draw), cache: None }
+    }
+}
+
+impl Component for Border {
+    fn render(&mut self, width: usize) -> pi_tui::Lines {
+        if let Some((w, lines)) = &self.cache
+            && *w == width
+        {
+            return lines.clone();
+        }
+        let lines: pi_tui::Lines = vec![(self.draw)(width)].into();
+        self.cache = Some((width, lines.clone()));
+        lines
+    }
+
+    fn invalidate(&mut self) {
+        self.cache = None;
     }
 }
 

@@ -70,6 +70,7 @@ pub struct Editor {
     autocomplete_list: Option<(SelectList, usize)>,
     autocomplete_max_visible: usize,
     last_width: std::cell::Cell<usize>,
+    top_status: Option<String>,
     /// Called with the expanded, trimmed text on Enter (the editor then clears).
     pub on_submit: Option<TextCallback>,
     /// Called with the text after every change.
@@ -101,6 +102,7 @@ impl Editor {
             autocomplete_list: None,
             autocomplete_max_visible: 5,
             last_width: std::cell::Cell::new(80),
+            top_status: None,
             on_submit: None,
             on_change: None,
         }
@@ -114,6 +116,27 @@ impl Editor {
     /// The terminal height, which sets the visible rows (`max(5, rows * 0.3)`).
     pub fn set_terminal_rows(&mut self, rows: usize) {
         self.terminal_rows = rows;
+    }
+
+    /// Use these keybindings (pi's `keybindings.json` overrides).
+    pub fn set_keybindings(&mut self, keys: Rc<Keybindings>) {
+        self.keys = keys;
+    }
+
+    /// Colour the borders with `style` (pi colours them by thinking level and bash mode).
+    pub fn set_border_color(&mut self, style: StyleFn) {
+        self.theme.border_color = style;
+    }
+
+    /// A styled status drawn into the top border (pi's embedded working indicator); `None`
+    /// restores the plain border.
+    pub fn set_top_status(&mut self, status: Option<String>) {
+        self.top_status = status;
+    }
+
+    /// Rows of autocomplete suggestions shown at once (pi's `autocompleteMaxVisible`).
+    pub fn set_autocomplete_max_visible(&mut self, rows: usize) {
+        self.autocomplete_max_visible = rows.max(1);
     }
 
     /// Install an autocomplete provider.
@@ -204,7 +227,10 @@ impl Editor {
         self.last_action = Some(LastAction::TypeWord);
         self.insert_text(text);
         let at_start = self.state.line == 0 && self.current().starts_with('/') && !self.current().contains(' ');
-        if at_start || self.autocomplete_list.is_some() {
+        let before = &self.current()[..self.state.col];
+        let token_start = before.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        let at_file = before[token_start..].starts_with('@');
+        if at_start || at_file || self.autocomplete_list.is_some() {
             self.update_autocomplete();
         }
     }
@@ -357,6 +383,13 @@ impl Editor {
         match provider.suggestions(&prefix) {
             Some((items, replace)) if !items.is_empty() => {
                 let mut list = SelectList::new(items, self.autocomplete_max_visible, self.theme.select_list.clone());
+                if prefix.starts_with('/') {
+                    // pi's SLASH_COMMAND_SELECT_LIST_LAYOUT.
+                    list.set_layout(super::select_list::SelectListLayout {
+                        min_primary_column_width: Some(12),
+                        max_primary_column_width: Some(32),
+                    });
+                }
                 list.set_keybindings(self.keys.clone());
                 self.autocomplete_list = Some((list, replace));
             }
@@ -489,8 +522,20 @@ impl Component for Editor {
                 self.autocomplete_list = None;
                 return;
             }
-            if kb.matches(data, "tui.input.tab") || kb.matches(data, "tui.select.confirm") {
+            if kb.matches(data, "tui.input.tab") {
                 self.accept_autocomplete();
+                return;
+            }
+            if kb.matches(data, "tui.select.confirm") {
+                // pi: Enter in the command-name menu completes the command and submits it; in
+                // path and argument menus it only completes.
+                let before = &self.current()[..self.state.col];
+                let submits = self.state.line == 0 && before.starts_with('/') && !before.contains(' ');
+                self.accept_autocomplete();
+                if !submits {
+                    return;
+                }
+                self.submit();
                 return;
             }
             if kb.matches(data, "tui.select.up") || kb.matches(data, "tui.select.down") {
@@ -690,7 +735,17 @@ impl Component for Editor {
             (self.theme.border_color)(&b)
         };
         let pad = " ".repeat(px);
-        let mut out = vec![border(self.scroll_offset, "↑")];
+        let status_width = self.top_status.as_deref().map_or(0, visible_width);
+        let top = match self.top_status.as_deref() {
+            // pi's CustomEditor with an embedded working status: `── ⠋ Working ───…`.
+            Some(status) if status_width > 0 && self.scroll_offset == 0 && width >= status_width + 5 => format!(
+                "{}{status}{}",
+                (self.theme.border_color)("── "),
+                (self.theme.border_color)(&format!(" {}", "─".repeat(width - status_width - 4)))
+            ),
+            _ => border(self.scroll_offset, "↑"),
+        };
+        let mut out = vec![top];
         let marker = if self.focused { CURSOR_MARKER } else { "" };
         for (text, cursor) in visible {
             let mut display = text.clone();

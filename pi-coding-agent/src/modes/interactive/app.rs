@@ -1,0 +1,831 @@
+//! The application state of the UI task: the component tree, the live transcript rows, input
+//! dispatch and the session's events.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::Instant;
+
+use pi_ai::Model;
+use pi_tui::components::{EditorTheme, SelectListTheme};
+use pi_tui::keys::Keybindings;
+use pi_tui::{
+    ColorMode, Component, ComponentRef, Container, CrosstermTerminal, Editor, Spacer, Terminal, Text, Theme, Tui,
+    shared,
+};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::InteractiveOptions;
+use super::footer::Footer;
+use super::header::{header_text, header_text_expanded, resource_sections};
+use super::host::UiRequest;
+use super::keys::load_keybindings;
+use super::layout::ChatLayout;
+use super::live::Live;
+use crate::render::{RenderOptions, TranscriptRenderer};
+use crate::sdk::{AgentSession, PromptOptions, SessionEvent};
+
+/// What reaches the UI task.
+pub(crate) enum UiEvent {
+    /// Stdin has data (the reader thread's wake-up).
+    Wake,
+    /// A session event.
+    Session(Box<SessionEvent>),
+    /// A request of an extension or command through the UI seam.
+    Ui(UiRequest),
+    /// A spawned session call failed.
+    Error(String),
+    /// A spawned call finished with something to show.
+    Info(String),
+    /// A user `!command` finished.
+    BashDone { id: u64, result: Result<crate::sdk::BashResult, String> },
+}
+
+/// A modal component in place of the editor (selectors, dialogs).
+/// What runs when a dialog finishes.
+pub(crate) type DialogDone = Box<dyn FnOnce(&mut App, Option<String>)>;
+
+pub(crate) struct Dialog {
+    /// Set by the component's callbacks; read after each input.
+    pub(crate) done: Rc<RefCell<Option<Option<String>>>>,
+    pub(crate) on_done: DialogDone,
+}
+
+pub(crate) struct App {
+    pub(crate) session: AgentSession,
+    pub(crate) tx: UnboundedSender<UiEvent>,
+    pub(crate) theme: Rc<Theme>,
+    pub(crate) keys: Rc<Keybindings>,
+    pub(crate) header: Rc<RefCell<Container>>,
+    pub(crate) chat: Rc<RefCell<Container>>,
+    pub(crate) pending: Rc<RefCell<Container>>,
+    pub(crate) widgets_above: Rc<RefCell<Container>>,
+    pub(crate) editor_slot: Rc<RefCell<Container>>,
+    pub(crate) widgets_below: Rc<RefCell<Container>>,
+    pub(crate) footer_slot: Rc<RefCell<Container>>,
+    pub(crate) footer: Rc<RefCell<Footer>>,
+    pub(crate) editor: Rc<RefCell<Editor>>,
+    pub(crate) layout: Rc<RefCell<ChatLayout>>,
+    pub(crate) rows: Rc<Cell<usize>>,
+    regular: bool,
+    submitted: Rc<RefCell<Vec<String>>>,
+    pub(crate) live: Live,
+    pub(crate) dirty: bool,
+    last_ctrl_c: Option<Instant>,
+    pub(crate) quit: Option<i32>,
+    pub(crate) expanded: bool,
+    pub(crate) hide_thinking: bool,
+    pub(crate) statuses: BTreeMap<String, String>,
+    pub(crate) widgets: BTreeMap<String, (bool, ComponentRef)>,
+    pub(crate) dialog: Option<Dialog>,
+    git_branch: Option<String>,
+    pub(crate) models: Vec<Model>,
+    pub(crate) scoped_models: Vec<Model>,
+    pub(crate) editor_text: std::sync::Arc<std::sync::Mutex<String>>,
+    pub(crate) next_bash: u64,
+    pub(crate) bash_rows: BTreeMap<u64, (String, bool, Rc<RefCell<Container>>)>,
+    version: String,
+    header_text: Option<Rc<RefCell<Text>>>,
+    last_status: Option<(ComponentRef, Rc<RefCell<Text>>)>,
+}
+
+pub(crate) fn select_theme(theme: &Rc<Theme>) -> SelectListTheme {
+    let (a, b, c, d) = (theme.clone(), theme.clone(), theme.clone(), theme.clone());
+    SelectListTheme {
+        selected_text: Rc::new(move |s: &str| a.fg("accent", s)),
+        description: Rc::new(move |s: &str| b.fg("muted", s)),
+        scroll_info: Rc::new(move |s: &str| c.fg("dim", s)),
+        no_match: Rc::new(move |s: &str| d.fg("warning", s)),
+    }
+}
+
+/// The theme named by the setting: built-in `dark` / `light`, or `<name>.json` in the agent's or
+/// the project's `themes/` folder; `dark` when it cannot be loaded (with a warning).
+pub(crate) fn load_theme(
+    name: Option<&str>,
+    agent_dir: &std::path::Path,
+    cwd: &str,
+    mode: ColorMode,
+) -> (Theme, Option<String>) {
+    let fallback = || Theme::dark(mode).unwrap_or_else(|_| Theme::dark(ColorMode::Ansi256).expect("built-in theme"));
+    let Some(name) = name.filter(|n| !n.is_empty() && *n != "system") else { return (fallback(), None) };
+    if let Ok(t) = Theme::builtin(name, mode) {
+        return (t, None);
+    }
+    let candidates = [
+        agent_dir.join("themes").join(format!("{name}.json")),
+        std::path::Path::new(cwd).join(".pi/themes").join(format!("{name}.json")),
+    ];
+    for path in candidates {
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            return match Theme::from_json(&text, mode) {
+                Ok(t) => (t, None),
+                Err(e) => (fallback(), Some(format!("Failed to load theme \"{name}\": {e}"))),
+            };
+        }
+    }
+    (fallback(), Some(format!("Theme \"{name}\" not found, using dark")))
+}
+
+/// pi's compact extension label: the file name, or the folder of an `index.*` file.
+fn extension_label(path: &str) -> String {
+    let p = std::path::Path::new(path);
+    let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.to_owned());
+    if name.starts_with("index.")
+        && let Some(dir) = p.parent().and_then(|d| d.file_name())
+    {
+        return dir.to_string_lossy().into_owned();
+    }
+    name
+}
+
+fn git_branch(cwd: &str) -> Option<String> {
+    let mut dir = std::path::PathBuf::from(cwd);
+    loop {
+        let head = dir.join(".git/HEAD");
+        if let Ok(text) = std::fs::read_to_string(&head) {
+            let t = text.trim();
+            return Some(match t.strip_prefix("ref: refs/heads/") {
+                Some(b) => b.to_owned(),
+                None => "detached".to_owned(),
+            });
+        }
+        if !dir.pop() {
+            return None;
+        }
+    }
+}
+
+impl App {
+    pub(crate) fn new(
+        session: AgentSession,
+        tx: UnboundedSender<UiEvent>,
+        options: &InteractiveOptions,
+        tui: &mut Tui<CrosstermTerminal>,
+    ) -> Self {
+        let (theme, theme_warning) = load_theme(
+            options.theme.as_deref(),
+            &options.agent_dir,
+            session.cwd(),
+            options.color_mode.unwrap_or_else(ColorMode::detect),
+        );
+        let theme = Rc::new(theme);
+        let (keys, key_warnings) = load_keybindings(&options.agent_dir);
+        let keys = Rc::new(keys);
+        let border_theme = theme.clone();
+        let mut editor = Editor::new(EditorTheme {
+            border_color: Rc::new(move |s: &str| border_theme.fg("borderMuted", s)),
+            select_list: select_theme(&theme),
+        });
+        editor.set_keybindings(keys.clone());
+        editor.set_terminal_rows(tui.terminal().rows());
+        let submitted = Rc::new(RefCell::new(Vec::new()));
+        let sink = submitted.clone();
+        editor.on_submit = Some(Box::new(move |t: &str| sink.borrow_mut().push(t.to_owned())));
+        let editor = shared(editor);
+        let header = shared(Container::new());
+        let chat = shared(Container::new());
+        let pending = shared(Container::new());
+        let status = shared(Container::new());
+        let widgets_above = shared(Container::new());
+        // pi keeps one empty line above the editor while no widget is shown.
+        widgets_above.borrow_mut().add_child(shared(Spacer::new(1)));
+        let editor_slot = shared(Container::new());
+        editor_slot.borrow_mut().add_child(editor.clone());
+        let widgets_below = shared(Container::new());
+        let footer = shared(Footer::new(theme.clone()));
+        let footer_slot = shared(Container::new());
+        footer_slot.borrow_mut().add_child(footer.clone());
+        let rows = Rc::new(Cell::new(if options.regular_screen { 0 } else { tui.terminal().rows() }));
+        let document: Vec<ComponentRef> = vec![header.clone(), chat.clone()];
+        let dock: Vec<ComponentRef> = vec![
+            pending.clone(),
+            status.clone(),
+            widgets_above.clone(),
+            editor_slot.clone(),
+            widgets_below.clone(),
+            footer_slot.clone(),
+        ];
+        let layout = shared(ChatLayout::new(document, dock, rows.clone()));
+        tui.add_child(layout.clone());
+        tui.set_focus(Some(editor.clone()));
+        let renderer_options = RenderOptions { hide_thinking: options.hide_thinking, ..RenderOptions::default() };
+        let renderer =
+            Rc::new(TranscriptRenderer::new(theme.clone(), session.extension_runner().cloned(), renderer_options));
+        let git = git_branch(session.cwd());
+        let mut app = App {
+            live: Live::new(renderer),
+            session,
+            tx,
+            theme,
+            keys,
+            header,
+            chat,
+            pending,
+            widgets_above,
+            editor_slot,
+            widgets_below,
+            footer_slot,
+            footer,
+            editor,
+            layout,
+            rows,
+            regular: options.regular_screen,
+            submitted,
+            dirty: true,
+            last_ctrl_c: None,
+            quit: None,
+            expanded: false,
+            hide_thinking: options.hide_thinking,
+            statuses: BTreeMap::new(),
+            widgets: BTreeMap::new(),
+            dialog: None,
+            git_branch: git,
+            models: options.models.clone(),
+            scoped_models: options.scoped_models.clone(),
+            editor_text: Default::default(),
+            next_bash: 0,
+            bash_rows: BTreeMap::new(),
+            version: options.version.clone(),
+            header_text: None,
+            last_status: None,
+        };
+        for w in theme_warning.into_iter().chain(key_warnings).chain(options.warnings.iter().cloned()) {
+            app.show_warning(&w);
+        }
+        app
+    }
+
+    /// Header, resumed transcript, extension binding, then the command-line messages.
+    pub(crate) async fn start(&mut self, options: InteractiveOptions) {
+        if !options.quiet_startup {
+            let mut h = self.header.borrow_mut();
+            h.add_child(shared(Spacer::new(1)));
+            let text = shared(Text::new(header_text(&self.theme, &self.keys, &self.version), 1, 0));
+            h.add_child(text.clone());
+            self.header_text = Some(text);
+            h.add_child(shared(Spacer::new(1)));
+            if !options.resources.context_files.is_empty() {
+                h.add_child(shared(Spacer::new(1)));
+            }
+            let mut resources = options.resources.clone();
+            if resources.extensions.is_empty()
+                && let Some(runner) = self.session.extension_runner()
+            {
+                resources.extensions = runner.extension_paths().iter().map(|p| extension_label(p)).collect();
+            }
+            for section in resource_sections(&self.theme, &resources) {
+                h.add_child(shared(Text::new(section, 0, 0)));
+                h.add_child(shared(Spacer::new(1)));
+            }
+        }
+        let host = super::host::TuiHost::new(self.tx.clone(), self.editor_text.clone(), (*self.theme).clone());
+        if let Some(runner) = self.session.extension_runner() {
+            runner.set_mode(crate::extensions::ExtensionMode::Tui, true);
+            runner.set_ui(std::sync::Arc::new(host));
+        }
+        let tx = self.tx.clone();
+        let _unsubscribe_on_drop = self.session.subscribe(move |ev| {
+            let _ = tx.send(UiEvent::Session(Box::new(ev.clone())));
+        });
+        std::mem::forget(_unsubscribe_on_drop);
+        self.session.bind_extensions(|_| {}).await;
+        self.install_completions(&options.commands);
+        self.rebuild_transcript();
+        let mut queue: Vec<(String, PromptOptions)> = options.initial.into_iter().collect();
+        queue.extend(options.rest.into_iter().map(|m| (m, PromptOptions::default())));
+        if !queue.is_empty() {
+            let session = self.session.clone();
+            let tx = self.tx.clone();
+            tokio::spawn(async move {
+                for (text, opts) in queue {
+                    if let Err(e) = session.prompt_with(&text, opts).await {
+                        let _ = tx.send(UiEvent::Error(e.to_string()));
+                        break;
+                    }
+                }
+            });
+        }
+        self.dirty = true;
+    }
+
+    /// The `/` menu (built-ins, then templates and skills, then extension commands) and file
+    /// completion.
+    fn install_completions(&mut self, extra: &[(String, String)]) {
+        let mut commands: Vec<(String, String)> = super::commands::BUILTIN_COMMANDS
+            .iter()
+            .map(|(n, hint, d)| {
+                let d = if hint.is_empty() { (*d).to_owned() } else { format!("{hint} — {d}") };
+                ((*n).to_owned(), d)
+            })
+            .collect();
+        commands.extend(extra.iter().cloned());
+        if let Some(runner) = self.session.extension_runner() {
+            for (name, c) in runner.commands() {
+                if !commands.iter().any(|(n, _)| *n == name) {
+                    commands.push((name, c.description.unwrap_or_default()));
+                }
+            }
+        }
+        let cwd = std::path::PathBuf::from(self.session.cwd());
+        self.editor.borrow_mut().set_autocomplete_provider(Rc::new(super::autocomplete::Completions { commands, cwd }));
+    }
+
+    /// Redraws the whole transcript from the session's branch (resume, expand toggle, /tree).
+    pub(crate) fn rebuild_transcript(&mut self) {
+        let opts =
+            RenderOptions { expanded: self.expanded, hide_thinking: self.hide_thinking, ..RenderOptions::default() };
+        let renderer =
+            Rc::new(TranscriptRenderer::new(self.theme.clone(), self.session.extension_runner().cloned(), opts));
+        let (container, user_first) = {
+            let sm = self.session.session_manager();
+            let branch = sm.get_branch(None);
+            let user_first = branch.iter().find_map(|e| match e {
+                crate::session::SessionEntry::Message(m) => match &m.message {
+                    pi_agent_core::AgentMessage::System(_) => None,
+                    other => Some(matches!(other, pi_agent_core::AgentMessage::User(_))),
+                },
+                _ => None,
+            });
+            (renderer.render_branch(branch), user_first == Some(true))
+        };
+        let mut chat = self.chat.borrow_mut();
+        chat.clear();
+        // As live: the first user message follows the header's spacer directly.
+        let skip = usize::from(user_first);
+        for c in container.children().iter().skip(skip) {
+            chat.add_child(c.clone());
+        }
+        drop(chat);
+        self.live = Live::new(renderer);
+        self.dirty = true;
+    }
+
+    /// pi's `setToolsExpanded`: the header, the transcript, then a status line.
+    pub(crate) fn set_expanded(&mut self, expanded: bool) {
+        if expanded == self.expanded {
+            return;
+        }
+        self.expanded = expanded;
+        if let Some(h) = &self.header_text {
+            let text = if expanded {
+                header_text_expanded(&self.theme, &self.keys, &self.version)
+            } else {
+                header_text(&self.theme, &self.keys, &self.version)
+            };
+            h.borrow_mut().set_text(text);
+        }
+        self.rebuild_transcript();
+        self.show_status(&format!("Tool output: {}", if expanded { "expanded" } else { "collapsed" }));
+    }
+
+    /// pi's `showStatus`: a dim line, replacing the previous status when it is still the last item.
+    pub(crate) fn show_status(&mut self, message: &str) {
+        let line = self.theme.fg("dim", message);
+        if let Some((spacer, text)) = &self.last_status {
+            let chat = self.chat.borrow();
+            let n = chat.children().len();
+            let text_ref: ComponentRef = text.clone();
+            if n >= 2 && Rc::ptr_eq(&chat.children()[n - 1], &text_ref) && Rc::ptr_eq(&chat.children()[n - 2], spacer) {
+                drop(chat);
+                text.borrow_mut().set_text(line);
+                self.dirty = true;
+                return;
+            }
+        }
+        let spacer: ComponentRef = shared(Spacer::new(1));
+        let text = shared(Text::new(line, 1, 0));
+        self.add_chat(spacer.clone());
+        self.add_chat(text.clone());
+        self.last_status = Some((spacer, text));
+    }
+
+    pub(crate) fn add_chat(&mut self, c: ComponentRef) {
+        self.chat.borrow_mut().add_child(c);
+        self.dirty = true;
+    }
+
+    /// A line in the transcript (pi's `showStatus`-like notices).
+    pub(crate) fn show_line(&mut self, token: &str, text: &str) {
+        self.add_chat(shared(Spacer::new(1)));
+        let line = self.theme.fg(token, text);
+        self.add_chat(shared(Text::new(line, 1, 0)));
+    }
+
+    pub(crate) fn show_error(&mut self, text: &str) {
+        self.show_line("error", &format!("Error: {text}"));
+    }
+
+    pub(crate) fn show_warning(&mut self, text: &str) {
+        self.show_line("warning", &format!("Warning: {text}"));
+    }
+
+    pub(crate) fn needs_frame(&self) -> bool {
+        self.dirty || self.live.dirty
+    }
+
+    pub(crate) fn animating(&self) -> bool {
+        self.live.working.is_some()
+    }
+
+    /// Advances animations (the working loader).
+    pub(crate) fn tick(&mut self, _tui: &mut Tui<CrosstermTerminal>) {
+        if let Some(w) = self.live.working.as_mut() {
+            let due = w.due_frame();
+            if due != w.frame {
+                w.frame = due;
+                self.dirty = true;
+            }
+        }
+    }
+
+    /// Refreshes what frames read from the session: the live assistant row and the footer.
+    pub(crate) fn before_frame(&mut self, tui: &mut Tui<CrosstermTerminal>) {
+        if !self.regular {
+            self.rows.set(tui.terminal().rows());
+        }
+        self.live.refresh(&self.session);
+        let status = self.live.working.as_ref().map(|w| w.text(&self.theme));
+        self.editor.borrow_mut().set_top_status(status);
+        self.footer.borrow_mut().data = self.footer_data();
+        self.dirty = false;
+        tui.request_render(false);
+    }
+
+    fn footer_data(&self) -> super::footer::FooterData {
+        let stats = self.session.get_session_stats();
+        let model = self.session.model();
+        let usage = stats.context_usage;
+        let (cwd, name) = {
+            let sm = self.session.session_manager();
+            (sm.cwd().to_owned(), sm.session_name())
+        };
+        let home = std::env::var("HOME").ok();
+        let providers: std::collections::BTreeSet<&str> = self.models.iter().map(|m| m.provider.as_str()).collect();
+        super::footer::FooterData {
+            cwd: super::footer::format_cwd(&cwd, home.as_deref()),
+            git_branch: self.git_branch.clone(),
+            session_name: name,
+            input: stats.tokens.input,
+            output: stats.tokens.output,
+            cache_read: stats.tokens.cache_read,
+            cache_write: stats.tokens.cache_write,
+            cache_hit_rate: None,
+            cost: stats.cost,
+            context_percent: usage.as_ref().map_or(Some(0.0), |u| u.percent),
+            context_window: usage.as_ref().map_or(model.context_window, |u| u.context_window),
+            auto_compact: self.session.settings().compaction.enabled,
+            model_id: Some(model.id.clone()),
+            provider: Some(model.provider.clone()),
+            reasoning: model.reasoning,
+            thinking_level: self.session.thinking_level().as_str().to_owned(),
+            provider_count: providers.len(),
+            statuses: self.statuses.clone(),
+        }
+    }
+
+    pub(crate) fn on_resize(&mut self, tui: &mut Tui<CrosstermTerminal>) {
+        self.editor.borrow_mut().set_terminal_rows(tui.terminal().rows());
+        tui.request_render(true);
+        self.dirty = true;
+    }
+
+    /// One input sequence: a dialog gets everything; otherwise the app's keys, then the editor.
+    pub(crate) fn on_input(&mut self, tui: &mut Tui<CrosstermTerminal>, data: &str) {
+        self.dirty = true;
+        if self.dialog.is_some() {
+            if let Err(e) = tui.handle_input(data) {
+                tracing::warn!(error = %e, "input handling failed");
+            }
+            self.finish_dialog(tui);
+            return;
+        }
+        if self.handle_app_key(tui, data) {
+            return;
+        }
+        if let Err(e) = tui.handle_input(data) {
+            tracing::warn!(error = %e, "input handling failed");
+        }
+        *self.editor_text.lock().unwrap_or_else(|e| e.into_inner()) = self.editor.borrow().text();
+        let submitted: Vec<String> = self.submitted.borrow_mut().drain(..).collect();
+        for text in submitted {
+            self.on_submit(tui, text, false);
+        }
+    }
+
+    pub(crate) fn finish_dialog(&mut self, tui: &mut Tui<CrosstermTerminal>) {
+        let result = self.dialog.as_ref().and_then(|d| d.done.borrow_mut().take());
+        if let Some(result) = result
+            && let Some(dialog) = self.dialog.take()
+        {
+            self.restore_editor(tui);
+            (dialog.on_done)(self, result);
+        }
+    }
+
+    /// Shows `component` in place of the editor, focused, until its `done` cell is set.
+    pub(crate) fn open_dialog(
+        &mut self,
+        tui: &mut Tui<CrosstermTerminal>,
+        component: ComponentRef,
+        done: Rc<RefCell<Option<Option<String>>>>,
+        on_done: DialogDone,
+    ) {
+        if let Some(old) = self.dialog.take() {
+            (old.on_done)(self, None);
+        }
+        let mut slot = self.editor_slot.borrow_mut();
+        slot.clear();
+        slot.add_child(component.clone());
+        drop(slot);
+        tui.set_focus(Some(component.clone()));
+        self.dialog = Some(Dialog { done, on_done });
+        self.dirty = true;
+    }
+
+    fn restore_editor(&mut self, tui: &mut Tui<CrosstermTerminal>) {
+        let mut slot = self.editor_slot.borrow_mut();
+        slot.clear();
+        slot.add_child(self.editor.clone());
+        drop(slot);
+        tui.set_focus(Some(self.editor.clone()));
+        self.dirty = true;
+    }
+
+    fn handle_app_key(&mut self, tui: &mut Tui<CrosstermTerminal>, data: &str) -> bool {
+        let keys = self.keys.clone();
+        let is = |action: &str| keys.matches(data, action);
+        if is("app.interrupt") {
+            if self.editor.borrow().is_autocomplete_open() {
+                return false;
+            }
+            if self.session.is_streaming() {
+                let session = self.session.clone();
+                tokio::spawn(async move { session.abort().await });
+            } else if self.session.is_bash_running() {
+                self.session.abort_bash();
+            }
+            return true;
+        }
+        if is("app.clear") {
+            let now = Instant::now();
+            if self.last_ctrl_c.is_some_and(|t| now.duration_since(t).as_millis() < 500) {
+                self.quit = Some(0);
+            } else {
+                self.editor.borrow_mut().set_text("");
+                self.last_ctrl_c = Some(now);
+            }
+            return true;
+        }
+        if is("app.exit") && self.editor.borrow().text().is_empty() {
+            self.quit = Some(0);
+            return true;
+        }
+        if is("app.thinking.cycle") {
+            self.cycle_thinking();
+            return true;
+        }
+        if is("app.model.cycleForward") || is("app.model.cycleBackward") {
+            self.cycle_model(is("app.model.cycleForward"));
+            return true;
+        }
+        if is("app.model.select") {
+            self.command_model(tui, "");
+            return true;
+        }
+        if is("app.tools.expand") {
+            self.set_expanded(!self.expanded);
+            return true;
+        }
+        if is("app.thinking.toggle") {
+            self.hide_thinking = !self.hide_thinking;
+            self.rebuild_transcript();
+            let state = if self.hide_thinking { "hidden" } else { "visible" };
+            self.show_status(&format!("Thinking blocks: {state}"));
+            return true;
+        }
+        if is("app.message.followUp") {
+            let text = self.editor.borrow().expanded_text().trim().to_owned();
+            if !text.is_empty() {
+                self.editor.borrow_mut().set_text("");
+                self.on_submit(tui, text, true);
+            }
+            return true;
+        }
+        if is("app.message.dequeue") {
+            let (steer, follow) = self.session.clear_queue();
+            let all: Vec<String> = steer.into_iter().chain(follow).collect();
+            if !all.is_empty() {
+                let mut text = all.join("\n\n");
+                let current = self.editor.borrow().text();
+                if !current.is_empty() {
+                    text = format!("{text}\n\n{current}");
+                }
+                self.editor.borrow_mut().set_text(&text);
+                self.update_pending();
+            }
+            return true;
+        }
+        if is("app.context.show") {
+            self.command_context();
+            return true;
+        }
+        if !self.regular {
+            let page = self.layout.borrow().page();
+            if is("tui.altScreen.pageUp") {
+                self.layout.borrow_mut().scroll_by(Some(page));
+                return true;
+            }
+            if is("tui.altScreen.pageDown") {
+                self.layout.borrow_mut().scroll_by(Some(-page));
+                return true;
+            }
+            if is("tui.altScreen.bottom") {
+                self.layout.borrow_mut().scroll_by(None);
+                return true;
+            }
+        }
+        false
+    }
+
+    fn cycle_thinking(&mut self) {
+        let model = self.session.model();
+        if !model.reasoning {
+            self.show_line("dim", "Current model does not support thinking");
+            return;
+        }
+        let levels = pi_ai::models::supported_thinking_levels(&model);
+        let current = self.session.thinking_level();
+        let i = levels.iter().position(|l| *l == current).map_or(0, |i| (i + 1) % levels.len().max(1));
+        if let Some(level) = levels.get(i).copied() {
+            match self.session.set_thinking_level(level) {
+                Ok(()) => self.show_line("dim", &format!("Thinking level: {}", level.as_str())),
+                Err(e) => self.show_error(&e.to_string()),
+            }
+        }
+    }
+
+    fn cycle_model(&mut self, forward: bool) {
+        let list = if self.scoped_models.is_empty() { self.models.clone() } else { self.scoped_models.clone() };
+        if list.len() < 2 {
+            self.show_line("dim", "Only one model available");
+            return;
+        }
+        let current = self.session.model();
+        let i = list.iter().position(|m| m.provider == current.provider && m.id == current.id).unwrap_or(0);
+        let next = if forward { (i + 1) % list.len() } else { (i + list.len() - 1) % list.len() };
+        let model = list[next].clone();
+        let label = format!("Switched to {}", model.id);
+        match self.session.set_model(model) {
+            Ok(()) => self.show_line("dim", &label),
+            Err(e) => self.show_error(&e.to_string()),
+        }
+    }
+
+    /// A submitted editor text: a command, `!cmd`, or a prompt (steered while streaming).
+    pub(crate) fn on_submit(&mut self, tui: &mut Tui<CrosstermTerminal>, text: String, follow_up: bool) {
+        let text = text.trim().to_owned();
+        if text.is_empty() {
+            return;
+        }
+        self.editor.borrow_mut().add_to_history(&text);
+        if text.starts_with('/') && self.handle_command(tui, &text) {
+            return;
+        }
+        if let Some(rest) = text.strip_prefix('!') {
+            let (exclude, command) = match rest.strip_prefix('!') {
+                Some(c) => (true, c.trim()),
+                None => (false, rest.trim()),
+            };
+            if !command.is_empty() {
+                self.run_user_bash(command.to_owned(), exclude);
+                return;
+            }
+        }
+        let streaming = self.session.is_streaming();
+        let behavior = if follow_up {
+            Some(crate::extensions::StreamingBehavior::FollowUp)
+        } else {
+            Some(crate::extensions::StreamingBehavior::Steer)
+        };
+        let opts = PromptOptions { streaming_behavior: behavior, ..Default::default() };
+        let session = self.session.clone();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            if let Err(e) = session.prompt_with(&text, opts).await {
+                let _ = tx.send(UiEvent::Error(e.to_string()));
+            }
+        });
+        if streaming {
+            self.update_pending_later();
+        }
+    }
+
+    fn update_pending_later(&mut self) {
+        self.dirty = true;
+    }
+
+    /// The queued steering / follow-up messages above the editor.
+    pub(crate) fn update_pending(&mut self) {
+        let (steer, follow) = {
+            let st = self.session.shared.run_state();
+            (st.steering_texts.clone(), st.follow_up_texts.clone())
+        };
+        let mut p = self.pending.borrow_mut();
+        p.clear();
+        if steer.is_empty() && follow.is_empty() {
+            self.dirty = true;
+            return;
+        }
+        p.add_child(shared(Spacer::new(1)));
+        for t in steer {
+            p.add_child(shared(Text::new(self.theme.fg("dim", &format!("Steering: {t}")), 1, 0)));
+        }
+        for t in follow {
+            p.add_child(shared(Text::new(self.theme.fg("dim", &format!("Follow-up: {t}")), 1, 0)));
+        }
+        let hint =
+            format!("↳ {} to edit all queued messages", super::keys::key_text(&self.keys, "app.message.dequeue"));
+        p.add_child(shared(Text::new(self.theme.fg("dim", &hint), 1, 0)));
+        self.dirty = true;
+    }
+
+    pub(crate) fn run_user_bash(&mut self, command: String, exclude: bool) {
+        self.next_bash += 1;
+        let id = self.next_bash;
+        let row = self.live.bash_row(&command, exclude, None);
+        let slot = shared(Container::new());
+        slot.borrow_mut().add_child(row);
+        self.add_chat(slot.clone());
+        self.bash_rows.insert(id, (command.clone(), exclude, slot));
+        let session = self.session.clone();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let result = session.execute_bash(&command, exclude).await.map_err(|e| e.to_string());
+            let _ = tx.send(UiEvent::BashDone { id, result });
+        });
+    }
+
+    pub(crate) fn on_event(&mut self, tui: &mut Tui<CrosstermTerminal>, ev: UiEvent) {
+        match ev {
+            UiEvent::Wake => {}
+            UiEvent::Session(ev) => self.on_session_event(*ev),
+            UiEvent::Ui(req) => self.on_ui_request(tui, req),
+            UiEvent::Error(e) => self.show_error(&e),
+            UiEvent::Info(t) => match t.strip_prefix('\u{1}') {
+                Some(done) => {
+                    self.rebuild_transcript();
+                    self.show_line("accent", done);
+                }
+                None => self.show_line("dim", &t),
+            },
+            UiEvent::BashDone { id, result } => {
+                if let Some((command, exclude, slot)) = self.bash_rows.remove(&id) {
+                    match result {
+                        Ok(r) => {
+                            let row = self.live.bash_row(&command, exclude, Some(&r));
+                            let mut s = slot.borrow_mut();
+                            s.clear();
+                            s.add_child(row);
+                        }
+                        Err(e) => self.show_error(&format!("Bash command failed: {e}")),
+                    }
+                }
+                self.dirty = true;
+            }
+        }
+    }
+
+    fn on_session_event(&mut self, ev: SessionEvent) {
+        self.dirty = true;
+        let theme = self.theme.clone();
+        let chat = self.chat.clone();
+        self.live.on_event(&ev, &theme, &chat);
+        if let SessionEvent::QueueUpdate { .. } = &ev {
+            self.update_pending();
+        }
+        if let SessionEvent::Agent(pi_agent_core::AgentEvent::MessageStart { .. }) = &ev {
+            self.update_pending();
+        }
+    }
+
+    pub(crate) fn shutdown(&mut self) {
+        self.live.working = None;
+    }
+
+    /// pi's "To resume this session:" hint after quitting.
+    pub(crate) fn resume_hint(&self) -> Option<String> {
+        let sm = self.session.session_manager();
+        let file = sm.session_file()?;
+        if !file.exists() {
+            return None;
+        }
+        Some(format!("\x1b[2mTo resume this session:\x1b[22m\npi --session {}", sm.session_id()))
+    }
+}
+
+/// Renders a component tree once (tests of the layout use it).
+#[allow(dead_code)]
+pub(crate) fn render_once(c: &mut dyn Component, width: usize) -> Vec<String> {
+    c.render(width).to_vec()
+}

@@ -1,0 +1,183 @@
+//! The UI seam for the interactive mode: [`TuiHost`] implements [`UiHost`] by sending requests to
+//! the UI task (which owns the components) and awaiting its answers. Extensions call it from the
+//! `Send` world; nothing here touches a component.
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use pi_tui::Theme;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::oneshot;
+
+use super::app::UiEvent;
+use crate::ui::{
+    ComponentFactory, CustomFactory, CustomOptions, CustomResult, DialogOptions, NotifyKind, ThemeInfo, UiHost,
+    WidgetContent, WidgetPlacement,
+};
+
+/// A request to the UI task.
+pub(crate) enum UiRequest {
+    /// A selector (`None` reply: dismissed).
+    Select { title: String, options: Vec<String>, reply: oneshot::Sender<Option<String>> },
+    /// Yes or no.
+    Confirm { title: String, message: String, reply: oneshot::Sender<bool> },
+    /// One line of text.
+    Input { title: String, placeholder: Option<String>, prefill: String, reply: oneshot::Sender<Option<String>> },
+    /// Closes the open dialog (a timeout or a cancel token fired).
+    CloseDialog,
+    /// A notification.
+    Notify { message: String, kind: NotifyKind },
+    /// A footer status text.
+    Status { key: String, text: Option<String> },
+    /// A widget above or below the editor.
+    Widget { key: String, content: Option<WidgetContent>, placement: WidgetPlacement },
+    /// Replaces the footer.
+    Footer(Option<ComponentFactory>),
+    /// Replaces the header.
+    Header(Option<ComponentFactory>),
+    /// The terminal title.
+    Title(String),
+    /// The editor's text.
+    SetEditorText(String),
+    /// Pasted text.
+    Paste(String),
+    /// A focused custom component.
+    Custom { factory: CustomFactory, reply: oneshot::Sender<Option<CustomResult>> },
+    /// Tool output expansion.
+    ToolsExpanded(bool),
+    /// The working message.
+    WorkingMessage(Option<String>),
+}
+
+/// The interactive mode's [`UiHost`].
+pub(crate) struct TuiHost {
+    tx: UnboundedSender<UiEvent>,
+    editor_text: Arc<Mutex<String>>,
+    theme: Theme,
+    expanded: Mutex<bool>,
+}
+
+impl TuiHost {
+    pub(crate) fn new(tx: UnboundedSender<UiEvent>, editor_text: Arc<Mutex<String>>, theme: Theme) -> Self {
+        TuiHost { tx, editor_text, theme, expanded: Mutex::new(false) }
+    }
+
+    fn send(&self, req: UiRequest) {
+        // The UI task is gone only while the process exits.
+        let _ = self.tx.send(UiEvent::Ui(req));
+    }
+
+    /// Waits for the reply, or the dialog's timeout / cancel token (then closes the dialog).
+    async fn wait<T>(&self, rx: oneshot::Receiver<T>, opts: &DialogOptions, dismissed: T) -> T {
+        let cancel = opts.cancel.clone().unwrap_or_default();
+        let timeout = opts.timeout;
+        tokio::select! {
+            r = rx => r.unwrap_or(dismissed),
+            _ = cancel.cancelled(), if opts.cancel.is_some() => {
+                self.send(UiRequest::CloseDialog);
+                dismissed
+            }
+            _ = async { match timeout { Some(t) => tokio::time::sleep(t).await, None => std::future::pending().await } } => {
+                self.send(UiRequest::CloseDialog);
+                dismissed
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl UiHost for TuiHost {
+    fn has_ui(&self) -> bool {
+        true
+    }
+
+    async fn select(&self, title: &str, options: &[String], opts: DialogOptions) -> Option<String> {
+        let (reply, rx) = oneshot::channel();
+        self.send(UiRequest::Select { title: title.to_owned(), options: options.to_vec(), reply });
+        self.wait(rx, &opts, None).await
+    }
+
+    async fn confirm(&self, title: &str, message: &str, opts: DialogOptions) -> bool {
+        let (reply, rx) = oneshot::channel();
+        self.send(UiRequest::Confirm { title: title.to_owned(), message: message.to_owned(), reply });
+        self.wait(rx, &opts, false).await
+    }
+
+    async fn input(&self, title: &str, placeholder: Option<&str>, opts: DialogOptions) -> Option<String> {
+        let (reply, rx) = oneshot::channel();
+        let placeholder = placeholder.map(str::to_owned);
+        self.send(UiRequest::Input { title: title.to_owned(), placeholder, prefill: String::new(), reply });
+        self.wait(rx, &opts, None).await
+    }
+
+    async fn editor(&self, title: &str, prefill: Option<&str>) -> Option<String> {
+        let (reply, rx) = oneshot::channel();
+        let prefill = prefill.unwrap_or("").to_owned();
+        self.send(UiRequest::Input { title: title.to_owned(), placeholder: None, prefill, reply });
+        rx.await.unwrap_or(None)
+    }
+
+    fn notify(&self, message: &str, kind: NotifyKind) {
+        self.send(UiRequest::Notify { message: message.to_owned(), kind });
+    }
+
+    fn set_status(&self, key: &str, text: Option<&str>) {
+        self.send(UiRequest::Status { key: key.to_owned(), text: text.map(str::to_owned) });
+    }
+
+    fn set_working_message(&self, message: Option<&str>) {
+        self.send(UiRequest::WorkingMessage(message.map(str::to_owned)));
+    }
+
+    fn set_widget(&self, key: &str, content: Option<WidgetContent>, placement: WidgetPlacement) {
+        self.send(UiRequest::Widget { key: key.to_owned(), content, placement });
+    }
+
+    fn set_footer(&self, factory: Option<ComponentFactory>) {
+        self.send(UiRequest::Footer(factory));
+    }
+
+    fn set_header(&self, factory: Option<ComponentFactory>) {
+        self.send(UiRequest::Header(factory));
+    }
+
+    fn set_title(&self, title: &str) {
+        self.send(UiRequest::Title(title.to_owned()));
+    }
+
+    async fn custom(&self, factory: CustomFactory, _opts: CustomOptions) -> Option<CustomResult> {
+        let (reply, rx) = oneshot::channel();
+        self.send(UiRequest::Custom { factory, reply });
+        rx.await.unwrap_or(None)
+    }
+
+    fn paste_to_editor(&self, text: &str) {
+        self.send(UiRequest::Paste(text.to_owned()));
+    }
+
+    fn set_editor_text(&self, text: &str) {
+        *self.editor_text.lock().unwrap_or_else(|e| e.into_inner()) = text.to_owned();
+        self.send(UiRequest::SetEditorText(text.to_owned()));
+    }
+
+    fn get_editor_text(&self) -> String {
+        self.editor_text.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn get_all_themes(&self) -> Vec<ThemeInfo> {
+        vec![ThemeInfo { name: "dark".into(), path: None }, ThemeInfo { name: "light".into(), path: None }]
+    }
+
+    fn theme(&self) -> Option<Theme> {
+        Some(self.theme.clone())
+    }
+
+    fn get_tools_expanded(&self) -> bool {
+        *self.expanded.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn set_tools_expanded(&self, expanded: bool) {
+        *self.expanded.lock().unwrap_or_else(|e| e.into_inner()) = expanded;
+        self.send(UiRequest::ToolsExpanded(expanded));
+    }
+}

@@ -1,0 +1,87 @@
+//! The application's keybindings (pi's `KeybindingsManager`): pi-tui's editor and list actions
+//! plus the `app.*` actions, with `keybindings.json` from the agent dir overriding them.
+
+use std::path::Path;
+
+use pi_tui::keys::Keybindings;
+use serde_json::Value;
+
+/// pi 1.6.0's defaults of the `app.*` actions (`docs/keybindings.md`), plus this port's
+/// `app.context.show` (the model view of `/context`).
+pub(crate) const APP_BINDINGS: &[(&str, &[&str])] = &[
+    ("app.interrupt", &["escape"]),
+    ("app.clear", &["ctrl+c"]),
+    ("app.exit", &["ctrl+d"]),
+    ("app.suspend", &["ctrl+z"]),
+    ("app.editor.external", &["ctrl+g"]),
+    ("app.clipboard.pasteImage", &["ctrl+v"]),
+    ("app.session.new", &[]),
+    ("app.session.tree", &[]),
+    ("app.session.fork", &[]),
+    ("app.session.resume", &[]),
+    ("app.model.select", &["ctrl+l"]),
+    ("app.model.cycleForward", &["ctrl+p"]),
+    ("app.model.cycleBackward", &["shift+ctrl+p"]),
+    ("app.thinking.cycle", &["shift+tab"]),
+    ("app.thinking.toggle", &["ctrl+t"]),
+    ("app.tools.expand", &["ctrl+o"]),
+    ("app.message.copy", &["ctrl+x"]),
+    ("app.message.followUp", &["alt+enter"]),
+    ("app.message.dequeue", &["alt+up"]),
+    ("app.context.show", &["alt+c"]),
+];
+
+/// The bindings in force and the problems found reading `keybindings.json`.
+pub(crate) fn load_keybindings(agent_dir: &Path) -> (Keybindings, Vec<String>) {
+    let mut keys = Keybindings::default();
+    for (action, defaults) in APP_BINDINGS {
+        keys.set(action, defaults);
+    }
+    let path = agent_dir.join("keybindings.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (keys, Vec::new()),
+        Err(e) => return (keys, vec![format!("Failed to read {}: {e}", path.display())]),
+    };
+    let mut warnings = Vec::new();
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => {
+            for (action, value) in map {
+                let list: Option<Vec<&str>> = match &value {
+                    Value::String(k) => Some(vec![k.as_str()]),
+                    Value::Array(items) => items.iter().map(Value::as_str).collect(),
+                    _ => None,
+                };
+                match list {
+                    Some(list) => keys.set(&action, &list),
+                    None => warnings.push(format!("Invalid keybinding for \"{action}\" in {}", path.display())),
+                }
+            }
+        }
+        Ok(_) => warnings.push(format!("Invalid keybindings file {}: expected an object", path.display())),
+        Err(e) => warnings.push(format!("Invalid keybindings file {}: {e}", path.display())),
+    }
+    (keys, warnings)
+}
+
+/// How a key list is shown in hints: `ctrl+c/ctrl+d` style, joined with `/`.
+pub(crate) fn key_text(keys: &Keybindings, action: &str) -> String {
+    keys.keys(action).join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_replace_an_actions_keys() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("keybindings.json"), r#"{"app.exit":"ctrl+q","app.clear":[]}"#).expect("write");
+        let (keys, warnings) = load_keybindings(dir.path());
+        assert!(warnings.is_empty());
+        assert!(keys.matches("\x11", "app.exit"));
+        assert!(!keys.matches("\x04", "app.exit"));
+        assert!(!keys.matches("\x03", "app.clear"));
+        assert!(keys.matches("\x1b", "app.interrupt"));
+    }
+}

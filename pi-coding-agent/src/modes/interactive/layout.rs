@@ -1,0 +1,152 @@
+//! The screen's layout (pi's chat viewport): the document (header, loaded resources,
+//! transcript) above a dock (pending messages, status, widgets, editor, footer).
+//!
+//! In fullscreen mode (pi's default `tuiMode`) the layout fills exactly the terminal's rows: the
+//! dock sits at the bottom and the document shows its last lines above it (or earlier lines when
+//! scrolled back with Page Up), padded with empty lines while it is short. In regular mode it is
+//! the plain concatenation, and the terminal keeps the scrollback.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use pi_tui::{Component, ComponentRef, Lines};
+
+/// The document above a fixed dock.
+pub(crate) struct ChatLayout {
+    document: Vec<ComponentRef>,
+    dock: Vec<ComponentRef>,
+    /// Terminal rows; 0 means regular mode (no fixed height).
+    rows: Rc<Cell<usize>>,
+    /// Lines scrolled back from the end of the document.
+    scroll: usize,
+    last_document_len: usize,
+    last_view: usize,
+}
+
+impl ChatLayout {
+    pub(crate) fn new(document: Vec<ComponentRef>, dock: Vec<ComponentRef>, rows: Rc<Cell<usize>>) -> Self {
+        ChatLayout { document, dock, rows, scroll: 0, last_document_len: 0, last_view: 0 }
+    }
+
+    /// Scrolls the document back (positive) or forward (negative); `None` returns to the end.
+    pub(crate) fn scroll_by(&mut self, delta: Option<i64>) {
+        match delta {
+            None => self.scroll = 0,
+            Some(d) => {
+                let max = self.last_document_len.saturating_sub(self.last_view) as i64;
+                self.scroll = (self.scroll as i64 + d).clamp(0, max.max(0)) as usize;
+            }
+        }
+    }
+
+    /// One page of the document view.
+    pub(crate) fn page(&self) -> i64 {
+        self.last_view.saturating_sub(1).max(1) as i64
+    }
+
+    fn lines_of(parts: &[ComponentRef], width: usize) -> Vec<Lines> {
+        parts.iter().map(|c| c.borrow_mut().render(width)).collect()
+    }
+}
+
+impl Component for ChatLayout {
+    fn render(&mut self, width: usize) -> Lines {
+        let mut out = Vec::new();
+        let mut segments = Vec::new();
+        self.render_segments(width, &mut segments);
+        for s in segments {
+            out.extend(s.iter().cloned());
+        }
+        out.into()
+    }
+
+    fn render_segments(&mut self, width: usize, out: &mut Vec<Lines>) {
+        let rows = self.rows.get();
+        if rows == 0 {
+            for c in self.document.iter().chain(&self.dock) {
+                c.borrow_mut().render_segments(width, out);
+            }
+            return;
+        }
+        let dock = Self::lines_of(&self.dock, width);
+        let dock_len: usize = dock.iter().map(|l| l.len()).sum();
+        // The dock keeps at least one row for the document; a taller dock loses its top lines.
+        let view = rows.saturating_sub(dock_len).max(1);
+        let document = Self::lines_of(&self.document, width);
+        let total: usize = document.iter().map(|l| l.len()).sum();
+        self.last_document_len = total;
+        self.last_view = view;
+        self.scroll = self.scroll.min(total.saturating_sub(view));
+        let end = total - self.scroll;
+        let start = end.saturating_sub(view);
+        // Pick the document's lines start..end across its segments, sharing whole segments.
+        let mut index = 0;
+        for seg in &document {
+            let (a, b) = (index, index + seg.len());
+            index = b;
+            if b <= start || a >= end || seg.is_empty() {
+                continue;
+            }
+            let (from, to) = (start.max(a) - a, end.min(b) - a);
+            if from == 0 && to == seg.len() {
+                out.push(seg.clone());
+            } else {
+                out.push(seg[from..to].to_vec().into());
+            }
+        }
+        let shown = end - start;
+        if shown < view {
+            out.push(vec![String::new(); view - shown].into());
+        }
+        let room = rows.saturating_sub(view.min(rows));
+        let skip = dock_len.saturating_sub(room);
+        let mut skipped = 0;
+        for seg in dock {
+            if skipped + seg.len() <= skip {
+                skipped += seg.len();
+                continue;
+            }
+            if skipped < skip {
+                let from = skip - skipped;
+                skipped = skip;
+                out.push(seg[from..].to_vec().into());
+            } else {
+                out.push(seg);
+            }
+        }
+    }
+
+    fn invalidate(&mut self) {
+        for c in self.document.iter().chain(&self.dock) {
+            c.borrow_mut().invalidate();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pi_tui::{Text, shared};
+
+    #[test]
+    fn dock_stays_at_the_bottom_and_document_follows_the_end() {
+        let rows = Rc::new(Cell::new(6));
+        let doc = shared(Text::new("a\nb\nc\nd\ne", 0, 0));
+        let dock = shared(Text::new("EDIT", 0, 0));
+        let mut layout = ChatLayout::new(vec![doc.clone()], vec![dock], rows.clone());
+        let lines = layout.render(4);
+        assert_eq!(&lines[..], ["a   ", "b   ", "c   ", "d   ", "e   ", "EDIT"]);
+        doc.borrow_mut().set_text("a\nb\nc\nd\ne\nf\ng");
+        let lines = layout.render(4);
+        assert_eq!(&lines[..], ["c   ", "d   ", "e   ", "f   ", "g   ", "EDIT"]);
+        layout.scroll_by(Some(2));
+        let lines = layout.render(4);
+        assert_eq!(&lines[..], ["a   ", "b   ", "c   ", "d   ", "e   ", "EDIT"]);
+        doc.borrow_mut().set_text("a");
+        layout.scroll_by(None);
+        let lines = layout.render(4);
+        assert_eq!(&lines[..], ["a   ", "", "", "", "", "EDIT"]);
+        rows.set(0);
+        assert_eq!(&layout.render(4)[..], ["a   ", "EDIT"]);
+    }
+}
