@@ -67,11 +67,11 @@ pub(crate) struct App {
     pub(crate) editor: Rc<RefCell<Editor>>,
     pub(crate) layout: Rc<RefCell<ChatLayout>>,
     pub(crate) rows: Rc<Cell<usize>>,
-    regular: bool,
+    pub(crate) regular: bool,
     submitted: Rc<RefCell<Vec<String>>>,
     pub(crate) live: Live,
     pub(crate) dirty: bool,
-    last_ctrl_c: Option<Instant>,
+    pub(crate) last_ctrl_c: Option<Instant>,
     pub(crate) quit: Option<i32>,
     pub(crate) expanded: bool,
     pub(crate) hide_thinking: bool,
@@ -550,136 +550,6 @@ impl App {
         drop(slot);
         tui.set_focus(Some(self.editor.clone()));
         self.dirty = true;
-    }
-
-    fn handle_app_key(&mut self, tui: &mut Tui<CrosstermTerminal>, data: &str) -> bool {
-        let keys = self.keys.clone();
-        let is = |action: &str| keys.matches(data, action);
-        if is("app.interrupt") {
-            if self.editor.borrow().is_autocomplete_open() {
-                return false;
-            }
-            if self.session.is_streaming() {
-                let session = self.session.clone();
-                tokio::spawn(async move { session.abort().await });
-            } else if self.session.is_bash_running() {
-                self.session.abort_bash();
-            }
-            return true;
-        }
-        if is("app.clear") {
-            let now = Instant::now();
-            if self.last_ctrl_c.is_some_and(|t| now.duration_since(t).as_millis() < 500) {
-                self.quit = Some(0);
-            } else {
-                self.editor.borrow_mut().set_text("");
-                self.last_ctrl_c = Some(now);
-            }
-            return true;
-        }
-        if is("app.exit") && self.editor.borrow().text().is_empty() {
-            self.quit = Some(0);
-            return true;
-        }
-        if is("app.thinking.cycle") {
-            self.cycle_thinking();
-            return true;
-        }
-        if is("app.model.cycleForward") || is("app.model.cycleBackward") {
-            self.cycle_model(is("app.model.cycleForward"));
-            return true;
-        }
-        if is("app.model.select") {
-            self.command_model(tui, "");
-            return true;
-        }
-        if is("app.tools.expand") {
-            self.set_expanded(!self.expanded);
-            return true;
-        }
-        if is("app.thinking.toggle") {
-            self.hide_thinking = !self.hide_thinking;
-            self.rebuild_transcript();
-            let state = if self.hide_thinking { "hidden" } else { "visible" };
-            self.show_status(&format!("Thinking blocks: {state}"));
-            return true;
-        }
-        if is("app.message.followUp") {
-            let text = self.editor.borrow().expanded_text().trim().to_owned();
-            if !text.is_empty() {
-                self.editor.borrow_mut().set_text("");
-                self.on_submit(tui, text, true);
-            }
-            return true;
-        }
-        if is("app.message.dequeue") {
-            let (steer, follow) = self.session.clear_queue();
-            let all: Vec<String> = steer.into_iter().chain(follow).collect();
-            if !all.is_empty() {
-                let mut text = all.join("\n\n");
-                let current = self.editor.borrow().text();
-                if !current.is_empty() {
-                    text = format!("{text}\n\n{current}");
-                }
-                self.editor.borrow_mut().set_text(&text);
-                self.update_pending();
-            }
-            return true;
-        }
-        if is("app.context.show") {
-            self.command_context();
-            return true;
-        }
-        if !self.regular {
-            let page = self.layout.borrow().page();
-            if is("tui.altScreen.pageUp") {
-                self.layout.borrow_mut().scroll_by(Some(page));
-                return true;
-            }
-            if is("tui.altScreen.pageDown") {
-                self.layout.borrow_mut().scroll_by(Some(-page));
-                return true;
-            }
-            if is("tui.altScreen.bottom") {
-                self.layout.borrow_mut().scroll_by(None);
-                return true;
-            }
-        }
-        false
-    }
-
-    fn cycle_thinking(&mut self) {
-        let model = self.session.model();
-        if !model.reasoning {
-            self.show_line("dim", "Current model does not support thinking");
-            return;
-        }
-        let levels = pi_ai::models::supported_thinking_levels(&model);
-        let current = self.session.thinking_level();
-        let i = levels.iter().position(|l| *l == current).map_or(0, |i| (i + 1) % levels.len().max(1));
-        if let Some(level) = levels.get(i).copied() {
-            match self.session.set_thinking_level(level) {
-                Ok(()) => self.show_line("dim", &format!("Thinking level: {}", level.as_str())),
-                Err(e) => self.show_error(&e.to_string()),
-            }
-        }
-    }
-
-    fn cycle_model(&mut self, forward: bool) {
-        let list = if self.scoped_models.is_empty() { self.models.clone() } else { self.scoped_models.clone() };
-        if list.len() < 2 {
-            self.show_line("dim", "Only one model available");
-            return;
-        }
-        let current = self.session.model();
-        let i = list.iter().position(|m| m.provider == current.provider && m.id == current.id).unwrap_or(0);
-        let next = if forward { (i + 1) % list.len() } else { (i + list.len() - 1) % list.len() };
-        let model = list[next].clone();
-        let label = format!("Switched to {}", model.id);
-        match self.session.set_model(model) {
-            Ok(()) => self.show_line("dim", &label),
-            Err(e) => self.show_error(&e.to_string()),
-        }
     }
 
     /// A submitted editor text: a command, `!cmd`, or a prompt (steered while streaming).

@@ -12,6 +12,7 @@
 //! (a panic hook in `guard`).
 
 mod app;
+mod app_keys;
 mod autocomplete;
 mod commands;
 mod context_view;
