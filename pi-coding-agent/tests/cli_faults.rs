@@ -196,7 +196,17 @@ fn stop_a_running_tool(signal: nix::sys::signal::Signal) -> (Option<i32>, i32, E
         .spawn()
         .unwrap();
     let pgid: i32 = wait_for_file(&mark).trim().parse().unwrap();
-    assert_eq!(live_members(pgid).len(), 3, "bash and its two sleeps");
+    // `mv` may still be exiting when the mark appears: wait (bounded) until only bash and its two
+    // sleeps are left in the group.
+    let mut members = live_members(pgid);
+    for _ in 0..500 {
+        if members.len() == 3 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        members = live_members(pgid);
+    }
+    assert_eq!(members.len(), 3, "bash and its two sleeps: {members:?}");
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
     let status = child.wait().unwrap();
     (status.code(), pgid, env)

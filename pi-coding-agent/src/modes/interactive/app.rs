@@ -272,7 +272,13 @@ impl App {
             if resources.extensions.is_empty()
                 && let Some(runner) = self.session.extension_runner()
             {
-                resources.extensions = runner.extension_paths().iter().map(|p| extension_label(p)).collect();
+                // pi lists the extensions a user loaded, not its built-in ones (`builtin:mcp`, …).
+                resources.extensions = runner
+                    .extension_paths()
+                    .iter()
+                    .filter(|p| !p.starts_with("builtin:"))
+                    .map(|p| extension_label(p))
+                    .collect();
             }
             for section in resource_sections(&self.theme, &resources) {
                 h.add_child(shared(Text::new(section, 0, 0)));
