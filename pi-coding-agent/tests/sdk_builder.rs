@@ -90,3 +90,25 @@ async fn no_settings_and_default_settings_mean_the_same() {
     assert_eq!(built.session.settings(), SessionSettings::default());
     assert!(built.session.settings().compaction.enabled && built.session.settings().retry.enabled);
 }
+
+/// pi's `createAgentSession`: without an option or a `defaultThinkingLevel` setting the level is
+/// "medium", clamped to the model ("off" for a model without reasoning).
+#[tokio::test]
+async fn the_thinking_level_defaults_to_medium_clamped_to_the_model() {
+    let server = ScriptedServer::start(Vec::new());
+    let dir = agent_dir(&server.base_url, true);
+    let models = json!({"providers": {"local": {"baseUrl": server.base_url, "api": "openai-completions", "apiKey": "k",
+        "models": [{"id": "m1", "contextWindow": 8192, "maxTokens": 256},
+                   {"id": "m2", "reasoning": true, "contextWindow": 8192, "maxTokens": 256}]}}});
+    std::fs::write(dir.path().join("agent/models.json"), models.to_string()).unwrap();
+    let build = |model: &'static str| {
+        SessionBuilder::new(dir.path().join("proj"))
+            .agent_dir(dir.path().join("agent"))
+            .model("local", model)
+            .in_memory()
+    };
+    let reasoning = build("m2").build().await.unwrap().session;
+    assert_eq!(reasoning.thinking_level(), pi_ai::ThinkingLevel::Medium);
+    let plain = build("m1").build().await.unwrap().session;
+    assert_eq!(plain.thinking_level(), pi_ai::ThinkingLevel::Off);
+}

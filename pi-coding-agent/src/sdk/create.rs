@@ -206,11 +206,15 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
         Some(m) => m,
         None => registry.as_ref().and_then(|r| initial_model(r, &settings)).ok_or(SdkError::NoModel)?,
     };
-    let thinking_level = options
-        .thinking_level
-        .or_else(|| settings.default_thinking_level().and_then(ThinkingLevel::parse))
-        .map(|l| pi_ai::models::clamp_thinking_level(&model, l))
-        .unwrap_or(ThinkingLevel::Off);
+    // pi's `createAgentSession`: the option, else the settings' default, else "medium"
+    // (`DEFAULT_THINKING_LEVEL`), clamped to what the model supports ("off" without reasoning).
+    let thinking_level = pi_ai::models::clamp_thinking_level(
+        &model,
+        options
+            .thinking_level
+            .or_else(|| settings.default_thinking_level().and_then(ThinkingLevel::parse))
+            .unwrap_or(ThinkingLevel::Medium),
+    );
 
     // The shell settings reach both the user's `!cmd`s and the bash tool (pi's `_buildRuntime`).
     let shell = options.shell.unwrap_or_else(|| ShellSettings::from_settings(&settings));
