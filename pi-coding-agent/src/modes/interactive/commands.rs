@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use pi_tui::{ComponentRef, CrosstermTerminal, Markdown, Spacer, Text, Tui, shared};
 
-use super::app::{App, UiEvent};
+use super::app::{App, DialogDone, UiEvent};
 use super::dialogs::{DoneCell, InputDialog, Selector};
 use super::host::UiRequest;
 use crate::ui::{NotifyKind, WidgetContent, WidgetPlacement};
@@ -46,6 +46,26 @@ fn done_cell() -> DoneCell {
 }
 
 impl App {
+    /// Opens a selector in place of the editor, `preselect` highlighted; `on_done` gets the chosen
+    /// value, or `None` when the selector is dismissed.
+    fn open_selector(
+        &mut self,
+        tui: &mut Tui<CrosstermTerminal>,
+        title: &str,
+        options: Vec<(String, String)>,
+        searchable: bool,
+        preselect: Option<&str>,
+        on_done: DialogDone,
+    ) {
+        let done = done_cell();
+        let mut selector =
+            Selector::new(self.theme.clone(), self.keys.clone(), title, options, searchable, done.clone());
+        if let Some(value) = preselect {
+            selector.select_value(value);
+        }
+        self.open_dialog(tui, shared(selector), done, on_done);
+    }
+
     /// Runs a built-in command; `false` lets the text go on as a prompt (extension commands,
     /// skills and templates are handled by the session's prompt).
     pub(crate) fn handle_command(&mut self, tui: &mut Tui<CrosstermTerminal>, text: &str) -> bool {
@@ -108,14 +128,12 @@ impl App {
                 (format!("{} [{}]{mark}", m.id, m.provider), format!("{}/{}", m.provider, m.id))
             })
             .collect();
-        let done = done_cell();
-        let mut selector =
-            Selector::new(self.theme.clone(), self.keys.clone(), "Select model", options, true, done.clone());
-        selector.select_value(&format!("{}/{}", current.provider, current.id));
-        self.open_dialog(
+        self.open_selector(
             tui,
-            shared(selector),
-            done,
+            "Select model",
+            options,
+            true,
+            Some(&format!("{}/{}", current.provider, current.id)),
             Box::new(|app, v| {
                 if let Some(v) = v {
                     app.apply_model(&v);
@@ -144,14 +162,12 @@ impl App {
             return;
         }
         let options = levels.iter().map(|l| (l.as_str().to_owned(), l.as_str().to_owned())).collect();
-        let done = done_cell();
-        let mut selector =
-            Selector::new(self.theme.clone(), self.keys.clone(), "Select thinking level", options, false, done.clone());
-        selector.select_value(self.session.thinking_level().as_str());
-        self.open_dialog(
+        self.open_selector(
             tui,
-            shared(selector),
-            done,
+            "Select thinking level",
+            options,
+            false,
+            Some(self.session.thinking_level().as_str()),
             Box::new(|app, v| {
                 if let Some(level) = v.as_deref().and_then(pi_ai::ThinkingLevel::parse) {
                     app.set_thinking(level);
@@ -184,13 +200,12 @@ impl App {
                 (format!("{label} ({} messages)", s.message_count), s.path.display().to_string())
             })
             .collect();
-        let done = done_cell();
-        let selector =
-            Selector::new(self.theme.clone(), self.keys.clone(), "Resume session", options, true, done.clone());
-        self.open_dialog(
+        self.open_selector(
             tui,
-            shared(selector),
-            done,
+            "Resume session",
+            options,
+            true,
+            None,
             Box::new(|app, v| {
                 if let Some(path) = v {
                     app.spawn_switch(SwitchKind::Resume(path.into()));
@@ -333,13 +348,12 @@ impl App {
             .rev()
             .map(|m| (m.text.lines().next().unwrap_or("").to_owned(), m.entry_id.clone()))
             .collect();
-        let done = done_cell();
-        let selector =
-            Selector::new(self.theme.clone(), self.keys.clone(), "Fork from message", options, true, done.clone());
-        self.open_dialog(
+        self.open_selector(
             tui,
-            shared(selector),
-            done,
+            "Fork from message",
+            options,
+            true,
+            None,
             Box::new(|app, v| {
                 if let Some(id) = v {
                     app.spawn_fork(id, false);
@@ -403,13 +417,12 @@ impl App {
             self.show_line("dim", "No entries in session");
             return;
         }
-        let done = done_cell();
-        let selector =
-            Selector::new(self.theme.clone(), self.keys.clone(), "Session tree", options, true, done.clone());
-        self.open_dialog(
+        self.open_selector(
             tui,
-            shared(selector),
-            done,
+            "Session tree",
+            options,
+            true,
+            None,
             Box::new(|app, v| {
                 if let Some(id) = v {
                     let session = app.session.clone();
@@ -456,27 +469,27 @@ impl App {
         self.dirty = true;
         match req {
             UiRequest::Select { title, options, reply } => {
-                let done = done_cell();
                 let opts = options.iter().map(|o| (o.clone(), o.clone())).collect();
-                let selector = Selector::new(self.theme.clone(), self.keys.clone(), &title, opts, false, done.clone());
-                self.open_dialog(
+                self.open_selector(
                     tui,
-                    shared(selector),
-                    done,
+                    &title,
+                    opts,
+                    false,
+                    None,
                     Box::new(move |_, v| {
                         let _ = reply.send(v);
                     }),
                 );
             }
             UiRequest::Confirm { title, message, reply } => {
-                let done = done_cell();
                 let opts = vec![("Yes".to_owned(), "yes".to_owned()), ("No".to_owned(), "no".to_owned())];
                 let title = if message.is_empty() { title } else { format!("{title}\n{message}") };
-                let selector = Selector::new(self.theme.clone(), self.keys.clone(), &title, opts, false, done.clone());
-                self.open_dialog(
+                self.open_selector(
                     tui,
-                    shared(selector),
-                    done,
+                    &title,
+                    opts,
+                    false,
+                    None,
                     Box::new(move |_, v| {
                         let _ = reply.send(v.as_deref() == Some("yes"));
                     }),
