@@ -37,6 +37,10 @@ pub(crate) enum UiEvent {
     Error(String),
     /// A spawned call finished with something to show.
     Info(String),
+    /// A dim status line (pi's `showStatus`).
+    Status(String),
+    /// The session changed under the UI: the transcript is drawn again, then a status line.
+    Rebuilt(String),
     /// A user `!command` finished.
     BashDone { id: u64, result: Result<crate::sdk::BashResult, String> },
 }
@@ -84,9 +88,21 @@ pub(crate) struct App {
     pub(crate) editor_text: std::sync::Arc<std::sync::Mutex<String>>,
     pub(crate) next_bash: u64,
     pub(crate) bash_rows: BTreeMap<u64, (String, bool, Rc<RefCell<Container>>)>,
-    version: String,
-    header_text: Option<Rc<RefCell<Text>>>,
+    pub(crate) version: String,
+    pub(crate) header_text: Option<Rc<RefCell<Text>>>,
     last_status: Option<(ComponentRef, Rc<RefCell<Text>>)>,
+    /// The agent dir (themes, keybindings).
+    pub(crate) agent_dir: std::path::PathBuf,
+    /// Changes an open settings-like dialog reported, applied after each key.
+    pub(crate) dialog_changes: Option<super::settings_list::Changes>,
+    /// The theme setting in force (`/reload` loads it again).
+    pub(crate) theme_name: Option<String>,
+    /// The open session picker (its delete and rename requests).
+    pub(crate) picker: Option<Rc<RefCell<super::session_picker::SessionPicker>>>,
+    /// Extension shortcuts bound in the editor: `(key, description)`.
+    pub(crate) shortcut_list: Vec<(String, String)>,
+    /// The colours the terminal takes.
+    pub(crate) color_mode: ColorMode,
 }
 
 pub(crate) fn select_theme(theme: &Rc<Theme>) -> SelectListTheme {
@@ -249,6 +265,12 @@ impl App {
             version: options.version.clone(),
             header_text: None,
             last_status: None,
+            agent_dir: options.agent_dir.clone(),
+            dialog_changes: None,
+            theme_name: options.theme.clone(),
+            shortcut_list: Vec::new(),
+            picker: None,
+            color_mode: options.color_mode.unwrap_or_else(ColorMode::detect),
         };
         for w in theme_warning.into_iter().chain(key_warnings).chain(options.warnings.iter().cloned()) {
             app.show_warning(&w);
@@ -296,6 +318,9 @@ impl App {
         });
         std::mem::forget(_unsubscribe_on_drop);
         self.session.bind_extensions(|_| {}).await;
+        for w in self.bind_extension_shortcuts() {
+            self.show_warning(&w);
+        }
         self.install_completions(&options.commands);
         self.rebuild_transcript();
         let mut queue: Vec<(String, PromptOptions)> = options.initial.into_iter().collect();
@@ -503,6 +528,8 @@ impl App {
             if let Err(e) = tui.handle_input(data) {
                 tracing::warn!(error = %e, "input handling failed");
             }
+            self.apply_dialog_changes();
+            self.apply_picker_requests();
             self.finish_dialog(tui);
             return;
         }
@@ -524,6 +551,7 @@ impl App {
         if let Some(result) = result
             && let Some(dialog) = self.dialog.take()
         {
+            self.dialog_changes = None;
             self.restore_editor(tui);
             (dialog.on_done)(self, result);
         }
@@ -538,6 +566,7 @@ impl App {
         on_done: DialogDone,
     ) {
         if let Some(old) = self.dialog.take() {
+            self.dialog_changes = None;
             (old.on_done)(self, None);
         }
         let mut slot = self.editor_slot.borrow_mut();
@@ -655,6 +684,11 @@ impl App {
                 }
                 None => self.show_line("dim", &t),
             },
+            UiEvent::Status(t) => self.show_status(&t),
+            UiEvent::Rebuilt(t) => {
+                self.rebuild_transcript();
+                self.show_status(&t);
+            }
             UiEvent::BashDone { id, result } => {
                 if let Some((command, exclude, slot)) = self.bash_rows.remove(&id) {
                     match result {

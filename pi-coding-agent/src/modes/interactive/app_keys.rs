@@ -10,6 +10,9 @@ use super::app::App;
 
 impl App {
     pub(crate) fn handle_app_key(&mut self, tui: &mut Tui<CrosstermTerminal>, data: &str) -> bool {
+        if self.run_extension_shortcut(data) {
+            return true;
+        }
         let keys = self.keys.clone();
         let is = |action: &str| keys.matches(data, action);
         if is("app.interrupt") {

@@ -91,18 +91,16 @@ impl App {
             }
             "copy" => self.command_copy(),
             "hotkeys" => self.command_hotkeys(),
-            "reload" => {
-                self.rebuild_transcript();
-                self.show_line("dim", "Reloaded keybindings and themes");
-            }
+            "reload" => self.command_reload(),
             "fork" => self.command_fork(tui, false),
             "clone" => self.command_fork(tui, true),
             "tree" => self.command_tree(tui),
             "context" => self.command_context(),
             "export" => self.command_export(args),
-            "settings" | "scoped-models" | "import" | "changelog" => {
-                self.show_line("warning", &format!("/{name} is not available in this port yet"))
-            }
+            "settings" => self.command_settings(tui),
+            "scoped-models" => self.command_scoped_models(tui),
+            "changelog" => self.command_changelog(),
+            "import" => self.command_import(tui, args),
             "login" | "logout" | "mcp" | "trust" | "share" | "bug" => {
                 self.show_line("warning", &format!("/{name} arrives with its feature; it is not available yet"))
             }
@@ -183,35 +181,62 @@ impl App {
         }
     }
 
-    fn command_resume(&mut self, tui: &mut Tui<CrosstermTerminal>) {
-        let (cwd, dir) = {
+    /// `/resume`: pi's session picker.
+    pub(crate) fn command_resume(&mut self, tui: &mut Tui<CrosstermTerminal>) {
+        let (cwd, dir, current) = {
             let sm = self.session.session_manager();
-            (sm.cwd().to_owned(), sm.session_file().and_then(|f| f.parent().map(|p| p.to_path_buf())))
+            (sm.cwd().to_owned(), Some(sm.session_dir().to_path_buf()), sm.session_file().map(|p| p.to_path_buf()))
         };
-        let sessions = crate::session::SessionManager::list(&cwd, dir.as_deref());
-        if sessions.is_empty() {
-            self.show_line("dim", "No sessions found");
-            return;
-        }
-        let options = sessions
-            .iter()
-            .map(|s| {
-                let label = s.name.clone().unwrap_or_else(|| s.first_message.lines().next().unwrap_or("").to_owned());
-                (format!("{label} ({} messages)", s.message_count), s.path.display().to_string())
-            })
-            .collect();
-        self.open_selector(
+        let done = done_cell();
+        let picker = Rc::new(RefCell::new(super::session_picker::SessionPicker::new(
+            self.theme.clone(),
+            self.keys.clone(),
+            cwd,
+            dir,
+            current,
+            done.clone(),
+        )));
+        let component: ComponentRef = picker.clone();
+        self.open_dialog(
             tui,
-            "Resume session",
-            options,
-            true,
-            None,
+            component,
+            done,
             Box::new(|app, v| {
+                app.picker = None;
                 if let Some(path) = v {
                     app.spawn_switch(SwitchKind::Resume(path.into()));
                 }
             }),
         );
+        self.picker = Some(picker);
+    }
+
+    /// Runs what the session picker asked for after a key: delete or rename a session file.
+    pub(crate) fn apply_picker_requests(&mut self) {
+        let Some(picker) = self.picker.clone() else { return };
+        let requests: Vec<_> = picker.borrow_mut().requests.drain(..).collect();
+        for request in requests {
+            let mut p = picker.borrow_mut();
+            match request {
+                super::session_picker::PickerRequest::Delete(path) => {
+                    match super::session_picker::delete_session_file(&path) {
+                        Ok(msg) => {
+                            p.reload();
+                            p.set_status(false, msg.to_owned());
+                        }
+                        Err(e) => p.set_status(true, format!("Failed to delete: {e}")),
+                    }
+                }
+                super::session_picker::PickerRequest::Rename(path, name) => {
+                    let result = crate::session::SessionManager::open(&path, None, None)
+                        .and_then(|mut sm| sm.append_session_info(&name).map(|_| ()));
+                    match result {
+                        Ok(()) => p.reload(),
+                        Err(e) => p.set_status(true, format!("Failed to rename: {e}")),
+                    }
+                }
+            }
+        }
     }
 
     fn spawn_switch(&mut self, kind: SwitchKind) {
@@ -219,14 +244,18 @@ impl App {
         let tx = self.tx.clone();
         tokio::spawn(async move {
             let (result, done) = match kind {
-                SwitchKind::New => (session.new_session(None).await.map(|o| o.cancelled), "✓ New session started"),
-                SwitchKind::Resume(path) => {
-                    (session.switch_session(&path).await.map(|o| o.cancelled), "Resumed session")
-                }
+                SwitchKind::New => (
+                    session.new_session(None).await.map(|o| o.cancelled),
+                    UiEvent::Info("\u{1}✓ New session started".to_owned()),
+                ),
+                SwitchKind::Resume(path) => (
+                    session.switch_session(&path).await.map(|o| o.cancelled),
+                    UiEvent::Rebuilt("Resumed session".to_owned()),
+                ),
             };
             match result {
                 Ok(false) => {
-                    let _ = tx.send(UiEvent::Info(format!("\u{1}{done}")));
+                    let _ = tx.send(done);
                 }
                 Ok(true) => {}
                 Err(e) => {
@@ -251,35 +280,49 @@ impl App {
         }
     }
 
+    /// pi's `/session`: name, file, id, message counts, tokens, cache warming, cost.
     fn command_session(&mut self) {
         let s = self.session.get_session_stats();
         let name = self.session.session_manager().session_name();
-        let mut text = String::from("**Session Info**\n\n");
+        let mode = self.session.settings_manager().settings().cache_warming().as_str().to_owned();
+        let t = self.theme.clone();
+        let dim = |x: &str| t.fg("dim", x);
+        let b = pi_tui::theme::bold;
+        let mut info = format!("{}\n\n", b("Session Info"));
         if let Some(n) = name {
-            text.push_str(&format!("Name: {n}\n"));
+            info.push_str(&format!("{} {n}\n", dim("Name:")));
         }
-        text.push_str(&format!("File: {}\n", s.session_file.as_deref().unwrap_or("In-memory")));
-        text.push_str(&format!("ID: {}\n\n", s.session_id));
-        text.push_str("**Messages**\n\n");
-        text.push_str(&format!(
-            "User: {}\nAssistant: {}\nTool Calls: {}\nTool Results: {}\nTotal: {}\n\n",
-            s.user_messages, s.assistant_messages, s.tool_calls, s.tool_results, s.total_messages
-        ));
-        text.push_str("**Tokens**\n\n");
-        text.push_str(&format!("Input: {}\nOutput: {}\n", s.tokens.input, s.tokens.output));
-        if s.tokens.cache_read > 0 {
-            text.push_str(&format!("Cache Read: {}\n", s.tokens.cache_read));
+        info.push_str(&format!("{} {}\n", dim("File:"), s.session_file.as_deref().unwrap_or("In-memory")));
+        info.push_str(&format!("{} {}\n\n", dim("ID:"), s.session_id));
+        info.push_str(&format!("{}\n", b("Messages")));
+        info.push_str(&format!("{} {}\n", dim("Total:"), s.total_messages));
+        info.push_str(&format!("{} {}\n", dim("User:"), s.user_messages));
+        info.push_str(&format!("{} {}\n", dim("Assistant:"), s.assistant_messages));
+        info.push_str(&format!("{} {} calls, {} results\n\n", dim("Tools:"), s.tool_calls, s.tool_results));
+        info.push_str(&format!("{}\n", b("Tokens")));
+        let (input, read, write) = (s.tokens.input, s.tokens.cache_read, s.tokens.cache_write);
+        let prompt = input + read + write;
+        info.push_str(&format!("{} {}\n", dim("Input:"), grouped(prompt)));
+        if prompt > 0 && (read > 0 || write > 0) {
+            let rate = dim(&format!("({:.1}%)", read as f64 / prompt as f64 * 100.0));
+            info.push_str(&format!("  {} {} {rate}\n", dim("Cached:"), grouped(read)));
+            let written = if write > 0 {
+                format!(" {}", dim(&format!("({} written to cache)", grouped(write))))
+            } else {
+                String::new()
+            };
+            info.push_str(&format!("  {} {}{written}\n", dim("Uncached:"), grouped(input + write)));
         }
-        if s.tokens.cache_write > 0 {
-            text.push_str(&format!("Cache Write: {}\n", s.tokens.cache_write));
-        }
-        text.push_str(&format!("Total: {}\n", s.tokens.total()));
+        info.push_str(&format!("{} {}\n", dim("Output:"), grouped(s.tokens.output)));
+        info.push_str(&format!("{} {}\n", dim("Total:"), grouped(s.tokens.total())));
+        info.push_str(&format!("\n{}\n", b("Cache Warming")));
+        info.push_str(&format!("{} {mode}\n", dim("Mode:")));
+        info.push_str(&format!("{} Inactive (cache warming unavailable)\n", dim("Status:")));
         if s.cost > 0.0 {
-            text.push_str(&format!("\n**Cost**\n\nTotal: {:.4}\n", s.cost));
+            info.push_str(&format!("\n{}\n{} ${:.3}", b("Cost"), dim("Total:"), s.cost));
         }
-        let md = self.live.renderer.markdown_theme();
         self.add_chat(shared(Spacer::new(1)));
-        self.add_chat(shared(Markdown::new(text.replace('\n', "  \n"), 1, 0, md)));
+        self.add_chat(shared(Text::new(info, 1, 0)));
     }
 
     fn command_copy(&mut self) {
@@ -296,36 +339,83 @@ impl App {
         }
     }
 
+    /// pi's `/hotkeys`: navigation, editing and other keys from the bindings in force, then
+    /// the shortcuts extensions registered.
     fn command_hotkeys(&mut self) {
-        let k = |a: &str| super::keys::key_text(&self.keys, a);
-        let rows = [
-            (k("tui.input.submit"), "Send message"),
-            (k("tui.input.newLine"), "New line"),
-            (k("app.interrupt"), "Cancel autocomplete / abort streaming"),
-            (k("app.clear"), "Clear editor (first) / exit (second)"),
-            (k("app.exit"), "Exit (when editor is empty)"),
-            (k("app.thinking.cycle"), "Cycle thinking level"),
-            (format!("{}/{}", k("app.model.cycleForward"), k("app.model.cycleBackward")), "Cycle models"),
-            (k("app.model.select"), "Open model selector"),
-            (k("app.tools.expand"), "Toggle tool output expansion"),
-            (k("app.thinking.toggle"), "Toggle thinking block visibility"),
-            (k("app.message.followUp"), "Queue follow-up message"),
-            (k("app.message.dequeue"), "Restore queued messages"),
-            (k("app.context.show"), "Show what the model saw (/context)"),
-            ("/".to_owned(), "Slash commands"),
-            ("!".to_owned(), "Run bash command"),
-            ("!!".to_owned(), "Run bash command (excluded from context)"),
+        let k = |a: &str| super::keys::key_display(&self.keys, a);
+        let table = |title: &str, rows: &[(String, &str)]| {
+            let mut t = format!("**{title}**\n| Key | Action |\n|-----|--------|\n");
+            for (key, action) in rows {
+                t.push_str(&format!("| {key} | {action} |\n"));
+            }
+            t
+        };
+        let c = |a: &str| format!("`{}`", k(a));
+        let nav = [
+            (
+                format!(
+                    "{} / {} / {} / {}",
+                    c("tui.editor.cursorUp"),
+                    c("tui.editor.cursorDown"),
+                    c("tui.editor.cursorLeft"),
+                    c("tui.editor.cursorRight")
+                ),
+                "Move cursor / browse history",
+            ),
+            (format!("{} / {}", c("tui.editor.cursorWordLeft"), c("tui.editor.cursorWordRight")), "Move by word"),
+            (c("tui.editor.cursorLineStart"), "Start of line"),
+            (c("tui.editor.cursorLineEnd"), "End of line"),
+            (c("tui.editor.jumpForward"), "Jump forward to character"),
+            (c("tui.editor.jumpBackward"), "Jump backward to character"),
+            (format!("{} / {}", c("tui.editor.pageUp"), c("tui.editor.pageDown")), "Scroll by page"),
         ];
-        let mut md = String::from("| Key | Action |\n|-----|--------|\n");
-        for (key, action) in rows {
-            md.push_str(&format!("| `{key}` | {action} |\n"));
+        let edit = [
+            (c("tui.input.submit"), "Send message"),
+            (c("tui.input.newLine"), "New line"),
+            (c("tui.editor.deleteWordBackward"), "Delete word backwards"),
+            (c("tui.editor.deleteWordForward"), "Delete word forwards"),
+            (c("tui.editor.deleteToLineStart"), "Delete to start of line"),
+            (c("tui.editor.deleteToLineEnd"), "Delete to end of line"),
+            (c("tui.editor.yank"), "Paste the most-recently-deleted text"),
+            (c("tui.editor.yankPop"), "Cycle through the deleted text after pasting"),
+            (c("tui.editor.undo"), "Undo"),
+        ];
+        let other = [
+            (c("tui.input.tab"), "Path completion / accept autocomplete"),
+            (c("app.interrupt"), "Cancel autocomplete / abort streaming"),
+            (c("app.clear"), "Clear editor (first) / exit (second)"),
+            (c("app.exit"), "Exit (when editor is empty)"),
+            (c("app.suspend"), "Suspend to background"),
+            (c("app.thinking.cycle"), "Cycle thinking level"),
+            (format!("{} / {}", c("app.model.cycleForward"), c("app.model.cycleBackward")), "Cycle models"),
+            (c("app.model.select"), "Open model selector"),
+            (c("app.tools.expand"), "Toggle tool output expansion"),
+            (c("app.thinking.toggle"), "Toggle thinking block visibility"),
+            (c("app.editor.external"), "Edit message in external editor"),
+            (c("app.message.copy"), "Copy selection or last assistant message"),
+            (c("app.message.followUp"), "Queue follow-up message"),
+            (c("app.message.dequeue"), "Restore queued messages"),
+            (c("app.clipboard.pasteImage"), "Paste files on macOS, images, or text from clipboard"),
+            ("`/`".to_owned(), "Slash commands"),
+            ("`!`".to_owned(), "Run bash command"),
+            ("`!!`".to_owned(), "Run bash command (excluded from context)"),
+        ];
+        let mut md = format!("{}\n{}\n{}", table("Navigation", &nav), table("Editing", &edit), table("Other", &other));
+        let shortcuts = self.extension_shortcuts();
+        if !shortcuts.is_empty() {
+            let rows: Vec<(String, &str)> =
+                shortcuts.iter().map(|(key, d)| (format!("`{}`", capitalize_key(key)), d.as_str())).collect();
+            md.push('\n');
+            md.push_str(&table("Extensions", &rows));
         }
         let theme = self.theme.clone();
         self.add_chat(shared(Spacer::new(1)));
+        self.add_chat(shared(super::dialogs::Border(theme.clone())));
         self.add_chat(shared(Text::new(theme.fg("accent", &pi_tui::theme::bold("Keyboard Shortcuts")), 1, 0)));
         self.add_chat(shared(Spacer::new(1)));
         let mdt = self.live.renderer.markdown_theme();
         self.add_chat(shared(Markdown::new(md.trim(), 1, 1, mdt)));
+        self.add_chat(shared(super::dialogs::Border(theme)));
     }
 
     fn command_fork(&mut self, tui: &mut Tui<CrosstermTerminal>, clone: bool) {
@@ -597,6 +687,35 @@ impl App {
             above.add_child(shared(Spacer::new(1)));
         }
     }
+}
+
+/// pi's `formatKeyText(key, { capitalize: true })`.
+pub(crate) fn capitalize_key(key: &str) -> String {
+    key.split('/')
+        .map(|k| {
+            k.split('+')
+                .map(|p| {
+                    let mut c = p.chars();
+                    c.next().map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
+                })
+                .collect::<Vec<_>>()
+                .join("+")
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// JavaScript's `toLocaleString()` of an integer in the `en-US` locale: `12,345`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Which session switch to run.

@@ -76,7 +76,9 @@ impl Selector {
 impl Component for Selector {
     fn render(&mut self, width: usize) -> Lines {
         let t = &self.theme;
-        let mut lines = vec![border(t, width), String::new(), pad(&t.fg("accent", &bold(&self.title)))];
+        let mut lines = vec![border(t, width), String::new()];
+        // pi's title is one `Text`: each of its lines padded, all in the title style.
+        lines.extend(self.title.split('\n').map(|l| pad(&t.fg("accent", &bold(l)))));
         lines.push(String::new());
         if let Some(q) = &self.search {
             lines.push(pad(&format!("{}{q}{}", t.fg("muted", "Search: "), pi_tui::render_fake_cursor(" "))));
@@ -195,5 +197,14 @@ impl Component for InputDialog {
 
     fn set_focused(&mut self, focused: bool) {
         self.input.borrow_mut().set_focused(focused);
+    }
+}
+
+/// pi's `DynamicBorder`: a full-width line in the theme's `border` colour.
+pub(crate) struct Border(pub(crate) Rc<Theme>);
+
+impl Component for Border {
+    fn render(&mut self, width: usize) -> Lines {
+        vec![border(&self.0, width)].into()
     }
 }

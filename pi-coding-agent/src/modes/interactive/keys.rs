@@ -29,6 +29,18 @@ pub(crate) const APP_BINDINGS: &[(&str, &[&str])] = &[
     ("app.message.followUp", &["alt+enter"]),
     ("app.message.dequeue", &["alt+up"]),
     ("app.context.show", &["alt+c"]),
+    ("app.session.togglePath", &["ctrl+p"]),
+    ("app.session.toggleSort", &["ctrl+s"]),
+    ("app.session.toggleNamedFilter", &["ctrl+n"]),
+    ("app.session.rename", &["ctrl+r"]),
+    ("app.session.delete", &["ctrl+d"]),
+    ("app.session.deleteNoninvasive", &["ctrl+backspace"]),
+    ("app.models.save", &["ctrl+s"]),
+    ("app.models.enableAll", &["ctrl+a"]),
+    ("app.models.clearAll", &["ctrl+x"]),
+    ("app.models.toggleProvider", &["ctrl+p"]),
+    ("app.models.reorderUp", &["alt+up"]),
+    ("app.models.reorderDown", &["alt+down"]),
 ];
 
 /// The bindings in force and the problems found reading `keybindings.json`.
@@ -67,6 +79,23 @@ pub(crate) fn load_keybindings(agent_dir: &Path) -> (Keybindings, Vec<String>) {
 /// How a key list is shown in hints: `ctrl+c/ctrl+d` style, joined with `/`.
 pub(crate) fn key_text(keys: &Keybindings, action: &str) -> String {
     keys.keys(action).join("/")
+}
+
+/// pi's `keyDisplayText`: each part of each key capitalised (`Ctrl+S`, `Alt+Up/Alt+Down`).
+pub(crate) fn key_display(keys: &Keybindings, action: &str) -> String {
+    keys.keys(action)
+        .iter()
+        .map(|k| {
+            k.split('+')
+                .map(|part| {
+                    let mut c = part.chars();
+                    c.next().map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
+                })
+                .collect::<Vec<_>>()
+                .join("+")
+        })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 mod app;
 mod app_keys;
 mod autocomplete;
+mod changelog;
 mod commands;
 mod context_view;
 mod dialogs;
@@ -21,12 +22,22 @@ mod footer;
 mod guard;
 mod header;
 mod host;
+mod import;
 mod keys;
 mod layout;
 mod live;
+mod pick;
+mod reload;
 mod run;
+mod scoped_models;
+mod session_picker;
+mod session_search;
+mod settings_list;
+mod settings_menu;
+mod shortcuts;
 
 pub use header::StartupResources;
+pub use pick::pick_session;
 pub use run::{run_interactive, run_interactive_on};
 
 use pi_ai::Model;

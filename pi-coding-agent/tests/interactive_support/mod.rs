@@ -1,0 +1,222 @@
+//! The pseudo-terminal harness of the interactive tests: the real `pi` binary in a pty of
+//! 100×30, its output replayed into vt100, screens read once they stop changing, and the
+//! reference's recorded screens (`fixtures/interactive/*.ref.txt`).
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::cli_support::{Env, ScriptedServer};
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+pub const COLS: u16 = 100;
+pub const ROWS: u16 = 30;
+
+pub struct Pty {
+    pub parser: Arc<Mutex<vt100::Parser>>,
+    pub writer: Box<dyn Write + Send>,
+    pub child: Box<dyn portable_pty::Child + Send + Sync>,
+    pub raw: Arc<Mutex<Vec<u8>>>,
+    pub reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Pty {
+    pub fn spawn(env: &Env, args: &[&str]) -> Pty {
+        Self::spawn_with(env, args, &[])
+    }
+
+    /// As [`Pty::spawn`], with more environment variables.
+    pub fn spawn_with(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Pty {
+        let pair = native_pty_system()
+            .openpty(PtySize { rows: ROWS, cols: COLS, pixel_width: 0, pixel_height: 0 })
+            .expect("openpty");
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_pi"));
+        cmd.args(args);
+        cmd.cwd(env.proj());
+        cmd.env("PI_CODING_AGENT_DIR", env.agent());
+        cmd.env("HOME", env.dir.path());
+        cmd.env("TERM", "xterm-256color");
+        cmd.env("COLORTERM", "truecolor");
+        cmd.env_remove("PI_CODING_AGENT_SESSION_DIR");
+        cmd.env_remove("OPENAI_API_KEY");
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let child = pair.slave.spawn_command(cmd).expect("spawn pi");
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().expect("reader");
+        let writer = pair.master.take_writer().expect("writer");
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(
+            std::num::NonZero::new(ROWS).expect("rows"),
+            std::num::NonZero::new(COLS).expect("cols"),
+            0,
+        )));
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let (p, r) = (parser.clone(), raw.clone());
+        let reader = std::thread::spawn(move || {
+            let _master = pair.master;
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                p.lock().unwrap().process(&buf[..n]);
+                r.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        Pty { parser, writer, child, raw, reader: Some(reader) }
+    }
+
+    /// Everything the process wrote, once it exited and the pty reached end of file.
+    pub fn output_after_exit(&mut self) -> String {
+        if let Some(r) = self.reader.take() {
+            r.join().expect("reader thread");
+        }
+        String::from_utf8_lossy(&self.raw.lock().unwrap()).into_owned()
+    }
+
+    pub fn send(&mut self, keys: &str) {
+        self.writer.write_all(keys.as_bytes()).expect("write keys");
+        self.writer.flush().expect("flush");
+    }
+
+    pub fn screen(&self) -> String {
+        let p = self.parser.lock().unwrap();
+        let text = p.screen().rows(0, COLS).map(|r| r.trim_end().to_owned()).collect::<Vec<_>>().join("\n");
+        // The working spinner animates; its frame is not part of what a test waits for.
+        text.chars().map(|c| if ('\u{2800}'..='\u{28ff}').contains(&c) { '*' } else { c }).collect()
+    }
+
+    /// Waits until `pred` holds on the screen and the screen then stays the same for 300 ms.
+    pub fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut last = String::new();
+        let mut stable_since = Instant::now();
+        loop {
+            let s = self.screen();
+            if s != last {
+                last = s.clone();
+                stable_since = Instant::now();
+            } else if pred(&s) && stable_since.elapsed() >= Duration::from_millis(300) {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "timed out waiting for {what}; screen:\n{s}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Quits as a user does: Ctrl+C until pi exits (a first Ctrl+C may close a dialog).
+    pub fn quit(&mut self) -> u32 {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status.exit_code();
+            }
+            assert!(Instant::now() < deadline, "pi did not quit; screen:\n{}", self.screen());
+            self.send("\x03");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    pub fn wait_exit(&mut self) -> u32 {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status.exit_code();
+            }
+            assert!(Instant::now() < deadline, "pi did not exit; screen:\n{}", self.screen());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// Normalises what differs by machine: the project path in the footer and tool timings.
+pub fn normalize(screen: &str, proj: &str) -> String {
+    let re = regex::Regex::new(r"Took \d+\.\ds").expect("regex");
+    screen
+        .lines()
+        .map(|l| {
+            let l = l.trim_end();
+            let l = if l == proj || l == "~/proj" { "<PROJ>".to_owned() } else { l.to_owned() };
+            let l = l.replace(proj, "<PROJ>").replace("~/proj", "<PROJ>");
+            re.replace_all(&l, "Took <T>").into_owned()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub fn fixture(name: &str) -> String {
+    let path = format!("{}/tests/fixtures/interactive/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+pub fn dark_theme(env: &Env) {
+    std::fs::write(env.agent().join("settings.json"), r#"{"theme":"dark"}"#).expect("settings");
+}
+
+pub fn tool_reply(id: &str, name: &str, args: serde_json::Value) -> String {
+    let chunk = |delta: serde_json::Value, finish: Option<&str>| {
+        let c = serde_json::json!({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"scripted",
+            "choices":[{"index":0,"delta":delta,"finish_reason":finish}]});
+        format!("data: {c}\n\n")
+    };
+    let mut out = chunk(serde_json::json!({"role":"assistant","content":""}), None);
+    out.push_str(&chunk(
+        serde_json::json!({"tool_calls":[{"index":0,"id":id,"type":"function","function":{"name":name,"arguments":args.to_string()}}]}),
+        None,
+    ));
+    out.push_str(&chunk(serde_json::json!({}), Some("tool_calls")));
+    let usage = serde_json::json!({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"scripted",
+        "choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3,"total_tokens":13}});
+    out.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
+    out
+}
+
+/// Types tmux-style keys: `Enter`, `C-o`, `C-j`, `WAIT` (wait for quiet), or literal text.
+pub fn type_keys(pty: &mut Pty, keys: &[&str]) {
+    for k in keys {
+        match *k {
+            "WAIT" => {
+                pty.wait_for("quiet", |_| true);
+            }
+            "Enter" => pty.send("\r"),
+            "C-o" => pty.send("\x0f"),
+            "C-j" => pty.send("\n"),
+            "C-t" => pty.send("\x14"),
+            "C-s" => pty.send("\x13"),
+            "C-a" => pty.send("\x01"),
+            "C-x" => pty.send("\x18"),
+            "C-g" => pty.send("\x07"),
+            "C-v" => pty.send("\x16"),
+            "Escape" => pty.send("\x1b"),
+            "Up" => pty.send("\x1b[A"),
+            "Down" => pty.send("\x1b[B"),
+            "Space" => pty.send(" "),
+            "BSpace" => pty.send("\x7f"),
+            text => pty.send(text),
+        }
+    }
+}
+
+/// Runs one recorded scenario (see `fixtures/interactive/record.sh`) and returns our screen and
+/// the reference's, both normalised.
+pub fn scenario(
+    replies: Vec<String>,
+    setup: impl Fn(&Env),
+    keys: &[&str],
+    done: impl Fn(&str) -> bool,
+    name: &str,
+) -> (String, String) {
+    let server = ScriptedServer::start(replies);
+    let env = Env::new(&server.base_url);
+    dark_theme(&env);
+    setup(&env);
+    let mut pty = Pty::spawn(&env, &[]);
+    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    type_keys(&mut pty, keys);
+    let screen = pty.wait_for(name, done);
+    pty.quit();
+    let proj = env.proj().display().to_string();
+    (normalize(&screen, &proj), normalize(&fixture(&format!("{name}.ref.txt")), &proj))
+}
