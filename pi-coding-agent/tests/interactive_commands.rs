@@ -200,3 +200,29 @@ fn import_of_a_missing_file_says_so() {
     assert!(screen.contains("nowhere.jsonl"), "{screen}");
     assert_eq!(pty.quit(), 0);
 }
+
+#[test]
+fn context_shows_the_last_request_as_it_was_sent() {
+    let server = ScriptedServer::start(vec![text_reply(&["Hi there."])]);
+    let env = Env::new(&server.base_url);
+    let mut pty = Pty::spawn(&env, &[]);
+    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    type_keys(&mut pty, &["/context", "Enter"]);
+    pty.wait_for("nothing yet", |s| s.contains("No request yet"));
+    type_keys(&mut pty, &["hello model", "Enter"]);
+    pty.wait_for("the answer", |s| s.contains("Hi there.") && s.contains("↑10"));
+    // Alt+C: the captured request holds the user message, not the answer that came after it.
+    pty.send("\x1bc");
+    let screen = pty.wait_for("the model view", |s| s.contains("What the model saw"));
+    assert!(screen.contains("user: hello model"), "{screen}");
+    assert!(!screen.contains("assistant: Hi there."), "the answer was not part of the request:\n{screen}");
+    assert!(screen.contains("Tools (") && screen.contains("read"), "{screen}");
+    assert_eq!(pty.quit(), 0);
+}
+
+#[test]
+fn hotkeys_match_the_reference() {
+    let (ours, reference) =
+        scenario(vec![], |_| {}, &["/hotkeys", "Enter"], |s| s.contains("Run bash command (excluded"), "hotkeys");
+    assert_eq!(ours, reference);
+}

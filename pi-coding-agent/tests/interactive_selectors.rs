@@ -82,3 +82,85 @@ fn resume_picker_renames_and_resumes_the_chosen_session() {
     assert!(screen.contains("• kept"), "the footer shows the session's name:\n{screen}");
     assert_eq!(pty.quit(), 0);
 }
+
+/// A session with two turns, continued with `-c` (record.sh's `two_turns`).
+fn two_turns(env: &Env) {
+    for q in ["first question", "second question"] {
+        let out = env.run(&["-c", "-p", q]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+/// `pi -c` on a two-turn session, `keys` typed, the screen once `done` holds, ours and the
+/// reference's; the environment for further checks.
+fn tree_scenario(keys: &[&str], done: impl Fn(&str) -> bool, name: &str) -> (String, String, Env, ScriptedServer) {
+    let server = ScriptedServer::start(replies());
+    let env = Env::new(&server.base_url);
+    dark_theme(&env);
+    std::fs::write(env.proj().join("notes.txt"), "line one\nline two\n").expect("notes");
+    two_turns(&env);
+    let mut pty = Pty::spawn(&env, &["-c"]);
+    pty.wait_for("the resumed session", |s| s.contains("Two."));
+    type_keys(&mut pty, keys);
+    let screen = pty.wait_for(name, done);
+    let code = pty.quit();
+    let out = pty.output_after_exit();
+    assert_eq!(code, 0, "{}", &out[out.len().saturating_sub(1500)..]);
+    let proj = env.proj().display().to_string();
+    (normalize(&screen, &proj), normalize(&fixture(&format!("{name}.ref.txt")), &proj), env, server)
+}
+
+#[test]
+fn tree_navigator_matches_the_reference() {
+    let (ours, reference, ..) = tree_scenario(&["/tree", "Enter"], |s| s.contains("(5/5)"), "tree");
+    assert_eq!(ours, reference);
+    let (ours, reference, ..) =
+        tree_scenario(&["/tree", "Enter", "WAIT", "Up", "Up"], |s| s.contains("(3/5)"), "tree_up");
+    assert_eq!(ours, reference);
+}
+
+#[test]
+fn tree_switch_asks_for_a_summary_as_the_reference() {
+    let keys = ["/tree", "Enter", "WAIT", "Up", "Up", "Up", "Enter"];
+    let (ours, reference, ..) = tree_scenario(&keys, |s| s.contains("Summarize branch?"), "tree_switch");
+    assert_eq!(ours, reference);
+}
+
+#[test]
+fn tree_switch_without_summary_moves_the_leaf_and_fills_the_editor() {
+    let server = ScriptedServer::start(replies());
+    let env = Env::new(&server.base_url);
+    two_turns(&env);
+    let mut pty = Pty::spawn(&env, &["-c"]);
+    pty.wait_for("the resumed session", |s| s.contains("Two."));
+    // The second user message: the leaf moves to its parent and its text goes to the editor.
+    type_keys(&mut pty, &["/tree", "Enter", "WAIT", "Up", "WAIT", "Enter", "WAIT", "Enter"]);
+    let screen = pty.wait_for("the switch", |s| s.contains("Navigated to selected point"));
+    assert!(!screen.contains("Two."), "the second answer is off the branch:\n{screen}");
+    let editor = screen.lines().rev().find(|l| l.contains("second question")).unwrap_or_default();
+    assert!(!editor.is_empty(), "the selected message is in the editor:\n{screen}");
+    assert_eq!(pty.quit(), 0);
+}
+
+#[test]
+fn tree_labels_are_edited_in_place_and_written() {
+    let keys = ["/tree", "Enter", "WAIT", "Up", "L"];
+    let (ours, reference, ..) = tree_scenario(&keys, |s| s.contains("Label (empty to remove):"), "tree_label");
+    assert_eq!(ours, reference);
+
+    let server = ScriptedServer::start(replies());
+    let env = Env::new(&server.base_url);
+    two_turns(&env);
+    let mut pty = Pty::spawn(&env, &["-c"]);
+    pty.wait_for("the resumed session", |s| s.contains("Two."));
+    type_keys(&mut pty, &["/tree", "Enter", "WAIT", "Up", "L", "WAIT", "checkpoint", "Enter"]);
+    pty.wait_for("the label", |s| s.contains("[checkpoint] user: second question"));
+    // The labeled-only filter keeps just that entry.
+    type_keys(&mut pty, &["\x0c"]);
+    let screen = pty.wait_for("the filter", |s| s.contains("(1/1)"));
+    assert!(screen.contains("[checkpoint]"), "{screen}");
+    assert_eq!(pty.quit(), 0);
+    let files = env.session_files();
+    let text = std::fs::read_to_string(&files[0]).expect("session");
+    assert!(text.contains("\"type\":\"label\"") && text.contains("\"label\":\"checkpoint\""), "{text}");
+}

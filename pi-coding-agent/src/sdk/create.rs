@@ -265,7 +265,14 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
         shell,
     }));
     *shared.prompt_templates.lock().unwrap_or_else(|e| e.into_inner()) = resources.prompt_templates.clone();
-    let mut builder = Agent::builder(model.clone(), stream_fn)
+    // The agent's requests (not summaries) are kept for `AgentSession::last_request`.
+    let captured = shared.last_request.clone();
+    let agent_stream_fn: StreamFn =
+        Arc::new(move |m: &Model, context: pi_ai::transcript::TranscriptContext, o: StreamOptions| {
+            *captured.lock().unwrap_or_else(|e| e.into_inner()) = Some(context.clone());
+            stream_fn(m, context, o)
+        });
+    let mut builder = Agent::builder(model.clone(), agent_stream_fn)
         .thinking_level(thinking_level)
         .steering_mode(settings.steering_mode())
         .follow_up_mode(settings.follow_up_mode())

@@ -106,17 +106,19 @@ impl Pty {
         }
     }
 
-    /// Quits as a user does: Ctrl+C until pi exits (a first Ctrl+C may close a dialog).
+    /// Quits as a user does: Escape closes what dialogs are open (waiting for the screen to settle
+    /// after each), then Ctrl+C twice in one write, and no key after that (a key reaching the
+    /// terminal once pi left raw mode would be a real SIGINT).
     pub fn quit(&mut self) -> u32 {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
+        for _ in 0..3 {
             if let Some(status) = self.child.try_wait().expect("try_wait") {
                 return status.exit_code();
             }
-            assert!(Instant::now() < deadline, "pi did not quit; screen:\n{}", self.screen());
-            self.send("\x03");
-            std::thread::sleep(Duration::from_millis(100));
+            self.send("\x1b");
+            self.wait_for("quiet", |_| true);
         }
+        self.send("\x03\x03");
+        self.wait_exit()
     }
 
     pub fn wait_exit(&mut self) -> u32 {

@@ -37,6 +37,8 @@ pub(crate) enum UiEvent {
     Error(String),
     /// A spawned call finished with something to show.
     Info(String),
+    /// The summary choice after a `/tree` selection (`None`: dismissed).
+    TreeChoice { id: String, choice: Option<String> },
     /// A dim status line (pi's `showStatus`).
     Status(String),
     /// The session changed under the UI: the transcript is drawn again, then a status line.
@@ -97,6 +99,8 @@ pub(crate) struct App {
     pub(crate) dialog_changes: Option<super::settings_list::Changes>,
     /// The theme setting in force (`/reload` loads it again).
     pub(crate) theme_name: Option<String>,
+    /// The open tree navigator (its label changes).
+    pub(crate) tree_view: Option<Rc<RefCell<super::tree_view::TreeView>>>,
     /// The open session picker (its delete and rename requests).
     pub(crate) picker: Option<Rc<RefCell<super::session_picker::SessionPicker>>>,
     /// Extension shortcuts bound in the editor: `(key, description)`.
@@ -270,6 +274,7 @@ impl App {
             theme_name: options.theme.clone(),
             shortcut_list: Vec::new(),
             picker: None,
+            tree_view: None,
             color_mode: options.color_mode.unwrap_or_else(ColorMode::detect),
         };
         for w in theme_warning.into_iter().chain(key_warnings).chain(options.warnings.iter().cloned()) {
@@ -530,6 +535,7 @@ impl App {
             }
             self.apply_dialog_changes();
             self.apply_picker_requests();
+            self.apply_tree_labels();
             self.finish_dialog(tui);
             return;
         }
@@ -685,6 +691,7 @@ impl App {
                 None => self.show_line("dim", &t),
             },
             UiEvent::Status(t) => self.show_status(&t),
+            UiEvent::TreeChoice { id, choice } => self.on_tree_choice(tui, id, choice),
             UiEvent::Rebuilt(t) => {
                 self.rebuild_transcript();
                 self.show_status(&t);

@@ -94,7 +94,7 @@ impl App {
             "reload" => self.command_reload(),
             "fork" => self.command_fork(tui, false),
             "clone" => self.command_fork(tui, true),
-            "tree" => self.command_tree(tui),
+            "tree" => self.command_tree(tui, None),
             "context" => self.command_context(),
             "export" => self.command_export(args),
             "settings" => self.command_settings(tui),
@@ -473,63 +473,129 @@ impl App {
         });
     }
 
-    fn command_tree(&mut self, tui: &mut Tui<CrosstermTerminal>) {
-        let options: Vec<(String, String)> = {
+    /// `/tree`: pi's tree navigator, then the summary prompt and the switch.
+    pub(crate) fn command_tree(&mut self, tui: &mut Tui<CrosstermTerminal>, initial: Option<String>) {
+        let filter = self.session.settings_manager().settings().tree_filter_mode().as_str().to_owned();
+        let rows = pi_tui::Terminal::rows(tui.terminal());
+        let done = done_cell();
+        let view = {
             let sm = self.session.session_manager();
-            sm.entries()
-                .iter()
-                .filter_map(|e| match e {
-                    crate::session::SessionEntry::Message(m) => {
-                        let text = match &m.message {
-                            pi_agent_core::AgentMessage::User(u) => {
-                                format!("user: {}", crate::render::content_text_of(&u.content))
-                            }
-                            pi_agent_core::AgentMessage::Assistant(a) => format!(
-                                "assistant: {}",
-                                a.content
-                                    .iter()
-                                    .filter_map(|b| match b {
-                                        pi_ai::AssistantBlock::Text(t) => Some(t.text.as_str()),
-                                        _ => None,
-                                    })
-                                    .collect::<Vec<_>>()
-                                    .join(" ")
-                            ),
-                            _ => return None,
-                        };
-                        Some((text.lines().next().unwrap_or("").to_owned(), m.id.clone()))
-                    }
-                    _ => None,
-                })
-                .collect()
+            let roots = sm.tree();
+            if roots.is_empty() {
+                drop(sm);
+                self.show_status("No entries in session");
+                return;
+            }
+            let leaf = sm.leaf_id().map(str::to_owned);
+            super::tree_view::TreeView::new(
+                self.theme.clone(),
+                self.keys.clone(),
+                &roots,
+                leaf,
+                initial,
+                &filter,
+                rows,
+                done.clone(),
+            )
         };
-        if options.is_empty() {
-            self.show_line("dim", "No entries in session");
-            return;
-        }
-        self.open_selector(
+        let view = Rc::new(RefCell::new(view));
+        let component: ComponentRef = view.clone();
+        self.open_dialog(
             tui,
-            "Session tree",
-            options,
-            true,
-            None,
+            component,
+            done,
             Box::new(|app, v| {
+                app.tree_view = None;
                 if let Some(id) = v {
-                    let session = app.session.clone();
-                    let tx = app.tx.clone();
-                    tokio::spawn(async move {
-                        match session.navigate_tree(&id, Default::default()).await {
-                            Ok(_) => {
-                                let _ = tx.send(UiEvent::Info("\u{1}Navigated to selected point".into()));
-                            }
-                            Err(e) => {
-                                let _ = tx.send(UiEvent::Error(e.to_string()));
-                            }
-                        }
-                    });
+                    app.tree_selected(id);
                 }
             }),
         );
+        self.tree_view = Some(view);
+    }
+
+    /// Writes the labels the tree navigator changed.
+    pub(crate) fn apply_tree_labels(&mut self) {
+        let Some(view) = self.tree_view.clone() else { return };
+        let changes: Vec<_> = view.borrow_mut().label_changes.drain(..).collect();
+        for (id, label) in changes {
+            let r = self.session.session_manager().append_label_change(&id, label.as_deref()).map(|_| ());
+            if let Err(e) = r {
+                self.show_error(&e.to_string());
+            }
+        }
+    }
+
+    /// A node was chosen: pi's "Summarize branch?" prompt (unless `branchSummary.skipPrompt`).
+    fn tree_selected(&mut self, id: String) {
+        if self.session.session_manager().leaf_id() == Some(id.as_str()) {
+            self.show_status("Already at this point");
+            return;
+        }
+        if self.session.settings_manager().settings().branch_summary_skip_prompt() {
+            self.spawn_navigate(id, false, None);
+            return;
+        }
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let options = ["No summary", "Summarize", "Summarize with custom prompt"].map(str::to_owned).to_vec();
+        let _ =
+            self.tx.send(UiEvent::Ui(UiRequest::Select { title: "Summarize branch?".to_owned(), options, reply: tx }));
+        let events = self.tx.clone();
+        tokio::spawn(async move {
+            let choice = rx.await.ok().flatten();
+            let _ = events.send(UiEvent::TreeChoice { id, choice });
+        });
+    }
+
+    /// The summary choice for a tree switch (`None`: back to the navigator).
+    pub(crate) fn on_tree_choice(&mut self, tui: &mut Tui<CrosstermTerminal>, id: String, choice: Option<String>) {
+        match choice.as_deref() {
+            None => self.command_tree(tui, Some(id)),
+            Some("Summarize with custom prompt") => {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                self.on_ui_request(
+                    tui,
+                    UiRequest::Input {
+                        title: "Custom summarization instructions".to_owned(),
+                        placeholder: None,
+                        prefill: String::new(),
+                        reply: tx,
+                    },
+                );
+                let events = self.tx.clone();
+                tokio::spawn(async move {
+                    let text = rx.await.ok().flatten();
+                    let choice = text.map(|t| format!("\u{1}{t}"));
+                    let _ = events.send(UiEvent::TreeChoice { id, choice: choice.or(Some("\u{2}".to_owned())) });
+                });
+            }
+            Some("\u{2}") => self.tree_selected(id),
+            Some(c) if c.starts_with('\u{1}') => self.spawn_navigate(id, true, Some(c[1..].to_owned())),
+            Some(c) => self.spawn_navigate(id, c == "Summarize", None),
+        }
+    }
+
+    fn spawn_navigate(&mut self, id: String, summarize: bool, instructions: Option<String>) {
+        let session = self.session.clone();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let options =
+                crate::sdk::NavigateTreeOptions { summarize, custom_instructions: instructions, ..Default::default() };
+            match session.navigate_tree(&id, options).await {
+                Ok(o) if o.cancelled => {
+                    let _ = tx.send(UiEvent::Status("Navigation cancelled".to_owned()));
+                }
+                Ok(o) => {
+                    let _ = tx.send(UiEvent::Rebuilt("Navigated to selected point".to_owned()));
+                    if let Some(text) = o.editor_text {
+                        let _ = tx.send(UiEvent::Ui(UiRequest::SetEditorText(text)));
+                    }
+                }
+                Err(e) => {
+                    let _ = tx.send(UiEvent::Error(e.to_string()));
+                }
+            }
+        });
     }
 
     fn command_export(&mut self, path: &str) {

@@ -1,14 +1,15 @@
-//! `/context` (beyond pi 1.6.0): what the model saw. The session's context goes through the same
-//! `convert_to_llm` and `normalize_context` a request uses; the view shows the system head (its
-//! sections and tools), every message the model received, and, marked, every transcript item
-//! that did not reach it and why.
+//! `/context` (beyond pi 1.6.0): what the model saw. The view shows the context of the last
+//! request exactly as the provider's stream function received it (captured by the session, after
+//! `transform_context`, `convert_to_llm` and `normalize_context`): the system head (its sections
+//! and tools), every message the model received, and, marked, every transcript item that did not
+//! reach it and why. Before the first request there is nothing to show, and it says so.
 
 use pi_agent_core::AgentMessage;
 use pi_ai::Message;
 use pi_tui::{Markdown, Spacer, shared};
 
 use super::app::App;
-use crate::messages::{CodingAgentMessage, CodingMessage, convert_to_llm};
+use crate::messages::{CodingAgentMessage, CodingMessage};
 use crate::session::SessionEntry;
 
 fn first_line(text: &str) -> String {
@@ -67,6 +68,10 @@ fn dropped_reason(m: &CodingAgentMessage) -> Option<&'static str> {
 impl App {
     /// Shows the model view of the current context.
     pub(crate) fn command_context(&mut self) {
+        let Some(request) = self.session.last_request() else {
+            self.show_line("dim", "No request yet: /context shows the last request sent to the model.");
+            return;
+        };
         let (context, custom_entries) = {
             let sm = self.session.session_manager();
             let custom: Vec<String> = sm
@@ -79,12 +84,12 @@ impl App {
                 .collect();
             (sm.build_session_context().messages, custom)
         };
-        let llm = convert_to_llm(&context);
-        let tools = pi_ai::transcript::current_tools(&llm);
-        let head = pi_ai::transcript::current_system_message(&llm);
-        let normalized =
-            pi_ai::transcript::normalize_context(pi_ai::Context { system_prompt: None, messages: llm, tools: None });
-        let mut md = String::from("**What the model saw** (convert_to_llm → normalize_context)\n\n");
+        let tools = pi_ai::transcript::current_tools(request.messages());
+        let head = pi_ai::transcript::current_system_message(request.messages());
+        let normalized = request;
+        let mut md = String::from(
+            "**What the model saw** (last request: transform_context → convert_to_llm → normalize_context)\n\n",
+        );
         if let Some(head) = &head {
             let sections: Vec<String> =
                 head.sections.as_ref().map(|s| s.keys().map(str::to_owned).collect()).unwrap_or_default();

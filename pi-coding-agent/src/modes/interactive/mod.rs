@@ -35,6 +35,7 @@ mod session_search;
 mod settings_list;
 mod settings_menu;
 mod shortcuts;
+mod tree_view;
 
 pub use header::StartupResources;
 pub use pick::pick_session;

@@ -151,6 +151,9 @@ pub(crate) struct SessionShared {
     pub(crate) tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// The error listener `bind_extensions` registered (removed by `dispose`).
     pub(crate) error_listener: Mutex<Option<crate::extensions::ErrorListenerHandle>>,
+    /// The context of the agent's last request, as its stream function received it (after
+    /// `transform_context`, `convert_to_llm` and `normalize_context`): the interactive `/context`.
+    pub(crate) last_request: Arc<Mutex<Option<pi_ai::transcript::TranscriptContext>>>,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -192,6 +195,7 @@ impl SessionShared {
             idle: tokio::sync::Notify::new(),
             error_listener: Mutex::new(None),
             tasks: Mutex::new(Vec::new()),
+            last_request: Arc::new(Mutex::new(None)),
         }
     }
 
@@ -470,6 +474,12 @@ impl AgentSession {
     /// The session settings (automatic compaction, retry).
     pub fn settings(&self) -> SessionSettings {
         *lock(&self.shared.settings)
+    }
+
+    /// The context the agent's last model request carried, exactly as the provider's stream
+    /// function received it; `None` before the first request.
+    pub fn last_request(&self) -> Option<pi_ai::transcript::TranscriptContext> {
+        lock(&self.shared.last_request).clone()
     }
 
     /// The settings manager the session reads and writes (pi's `settingsManager`).
