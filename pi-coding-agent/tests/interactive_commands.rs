@@ -226,3 +226,60 @@ fn hotkeys_match_the_reference() {
         scenario(vec![], |_| {}, &["/hotkeys", "Enter"], |s| s.contains("Run bash command (excluded"), "hotkeys");
     assert_eq!(ours, reference);
 }
+
+/// A fake `xclip` answering `script` (a shell `case` body on "$*"), first in PATH.
+fn fake_xclip(env: &Env, script: &str) -> String {
+    let bin = env.dir.path().join("clipbin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let path = bin.join("xclip");
+    std::fs::write(&path, format!("#!/bin/sh\ncase \"$*\" in\n{script}\n*) exit 1 ;;\nesac\n")).expect("xclip");
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default())
+}
+
+#[test]
+fn ctrl_v_pastes_a_clipboard_image_as_a_file_path() {
+    let server = ScriptedServer::start(vec![]);
+    let env = Env::new(&server.base_url);
+    let path = fake_xclip(&env, "*TARGETS*) printf 'TARGETS\\nimage/png\\n' ;;\n*image/png*) printf 'PNGDATA' ;;");
+    let tmp = env.dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).expect("tmp");
+    let tmp_s = tmp.display().to_string();
+    let mut pty = Pty::spawn_with(&env, &[], &[("PATH", &path), ("TMPDIR", &tmp_s)]);
+    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    pty.send("\x16");
+    pty.wait_for("the path", |s| s.contains("pi-clipboard-"));
+    let files: Vec<_> = std::fs::read_dir(&tmp).expect("tmp").flatten().map(|e| e.path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].extension().is_some_and(|e| e == "png"));
+    assert_eq!(std::fs::read(&files[0]).expect("image"), b"PNGDATA");
+    assert_eq!(pty.quit(), 0);
+
+    // No image: the clipboard's text (X11).
+    let path = fake_xclip(&env, "*TARGETS*) printf 'UTF8_STRING\\n' ;;\n*-out*) printf 'pasted words' ;;");
+    let mut pty = Pty::spawn_with(&env, &[], &[("PATH", &path), ("DISPLAY", ":0")]);
+    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    pty.send("\x16");
+    pty.wait_for("the text", |s| s.contains("pasted words"));
+    assert_eq!(pty.quit(), 0);
+}
+
+#[test]
+fn user_bash_output_shows_while_the_command_runs() {
+    let server = ScriptedServer::start(vec![]);
+    let env = Env::new(&server.base_url);
+    let fifo = env.dir.path().join("gate");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let mut pty = Pty::spawn(&env, &[]);
+    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    // The command prints, then waits on the fifo: its first line must show while it runs.
+    // (`$((…))` so that the output differs from the command line shown above it.)
+    pty.send(&format!("!echo FIRST$((1+1)); cat {}; echo SECOND$((2+1))\r", fifo.display()));
+    let running = pty.wait_for("the live output", |s| s.contains("FIRST2"));
+    assert!(!running.contains("SECOND3"), "{running}");
+    std::fs::write(&fifo, "from-the-gate\n").expect("open the gate");
+    let done = pty.wait_for("the finished command", |s| s.contains("SECOND3") && s.contains("from-the-gate"));
+    assert!(done.contains("FIRST2"), "{done}");
+    assert_eq!(pty.quit(), 0);
+}

@@ -134,7 +134,9 @@ fn tree_switch_without_summary_moves_the_leaf_and_fills_the_editor() {
     let mut pty = Pty::spawn(&env, &["-c"]);
     pty.wait_for("the resumed session", |s| s.contains("Two."));
     // The second user message: the leaf moves to its parent and its text goes to the editor.
-    type_keys(&mut pty, &["/tree", "Enter", "WAIT", "Up", "WAIT", "Enter", "WAIT", "Enter"]);
+    type_keys(&mut pty, &["/tree", "Enter", "WAIT", "Up", "WAIT", "Enter"]);
+    pty.wait_for("the summary prompt", |s| s.contains("→ No summary"));
+    type_keys(&mut pty, &["Enter"]);
     let screen = pty.wait_for("the switch", |s| s.contains("Navigated to selected point"));
     assert!(!screen.contains("Two."), "the second answer is off the branch:\n{screen}");
     let editor = screen.lines().rev().find(|l| l.contains("second question")).unwrap_or_default();
@@ -163,4 +165,24 @@ fn tree_labels_are_edited_in_place_and_written() {
     let files = env.session_files();
     let text = std::fs::read_to_string(&files[0]).expect("session");
     assert!(text.contains("\"type\":\"label\"") && text.contains("\"label\":\"checkpoint\""), "{text}");
+}
+
+#[test]
+fn pi_resume_opens_the_picker_first() {
+    let server = ScriptedServer::start(replies());
+    let env = Env::new(&server.base_url);
+    two_sessions(&env);
+    let mut pty = Pty::spawn(&env, &["--resume"]);
+    pty.wait_for("the picker", |s| s.contains("Resume Session (Current Folder)") && s.contains("› second question"));
+    type_keys(&mut pty, &["Down", "Enter"]);
+    let screen = pty.wait_for("the resumed session", |s| s.contains("Resumed session") && s.contains("One."));
+    assert!(screen.contains("first question") && !screen.contains("Two."), "{screen}");
+    assert_eq!(pty.quit(), 0);
+
+    // Dismissed: pi quits and says why.
+    let mut pty = Pty::spawn(&env, &["--resume"]);
+    pty.wait_for("the picker", |s| s.contains("Resume Session (Current Folder)"));
+    pty.send("\x1b");
+    assert_eq!(pty.wait_exit(), 0);
+    assert!(pty.output_after_exit().contains("No session selected"));
 }

@@ -228,6 +228,15 @@ async fn run(mut args: Args) -> Result<i32> {
                 .session_dir()
         })
         .map(|d| expand_tilde(&d));
+    // `pi --resume` in a terminal: the interactive mode opens pi's session picker first.
+    let resume_picker = args.resume
+        && args.mode.is_none()
+        && !args.print
+        && std::io::stdin().is_terminal()
+        && std::io::stdout().is_terminal();
+    if resume_picker {
+        args.resume = false;
+    }
     let choice = match choose_session(&args, &cwd, session_dir.as_deref(), &mut confirm_on_stdin) {
         Ok(c) => c,
         Err(SessionStop::Fail(line)) => {
@@ -479,6 +488,7 @@ async fn run(mut args: Args) -> Result<i32> {
             color_mode: None,
             commands: menu,
             hide_thinking: settings.get("hideThinkingBlock").and_then(|v| v.as_bool()).unwrap_or(false),
+            resume_picker,
         };
         return Ok(interactive::run_interactive(session, options).await);
     }

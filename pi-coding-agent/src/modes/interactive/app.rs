@@ -37,6 +37,8 @@ pub(crate) enum UiEvent {
     Error(String),
     /// A spawned call finished with something to show.
     Info(String),
+    /// Open the session picker (`pi --resume`).
+    OpenResume,
     /// The summary choice after a `/tree` selection (`None`: dismissed).
     TreeChoice { id: String, choice: Option<String> },
     /// A dim status line (pi's `showStatus`).
@@ -89,7 +91,8 @@ pub(crate) struct App {
     pub(crate) scoped_models: Vec<Model>,
     pub(crate) editor_text: std::sync::Arc<std::sync::Mutex<String>>,
     pub(crate) next_bash: u64,
-    pub(crate) bash_rows: BTreeMap<u64, (String, bool, Rc<RefCell<Container>>)>,
+    /// Running user `!cmd`s.
+    pub(crate) bash_rows: BTreeMap<u64, BashRow>,
     pub(crate) version: String,
     pub(crate) header_text: Option<Rc<RefCell<Text>>>,
     last_status: Option<(ComponentRef, Rc<RefCell<Text>>)>,
@@ -99,6 +102,10 @@ pub(crate) struct App {
     pub(crate) dialog_changes: Option<super::settings_list::Changes>,
     /// The theme setting in force (`/reload` loads it again).
     pub(crate) theme_name: Option<String>,
+    /// The picker of `pi --resume` is open: dismissing it quits.
+    pub(crate) startup_resume: bool,
+    /// A line printed after the terminal is restored (`No session selected`).
+    pub(crate) exit_note: Option<String>,
     /// The open tree navigator (its label changes).
     pub(crate) tree_view: Option<Rc<RefCell<super::tree_view::TreeView>>>,
     /// The open session picker (its delete and rename requests).
@@ -108,6 +115,9 @@ pub(crate) struct App {
     /// The colours the terminal takes.
     pub(crate) color_mode: ColorMode,
 }
+
+/// A running user `!cmd`: the command, excluded from context, its row, the output so far.
+pub(crate) type BashRow = (String, bool, Rc<RefCell<Container>>, String);
 
 pub(crate) fn select_theme(theme: &Rc<Theme>) -> SelectListTheme {
     let (a, b, c, d) = (theme.clone(), theme.clone(), theme.clone(), theme.clone());
@@ -275,6 +285,8 @@ impl App {
             shortcut_list: Vec::new(),
             picker: None,
             tree_view: None,
+            startup_resume: false,
+            exit_note: None,
             color_mode: options.color_mode.unwrap_or_else(ColorMode::detect),
         };
         for w in theme_warning.into_iter().chain(key_warnings).chain(options.warnings.iter().cloned()) {
@@ -328,6 +340,10 @@ impl App {
         }
         self.install_completions(&options.commands);
         self.rebuild_transcript();
+        if options.resume_picker {
+            self.startup_resume = true;
+            let _ = self.tx.send(UiEvent::OpenResume);
+        }
         let mut queue: Vec<(String, PromptOptions)> = options.initial.into_iter().collect();
         queue.extend(options.rest.into_iter().map(|m| (m, PromptOptions::default())));
         if !queue.is_empty() {
@@ -664,15 +680,16 @@ impl App {
     pub(crate) fn run_user_bash(&mut self, command: String, exclude: bool) {
         self.next_bash += 1;
         let id = self.next_bash;
-        let row = self.live.bash_row(&command, exclude, None);
+        let row = self.live.bash_row(&command, exclude, None, "");
         let slot = shared(Container::new());
         slot.borrow_mut().add_child(row);
         self.add_chat(slot.clone());
-        self.bash_rows.insert(id, (command.clone(), exclude, slot));
+        self.bash_rows.insert(id, (command.clone(), exclude, slot, String::new()));
         let session = self.session.clone();
         let tx = self.tx.clone();
         tokio::spawn(async move {
-            let result = session.execute_bash(&command, exclude).await.map_err(|e| e.to_string());
+            let tag = format!("ui-{id}");
+            let result = session.execute_bash_with_id(&command, exclude, Some(&tag)).await.map_err(|e| e.to_string());
             let _ = tx.send(UiEvent::BashDone { id, result });
         });
     }
@@ -691,16 +708,17 @@ impl App {
                 None => self.show_line("dim", &t),
             },
             UiEvent::Status(t) => self.show_status(&t),
+            UiEvent::OpenResume => self.command_resume(tui),
             UiEvent::TreeChoice { id, choice } => self.on_tree_choice(tui, id, choice),
             UiEvent::Rebuilt(t) => {
                 self.rebuild_transcript();
                 self.show_status(&t);
             }
             UiEvent::BashDone { id, result } => {
-                if let Some((command, exclude, slot)) = self.bash_rows.remove(&id) {
+                if let Some((command, exclude, slot, _)) = self.bash_rows.remove(&id) {
                     match result {
                         Ok(r) => {
-                            let row = self.live.bash_row(&command, exclude, Some(&r));
+                            let row = self.live.bash_row(&command, exclude, Some(&r), "");
                             let mut s = slot.borrow_mut();
                             s.clear();
                             s.add_child(row);
@@ -715,6 +733,12 @@ impl App {
 
     fn on_session_event(&mut self, ev: SessionEvent) {
         self.dirty = true;
+        if let SessionEvent::BashExecutionUpdate { id: Some(tag), delta } = &ev
+            && let Some(id) = tag.strip_prefix("ui-").and_then(|n| n.parse::<u64>().ok())
+        {
+            self.bash_output(id, delta);
+            return;
+        }
         let theme = self.theme.clone();
         let chat = self.chat.clone();
         self.live.on_event(&ev, &theme, &chat);
@@ -724,6 +748,16 @@ impl App {
         if let SessionEvent::Agent(pi_agent_core::AgentEvent::MessageStart { .. }) = &ev {
             self.update_pending();
         }
+    }
+
+    /// Live output of a running user `!cmd`: its row drawn again with the output so far.
+    fn bash_output(&mut self, id: u64, delta: &str) {
+        let Some((command, exclude, slot, output)) = self.bash_rows.get_mut(&id) else { return };
+        output.push_str(delta);
+        let row = self.live.bash_row(command, *exclude, None, output);
+        let mut s = slot.borrow_mut();
+        s.clear();
+        s.add_child(row);
     }
 
     pub(crate) fn shutdown(&mut self) {

@@ -86,6 +86,10 @@ impl App {
             }
             return true;
         }
+        if is("app.clipboard.pasteImage") {
+            self.paste_from_clipboard();
+            return true;
+        }
         if is("app.context.show") {
             self.command_context();
             return true;

@@ -14,6 +14,9 @@ const LINK_BASE_PATH: &str = "packages/coding-agent";
 /// The changelog shipped with this binary.
 const BUNDLED: &str = include_str!("../../../CHANGELOG.md");
 
+/// A section being read: its version and lines.
+type Open<'a> = ((u64, u64, u64), Vec<&'a str>);
+
 /// One `## [x.y.z]` section.
 struct Entry {
     version: (u64, u64, u64),
@@ -48,7 +51,7 @@ fn parse_version(line: &str) -> Option<(u64, u64, u64)> {
 /// pi's `parseChangelog`: the `## ` sections whose heading starts with a version.
 fn parse(text: &str) -> Vec<Entry> {
     let mut entries = Vec::new();
-    let mut current: Option<((u64, u64, u64), Vec<&str>)> = None;
+    let mut current: Option<Open<'_>> = None;
     for line in text.split('\n') {
         if line.starts_with("## ") {
             if let Some((version, lines)) = current.take()

@@ -203,8 +203,14 @@ impl App {
             done,
             Box::new(|app, v| {
                 app.picker = None;
-                if let Some(path) = v {
-                    app.spawn_switch(SwitchKind::Resume(path.into()));
+                let startup = std::mem::take(&mut app.startup_resume);
+                match v {
+                    Some(path) => app.spawn_switch(SwitchKind::Resume(path.into())),
+                    None if startup => {
+                        app.exit_note = Some("No session selected".to_owned());
+                        app.quit = Some(0);
+                    }
+                    None => {}
                 }
             }),
         );
@@ -776,7 +782,7 @@ fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

@@ -272,10 +272,17 @@ impl Live {
     }
 
     /// A user `!command` row: running (no result yet) or finished.
-    pub(crate) fn bash_row(&self, command: &str, exclude: bool, result: Option<&BashResult>) -> ComponentRef {
+    /// A user `!cmd` block: running (with the output so far) until `result` arrives.
+    pub(crate) fn bash_row(
+        &self,
+        command: &str,
+        exclude: bool,
+        result: Option<&BashResult>,
+        partial: &str,
+    ) -> ComponentRef {
         let message = BashExecutionMessage {
             command: command.to_owned(),
-            output: result.map(|r| r.output.clone()).unwrap_or_default(),
+            output: result.map_or_else(|| partial.to_owned(), |r| r.output.clone()),
             exit_code: result.and_then(|r| r.exit_code),
             cancelled: result.is_some_and(|r| r.cancelled),
             truncated: result.is_some_and(|r| r.truncated),

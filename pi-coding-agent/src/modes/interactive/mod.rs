@@ -15,6 +15,7 @@ mod app;
 mod app_keys;
 mod autocomplete;
 mod changelog;
+mod clipboard;
 mod commands;
 mod context_view;
 mod dialogs;
@@ -26,7 +27,6 @@ mod import;
 mod keys;
 mod layout;
 mod live;
-mod pick;
 mod reload;
 mod run;
 mod scoped_models;
@@ -38,7 +38,6 @@ mod shortcuts;
 mod tree_view;
 
 pub use header::StartupResources;
-pub use pick::pick_session;
 pub use run::{run_interactive, run_interactive_on};
 
 use pi_ai::Model;
@@ -76,4 +75,7 @@ pub struct InteractiveOptions {
     pub hide_thinking: bool,
     /// Colours the terminal takes; `None` detects them (`COLORTERM`, `TERM`).
     pub color_mode: Option<pi_tui::ColorMode>,
+    /// `pi --resume`: open the session picker first; dismissing it quits with "No session
+    /// selected".
+    pub resume_picker: bool,
 }

@@ -62,6 +62,10 @@ async fn run_local(session: AgentSession, options: InteractiveOptions, mut termi
     guard::disarm();
     guard::restore();
     session.dispose().await;
+    if let Some(note) = &app.exit_note {
+        eprintln!("{note}");
+        return code;
+    }
     if process_terminal && let Some(line) = app.resume_hint() {
         println!("{line}");
     }

@@ -238,13 +238,20 @@ impl Component for SettingsList {
     }
 }
 
+/// The choices made in the earlier steps: `(step key, value)`.
+pub(crate) type Choices = [(String, String)];
+/// A value computed from the earlier choices.
+pub(crate) type FromChoices<T> = Box<dyn Fn(&Choices) -> T>;
+/// What runs when the last step is chosen.
+pub(crate) type OnComplete = Box<dyn FnMut(&Choices)>;
+
 /// A step of a [`SteppedSubmenu`]: title, description and options from the choices so far.
 pub(crate) struct Step {
     pub(crate) key: &'static str,
-    pub(crate) title: Box<dyn Fn(&[(String, String)]) -> String>,
+    pub(crate) title: FromChoices<String>,
     pub(crate) description: String,
-    pub(crate) options: Box<dyn Fn(&[(String, String)]) -> Vec<SelectItem>>,
-    pub(crate) preselect: Box<dyn Fn(&[(String, String)]) -> Option<String>>,
+    pub(crate) options: FromChoices<Vec<SelectItem>>,
+    pub(crate) preselect: FromChoices<Option<String>>,
     pub(crate) searchable: bool,
 }
 
@@ -385,7 +392,7 @@ pub(crate) struct SteppedSubmenu {
     context: Vec<(String, String)>,
     index: usize,
     active: SelectSubmenu,
-    on_complete: Box<dyn FnMut(&[(String, String)])>,
+    on_complete: OnComplete,
     summary: Box<dyn Fn() -> String>,
     done: bool,
 }
@@ -395,7 +402,7 @@ impl SteppedSubmenu {
         theme: Rc<Theme>,
         keys: Rc<Keybindings>,
         steps: Vec<Step>,
-        on_complete: Box<dyn FnMut(&[(String, String)])>,
+        on_complete: OnComplete,
         summary: Box<dyn Fn() -> String>,
     ) -> Self {
         let active = Self::build(&theme, &keys, &steps, 0, &[]);

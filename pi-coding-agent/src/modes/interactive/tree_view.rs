@@ -225,6 +225,7 @@ pub(crate) struct TreeView {
 }
 
 impl TreeView {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         theme: Rc<Theme>,
         keys: Rc<Keybindings>,
