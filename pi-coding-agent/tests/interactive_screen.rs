@@ -9,7 +9,7 @@ mod cli_support;
 
 mod interactive_support;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use cli_support::{Env, ScriptedServer, text_reply};
 use interactive_support::*;
