@@ -161,7 +161,10 @@ fn tree_labels_are_edited_in_place_and_written() {
     type_keys(&mut pty, &["\x0c"]);
     let screen = pty.wait_for("the filter", |s| s.contains("(1/1)"));
     assert!(screen.contains("[checkpoint]"), "{screen}");
-    assert_eq!(pty.quit(), 0);
+    pty.send("\x1b");
+    pty.wait_for("the editor", |s| !s.contains("Session Tree"));
+    pty.send("\x04");
+    assert_eq!(pty.wait_exit(), 0);
     let files = env.session_files();
     let text = std::fs::read_to_string(&files[0]).expect("session");
     assert!(text.contains("\"type\":\"label\"") && text.contains("\"label\":\"checkpoint\""), "{text}");

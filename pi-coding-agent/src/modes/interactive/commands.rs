@@ -101,12 +101,20 @@ impl App {
             "scoped-models" => self.command_scoped_models(tui),
             "changelog" => self.command_changelog(),
             "import" => self.command_import(tui, args),
+            // Registered by a built-in or user extension (`/mcp`, `/trust`, …): the session runs it.
+            "login" | "logout" | "mcp" | "trust" | "share" | "bug" | "llama" if self.extension_has_command(name) => {
+                return false;
+            }
             "login" | "logout" | "mcp" | "trust" | "share" | "bug" => {
                 self.show_line("warning", &format!("/{name} arrives with its feature; it is not available yet"))
             }
             _ => return false,
         }
         true
+    }
+
+    fn extension_has_command(&self, name: &str) -> bool {
+        self.session.extension_runner().is_some_and(|r| r.commands().iter().any(|(n, _)| n == name))
     }
 
     pub(crate) fn command_model(&mut self, tui: &mut Tui<CrosstermTerminal>, search: &str) {
