@@ -65,6 +65,13 @@ pub enum ErrorStyle {
     OpenAiResponses(String),
     /// `anthropic-messages`: `400 {"type":"error",…}` (the whole body).
     Anthropic,
+    /// `google-generative-ai` / `google-vertex`: the `@google/genai` SDK's message (the error body
+    /// as compact JSON); retries ignore the response headers, as the SDK's errors carry none.
+    Google,
+    /// `mistral-conversations`: `Mistral API error (401): <body>`.
+    Mistral,
+    /// `openai-codex-responses`: the body's `error.message`, or ChatGPT's usage-limit text.
+    Codex,
 }
 
 impl ErrorStyle {
@@ -109,9 +116,20 @@ impl ErrorStyle {
     /// The text of a request cancelled before it was sent.
     pub fn pre_abort_text(&self) -> &'static str {
         match self {
-            ErrorStyle::Anthropic => "This operation was aborted",
+            ErrorStyle::Anthropic | ErrorStyle::Mistral => "This operation was aborted",
+            ErrorStyle::Codex => "Request was aborted",
             _ => "Request aborted",
         }
+    }
+
+    /// Whether retries look at the response headers (`retry-after`, `x-should-retry`).
+    pub fn retries_read_headers(&self) -> bool {
+        !matches!(self, ErrorStyle::Google)
+    }
+
+    /// Whether a too-long server retry delay is reported with the SDK's message after it.
+    pub(crate) fn retry_delay_names_the_error(&self) -> bool {
+        !matches!(self, ErrorStyle::Codex)
     }
 
     /// The SDK message of a status error (what pi puts before `Server requested …s retry delay`).
@@ -121,6 +139,9 @@ impl ErrorStyle {
 
     /// pi's `formatProviderError(normalizeProviderError(error), prefix)` for this API.
     pub fn format(&self, error: &HttpError) -> String {
+        if let Some(text) = self.format_fetch_style(error) {
+            return text;
+        }
         let prefix = self.prefix();
         match error {
             HttpError::Status { status, body } => {
@@ -154,6 +175,77 @@ impl ErrorStyle {
             HttpError::RetryDelayTooLong(text) => text.clone(),
         }
     }
+}
+
+impl ErrorStyle {
+    /// The wording of the APIs that pi drives with `fetch` or the Google SDK (`None` for the
+    /// OpenAI and Anthropic SDK styles).
+    fn format_fetch_style(&self, error: &HttpError) -> Option<String> {
+        if !matches!(self, ErrorStyle::Google | ErrorStyle::Mistral | ErrorStyle::Codex) {
+            return None;
+        }
+        Some(match error {
+            HttpError::Status { status, body } => match self {
+                ErrorStyle::Google => truncate_error_text(&google_message(*status, body), MAX_ERROR_BODY_CHARS),
+                ErrorStyle::Mistral => match body.trim() {
+                    "" => format!("Mistral API error ({status}): {}", status_text(*status)),
+                    text => format!("Mistral API error ({status}): {}", truncate_error_text(text, MAX_ERROR_BODY_CHARS)),
+                },
+                _ => codex_message(*status, body),
+            },
+            HttpError::Connection { cause } => with_cause("fetch failed", cause),
+            HttpError::Body { cause } if *self != ErrorStyle::Mistral => with_cause("terminated", cause),
+            HttpError::Body { .. } => "terminated".to_owned(),
+            HttpError::Timeout | HttpError::BodyTimeout => "Request timed out.".to_owned(),
+            HttpError::Aborted => self.pre_abort_text().to_owned(),
+            HttpError::RetryDelayTooLong(text) => text.clone(),
+        })
+    }
+}
+
+/// The status line's text (`fetch`'s `statusText`).
+fn status_text(status: u16) -> String {
+    reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .map_or_else(|| format!("Request failed with status {status}"), str::to_owned)
+}
+
+/// The `@google/genai` SDK's `ApiError` message: a JSON body re-serialized, any other body wrapped
+/// as `{"error":{"message","code","status"}}`.
+fn google_message(status: u16, body: &str) -> String {
+    match serde_json::from_str::<Value>(body) {
+        Ok(value) => value.to_string(),
+        Err(_) => serde_json::json!({"error": {"message": body, "code": status, "status": status_text(status)}})
+            .to_string(),
+    }
+}
+
+/// pi's `parseErrorResponse` for Codex: ChatGPT's usage-limit text for 429 and usage codes, else
+/// the error's message, else the body.
+fn codex_message(status: u16, body: &str) -> String {
+    let mut message = if body.is_empty() { status_text(status) } else { body.to_owned() };
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let Some(err) = parsed.as_ref().and_then(|p| p.get("error")).filter(|e| is_truthy(e)) else { return message };
+    let text = |k: &str| err.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+    let code = text("code").or_else(|| text("type")).unwrap_or_default().to_ascii_lowercase();
+    let mut friendly = None;
+    if ["usage_limit_reached", "usage_not_included", "rate_limit_exceeded"].iter().any(|c| code.contains(c))
+        || status == 429
+    {
+        let plan = text("plan_type").map(|p| format!(" ({} plan)", p.to_lowercase())).unwrap_or_default();
+        let when = err.get("resets_at").and_then(Value::as_f64).map(|at| {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+            format!(" Try again in ~{} min.", ((at - now) / 60.0).round().max(0.0))
+        });
+        friendly = Some(format!("You have hit your ChatGPT usage limit{plan}.{}", when.unwrap_or_default()).trim().to_owned());
+    }
+    if let Some(m) = text("message") {
+        message = m.to_owned();
+    } else if let Some(f) = &friendly {
+        message = f.clone();
+    }
+    friendly.unwrap_or(message)
 }
 
 /// pi's `withCauseDetail`: `message: cause` unless the cause is empty or already included.

@@ -126,6 +126,7 @@ pub async fn send_with_retries(
         if cancel.is_cancelled() || matches!(error, HttpError::Aborted) {
             return Err(HttpError::Aborted);
         }
+        let headers = if style.retries_read_headers() { headers } else { Vec::new() };
         if retries_left == 0 || !is_retryable(&error, &headers) {
             return Err(error);
         }
@@ -228,15 +229,16 @@ fn retry_delay(
         let max = max_retry_delay.unwrap_or(DEFAULT_MAX_RETRY_DELAY);
         let max_ms = max.as_secs_f64() * 1000.0;
         if max_ms > 0.0 && ms > max_ms {
+            let head =
+                format!("Server requested {}s retry delay (max: {}s)", (ms / 1000.0).ceil(), (max_ms / 1000.0).ceil());
+            if !style.retry_delay_names_the_error() {
+                return Err(HttpError::RetryDelayTooLong(head));
+            }
             let sdk_message = match error {
                 HttpError::Status { status, body } => style.sdk_message(*status, body),
                 other => style.format(other),
             };
-            return Err(HttpError::RetryDelayTooLong(format!(
-                "Server requested {}s retry delay (max: {}s). {sdk_message}",
-                (ms / 1000.0).ceil(),
-                (max_ms / 1000.0).ceil()
-            )));
+            return Err(HttpError::RetryDelayTooLong(format!("{head}. {sdk_message}")));
         }
         return Ok(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
     }

@@ -3,6 +3,7 @@
 pub mod anthropic;
 pub mod constrained;
 pub mod faux;
+pub mod google;
 pub mod openai_completions;
 pub mod openai_responses;
 
@@ -20,6 +21,8 @@ pub fn http_apis() -> Vec<std::sync::Arc<dyn crate::provider::ApiProvider>> {
         std::sync::Arc::new(openai_completions::OpenAiCompletions),
         std::sync::Arc::new(openai_responses::OpenAiResponses),
         std::sync::Arc::new(anthropic::AnthropicMessages),
+        std::sync::Arc::new(google::GoogleGenerativeAi),
+        std::sync::Arc::new(google::GoogleVertex),
     ]
 }
 
@@ -53,6 +56,8 @@ pub fn request_body(
         }
         "openai-responses" => openai_responses::build_request_ref(model, context, &options),
         "anthropic-messages" => anthropic::build_request_ref(model, context, &options),
+        google::GEMINI_API => google::build_request_ref(model, context, &options),
+        google::VERTEX_API => google::build_vertex_request_ref(model, context, &options),
         other => return Err(format!("No built-in request body for API: {other}")),
     }?;
     serde_json::from_slice(&request.body).map_err(|e| format!("The request body is not JSON: {e}"))
