@@ -189,7 +189,9 @@ impl ErrorStyle {
                 ErrorStyle::Google => truncate_error_text(&google_message(*status, body), MAX_ERROR_BODY_CHARS),
                 ErrorStyle::Mistral => match body.trim() {
                     "" => format!("Mistral API error ({status}): {}", status_text(*status)),
-                    text => format!("Mistral API error ({status}): {}", truncate_error_text(text, MAX_ERROR_BODY_CHARS)),
+                    text => {
+                        format!("Mistral API error ({status}): {}", truncate_error_text(text, MAX_ERROR_BODY_CHARS))
+                    }
                 },
                 _ => codex_message(*status, body),
             },
@@ -216,8 +218,9 @@ fn status_text(status: u16) -> String {
 fn google_message(status: u16, body: &str) -> String {
     match serde_json::from_str::<Value>(body) {
         Ok(value) => value.to_string(),
-        Err(_) => serde_json::json!({"error": {"message": body, "code": status, "status": status_text(status)}})
-            .to_string(),
+        Err(_) => {
+            serde_json::json!({"error": {"message": body, "code": status, "status": status_text(status)}}).to_string()
+        }
     }
 }
 
@@ -235,10 +238,12 @@ fn codex_message(status: u16, body: &str) -> String {
     {
         let plan = text("plan_type").map(|p| format!(" ({} plan)", p.to_lowercase())).unwrap_or_default();
         let when = err.get("resets_at").and_then(Value::as_f64).map(|at| {
-            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+            let now =
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
             format!(" Try again in ~{} min.", ((at - now) / 60.0).round().max(0.0))
         });
-        friendly = Some(format!("You have hit your ChatGPT usage limit{plan}.{}", when.unwrap_or_default()).trim().to_owned());
+        friendly =
+            Some(format!("You have hit your ChatGPT usage limit{plan}.{}", when.unwrap_or_default()).trim().to_owned());
     }
     if let Some(m) = text("message") {
         message = m.to_owned();

@@ -1,9 +1,12 @@
 //! Provider implementations, one module per wire protocol.
 
 pub mod anthropic;
+pub mod azure_openai_responses;
 pub mod constrained;
 pub mod faux;
 pub mod google;
+pub mod mistral;
+pub mod openai_codex_responses;
 pub mod openai_completions;
 pub mod openai_responses;
 
@@ -23,6 +26,9 @@ pub fn http_apis() -> Vec<std::sync::Arc<dyn crate::provider::ApiProvider>> {
         std::sync::Arc::new(anthropic::AnthropicMessages),
         std::sync::Arc::new(google::GoogleGenerativeAi),
         std::sync::Arc::new(google::GoogleVertex),
+        std::sync::Arc::new(mistral::MistralConversations),
+        std::sync::Arc::new(azure_openai_responses::AzureOpenAiResponses),
+        std::sync::Arc::new(openai_codex_responses::OpenAiCodexResponses),
     ]
 }
 
@@ -58,6 +64,9 @@ pub fn request_body(
         "anthropic-messages" => anthropic::build_request_ref(model, context, &options),
         google::GEMINI_API => google::build_request_ref(model, context, &options),
         google::VERTEX_API => google::build_vertex_request_ref(model, context, &options),
+        mistral::API => mistral::build_request_ref(model, context, &options),
+        azure_openai_responses::API => azure_openai_responses::build_request_ref(model, context, &options),
+        openai_codex_responses::API => openai_codex_responses::build_request_ref(model, context, &options),
         other => return Err(format!("No built-in request body for API: {other}")),
     }?;
     serde_json::from_slice(&request.body).map_err(|e| format!("The request body is not JSON: {e}"))

@@ -10,8 +10,13 @@ use pi_ai::{Context, Model, ThinkingLevel};
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/http");
 
 /// The five APIs.
-pub const APIS: [&str; 5] =
-    ["google-generative-ai", "google-vertex", "mistral-conversations", "azure-openai-responses", "openai-codex-responses"];
+pub const APIS: [&str; 5] = [
+    "google-generative-ai",
+    "google-vertex",
+    "mistral-conversations",
+    "azure-openai-responses",
+    "openai-codex-responses",
+];
 
 fn read(path: &str) -> Value {
     let text = std::fs::read_to_string(format!("{DIR}/{path}")).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -37,7 +42,12 @@ impl ApiProvider for Registered {
         self.0.api()
     }
 
-    fn stream(&self, model: &Model, context: TranscriptContext, options: StreamOptions) -> pi_ai::AssistantMessageEventStream {
+    fn stream(
+        &self,
+        model: &Model,
+        context: TranscriptContext,
+        options: StreamOptions,
+    ) -> pi_ai::AssistantMessageEventStream {
         self.0.stream(model, context, options)
     }
 }

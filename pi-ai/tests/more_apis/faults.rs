@@ -17,7 +17,10 @@ fn responses_prefix() -> String {
     };
     [
         ev("response.created", json!({"response": {"id": "r1"}})),
-        ev("response.output_item.added", json!({"output_index": 0, "item": {"type": "message", "id": "msg_1", "content": []}})),
+        ev(
+            "response.output_item.added",
+            json!({"output_index": 0, "item": {"type": "message", "id": "msg_1", "content": []}}),
+        ),
         ev("response.output_text.delta", json!({"output_index": 0, "delta": "Hel"})),
     ]
     .concat()
@@ -27,7 +30,8 @@ fn responses_prefix() -> String {
 fn prefix(api: &str) -> String {
     match api {
         "google-generative-ai" | "google-vertex" => {
-            let chunk = json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Hel"}]}}], "responseId": "g1"});
+            let chunk =
+                json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Hel"}]}}], "responseId": "g1"});
             format!("data: {chunk}\r\n\r\n")
         }
         "mistral-conversations" => {
@@ -94,7 +98,8 @@ async fn status_errors_like_pi() {
         let unauthorized = google_error(401, "API key not valid. Please pass a valid API key.", "UNAUTHENTICATED");
         case(api, "status_401", Reply::error(401, unauthorized), |_| {}).await;
         case(api, "status_500", Reply::error(500, r#"{"error":{"message":"Internal"}}"#), |_| {}).await;
-        let exhausted = Reply::error(429, google_error(429, "Resource exhausted", "RESOURCE_EXHAUSTED")).header("retry-after", "120");
+        let exhausted = Reply::error(429, google_error(429, "Resource exhausted", "RESOURCE_EXHAUSTED"))
+            .header("retry-after", "120");
         case(api, "status_429", exhausted, |o| o.max_retries = 1).await;
     }
 }

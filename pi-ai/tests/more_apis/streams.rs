@@ -73,7 +73,8 @@ async fn gemini_and_vertex_streams() {
 
 #[tokio::test]
 async fn gemini_safety_stop_is_an_error() {
-    let chunk = json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "no"}]}, "finishReason": "SAFETY"}]});
+    let chunk =
+        json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "no"}]}, "finishReason": "SAFETY"}]});
     let (events, message) = replay("google-generative-ai", &format!("data: {chunk}\r\n\r\n"), 4096).await;
     assert_eq!(events.last().map(String::as_str), Some("error:error"));
     assert_eq!(message.error_message.as_deref(), Some("Provider stopped with: SAFETY"));

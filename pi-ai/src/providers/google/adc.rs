@@ -80,8 +80,12 @@ async fn from_credentials(creds: &Value) -> Result<(AccessToken, Duration), Stri
     let form: Vec<(&str, String)> = match creds.get("type").and_then(Value::as_str) {
         Some("service_account") => {
             let uri = creds.get("token_uri").and_then(Value::as_str).unwrap_or(DEFAULT_TOKEN_URI);
-            let assertion = service_account_jwt(field(creds, "client_email")?, field(creds, "private_key")?, uri, now_secs())?;
-            let form = vec![("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned()), ("assertion", assertion)];
+            let assertion =
+                service_account_jwt(field(creds, "client_email")?, field(creds, "private_key")?, uri, now_secs())?;
+            let form = vec![
+                ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned()),
+                ("assertion", assertion),
+            ];
             return token_request(uri, &form).await.map(|(token, life)| (AccessToken { token, quota_project }, life));
         }
         Some("authorized_user") => vec![
@@ -105,8 +109,13 @@ pub fn service_account_jwt(email: &str, pem: &str, audience: &str, now: u64) -> 
     let claims = serde_json::json!({"iss": email, "scope": SCOPE, "aud": audience, "exp": now + 3600, "iat": now});
     let signing_input = format!("{header}.{}", URL_SAFE_NO_PAD.encode(claims.to_string()));
     let mut signature = vec![0u8; key.public().modulus_len()];
-    key.sign(&ring::signature::RSA_PKCS1_SHA256, &ring::rand::SystemRandom::new(), signing_input.as_bytes(), &mut signature)
-        .map_err(|_| "Could not sign the Google service account's token request".to_owned())?;
+    key.sign(
+        &ring::signature::RSA_PKCS1_SHA256,
+        &ring::rand::SystemRandom::new(),
+        signing_input.as_bytes(),
+        &mut signature,
+    )
+    .map_err(|_| "Could not sign the Google service account's token request".to_owned())?;
     Ok(format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(signature)))
 }
 
@@ -116,11 +125,7 @@ fn pem_to_der(pem: &str) -> Result<Vec<u8>, String> {
 }
 
 async fn token_request(uri: &str, form: &[(&str, String)]) -> Result<(String, Duration), String> {
-    let body: String = form
-        .iter()
-        .map(|(k, v)| format!("{k}={}", url_encode(v)))
-        .collect::<Vec<_>>()
-        .join("&");
+    let body: String = form.iter().map(|(k, v)| format!("{k}={}", url_encode(v))).collect::<Vec<_>>().join("&");
     let response = crate::http::client()
         .post(uri)
         .header("Content-Type", "application/x-www-form-urlencoded")
@@ -151,10 +156,11 @@ async fn parse_token_response(response: reqwest::Response) -> Result<(String, Du
     Ok((token.to_owned(), lifetime))
 }
 
-async fn from_metadata_server(env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Result<(AccessToken, Duration), String> {
-    let host = env("GCE_METADATA_HOST")
-        .or_else(|| env("GCE_METADATA_IP"))
-        .unwrap_or_else(|| "169.254.169.254".to_owned());
+async fn from_metadata_server(
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+) -> Result<(AccessToken, Duration), String> {
+    let host =
+        env("GCE_METADATA_HOST").or_else(|| env("GCE_METADATA_IP")).unwrap_or_else(|| "169.254.169.254".to_owned());
     let url = format!("http://{host}/computeMetadata/v1/instance/service-accounts/default/token");
     let response = crate::http::client_with_connect_timeout(Duration::from_secs(3))
         .get(&url)

@@ -18,8 +18,8 @@ mod stream;
 mod wire;
 
 pub use request::{
-    convert_tools, function_calling_mode, resolve_level, rewrite_const_as_enum, sanitize_for_open_api,
-    supports_strict, thinking_config, uses_thinking_level,
+    convert_tools, function_calling_mode, resolve_level, rewrite_const_as_enum, sanitize_for_open_api, supports_strict,
+    thinking_config, uses_thinking_level,
 };
 pub use stream::{GoogleStream, map_stop_reason};
 pub use wire::{Flavor, normalize_tool_call_id, requires_tool_call_id};
@@ -104,17 +104,20 @@ pub struct VertexTarget {
 pub fn vertex_target(env: &dyn Fn(&str) -> Option<String>) -> Result<VertexTarget, String> {
     let get = |n: &str| env(n).filter(|v| !v.is_empty());
     let project = get("GOOGLE_CLOUD_PROJECT").or_else(|| get("GCLOUD_PROJECT")).ok_or_else(|| {
-        "Vertex AI requires a project ID. Set GOOGLE_CLOUD_PROJECT/GCLOUD_PROJECT or pass project in options.".to_owned()
+        "Vertex AI requires a project ID. Set GOOGLE_CLOUD_PROJECT/GCLOUD_PROJECT or pass project in options."
+            .to_owned()
     })?;
-    let location = get("GOOGLE_CLOUD_LOCATION")
-        .ok_or_else(|| "Vertex AI requires a location. Set GOOGLE_CLOUD_LOCATION or pass location in options.".to_owned())?;
+    let location = get("GOOGLE_CLOUD_LOCATION").ok_or_else(|| {
+        "Vertex AI requires a location. Set GOOGLE_CLOUD_LOCATION or pass location in options.".to_owned()
+    })?;
     Ok(VertexTarget { project, location })
 }
 
 /// pi's `resolveApiKey` for Vertex: a real key, not the ADC marker or a `<placeholder>`.
 pub fn vertex_api_key(options: &StreamOptions) -> Option<&str> {
     let key = options.api_key.as_deref()?.trim();
-    let placeholder = key.len() > 2 && key.starts_with('<') && key.ends_with('>') && !key[1..key.len() - 1].contains(['<', '>']);
+    let placeholder =
+        key.len() > 2 && key.starts_with('<') && key.ends_with('>') && !key[1..key.len() - 1].contains(['<', '>']);
     (!key.is_empty() && key != VERTEX_CREDENTIALS_MARKER && !placeholder).then_some(key)
 }
 
@@ -130,7 +133,12 @@ fn common_headers(model: &Model, options: &StreamOptions, auth: (&str, String)) 
     headers
 }
 
-fn body(model: &Model, context: &TranscriptContext, options: &StreamOptions, flavor: Flavor) -> Result<Vec<u8>, String> {
+fn body(
+    model: &Model,
+    context: &TranscriptContext,
+    options: &StreamOptions,
+    flavor: Flavor,
+) -> Result<Vec<u8>, String> {
     let messages = context.messages();
     let current = crate::transcript::current_tools(messages);
     let strict = supports_strict(model);
@@ -141,7 +149,8 @@ fn body(model: &Model, context: &TranscriptContext, options: &StreamOptions, fla
         crate::types::Message::System(s) => Some(crate::transcript::system_message_text(s)),
         _ => None,
     });
-    let handed_off = crate::http::shared::transform_for_model_borrowed(&view, model, &|id, _| normalize_tool_call_id(model, id));
+    let handed_off =
+        crate::http::shared::transform_for_model_borrowed(&view, model, &|id, _| normalize_tool_call_id(model, id));
     let contents = wire::Contents { flavor, items: wire::convert(model, &handed_off) };
     let fields = request::body_fields(model, system.as_deref().unwrap_or_default(), &current, options)?;
     let size_hint = crate::http::body::body_size_hint(&view);
@@ -149,7 +158,11 @@ fn body(model: &Model, context: &TranscriptContext, options: &StreamOptions, fla
 }
 
 /// The Gemini API request (URL, headers, body), or the setup error text.
-pub fn build_request_ref(model: &Model, context: &TranscriptContext, options: &StreamOptions) -> Result<HttpRequest, String> {
+pub fn build_request_ref(
+    model: &Model,
+    context: &TranscriptContext,
+    options: &StreamOptions,
+) -> Result<HttpRequest, String> {
     let key = options
         .api_key
         .clone()
@@ -227,7 +240,11 @@ pub fn build_vertex_request(
 }
 
 /// [`build_vertex_request`] for the offline body snapshot (API-key form).
-pub fn build_vertex_request_ref(model: &Model, context: &TranscriptContext, options: &StreamOptions) -> Result<HttpRequest, String> {
+pub fn build_vertex_request_ref(
+    model: &Model,
+    context: &TranscriptContext,
+    options: &StreamOptions,
+) -> Result<HttpRequest, String> {
     build_vertex_request(model, context, options, None)
 }
 
@@ -237,17 +254,30 @@ mod tests {
 
     #[test]
     fn vertex_urls() {
-        let mut m = Model { id: "gemini-x".into(), base_url: "https://{location}-aiplatform.googleapis.com".into(), ..Default::default() };
+        let mut m = Model {
+            id: "gemini-x".into(),
+            base_url: "https://{location}-aiplatform.googleapis.com".into(),
+            ..Default::default()
+        };
         let t = VertexTarget { project: "p".into(), location: "us-central1".into() };
         assert_eq!(
             vertex_url(&m, Some(&t)),
             "https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/us-central1/publishers/google/models/gemini-x:streamGenerateContent?alt=sse"
         );
-        assert_eq!(vertex_url(&m, None), "https://aiplatform.googleapis.com/v1/publishers/google/models/gemini-x:streamGenerateContent?alt=sse");
+        assert_eq!(
+            vertex_url(&m, None),
+            "https://aiplatform.googleapis.com/v1/publishers/google/models/gemini-x:streamGenerateContent?alt=sse"
+        );
         m.base_url = "http://h/proxy".into();
-        assert_eq!(vertex_url(&m, Some(&t)), "http://h/proxy/v1/publishers/google/models/gemini-x:streamGenerateContent?alt=sse");
+        assert_eq!(
+            vertex_url(&m, Some(&t)),
+            "http://h/proxy/v1/publishers/google/models/gemini-x:streamGenerateContent?alt=sse"
+        );
         m.base_url = "http://h/v1beta1/".into();
-        assert_eq!(vertex_url(&m, None), "http://h/v1beta1/publishers/google/models/gemini-x:streamGenerateContent?alt=sse");
+        assert_eq!(
+            vertex_url(&m, None),
+            "http://h/v1beta1/publishers/google/models/gemini-x:streamGenerateContent?alt=sse"
+        );
     }
 
     #[test]

@@ -115,8 +115,10 @@ pub fn thinking_config(model: &Model, options: &StreamOptions) -> Result<Option<
     }))
 }
 
-const META_KEYS: [&str; 8] = ["$schema", "$id", "$anchor", "$dynamicAnchor", "$vocabulary", "$comment", "$defs", "definitions"];
-const NAME_MAPS: [&str; 6] = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"];
+const META_KEYS: [&str; 8] =
+    ["$schema", "$id", "$anchor", "$dynamicAnchor", "$vocabulary", "$comment", "$defs", "definitions"];
+const NAME_MAPS: [&str; 6] =
+    ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"];
 const SUBSCHEMAS: [&str; 16] = [
     "additionalProperties",
     "unevaluatedProperties",
@@ -197,7 +199,11 @@ pub fn convert_tools(tools: &[Tool], supports_strict: bool) -> Value {
 }
 
 /// pi's `resolveGoogleFunctionCallingMode`.
-pub fn function_calling_mode(tools: &[Tool], choice: Option<ToolChoice>, supports_strict: bool) -> Option<&'static str> {
+pub fn function_calling_mode(
+    tools: &[Tool],
+    choice: Option<ToolChoice>,
+    supports_strict: bool,
+) -> Option<&'static str> {
     if choice == Some(ToolChoice::None) {
         return Some("NONE");
     }
@@ -252,7 +258,15 @@ mod tests {
 
     #[test]
     fn thinking_level_models() {
-        for id in ["gemini-3-pro-preview", "gemini-3.1-pro-preview", "gemini-3.8-flash", "gemini-4-argon", "gemma-4-x", "gemma4-y", "gemini-flash-latest"] {
+        for id in [
+            "gemini-3-pro-preview",
+            "gemini-3.1-pro-preview",
+            "gemini-3.8-flash",
+            "gemini-4-argon",
+            "gemma-4-x",
+            "gemma4-y",
+            "gemini-flash-latest",
+        ] {
             assert!(uses_thinking_level(&model(id)), "{id}");
         }
         for id in ["gemini-2.5-flash", "gemini-3-nano", "gemini-3.-pro", "gemma-3"] {

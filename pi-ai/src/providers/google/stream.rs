@@ -71,9 +71,8 @@ impl GoogleStream {
         self.close_open(out);
         let name = call.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
         let provided = call.get("id").and_then(Value::as_str).filter(|s| !s.is_empty());
-        let duplicate = |id: &str| {
-            out.message().content.iter().any(|b| matches!(b, AssistantBlock::ToolCall(c) if c.id == id))
-        };
+        let duplicate =
+            |id: &str| out.message().content.iter().any(|b| matches!(b, AssistantBlock::ToolCall(c) if c.id == id));
         let id = match provided {
             Some(id) if !duplicate(id) => id.to_owned(),
             _ => format!("{name}_{}_{}", now_ms(), TOOL_CALL_COUNTER.fetch_add(1, Ordering::Relaxed) + 1),
@@ -131,7 +130,11 @@ impl GoogleStream {
 
 /// `JSON.parse`'s wording for the usual broken chunk (cut short), else serde's.
 fn json_error(error: &serde_json::Error) -> String {
-    if error.is_eof() { "Unexpected end of JSON input".to_owned() } else { format!("Unexpected token in JSON: {error}") }
+    if error.is_eof() {
+        "Unexpected end of JSON input".to_owned()
+    } else {
+        format!("Unexpected token in JSON: {error}")
+    }
 }
 
 impl SseHandler for GoogleStream {
@@ -170,9 +173,22 @@ pub fn map_stop_reason(reason: &str) -> Result<StopReason, String> {
     Ok(match reason {
         "STOP" => StopReason::Stop,
         "MAX_TOKENS" | "CONTINUATION" => StopReason::Length,
-        "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" | "SAFETY" | "IMAGE_SAFETY" | "IMAGE_PROHIBITED_CONTENT"
-        | "IMAGE_RECITATION" | "IMAGE_OTHER" | "RECITATION" | "FINISH_REASON_UNSPECIFIED" | "OTHER" | "LANGUAGE"
-        | "MALFORMED_FUNCTION_CALL" | "UNEXPECTED_TOOL_CALL" | "TOO_MANY_TOOL_CALLS" | "NO_IMAGE" => StopReason::Error,
+        "BLOCKLIST"
+        | "PROHIBITED_CONTENT"
+        | "SPII"
+        | "SAFETY"
+        | "IMAGE_SAFETY"
+        | "IMAGE_PROHIBITED_CONTENT"
+        | "IMAGE_RECITATION"
+        | "IMAGE_OTHER"
+        | "RECITATION"
+        | "FINISH_REASON_UNSPECIFIED"
+        | "OTHER"
+        | "LANGUAGE"
+        | "MALFORMED_FUNCTION_CALL"
+        | "UNEXPECTED_TOOL_CALL"
+        | "TOO_MANY_TOOL_CALLS"
+        | "NO_IMAGE" => StopReason::Error,
         other => return Err(format!("Unhandled stop reason: {other}")),
     })
 }

@@ -226,11 +226,7 @@ fn assistant_parts<'a>(model: &Model, a: &'a crate::types::AssistantMessage) -> 
     parts
 }
 
-fn push_tool_result<'a>(
-    model: &Model,
-    r: &'a crate::types::ToolResultMessage,
-    contents: &mut Vec<WireContent<'a>>,
-) {
+fn push_tool_result<'a>(model: &Model, r: &'a crate::types::ToolResultMessage, contents: &mut Vec<WireContent<'a>>) {
     let texts: Vec<&str> = r
         .content
         .iter()
@@ -297,7 +293,9 @@ pub(crate) fn convert<'a>(model: &Model, messages: &'a [HandedOff<'a>]) -> Vec<W
                     let parts: Vec<Part<'a>> = blocks
                         .iter()
                         .map(|b| match b {
-                            UserBlock::Text(t) => Part::Text { text: Cow::Borrowed(&t.text), thought: false, signature: None },
+                            UserBlock::Text(t) => {
+                                Part::Text { text: Cow::Borrowed(&t.text), thought: false, signature: None }
+                            }
                             UserBlock::Image(i) => Part::Image(i),
                         })
                         .collect();

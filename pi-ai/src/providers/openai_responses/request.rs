@@ -98,7 +98,7 @@ pub fn build_body(
 }
 
 /// The body as its top-level fields (with `input: null` in place) and the typed input items.
-pub(super) fn build_body_parts<'a>(
+pub(crate) fn build_body_parts<'a>(
     model: &Model,
     view: &[&Message],
     handed_off: &'a [HandedOff<'a>],
@@ -190,7 +190,8 @@ fn normalize_id_part(part: &str) -> String {
 
 /// pi's Responses tool-call id normalisation (`source` is the message the call came from).
 pub fn normalize_tool_call_id(model: &Model, id: &str, source: &AssistantMessage) -> String {
-    if !TOOL_CALL_PROVIDERS.contains(&model.provider.as_str()) {
+    let azure = model.api == "azure-openai-responses" && model.provider == "azure";
+    if !TOOL_CALL_PROVIDERS.contains(&model.provider.as_str()) && !azure {
         return normalize_id_part(id);
     }
     let Some((call, rest)) = id.split_once('|') else {
