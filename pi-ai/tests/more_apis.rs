@@ -12,6 +12,8 @@ mod common;
 mod faults;
 #[path = "more_apis/streams.rs"]
 mod streams;
+#[path = "more_apis/vertex_adc.rs"]
+mod vertex_adc;
 
 use common::{APIS, captured, ok_reply, provider, scenario, scenario_names};
 use support::{MockServer, Reply};

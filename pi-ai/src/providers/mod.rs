@@ -25,7 +25,7 @@ pub fn http_apis() -> Vec<std::sync::Arc<dyn crate::provider::ApiProvider>> {
         std::sync::Arc::new(openai_responses::OpenAiResponses),
         std::sync::Arc::new(anthropic::AnthropicMessages),
         std::sync::Arc::new(google::GoogleGenerativeAi),
-        std::sync::Arc::new(google::GoogleVertex),
+        std::sync::Arc::new(google::GoogleVertex::default()),
         std::sync::Arc::new(mistral::MistralConversations),
         std::sync::Arc::new(azure_openai_responses::AzureOpenAiResponses),
         std::sync::Arc::new(openai_codex_responses::OpenAiCodexResponses),

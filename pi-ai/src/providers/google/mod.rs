@@ -42,9 +42,20 @@ pub const VERTEX_CREDENTIALS_MARKER: &str = "gcp-vertex-credentials";
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GoogleGenerativeAi;
 
-/// The `google-vertex` provider.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct GoogleVertex;
+/// The `google-vertex` provider. ADC reads the process environment unless
+/// [`GoogleVertex::with_env`] gave it one.
+#[derive(Clone, Debug, Default)]
+pub struct GoogleVertex {
+    env: Option<std::sync::Arc<std::collections::HashMap<String, String>>>,
+}
+
+impl GoogleVertex {
+    /// A provider that resolves `GOOGLE_APPLICATION_CREDENTIALS`, `GOOGLE_CLOUD_PROJECT`,
+    /// `GCLOUD_PROJECT`, `GOOGLE_CLOUD_LOCATION` and `CLOUDSDK_CONFIG` from `vars` only.
+    pub fn with_env(vars: impl IntoIterator<Item = (String, String)>) -> Self {
+        GoogleVertex { env: Some(std::sync::Arc::new(vars.into_iter().collect())) }
+    }
+}
 
 impl ApiProvider for GoogleGenerativeAi {
     fn api(&self) -> &str {
@@ -72,8 +83,12 @@ impl ApiProvider for GoogleVertex {
             let ctx = StreamContext { model, options };
             return stream_sse(ctx, out, request, ErrorStyle::Google, GoogleStream::new("Google Vertex"));
         }
+        let vars = self.env.clone();
         AssistantMessageEventStream::new(async_stream::stream! {
-            let env = |name: &str| std::env::var(name).ok();
+            let env = |name: &str| match &vars {
+                Some(vars) => vars.get(name).cloned(),
+                None => std::env::var(name).ok(),
+            };
             let request = match vertex_target(&env) {
                 Err(text) => Err(text),
                 Ok(target) if options.is_cancelled() => build_vertex_request(&model, &context, &options, Some((target, None))),
