@@ -59,6 +59,30 @@ fn apis() -> Vec<Api> {
             delta: ev("response.output_text.delta", json!({"type": "response.output_text.delta", "output_index": 0, "delta": DELTA})),
             handler: || Box::new(ResponsesStream::new()),
         },
+        Api {
+            name: "google-generative-ai",
+            open: String::new(),
+            delta: format!("data: {}\r\n\r\n", json!({"candidates": [{"content": {"role": "model", "parts": [{"text": DELTA}]}}]})),
+            handler: || Box::new(pi_ai::providers::google::GoogleStream::new("Google")),
+        },
+        Api {
+            name: "mistral-conversations",
+            open: String::new(),
+            delta: format!("data: {}\n\n", json!({"id": "c", "choices": [{"index": 0, "delta": {"content": DELTA}, "finish_reason": null}]})),
+            handler: || Box::new(pi_ai::providers::mistral::MistralStream::new()),
+        },
+        Api {
+            name: "azure-openai-responses",
+            open: ev("response.output_item.added", json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": "msg", "content": []}})),
+            delta: ev("response.output_text.delta", json!({"type": "response.output_text.delta", "output_index": 0, "delta": DELTA})),
+            handler: || Box::new(ResponsesStream::new()),
+        },
+        Api {
+            name: "openai-codex-responses",
+            open: ev("response.output_item.added", json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": "msg", "content": []}})),
+            delta: ev("response.output_text.delta", json!({"type": "response.output_text.delta", "output_index": 0, "delta": DELTA})),
+            handler: || Box::new(pi_ai::providers::openai_codex_responses::CodexStream::new()),
+        },
     ]
 }
 
