@@ -48,7 +48,15 @@ fn run(provider: &str, model: &str, base_suffix: &str, reply: String, key: (&str
     args.extend_from_slice(extra);
     args.push("hi");
     let mut command = env.pi();
-    for name in ["GEMINI_API_KEY", "GOOGLE_CLOUD_API_KEY", "MISTRAL_API_KEY", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_BASE_URL", "AZURE_OPENAI_RESOURCE_NAME", "GOOGLE_APPLICATION_CREDENTIALS"] {
+    for name in [
+        "GEMINI_API_KEY",
+        "GOOGLE_CLOUD_API_KEY",
+        "MISTRAL_API_KEY",
+        "AZURE_OPENAI_API_KEY",
+        "AZURE_OPENAI_BASE_URL",
+        "AZURE_OPENAI_RESOURCE_NAME",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+    ] {
         command.env_remove(name);
     }
     if !key.0.is_empty() {
@@ -73,7 +81,14 @@ fn gemini_models_stream_through_google_generative_ai() {
 
 #[test]
 fn vertex_models_stream_through_google_vertex() {
-    let body = run("google-vertex", "gemini-2.5-flash", "/v1", gemini_reply("Hello there"), ("GOOGLE_CLOUD_API_KEY", "k"), &[]);
+    let body = run(
+        "google-vertex",
+        "gemini-2.5-flash",
+        "/v1",
+        gemini_reply("Hello there"),
+        ("GOOGLE_CLOUD_API_KEY", "k"),
+        &[],
+    );
     assert_eq!(body["contents"][0]["role"], "user");
 }
 
@@ -87,7 +102,8 @@ fn mistral_models_stream_through_mistral_conversations() {
 
 #[test]
 fn azure_models_stream_through_azure_openai_responses() {
-    let body = run("azure", "gpt-4.1", "/openai/v1", responses_reply("Hello there"), ("AZURE_OPENAI_API_KEY", "k"), &[]);
+    let body =
+        run("azure", "gpt-4.1", "/openai/v1", responses_reply("Hello there"), ("AZURE_OPENAI_API_KEY", "k"), &[]);
     assert_eq!(body["model"], "gpt-4.1");
     assert_eq!(body["input"][1]["content"][0], json!({"type": "input_text", "text": "hi"}));
 }
@@ -96,7 +112,14 @@ fn azure_models_stream_through_azure_openai_responses() {
 fn codex_models_stream_through_openai_codex_responses() {
     // A ChatGPT token: the account id is read from its claims.
     let token = "e30.eyJodHRwczovL2FwaS5vcGVuYWkuY29tL2F1dGgiOnsiY2hhdGdwdF9hY2NvdW50X2lkIjoiYWNjIn19.sig";
-    let body = run("openai-codex", "gpt-5.6-luna", "/backend-api", responses_reply("Hello there"), ("", ""), &["--api-key", token]);
+    let body = run(
+        "openai-codex",
+        "gpt-5.6-luna",
+        "/backend-api",
+        responses_reply("Hello there"),
+        ("", ""),
+        &["--api-key", token],
+    );
     assert_eq!(body["model"], "gpt-5.6-luna");
     assert_eq!(body["text"], json!({"verbosity": "low"}));
     assert_eq!(body["parallel_tool_calls"], true);

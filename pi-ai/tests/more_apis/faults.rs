@@ -136,3 +136,23 @@ async fn cancellation_like_pi() {
         assert_like_pi(api, "abort", &events, &message, 1);
     }
 }
+
+#[tokio::test]
+async fn status_429_then_success_with_one_retry() {
+    for api in APIS {
+        let slow_down =
+            Reply::error(429, google_error(429, "Resource exhausted", "RESOURCE_EXHAUSTED")).header("retry-after", "0");
+        let server = MockServer::start([slow_down, Reply::sse(super::common::ok_reply(api))]).await;
+        let o = StreamOptions { api_key: Some(key(api)), max_retries: 1, ..Default::default() };
+        let (_, message) = run(provider(api).stream(&model(api, &server.url()), context(), o)).await;
+        if api == "mistral-conversations" {
+            // pi sends Mistral requests once.
+            assert_eq!(server.requests().len(), 1, "{api}");
+            assert!(message.error_message.unwrap_or_default().starts_with("Mistral API error (429): "), "{api}");
+        } else {
+            assert_eq!(server.requests().len(), 2, "{api}");
+            assert_eq!(message.error_message, None, "{api}");
+            assert_eq!(message.stop_reason, pi_ai::StopReason::Stop, "{api}");
+        }
+    }
+}

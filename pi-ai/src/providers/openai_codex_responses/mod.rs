@@ -207,6 +207,13 @@ pub fn build_request_ref(
     Ok(HttpRequest { url: codex_url(&model.base_url), headers, body })
 }
 
+/// The `type` of an event, read without building the rest.
+#[derive(serde::Deserialize)]
+struct EventHead<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+}
+
 const STATUSES: [&str; 6] = ["completed", "incomplete", "failed", "cancelled", "queued", "in_progress"];
 
 /// Codex events → the Responses parser (pi's `mapCodexEvents` in front of `processResponsesStream`).
@@ -229,9 +236,17 @@ impl SseHandler for CodexStream {
         if data.is_empty() || data == "[DONE]" {
             return Ok(());
         }
+        // Most events (the deltas) go to the Responses parser as they are: read only their type.
+        let head: EventHead<'_> = serde_json::from_str(data).map_err(|e| format!("Invalid Codex SSE JSON: {e}"))?;
+        let kind = head.kind.unwrap_or_default();
+        if !matches!(
+            &*kind,
+            "" | "error" | "response.failed" | "response.done" | "response.completed" | "response.incomplete"
+        ) {
+            return self.inner.on_event(event, ctx, out);
+        }
         let mut parsed: Value = serde_json::from_str(data).map_err(|e| format!("Invalid Codex SSE JSON: {e}"))?;
-        let kind = parsed.get("type").and_then(Value::as_str).unwrap_or_default().to_owned();
-        match kind.as_str() {
+        match &*kind {
             "" => return Ok(()),
             "error" => {
                 let nested = parsed.get("error");
@@ -250,7 +265,7 @@ impl SseHandler for CodexStream {
                     parsed.pointer("/response/error/message").and_then(Value::as_str).filter(|m| !m.is_empty());
                 return Err(message.unwrap_or("Codex response failed").to_owned());
             }
-            "response.done" | "response.completed" | "response.incomplete" => {
+            _ => {
                 if let Some(end_turn) = parsed.pointer("/response/end_turn").and_then(Value::as_bool) {
                     out.message_mut().end_turn = Some(end_turn);
                 }
@@ -264,13 +279,8 @@ impl SseHandler for CodexStream {
                 }
                 self.done = true;
             }
-            _ => {}
         }
-        let event = SseEvent {
-            event: Some(parsed["type"].as_str().unwrap_or_default().to_owned()),
-            data: parsed.to_string(),
-            id: None,
-        };
+        let event = SseEvent { event: Some("response.completed".to_owned()), data: parsed.to_string(), id: None };
         self.inner.on_event(event, ctx, out)
     }
 
