@@ -199,6 +199,62 @@ pub fn check_tools<'a>(
     tools.into_iter().try_for_each(|t| resolve_strict(t, supports_strict, filter).map(drop))
 }
 
+/// pi's `strict-tool-limits.js`: Claude (on Anthropic's API and on Bedrock) rejects a request whose
+/// strict tools exceed its limits (20 strict tools, 16 optional or union-typed parameters). A
+/// session that hit them sends its `"prefer"` tools non-strict from then on.
+pub mod strict_limits {
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
+
+    const MESSAGES: [&str; 3] = [
+        "The compiled grammar is too large",
+        "Too many strict tools (",
+        "Schemas contains too many parameters with union types (",
+    ];
+    const MAX_SESSIONS: usize = 10_000;
+
+    static SESSIONS: Mutex<VecDeque<String>> = Mutex::new(VecDeque::new());
+
+    /// Whether a provider error says the strict tools exceed the limits.
+    ///
+    /// ```
+    /// use pi_ai::providers::constrained::strict_limits::is_limit_error;
+    /// assert!(is_limit_error("Validation error: Too many strict tools (21)"));
+    /// assert!(!is_limit_error("Validation error: bad"));
+    /// ```
+    pub fn is_limit_error(message: &str) -> bool {
+        MESSAGES.iter().any(|m| message.contains(m))
+    }
+
+    /// Remembers that `session`'s strict tools were rejected (nothing without a session; at most
+    /// 10 000 sessions, the oldest forgotten first).
+    pub fn mark_exceeded(session: Option<&str>) {
+        let Some(session) = session else { return };
+        let mut sessions = SESSIONS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !sessions.iter().any(|s| s == session) {
+            sessions.push_back(session.to_owned());
+        }
+        while sessions.len() > MAX_SESSIONS {
+            sessions.pop_front();
+        }
+    }
+
+    /// Whether an earlier request of `session` had its strict tools rejected.
+    pub fn has_exceeded(session: Option<&str>) -> bool {
+        let Some(session) = session else { return false };
+        SESSIONS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter().any(|s| s == session)
+    }
+
+    /// Forgets `session` (pi's session-resource cleanup), or every session with `None`.
+    pub fn forget(session: Option<&str>) {
+        let mut sessions = SESSIONS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match session {
+            Some(session) => sessions.retain(|s| s != session),
+            None => sessions.clear(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,10 +1,12 @@
 //! Provider implementations, one module per wire protocol.
 
 pub mod anthropic;
+pub mod bedrock;
 pub mod constrained;
 pub mod faux;
 pub mod openai_completions;
 pub mod openai_responses;
+pub mod pi_messages;
 
 /// The three HTTP APIs (`openai-completions`, `openai-responses`, `anthropic-messages`), ready for
 /// [`Models::register_api`](crate::registry::Models::register_api).
@@ -20,6 +22,8 @@ pub fn http_apis() -> Vec<std::sync::Arc<dyn crate::provider::ApiProvider>> {
         std::sync::Arc::new(openai_completions::OpenAiCompletions),
         std::sync::Arc::new(openai_responses::OpenAiResponses),
         std::sync::Arc::new(anthropic::AnthropicMessages),
+        std::sync::Arc::new(bedrock::BedrockConverseStream),
+        std::sync::Arc::new(pi_messages::PiMessages),
     ]
 }
 
@@ -53,6 +57,8 @@ pub fn request_body(
         }
         "openai-responses" => openai_responses::build_request_ref(model, context, &options),
         "anthropic-messages" => anthropic::build_request_ref(model, context, &options),
+        "bedrock-converse-stream" => bedrock::build_request_ref(model, context, &options, false).map(|built| built.0),
+        "pi-messages" => pi_messages::build_request_ref(model, context, &options),
         other => return Err(format!("No built-in request body for API: {other}")),
     }?;
     serde_json::from_slice(&request.body).map_err(|e| format!("The request body is not JSON: {e}"))
