@@ -25,8 +25,21 @@ pub enum Auth {
     SigV4(Credentials),
 }
 
-/// Reads an environment variable, empty counting as unset.
+/// The provider environment (pi's `options.env`): entries here win over the process environment,
+/// `None` hiding a variable. Process-wide; `None` clears it.
+static PROVIDER_ENV: std::sync::RwLock<Option<HashMap<String, Option<String>>>> = std::sync::RwLock::new(None);
+
+/// Sets (or with `None` clears) the provider environment Bedrock reads before the process's.
+pub fn set_provider_env(env: Option<HashMap<String, Option<String>>>) {
+    *PROVIDER_ENV.write().unwrap_or_else(std::sync::PoisonError::into_inner) = env;
+}
+
+/// Reads a variable (provider environment first), empty counting as unset.
 pub fn env(name: &str) -> Option<String> {
+    let overrides = PROVIDER_ENV.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(value) = overrides.as_ref().and_then(|m| m.get(name)) {
+        return value.clone().filter(|v| !v.is_empty());
+    }
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
@@ -61,7 +74,7 @@ pub fn parse_ini(text: &str, config_file: bool) -> HashMap<String, Profile> {
 }
 
 fn home() -> Option<PathBuf> {
-    dirs::home_dir()
+    env("HOME").map(PathBuf::from).or_else(dirs::home_dir)
 }
 
 fn read_ini(var: &str, default: &str, config_file: bool) -> HashMap<String, Profile> {
@@ -182,7 +195,7 @@ async fn sso_credentials(profile: &Profile, config: &HashMap<String, Profile>) -
     let (Some(account), Some(role)) = (profile.get("sso_account_id"), profile.get("sso_role_name")) else {
         return Err("The SSO profile needs sso_account_id and sso_role_name".to_owned());
     };
-    let base = env("AWS_SSO_PORTAL_ENDPOINT").unwrap_or_else(|| format!("https://portal.sso.{region}.amazonaws.com"));
+    let base = env("AWS_ENDPOINT_URL_SSO").unwrap_or_else(|| format!("https://portal.sso.{region}.amazonaws.com"));
     let url = format!(
         "{}/federation/credentials?account_id={}&role_name={}",
         base.trim_end_matches('/'),
