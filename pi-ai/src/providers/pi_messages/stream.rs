@@ -147,5 +147,12 @@ pub fn parse_data(data: &str) -> Result<Option<Value>, String> {
     if data.is_empty() || data == "[DONE]" {
         return Ok(None);
     }
-    serde_json::from_str(data).map(Some).map_err(|e| format!("Invalid pi-messages event JSON: {e}"))
+    // `JSON.parse`'s wording for the common case (a cut event); serde's text otherwise.
+    serde_json::from_str(data).map(Some).map_err(|e| {
+        if e.is_eof() {
+            "Unexpected end of JSON input".to_owned()
+        } else {
+            format!("Invalid pi-messages event JSON: {e}")
+        }
+    })
 }
