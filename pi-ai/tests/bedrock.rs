@@ -279,6 +279,9 @@ async fn redacted_reasoning_keeps_its_payload() {
     );
 }
 
+/// `(name, replies, events, error text, kept text, requests)`.
+type FaultCase = (&'static str, Vec<Reply>, Vec<&'static str>, &'static str, &'static str, usize);
+
 /// What pi 1.6.0 answered for the same bytes (recorded against the reference's AWS SDK).
 #[tokio::test]
 async fn fault_matrix_matches_pi() {
@@ -295,7 +298,7 @@ async fn fault_matrix_matches_pi() {
     let mut bad = hello_prefix().concat();
     let at = bad.len() - 2;
     bad[at] ^= 1;
-    let cases: Vec<(&str, Vec<Reply>, Vec<&str>, &str, &str, usize)> = vec![
+    let cases: Vec<FaultCase> = vec![
         (
             "403",
             vec![error(

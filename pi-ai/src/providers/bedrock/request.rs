@@ -176,6 +176,10 @@ pub(super) fn handoff<'a>(model: &Model, view: &'a [&'a Message]) -> Vec<HandedO
     })
 }
 
+/// The top-level fields (`messages: null` in place), the typed messages, whether a `"prefer"` tool
+/// went strict.
+pub(super) type BodyParts<'a> = (Map<String, Value>, Vec<WireMessage<'a>>, bool);
+
 /// Everything but the messages, in the SDK's order (`messages: null` in place), plus the typed
 /// messages and whether a `"prefer"` tool went strict.
 pub(super) fn build_parts<'a>(
@@ -185,7 +189,7 @@ pub(super) fn build_parts<'a>(
     handed_off: &'a [HandedOff<'a>],
     options: &StreamOptions,
     no_prefer: bool,
-) -> Result<(Map<String, Value>, Vec<WireMessage<'a>>, bool), String> {
+) -> Result<BodyParts<'a>, String> {
     let cache = cache_point(model, options);
     let initial = initial_system_message(view);
     let conversation = if initial.is_some() && !handed_off.is_empty() { &handed_off[1..] } else { handed_off };

@@ -79,10 +79,8 @@ impl BedrockStream {
         out: &mut ProviderOutput,
     ) -> Result<(), String> {
         match kind {
-            "messageStart" => {
-                if p.get("role").and_then(Value::as_str) != Some("assistant") {
-                    return Err("Unexpected assistant message start but got user message start instead".to_owned());
-                }
+            "messageStart" if p.get("role").and_then(Value::as_str) != Some("assistant") => {
+                return Err("Unexpected assistant message start but got user message start instead".to_owned());
             }
             "contentBlockStart" => self.block_start(p, out),
             "contentBlockDelta" => self.block_delta(p, out),
