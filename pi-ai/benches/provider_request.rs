@@ -120,10 +120,20 @@ fn build_responses(model: &Model, context: &TranscriptContext, options: &StreamO
     pi_ai::providers::openai_responses::build_request_ref(model, context, options).expect("request")
 }
 
-const BUILDS: [(&str, Build); 3] = [
+fn build_bedrock(model: &Model, context: &TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
+    pi_ai::providers::bedrock::build_request_ref(model, context, options, false).expect("request").0
+}
+
+fn build_pi_messages(model: &Model, context: &TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
+    pi_ai::providers::pi_messages::build_request_ref(model, context, options).expect("request")
+}
+
+const BUILDS: [(&str, Build); 5] = [
     ("openai-completions", build_completions),
     ("anthropic-messages", build_anthropic),
     ("openai-responses", build_responses),
+    ("bedrock-converse-stream", build_bedrock),
+    ("pi-messages", build_pi_messages),
 ];
 
 fn build_gemini(model: &Model, context: &TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {

@@ -2,6 +2,7 @@
 
 pub mod anthropic;
 pub mod azure_openai_responses;
+pub mod bedrock;
 pub mod constrained;
 pub mod faux;
 pub mod google;
@@ -9,8 +10,9 @@ pub mod mistral;
 pub mod openai_codex_responses;
 pub mod openai_completions;
 pub mod openai_responses;
+pub mod pi_messages;
 
-/// The three HTTP APIs (`openai-completions`, `openai-responses`, `anthropic-messages`), ready for
+/// Every built-in HTTP API (the ten of pi 1.6.0's `KnownApi`), ready for
 /// [`Models::register_api`](crate::registry::Models::register_api).
 ///
 /// ```
@@ -29,6 +31,8 @@ pub fn http_apis() -> Vec<std::sync::Arc<dyn crate::provider::ApiProvider>> {
         std::sync::Arc::new(mistral::MistralConversations),
         std::sync::Arc::new(azure_openai_responses::AzureOpenAiResponses),
         std::sync::Arc::new(openai_codex_responses::OpenAiCodexResponses),
+        std::sync::Arc::new(bedrock::BedrockConverseStream),
+        std::sync::Arc::new(pi_messages::PiMessages),
     ]
 }
 
@@ -67,6 +71,8 @@ pub fn request_body(
         mistral::API => mistral::build_request_ref(model, context, &options),
         azure_openai_responses::API => azure_openai_responses::build_request_ref(model, context, &options),
         openai_codex_responses::API => openai_codex_responses::build_request_ref(model, context, &options),
+        "bedrock-converse-stream" => bedrock::build_request_ref(model, context, &options, false).map(|built| built.0),
+        "pi-messages" => pi_messages::build_request_ref(model, context, &options),
         other => return Err(format!("No built-in request body for API: {other}")),
     }?;
     serde_json::from_slice(&request.body).map_err(|e| format!("The request body is not JSON: {e}"))

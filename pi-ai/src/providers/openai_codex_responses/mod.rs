@@ -184,7 +184,11 @@ pub fn build_request_ref(
     let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
     let view = crate::http::body::resolved_view(context.messages(), &head, supports_mid);
     let handed_off = openai_responses::handoff(model, &view);
-    let items = openai_responses::convert_items(model, &handed_off);
+    let grammar = crate::providers::constrained::grammar_input_properties(
+        &crate::transcript::declared_tools(&view),
+        compat_flag(model, "supportsOpenAIGrammarTools").unwrap_or(false),
+    )?;
+    let items = openai_responses::convert_items(model, &handed_off, &grammar);
     let fields = body_fields(model, &view, options, session.as_deref().filter(|s| !s.is_empty()));
     let size_hint = crate::http::body::body_size_hint(&view);
     let body = crate::http::body::encode_body(fields, "input", &items, size_hint, options, model, |_| {})?;
