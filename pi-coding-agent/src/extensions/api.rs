@@ -17,6 +17,7 @@ use super::actions::{ExtensionMessage, SendMessageOptions, SendUserMessageOption
 use super::errors::{BoxError, ExtensionApiError};
 use super::events::{ExtensionEvent, NotifyEvent};
 use super::exec::{ExecOptions, ExecResult, exec_command};
+pub use super::registrations::RegisteredMcpServer;
 use super::runtime::{ExtensionContext, FlagValue, Runtime, lock};
 use crate::messages::CustomRoleMessage;
 use crate::session::CustomEntry;
@@ -140,19 +141,6 @@ impl RegisteredTool {
             prompt_guidelines: self.definition.prompt_guidelines.clone(),
         }
     }
-}
-
-/// An MCP server an extension registered (pi's `pi.registerMcpServer(name, config)`): the same
-/// shape as an `mcpServers` entry. The MCP extension validates it and connects it beside the
-/// servers of `mcp.json`, which take precedence.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RegisteredMcpServer {
-    /// The server name.
-    pub name: String,
-    /// The entry.
-    pub config: Value,
-    /// The extension that registered it.
-    pub extension_path: String,
 }
 
 /// A command handler: `(args, ctx)`.
@@ -288,8 +276,34 @@ impl ExtensionRecord {
         self.state.store(ACTIVE, Ordering::Release);
     }
 
-    pub(crate) fn fail(&self) {
+    /// The load failed: everything it registered is discarded.
+    pub(crate) fn fail(&self, runtime: &Runtime) {
+        self.clear(runtime);
         self.state.store(FAILED, Ordering::Release);
+    }
+
+    /// Before loading again: nothing registered, loading.
+    pub(crate) fn reset(&self, runtime: &Runtime) {
+        self.clear(runtime);
+        self.state.store(LOADING, Ordering::Release);
+    }
+
+    fn clear(&self, runtime: &Runtime) {
+        lock(&self.handlers).clear();
+        lock(&self.tools).clear();
+        lock(&self.commands).clear();
+        lock(&self.flags).clear();
+        lock(&self.entry_renderers).clear();
+        lock(&self.message_renderers).clear();
+        lock(&self.shortcuts).clear();
+        runtime.bus.clear_extension(&self.path);
+        lock(&runtime.mcp_servers).retain(|s| s.extension_path != *self.path);
+        lock(&runtime.providers).retain(|p| p.extension_path != *self.path);
+    }
+
+    /// Whether the extension loaded.
+    pub(crate) fn is_active(&self) -> bool {
+        self.state.load(Ordering::Acquire) == ACTIVE
     }
 }
 
@@ -338,7 +352,7 @@ impl ExtensionApi {
         &self.record.path
     }
 
-    fn assert_active(&self) -> Result<(), ExtensionApiError> {
+    pub(crate) fn assert_active(&self) -> Result<(), ExtensionApiError> {
         if self.record.state.load(Ordering::Acquire) == FAILED {
             return Err(ExtensionApiError::Inactive(self.record.path.to_string()));
         }
@@ -535,7 +549,7 @@ impl ExtensionApi {
         Ok(())
     }
 
-    fn act<T>(
+    pub(crate) fn act<T>(
         &self,
         f: impl FnOnce(&dyn super::actions::ExtensionActions) -> Result<T, BoxError>,
     ) -> Result<T, ExtensionApiError> {

@@ -43,12 +43,16 @@
 
 mod actions;
 mod api;
+mod api_session;
+mod bus;
+mod command_context;
 pub mod context;
 pub mod discovery;
 mod emit;
 mod errors;
 mod events;
 mod exec;
+mod registrations;
 pub mod node;
 mod runner;
 mod runtime;
@@ -56,8 +60,11 @@ mod shortcuts;
 pub mod subprocess;
 
 pub use actions::{
-    DeliverAs, ExtensionActions, ExtensionMessage, SendMessageOptions, SendUserMessageOptions, ToolInfo,
+    DeliverAs, ExtensionActions, ExtensionMessage, ForkPosition, NavigateTreeRequest, SendMessageOptions,
+    SendUserMessageOptions, SessionControlFuture, SlashCommandInfo, ToolInfo,
 };
+pub use bus::{BusSubscription, EventBus};
+pub use registrations::RegisteredProvider;
 pub use api::{
     CommandHandler, EntryRenderOptions, EntryRenderer, Extension, ExtensionApi, ExtensionFlag, FlagType, FnExtension,
     Handler, HandlerFuture, MessageRenderOptions, MessageRenderer, RegisteredCommand, RegisteredMcpServer,

@@ -7,7 +7,6 @@
 //! on with the value from before that handler, except for `tool_call` (fail-closed: the error is
 //! returned so the call is blocked) and `user_bash` (reported and returned).
 
-use std::any::Any;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -22,21 +21,11 @@ use super::api::{
     RegisteredCommand, RegisteredTool,
 };
 use super::errors::{ExtensionError, ExtensionLoadError};
+pub(crate) use super::errors::panic_message;
 use super::events::ExtensionEvent;
 use super::runtime::{ExtensionContext, ExtensionMode, FlagValue, Runtime, lock};
 use crate::messages::CustomRoleMessage;
 use crate::session::CustomEntry;
-
-/// The message of a panic payload.
-pub(crate) fn panic_message(payload: Box<dyn Any + Send>) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "handler panicked".to_owned()
-    }
-}
 
 /// Removes an error listener registered with [`ExtensionRunner::on_error`].
 #[derive(Clone)]
@@ -74,7 +63,10 @@ impl fmt::Debug for ErrorListenerHandle {
 /// # });
 /// ```
 pub struct ExtensionRunner {
+    /// Every extension's record in load order; one that failed to load has no registrations.
     pub(crate) extensions: Vec<Arc<ExtensionRecord>>,
+    /// What each record was loaded from, for [`ExtensionRunner::reload`].
+    sources: Vec<Arc<dyn Extension>>,
     pub(crate) runtime: Arc<Runtime>,
     load_errors: Vec<ExtensionLoadError>,
 }
@@ -97,30 +89,50 @@ impl ExtensionRunner {
         let runtime = Runtime::new(cwd.into());
         let mut records = Vec::new();
         let mut load_errors = Vec::new();
-        for ext in extensions {
+        for ext in &extensions {
             let record = ExtensionRecord::new(ext.path());
-            let api = ExtensionApi { record: record.clone(), runtime: runtime.clone() };
-            let setup = AssertUnwindSafe(ext.setup(&api)).catch_unwind().await;
-            let message = match setup {
-                Ok(Ok(())) => None,
-                Ok(Err(e)) => Some(e.to_string()),
-                Err(panic) => Some(panic_message(panic)),
-            };
-            match message {
-                None => {
-                    record.commit(&runtime);
-                    records.push(record);
-                }
-                Some(message) => {
-                    record.fail();
-                    load_errors.push(ExtensionLoadError {
-                        path: ext.path().to_owned(),
-                        error: format!("Failed to load extension: {message}"),
-                    });
-                }
+            if let Some(error) = Self::setup_one(&runtime, ext.as_ref(), &record).await {
+                load_errors.push(error);
+            }
+            records.push(record);
+        }
+        ExtensionRunner { extensions: records, sources: extensions, runtime, load_errors }
+    }
+
+    /// Runs one extension's setup on `record`; a failure discards its registrations.
+    async fn setup_one(runtime: &Arc<Runtime>, ext: &dyn Extension, record: &Arc<ExtensionRecord>) -> Option<ExtensionLoadError> {
+        let api = ExtensionApi { record: record.clone(), runtime: runtime.clone() };
+        let setup = AssertUnwindSafe(ext.setup(&api)).catch_unwind().await;
+        let message = match setup {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(panic) => Some(panic_message(panic)),
+        };
+        match message {
+            None => {
+                record.commit(runtime);
+                None
+            }
+            Some(message) => {
+                record.fail(runtime);
+                Some(ExtensionLoadError { path: ext.path().to_owned(), error: format!("Failed to load extension: {message}") })
             }
         }
-        ExtensionRunner { extensions: records, runtime, load_errors }
+    }
+
+    /// Loads every extension again (the runner side of pi's `reload`): each one's registrations,
+    /// bus handlers, MCP servers and providers are dropped and its setup runs again; flag values
+    /// are kept. Returns the new load errors (each is also reported to the error listeners).
+    pub async fn reload(&self) -> Vec<ExtensionLoadError> {
+        let mut errors = Vec::new();
+        for (ext, record) in self.sources.iter().zip(&self.extensions) {
+            record.reset(&self.runtime);
+            if let Some(error) = Self::setup_one(&self.runtime, ext.as_ref(), record).await {
+                self.report(ExtensionError::new(error.path.clone(), "reload", error.error.clone()));
+                errors.push(error);
+            }
+        }
+        errors
     }
 
     /// The extensions that failed to load.
@@ -130,7 +142,7 @@ impl ExtensionRunner {
 
     /// Paths of the loaded extensions, in load order.
     pub fn extension_paths(&self) -> Vec<String> {
-        self.extensions.iter().map(|e| e.path.to_string()).collect()
+        self.extensions.iter().filter(|e| e.is_active()).map(|e| e.path.to_string()).collect()
     }
 
     /// Binds the session's actions (pi's `bindCore`): from now on extension actions work.
@@ -164,7 +176,7 @@ impl ExtensionRunner {
 
     /// The context handlers receive.
     pub fn create_context(&self) -> ExtensionContext {
-        ExtensionContext { runtime: self.runtime.clone() }
+        ExtensionContext { runtime: self.runtime.clone(), command: false }
     }
 
     /// Whether any extension handles `event` (pi's `hasHandlers`).
@@ -294,7 +306,7 @@ impl ExtensionRunner {
         let Some(command) = self.command(name) else {
             return false;
         };
-        let ctx = self.create_context();
+        let ctx = ExtensionContext { runtime: self.runtime.clone(), command: true };
         let result = match std::panic::catch_unwind(AssertUnwindSafe(|| (command.handler)(args.to_owned(), ctx))) {
             Ok(f) => match AssertUnwindSafe(f).catch_unwind().await {
                 Ok(r) => r.map_err(|e| e.to_string()),
