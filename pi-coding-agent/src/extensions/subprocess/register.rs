@@ -267,6 +267,8 @@ impl AgentTool for RemoteTool {
             content,
             details: answer.get("details").cloned().unwrap_or_else(|| json!({})),
             is_error: answer.get("isError").and_then(Value::as_bool).unwrap_or(false),
+            // pi's `terminate: true`: the run ends after this batch.
+            terminate: answer.get("terminate").and_then(Value::as_bool).unwrap_or(false),
             ..Default::default()
         })
     }
