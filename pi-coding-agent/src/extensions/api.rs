@@ -659,4 +659,21 @@ impl ExtensionApi {
         let cwd = options.cwd.clone().unwrap_or_else(|| self.runtime.cwd.clone());
         Ok(exec_command(command, args, &cwd, options).await)
     }
+
+    /// Registers a keyboard shortcut (pi's `pi.registerShortcut(shortcut, {description, handler})`).
+    pub fn register_shortcut(
+        &self,
+        shortcut: &str,
+        description: Option<&str>,
+        handler: impl Fn(ExtensionContext) -> BoxFuture<'static, Result<(), BoxError>> + Send + Sync + 'static,
+    ) -> Result<(), ExtensionApiError> {
+        let registered = super::shortcuts::RegisteredShortcut {
+            shortcut: shortcut.to_owned(),
+            description: description.map(str::to_owned),
+            handler: Arc::new(handler),
+            extension_path: self.path().to_owned(),
+        };
+        lock(&self.record.shortcuts).insert(shortcut.to_owned(), registered);
+        Ok(())
+    }
 }

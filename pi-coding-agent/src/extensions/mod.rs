@@ -47,6 +47,7 @@ mod api_session;
 mod bus;
 mod command_context;
 pub mod context;
+mod context_messages;
 pub mod discovery;
 mod emit;
 mod errors;

@@ -370,3 +370,29 @@ impl ExtensionRunner {
         renderer(message, &options, theme)
     }
 }
+
+impl ExtensionRunner {
+    /// Every registered shortcut, the first registration of a key winning.
+    pub fn shortcuts(&self) -> Vec<super::shortcuts::RegisteredShortcut> {
+        let mut out: Vec<super::shortcuts::RegisteredShortcut> = Vec::new();
+        for ext in &self.extensions {
+            for s in lock(&ext.shortcuts).values() {
+                if !out.iter().any(|o| o.shortcut == s.shortcut) {
+                    out.push(s.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Runs the shortcut `key`; `false` when none is registered. A failure is reported.
+    pub async fn run_shortcut(&self, key: &str) -> bool {
+        let Some(shortcut) = self.shortcuts().into_iter().find(|s| s.shortcut == key) else {
+            return false;
+        };
+        if let Err(error) = (shortcut.handler)(self.create_context()).await {
+            self.emit_error(ExtensionError::new(&shortcut.extension_path, "shortcut", error.to_string()));
+        }
+        true
+    }
+}

@@ -195,3 +195,18 @@ pub(crate) async fn setup(api: &ExtensionApi, path: &str, options: SubprocessOpt
     let flag_defaults = Mutex::new(std::collections::HashMap::new());
     register_all(api, &link, init, &flag_defaults)
 }
+
+#[async_trait]
+impl crate::extensions::Extension for crate::extensions::subprocess::SubprocessExtension {
+    fn path(&self) -> &str {
+        self.file()
+    }
+
+    /// JavaScript and TypeScript run in the session's host; anything else as its own process.
+    async fn setup(&self, api: &ExtensionApi) -> Result<(), BoxError> {
+        if is_js_extension(self.file()) {
+            return setup(api, self.file(), self.timeouts()).await;
+        }
+        self.setup_process(api).await
+    }
+}
