@@ -55,7 +55,9 @@ function uiContext(extensionPath, snapshot) {
 		getAllThemes: () => snapshot.themes ?? [],
 		getTheme: () => undefined,
 		setTheme: (name) => {
-			void fire("ui.setTheme", { name: typeof name === "string" ? name : name?.name });
+			// pi answers a failure ({success: false}) to the caller and reports nothing; the
+			// answer here cannot wait for pi-rs, so a failure is dropped, not reported.
+			void rpc.quiet("ui.setTheme", { extensionPath, name: typeof name === "string" ? name : name?.name });
 			return { success: true };
 		},
 		getToolsExpanded: () => Boolean(snapshot.toolsExpanded),

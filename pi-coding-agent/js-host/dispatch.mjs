@@ -28,6 +28,7 @@ export async function runEvent(params) {
 	const ctx = createContext(ext.path, snapshotOf(params));
 	const before = params.event === "context" ? JSON.stringify(event.messages) : undefined;
 	const inputBefore = params.event === "tool_call" ? JSON.stringify(event.input) : undefined;
+	const sectionsBefore = params.event === "before_agent_start" ? JSON.stringify(event.systemPromptOptions?.sections) : undefined;
 	let result;
 	for (const h of handlers) {
 		result = await h.handler(event, ctx);
@@ -41,6 +42,11 @@ export async function runEvent(params) {
 		const changed = JSON.stringify(event.input) !== inputBefore;
 		if (!result && !changed) return null;
 		return { ...(result ?? {}), ...(changed ? { input: event.input } : {}) };
+	}
+	if (params.event === "before_agent_start") {
+		// Sections are edited in place (pi's systemPromptOptions.sections).
+		const sections = event.systemPromptOptions?.sections;
+		if (JSON.stringify(sections) !== sectionsBefore) return { ...(result ?? {}), sections };
 	}
 	return result === undefined ? null : result;
 }

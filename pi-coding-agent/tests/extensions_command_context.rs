@@ -51,10 +51,9 @@ fn controller(log: Log, setups: Arc<AtomicUsize>) -> Arc<dyn Extension> {
                     "new" => ctx.new_session(None).await.map(|c| format!("cancelled={c}")),
                     "fork-at" => ctx.fork(arg, ForkPosition::At).await.map(|c| format!("cancelled={c}")),
                     "fork-before" => ctx.fork(arg, ForkPosition::Before).await.map(|c| format!("cancelled={c}")),
-                    "tree" => ctx
-                        .navigate_tree(arg, NavigateTreeRequest::default())
-                        .await
-                        .map(|c| format!("cancelled={c}")),
+                    "tree" => {
+                        ctx.navigate_tree(arg, NavigateTreeRequest::default()).await.map(|c| format!("cancelled={c}"))
+                    }
                     "switch" => ctx.switch_session(arg).await.map(|c| format!("cancelled={c}")),
                     "reload" => ctx.reload().await.map(|()| "reloaded".to_owned()),
                     "idle" => ctx.wait_for_idle().await.map(|()| "idle".to_owned()),

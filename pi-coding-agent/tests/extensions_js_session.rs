@@ -96,7 +96,9 @@ async fn the_reload_runtime_example_reloads_after_its_tool_ends_the_run() {
         for event in ["session_start", "session_shutdown"] {
             let sink = sink.clone();
             pi.on_notify(event, move |e, _| {
-                sink.lock().unwrap().push(serde_json::to_value(&*e).unwrap()["reason"].as_str().unwrap_or("").to_owned());
+                sink.lock()
+                    .unwrap()
+                    .push(serde_json::to_value(&*e).unwrap()["reason"].as_str().unwrap_or("").to_owned());
                 Box::pin(async { Ok(None) })
             });
         }

@@ -186,4 +186,3 @@ impl IntoIterator for ContextMessages {
         self.into_vec().into_iter()
     }
 }
-

@@ -53,8 +53,8 @@ mod emit;
 mod errors;
 mod events;
 mod exec;
-mod registrations;
 pub mod node;
+mod registrations;
 mod runner;
 mod runtime;
 mod shortcuts;
@@ -64,13 +64,12 @@ pub use actions::{
     DeliverAs, ExtensionActions, ExtensionMessage, ForkPosition, NavigateTreeRequest, SendMessageOptions,
     SendUserMessageOptions, SessionControlFuture, SlashCommandInfo, ToolInfo,
 };
-pub use bus::{BusSubscription, EventBus};
-pub use registrations::RegisteredProvider;
 pub use api::{
     CommandHandler, EntryRenderOptions, EntryRenderer, Extension, ExtensionApi, ExtensionFlag, FlagType, FnExtension,
     Handler, HandlerFuture, MessageRenderOptions, MessageRenderer, RegisteredCommand, RegisteredMcpServer,
     RegisteredTool, ToolDefinition, Unsubscribe,
 };
+pub use bus::{BusSubscription, EventBus};
 pub use context::ContextMessages;
 pub use errors::{
     BoxError, ExtensionApiError, ExtensionError, ExtensionLoadError, INVALID_USER_BASH_RESULT, MESSAGE_END_SAME_ROLE,
@@ -83,6 +82,7 @@ pub use events::{
     ToolResultData, ToolResultEvent, ToolResultPatch, UserBashEvent, UserBashOperations, UserBashResult,
 };
 pub use exec::{DEFAULT_EXEC_MAX_BUFFER, ExecOptions, ExecResult, exec_command};
+pub use registrations::RegisteredProvider;
 pub use runner::{ErrorListenerHandle, ExtensionRunner};
 pub use runtime::{ExtensionContext, ExtensionMode, FlagValue};
 pub use shortcuts::{RegisteredShortcut, ShortcutHandler};

@@ -20,8 +20,8 @@ use super::api::{
     EntryRenderOptions, Extension, ExtensionApi, ExtensionFlag, ExtensionRecord, Handler, MessageRenderOptions,
     RegisteredCommand, RegisteredTool,
 };
-use super::errors::{ExtensionError, ExtensionLoadError};
 pub(crate) use super::errors::panic_message;
+use super::errors::{ExtensionError, ExtensionLoadError};
 use super::events::ExtensionEvent;
 use super::runtime::{ExtensionContext, ExtensionMode, FlagValue, Runtime, lock};
 use crate::messages::CustomRoleMessage;
@@ -100,7 +100,11 @@ impl ExtensionRunner {
     }
 
     /// Runs one extension's setup on `record`; a failure discards its registrations.
-    async fn setup_one(runtime: &Arc<Runtime>, ext: &dyn Extension, record: &Arc<ExtensionRecord>) -> Option<ExtensionLoadError> {
+    async fn setup_one(
+        runtime: &Arc<Runtime>,
+        ext: &dyn Extension,
+        record: &Arc<ExtensionRecord>,
+    ) -> Option<ExtensionLoadError> {
         let api = ExtensionApi { record: record.clone(), runtime: runtime.clone() };
         let setup = AssertUnwindSafe(ext.setup(&api)).catch_unwind().await;
         let message = match setup {
@@ -115,7 +119,10 @@ impl ExtensionRunner {
             }
             Some(message) => {
                 record.fail(runtime);
-                Some(ExtensionLoadError { path: ext.path().to_owned(), error: format!("Failed to load extension: {message}") })
+                Some(ExtensionLoadError {
+                    path: ext.path().to_owned(),
+                    error: format!("Failed to load extension: {message}"),
+                })
             }
         }
     }

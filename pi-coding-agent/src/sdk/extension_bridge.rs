@@ -310,7 +310,9 @@ impl ExtensionActions for SessionActions {
     }
 
     fn get_settings(&self) -> Value {
-        self.session().map(|s| s.settings_manager().settings().to_value()).unwrap_or_else(|_| Value::Object(Default::default()))
+        self.session()
+            .map(|s| s.settings_manager().settings().to_value())
+            .unwrap_or_else(|_| Value::Object(Default::default()))
     }
 
     fn get_commands(&self) -> Vec<SlashCommandInfo> {
@@ -333,7 +335,9 @@ impl ExtensionActions for SessionActions {
 
     fn get_context_usage(&self) -> Option<Value> {
         let usage = self.session().ok()?.get_context_usage()?;
-        Some(serde_json::json!({"tokens": usage.tokens, "contextWindow": usage.context_window, "percent": usage.percent}))
+        Some(
+            serde_json::json!({"tokens": usage.tokens, "contextWindow": usage.context_window, "percent": usage.percent}),
+        )
     }
 
     fn new_session(&self, parent_session: Option<String>) -> SessionControlFuture {

@@ -46,7 +46,10 @@ pub(crate) fn handle(runtime: &Runtime, method: &str, params: &Value) -> Result<
             }
             let mut servers = lock(&runtime.mcp_servers);
             if let Some(other) = servers.iter().find(|s| s.name == name && s.extension_path != path) {
-                return Err(invalid(format!("MCP server \"{name}\" is already registered by {}", other.extension_path)));
+                return Err(invalid(format!(
+                    "MCP server \"{name}\" is already registered by {}",
+                    other.extension_path
+                )));
             }
             let server = RegisteredMcpServer { name: name.clone(), config, extension_path: path };
             match servers.iter_mut().find(|s| s.name == name) {
