@@ -248,6 +248,7 @@ pub(crate) struct ExtensionRecord {
     pub(crate) entry_renderers: Mutex<IndexMap<String, EntryRenderer>>,
     pub(crate) message_renderers: Mutex<IndexMap<String, MessageRenderer>>,
     pub(crate) shortcuts: Mutex<IndexMap<String, super::shortcuts::RegisteredShortcut>>,
+    pub(crate) tool_renderers: Mutex<IndexMap<String, super::tool_renderers::ToolRenderers>>,
     state: AtomicU8,
 }
 
@@ -262,6 +263,7 @@ impl ExtensionRecord {
             entry_renderers: Mutex::new(IndexMap::new()),
             message_renderers: Mutex::new(IndexMap::new()),
             shortcuts: Mutex::new(IndexMap::new()),
+            tool_renderers: Mutex::new(IndexMap::new()),
             state: AtomicU8::new(LOADING),
         })
     }
@@ -296,6 +298,7 @@ impl ExtensionRecord {
         lock(&self.entry_renderers).clear();
         lock(&self.message_renderers).clear();
         lock(&self.shortcuts).clear();
+        lock(&self.tool_renderers).clear();
         runtime.bus.clear_extension(&self.path);
         lock(&runtime.mcp_servers).retain(|s| s.extension_path != *self.path);
         lock(&runtime.providers).retain(|p| p.extension_path != *self.path);
@@ -546,6 +549,19 @@ impl ExtensionApi {
     ) -> Result<(), ExtensionApiError> {
         self.assert_active()?;
         lock(&self.record.message_renderers).insert(custom_type.to_owned(), Arc::new(renderer));
+        Ok(())
+    }
+
+    /// Registers how the rows of `tool_name` are drawn in the interactive transcript (pi's tool
+    /// `renderCall` / `renderResult`, and `registerToolRenderer`); `"*"`
+    /// ([`ANY_TOOL`](crate::extensions::ANY_TOOL)) asks the renderers for every tool.
+    pub fn register_tool_renderer(
+        &self,
+        tool_name: &str,
+        renderers: super::tool_renderers::ToolRenderers,
+    ) -> Result<(), ExtensionApiError> {
+        self.assert_active()?;
+        lock(&self.record.tool_renderers).insert(tool_name.to_owned(), renderers);
         Ok(())
     }
 

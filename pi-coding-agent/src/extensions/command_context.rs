@@ -18,7 +18,7 @@ impl ExtensionContext {
         if !self.command {
             return Err(not_a_command(member));
         }
-        Ok(self.runtime.actions()?)
+        self.runtime.actions()
     }
 
     /// `ctx.waitForIdle()`: resolves when the agent is idle.

@@ -59,6 +59,7 @@ mod runner;
 mod runtime;
 mod shortcuts;
 pub mod subprocess;
+mod tool_renderers;
 
 pub use actions::{
     DeliverAs, ExtensionActions, ExtensionMessage, ForkPosition, NavigateTreeRequest, SendMessageOptions,
@@ -86,3 +87,4 @@ pub use registrations::RegisteredProvider;
 pub use runner::{ErrorListenerHandle, ExtensionRunner};
 pub use runtime::{ExtensionContext, ExtensionMode, FlagValue};
 pub use shortcuts::{RegisteredShortcut, ShortcutHandler};
+pub use tool_renderers::{ANY_TOOL, ToolCallRenderer, ToolRenderOptions, ToolRenderers, ToolResultRenderer};

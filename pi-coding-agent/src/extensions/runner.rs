@@ -403,3 +403,47 @@ impl ExtensionRunner {
         true
     }
 }
+
+impl ExtensionRunner {
+    /// The renderers extensions registered for `tool_name` (then for every tool), in load order.
+    fn tool_renderers_for(&self, tool_name: &str) -> Vec<super::tool_renderers::ToolRenderers> {
+        let mut out = Vec::new();
+        for ext in &self.extensions {
+            let renderers = lock(&ext.tool_renderers);
+            for key in [tool_name, super::tool_renderers::ANY_TOOL] {
+                if let Some(r) = renderers.get(key) {
+                    out.push(r.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Draws a tool call with the first extension renderer that draws it; `None` keeps the
+    /// built-in line.
+    pub fn render_tool_call(
+        &self,
+        tool_name: &str,
+        args: &serde_json::Map<String, serde_json::Value>,
+        theme: &Theme,
+    ) -> Option<Box<dyn Component>> {
+        self.tool_renderers_for(tool_name)
+            .into_iter()
+            .find_map(|r| r.render_call.and_then(|f| f(tool_name, args, theme)))
+    }
+
+    /// Draws a tool result (`{content, details, isError}`) with the first extension renderer that
+    /// draws it; `None` keeps the built-in drawing.
+    pub fn render_tool_result(
+        &self,
+        tool_name: &str,
+        args: &serde_json::Map<String, serde_json::Value>,
+        result: &serde_json::Value,
+        options: super::tool_renderers::ToolRenderOptions,
+        theme: &Theme,
+    ) -> Option<Box<dyn Component>> {
+        self.tool_renderers_for(tool_name)
+            .into_iter()
+            .find_map(|r| r.render_result.and_then(|f| f(tool_name, args, result, &options, theme)))
+    }
+}

@@ -308,6 +308,7 @@ pub(crate) fn register_all(
             lock(flag_defaults).insert(flag.name.clone(), serde_json::to_value(d)?);
         }
     }
+    super::remote_render::register_tool_renderers(api, link, &init);
     for reg in init.tools {
         let definition = ToolDefinition {
             prompt_snippet: reg.prompt_snippet.clone(),
