@@ -40,7 +40,7 @@ impl TranscriptEntry for Tracked {
 }
 
 /// The messages a `context` handler sees: the conversation without system messages, each with
-/// a stable identity (see the [module docs](self)).
+/// a stable identity (see [`crate::extensions::context`]).
 ///
 /// ```
 /// use pi_coding_agent::extensions::ContextMessages;
