@@ -61,6 +61,12 @@ pub struct ToolRegistration {
     /// Guideline bullets for the system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_guidelines: Option<Vec<String>>,
+    /// Version 2: the tool draws its call (`render` with `"kind":"toolCall"`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub has_render_call: bool,
+    /// Version 2: the tool draws its result (`render` with `"kind":"toolResult"`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub has_render_result: bool,
 }
 
 /// A command an extension declares.
