@@ -352,6 +352,11 @@ async fn run(mut args: Args) -> Result<i32> {
     loader.no_extensions = args.no_extensions;
     // `-e` paths are resolved against the cwd and load even with --no-extensions, as pi's.
     for e in &args.extensions {
+        // npm / git sources are installed for the run by the package resolver (pi's temporary scope).
+        if !pi_coding_agent::packages::is_local_path(e) {
+            loader.additional_extension_paths.push(PathBuf::from(e.trim()));
+            continue;
+        }
         let path = resolve_path(cwd.join(expand_tilde(e)));
         if !path.exists() {
             eprintln!(

@@ -28,6 +28,7 @@
 mod event;
 mod resolve;
 mod resources;
+mod selector_screen;
 mod store;
 
 pub use resolve::{
@@ -39,6 +40,7 @@ pub use resolve::{
 };
 pub(crate) use resources::home_dir;
 pub use resources::{TRUST_REQUIRING_PROJECT_CONFIG_RESOURCES, has_trust_requiring_project_resources};
+pub use selector_screen::{TrustChoice, TrustSelectorComponent};
 pub use store::{ProjectTrustStore, TrustEntry, TrustUpdate, normalize_cwd};
 
 use std::path::PathBuf;

@@ -25,6 +25,7 @@ mod keys;
 mod layout;
 mod live;
 mod run;
+mod trust_command;
 
 pub use header::StartupResources;
 pub use run::{run_interactive, run_interactive_on};
