@@ -397,6 +397,7 @@ fn config_toggles_write_what_pi_config_writes() {
         vec![
             ("../pkg (user)".to_string(), vec!["x.ts".to_string(), "a".to_string()]),
             (format!("User ({}/)", agent.display()), vec!["u".to_string()]),
+            ("Built-in".to_string(), vec!["mcp".to_string(), "tool-search".to_string()]),
         ]
     );
     let item = |name: &str| groups().into_iter().flat_map(|g| g.items).find(|i| i.display_name == name).unwrap();
@@ -414,6 +415,12 @@ fn config_toggles_write_what_pi_config_writes() {
         "{\n  \"packages\": [\n    {\n      \"source\": \"../pkg\",\n      \"skills\": [\n        \"+skills/a/SKILL.md\"\n      ]\n    }\n  ],\n  \"theme\": \"dark\",\n  \"skills\": [\n    \"-skills/u/SKILL.md\"\n  ]\n}"
     );
     assert!(!item("u").resource.enabled && item("a").resource.enabled);
+    // A built-in extension is toggled by its `builtin:` path in the `extensions` setting, and
+    // the runtime honours it.
+    set_enabled(&proj, &agent, &item("mcp"), false).unwrap();
+    assert!(read().ends_with("\"extensions\": [\n    \"-builtin:mcp\"\n  ]\n}"), "{}", read());
+    assert!(!item("mcp").resource.enabled);
+    assert!(!pi_coding_agent::packages::builtin_extension_enabled(&proj, &agent, false, "mcp"));
 }
 
 /// A configured package that cannot be installed at startup is skipped with pi's warning, and
