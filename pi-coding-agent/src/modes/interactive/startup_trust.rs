@@ -4,8 +4,12 @@
 //! [`UiHost`](crate::ui::UiHost) they are asked through.
 
 use std::cell::RefCell;
+use std::io::Read;
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -17,6 +21,28 @@ use pi_tui::{ColorMode, Component, CrosstermTerminal, Lines, ScreenMode, Theme, 
 use crate::ui::{DialogOptions, UiHost};
 
 type Answer = Rc<RefCell<Option<Option<usize>>>>;
+
+/// stdin for a screen that ends before the interactive mode starts: it reads only bytes that
+/// are there (`FIONREAD`), straight from the descriptor, and reports end of file once stopped,
+/// so no reader thread is left blocked on stdin to swallow the interactive mode's first key.
+struct StoppableStdin {
+    stop: Arc<AtomicBool>,
+}
+
+impl Read for StoppableStdin {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let stdin = std::io::stdin();
+        loop {
+            if self.stop.load(Ordering::SeqCst) {
+                return Ok(0);
+            }
+            if rustix::io::ioctl_fionread(stdin.as_fd())? > 0 {
+                return Ok(rustix::io::read(stdin.as_fd(), &mut *buf)?);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
 
 /// pi's `ExtensionSelectorComponent` as the startup screens draw it (the title wraps).
 struct StartupSelector {
@@ -89,11 +115,22 @@ fn run_selector(
     let (keys, _) = super::keys::load_keybindings(&agent_dir);
     let answer: Answer = Rc::new(RefCell::new(None));
     let selector = shared(StartupSelector { theme, keys, title, options, selected: 0, answer: answer.clone() });
-    let mut tui = Tui::new(CrosstermTerminal::new(), ScreenMode::Main);
+    let stop = Arc::new(AtomicBool::new(false));
+    let size = || crossterm::terminal::size().map_or((80, 24), |(c, r)| (usize::from(c), usize::from(r)));
+    let terminal = CrosstermTerminal::from_io(
+        Box::new(StoppableStdin { stop: stop.clone() }),
+        Box::new(std::io::stdout()),
+        Box::new(size),
+    );
+    let mut tui = Tui::new(terminal, ScreenMode::Main);
     tui.add_child(selector.clone());
     tui.set_focus(Some(selector));
-    if let Err(e) = tui.start() {
+    let started = crossterm::terminal::enable_raw_mode()
+        .map_err(|e| e.to_string())
+        .and_then(|()| tui.start().map_err(|e| e.to_string()));
+    if let Err(e) = started {
         tracing::warn!(error = %e, "the startup question could not be shown");
+        let _ = crossterm::terminal::disable_raw_mode();
         return None;
     }
     tui.request_render(false);
@@ -107,7 +144,9 @@ fn run_selector(
     tui.root().clear();
     let _ = tui.render_now();
     let _ = tui.stop();
-    answer.borrow().flatten()
+    stop.store(true, Ordering::SeqCst);
+    let _ = crossterm::terminal::disable_raw_mode();
+    (*answer.borrow()).flatten()
 }
 
 /// The UI of the startup questions in the interactive mode (pi's `createProjectTrustContext`
