@@ -74,6 +74,6 @@ fn user_extensions_answer_project_trust_at_startup() {
     extension(&env, "0-no.js", "() => ({ trusted: \"no\", remember: true })");
     let (system, _) = run(&env, &server, &node, &[]);
     assert!(!system.contains("proj-skill"));
-    let store = pi_coding_agent::trust::ProjectTrustStore::new(&env.agent());
+    let store = pi_coding_agent::trust::ProjectTrustStore::new(env.agent());
     assert_eq!(store.get(&env.proj()).unwrap(), Some(false));
 }
