@@ -104,7 +104,7 @@ impl App {
                 self.show_line("warning", &format!("/{name} is not available in this port yet"))
             }
             "trust" => self.command_trust(tui),
-            "login" | "logout" | "mcp" | "share" | "bug" => {
+            "login" | "logout" | "share" | "bug" => {
                 self.show_line("warning", &format!("/{name} arrives with its feature; it is not available yet"))
             }
             _ => return false,
