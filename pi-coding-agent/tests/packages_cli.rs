@@ -595,3 +595,38 @@ fn e_git_and_npm_sources_install_for_the_run() {
         "{err}"
     );
 }
+
+/// A package whose extension fails to load: the run stops with the reference's two lines (recorded
+/// from pi 1.6.0 with the same files) and exit 1; with `-ne` the package's extension is skipped
+/// and the run goes on.
+#[test]
+fn a_package_whose_extension_fails_to_load() {
+    let Some(node) = js_support::node_path() else {
+        assert!(js_support::node_available());
+        return;
+    };
+    let server = ScriptedServer::start(vec![text_reply(&["ok"])]);
+    let env = Env::new(&server.base_url);
+    let pkg = env.agent().parent().unwrap().join("pkg");
+    std::fs::create_dir_all(pkg.join("extensions")).unwrap();
+    std::fs::write(pkg.join("extensions/bad.js"), "throw new Error(\"bad package extension\");\n").unwrap();
+    std::fs::write(pkg.join("package.json"), r#"{"name":"pkg","version":"1.0.0"}"#).unwrap();
+    std::fs::write(env.agent().join("settings.json"), r#"{"packages":["../pkg"]}"#).unwrap();
+    let run = |args: &[&str]| text(&env.pi().env("PI_NODE", &node).args(args).output().unwrap());
+    let (_, err, rc) = run(&["-p", "--no-session", "hi"]);
+    let bad = pkg.join("extensions/bad.js");
+    assert_eq!(
+        (err.as_str(), rc),
+        (
+            format!(
+                "Error: Failed to load extension \"{}\": Failed to load extension: bad package extension\nHint: Start without extensions using \"pi -ne\".\n",
+                bad.display()
+            )
+            .as_str(),
+            1
+        )
+    );
+    assert!(server.requests.lock().unwrap().is_empty());
+    let (out, err, rc) = run(&["-ne", "-p", "--no-session", "hi"]);
+    assert_eq!((out.as_str(), rc), ("ok\n", 0), "{err}");
+}
