@@ -77,3 +77,29 @@ fn user_extensions_answer_project_trust_at_startup() {
     let store = pi_coding_agent::trust::ProjectTrustStore::new(env.agent());
     assert_eq!(store.get(&env.proj()).unwrap(), Some(false));
 }
+
+/// Package commands decide trust as pi's `createCommandSettingsManager`: a user extension's
+/// `project_trust` answer lets `pi install -l` write the project's settings.
+#[test]
+fn package_commands_ask_the_extensions_too() {
+    let Some(node) = js_support::node_path() else {
+        assert!(js_support::node_available());
+        return;
+    };
+    let env = Env::new("http://127.0.0.1:9/v1");
+    project(&env);
+    let local = env.dir.path().join("localpkg");
+    std::fs::create_dir_all(&local).unwrap();
+    let install = || env.pi().env("PI_NODE", &node).args(["install", "-l", "../localpkg"]).output().unwrap();
+    let out = install();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "Project is not trusted. Use --approve to modify local package config.\n"
+    );
+    extension(&env, "yes.js", "() => ({ trusted: \"yes\" })");
+    let out = install();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let settings = std::fs::read_to_string(env.proj().join(".pi/settings.json")).unwrap();
+    assert!(settings.contains("\"packages\""), "{settings}");
+}

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::manager::{PackageManager, Progress, is_offline};
 use super::settings_file::Scope;
-use crate::trust::{DefaultProjectTrust, ProjectTrustStore, ResolveTrustOptions, resolve_project_trusted};
+use crate::trust::ProjectTrustStore;
 use crate::ui::NoUi;
 
 /// chalk's colours, only when stdout is a terminal.
@@ -206,17 +206,26 @@ fn command_trust(cwd: &Path, agent_dir: &Path, trust_override: Option<bool>, sav
             None => store.get(cwd).map(|d| d == Some(true)).map_err(|e| e.to_string()),
         };
     }
-    let opts = ResolveTrustOptions {
-        cwd,
-        store: &store,
+    // pi's `createCommandSettingsManager`: the project-independent extensions answer
+    // `project_trust` first; their warnings are reported in yellow.
+    let options = crate::trust::StartupTrustOptions {
         trust_override,
-        default_project_trust: DefaultProjectTrust::load(agent_dir),
-        handlers: None,
+        extension_sources: &[],
+        no_extensions: false,
         mode: "print",
-        ui: &NoUi,
+        ui: std::sync::Arc::new(NoUi),
     };
-    let rt = tokio::runtime::Builder::new_current_thread().build().map_err(|e| e.to_string())?;
-    rt.block_on(resolve_project_trusted(&opts)).map(|r| r.trusted).map_err(|e| e.to_string())
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let resolution =
+        rt.block_on(crate::trust::startup_project_trust(agent_dir, cwd, options)).map_err(|e| e.to_string())?;
+    for w in &resolution.warnings {
+        eprintln!("{}", paint(YELLOW, &format!("Warning: {w}")));
+    }
+    Ok(resolution.trusted)
 }
 
 fn run(command: Command, rest: &[String]) -> i32 {
