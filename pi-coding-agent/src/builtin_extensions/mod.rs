@@ -9,6 +9,10 @@ use std::sync::Arc;
 use crate::extensions::Extension;
 use crate::mcp::extension::{DEFAULT_STARTUP_WAIT, McpExtension, McpExtensionOptions};
 
+/// The built-in extensions this port has (pi's `builtin:<name>` names; pi 1.6.0 also has
+/// `codemode` and `llama.cpp`).
+pub const BUILTIN_EXTENSION_NAMES: &[&str] = &["mcp", "tool-search"];
+
 /// What decides the built-in extensions of a `pi` run.
 #[derive(Clone, Debug, Default)]
 pub struct BuiltinOptions {
@@ -40,7 +44,13 @@ impl BuiltinOptions {
 pub fn cli_extensions(options: &BuiltinOptions) -> Vec<Arc<dyn Extension>> {
     let mut out: Vec<Arc<dyn Extension>> = Vec::new();
     let mut catalogs: Vec<Arc<dyn tool_search::ToolCatalog>> = Vec::new();
-    let mcp = (!options.no_mcp).then(|| {
+    // `-builtin:<name>` in the `extensions` setting turns a built-in off (pi's resolve).
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let trusted = options
+        .project_trusted
+        .unwrap_or_else(|| crate::trust::is_project_trusted(&options.agent_dir, &cwd, None).unwrap_or(false));
+    let enabled = |name: &str| crate::packages::builtin_extension_enabled(&cwd, &options.agent_dir, trusted, name);
+    let mcp = (!options.no_mcp && enabled("mcp")).then(|| {
         Arc::new(McpExtension::new(McpExtensionOptions {
             agent_dir: options.agent_dir.clone(),
             project_trusted: options.project_trusted,
@@ -54,7 +64,9 @@ pub fn cli_extensions(options: &BuiltinOptions) -> Vec<Arc<dyn Extension>> {
     }
     // tool_search first: its session_start leaves the loadout before MCP activates it for deferred servers.
     let active = options.names(tool_search::TOOL_SEARCH_TOOL_NAME);
-    out.push(Arc::new(tool_search::ToolSearchExtension::new(catalogs, active)));
+    if enabled("tool-search") {
+        out.push(Arc::new(tool_search::ToolSearchExtension::new(catalogs, active)));
+    }
     if let Some(mcp) = mcp {
         out.push(mcp);
     }

@@ -396,14 +396,13 @@ impl Extension for McpExtension {
         api.register_command(
             "mcp",
             Some("Manage MCP servers: sign in, reconnect, enable or disable, and change exposure"),
-            move |_args, ctx| {
+            move |args, ctx| {
                 let (state, agent_dir) = (state.clone(), agent_dir.clone());
                 Box::pin(async move {
                     let manager = lock(&state.manager).clone();
                     let Some(manager) = manager else { return Ok(()) };
-                    manager.wait_for_all().await;
                     let config = lock(&state.config).clone();
-                    ctx.ui().notify(&format_status(&manager, &config, &agent_dir), crate::ui::NotifyKind::Info);
+                    super::command::run_mcp_command(&args, manager, &config, &agent_dir, &ctx).await;
                     Ok(())
                 })
             },

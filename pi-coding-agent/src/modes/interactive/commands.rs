@@ -103,7 +103,8 @@ impl App {
             "settings" | "scoped-models" | "import" | "changelog" => {
                 self.show_line("warning", &format!("/{name} is not available in this port yet"))
             }
-            "login" | "logout" | "mcp" | "trust" | "share" | "bug" => {
+            "trust" => self.command_trust(tui),
+            "login" | "logout" | "share" | "bug" => {
                 self.show_line("warning", &format!("/{name} arrives with its feature; it is not available yet"))
             }
             _ => return false,

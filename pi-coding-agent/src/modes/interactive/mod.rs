@@ -25,9 +25,12 @@ mod keys;
 mod layout;
 mod live;
 mod run;
+mod startup_trust;
+mod trust_command;
 
 pub use header::StartupResources;
 pub use run::{run_interactive, run_interactive_on};
+pub use startup_trust::StartupUi;
 
 use pi_ai::Model;
 
