@@ -413,6 +413,7 @@ async fn run(mut args: Args) -> Result<i32> {
             tools: args.tools.clone(),
             exclude_tools: args.exclude_tools.clone(),
             default_tools: settings.default_tools(),
+            codemode_inline_budget: Some(settings.codemode_inline_budget()),
         }),
         ..Default::default()
     })

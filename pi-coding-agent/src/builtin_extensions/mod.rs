@@ -1,6 +1,7 @@
-//! The built-in extensions (pi's `dist/extensions/`): `mcp` (in [`crate::mcp`]), [`tool_search`],
+//! The built-in extensions (pi's `dist/extensions/`): `mcp` (in [`crate::mcp`]), [`tool_search`], [`codemode`],
 //! and the CLI's hooks for them: which built-ins a `pi` run loads, and `pi mcp …`.
 
+pub mod codemode;
 pub mod tool_search;
 
 use std::path::PathBuf;
@@ -24,6 +25,8 @@ pub struct BuiltinOptions {
     pub exclude_tools: Option<Vec<String>>,
     /// The `defaultTools` setting.
     pub default_tools: Option<Vec<String>>,
+    /// The `codemode.inlineBudget` setting.
+    pub codemode_inline_budget: Option<u64>,
 }
 
 impl BuiltinOptions {
@@ -52,9 +55,12 @@ pub fn cli_extensions(options: &BuiltinOptions) -> Vec<Arc<dyn Extension>> {
     if let Some(mcp) = &mcp {
         catalogs.push(mcp.catalog());
     }
-    // tool_search first: its session_start leaves the loadout before MCP activates it for deferred servers.
+    // tool_search and codemode first: their session_start leaves the loadout before MCP activates
+    // them for deferred and codemode servers.
     let active = options.names(tool_search::TOOL_SEARCH_TOOL_NAME);
-    out.push(Arc::new(tool_search::ToolSearchExtension::new(catalogs, active)));
+    out.push(Arc::new(tool_search::ToolSearchExtension::new(catalogs.clone(), active)));
+    let active = options.names(codemode::CODEMODE_TOOL_NAME);
+    out.push(Arc::new(codemode::CodemodeExtension::new(catalogs, active, options.codemode_inline_budget)));
     if let Some(mcp) = mcp {
         out.push(mcp);
     }
