@@ -346,8 +346,12 @@ async fn run_nested_tool(
         Err(e) => return AgentToolResult::error(e.to_string()),
     };
     if let Some(runner) = &runner {
-        let mut event =
-            ToolCallEvent { tool_call_id: id.clone(), tool_name: name.clone(), input: args.clone(), parent_tool_call_id: Some(parent) };
+        let mut event = ToolCallEvent {
+            tool_call_id: id.clone(),
+            tool_name: name.clone(),
+            input: args.clone(),
+            parent_tool_call_id: Some(parent),
+        };
         match runner.emit_tool_call(&mut event).await {
             Err(error) => return AgentToolResult::error(error.error),
             Ok(Some(r)) if r.block => {

@@ -66,7 +66,11 @@ pub fn render_tool_signature(tool: &Declaration) -> String {
         None => "unknown".to_owned(),
         Some(s) => schema_to_type(s, Some(DEFAULT_INPUT_SCHEMA_MAX_CHARS)),
     };
-    format!("{}(args: {input}): Promise<{}>;", to_codemode_identifier(&tool.name), render_output_type(tool.output_schema.as_ref()))
+    format!(
+        "{}(args: {input}): Promise<{}>;",
+        to_codemode_identifier(&tool.name),
+        render_output_type(tool.output_schema.as_ref())
+    )
 }
 
 /// The description followed by the tool's declaration in a `ts` fence.
@@ -176,7 +180,11 @@ fn to_type(schema: &Value, cx: &mut Cx<'_>) -> String {
         if parts.is_empty() {
             return "unknown".into();
         }
-        return parts.iter().map(|p| if p.contains(" | ") { format!("({p})") } else { p.clone() }).collect::<Vec<_>>().join(" & ");
+        return parts
+            .iter()
+            .map(|p| if p.contains(" | ") { format!("({p})") } else { p.clone() })
+            .collect::<Vec<_>>()
+            .join(" & ");
     }
     match obj.get("type") {
         Some(Value::Array(types)) => union(
@@ -199,7 +207,10 @@ fn to_type(schema: &Value, cx: &mut Cx<'_>) -> String {
             _ => "unknown".into(),
         },
         None => {
-            if obj.contains_key("properties") || obj.contains_key("additionalProperties") || obj.contains_key("required") {
+            if obj.contains_key("properties")
+                || obj.contains_key("additionalProperties")
+                || obj.contains_key("required")
+            {
                 object_type(obj, cx)
             } else if obj.contains_key("items") || obj.contains_key("prefixItems") {
                 array_type(obj, cx)
@@ -317,8 +328,11 @@ fn escape_line_terminators(text: &str) -> String {
 fn object_type(obj: &serde_json::Map<String, Value>, cx: &mut Cx<'_>) -> String {
     let empty = serde_json::Map::new();
     let properties = obj.get("properties").and_then(Value::as_object).unwrap_or(&empty);
-    let required: HashSet<&str> =
-        obj.get("required").and_then(Value::as_array).map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let required: HashSet<&str> = obj
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
     let mut names: Vec<&String> = properties.keys().collect();
     names.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
     let mut members: Vec<String> = names
@@ -347,8 +361,12 @@ fn object_type(obj: &serde_json::Map<String, Value>, cx: &mut Cx<'_>) -> String 
         .map(|name| {
             let property = &properties[name.as_str()];
             let description = property.get("description").and_then(Value::as_str).map(str::trim).unwrap_or("");
-            let mut lines: Vec<String> =
-                description.split(is_line_terminator).map(str::trim).filter(|l| !l.is_empty()).map(str::to_owned).collect();
+            let mut lines: Vec<String> = description
+                .split(is_line_terminator)
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned)
+                .collect();
             let tags = if cx.tags { constraint_tags(property) } else { String::new() };
             if !tags.is_empty() {
                 lines.push(tags);
@@ -385,10 +403,7 @@ mod tests {
         let schema = json!({"type": "object", "required": ["path"], "properties": {
             "path": {"type": "string", "description": "Path to the file"},
             "limit": {"type": "number"}}});
-        assert_eq!(
-            schema_to_type(&schema, None),
-            "{\n  limit?: number;\n  // Path to the file\n  path: string;\n}"
-        );
+        assert_eq!(schema_to_type(&schema, None), "{\n  limit?: number;\n  // Path to the file\n  path: string;\n}");
         assert_eq!(schema_to_type(&json!({"type": "object", "properties": {}}), None), "{ [key: string]: unknown; }");
         assert_eq!(schema_to_type(&json!({"enum": ["a", 1]}), None), "\"a\" | 1");
     }

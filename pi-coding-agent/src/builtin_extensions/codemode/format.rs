@@ -101,7 +101,11 @@ pub fn format_output(output: &[OutputItem]) -> Vec<Item> {
             OutputItem::Text { text, console: true } => console_lines.push(text.as_str()),
             OutputItem::Text { text, console: false } => {
                 index += 1;
-                items.push(Item::Text(if total > 1 { format!("==> text {index}/{total} <==\n{text}") } else { text.clone() }));
+                items.push(Item::Text(if total > 1 {
+                    format!("==> text {index}/{total} <==\n{text}")
+                } else {
+                    text.clone()
+                }));
             }
         }
     }
@@ -170,7 +174,8 @@ pub fn format_error(error: &ScriptError, calls: &[CallRecord]) -> String {
 /// pi's `truncateOutput`: past the budget, the text items become one item keeping the start and
 /// end, images follow it, and the full text goes to a temp file (its path is returned).
 pub fn truncate_output(items: Vec<Item>, max_tokens: u64) -> (Vec<Item>, Option<String>) {
-    let texts: Vec<&str> = items.iter().filter_map(|i| if let Item::Text(t) = i { Some(t.as_str()) } else { None }).collect();
+    let texts: Vec<&str> =
+        items.iter().filter_map(|i| if let Item::Text(t) = i { Some(t.as_str()) } else { None }).collect();
     let combined = texts.join("\n");
     let budget = (max_tokens as usize).saturating_mul(CHARS_PER_TOKEN);
     let length = utf16_len(&combined);
@@ -265,7 +270,9 @@ mod tests {
         let items = join_adjacent_text(format_output(&out));
         assert_eq!(
             items,
-            vec![Item::Text("==> text 1/2 <==\na\n==> text 2/2 <==\nb\n<console_output>\nlog\n</console_output>".into())]
+            vec![Item::Text(
+                "==> text 1/2 <==\na\n==> text 2/2 <==\nb\n<console_output>\nlog\n</console_output>".into()
+            )]
         );
         assert_eq!(slice_tail("héllo", 3), "llo");
         assert_eq!(truncate_text("abcdef", 5), "ab...");

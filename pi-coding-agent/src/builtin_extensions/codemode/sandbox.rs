@@ -115,8 +115,12 @@ pub trait SandboxHost: Send + Sync {
     /// Runs tool `name`. `Err` rejects the script's promise with an `Error` of that message.
     async fn call_tool(&self, name: &str, args: Option<Value>, cancel: CancellationToken) -> Result<Value, String>;
     /// Runs global `name`; `Ok(None)` resolves to `undefined`.
-    async fn call_global(&self, name: &str, args: Option<Value>, cancel: CancellationToken)
-    -> Result<Option<Value>, String>;
+    async fn call_global(
+        &self,
+        name: &str,
+        args: Option<Value>,
+        cancel: CancellationToken,
+    ) -> Result<Option<Value>, String>;
 }
 
 /// One script to run.
@@ -153,12 +157,9 @@ fn non_empty(s: String) -> Option<String> {
 
 fn bridge_message(kind: &str, a: String, b: String, c: String) -> Option<ToHost> {
     Some(match kind {
-        "call" | "global" => ToHost::Call {
-            id: a.parse().ok()?,
-            global: kind == "global",
-            name: b,
-            args: non_empty(c),
-        },
+        "call" | "global" => {
+            ToHost::Call { id: a.parse().ok()?, global: kind == "global", name: b, args: non_empty(c) }
+        }
         "output" => ToHost::Output(match a.as_str() {
             "image" => OutputItem::Image { data: b, mime_type: c },
             "console" => OutputItem::Text { text: b, console: true },
@@ -355,7 +356,11 @@ fn spawn_call(
 }
 
 /// Runs one script to its end, its deadline, or `cancel`; calls still running are then cancelled.
-pub async fn run_script(request: ScriptRequest, host: Arc<dyn SandboxHost>, cancel: CancellationToken) -> ScriptOutcome {
+pub async fn run_script(
+    request: ScriptRequest,
+    host: Arc<dyn SandboxHost>,
+    cancel: CancellationToken,
+) -> ScriptOutcome {
     let tools_json = Value::Array(
         request
             .tools

@@ -47,9 +47,8 @@ fn parse_options(directive: &str) -> Result<SourceOptions, String> {
     }
     let mut options = SourceOptions::default();
     if let Some(v) = fields.get("max_output_tokens") {
-        options.max_output_tokens = Some(
-            safe_integer(v).ok_or("@options field `max_output_tokens` must be a non-negative safe integer")?,
-        );
+        options.max_output_tokens =
+            Some(safe_integer(v).ok_or("@options field `max_output_tokens` must be a non-negative safe integer")?);
     }
     if let Some(v) = fields.get("timeout_ms") {
         match safe_integer(v) {

@@ -88,7 +88,8 @@ impl CodemodeTool {
                 continue;
             }
             let Some(data) = entry.get("data") else { continue };
-            let (Some(set), Some(deleted)) = (data.get("set").and_then(Value::as_object), data.get("delete").and_then(Value::as_array))
+            let (Some(set), Some(deleted)) =
+                (data.get("set").and_then(Value::as_object), data.get("delete").and_then(Value::as_array))
             else {
                 continue;
             };
@@ -161,7 +162,8 @@ impl SandboxHost for Host {
             Some(Value::Object(map)) => map,
             _ => Map::new(),
         };
-        let future = self.api.execute_tool(&self.tool_call_id, name, args, cancel.clone()).map_err(|e| e.to_string())?;
+        let future =
+            self.api.execute_tool(&self.tool_call_id, name, args, cancel.clone()).map_err(|e| e.to_string())?;
         let result = future.await.map_err(|e| e.to_string())?;
         let text = text_of(&result);
         {
@@ -259,7 +261,11 @@ impl AgentTool for CodemodeTool {
         let callable = Arc::new(self.callable());
         let tools: Vec<SandboxTool> = callable
             .iter()
-            .map(|t| SandboxTool { name: t.name.clone(), js_name: to_codemode_identifier(&t.name), description: t.sample.clone() })
+            .map(|t| SandboxTool {
+                name: t.name.clone(),
+                js_name: to_codemode_identifier(&t.name),
+                description: t.sample.clone(),
+            })
             .collect();
         let request = ScriptRequest {
             code: source.code,
