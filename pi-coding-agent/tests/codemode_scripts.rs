@@ -278,3 +278,32 @@ return echoed.content[0].text + " " + echoed.isError;"#;
     );
     mcp.manager().expect("manager").close_all().await;
 }
+
+#[tokio::test]
+async fn models_lists_the_catalog_and_refuses_models_no_provider_runs() {
+    use pi_coding_agent::builtin_extensions::codemode::ModelCatalog;
+    let model = json!({"provider": "local", "id": "m1", "name": "M1", "api": "openai-completions", "headers": {"x-key": "secret"}});
+    let catalog = ModelCatalog { all: vec![model], available: Vec::new() };
+    let ext = Arc::new(CodemodeExtension::new(Vec::new(), true, None).with_models(catalog)) as Arc<dyn Extension>;
+    let code = r#"const chat = await models.getModelsOfType("chat");
+text(chat.length + " " + chat[0].id + " " + ("headers" in chat[0]));
+text((await models.getAvailableOfType("chat")).length + " " + (await models.getModelsOfType("classifier", "local")).length);
+text(String(await models.getModelOfType("classifier", "local", "m1")));
+const outcomes = await Promise.allSettled([
+  models.classify({ provider: "local", id: "m1" }, {}),
+  models.generateImages(undefined, {}),
+  models.getModelsOfType("bogus"),
+]);
+text(outcomes.map((o) => o.reason.message).join("\n"));"#;
+    let h =
+        Setup { replies: vec![codemode("c1", code), text_reply("done")], extensions: vec![ext], ..Default::default() }
+            .start()
+            .await;
+    h.session.bind_extensions(|_| {}).await;
+    h.session.prompt("go").await.expect("prompt");
+    let result = codemode_results(&h).remove(0);
+    assert_eq!(
+        strip_wall_time(&result),
+        "Script completed\nWall time <T> seconds\nOutput:\n==> text 1/4 <==\n1 m1 false\n==> text 2/4 <==\n0 0\n==> text 3/4 <==\nundefined\n==> text 4/4 <==\n\"local/m1\" is a chat model, not a classifier model. List the classifier models you can use with models.getAvailableOfType(\"classifier\").\nmodels.generateImages() expects an image model as its first argument, got null. models.getModelOfType() returns undefined for an unknown provider or id. List the image models you can use with models.getAvailableOfType(\"image\").\nUnknown model type \"bogus\". Use \"chat\", \"image\", or \"classifier\"."
+    );
+}

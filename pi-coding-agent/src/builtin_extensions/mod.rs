@@ -27,6 +27,8 @@ pub struct BuiltinOptions {
     pub default_tools: Option<Vec<String>>,
     /// The `codemode.inlineBudget` setting.
     pub codemode_inline_budget: Option<u64>,
+    /// The model catalog codemode scripts reach through `models.*`.
+    pub codemode_models: codemode::ModelCatalog,
 }
 
 impl BuiltinOptions {
@@ -60,7 +62,9 @@ pub fn cli_extensions(options: &BuiltinOptions) -> Vec<Arc<dyn Extension>> {
     let active = options.names(tool_search::TOOL_SEARCH_TOOL_NAME);
     out.push(Arc::new(tool_search::ToolSearchExtension::new(catalogs.clone(), active)));
     let active = options.names(codemode::CODEMODE_TOOL_NAME);
-    out.push(Arc::new(codemode::CodemodeExtension::new(catalogs, active, options.codemode_inline_budget)));
+    let codemode = codemode::CodemodeExtension::new(catalogs, active, options.codemode_inline_budget)
+        .with_models(options.codemode_models.clone());
+    out.push(Arc::new(codemode));
     if let Some(mcp) = mcp {
         out.push(mcp);
     }

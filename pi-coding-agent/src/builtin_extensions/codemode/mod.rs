@@ -7,6 +7,7 @@ pub mod declarations;
 pub mod description;
 pub mod discovery;
 pub mod format;
+pub mod models;
 pub mod sandbox;
 pub mod source;
 pub mod tool;
@@ -17,6 +18,7 @@ use async_trait::async_trait;
 use pi_agent_core::AgentTool;
 
 pub use description::{CODEMODE_STORE_ENTRY_TYPE, CODEMODE_TOOL_NAME};
+pub use models::ModelCatalog;
 pub use tool::CodemodeTool;
 
 use crate::builtin_extensions::tool_search::ToolCatalog;
@@ -27,13 +29,20 @@ pub struct CodemodeExtension {
     catalogs: Vec<Arc<dyn ToolCatalog>>,
     active: bool,
     inline_budget: Option<u64>,
+    models: Arc<ModelCatalog>,
 }
 
 impl CodemodeExtension {
     /// The extension; scripts may call the active tools and the tools of `catalogs`. `active` when
     /// `--tools` or `defaultTools` name it. `inline_budget` is `codemode.inlineBudget`.
     pub fn new(catalogs: Vec<Arc<dyn ToolCatalog>>, active: bool, inline_budget: Option<u64>) -> Self {
-        CodemodeExtension { catalogs, active, inline_budget }
+        CodemodeExtension { catalogs, active, inline_budget, models: Arc::new(ModelCatalog::default()) }
+    }
+
+    /// The model catalog scripts reach through `models.*`.
+    pub fn with_models(mut self, models: ModelCatalog) -> Self {
+        self.models = Arc::new(models);
+        self
     }
 }
 
@@ -47,7 +56,8 @@ impl Extension for CodemodeExtension {
         // Built-in tools have `direct` exposure and MCP tools are deferred, so no tool is listed.
         let budget = Some(self.inline_budget.unwrap_or(description::DEFAULT_CODEMODE_INLINE_BUDGET));
         let text = description::create_codemode_description(&[], true, budget);
-        let tool: Arc<dyn AgentTool> = Arc::new(CodemodeTool::new(api.clone(), self.catalogs.clone(), text));
+        let tool: Arc<dyn AgentTool> =
+            Arc::new(CodemodeTool::new(api.clone(), self.catalogs.clone(), text, self.models.clone()));
         api.register_tool(ToolDefinition {
             tool,
             prompt_snippet: Some(description::CODEMODE_PROMPT_SNIPPET.into()),

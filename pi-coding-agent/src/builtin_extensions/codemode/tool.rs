@@ -20,6 +20,7 @@ use super::format::{
     CallRecord, DEFAULT_MAX_OUTPUT_TOKENS, Item, format_error, format_output, join_adjacent_text, save_images,
     to_blocks, truncate_output, truncate_text,
 };
+use super::models::{ModelCatalog, call_model_global, model_globals};
 use super::sandbox::{SandboxHost, SandboxTool, ScriptRequest, run_script};
 use super::source::parse_codemode_source;
 use crate::builtin_extensions::tool_search::ToolCatalog;
@@ -37,18 +38,25 @@ pub struct CodemodeTool {
     catalogs: Vec<Arc<dyn ToolCatalog>>,
     description: String,
     parameters: Value,
+    models: Arc<ModelCatalog>,
 }
 
 impl CodemodeTool {
     /// The tool for the session behind `api`; `catalogs` hold the tools that are callable without
     /// being active (MCP tools with `codemode` or `deferred` exposure).
-    pub fn new(api: ExtensionApi, catalogs: Vec<Arc<dyn ToolCatalog>>, description: String) -> Self {
+    /// `models` is the catalog of `models.*`.
+    pub fn new(
+        api: ExtensionApi,
+        catalogs: Vec<Arc<dyn ToolCatalog>>,
+        description: String,
+        models: Arc<ModelCatalog>,
+    ) -> Self {
         let parameters = json!({
             "type": "object",
             "required": ["code"],
             "properties": {"code": {"type": "string", "description": "Raw JavaScript source."}}
         });
-        CodemodeTool { api, catalogs, description, parameters }
+        CodemodeTool { api, catalogs, description, parameters, models }
     }
 
     /// The tools a script may call: the active tools and the catalogs' tools, never `codemode`.
@@ -114,6 +122,7 @@ struct Host {
     callable: Arc<Vec<Callable>>,
     calls: Arc<Mutex<Vec<CallRecord>>>,
     ctx: ToolContext,
+    models: Arc<ModelCatalog>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -198,6 +207,9 @@ impl SandboxHost for Host {
             Some(Value::Array(a)) => a,
             _ => Vec::new(),
         };
+        if name.starts_with("models.") {
+            return call_model_global(&self.models, name, &args);
+        }
         call_discovery_global(&self.callable, name, &args)
     }
 }
@@ -270,7 +282,7 @@ impl AgentTool for CodemodeTool {
         let request = ScriptRequest {
             code: source.code,
             tools,
-            globals: discovery_globals(),
+            globals: discovery_globals().into_iter().chain(model_globals()).collect(),
             store: self.read_store(),
             timeout: source.options.timeout_ms.map(Duration::from_millis),
         };
@@ -280,6 +292,7 @@ impl AgentTool for CodemodeTool {
             callable: callable.clone(),
             calls: calls.clone(),
             ctx: ctx.clone(),
+            models: self.models.clone(),
         });
         let outcome = run_script(request, host, ctx.cancel_token().clone()).await;
         let calls: Vec<CallRecord> = {
