@@ -307,3 +307,48 @@ text(outcomes.map((o) => o.reason.message).join("\n"));"#;
         "Script completed\nWall time <T> seconds\nOutput:\n==> text 1/4 <==\n1 m1 false\n==> text 2/4 <==\n0 0\n==> text 3/4 <==\nundefined\n==> text 4/4 <==\n\"local/m1\" is a chat model, not a classifier model. List the classifier models you can use with models.getAvailableOfType(\"classifier\").\nmodels.generateImages() expects an image model as its first argument, got null. models.getModelOfType() returns undefined for an unknown provider or id. List the image models you can use with models.getAvailableOfType(\"image\").\nUnknown model type \"bogus\". Use \"chat\", \"image\", or \"classifier\"."
     );
 }
+
+#[tokio::test]
+async fn nested_calls_go_through_the_extensions_tool_call_handlers() {
+    use pi_coding_agent::extensions::{FnExtension, NotifyEvent, ToolCallEvent, ToolCallResult};
+    use std::sync::Mutex;
+    let seen: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
+    let (seen2, seen3) = (seen.clone(), seen.clone());
+    let guard = FnExtension::new("guard", move |pi| {
+        let seen = seen2.clone();
+        pi.on_sync::<ToolCallEvent>(move |event, _ctx| {
+            let parent = event.parent_tool_call_id.clone().unwrap_or_default();
+            seen.lock().unwrap().push(format!("call {} {} parent={parent}", event.tool_name, event.tool_call_id));
+            Ok((event.tool_name == "bash").then(|| ToolCallResult {
+                block: true,
+                reason: Some("bash is blocked here".into()),
+                terminate: false,
+            }))
+        });
+        let seen = seen3.clone();
+        pi.on_notify("tool_execution_end", move |event, _ctx| {
+            if let NotifyEvent::ToolExecutionEnd { tool_call_id, parent_tool_call_id, is_error, .. } = event {
+                let parent = parent_tool_call_id.clone().unwrap_or_default();
+                seen.lock().unwrap().push(format!("end {tool_call_id} parent={parent} error={is_error}"));
+            }
+            Box::pin(async { Ok(None) })
+        });
+        Ok(())
+    });
+    let ext = Arc::new(CodemodeExtension::new(Vec::new(), true, None)) as Arc<dyn Extension>;
+    let code = "try { await tools.bash({ command: \"echo hi\" }); } catch (e) { return e.message; }";
+    let replies = vec![codemode("c1", code), text_reply("done")];
+    let extensions = vec![ext, Arc::new(guard) as Arc<dyn Extension>];
+    let h = Setup { replies, extensions, ..Default::default() }.start().await;
+    h.session.bind_extensions(|_| {}).await;
+    h.session.prompt("go").await.expect("prompt");
+    let result = codemode_results(&h).remove(0);
+    assert!(result.ends_with("Output:\nbash is blocked here"), "{result}");
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen[0], "call codemode c1 parent=");
+    assert!(seen[1].starts_with("call bash c1/") && seen[1].ends_with(" parent=c1"), "{seen:?}");
+    // The nested call's end (blocked: an error), then the codemode call's.
+    assert_eq!(seen.len(), 4, "{seen:?}");
+    assert!(seen[2].starts_with("end c1/") && seen[2].ends_with(" parent=c1 error=true"), "{seen:?}");
+    assert_eq!(seen[3], "end c1 parent= error=false");
+}

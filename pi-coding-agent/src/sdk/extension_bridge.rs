@@ -326,8 +326,9 @@ impl ExtensionActions for SessionActions {
     }
 }
 
-/// pi's `NestedToolCallRunner.execute` for one call: the id `<parent>/<n>`, then the pipeline of a
-/// model-issued call (prepare, validate, `tool_call`, execute, `tool_result`).
+/// pi's `NestedToolCallRunner.execute` for one call: the id `<parent>/<n>`, `tool_execution_start`
+/// and `tool_execution_end` with `parentToolCallId` for extensions, and between them the pipeline
+/// of a model-issued call.
 async fn run_nested_tool(
     tool: Option<Arc<dyn pi_agent_core::AgentTool>>,
     runner: Option<Arc<ExtensionRunner>>,
@@ -336,9 +337,45 @@ async fn run_nested_tool(
     args: serde_json::Map<String, Value>,
     cancel: CancellationToken,
 ) -> pi_agent_core::AgentToolResult {
-    use pi_agent_core::AgentToolResult;
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     let id = format!("{parent}/{}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    if let Some(runner) = &runner {
+        runner
+            .emit(NotifyEvent::ToolExecutionStart {
+                tool_call_id: id.clone(),
+                tool_name: name.clone(),
+                args: args.clone(),
+                parent_tool_call_id: Some(parent.clone()),
+            })
+            .await;
+    }
+    let started = std::time::Instant::now();
+    let result = nested_pipeline(tool, runner.clone(), (id.clone(), parent.clone()), name.clone(), args, cancel).await;
+    if let Some(runner) = &runner {
+        runner
+            .emit(NotifyEvent::ToolExecutionEnd {
+                tool_call_id: id,
+                tool_name: name,
+                result: (&result).into(),
+                is_error: result.is_error,
+                duration_ms: Some(started.elapsed().as_millis() as u64),
+                parent_tool_call_id: Some(parent),
+            })
+            .await;
+    }
+    result
+}
+
+/// Prepare, validate, `tool_call`, execute, `tool_result` for a nested call `id` of `parent`.
+async fn nested_pipeline(
+    tool: Option<Arc<dyn pi_agent_core::AgentTool>>,
+    runner: Option<Arc<ExtensionRunner>>,
+    (id, parent): (String, String),
+    name: String,
+    args: serde_json::Map<String, Value>,
+    cancel: CancellationToken,
+) -> pi_agent_core::AgentToolResult {
+    use pi_agent_core::AgentToolResult;
     let Some(tool) = tool else { return AgentToolResult::error(format!("Tool {name} not found")) };
     let args = tool.prepare_arguments(args);
     let args = match pi_ai::validate::validate_arguments(tool.name(), tool.parameters(), &args) {
