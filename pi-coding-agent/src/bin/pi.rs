@@ -417,6 +417,11 @@ async fn run(mut args: Args) -> Result<i32> {
             tools: args.tools.clone(),
             exclude_tools: args.exclude_tools.clone(),
             default_tools: settings.default_tools(),
+            codemode_inline_budget: Some(settings.codemode_inline_budget()),
+            codemode_models: pi_coding_agent::builtin_extensions::codemode::ModelCatalog {
+                all: registry.all_models().iter().filter_map(|m| serde_json::to_value(m).ok()).collect(),
+                available: available.iter().filter_map(|m| serde_json::to_value(m).ok()).collect(),
+            },
         }),
         ..Default::default()
     })

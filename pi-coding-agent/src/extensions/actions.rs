@@ -200,6 +200,21 @@ pub trait ExtensionActions: Send + Sync {
         String::new()
     }
 
+    /// pi's `ctx.executeTool(name, args, { signal })`: runs the registered tool `name` on behalf of
+    /// the tool call `parent_tool_call_id` through the tool pipeline (argument preparation and
+    /// validation, `tool_call` / `tool_result` handlers). Tool failures come back as results with
+    /// `is_error`; `Err` means the session cannot run it. Defaults to "not available".
+    fn execute_tool(
+        &self,
+        parent_tool_call_id: &str,
+        name: &str,
+        args: serde_json::Map<String, Value>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> futures::future::BoxFuture<'static, Result<pi_agent_core::AgentToolResult, BoxError>> {
+        let _ = (parent_tool_call_id, name, args, cancel);
+        Box::pin(async { Err("Tool calls need a session".into()) })
+    }
+
     /// `ctx.shutdown()`.
     fn shutdown(&self) {}
 

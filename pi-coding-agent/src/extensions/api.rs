@@ -629,6 +629,24 @@ impl ExtensionApi {
         self.act(|a| a.set_active_tools(names))
     }
 
+    /// The session's id, file, leaf and the entries of the current branch (pi's
+    /// `ctx.sessionManager.getBranch()`), or `None` while the session is busy or unbound.
+    pub fn session_snapshot(&self) -> Result<Option<Value>, ExtensionApiError> {
+        self.act(|a| Ok(a.session_snapshot()))
+    }
+
+    /// pi's `ctx.executeTool()`: see [`ExtensionActions::execute_tool`](super::actions::ExtensionActions::execute_tool).
+    pub fn execute_tool(
+        &self,
+        parent_tool_call_id: &str,
+        name: &str,
+        args: serde_json::Map<String, Value>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<BoxFuture<'static, Result<pi_agent_core::AgentToolResult, super::errors::BoxError>>, ExtensionApiError>
+    {
+        self.act(|a| Ok(a.execute_tool(parent_tool_call_id, name, args, cancel)))
+    }
+
     /// pi's `registerMcpServer(name, config)`: registers or replaces an MCP server for this
     /// session (read when the session starts). A server of another extension with the same name
     /// is an error.

@@ -379,6 +379,23 @@ impl ExtensionActions for SessionActions {
         let session = self.session();
         Box::pin(async move { reload_extensions(session?).await })
     }
+
+    fn execute_tool(
+        &self,
+        parent_tool_call_id: &str,
+        name: &str,
+        args: serde_json::Map<String, Value>,
+        cancel: CancellationToken,
+    ) -> futures::future::BoxFuture<'static, Result<pi_agent_core::AgentToolResult, BoxError>> {
+        let session = self.session();
+        let (parent, name) = (parent_tool_call_id.to_owned(), name.to_owned());
+        Box::pin(async move {
+            let session = session?;
+            let tool = session.shared.all_tools.lock().ok().and_then(|t| t.iter().find(|t| t.name() == name).cloned());
+            let runner = session.shared.runner.clone();
+            Ok(run_nested_tool(tool, runner, parent, name, args, cancel).await)
+        })
+    }
 }
 
 /// pi's `getCommands`: extension commands, then prompt templates, then skills.
@@ -453,6 +470,120 @@ async fn reload_extensions(session: AgentSession) -> Result<(), BoxError> {
     session.set_active_tools_by_name(&active.iter().map(String::as_str).collect::<Vec<_>>());
     runner.emit(NotifyEvent::SessionStart { reason: "reload".into(), previous_session_file: None }).await;
     Ok(())
+}
+
+/// pi's `NestedToolCallRunner.execute` for one call: the id `<parent>/<n>`, `tool_execution_start`
+/// and `tool_execution_end` with `parentToolCallId` for extensions, and between them the pipeline
+/// of a model-issued call.
+async fn run_nested_tool(
+    tool: Option<Arc<dyn pi_agent_core::AgentTool>>,
+    runner: Option<Arc<ExtensionRunner>>,
+    parent: String,
+    name: String,
+    args: serde_json::Map<String, Value>,
+    cancel: CancellationToken,
+) -> pi_agent_core::AgentToolResult {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let id = format!("{parent}/{}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    if let Some(runner) = &runner {
+        runner
+            .emit(NotifyEvent::ToolExecutionStart {
+                tool_call_id: id.clone(),
+                tool_name: name.clone(),
+                args: args.clone(),
+                parent_tool_call_id: Some(parent.clone()),
+            })
+            .await;
+    }
+    let started = std::time::Instant::now();
+    let result = nested_pipeline(tool, runner.clone(), (id.clone(), parent.clone()), name.clone(), args, cancel).await;
+    if let Some(runner) = &runner {
+        runner
+            .emit(NotifyEvent::ToolExecutionEnd {
+                tool_call_id: id,
+                tool_name: name,
+                result: (&result).into(),
+                is_error: result.is_error,
+                duration_ms: Some(started.elapsed().as_millis() as u64),
+                parent_tool_call_id: Some(parent),
+            })
+            .await;
+    }
+    result
+}
+
+/// Prepare, validate, `tool_call`, execute, `tool_result` for a nested call `id` of `parent`.
+async fn nested_pipeline(
+    tool: Option<Arc<dyn pi_agent_core::AgentTool>>,
+    runner: Option<Arc<ExtensionRunner>>,
+    (id, parent): (String, String),
+    name: String,
+    args: serde_json::Map<String, Value>,
+    cancel: CancellationToken,
+) -> pi_agent_core::AgentToolResult {
+    use pi_agent_core::AgentToolResult;
+    let Some(tool) = tool else { return AgentToolResult::error(format!("Tool {name} not found")) };
+    let args = tool.prepare_arguments(args);
+    let args = match pi_ai::validate::validate_arguments(tool.name(), tool.parameters(), &args) {
+        Ok(args) => args,
+        Err(e) => return AgentToolResult::error(e.to_string()),
+    };
+    if let Some(runner) = &runner {
+        let mut event = ToolCallEvent {
+            tool_call_id: id.clone(),
+            tool_name: name.clone(),
+            input: args.clone(),
+            parent_tool_call_id: Some(parent),
+        };
+        match runner.emit_tool_call(&mut event).await {
+            Err(error) => return AgentToolResult::error(error.error),
+            Ok(Some(r)) if r.block => {
+                return AgentToolResult::error(r.reason.unwrap_or_else(|| "Tool execution was blocked".to_owned()));
+            }
+            Ok(_) => {}
+        }
+    }
+    if cancel.is_cancelled() {
+        return AgentToolResult::error("Operation aborted");
+    }
+    let ctx = pi_agent_core::ToolContext::new(cancel.clone(), None);
+    let mut result = match tool.execute(&id, args.clone(), ctx).await {
+        Ok(result) => result,
+        Err(e) => AgentToolResult::error(e.message()),
+    };
+    let Some(runner) = runner else { return result };
+    let event = ToolResultEvent {
+        tool_name: name,
+        tool_call_id: id,
+        input: args,
+        content: result.content.clone(),
+        details: result.details.clone(),
+        structured_content: result.structured_content.clone(),
+        is_error: result.is_error,
+        usage: result.usage.clone(),
+    };
+    let patch = tokio::select! {
+        patch = runner.emit_tool_result(event) => patch,
+        _ = cancel.cancelled() => None,
+    };
+    if let Some(p) = patch {
+        let content_overridden = p.content.is_some();
+        if let Some(content) = p.content {
+            result.content = content;
+        }
+        if let Some(details) = p.details {
+            result.details = details;
+        }
+        if let Some(is_error) = p.is_error {
+            result.is_error = is_error;
+        }
+        result.structured_content = match p.structured_content {
+            Some(s) => Some(s),
+            None if content_overridden => None,
+            None => result.structured_content.take(),
+        };
+    }
+    result
 }
 
 /// Runs an action, reporting its failure as an extension error with path `<runtime>`.
