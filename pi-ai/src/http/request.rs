@@ -22,8 +22,8 @@ pub struct HttpRequest {
     pub url: String,
     /// Headers, already merged (defaults, model headers, option headers).
     pub headers: HeaderMap,
-    /// The serialized JSON body.
-    pub body: Vec<u8>,
+    /// The serialized JSON body, shared (not copied) by every attempt to send it.
+    pub body: Bytes,
 }
 
 type ByteStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
@@ -148,7 +148,7 @@ async fn send_once(
 ) -> Result<(u16, Vec<(String, String)>, reqwest::Response), HttpError> {
     let timeout = Some(options.idle_timeout());
     let client = client_with_connect_timeout(options.effective_connect_timeout());
-    let mut builder = client.post(&request.url).body(request.body.clone());
+    let mut builder = client.post(&request.url).body(reqwest::Body::from(request.body.clone()));
     for (name, value) in request.headers.iter() {
         builder = builder.header(name, value);
     }

@@ -253,7 +253,6 @@ async fn run(mut args: Args) -> Result<i32> {
     let has_existing_session = !session_manager.build_session_context().messages.is_empty();
 
     // Model (`--models` or the `enabledModels` setting scope the choice).
-    let all = registry.all_models();
     let patterns = args.models.clone().or_else(|| settings.enabled_models());
     let available: Vec<_> = registry.available_models().into_iter().cloned().collect();
     let scope = match patterns {
@@ -271,7 +270,7 @@ async fn run(mut args: Args) -> Result<i32> {
             thinking: args.thinking.as_deref(),
             inline_api_key: args.api_key.is_some(),
         };
-        match resolve_cli_model(&request, &all, &|p| registry.has_auth(p)) {
+        match resolve_cli_model(&request, &registry.all_models(), &|p| registry.has_auth(p)) {
             Ok(r) => {
                 if let Some(w) = &r.warning {
                     eprintln!("Warning: {w}");
@@ -285,7 +284,7 @@ async fn run(mut args: Args) -> Result<i32> {
         let saved = settings
             .default_provider()
             .zip(settings.default_model())
-            .and_then(|(p, m)| registry.models.get_model(p, m).cloned());
+            .and_then(|(p, m)| registry.models().get_model(p, m).cloned());
         let scoped = match scope.models.as_slice() {
             [] => None,
             _ if has_existing_session => None,

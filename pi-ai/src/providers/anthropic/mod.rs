@@ -176,5 +176,5 @@ pub fn build_request_ref(
         headers.set("anthropic-beta", features.join(","));
     }
     let url = format!("{}/v1/messages?beta=true", model.base_url.trim_end_matches('/'));
-    Ok(HttpRequest { url, headers, body })
+    Ok(HttpRequest { url, headers, body: body.into() })
 }

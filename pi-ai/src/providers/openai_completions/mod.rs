@@ -128,5 +128,5 @@ pub fn build_request_ref(
     }
     headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
     let url = format!("{}/chat/completions", model.base_url.trim_end_matches('/'));
-    Ok(HttpRequest { url, headers, body })
+    Ok(HttpRequest { url, headers, body: body.into() })
 }
