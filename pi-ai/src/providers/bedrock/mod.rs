@@ -114,7 +114,7 @@ pub fn build_request_ref(
             !k.starts_with("x-amz-") && k != "authorization" && k != "host"
         });
     headers.merge(custom);
-    Ok((HttpRequest { url, headers, body }, region, has_preferred))
+    Ok((HttpRequest { url, headers, body: body.into() }, region, has_preferred))
 }
 
 /// Signs `request` (or sets the bearer token) for one attempt.

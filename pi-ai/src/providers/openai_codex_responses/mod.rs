@@ -208,7 +208,7 @@ pub fn build_request_ref(
         headers.set("session-id", session.clone());
         headers.set("x-client-request-id", session);
     }
-    Ok(HttpRequest { url: codex_url(&model.base_url), headers, body })
+    Ok(HttpRequest { url: codex_url(&model.base_url), headers, body: body.into() })
 }
 
 /// The `type` of an event, read without building the rest.
