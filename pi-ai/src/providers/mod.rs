@@ -10,7 +10,9 @@ pub mod openai_codex_responses;
 pub mod openai_completions;
 pub mod openai_responses;
 
-/// The three HTTP APIs (`openai-completions`, `openai-responses`, `anthropic-messages`), ready for
+/// The HTTP APIs (`openai-completions`, `openai-responses`, `anthropic-messages`,
+/// `google-generative-ai`, `google-vertex`, `mistral-conversations`, `azure-openai-responses`,
+/// `openai-codex-responses`), ready for
 /// [`Models::register_api`](crate::registry::Models::register_api).
 ///
 /// ```
@@ -54,7 +56,9 @@ pub fn request_body(
 ) -> Result<serde_json::Value, String> {
     let mut options = options.clone();
     if options.api_key.as_deref().is_none_or(str::is_empty) {
-        options.api_key = Some("offline".to_owned());
+        let offline =
+            if model.api == openai_codex_responses::API { openai_codex_responses::OFFLINE_TOKEN } else { "offline" };
+        options.api_key = Some(offline.to_owned());
     }
     let request = match model.api.as_str() {
         "openai-completions" => {
