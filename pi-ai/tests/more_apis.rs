@@ -82,3 +82,32 @@ async fn azure_bodies_match_pi() {
 async fn codex_bodies_match_pi() {
     check_bodies(APIS[4]).await;
 }
+
+/// Every catalog model of the five APIs has its implementation registered and builds a request
+/// offline (Azure models without a configured endpoint fail as pi does).
+#[test]
+fn every_catalog_model_of_the_new_apis_builds_a_request() {
+    let registered: Vec<String> = pi_ai::providers::http_apis().iter().map(|a| a.api().to_owned()).collect();
+    let context = pi_ai::transcript::normalize_context(pi_ai::Context {
+        system_prompt: Some("s".into()),
+        messages: vec![pi_ai::Message::User(pi_ai::UserMessage::new("hi").into())],
+        ..Default::default()
+    });
+    let mut seen = 0;
+    for models in pi_ai::models::builtin_catalog().values() {
+        for model in models.iter().filter(|m| APIS.contains(&m.api.as_str())) {
+            seen += 1;
+            assert!(registered.contains(&model.api), "{}: {}", model.id, model.api);
+            let body = pi_ai::providers::request_body(model, &context, &Default::default());
+            let azure_env =
+                ["AZURE_OPENAI_BASE_URL", "AZURE_OPENAI_RESOURCE_NAME"].iter().any(|v| std::env::var_os(v).is_some());
+            if model.api == "azure-openai-responses" && model.base_url.is_empty() && !azure_env {
+                assert!(body.unwrap_err().starts_with("Azure OpenAI base URL is required."), "{}", model.id);
+                continue;
+            }
+            let body = body.unwrap_or_else(|e| panic!("{}/{}: {e}", model.provider, model.id));
+            assert!(body.is_object(), "{}", model.id);
+        }
+    }
+    assert!(seen > 100, "{seen} models");
+}

@@ -122,6 +122,45 @@ impl ErrorStyle {
         }
     }
 
+    /// An API's own retry rule for a status error (`None`: the shared rule). Codex (pi's
+    /// `isRetryableError`) retries 429 unless the text says the quota is spent, 500/502/503/504,
+    /// and any status whose text names a rate limit, an overload or an unavailable upstream.
+    pub fn status_retryable(&self, status: u16, body: &str) -> Option<bool> {
+        if *self != ErrorStyle::Codex {
+            return None;
+        }
+        let text = body.to_ascii_lowercase();
+        let terminal = [
+            "gousagelimiterror",
+            "freeusagelimiterror",
+            "monthly usage limit reached",
+            "available balance",
+            "insufficient_quota",
+            "out of budget",
+            "quota exceeded",
+            "billing",
+        ];
+        if status == 429 && terminal.iter().any(|t| text.contains(t)) {
+            return Some(false);
+        }
+        if matches!(status, 429 | 500 | 502 | 503 | 504) {
+            return Some(true);
+        }
+        let squeeze = |a: &str, b: &str| {
+            text.contains(&format!("{a}{b}"))
+                || text.contains(&format!("{a} {b}"))
+                || text.contains(&format!("{a}_{b}"))
+                || text.contains(&format!("{a}-{b}"))
+        };
+        Some(
+            squeeze("rate", "limit")
+                || text.contains("overloaded")
+                || squeeze("service", "unavailable")
+                || squeeze("upstream", "connect")
+                || squeeze("connection", "refused"),
+        )
+    }
+
     /// Whether retries look at the response headers (`retry-after`, `x-should-retry`).
     pub fn retries_read_headers(&self) -> bool {
         !matches!(self, ErrorStyle::Google)
@@ -309,6 +348,26 @@ mod tests {
     fn plain_text_and_empty_bodies() {
         assert_eq!(ErrorStyle::OpenAiCompletions.format(&status(502, "Bad gateway")), "502 Bad gateway");
         assert_eq!(ErrorStyle::Anthropic.format(&status(500, "")), "500 status code (no body)");
+    }
+
+    #[test]
+    fn codex_retry_rule() {
+        let c = ErrorStyle::Codex;
+        assert_eq!(c.status_retryable(429, r#"{"error":{"code":"insufficient_quota"}}"#), Some(false));
+        assert_eq!(c.status_retryable(429, "slow"), Some(true));
+        assert_eq!(c.status_retryable(400, "Rate limit hit"), Some(true));
+        assert_eq!(c.status_retryable(400, "bad"), Some(false));
+        assert_eq!(ErrorStyle::Google.status_retryable(429, ""), None);
+        assert_eq!(
+            c.format(&status(429, r#"{"error":{"message":"m","plan_type":"PLUS"}}"#)),
+            "You have hit your ChatGPT usage limit (plus plan)."
+        );
+        assert_eq!(c.format(&status(500, "")), "Internal Server Error");
+        assert_eq!(ErrorStyle::Mistral.format(&status(502, "")), "Mistral API error (502): Bad Gateway");
+        assert_eq!(
+            ErrorStyle::Google.format(&status(503, "down")),
+            r#"{"error":{"message":"down","code":503,"status":"Service Unavailable"}}"#
+        );
     }
 
     #[test]

@@ -127,7 +127,11 @@ pub async fn send_with_retries(
             return Err(HttpError::Aborted);
         }
         let headers = if style.retries_read_headers() { headers } else { Vec::new() };
-        if retries_left == 0 || !is_retryable(&error, &headers) {
+        let retryable = match &error {
+            HttpError::Status { status, body } => style.status_retryable(*status, body),
+            _ => None,
+        };
+        if retries_left == 0 || !retryable.unwrap_or_else(|| is_retryable(&error, &headers)) {
             return Err(error);
         }
         let retry_index = max_retries - retries_left;

@@ -58,7 +58,9 @@ pub fn request_body(
 ) -> Result<serde_json::Value, String> {
     let mut options = options.clone();
     if options.api_key.as_deref().is_none_or(str::is_empty) {
-        options.api_key = Some("offline".to_owned());
+        let offline =
+            if model.api == openai_codex_responses::API { openai_codex_responses::OFFLINE_TOKEN } else { "offline" };
+        options.api_key = Some(offline.to_owned());
     }
     let request = match model.api.as_str() {
         "openai-completions" => {

@@ -3,7 +3,7 @@
 //! (`POST …/models/{id}:streamGenerateContent?alt=sse`).
 //!
 //! - Request: the leading system prompt (everything collapsed into it: Gemini has no
-//!   mid-conversation system messages) as `systemInstruction`, [`wire`] contents, the current tools
+//!   mid-conversation system messages) as `systemInstruction`, the `contents` list, the current tools
 //!   as `functionDeclarations` (`parametersJsonSchema`, `const` as one-value `enum`), the
 //!   function-calling mode, and `generationConfig` with the thinking budget or level.
 //! - Response: [`GoogleStream`]: text and thought parts become text and thinking blocks (signatures

@@ -3,7 +3,7 @@
 //!
 //! - Request: the transcript collapsed into a leading system message unless the model's compat
 //!   sets `supportsMidConvoSystemMessages` (later ones are then rendered as updates in place),
-//!   [`wire`] messages (thinking replayed as `thinking` chunks, tool calls with `index: 0`, images
+//!   chat messages (thinking replayed as `thinking` chunks, tool calls with `index: 0`, images
 //!   as data URLs), tools with `strict` (opt-in through `supportsStrictMode`), `reasoning_effort`
 //!   from the model's thinking-level map or `prompt_mode: "reasoning"`, and the session id as
 //!   `prompt_cache_key` plus the `x-affinity` header.

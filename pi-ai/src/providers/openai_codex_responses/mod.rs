@@ -35,6 +35,10 @@ use crate::types::{Model, ThinkingLevel};
 pub const API: &str = "openai-codex-responses";
 /// Where Codex requests go without a base URL.
 pub const DEFAULT_BASE_URL: &str = "https://chatgpt.com/backend-api";
+/// A token with the account id `offline`, for building bodies without a login
+/// ([`request_body`](crate::providers::request_body)).
+pub const OFFLINE_TOKEN: &str =
+    "e30.eyJodHRwczovL2FwaS5vcGVuYWkuY29tL2F1dGgiOnsiY2hhdGdwdF9hY2NvdW50X2lkIjoib2ZmbGluZSJ9fQ.offline";
 const JWT_CLAIM: &str = "https://api.openai.com/auth";
 const MIN_OUTPUT_TOKENS: u64 = 16;
 
