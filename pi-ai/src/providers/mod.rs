@@ -8,7 +8,8 @@ pub mod openai_completions;
 pub mod openai_responses;
 pub mod pi_messages;
 
-/// The three HTTP APIs (`openai-completions`, `openai-responses`, `anthropic-messages`), ready for
+/// The HTTP APIs (`openai-completions`, `openai-responses`, `anthropic-messages`,
+/// `bedrock-converse-stream`, `pi-messages`), ready for
 /// [`Models::register_api`](crate::registry::Models::register_api).
 ///
 /// ```
