@@ -602,6 +602,9 @@ async fn strict_tool_limits_fall_back_once_per_session() {
     };
     let result = BedrockConverseStream.stream(&model, context(), options.clone()).result().await;
     assert_eq!(result.error_message, None);
+    let diagnostic = &result.diagnostics.as_ref().expect("a diagnostic")[0];
+    assert_eq!(diagnostic["type"], "bedrock_strict_tools_fallback");
+    assert_eq!(diagnostic["error"]["message"], "Too many strict tools (21)");
     let result = BedrockConverseStream.stream(&model, context(), options).result().await;
     assert_eq!(result.error_message, None);
     let requests = server.requests();

@@ -1,4 +1,4 @@
-//! Grammar constrained sampling on `openai-responses` against the real pi 1.6.0
+//! Grammar constrained sampling on `openai-responses` and `openai-completions` against the real pi 1.6.0
 //! (`scripts/fixtures/grammar_requests.mjs`): the `custom` tool and the replayed custom tool call and
 //! output in the request body, byte for byte, and the message rebuilt from a streamed
 //! `custom_tool_call` (events and final message) over real HTTP on 127.0.0.1.
@@ -6,28 +6,40 @@
 mod support;
 
 use pi_ai::options::StreamOptions;
+use pi_ai::providers::openai_completions::OpenAiCompletions;
 use pi_ai::providers::openai_responses::OpenAiResponses;
 use pi_ai::transcript::normalize_context;
 use pi_ai::{ApiProvider, Context, Model};
 use serde_json::Value;
 use support::{MockServer, Reply, run};
 
-fn fixture() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/http/grammar/responses.json");
+fn fixture(name: &str) -> Value {
+    let path = format!("{}/tests/fixtures/http/grammar/{name}.json", env!("CARGO_MANIFEST_DIR"));
     serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON")
 }
 
+fn provider(name: &str) -> Box<dyn ApiProvider> {
+    if name == "responses" { Box::new(OpenAiResponses) } else { Box::new(OpenAiCompletions) }
+}
+
 #[tokio::test]
-async fn grammar_tools_match_pi_on_responses() {
-    let pi = fixture();
+async fn grammar_tools_match_pi() {
+    for name in ["responses", "completions"] {
+        check(name).await;
+    }
+}
+
+async fn check(name: &str) {
+    let pi = fixture(name);
     let server = MockServer::start([Reply::sse(pi["stream"].as_str().unwrap())]).await;
     let model: Model = serde_json::from_str(&pi["model"].to_string().replace("$BASE", &server.url())).unwrap();
     let context: Context = serde_json::from_value(pi["context"].clone()).unwrap();
     let options = StreamOptions { api_key: Some("k".into()), max_tokens: Some(4096), ..Default::default() };
-    let (events, message) = run(OpenAiResponses.stream(&model, normalize_context(context), options)).await;
+    let (events, message) = run(provider(name).stream(&model, normalize_context(context), options)).await;
     pretty_assertions::assert_eq!(
         serde_json::to_string_pretty(&server.body()).unwrap(),
-        serde_json::to_string_pretty(&pi["body"]).unwrap()
+        serde_json::to_string_pretty(&pi["body"]).unwrap(),
+        "{name}"
     );
     let ours: Vec<String> = events
         .iter()
@@ -40,15 +52,15 @@ async fn grammar_tools_match_pi_on_responses() {
         })
         .collect();
     let theirs: Vec<String> = pi["events"].as_array().unwrap().iter().map(|e| e.as_str().unwrap().to_owned()).collect();
-    assert_eq!(ours, theirs);
+    assert_eq!(ours, theirs, "{name}");
     let json = serde_json::to_value(&message).unwrap();
-    assert_eq!(json["content"], pi["message"]["content"]);
-    assert_eq!(json["stopReason"], pi["message"]["stopReason"]);
+    assert_eq!(json["content"], pi["message"]["content"], "{name}");
+    assert_eq!(json["stopReason"], pi["message"]["stopReason"], "{name}");
 }
 
 #[tokio::test]
 async fn a_grammar_call_without_its_input_is_refused() {
-    let pi = fixture();
+    let pi = fixture("responses");
     let server = MockServer::start([]).await;
     let model: Model = serde_json::from_str(&pi["model"].to_string().replace("$BASE", &server.url())).unwrap();
     let mut context = pi["context"].clone();

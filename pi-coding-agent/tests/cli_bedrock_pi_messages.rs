@@ -130,7 +130,7 @@ fn pi_print_on_pi_messages() {
     let models = json!({"providers": {"gw": {"baseUrl": format!("{url}/v1"), "api": "pi-messages", "apiKey": "gw-secret",
         "models": [{"id": "pi-test", "contextWindow": 8192, "maxTokens": 256}]}}});
     std::fs::write(env.agent().join("models.json"), models.to_string()).unwrap();
-    let output = env.run(&["-p", "--model", "gw/pi-test", "--no-tools", "Say hello"]);
+    let output = env.run(&["-p", "--model", "gw/pi-test", "--tools", "read,grep", "Say hello"]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     assert_eq!(stdout.trim(), "Hello from the gateway");
@@ -142,4 +142,13 @@ fn pi_print_on_pi_messages() {
     let messages = seen[0].body["context"]["messages"].as_array().unwrap();
     assert_eq!(messages[0]["role"], "system");
     assert_eq!(messages.last().unwrap()["content"][0]["text"], "Say hello");
+    // The tools' constrained-sampling declarations travel with the transcript and the session file.
+    let tools = messages[0]["toolsAdded"].as_array().unwrap();
+    let read = tools.iter().find(|t| t["name"] == "read").unwrap();
+    assert_eq!(read["constrainedSampling"], json!({"type": "json_schema", "strict": "prefer"}));
+    let grep = tools.iter().find(|t| t["name"] == "grep").unwrap();
+    assert_eq!(grep.get("constrainedSampling"), None);
+    let files = env.session_files();
+    let saved = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(saved.contains(r#""constrainedSampling":{"type":"json_schema","strict":"prefer"}"#), "{saved}");
 }

@@ -324,6 +324,29 @@ pub fn grammar_input_properties<'a>(
     Ok(out)
 }
 
+/// The grammar tools of a request (name → input property), or the error that refuses it: a grammar
+/// declaration that cannot work, or a replayed grammar tool call without its string input.
+pub fn check_grammar_tools(
+    messages: &[crate::types::Message],
+    declared: &[Tool],
+    supports_grammar_tools: bool,
+) -> Result<std::collections::HashMap<String, String>, String> {
+    let grammar = grammar_input_properties(declared, supports_grammar_tools)?;
+    if grammar.is_empty() {
+        return Ok(grammar);
+    }
+    for message in messages {
+        if let crate::types::Message::Assistant(a) = message {
+            for call in a.tool_calls() {
+                if let Some(property) = grammar.get(&call.name) {
+                    grammar_tool_input(&call.name, &call.arguments, property)?;
+                }
+            }
+        }
+    }
+    Ok(grammar)
+}
+
 /// The raw input of a replayed grammar tool call (pi's `getGrammarToolInput`).
 pub fn grammar_tool_input<'a>(
     tool_name: &str,

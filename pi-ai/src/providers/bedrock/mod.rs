@@ -347,6 +347,10 @@ fn run(model: Model, context: TranscriptContext, options: StreamOptions) -> Assi
                     && strict_limits::is_limit_error(&text) => {
                     no_prefer = true;
                     strict_limits::mark_exceeded(session.as_deref());
+                    let message = text.strip_prefix("Validation error: ").unwrap_or(&text).to_owned();
+                    let diagnostic = serde_json::json!({"type": "bedrock_strict_tools_fallback", "timestamp": now_ms(),
+                        "error": {"message": message}, "details": {"reason": "strict_tool_limits_exceeded"}});
+                    out.message_mut().diagnostics.get_or_insert_with(Vec::new).push(diagnostic);
                 }
                 Err((text, _)) => {
                     let aborted = ctx.aborted();

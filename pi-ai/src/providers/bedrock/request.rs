@@ -273,6 +273,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn gpt_models_take_a_reasoning_effort() {
+        let model = |id: &str| Model { id: id.into(), name: id.into(), reasoning: true, ..Default::default() };
+        let options = StreamOptions { reasoning: Some(ThinkingLevel::Xhigh), ..Default::default() };
+        assert_eq!(
+            additional_fields(&model("openai.gpt-oss-120b-1:0"), &options, None),
+            Some(json!({"reasoning_effort": "high"}))
+        );
+        assert_eq!(
+            additional_fields(&model("openai.gpt-5.5"), &options, None),
+            Some(json!({"reasoning": {"effort": "xhigh"}}))
+        );
+        let minimal = StreamOptions { reasoning: Some(ThinkingLevel::Minimal), ..Default::default() };
+        assert_eq!(
+            additional_fields(&model("openai.gpt-5.5"), &minimal, None),
+            Some(json!({"reasoning": {"effort": "low"}}))
+        );
+        assert_eq!(additional_fields(&model("amazon.nova-2-lite-v1:0"), &options, None), None);
+        let off = StreamOptions::default();
+        assert_eq!(additional_fields(&model("openai.gpt-5.5"), &off, None), None);
+    }
+
+    #[test]
     fn standard_endpoints() {
         assert_eq!(
             standard_endpoint_region("https://bedrock-runtime.eu-west-1.amazonaws.com").as_deref(),

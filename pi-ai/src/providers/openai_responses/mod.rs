@@ -96,17 +96,11 @@ pub fn build_request_ref(
     let compat = resolve_compat(model);
     let declared = crate::transcript::declared_tools(context.messages());
     crate::providers::constrained::check_tools(&declared, compat.supports_strict_mode, None)?;
-    let grammar =
-        crate::providers::constrained::grammar_input_properties(&declared, compat.supports_openai_grammar_tools)?;
-    for message in context.messages() {
-        if let crate::types::Message::Assistant(a) = message {
-            for call in a.tool_calls() {
-                if let Some(property) = grammar.get(&call.name) {
-                    crate::providers::constrained::grammar_tool_input(&call.name, &call.arguments, property)?;
-                }
-            }
-        }
-    }
+    crate::providers::constrained::check_grammar_tools(
+        context.messages(),
+        &declared,
+        compat.supports_openai_grammar_tools,
+    )?;
     let supports_mid = compat.supports_mid_convo_system_messages;
     let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
     let view = crate::http::body::resolved_view(context.messages(), &head, supports_mid);

@@ -58,6 +58,9 @@ pub struct ToolRegistration {
     /// One line for the system prompt's tool list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_snippet: Option<String>,
+    /// The tool's `constrainedSampling` declaration (JSON-schema strictness or a grammar).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constrained_sampling: Option<Value>,
     /// Guideline bullets for the system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_guidelines: Option<Vec<String>>,

@@ -262,6 +262,10 @@ impl AgentTool for RemoteTool {
         &self.reg.parameters
     }
 
+    fn constrained_sampling(&self) -> Option<Value> {
+        self.reg.constrained_sampling.clone()
+    }
+
     async fn execute(
         &self,
         tool_call_id: &str,
