@@ -6,6 +6,9 @@
 #
 #   scripts/bench-cli.sh [runs]        (default 10 runs each; prints the median)
 #
+# Then scripts/bench-budget.sh runs the rest of DESIGN.md's budget (pi -p, session resume at 10
+# and 100 MB, CPU per streamed delta) beside the reference; PI_BENCH_CLI_ONLY=1 skips it.
+#
 # Ours is built with `cargo build --release` (CARGO_TARGET_DIR honoured). The reference runs
 # through /work/shared/tools/anchor.sh (or $PI_ANCHOR); without it only ours is measured.
 # Wall time: date +%s%N around each run (includes the time wrapper's fork); max RSS: GNU time's %M.
@@ -56,4 +59,8 @@ measure "ours: pi --version" "$OURS" --version
 PROMPT=(-p "What is the capital of France?" --no-session --no-tools --model local/smollm2-135m)
 measure "ours: pi -p (instant server)" "$OURS" "${PROMPT[@]}"
 [[ -x "$ANCHOR" ]] && measure "reference: pi -p (instant server)" "$ANCHOR" pi "${PROMPT[@]}"
+if [[ -z "${PI_BENCH_CLI_ONLY:-}" ]]; then
+    echo
+    "$ROOT/scripts/bench-budget.sh" "$(( RUNS < 5 ? RUNS : 5 ))"
+fi
 exit 0

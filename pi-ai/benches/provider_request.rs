@@ -75,7 +75,7 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("request_body");
     group.sample_size(20);
     for count in [1_000, 10_000] {
-        for (api, build) in BUILDS {
+        for &(api, build) in BUILDS.iter().chain(NEW_BUILDS.iter()) {
             let model = model(api);
             let context = transcript(api, count);
             group.bench_function(BenchmarkId::new(api, count), |b| b.iter(|| build(&model, &context, &options)));
@@ -120,10 +120,54 @@ fn build_responses(model: &Model, context: &TranscriptContext, options: &StreamO
     pi_ai::providers::openai_responses::build_request_ref(model, context, options).expect("request")
 }
 
-const BUILDS: [(&str, Build); 3] = [
+fn build_bedrock(model: &Model, context: &TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
+    pi_ai::providers::bedrock::build_request_ref(model, context, options, false).expect("request").0
+}
+
+fn build_pi_messages(model: &Model, context: &TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
+    pi_ai::providers::pi_messages::build_request_ref(model, context, options).expect("request")
+}
+
+const BUILDS: [(&str, Build); 5] = [
     ("openai-completions", build_completions),
     ("anthropic-messages", build_anthropic),
     ("openai-responses", build_responses),
+    ("bedrock-converse-stream", build_bedrock),
+    ("pi-messages", build_pi_messages),
+];
+
+fn build_gemini(model: &Model, context: &TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
+    pi_ai::providers::google::build_request_ref(model, context, options).expect("request")
+}
+
+fn build_vertex(model: &Model, context: &TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
+    pi_ai::providers::google::build_vertex_request_ref(model, context, options).expect("request")
+}
+
+fn build_mistral(model: &Model, context: &TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
+    pi_ai::providers::mistral::build_request_ref(model, context, options).expect("request")
+}
+
+fn build_azure(model: &Model, context: &TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
+    pi_ai::providers::azure_openai_responses::build_request_with_env(model, context, options, &|_| None)
+        .expect("request")
+}
+
+/// A Codex token: `{"https://api.openai.com/auth":{"chatgpt_account_id":"acc"}}` as a JWT payload.
+const CODEX_TOKEN: &str = "e30.eyJodHRwczovL2FwaS5vcGVuYWkuY29tL2F1dGgiOnsiY2hhdGdwdF9hY2NvdW50X2lkIjoiYWNjIn19.sig";
+
+fn build_codex(model: &Model, context: &TranscriptContext, options: &StreamOptions) -> pi_ai::http::HttpRequest {
+    let options = StreamOptions { api_key: Some(CODEX_TOKEN.into()), ..options.clone() };
+    pi_ai::providers::openai_codex_responses::build_request_ref(model, context, &options).expect("request")
+}
+
+/// The APIs of issue 16.
+const NEW_BUILDS: [(&str, Build); 5] = [
+    ("google-generative-ai", build_gemini),
+    ("google-vertex", build_vertex),
+    ("mistral-conversations", build_mistral),
+    ("azure-openai-responses", build_azure),
+    ("openai-codex-responses", build_codex),
 ];
 
 /// CPU time per body on this thread: building from a borrowed transcript (one reading around the
@@ -133,7 +177,7 @@ fn cpu_report() {
     let options = StreamOptions { api_key: Some("k".into()), max_tokens: Some(1000), ..Default::default() };
     for count in [1_000usize, 10_000] {
         let runs = if count == 1_000 { 1000 } else { 100 };
-        for (api, build) in BUILDS {
+        for &(api, build) in BUILDS.iter().chain(NEW_BUILDS.iter()) {
             let model = model(api);
             let context = transcript(api, count);
             let bytes = build(&model, &context, &options).body.len();

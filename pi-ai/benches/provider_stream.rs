@@ -59,6 +59,30 @@ fn apis() -> Vec<Api> {
             delta: ev("response.output_text.delta", json!({"type": "response.output_text.delta", "output_index": 0, "delta": DELTA})),
             handler: || Box::new(ResponsesStream::new()),
         },
+        Api {
+            name: "google-generative-ai",
+            open: String::new(),
+            delta: format!("data: {}\r\n\r\n", json!({"candidates": [{"content": {"role": "model", "parts": [{"text": DELTA}]}}]})),
+            handler: || Box::new(pi_ai::providers::google::GoogleStream::new("Google")),
+        },
+        Api {
+            name: "mistral-conversations",
+            open: String::new(),
+            delta: format!("data: {}\n\n", json!({"id": "c", "choices": [{"index": 0, "delta": {"content": DELTA}, "finish_reason": null}]})),
+            handler: || Box::new(pi_ai::providers::mistral::MistralStream::new()),
+        },
+        Api {
+            name: "azure-openai-responses",
+            open: ev("response.output_item.added", json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": "msg", "content": []}})),
+            delta: ev("response.output_text.delta", json!({"type": "response.output_text.delta", "output_index": 0, "delta": DELTA})),
+            handler: || Box::new(ResponsesStream::new()),
+        },
+        Api {
+            name: "openai-codex-responses",
+            open: ev("response.output_item.added", json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": "msg", "content": []}})),
+            delta: ev("response.output_text.delta", json!({"type": "response.output_text.delta", "output_index": 0, "delta": DELTA})),
+            handler: || Box::new(pi_ai::providers::openai_codex_responses::CodexStream::new()),
+        },
     ]
 }
 
@@ -139,5 +163,73 @@ fn whole_message(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, per_delta, whole_message);
+/// Event-stream bytes → frame → handler → emitted event, for one Bedrock text delta, at the start
+/// of a message and after 1 MB of it.
+fn bedrock_per_delta(c: &mut Criterion) {
+    use pi_ai::providers::bedrock::BedrockStream;
+    use pi_ai::providers::bedrock::eventstream::{Decoder, encode_event};
+    let frame = |kind: &str, payload: serde_json::Value| encode_event(kind, payload.to_string().as_bytes());
+    let delta = frame("contentBlockDelta", json!({"contentBlockIndex": 0, "delta": {"text": DELTA}}));
+    let mut group = c.benchmark_group("provider_delta");
+    group.throughput(Throughput::Elements(1));
+    for (label, size) in [("at_0MB", 0usize), ("at_1MB", 1 << 20)] {
+        let ctx = StreamContext { model: model("bedrock-converse-stream"), options: StreamOptions::default() };
+        let mut out = ProviderOutput::new(&ctx.model);
+        let mut handler = BedrockStream::new();
+        let mut decoder = Decoder::default();
+        out.start();
+        let mut feed = |bytes: &[u8], handler: &mut BedrockStream, out: &mut ProviderOutput| {
+            decoder.push(bytes);
+            while let Some(message) = decoder.next_message().expect("frame") {
+                handler.on_frame(&message, &ctx, out).expect("event");
+            }
+            std::hint::black_box(out.take_events());
+        };
+        feed(&frame("messageStart", json!({"role": "assistant"})), &mut handler, &mut out);
+        for _ in 0..size / DELTA.len() {
+            feed(&delta, &mut handler, &mut out);
+        }
+        group.bench_function(BenchmarkId::new("bedrock-converse-stream", label), |b| {
+            b.iter(|| feed(&delta, &mut handler, &mut out))
+        });
+    }
+    group.finish();
+}
+
+/// SSE bytes → pi event → emitted event, for one pi-messages text delta.
+fn pi_messages_per_delta(c: &mut Criterion) {
+    use pi_ai::providers::pi_messages::{on_event, parse_data};
+    let delta = format!("data: {}\n\n", json!({"type": "text_delta", "contentIndex": 0, "delta": DELTA}));
+    let mut group = c.benchmark_group("provider_delta");
+    group.throughput(Throughput::Elements(1));
+    for (label, size) in [("at_0MB", 0usize), ("at_1MB", 1 << 20)] {
+        let mut out = ProviderOutput::new(&model("pi-messages"));
+        let mut parser = SseParser::new();
+        let mut events = Vec::new();
+        let mut feed = |bytes: &str, out: &mut ProviderOutput| {
+            parser.push(bytes.as_bytes(), &mut events);
+            for event in events.drain(..) {
+                if let Some(value) = parse_data(&event.data).expect("json") {
+                    on_event(&value, out).expect("event");
+                }
+            }
+            std::hint::black_box(out.take_events());
+        };
+        feed(
+            &format!(
+                "data: {}\n\ndata: {}\n\n",
+                json!({"type": "start"}),
+                json!({"type": "text_start", "contentIndex": 0})
+            ),
+            &mut out,
+        );
+        for _ in 0..size / DELTA.len() {
+            feed(&delta, &mut out);
+        }
+        group.bench_function(BenchmarkId::new("pi-messages", label), |b| b.iter(|| feed(&delta, &mut out)));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, per_delta, whole_message, bedrock_per_delta, pi_messages_per_delta);
 criterion_main!(benches);

@@ -55,7 +55,9 @@ function uiContext(extensionPath, snapshot) {
 		getAllThemes: () => snapshot.themes ?? [],
 		getTheme: () => undefined,
 		setTheme: (name) => {
-			void fire("ui.setTheme", { name: typeof name === "string" ? name : name?.name });
+			// pi answers a failure ({success: false}) to the caller and reports nothing; the
+			// answer here cannot wait for pi-rs, so a failure is dropped, not reported.
+			void rpc.quiet("ui.setTheme", { extensionPath, name: typeof name === "string" ? name : name?.name });
 			return { success: true };
 		},
 		getToolsExpanded: () => Boolean(snapshot.toolsExpanded),
@@ -120,12 +122,36 @@ export function createContext(extensionPath, snapshot = {}, command = false, sig
 		getSystemPromptOptions: () => structuredClone(snapshot.systemPromptOptions ?? {}),
 	};
 	if (command) {
+		// After a replacement, `withSession(ctx)` gets a context of the new session (pi's
+		// ReplacedSessionContext: its sendMessage / sendUserMessage resolve when delivered).
+		const replaced = async (result, options) => {
+			const outcome = result ?? { cancelled: false };
+			if (!outcome.cancelled && typeof options?.withSession === "function") {
+				const fresh = createContext(extensionPath, await call("ctx.snapshot", {}), true);
+				fresh.sendMessage = (message, opts) => call("pi.sendMessage", { message, options: opts }).then(() => undefined);
+				fresh.sendUserMessage = (content, opts) => call("pi.sendUserMessage", { content, options: opts }).then(() => undefined);
+				await options.withSession(fresh);
+			}
+			return outcome;
+		};
 		Object.assign(ctx, {
 			waitForIdle: () => call("ctx.waitForIdle", {}).then(() => undefined),
-			newSession: (options) => call("ctx.newSession", { parentSession: options?.parentSession }).then((r) => r ?? { cancelled: false }),
-			fork: (entryId, options) => call("ctx.fork", { entryId, position: options?.position }).then((r) => r ?? { cancelled: false }),
-			navigateTree: (targetId, options) => call("ctx.navigateTree", { targetId, summarize: options?.summarize, customInstructions: options?.customInstructions, label: options?.label }).then((r) => r ?? { cancelled: false }),
-			switchSession: (sessionPath) => call("ctx.switchSession", { sessionPath }).then((r) => r ?? { cancelled: false }),
+			newSession: (options) => {
+				if (typeof options?.setup === "function") {
+					return Promise.reject(new Error("newSession({setup}) is not supported by pi-rs's JavaScript host; use withSession"));
+				}
+				return call("ctx.newSession", { parentSession: options?.parentSession }).then((r) => replaced(r, options));
+			},
+			fork: (entryId, options) => call("ctx.fork", { entryId, position: options?.position }).then((r) => replaced(r, options)),
+			navigateTree: (targetId, options) =>
+				call("ctx.navigateTree", {
+					targetId,
+					summarize: options?.summarize,
+					customInstructions: options?.customInstructions,
+					replaceInstructions: options?.replaceInstructions,
+					label: options?.label,
+				}).then((r) => r ?? { cancelled: false }),
+			switchSession: (sessionPath, options) => call("ctx.switchSession", { sessionPath }).then((r) => replaced(r, options)),
 			reload: () => call("ctx.reload", {}).then(() => undefined),
 		});
 	}

@@ -28,6 +28,7 @@ export async function runEvent(params) {
 	const ctx = createContext(ext.path, snapshotOf(params));
 	const before = params.event === "context" ? JSON.stringify(event.messages) : undefined;
 	const inputBefore = params.event === "tool_call" ? JSON.stringify(event.input) : undefined;
+	const sectionsBefore = params.event === "before_agent_start" ? JSON.stringify(event.systemPromptOptions?.sections) : undefined;
 	let result;
 	for (const h of handlers) {
 		result = await h.handler(event, ctx);
@@ -41,6 +42,11 @@ export async function runEvent(params) {
 		const changed = JSON.stringify(event.input) !== inputBefore;
 		if (!result && !changed) return null;
 		return { ...(result ?? {}), ...(changed ? { input: event.input } : {}) };
+	}
+	if (params.event === "before_agent_start") {
+		// Sections are edited in place (pi's systemPromptOptions.sections).
+		const sections = event.systemPromptOptions?.sections;
+		if (JSON.stringify(sections) !== sectionsBefore) return { ...(result ?? {}), sections };
 	}
 	return result === undefined ? null : result;
 }
@@ -92,6 +98,18 @@ export async function runShortcut(params) {
 	return null;
 }
 
+/** A tool's renderers as this extension resolves them (pi's `resolveToolRenderers`): its
+ * `registerToolRenderer` resolvers in order, each with `next`, then the tool's own `renderCall` /
+ * `renderResult` when the extension defines the tool. */
+function toolRenderersOf(ext, toolName) {
+	const own = ext.tools.get(toolName);
+	const base = own && (own.renderCall || own.renderResult)
+		? { renderCall: own.renderCall?.bind(own), renderResult: own.renderResult?.bind(own) }
+		: undefined;
+	const at = (i) => (i >= ext.toolRenderers.length ? base : ext.toolRenderers[i](toolName, () => at(i + 1)));
+	return at(0);
+}
+
 /** Calls a renderer: `{tree}` (the component as pi-rs draws it at `width`) or `null`. */
 export function runRender(params) {
 	const ext = extensionOf(params);
@@ -104,10 +122,27 @@ export function runRender(params) {
 		const renderer = ext.messageRenderers.get(params.customType);
 		component = renderer?.(params.message, options, theme);
 	} else if (params.kind === "toolCall" || params.kind === "toolResult") {
-		const tool = ext.tools.get(params.toolName);
-		const ctx = createContext(ext.path, snapshotOf(params));
-		if (params.kind === "toolCall") component = tool?.renderCall?.(params.args, theme, ctx);
-		else component = tool?.renderResult?.(params.result, options, theme, ctx);
+		const renderers = toolRenderersOf(ext, params.toolName);
+		const result = params.result ?? {};
+		// pi's ToolRenderContext (no state kept between frames here).
+		const context = {
+			args: params.args ?? {},
+			toolCallId: params.toolCallId ?? "",
+			invalidate: () => {},
+			lastComponent: undefined,
+			state: {},
+			cwd: params.ctx?.cwd ?? process.cwd(),
+			executionStarted: params.kind === "toolResult",
+			argsComplete: true,
+			isPartial: options.isPartial,
+			expanded: options.expanded,
+			showImages: false,
+			isError: Boolean(result.isError),
+			durationMs: undefined,
+			outputPad: options.outputPad,
+		};
+		if (params.kind === "toolCall") component = renderers?.renderCall?.(params.args ?? {}, theme, context);
+		else component = renderers?.renderResult?.(result, options, theme, context);
 	} else {
 		throw new Error(`Unknown render kind: ${params.kind}`);
 	}

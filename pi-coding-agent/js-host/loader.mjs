@@ -89,6 +89,7 @@ class LoadedExtension {
 				parameters: JSON.parse(JSON.stringify(t.parameters ?? {})),
 				promptSnippet: t.promptSnippet,
 				promptGuidelines: t.promptGuidelines,
+				constrainedSampling: t.constrainedSampling === undefined ? undefined : JSON.parse(JSON.stringify(t.constrainedSampling)),
 				hasRenderCall: typeof t.renderCall === "function",
 				hasRenderResult: typeof t.renderResult === "function",
 			})),

@@ -55,6 +55,18 @@ class Rpc {
 		return promise;
 	}
 
+	/** Like `fire`, for calls whose failure pi answers to the extension instead of reporting it
+	 * (`ui.setTheme` without a UI). */
+	quiet(method, params) {
+		const promise = this.call(method, params).then(
+			() => undefined,
+			() => undefined,
+		);
+		this.inflight.add(promise);
+		promise.finally(() => this.inflight.delete(promise));
+		return promise;
+	}
+
 	async settle() {
 		while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
 	}

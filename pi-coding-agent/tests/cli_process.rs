@@ -31,15 +31,12 @@ fn version_and_help_match_the_reference() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
 }
 
-/// Lines of pi 1.6.0's help this port changes: no self-update, no model-catalog refresh, no
-/// `pi config` TUI.
-const HELP_CHANGES: [(&str, &str); 4] = [
+/// Lines of pi 1.6.0's help this port changes: no self-update, no model-catalog refresh.
+const HELP_CHANGES: [(&str, &str); 2] = [
     (
         "  pi update [source|self|pi]   Update pi, extensions, or model catalogs\n",
         "  pi update --extensions       Update installed packages (pi update <source> updates one)\n",
     ),
-    ("  pi config [-l]               Open TUI to enable/disable package resources (Tab switches scope)\n", ""),
-    ("install/remove/uninstall/update/list/config/auth/mcp", "install/remove/uninstall/update/list/auth/mcp"),
     (
         "  PI_SELF_UPDATE_COMMAND           - Command pi update runs to update pi itself ({packageName}, {version}, {installSpec})\n",
         "",

@@ -376,23 +376,6 @@ fn broken_settings_and_models_files_are_named_with_their_line() {
 }
 
 #[test]
-fn unimplemented_options_and_commands_are_refused() {
-    let server = ScriptedServer::start(Vec::new());
-    let env = Env::new(&server.base_url);
-    // `pi mcp`, `pi auth` and the package commands exist (tests/mcp_cli.rs, cli_auth.rs, packages_cli.rs).
-    let cases: [(&[&str], &str); 1] = [(
-        &["config"],
-        "Error: pi config needs the interactive terminal UI, which this port does not have yet; edit the packages' filters in settings.json",
-    )];
-    for (args, message) in cases {
-        let out = env.run(args);
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
-        assert_eq!(stderr(&out).trim_end(), message);
-    }
-    assert!(server.requests.lock().unwrap().is_empty());
-}
-
-#[test]
 fn the_reference_continues_our_session_and_we_read_its_additions() {
     // Our session file after the reference ran `pi -p --session <file> "And of Italy?"` on it.
     let fixture = fixture("ours_continued_by_ref.jsonl");

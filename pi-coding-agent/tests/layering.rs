@@ -112,3 +112,43 @@ fn the_agent_loop_and_the_tool_executor_form_no_cycle() {
     assert!(code(&core.join("agent_loop.rs")).contains("crate::tool_exec::"));
     assert!(!tool_exec.contains("crate::agent_loop"), "tool_exec imports agent_loop");
 }
+
+/// Edges between the extension system's top-level modules (`subprocess/` and `node/` count as
+/// one each): `super::x` / `crate::extensions::x` in a file of `extensions/`, `super::super::x` in
+/// a file of a sub-folder.
+fn extensions_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/extensions");
+    let module_of = |file: &Path| -> String {
+        let rel = file.strip_prefix(&root).unwrap();
+        let first = rel.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
+        first.trim_end_matches(".rs").to_owned()
+    };
+    let files = rust_files(&root);
+    let modules: BTreeSet<String> = files.iter().map(|f| module_of(f)).filter(|m| m != "mod").collect();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        let from = module_of(file);
+        if from == "mod" {
+            continue;
+        }
+        let nested = file.parent() != Some(root.as_path());
+        let own_mod = file.file_name().is_some_and(|n| n == "mod.rs");
+        let code = code(file);
+        for to in modules.iter().filter(|m| **m != from) {
+            let relative = if nested && !own_mod { format!("super::super::{to}") } else { format!("super::{to}") };
+            let paths = [format!("crate::extensions::{to}"), relative];
+            if paths.iter().any(|p| code.contains(&format!("{p}::")) || code.contains(&format!("{p};"))) {
+                graph.entry(from.clone()).or_default().insert(to.clone());
+            }
+        }
+    }
+    graph
+}
+
+#[test]
+fn the_extension_modules_form_no_cycle() {
+    let graph = extensions_graph();
+    assert!(graph.get("runner").is_some_and(|d| d.contains("api")), "the scan sees imports: {graph:?}");
+    assert!(graph.get("node").is_some_and(|d| d.contains("subprocess")), "the scan sees sub-folders: {graph:?}");
+    assert_eq!(find_cycle(&graph), None, "{graph:?}");
+}

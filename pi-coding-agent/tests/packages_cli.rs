@@ -6,6 +6,7 @@
 //! Needs `git` and `npm` on PATH (CI installs both with Node).
 
 mod cli_support;
+mod js_support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -396,6 +397,7 @@ fn config_toggles_write_what_pi_config_writes() {
         vec![
             ("../pkg (user)".to_string(), vec!["x.ts".to_string(), "a".to_string()]),
             (format!("User ({}/)", agent.display()), vec!["u".to_string()]),
+            ("Built-in".to_string(), vec!["mcp".to_string(), "tool-search".to_string()]),
         ]
     );
     let item = |name: &str| groups().into_iter().flat_map(|g| g.items).find(|i| i.display_name == name).unwrap();
@@ -413,6 +415,12 @@ fn config_toggles_write_what_pi_config_writes() {
         "{\n  \"packages\": [\n    {\n      \"source\": \"../pkg\",\n      \"skills\": [\n        \"+skills/a/SKILL.md\"\n      ]\n    }\n  ],\n  \"theme\": \"dark\",\n  \"skills\": [\n    \"-skills/u/SKILL.md\"\n  ]\n}"
     );
     assert!(!item("u").resource.enabled && item("a").resource.enabled);
+    // A built-in extension is toggled by its `builtin:` path in the `extensions` setting, and
+    // the runtime honours it.
+    set_enabled(&proj, &agent, &item("mcp"), false).unwrap();
+    assert!(read().ends_with("\"extensions\": [\n    \"-builtin:mcp\"\n  ]\n}"), "{}", read());
+    assert!(!item("mcp").resource.enabled);
+    assert!(!pi_coding_agent::packages::builtin_extension_enabled(&proj, &agent, false, "mcp"));
 }
 
 /// A configured package that cannot be installed at startup is skipped with pi's warning, and
@@ -480,4 +488,145 @@ async fn an_e_package_folder_brings_its_skills_first() {
     loader.reload().await.unwrap();
     let names: Vec<String> = loader.resources().unwrap().skills.iter().map(|s| s.name.clone()).collect();
     assert_eq!(names, ["from-e"]);
+}
+
+/// A package made by the test with a JavaScript extension (registers `<tool>`) and a skill.
+fn write_e_package(dir: &Path, name: &str, version: &str, tool: &str) {
+    std::fs::create_dir_all(dir.join("extensions")).unwrap();
+    std::fs::create_dir_all(dir.join(format!("skills/{name}-skill"))).unwrap();
+    std::fs::write(dir.join("package.json"), format!(r#"{{"name":"{name}","version":"{version}"}}"#)).unwrap();
+    std::fs::write(
+        dir.join("extensions/tool.js"),
+        format!(
+            r#"export default function (pi) {{
+    pi.registerTool({{ name: "{tool}", label: "T", description: "From -e",
+        parameters: {{ type: "object", properties: {{}} }},
+        async execute() {{ return {{ content: [{{ type: "text", text: "ok" }}] }}; }} }});
+}}
+"#
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join(format!("skills/{name}-skill/SKILL.md")),
+        format!("---\nname: {name}-skill\ndescription: D\n---\nb\n"),
+    )
+    .unwrap();
+}
+
+fn tool_names(body: &serde_json::Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|t| t["function"]["name"].as_str().map(str::to_owned)).collect())
+        .unwrap_or_default()
+}
+
+/// `-e git:…` and `-e npm:…` install the package for the run into pi's cache
+/// (`<agent dir>/tmp/extensions/<git-host | npm>/<sha256 prefix>/…`, the same folder names the
+/// reference computes), load its extension and skill, write nothing to settings, and reuse the
+/// cached copy on the next run (offline too); a source that cannot be installed is a warning.
+#[test]
+fn e_git_and_npm_sources_install_for_the_run() {
+    let Some(node) = js_support::node_path() else {
+        assert!(js_support::node_available());
+        return;
+    };
+    let server = ScriptedServer::start(vec![text_reply(&["a"]), text_reply(&["b"]), text_reply(&["c"])]);
+    let env = Env::new(&server.base_url);
+    let root = env.agent().parent().unwrap().to_path_buf();
+    // A git repository reached as https://example.com/user/epkg.
+    let src = root.join("gitsrc");
+    write_e_package(&src, "epkg", "1.0.0", "git_tool");
+    std::fs::remove_file(src.join("package.json")).unwrap();
+    sh(&src, "git", &["init", "-q", "-b", "main"]);
+    commit(&src, "init");
+    let bare = root.join("repos/user/epkg.git");
+    std::fs::create_dir_all(bare.parent().unwrap()).unwrap();
+    sh(&root, "git", &["clone", "-q", "--bare", &src.display().to_string(), &bare.display().to_string()]);
+    // An npm tarball served by a registry on 127.0.0.1.
+    let npm_src = root.join("npmsrc");
+    let tarballs = root.join("tarballs");
+    std::fs::create_dir_all(&tarballs).unwrap();
+    write_e_package(&npm_src, "npmepkg", "1.0.0", "npm_tool");
+    sh(&npm_src, "npm", &["pack", "--silent", "--pack-destination", &tarballs.display().to_string()]);
+    let registry = start_registry(tarballs);
+    let run = |offline: bool| {
+        let mut c = env.pi();
+        git_env(&env, &mut c);
+        c.env("PI_NODE", &node)
+            .env("npm_config_registry", &registry)
+            .env("npm_config_cache", root.join("npm-cache"))
+            .env_remove("PI_OFFLINE");
+        if offline {
+            c.env("PI_OFFLINE", "1");
+        }
+        let args = ["-e", "git:example.com/user/epkg", "-e", "npm:npmepkg", "-p", "--no-session", "hi"];
+        text(&c.args(args).output().unwrap())
+    };
+    let (_, err, rc) = run(false);
+    assert_eq!(rc, 0, "{err}");
+    let git_dir = env.agent().join("tmp/extensions/git-example.com/75908548/user/epkg");
+    let npm_dir = env.agent().join("tmp/extensions/npm/f35b2129/node_modules/npmepkg");
+    assert!(git_dir.join("extensions/tool.js").is_file(), "{err}");
+    assert!(npm_dir.join("extensions/tool.js").is_file(), "{err}");
+    assert!(!env.agent().join("settings.json").exists(), "-e writes no settings");
+    let check = |body: &serde_json::Value| {
+        let tools = tool_names(body);
+        assert!(tools.contains(&"git_tool".to_string()) && tools.contains(&"npm_tool".to_string()), "{tools:?}");
+        let system = body["messages"][0]["content"].as_str().unwrap().to_string();
+        assert!(
+            system.contains("<name>epkg-skill</name>") && system.contains("<name>npmepkg-skill</name>"),
+            "{system}"
+        );
+    };
+    check(&server.requests.lock().unwrap()[0].clone());
+    // The cached copies are used again, offline too.
+    let (_, err, rc) = run(true);
+    assert_eq!(rc, 0, "{err}");
+    check(&server.requests.lock().unwrap()[1].clone());
+    // A source that cannot be installed: the run goes on without it, with pi's warning.
+    let mut c = env.pi();
+    c.env("npm_config_registry", &registry).env("npm_config_cache", root.join("npm-cache")).env_remove("PI_OFFLINE");
+    let (_, err, rc) = text(&c.args(["-e", "npm:does-not-exist", "-p", "--no-session", "hi"]).output().unwrap());
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        err.contains("Warning: Extension package \"npm:does-not-exist\": failed to install (")
+            && err.contains("Check the source and try again."),
+        "{err}"
+    );
+}
+
+/// A package whose extension fails to load: the run stops with the reference's two lines (recorded
+/// from pi 1.6.0 with the same files) and exit 1; with `-ne` the package's extension is skipped
+/// and the run goes on.
+#[test]
+fn a_package_whose_extension_fails_to_load() {
+    let Some(node) = js_support::node_path() else {
+        assert!(js_support::node_available());
+        return;
+    };
+    let server = ScriptedServer::start(vec![text_reply(&["ok"])]);
+    let env = Env::new(&server.base_url);
+    let pkg = env.agent().parent().unwrap().join("pkg");
+    std::fs::create_dir_all(pkg.join("extensions")).unwrap();
+    std::fs::write(pkg.join("extensions/bad.js"), "throw new Error(\"bad package extension\");\n").unwrap();
+    std::fs::write(pkg.join("package.json"), r#"{"name":"pkg","version":"1.0.0"}"#).unwrap();
+    std::fs::write(env.agent().join("settings.json"), r#"{"packages":["../pkg"]}"#).unwrap();
+    let run = |args: &[&str]| text(&env.pi().env("PI_NODE", &node).args(args).output().unwrap());
+    let (_, err, rc) = run(&["-p", "--no-session", "hi"]);
+    let bad = pkg.join("extensions/bad.js");
+    assert_eq!(
+        (err.as_str(), rc),
+        (
+            format!(
+                "Error: Failed to load extension \"{}\": Failed to load extension: bad package extension\nHint: Start without extensions using \"pi -ne\".\n",
+                bad.display()
+            )
+            .as_str(),
+            1
+        )
+    );
+    assert!(server.requests.lock().unwrap().is_empty());
+    let (out, err, rc) = run(&["-ne", "-p", "--no-session", "hi"]);
+    assert_eq!((out.as_str(), rc), ("ok\n", 0), "{err}");
 }

@@ -65,6 +65,13 @@ pub enum ErrorStyle {
     OpenAiResponses(String),
     /// `anthropic-messages`: `400 {"type":"error",…}` (the whole body).
     Anthropic,
+    /// `google-generative-ai` / `google-vertex`: the `@google/genai` SDK's message (the error body
+    /// as compact JSON); retries ignore the response headers, as the SDK's errors carry none.
+    Google,
+    /// `mistral-conversations`: `Mistral API error (401): <body>`.
+    Mistral,
+    /// `openai-codex-responses`: the body's `error.message`, or ChatGPT's usage-limit text.
+    Codex,
 }
 
 impl ErrorStyle {
@@ -109,9 +116,59 @@ impl ErrorStyle {
     /// The text of a request cancelled before it was sent.
     pub fn pre_abort_text(&self) -> &'static str {
         match self {
-            ErrorStyle::Anthropic => "This operation was aborted",
+            ErrorStyle::Anthropic | ErrorStyle::Mistral => "This operation was aborted",
+            ErrorStyle::Codex => "Request was aborted",
             _ => "Request aborted",
         }
+    }
+
+    /// An API's own retry rule for a status error (`None`: the shared rule). Codex (pi's
+    /// `isRetryableError`) retries 429 unless the text says the quota is spent, 500/502/503/504,
+    /// and any status whose text names a rate limit, an overload or an unavailable upstream.
+    pub fn status_retryable(&self, status: u16, body: &str) -> Option<bool> {
+        if *self != ErrorStyle::Codex {
+            return None;
+        }
+        let text = body.to_ascii_lowercase();
+        let terminal = [
+            "gousagelimiterror",
+            "freeusagelimiterror",
+            "monthly usage limit reached",
+            "available balance",
+            "insufficient_quota",
+            "out of budget",
+            "quota exceeded",
+            "billing",
+        ];
+        if status == 429 && terminal.iter().any(|t| text.contains(t)) {
+            return Some(false);
+        }
+        if matches!(status, 429 | 500 | 502 | 503 | 504) {
+            return Some(true);
+        }
+        let squeeze = |a: &str, b: &str| {
+            text.contains(&format!("{a}{b}"))
+                || text.contains(&format!("{a} {b}"))
+                || text.contains(&format!("{a}_{b}"))
+                || text.contains(&format!("{a}-{b}"))
+        };
+        Some(
+            squeeze("rate", "limit")
+                || text.contains("overloaded")
+                || squeeze("service", "unavailable")
+                || squeeze("upstream", "connect")
+                || squeeze("connection", "refused"),
+        )
+    }
+
+    /// Whether retries look at the response headers (`retry-after`, `x-should-retry`).
+    pub fn retries_read_headers(&self) -> bool {
+        !matches!(self, ErrorStyle::Google)
+    }
+
+    /// Whether a too-long server retry delay is reported with the SDK's message after it.
+    pub(crate) fn retry_delay_names_the_error(&self) -> bool {
+        !matches!(self, ErrorStyle::Codex)
     }
 
     /// The SDK message of a status error (what pi puts before `Server requested …s retry delay`).
@@ -121,6 +178,9 @@ impl ErrorStyle {
 
     /// pi's `formatProviderError(normalizeProviderError(error), prefix)` for this API.
     pub fn format(&self, error: &HttpError) -> String {
+        if let Some(text) = self.format_fetch_style(error) {
+            return text;
+        }
         let prefix = self.prefix();
         match error {
             HttpError::Status { status, body } => {
@@ -154,6 +214,82 @@ impl ErrorStyle {
             HttpError::RetryDelayTooLong(text) => text.clone(),
         }
     }
+}
+
+impl ErrorStyle {
+    /// The wording of the APIs that pi drives with `fetch` or the Google SDK (`None` for the
+    /// OpenAI and Anthropic SDK styles).
+    fn format_fetch_style(&self, error: &HttpError) -> Option<String> {
+        if !matches!(self, ErrorStyle::Google | ErrorStyle::Mistral | ErrorStyle::Codex) {
+            return None;
+        }
+        Some(match error {
+            HttpError::Status { status, body } => match self {
+                ErrorStyle::Google => truncate_error_text(&google_message(*status, body), MAX_ERROR_BODY_CHARS),
+                ErrorStyle::Mistral => match body.trim() {
+                    "" => format!("Mistral API error ({status}): {}", status_text(*status)),
+                    text => {
+                        format!("Mistral API error ({status}): {}", truncate_error_text(text, MAX_ERROR_BODY_CHARS))
+                    }
+                },
+                _ => codex_message(*status, body),
+            },
+            HttpError::Connection { cause } => with_cause("fetch failed", cause),
+            HttpError::Body { cause } if *self != ErrorStyle::Mistral => with_cause("terminated", cause),
+            HttpError::Body { .. } => "terminated".to_owned(),
+            HttpError::Timeout | HttpError::BodyTimeout => "Request timed out.".to_owned(),
+            HttpError::Aborted => self.pre_abort_text().to_owned(),
+            HttpError::RetryDelayTooLong(text) => text.clone(),
+        })
+    }
+}
+
+/// The status line's text (`fetch`'s `statusText`).
+fn status_text(status: u16) -> String {
+    reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .map_or_else(|| format!("Request failed with status {status}"), str::to_owned)
+}
+
+/// The `@google/genai` SDK's `ApiError` message: a JSON body re-serialized, any other body wrapped
+/// as `{"error":{"message","code","status"}}`.
+fn google_message(status: u16, body: &str) -> String {
+    match serde_json::from_str::<Value>(body) {
+        Ok(value) => value.to_string(),
+        Err(_) => {
+            serde_json::json!({"error": {"message": body, "code": status, "status": status_text(status)}}).to_string()
+        }
+    }
+}
+
+/// pi's `parseErrorResponse` for Codex: ChatGPT's usage-limit text for 429 and usage codes, else
+/// the error's message, else the body.
+fn codex_message(status: u16, body: &str) -> String {
+    let mut message = if body.is_empty() { status_text(status) } else { body.to_owned() };
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let Some(err) = parsed.as_ref().and_then(|p| p.get("error")).filter(|e| is_truthy(e)) else { return message };
+    let text = |k: &str| err.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+    let code = text("code").or_else(|| text("type")).unwrap_or_default().to_ascii_lowercase();
+    let mut friendly = None;
+    if ["usage_limit_reached", "usage_not_included", "rate_limit_exceeded"].iter().any(|c| code.contains(c))
+        || status == 429
+    {
+        let plan = text("plan_type").map(|p| format!(" ({} plan)", p.to_lowercase())).unwrap_or_default();
+        let when = err.get("resets_at").and_then(Value::as_f64).map(|at| {
+            let now =
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+            format!(" Try again in ~{} min.", ((at - now) / 60.0).round().max(0.0))
+        });
+        friendly =
+            Some(format!("You have hit your ChatGPT usage limit{plan}.{}", when.unwrap_or_default()).trim().to_owned());
+    }
+    if let Some(m) = text("message") {
+        message = m.to_owned();
+    } else if let Some(f) = &friendly {
+        message = f.clone();
+    }
+    friendly.unwrap_or(message)
 }
 
 /// pi's `withCauseDetail`: `message: cause` unless the cause is empty or already included.
@@ -212,6 +348,26 @@ mod tests {
     fn plain_text_and_empty_bodies() {
         assert_eq!(ErrorStyle::OpenAiCompletions.format(&status(502, "Bad gateway")), "502 Bad gateway");
         assert_eq!(ErrorStyle::Anthropic.format(&status(500, "")), "500 status code (no body)");
+    }
+
+    #[test]
+    fn codex_retry_rule() {
+        let c = ErrorStyle::Codex;
+        assert_eq!(c.status_retryable(429, r#"{"error":{"code":"insufficient_quota"}}"#), Some(false));
+        assert_eq!(c.status_retryable(429, "slow"), Some(true));
+        assert_eq!(c.status_retryable(400, "Rate limit hit"), Some(true));
+        assert_eq!(c.status_retryable(400, "bad"), Some(false));
+        assert_eq!(ErrorStyle::Google.status_retryable(429, ""), None);
+        assert_eq!(
+            c.format(&status(429, r#"{"error":{"message":"m","plan_type":"PLUS"}}"#)),
+            "You have hit your ChatGPT usage limit (plus plan)."
+        );
+        assert_eq!(c.format(&status(500, "")), "Internal Server Error");
+        assert_eq!(ErrorStyle::Mistral.format(&status(502, "")), "Mistral API error (502): Bad Gateway");
+        assert_eq!(
+            ErrorStyle::Google.format(&status(503, "down")),
+            r#"{"error":{"message":"down","code":503,"status":"Service Unavailable"}}"#
+        );
     }
 
     #[test]

@@ -22,8 +22,8 @@ pub struct HttpRequest {
     pub url: String,
     /// Headers, already merged (defaults, model headers, option headers).
     pub headers: HeaderMap,
-    /// The serialized JSON body.
-    pub body: Vec<u8>,
+    /// The serialized JSON body, shared (not copied) by every attempt to send it.
+    pub body: Bytes,
 }
 
 type ByteStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
@@ -126,7 +126,12 @@ pub async fn send_with_retries(
         if cancel.is_cancelled() || matches!(error, HttpError::Aborted) {
             return Err(HttpError::Aborted);
         }
-        if retries_left == 0 || !is_retryable(&error, &headers) {
+        let headers = if style.retries_read_headers() { headers } else { Vec::new() };
+        let retryable = match &error {
+            HttpError::Status { status, body } => style.status_retryable(*status, body),
+            _ => None,
+        };
+        if retries_left == 0 || !retryable.unwrap_or_else(|| is_retryable(&error, &headers)) {
             return Err(error);
         }
         let retry_index = max_retries - retries_left;
@@ -147,7 +152,7 @@ async fn send_once(
 ) -> Result<(u16, Vec<(String, String)>, reqwest::Response), HttpError> {
     let timeout = Some(options.idle_timeout());
     let client = client_with_connect_timeout(options.effective_connect_timeout());
-    let mut builder = client.post(&request.url).body(request.body.clone());
+    let mut builder = client.post(&request.url).body(reqwest::Body::from(request.body.clone()));
     for (name, value) in request.headers.iter() {
         builder = builder.header(name, value);
     }
@@ -228,15 +233,16 @@ fn retry_delay(
         let max = max_retry_delay.unwrap_or(DEFAULT_MAX_RETRY_DELAY);
         let max_ms = max.as_secs_f64() * 1000.0;
         if max_ms > 0.0 && ms > max_ms {
+            let head =
+                format!("Server requested {}s retry delay (max: {}s)", (ms / 1000.0).ceil(), (max_ms / 1000.0).ceil());
+            if !style.retry_delay_names_the_error() {
+                return Err(HttpError::RetryDelayTooLong(head));
+            }
             let sdk_message = match error {
                 HttpError::Status { status, body } => style.sdk_message(*status, body),
                 other => style.format(other),
             };
-            return Err(HttpError::RetryDelayTooLong(format!(
-                "Server requested {}s retry delay (max: {}s). {sdk_message}",
-                (ms / 1000.0).ceil(),
-                (max_ms / 1000.0).ceil()
-            )));
+            return Err(HttpError::RetryDelayTooLong(format!("{head}. {sdk_message}")));
         }
         return Ok(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
     }

@@ -199,6 +199,224 @@ pub fn check_tools<'a>(
     tools.into_iter().try_for_each(|t| resolve_strict(t, supports_strict, filter).map(drop))
 }
 
+/// pi's `strict-tool-limits.js`: Claude (on Anthropic's API and on Bedrock) rejects a request whose
+/// strict tools exceed its limits (20 strict tools, 16 optional or union-typed parameters). A
+/// session that hit them sends its `"prefer"` tools non-strict from then on.
+pub mod strict_limits {
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
+
+    const MESSAGES: [&str; 3] = [
+        "The compiled grammar is too large",
+        "Too many strict tools (",
+        "Schemas contains too many parameters with union types (",
+    ];
+    const MAX_SESSIONS: usize = 10_000;
+
+    static SESSIONS: Mutex<VecDeque<String>> = Mutex::new(VecDeque::new());
+
+    /// Whether a provider error says the strict tools exceed the limits.
+    ///
+    /// ```
+    /// use pi_ai::providers::constrained::strict_limits::is_limit_error;
+    /// assert!(is_limit_error("Validation error: Too many strict tools (21)"));
+    /// assert!(!is_limit_error("Validation error: bad"));
+    /// ```
+    pub fn is_limit_error(message: &str) -> bool {
+        MESSAGES.iter().any(|m| message.contains(m))
+    }
+
+    /// Remembers that `session`'s strict tools were rejected (nothing without a session; at most
+    /// 10 000 sessions, the oldest forgotten first).
+    pub fn mark_exceeded(session: Option<&str>) {
+        let Some(session) = session else { return };
+        let mut sessions = SESSIONS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !sessions.iter().any(|s| s == session) {
+            sessions.push_back(session.to_owned());
+        }
+        while sessions.len() > MAX_SESSIONS {
+            sessions.pop_front();
+        }
+    }
+
+    /// Whether an earlier request of `session` had its strict tools rejected.
+    pub fn has_exceeded(session: Option<&str>) -> bool {
+        let Some(session) = session else { return false };
+        SESSIONS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter().any(|s| s == session)
+    }
+
+    /// Forgets `session` (pi's session-resource cleanup), or every session with `None`.
+    pub fn forget(session: Option<&str>) {
+        let mut sessions = SESSIONS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match session {
+            Some(session) => sessions.retain(|s| s != session),
+            None => sessions.clear(),
+        }
+    }
+}
+
+/// A grammar tool as an API sends it (pi's `resolveGrammarConstrainedSampling`): the model writes
+/// the raw `input_property` string constrained by `definition`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GrammarTool {
+    /// `lark` or `regex`.
+    pub format: &'static str,
+    /// The grammar.
+    pub definition: String,
+    /// The one required string property the raw input fills.
+    pub input_property: String,
+}
+
+fn grammar_input_property(tool: &Tool) -> Result<String, String> {
+    let schema = &tool.parameters;
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        return Err("grammar constrained sampling requires an object parameter schema".into());
+    }
+    let required = schema.get("required").and_then(Value::as_array);
+    let Some(property) = required.filter(|r| r.len() == 1).and_then(|r| r[0].as_str()) else {
+        return Err("grammar constrained sampling requires exactly one required string property".into());
+    };
+    let Some(definition) = schema.get("properties").and_then(|p| p.get(property)) else {
+        return Err(format!("grammar constrained sampling requires a properties entry for {property}"));
+    };
+    if definition.get("type").and_then(Value::as_str) != Some("string") {
+        return Err(format!("grammar constrained sampling property {property} must have type string"));
+    }
+    Ok(property.to_owned())
+}
+
+/// The grammar form of `tool` when it declares `{type: "grammar", variants}` and the model takes
+/// OpenAI grammar tools (`lark` preferred over `regex`); the error of a declaration that cannot work.
+pub fn resolve_grammar(tool: &Tool, supports_grammar_tools: bool) -> Result<Option<GrammarTool>, String> {
+    let Some(config) = tool.constrained_sampling.as_ref().and_then(Value::as_object) else { return Ok(None) };
+    if config.get("type").and_then(Value::as_str) != Some("grammar") || !supports_grammar_tools {
+        return Ok(None);
+    }
+    let variant = |k: &str| {
+        config.get("variants").and_then(|v| v.get(k)).and_then(Value::as_str).filter(|d| !d.trim().is_empty())
+    };
+    let (format, definition) = match (variant("openai_lark"), variant("openai_regex")) {
+        (Some(lark), _) => ("lark", lark),
+        (None, Some(regex)) => ("regex", regex),
+        (None, None) => {
+            return Err(format!(
+                "Tool \"{}\" cannot use grammar constrained sampling: no supported grammar variant was provided.",
+                tool.name
+            ));
+        }
+    };
+    let input_property = grammar_input_property(tool)
+        .map_err(|why| format!("Tool \"{}\" cannot use grammar constrained sampling: {why}.", tool.name))?;
+    Ok(Some(GrammarTool { format, definition: definition.to_owned(), input_property }))
+}
+
+/// Tool name → input property of every grammar tool (pi's `createGrammarToolInputProperties`).
+pub fn grammar_input_properties<'a>(
+    tools: impl IntoIterator<Item = &'a Tool>,
+    supports_grammar_tools: bool,
+) -> Result<std::collections::HashMap<String, String>, String> {
+    let mut out = std::collections::HashMap::new();
+    for tool in tools {
+        if let Some(grammar) = resolve_grammar(tool, supports_grammar_tools)? {
+            out.insert(tool.name.clone(), grammar.input_property);
+        }
+    }
+    Ok(out)
+}
+
+/// The grammar tools of a request (name → input property), or the error that refuses it: a grammar
+/// declaration that cannot work, or a replayed grammar tool call without its string input.
+pub fn check_grammar_tools(
+    messages: &[crate::types::Message],
+    declared: &[Tool],
+    supports_grammar_tools: bool,
+) -> Result<std::collections::HashMap<String, String>, String> {
+    let grammar = grammar_input_properties(declared, supports_grammar_tools)?;
+    if grammar.is_empty() {
+        return Ok(grammar);
+    }
+    for message in messages {
+        if let crate::types::Message::Assistant(a) = message {
+            for call in a.tool_calls() {
+                if let Some(property) = grammar.get(&call.name) {
+                    grammar_tool_input(&call.name, &call.arguments, property)?;
+                }
+            }
+        }
+    }
+    Ok(grammar)
+}
+
+/// The raw input of a replayed grammar tool call (pi's `getGrammarToolInput`).
+pub fn grammar_tool_input<'a>(
+    tool_name: &str,
+    arguments: &'a Map<String, Value>,
+    property: &str,
+) -> Result<&'a str, String> {
+    arguments
+        .get(property)
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("Grammar tool call \"{tool_name}\" requires argument \"{property}\" to be a string."))
+}
+
+/// A streaming grammar tool input turned into the JSON text of its arguments piece by piece
+/// (`{"<property>":"` … `"}`), costing time linear in each delta.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GrammarInput {
+    /// The input so far.
+    pub input: String,
+    started: bool,
+    closed: bool,
+}
+
+impl GrammarInput {
+    fn start(&mut self, property: &str) -> String {
+        if self.started {
+            return String::new();
+        }
+        self.started = true;
+        format!("{{{}:\"", Value::String(property.to_owned()))
+    }
+
+    fn escaped(text: &str) -> String {
+        let quoted = Value::String(text.to_owned()).to_string();
+        quoted[1..quoted.len() - 1].to_owned()
+    }
+
+    /// Appends `delta`; the matching JSON piece, `None` for an empty delta.
+    pub fn append(&mut self, property: &str, delta: &str) -> Result<Option<String>, String> {
+        if self.closed {
+            return Err(format!("grammar tool input for property \"{property}\" changed after it was closed"));
+        }
+        if delta.is_empty() {
+            return Ok(None);
+        }
+        self.input.push_str(delta);
+        Ok(Some(self.start(property) + &Self::escaped(delta)))
+    }
+
+    /// Closes the input (`final_input`, when sent, must continue what streamed); the rest of the
+    /// JSON text, `None` when it was already closed with the same input.
+    pub fn close(&mut self, property: &str, final_input: Option<&str>) -> Result<Option<String>, String> {
+        if self.closed {
+            if final_input.is_none_or(|f| f == self.input) {
+                return Ok(None);
+            }
+            return Err(format!("grammar tool input for property \"{property}\" changed after it was closed"));
+        }
+        let rest = match final_input {
+            Some(f) if !f.starts_with(&self.input) => {
+                return Err(format!("grammar tool input for property \"{property}\" changed non-monotonically"));
+            }
+            Some(f) => f[self.input.len()..].to_owned(),
+            None => String::new(),
+        };
+        self.input.push_str(&rest);
+        self.closed = true;
+        Ok(Some(format!("{}{}\"}}", self.start(property), Self::escaped(&rest))))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,5 +458,32 @@ mod tests {
         assert_eq!(make_strict_json_schema(&union, None).unwrap_err(), "object and array unions are unsupported");
         let no_type = json!({"type": "object", "properties": {"c": {"const": 1}}});
         assert_eq!(make_strict_json_schema(&no_type, None).unwrap_err(), "schemas without a type are unsupported");
+    }
+
+    #[test]
+    fn grammar_tools_resolve_and_stream_json() {
+        let params = json!({"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]});
+        let mut t = tool(
+            json!({"type": "grammar", "variants": {"openai_regex": "[a-z]+", "openai_lark": "start: /x/"}}),
+            params,
+        );
+        let g = resolve_grammar(&t, true).unwrap().unwrap();
+        assert_eq!((g.format, g.definition.as_str(), g.input_property.as_str()), ("lark", "start: /x/", "code"));
+        assert_eq!(resolve_grammar(&t, false), Ok(None));
+        t.parameters = json!({"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a"]});
+        assert_eq!(
+            resolve_grammar(&t, true).unwrap_err(),
+            "Tool \"t\" cannot use grammar constrained sampling: grammar constrained sampling property a must have type string."
+        );
+        let mut buffer = GrammarInput::default();
+        let mut text = buffer.append("code", "say \"hi\"").unwrap().unwrap();
+        assert_eq!(buffer.append("code", ""), Ok(None));
+        text += &buffer.close("code", Some("say \"hi\"\n")).unwrap().unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), json!({"code": "say \"hi\"\n"}));
+        assert_eq!(buffer.close("code", None), Ok(None));
+        assert!(buffer.append("code", "x").is_err());
+        let mut other = GrammarInput::default();
+        other.append("code", "ab").unwrap();
+        assert!(other.close("code", Some("xy")).unwrap_err().ends_with("changed non-monotonically"));
     }
 }

@@ -1,12 +1,18 @@
 //! Provider implementations, one module per wire protocol.
 
 pub mod anthropic;
+pub mod azure_openai_responses;
+pub mod bedrock;
 pub mod constrained;
 pub mod faux;
+pub mod google;
+pub mod mistral;
+pub mod openai_codex_responses;
 pub mod openai_completions;
 pub mod openai_responses;
+pub mod pi_messages;
 
-/// The three HTTP APIs (`openai-completions`, `openai-responses`, `anthropic-messages`), ready for
+/// Every built-in HTTP API (the ten of pi 1.6.0's `KnownApi`), ready for
 /// [`Models::register_api`](crate::registry::Models::register_api).
 ///
 /// ```
@@ -20,6 +26,13 @@ pub fn http_apis() -> Vec<std::sync::Arc<dyn crate::provider::ApiProvider>> {
         std::sync::Arc::new(openai_completions::OpenAiCompletions),
         std::sync::Arc::new(openai_responses::OpenAiResponses),
         std::sync::Arc::new(anthropic::AnthropicMessages),
+        std::sync::Arc::new(google::GoogleGenerativeAi),
+        std::sync::Arc::new(google::GoogleVertex::default()),
+        std::sync::Arc::new(mistral::MistralConversations),
+        std::sync::Arc::new(azure_openai_responses::AzureOpenAiResponses),
+        std::sync::Arc::new(openai_codex_responses::OpenAiCodexResponses),
+        std::sync::Arc::new(bedrock::BedrockConverseStream),
+        std::sync::Arc::new(pi_messages::PiMessages),
     ]
 }
 
@@ -45,7 +58,9 @@ pub fn request_body(
 ) -> Result<serde_json::Value, String> {
     let mut options = options.clone();
     if options.api_key.as_deref().is_none_or(str::is_empty) {
-        options.api_key = Some("offline".to_owned());
+        let offline =
+            if model.api == openai_codex_responses::API { openai_codex_responses::OFFLINE_TOKEN } else { "offline" };
+        options.api_key = Some(offline.to_owned());
     }
     let request = match model.api.as_str() {
         "openai-completions" => {
@@ -53,6 +68,13 @@ pub fn request_body(
         }
         "openai-responses" => openai_responses::build_request_ref(model, context, &options),
         "anthropic-messages" => anthropic::build_request_ref(model, context, &options),
+        google::GEMINI_API => google::build_request_ref(model, context, &options),
+        google::VERTEX_API => google::build_vertex_request_ref(model, context, &options),
+        mistral::API => mistral::build_request_ref(model, context, &options),
+        azure_openai_responses::API => azure_openai_responses::build_request_ref(model, context, &options),
+        openai_codex_responses::API => openai_codex_responses::build_request_ref(model, context, &options),
+        "bedrock-converse-stream" => bedrock::build_request_ref(model, context, &options, false).map(|built| built.0),
+        "pi-messages" => pi_messages::build_request_ref(model, context, &options),
         other => return Err(format!("No built-in request body for API: {other}")),
     }?;
     serde_json::from_slice(&request.body).map_err(|e| format!("The request body is not JSON: {e}"))

@@ -116,6 +116,8 @@ pub struct Recorded {
     pub headers: Vec<(String, String)>,
     /// The body as JSON (`Value::Null` if it was not JSON).
     pub body: Value,
+    /// The body as text (for bodies that are not JSON, such as OAuth forms).
+    pub raw: String,
 }
 
 impl Recorded {
@@ -190,8 +192,9 @@ fn handle(state: Arc<State>, uri: Uri, headers: HeaderMap, body: Bytes) -> Optio
         .iter()
         .map(|(k, v)| (k.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
         .collect();
+    let raw = String::from_utf8_lossy(&body).into_owned();
     let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    state.requests.lock().expect("lock").push(Recorded { path: uri.to_string(), headers, body });
+    state.requests.lock().expect("lock").push(Recorded { path: uri.to_string(), headers, body, raw });
     let Some(reply) = state.replies.lock().expect("lock").pop_front() else {
         return Some(Response::builder().status(404).body(Body::from("no scripted reply")).expect("response"));
     };

@@ -423,9 +423,15 @@ export function isKeyRepeat() {
 }
 
 const keyName = (name) => name;
+/** `ctrlShift` → `(k) => "ctrl+shift+k"`: pi-tui's modifier helpers, every order and combination. */
+const modifiers = (prop) => {
+	const parts = String(prop).split(/(?=[A-Z])/).map((p) => p.toLowerCase());
+	if (parts.length === 0 || !parts.every((p) => ["ctrl", "shift", "alt", "super"].includes(p))) return undefined;
+	return (k) => `${parts.join("+")}+${k}`;
+};
 export const Key = new Proxy(
-	{ ctrl: (k) => `ctrl+${k}`, alt: (k) => `alt+${k}`, shift: (k) => `shift+${k}`, ctrlShift: (k) => `ctrl+shift+${k}` },
-	{ get: (target, prop) => (prop in target ? target[prop] : keyName(String(prop))) },
+	{},
+	{ get: (_target, prop) => (typeof prop === "string" ? (modifiers(prop) ?? keyName(prop)) : undefined) },
 );
 
 export function renderFakeCursor(char = " ") {

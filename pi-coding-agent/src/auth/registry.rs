@@ -41,7 +41,8 @@ pub enum RegistryError {
 #[derive(Clone, Debug)]
 pub struct ModelRegistry {
     anthropic_oauth: AnthropicOAuth,
-    models: Models,
+    /// Shared: the catalog is large, and every clone (the stream function holds one) reads it.
+    models: Arc<Models>,
     auth: AuthStorage,
     configured: Arc<HashMap<String, String>>,
     error: Option<Arc<RegistryError>>,
@@ -99,7 +100,7 @@ impl ModelRegistry {
                 apis: HashMap::new(),
             });
         }
-        ModelRegistry { anthropic_oauth: AnthropicOAuth::default(), models, auth, configured, error }
+        ModelRegistry { anthropic_oauth: AnthropicOAuth::default(), models: Arc::new(models), auth, configured, error }
     }
 
     /// The models.json or auth.json problem found while loading, if any.

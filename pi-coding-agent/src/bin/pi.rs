@@ -175,14 +175,13 @@ async fn run(mut args: Args) -> Result<i32> {
         _ => LogTarget::AgentDirFile,
     };
     init_logging(log_target, &agent_dir);
-    let project_trusted =
-        match pi_coding_agent::trust::startup_project_trusted(&agent_dir, &cwd, args.project_trust_override).await {
-            Ok(r) => {
-                r.warnings.iter().for_each(|w| eprintln!("Warning: {w}"));
-                r.trusted
-            }
-            Err(e) => return fail(&e.to_string()),
-        };
+    let project_trusted = match startup_trust(&args, mode, &cwd, &agent_dir).await {
+        Ok(r) => {
+            r.warnings.iter().for_each(|w| eprintln!("Warning: {w}"));
+            r.trusted
+        }
+        Err(e) => return fail(&e.to_string()),
+    };
     let settings_manager =
         std::sync::Arc::new(SettingsManager::create_with(&cwd, &agent_dir, SettingsManagerOptions { project_trusted }));
     for e in settings_manager.drain_errors() {
@@ -263,7 +262,6 @@ async fn run(mut args: Args) -> Result<i32> {
     let has_existing_session = !session_manager.build_session_context().messages.is_empty();
 
     // Model (`--models` or the `enabledModels` setting scope the choice).
-    let all = registry.all_models();
     let patterns = args.models.clone().or_else(|| settings.enabled_models());
     let available: Vec<_> = registry.available_models().into_iter().cloned().collect();
     let scope = match patterns {
@@ -281,7 +279,7 @@ async fn run(mut args: Args) -> Result<i32> {
             thinking: args.thinking.as_deref(),
             inline_api_key: args.api_key.is_some(),
         };
-        match resolve_cli_model(&request, &all, &|p| registry.has_auth(p)) {
+        match resolve_cli_model(&request, &registry.all_models(), &|p| registry.has_auth(p)) {
             Ok(r) => {
                 if let Some(w) = &r.warning {
                     eprintln!("Warning: {w}");
@@ -295,7 +293,7 @@ async fn run(mut args: Args) -> Result<i32> {
         let saved = settings
             .default_provider()
             .zip(settings.default_model())
-            .and_then(|(p, m)| registry.models.get_model(p, m).cloned());
+            .and_then(|(p, m)| registry.models().get_model(p, m).cloned());
         let scoped = match scope.models.as_slice() {
             [] => None,
             _ if has_existing_session => None,
@@ -361,6 +359,11 @@ async fn run(mut args: Args) -> Result<i32> {
     loader.no_extensions = args.no_extensions;
     // `-e` paths are resolved against the cwd and load even with --no-extensions, as pi's.
     for e in &args.extensions {
+        // npm / git sources are installed for the run by the package resolver (pi's temporary scope).
+        if !pi_coding_agent::packages::is_local_path(e) {
+            loader.additional_extension_paths.push(PathBuf::from(e.trim()));
+            continue;
+        }
         let path = resolve_path(cwd.join(expand_tilde(e)));
         if !path.exists() {
             eprintln!(
@@ -422,6 +425,11 @@ async fn run(mut args: Args) -> Result<i32> {
             tools: args.tools.clone(),
             exclude_tools: args.exclude_tools.clone(),
             default_tools: settings.default_tools(),
+            codemode_inline_budget: Some(settings.codemode_inline_budget()),
+            codemode_models: pi_coding_agent::builtin_extensions::codemode::ModelCatalog {
+                all: registry.all_models().iter().filter_map(|m| serde_json::to_value(m).ok()).collect(),
+                available: available.iter().filter_map(|m| serde_json::to_value(m).ok()).collect(),
+            },
         }),
         ..Default::default()
     })
@@ -536,6 +544,56 @@ const EXIT_HANGUP: i32 = 129;
 /// write its last entry (a second signal exits at once), as pi's `disposeRuntime`. Session
 /// entries are synced as they are written, so nothing is left to flush.
 /// `wait_for_run`: the mode ends by itself once its run is aborted (print, json).
+/// pi's startup trust decision: `project_trust` handlers of the project-independent extensions,
+/// then the saved decision, `defaultProjectTrust` and, in the interactive mode, the question.
+async fn startup_trust(
+    args: &Args,
+    mode: Option<Mode>,
+    cwd: &std::path::Path,
+    agent_dir: &std::path::Path,
+) -> Result<pi_coding_agent::trust::TrustResolution, pi_coding_agent::trust::TrustError> {
+    let sources: Vec<PathBuf> = args
+        .extensions
+        .iter()
+        .map(|e| {
+            if pi_coding_agent::packages::is_local_path(e) {
+                resolve_path(cwd.join(expand_tilde(e)))
+            } else {
+                PathBuf::from(e.trim())
+            }
+        })
+        .collect();
+    let tty = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let interactive = mode.is_none() && !args.print && tty;
+    let ui: std::sync::Arc<dyn pi_coding_agent::ui::UiHost> = if interactive {
+        let theme = SettingsManager::create_with(cwd, agent_dir, SettingsManagerOptions { project_trusted: false })
+            .settings()
+            .theme()
+            .map(str::to_owned);
+        std::sync::Arc::new(pi_coding_agent::modes::interactive::StartupUi::new(
+            agent_dir.to_path_buf(),
+            cwd.display().to_string(),
+            theme,
+        ))
+    } else {
+        std::sync::Arc::new(pi_coding_agent::ui::NoUi)
+    };
+    let trust_mode = match mode {
+        Some(Mode::Json) => "json",
+        Some(Mode::Rpc) => "rpc",
+        _ if interactive => "tui",
+        _ => "print",
+    };
+    let options = pi_coding_agent::trust::StartupTrustOptions {
+        trust_override: args.project_trust_override,
+        extension_sources: &sources,
+        no_extensions: args.no_extensions,
+        mode: trust_mode,
+        ui,
+    };
+    pi_coding_agent::trust::startup_project_trust(agent_dir, cwd, options).await
+}
+
 async fn run_until_signal(
     session: &pi_coding_agent::sdk::AgentSession,
     run: impl std::future::Future<Output = i32>,

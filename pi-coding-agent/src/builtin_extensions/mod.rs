@@ -1,6 +1,7 @@
-//! The built-in extensions (pi's `dist/extensions/`): `mcp` (in [`crate::mcp`]), [`tool_search`],
+//! The built-in extensions (pi's `dist/extensions/`): `mcp` (in [`crate::mcp`]), [`tool_search`], [`codemode`],
 //! and the CLI's hooks for them: which built-ins a `pi` run loads, and `pi mcp …`.
 
+pub mod codemode;
 pub mod tool_search;
 
 use std::path::PathBuf;
@@ -8,6 +9,10 @@ use std::sync::Arc;
 
 use crate::extensions::Extension;
 use crate::mcp::extension::{DEFAULT_STARTUP_WAIT, McpExtension, McpExtensionOptions};
+
+/// The built-in extensions this port has (pi's `builtin:<name>` names; pi 1.6.0 also has
+/// `llama.cpp`).
+pub const BUILTIN_EXTENSION_NAMES: &[&str] = &["mcp", "tool-search", "codemode"];
 
 /// What decides the built-in extensions of a `pi` run.
 #[derive(Clone, Debug, Default)]
@@ -24,6 +29,10 @@ pub struct BuiltinOptions {
     pub exclude_tools: Option<Vec<String>>,
     /// The `defaultTools` setting.
     pub default_tools: Option<Vec<String>>,
+    /// The `codemode.inlineBudget` setting.
+    pub codemode_inline_budget: Option<u64>,
+    /// The model catalog codemode scripts reach through `models.*`.
+    pub codemode_models: codemode::ModelCatalog,
 }
 
 impl BuiltinOptions {
@@ -40,7 +49,13 @@ impl BuiltinOptions {
 pub fn cli_extensions(options: &BuiltinOptions) -> Vec<Arc<dyn Extension>> {
     let mut out: Vec<Arc<dyn Extension>> = Vec::new();
     let mut catalogs: Vec<Arc<dyn tool_search::ToolCatalog>> = Vec::new();
-    let mcp = (!options.no_mcp).then(|| {
+    // `-builtin:<name>` in the `extensions` setting turns a built-in off (pi's resolve).
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let trusted = options
+        .project_trusted
+        .unwrap_or_else(|| crate::trust::is_project_trusted(&options.agent_dir, &cwd, None).unwrap_or(false));
+    let enabled = |name: &str| crate::packages::builtin_extension_enabled(&cwd, &options.agent_dir, trusted, name);
+    let mcp = (!options.no_mcp && enabled("mcp")).then(|| {
         Arc::new(McpExtension::new(McpExtensionOptions {
             agent_dir: options.agent_dir.clone(),
             project_trusted: options.project_trusted,
@@ -52,9 +67,18 @@ pub fn cli_extensions(options: &BuiltinOptions) -> Vec<Arc<dyn Extension>> {
     if let Some(mcp) = &mcp {
         catalogs.push(mcp.catalog());
     }
-    // tool_search first: its session_start leaves the loadout before MCP activates it for deferred servers.
+    // tool_search and codemode first: their session_start leaves the loadout before MCP activates
+    // them for deferred and codemode servers.
     let active = options.names(tool_search::TOOL_SEARCH_TOOL_NAME);
-    out.push(Arc::new(tool_search::ToolSearchExtension::new(catalogs, active)));
+    if enabled("tool-search") {
+        out.push(Arc::new(tool_search::ToolSearchExtension::new(catalogs.clone(), active)));
+    }
+    if enabled("codemode") {
+        let active = options.names(codemode::CODEMODE_TOOL_NAME);
+        let codemode = codemode::CodemodeExtension::new(catalogs, active, options.codemode_inline_budget)
+            .with_models(options.codemode_models.clone());
+        out.push(Arc::new(codemode));
+    }
     if let Some(mcp) = mcp {
         out.push(mcp);
     }

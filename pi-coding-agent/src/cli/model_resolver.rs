@@ -19,6 +19,8 @@
 //!   "Model \"nope\" not found. Use --list-models to see available models.");
 //! ```
 
+use std::borrow::Borrow;
+
 use pi_ai::Model;
 
 use super::args::VALID_THINKING_LEVELS;
@@ -205,12 +207,14 @@ pub(crate) fn resolve_scope_pattern(text: &str, models: &[Model]) -> Option<(Vec
 }
 
 /// pi's `resolveCliModel`. `usable(provider)` tells whether a provider has credentials. The
-/// error is pi's message (printed as `Error: …`).
-pub fn resolve_cli_model(
+/// error is pi's message (printed as `Error: …`). `models`: owned or borrowed models (the CLI
+/// passes the registry's, uncopied).
+pub fn resolve_cli_model<M: Borrow<Model>>(
     request: &CliModelRequest<'_>,
-    models: &[Model],
+    models: &[M],
     usable: &dyn Fn(&str) -> bool,
 ) -> Result<ResolvedModel, String> {
+    let models: Vec<&Model> = models.iter().map(Borrow::borrow).collect();
     if models.is_empty() {
         return Err("No models available. Check your installation or add models to models.json.".into());
     }
@@ -223,7 +227,8 @@ pub fn resolve_cli_model(
         },
         None => None,
     };
-    let pool: Vec<&Model> = models.iter().filter(|m| provider.as_ref().is_none_or(|p| &m.provider == p)).collect();
+    let pool: Vec<&Model> =
+        models.iter().copied().filter(|m| provider.as_ref().is_none_or(|p| &m.provider == p)).collect();
     let never = |_: &str| false;
     let usable: &dyn Fn(&str) -> bool = if request.inline_api_key { &never } else { usable };
     let text = request.model.trim();

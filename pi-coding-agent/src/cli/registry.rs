@@ -14,8 +14,6 @@ use crate::auth::{ModelRegistry, RegistryError};
 /// Models, their credentials and the stream function over them.
 #[derive(Clone, Debug)]
 pub struct CliRegistry {
-    /// Providers with models and auth, APIs registered.
-    pub models: Models,
     registry: ModelRegistry,
 }
 
@@ -26,7 +24,12 @@ impl CliRegistry {
     pub fn load(agent_dir: &Path) -> (Self, Option<Arc<RegistryError>>) {
         let registry = ModelRegistry::load(agent_dir);
         let error = registry.shared_error();
-        (CliRegistry { models: registry.models().clone(), registry }, error)
+        (CliRegistry { registry }, error)
+    }
+
+    /// Providers with models and auth, APIs registered (the registry's, not a copy).
+    pub fn models(&self) -> &Models {
+        self.registry.models()
     }
 
     /// The SDK registry underneath.
@@ -39,14 +42,14 @@ impl CliRegistry {
         self.registry.has_configured_auth(provider)
     }
 
-    /// Every model, in catalog order.
-    pub fn all_models(&self) -> Vec<Model> {
-        self.models.get_models(None).into_iter().cloned().collect()
+    /// Every model, in catalog order (borrowed: the catalog is large).
+    pub fn all_models(&self) -> Vec<&Model> {
+        self.models().get_models(None)
     }
 
     /// The models whose provider has credentials.
     pub fn available_models(&self) -> Vec<&Model> {
-        self.models.get_models(None).into_iter().filter(|m| self.has_auth(&m.provider)).collect()
+        self.models().get_models(None).into_iter().filter(|m| self.has_auth(&m.provider)).collect()
     }
 
     /// A stream function dispatching through this registry.

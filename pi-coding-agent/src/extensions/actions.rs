@@ -89,6 +89,54 @@ pub struct ToolInfo {
     pub prompt_guidelines: Option<Vec<String>>,
 }
 
+/// A slash command as `pi.getCommands()` lists it (pi's `SlashCommandInfo`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlashCommandInfo {
+    /// The invocation name, without `/` (`skill:name` for skills).
+    pub name: String,
+    /// What it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `extension`, `prompt` or `skill`.
+    pub source: String,
+    /// Where it comes from (`{path, source, scope, origin}`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_info: Option<Value>,
+}
+
+/// Where `ctx.fork(entryId, {position})` cuts the branch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ForkPosition {
+    /// Before a user message: the new session ends at its parent (pi's default).
+    #[default]
+    Before,
+    /// At the entry: the new session includes it (pi's `clone`).
+    At,
+}
+
+/// Options of the command context's `navigateTree(targetId, options)`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NavigateTreeRequest {
+    /// Summarize the branch being left.
+    #[serde(default)]
+    pub summarize: bool,
+    /// Extra instructions for the summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom_instructions: Option<String>,
+    /// Whether `custom_instructions` replace pi's summary prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replace_instructions: Option<bool>,
+    /// A label for the summary entry (or the target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+/// The answer of the command context's session controls: `{cancelled}`.
+pub type SessionControlFuture = futures::future::BoxFuture<'static, Result<bool, BoxError>>;
+
 /// The session side of the extension API (pi's `ExtensionActions` plus the context actions).
 ///
 /// The session implements it and binds it with
@@ -152,6 +200,21 @@ pub trait ExtensionActions: Send + Sync {
         String::new()
     }
 
+    /// pi's `ctx.executeTool(name, args, { signal })`: runs the registered tool `name` on behalf of
+    /// the tool call `parent_tool_call_id` through the tool pipeline (argument preparation and
+    /// validation, `tool_call` / `tool_result` handlers). Tool failures come back as results with
+    /// `is_error`; `Err` means the session cannot run it. Defaults to "not available".
+    fn execute_tool(
+        &self,
+        parent_tool_call_id: &str,
+        name: &str,
+        args: serde_json::Map<String, Value>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> futures::future::BoxFuture<'static, Result<pi_agent_core::AgentToolResult, BoxError>> {
+        let _ = (parent_tool_call_id, name, args, cancel);
+        Box::pin(async { Err("Tool calls need a session".into()) })
+    }
+
     /// `ctx.shutdown()`.
     fn shutdown(&self) {}
 
@@ -185,5 +248,71 @@ pub trait ExtensionActions: Send + Sync {
     /// The command context's `waitForIdle()`.
     fn wait_for_idle(&self) -> futures::future::BoxFuture<'static, Result<(), BoxError>> {
         Box::pin(async { Ok(()) })
+    }
+
+    /// pi's `getSettings()`: the effective settings as JSON (`{}` without a session).
+    fn get_settings(&self) -> Value {
+        Value::Object(Default::default())
+    }
+
+    /// pi's `getCommands()`: extension commands, prompt templates, then skills.
+    fn get_commands(&self) -> Vec<SlashCommandInfo> {
+        Vec::new()
+    }
+
+    /// pi's `setModel(model)`: `false` when the model is unknown or its provider has no auth.
+    fn set_model(&self, provider: &str, id: &str) -> futures::future::BoxFuture<'static, Result<bool, BoxError>> {
+        let _ = (provider, id);
+        Box::pin(async { Ok(false) })
+    }
+
+    /// `ctx.isProjectTrusted()`.
+    fn is_project_trusted(&self) -> bool {
+        false
+    }
+
+    /// `ctx.getContextUsage()` as pi's JSON (`{tokens, contextWindow, percent}`).
+    fn get_context_usage(&self) -> Option<Value> {
+        None
+    }
+
+    /// `ctx.scopedModels`, serialized.
+    fn scoped_models(&self) -> Vec<Value> {
+        Vec::new()
+    }
+
+    /// `ctx.getSystemPromptOptions()` as JSON.
+    fn get_system_prompt_options(&self) -> Value {
+        Value::Object(Default::default())
+    }
+
+    /// The command context's `newSession({parentSession})`: `Ok(true)` when a handler cancelled.
+    fn new_session(&self, parent_session: Option<String>) -> SessionControlFuture {
+        let _ = parent_session;
+        Box::pin(async { Err("newSession is not available in this session".into()) })
+    }
+
+    /// The command context's `fork(entryId, {position})`.
+    fn fork(&self, entry_id: &str, position: ForkPosition) -> SessionControlFuture {
+        let _ = (entry_id, position);
+        Box::pin(async { Err("fork is not available in this session".into()) })
+    }
+
+    /// The command context's `navigateTree(targetId, options)`.
+    fn navigate_tree(&self, target_id: &str, options: NavigateTreeRequest) -> SessionControlFuture {
+        let _ = (target_id, options);
+        Box::pin(async { Err("navigateTree is not available in this session".into()) })
+    }
+
+    /// The command context's `switchSession(sessionPath)`.
+    fn switch_session(&self, session_path: &str) -> SessionControlFuture {
+        let _ = session_path;
+        Box::pin(async { Err("switchSession is not available in this session".into()) })
+    }
+
+    /// The command context's `reload()`: `session_shutdown` (`reload`), the extensions load
+    /// again, `session_start` (`reload`).
+    fn reload(&self) -> futures::future::BoxFuture<'static, Result<(), BoxError>> {
+        Box::pin(async { Err("reload is not available in this session".into()) })
     }
 }

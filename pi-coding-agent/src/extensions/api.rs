@@ -17,6 +17,7 @@ use super::actions::{ExtensionMessage, SendMessageOptions, SendUserMessageOption
 use super::errors::{BoxError, ExtensionApiError};
 use super::events::{ExtensionEvent, NotifyEvent};
 use super::exec::{ExecOptions, ExecResult, exec_command};
+pub use super::registrations::RegisteredMcpServer;
 use super::runtime::{ExtensionContext, FlagValue, Runtime, lock};
 use crate::messages::CustomRoleMessage;
 use crate::session::CustomEntry;
@@ -142,19 +143,6 @@ impl RegisteredTool {
     }
 }
 
-/// An MCP server an extension registered (pi's `pi.registerMcpServer(name, config)`): the same
-/// shape as an `mcpServers` entry. The MCP extension validates it and connects it beside the
-/// servers of `mcp.json`, which take precedence.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RegisteredMcpServer {
-    /// The server name.
-    pub name: String,
-    /// The entry.
-    pub config: Value,
-    /// The extension that registered it.
-    pub extension_path: String,
-}
-
 /// A command handler: `(args, ctx)`.
 pub type CommandHandler =
     Arc<dyn Fn(String, ExtensionContext) -> BoxFuture<'static, Result<(), BoxError>> + Send + Sync>;
@@ -260,6 +248,7 @@ pub(crate) struct ExtensionRecord {
     pub(crate) entry_renderers: Mutex<IndexMap<String, EntryRenderer>>,
     pub(crate) message_renderers: Mutex<IndexMap<String, MessageRenderer>>,
     pub(crate) shortcuts: Mutex<IndexMap<String, super::shortcuts::RegisteredShortcut>>,
+    pub(crate) tool_renderers: Mutex<IndexMap<String, super::tool_renderers::ToolRenderers>>,
     state: AtomicU8,
 }
 
@@ -274,6 +263,7 @@ impl ExtensionRecord {
             entry_renderers: Mutex::new(IndexMap::new()),
             message_renderers: Mutex::new(IndexMap::new()),
             shortcuts: Mutex::new(IndexMap::new()),
+            tool_renderers: Mutex::new(IndexMap::new()),
             state: AtomicU8::new(LOADING),
         })
     }
@@ -288,8 +278,35 @@ impl ExtensionRecord {
         self.state.store(ACTIVE, Ordering::Release);
     }
 
-    pub(crate) fn fail(&self) {
+    /// The load failed: everything it registered is discarded.
+    pub(crate) fn fail(&self, runtime: &Runtime) {
+        self.clear(runtime);
         self.state.store(FAILED, Ordering::Release);
+    }
+
+    /// Before loading again: nothing registered, loading.
+    pub(crate) fn reset(&self, runtime: &Runtime) {
+        self.clear(runtime);
+        self.state.store(LOADING, Ordering::Release);
+    }
+
+    fn clear(&self, runtime: &Runtime) {
+        lock(&self.handlers).clear();
+        lock(&self.tools).clear();
+        lock(&self.commands).clear();
+        lock(&self.flags).clear();
+        lock(&self.entry_renderers).clear();
+        lock(&self.message_renderers).clear();
+        lock(&self.shortcuts).clear();
+        lock(&self.tool_renderers).clear();
+        runtime.bus.clear_extension(&self.path);
+        lock(&runtime.mcp_servers).retain(|s| s.extension_path != *self.path);
+        lock(&runtime.providers).retain(|p| p.extension_path != *self.path);
+    }
+
+    /// Whether the extension loaded.
+    pub(crate) fn is_active(&self) -> bool {
+        self.state.load(Ordering::Acquire) == ACTIVE
     }
 }
 
@@ -338,7 +355,7 @@ impl ExtensionApi {
         &self.record.path
     }
 
-    fn assert_active(&self) -> Result<(), ExtensionApiError> {
+    pub(crate) fn assert_active(&self) -> Result<(), ExtensionApiError> {
         if self.record.state.load(Ordering::Acquire) == FAILED {
             return Err(ExtensionApiError::Inactive(self.record.path.to_string()));
         }
@@ -535,7 +552,20 @@ impl ExtensionApi {
         Ok(())
     }
 
-    fn act<T>(
+    /// Registers how the rows of `tool_name` are drawn in the interactive transcript (pi's tool
+    /// `renderCall` / `renderResult`, and `registerToolRenderer`); `"*"`
+    /// ([`ANY_TOOL`](crate::extensions::ANY_TOOL)) asks the renderers for every tool.
+    pub fn register_tool_renderer(
+        &self,
+        tool_name: &str,
+        renderers: super::tool_renderers::ToolRenderers,
+    ) -> Result<(), ExtensionApiError> {
+        self.assert_active()?;
+        lock(&self.record.tool_renderers).insert(tool_name.to_owned(), renderers);
+        Ok(())
+    }
+
+    pub(crate) fn act<T>(
         &self,
         f: impl FnOnce(&dyn super::actions::ExtensionActions) -> Result<T, BoxError>,
     ) -> Result<T, ExtensionApiError> {
@@ -599,6 +629,24 @@ impl ExtensionApi {
         self.act(|a| a.set_active_tools(names))
     }
 
+    /// The session's id, file, leaf and the entries of the current branch (pi's
+    /// `ctx.sessionManager.getBranch()`), or `None` while the session is busy or unbound.
+    pub fn session_snapshot(&self) -> Result<Option<Value>, ExtensionApiError> {
+        self.act(|a| Ok(a.session_snapshot()))
+    }
+
+    /// pi's `ctx.executeTool()`: see [`ExtensionActions::execute_tool`](super::actions::ExtensionActions::execute_tool).
+    pub fn execute_tool(
+        &self,
+        parent_tool_call_id: &str,
+        name: &str,
+        args: serde_json::Map<String, Value>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<BoxFuture<'static, Result<pi_agent_core::AgentToolResult, super::errors::BoxError>>, ExtensionApiError>
+    {
+        self.act(|a| Ok(a.execute_tool(parent_tool_call_id, name, args, cancel)))
+    }
+
     /// pi's `registerMcpServer(name, config)`: registers or replaces an MCP server for this
     /// session (read when the session starts). A server of another extension with the same name
     /// is an error.
@@ -644,5 +692,22 @@ impl ExtensionApi {
         self.assert_active()?;
         let cwd = options.cwd.clone().unwrap_or_else(|| self.runtime.cwd.clone());
         Ok(exec_command(command, args, &cwd, options).await)
+    }
+
+    /// Registers a keyboard shortcut (pi's `pi.registerShortcut(shortcut, {description, handler})`).
+    pub fn register_shortcut(
+        &self,
+        shortcut: &str,
+        description: Option<&str>,
+        handler: impl Fn(ExtensionContext) -> BoxFuture<'static, Result<(), BoxError>> + Send + Sync + 'static,
+    ) -> Result<(), ExtensionApiError> {
+        let registered = super::shortcuts::RegisteredShortcut {
+            shortcut: shortcut.to_owned(),
+            description: description.map(str::to_owned),
+            handler: Arc::new(handler),
+            extension_path: self.path().to_owned(),
+        };
+        lock(&self.record.shortcuts).insert(shortcut.to_owned(), registered);
+        Ok(())
     }
 }

@@ -74,3 +74,14 @@ pub enum ExtensionApiError {
     #[error("{0}")]
     Action(String),
 }
+
+/// The message of a panic payload.
+pub(crate) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "handler panicked".to_owned()
+    }
+}

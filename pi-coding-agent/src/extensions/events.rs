@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::actions::ExtensionMessage;
-use super::context::ContextMessages;
+use super::context_messages::ContextMessages;
 use super::errors::BoxError;
 use crate::messages::CodingAgentMessage;
 

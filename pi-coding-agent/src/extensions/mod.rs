@@ -43,26 +43,34 @@
 
 mod actions;
 mod api;
+mod api_session;
+mod bus;
+mod command_context;
 pub mod context;
+mod context_messages;
 pub mod discovery;
 mod emit;
 mod errors;
 mod events;
 mod exec;
 pub mod node;
+mod registrations;
 mod runner;
 mod runtime;
 mod shortcuts;
 pub mod subprocess;
+mod tool_renderers;
 
 pub use actions::{
-    DeliverAs, ExtensionActions, ExtensionMessage, SendMessageOptions, SendUserMessageOptions, ToolInfo,
+    DeliverAs, ExtensionActions, ExtensionMessage, ForkPosition, NavigateTreeRequest, SendMessageOptions,
+    SendUserMessageOptions, SessionControlFuture, SlashCommandInfo, ToolInfo,
 };
 pub use api::{
     CommandHandler, EntryRenderOptions, EntryRenderer, Extension, ExtensionApi, ExtensionFlag, FlagType, FnExtension,
     Handler, HandlerFuture, MessageRenderOptions, MessageRenderer, RegisteredCommand, RegisteredMcpServer,
     RegisteredTool, ToolDefinition, Unsubscribe,
 };
+pub use bus::{BusSubscription, EventBus};
 pub use context::ContextMessages;
 pub use errors::{
     BoxError, ExtensionApiError, ExtensionError, ExtensionLoadError, INVALID_USER_BASH_RESULT, MESSAGE_END_SAME_ROLE,
@@ -75,6 +83,8 @@ pub use events::{
     ToolResultData, ToolResultEvent, ToolResultPatch, UserBashEvent, UserBashOperations, UserBashResult,
 };
 pub use exec::{DEFAULT_EXEC_MAX_BUFFER, ExecOptions, ExecResult, exec_command};
+pub use registrations::RegisteredProvider;
 pub use runner::{ErrorListenerHandle, ExtensionRunner};
 pub use runtime::{ExtensionContext, ExtensionMode, FlagValue};
 pub use shortcuts::{RegisteredShortcut, ShortcutHandler};
+pub use tool_renderers::{ANY_TOOL, ToolCallRenderer, ToolRenderOptions, ToolRenderers, ToolResultRenderer};

@@ -7,7 +7,6 @@
 //! on with the value from before that handler, except for `tool_call` (fail-closed: the error is
 //! returned so the call is blocked) and `user_bash` (reported and returned).
 
-use std::any::Any;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -21,22 +20,12 @@ use super::api::{
     EntryRenderOptions, Extension, ExtensionApi, ExtensionFlag, ExtensionRecord, Handler, MessageRenderOptions,
     RegisteredCommand, RegisteredTool,
 };
+pub(crate) use super::errors::panic_message;
 use super::errors::{ExtensionError, ExtensionLoadError};
 use super::events::ExtensionEvent;
 use super::runtime::{ExtensionContext, ExtensionMode, FlagValue, Runtime, lock};
 use crate::messages::CustomRoleMessage;
 use crate::session::CustomEntry;
-
-/// The message of a panic payload.
-pub(crate) fn panic_message(payload: Box<dyn Any + Send>) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "handler panicked".to_owned()
-    }
-}
 
 /// Removes an error listener registered with [`ExtensionRunner::on_error`].
 #[derive(Clone)]
@@ -74,7 +63,10 @@ impl fmt::Debug for ErrorListenerHandle {
 /// # });
 /// ```
 pub struct ExtensionRunner {
+    /// Every extension's record in load order; one that failed to load has no registrations.
     pub(crate) extensions: Vec<Arc<ExtensionRecord>>,
+    /// What each record was loaded from, for [`ExtensionRunner::reload`].
+    sources: Vec<Arc<dyn Extension>>,
     pub(crate) runtime: Arc<Runtime>,
     load_errors: Vec<ExtensionLoadError>,
 }
@@ -97,30 +89,57 @@ impl ExtensionRunner {
         let runtime = Runtime::new(cwd.into());
         let mut records = Vec::new();
         let mut load_errors = Vec::new();
-        for ext in extensions {
+        for ext in &extensions {
             let record = ExtensionRecord::new(ext.path());
-            let api = ExtensionApi { record: record.clone(), runtime: runtime.clone() };
-            let setup = AssertUnwindSafe(ext.setup(&api)).catch_unwind().await;
-            let message = match setup {
-                Ok(Ok(())) => None,
-                Ok(Err(e)) => Some(e.to_string()),
-                Err(panic) => Some(panic_message(panic)),
-            };
-            match message {
-                None => {
-                    record.commit(&runtime);
-                    records.push(record);
-                }
-                Some(message) => {
-                    record.fail();
-                    load_errors.push(ExtensionLoadError {
-                        path: ext.path().to_owned(),
-                        error: format!("Failed to load extension: {message}"),
-                    });
-                }
+            if let Some(error) = Self::setup_one(&runtime, ext.as_ref(), &record).await {
+                load_errors.push(error);
+            }
+            records.push(record);
+        }
+        ExtensionRunner { extensions: records, sources: extensions, runtime, load_errors }
+    }
+
+    /// Runs one extension's setup on `record`; a failure discards its registrations.
+    async fn setup_one(
+        runtime: &Arc<Runtime>,
+        ext: &dyn Extension,
+        record: &Arc<ExtensionRecord>,
+    ) -> Option<ExtensionLoadError> {
+        let api = ExtensionApi { record: record.clone(), runtime: runtime.clone() };
+        let setup = AssertUnwindSafe(ext.setup(&api)).catch_unwind().await;
+        let message = match setup {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(panic) => Some(panic_message(panic)),
+        };
+        match message {
+            None => {
+                record.commit(runtime);
+                None
+            }
+            Some(message) => {
+                record.fail(runtime);
+                Some(ExtensionLoadError {
+                    path: ext.path().to_owned(),
+                    error: format!("Failed to load extension: {message}"),
+                })
             }
         }
-        ExtensionRunner { extensions: records, runtime, load_errors }
+    }
+
+    /// Loads every extension again (the runner side of pi's `reload`): each one's registrations,
+    /// bus handlers, MCP servers and providers are dropped and its setup runs again; flag values
+    /// are kept. Returns the new load errors (each is also reported to the error listeners).
+    pub async fn reload(&self) -> Vec<ExtensionLoadError> {
+        let mut errors = Vec::new();
+        for (ext, record) in self.sources.iter().zip(&self.extensions) {
+            record.reset(&self.runtime);
+            if let Some(error) = Self::setup_one(&self.runtime, ext.as_ref(), record).await {
+                self.report(ExtensionError::new(error.path.clone(), "reload", error.error.clone()));
+                errors.push(error);
+            }
+        }
+        errors
     }
 
     /// The extensions that failed to load.
@@ -130,7 +149,7 @@ impl ExtensionRunner {
 
     /// Paths of the loaded extensions, in load order.
     pub fn extension_paths(&self) -> Vec<String> {
-        self.extensions.iter().map(|e| e.path.to_string()).collect()
+        self.extensions.iter().filter(|e| e.is_active()).map(|e| e.path.to_string()).collect()
     }
 
     /// Binds the session's actions (pi's `bindCore`): from now on extension actions work.
@@ -164,7 +183,7 @@ impl ExtensionRunner {
 
     /// The context handlers receive.
     pub fn create_context(&self) -> ExtensionContext {
-        ExtensionContext { runtime: self.runtime.clone() }
+        ExtensionContext { runtime: self.runtime.clone(), command: false }
     }
 
     /// Whether any extension handles `event` (pi's `hasHandlers`).
@@ -294,7 +313,7 @@ impl ExtensionRunner {
         let Some(command) = self.command(name) else {
             return false;
         };
-        let ctx = self.create_context();
+        let ctx = ExtensionContext { runtime: self.runtime.clone(), command: true };
         let result = match std::panic::catch_unwind(AssertUnwindSafe(|| (command.handler)(args.to_owned(), ctx))) {
             Ok(f) => match AssertUnwindSafe(f).catch_unwind().await {
                 Ok(r) => r.map_err(|e| e.to_string()),
@@ -356,5 +375,75 @@ impl ExtensionRunner {
         let renderer =
             self.extensions.iter().find_map(|e| lock(&e.message_renderers).get(&message.custom_type).cloned())?;
         renderer(message, &options, theme)
+    }
+}
+
+impl ExtensionRunner {
+    /// Every registered shortcut, the first registration of a key winning.
+    pub fn shortcuts(&self) -> Vec<super::shortcuts::RegisteredShortcut> {
+        let mut out: Vec<super::shortcuts::RegisteredShortcut> = Vec::new();
+        for ext in &self.extensions {
+            for s in lock(&ext.shortcuts).values() {
+                if !out.iter().any(|o| o.shortcut == s.shortcut) {
+                    out.push(s.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Runs the shortcut `key`; `false` when none is registered. A failure is reported.
+    pub async fn run_shortcut(&self, key: &str) -> bool {
+        let Some(shortcut) = self.shortcuts().into_iter().find(|s| s.shortcut == key) else {
+            return false;
+        };
+        if let Err(error) = (shortcut.handler)(self.create_context()).await {
+            self.emit_error(ExtensionError::new(&shortcut.extension_path, "shortcut", error.to_string()));
+        }
+        true
+    }
+}
+
+impl ExtensionRunner {
+    /// The renderers extensions registered for `tool_name` (then for every tool), in load order.
+    fn tool_renderers_for(&self, tool_name: &str) -> Vec<super::tool_renderers::ToolRenderers> {
+        let mut out = Vec::new();
+        for ext in &self.extensions {
+            let renderers = lock(&ext.tool_renderers);
+            for key in [tool_name, super::tool_renderers::ANY_TOOL] {
+                if let Some(r) = renderers.get(key) {
+                    out.push(r.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Draws a tool call with the first extension renderer that draws it; `None` keeps the
+    /// built-in line.
+    pub fn render_tool_call(
+        &self,
+        tool_name: &str,
+        args: &serde_json::Map<String, serde_json::Value>,
+        theme: &Theme,
+    ) -> Option<Box<dyn Component>> {
+        self.tool_renderers_for(tool_name)
+            .into_iter()
+            .find_map(|r| r.render_call.and_then(|f| f(tool_name, args, theme)))
+    }
+
+    /// Draws a tool result (`{content, details, isError}`) with the first extension renderer that
+    /// draws it; `None` keeps the built-in drawing.
+    pub fn render_tool_result(
+        &self,
+        tool_name: &str,
+        args: &serde_json::Map<String, serde_json::Value>,
+        result: &serde_json::Value,
+        options: super::tool_renderers::ToolRenderOptions,
+        theme: &Theme,
+    ) -> Option<Box<dyn Component>> {
+        self.tool_renderers_for(tool_name)
+            .into_iter()
+            .find_map(|r| r.render_result.and_then(|f| f(tool_name, args, result, &options, theme)))
     }
 }

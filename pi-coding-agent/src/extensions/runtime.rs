@@ -79,12 +79,17 @@ pub(crate) struct Runtime {
     next_listener: Mutex<u64>,
     mode: RwLock<(ExtensionMode, bool)>,
     ui: RwLock<Arc<dyn UiHost>>,
-    /// The session's JavaScript host, while extensions in it are loaded.
-    pub(crate) node_host: Mutex<std::sync::Weak<super::node::NodeHost>>,
+    /// The session's JavaScript host, while extensions in it are loaded (type-erased so the
+    /// runtime does not depend on the host's module).
+    pub(crate) node_host: Mutex<std::sync::Weak<dyn std::any::Any + Send + Sync>>,
     /// Running out-of-process tools by call id, for their partial results (`tool.update`).
     pub(crate) tool_updates: Mutex<HashMap<String, pi_agent_core::ToolContext>>,
     /// MCP servers extensions registered (pi's `McpServerRegistry`), in registration order.
-    pub(crate) mcp_servers: Mutex<Vec<super::api::RegisteredMcpServer>>,
+    pub(crate) mcp_servers: Mutex<Vec<super::registrations::RegisteredMcpServer>>,
+    /// Model providers extensions registered, in registration order.
+    pub(crate) providers: Mutex<Vec<super::registrations::RegisteredProvider>>,
+    /// The event bus extensions share (`pi.events`).
+    pub(crate) bus: Arc<super::bus::EventBusState>,
 }
 
 impl Runtime {
@@ -97,9 +102,21 @@ impl Runtime {
             next_listener: Mutex::new(0),
             mode: RwLock::new((ExtensionMode::Print, false)),
             ui: RwLock::new(crate::ui::no_ui()),
-            node_host: Mutex::new(std::sync::Weak::new()),
+            node_host: Mutex::new(std::sync::Weak::<()>::new()),
             tool_updates: Mutex::new(HashMap::new()),
             mcp_servers: Mutex::new(Vec::new()),
+            providers: Mutex::new(Vec::new()),
+            bus: Arc::new(Default::default()),
+        })
+    }
+
+    /// A sink that reports to this runtime's listeners (for the event bus).
+    pub(crate) fn error_sink(self: &Arc<Self>) -> super::bus::ErrorSink {
+        let weak = Arc::downgrade(self);
+        Arc::new(move |error| {
+            if let Some(runtime) = weak.upgrade() {
+                runtime.report(error);
+            }
         })
     }
 
@@ -160,6 +177,8 @@ impl Runtime {
 #[derive(Clone)]
 pub struct ExtensionContext {
     pub(crate) runtime: Arc<Runtime>,
+    /// A command's context (pi's `ExtensionCommandContext`): the session controls work.
+    pub(crate) command: bool,
 }
 
 impl fmt::Debug for ExtensionContext {
@@ -217,5 +236,48 @@ impl ExtensionContext {
         if let Ok(a) = self.runtime.actions() {
             a.shutdown();
         }
+    }
+
+    /// `ctx.model`, as pi's JSON (`None` without a session).
+    pub fn model(&self) -> Option<serde_json::Value> {
+        self.runtime.actions().ok()?.model()
+    }
+
+    /// `ctx.scopedModels`, as pi's JSON.
+    pub fn scoped_models(&self) -> Vec<serde_json::Value> {
+        self.runtime.actions().map(|a| a.scoped_models()).unwrap_or_default()
+    }
+
+    /// `ctx.thinkingLevel` (`None` without a session).
+    pub fn thinking_level(&self) -> Option<String> {
+        self.runtime.actions().ok()?.get_thinking_level()
+    }
+
+    /// `ctx.isProjectTrusted()`.
+    pub fn is_project_trusted(&self) -> bool {
+        self.runtime.actions().map(|a| a.is_project_trusted()).unwrap_or(false)
+    }
+
+    /// `ctx.getContextUsage()`: `{tokens, contextWindow, percent}` (`None` when unknown).
+    pub fn get_context_usage(&self) -> Option<serde_json::Value> {
+        self.runtime.actions().ok()?.get_context_usage()
+    }
+
+    /// `ctx.compact({customInstructions})`: starts a compaction without waiting for it; a
+    /// failure is reported as an extension error.
+    pub fn compact(&self, custom_instructions: Option<String>) -> Result<(), ExtensionApiError> {
+        let actions = self.runtime.actions()?;
+        actions.compact(custom_instructions).map_err(|e| ExtensionApiError::Action(e.to_string()))
+    }
+
+    /// `ctx.sessionManager`'s view: `{sessionId, sessionFile, leafId, entries: [the branch]}`
+    /// (`None` without a session).
+    pub fn session(&self) -> Option<serde_json::Value> {
+        self.runtime.actions().ok()?.session_snapshot()
+    }
+
+    /// Whether this is a command's context (pi's `ExtensionCommandContext`).
+    pub fn is_command_context(&self) -> bool {
+        self.command
     }
 }

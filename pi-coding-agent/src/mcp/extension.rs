@@ -18,6 +18,7 @@ use super::manager::{ConnState, McpManager, ServerHandle};
 use super::naming::mcp_namespace;
 use super::section::{MCP_SERVERS_SECTION, SectionServer, render_servers_section};
 use super::tools::{McpTool, normalize_input_schema, resource_tools, tool_description};
+use crate::builtin_extensions::codemode::CODEMODE_TOOL_NAME;
 use crate::builtin_extensions::tool_search::{SearchableTool, TOOL_SEARCH_TOOL_NAME, ToolCatalog, ToolNamespace};
 use crate::extensions::{BeforeAgentStartEvent, BoxError, Extension, ExtensionApi, ExtensionContext, ToolCallEvent};
 
@@ -216,16 +217,25 @@ fn add_registered_servers(api: &ExtensionApi, loaded: &mut LoadedMcpConfig) {
 /// pi's `ensureDiscoveryActive` for tool_search: activated when an enabled server has deferred
 /// tools and a `tool_search` tool is registered.
 fn activate_discovery(api: &ExtensionApi, loaded: &LoadedMcpConfig) {
-    let deferred = loaded.servers.iter().any(|s| s.enabled() && s.configured_exposures().contains(&Exposure::Deferred));
-    if !deferred {
+    let needs = |e: Exposure| loaded.servers.iter().any(|s| s.enabled() && s.configured_exposures().contains(&e));
+    let (codemode, deferred) = (needs(Exposure::Codemode), needs(Exposure::Deferred));
+    if !codemode && !deferred {
         return;
     }
-    let has_tool_search = api.get_all_tools().is_ok_and(|tools| tools.iter().any(|t| t.name == TOOL_SEARCH_TOOL_NAME));
-    if let Ok(mut active) = api.get_active_tools()
-        && has_tool_search
-        && !active.iter().any(|n| n == TOOL_SEARCH_TOOL_NAME)
-    {
-        active.push(TOOL_SEARCH_TOOL_NAME.to_owned());
+    let registered = |name: &str| api.get_all_tools().is_ok_and(|tools| tools.iter().any(|t| t.name == name));
+    let Ok(mut active) = api.get_active_tools() else { return };
+    let mut activate = |name: &str| {
+        if registered(name) && !active.iter().any(|n| n == name) {
+            active.push(name.to_owned());
+            true
+        } else {
+            false
+        }
+    };
+    // codemode unless `autoEnableCodemode` is false, tool_search for deferred tools.
+    let mut changed = codemode && loaded.auto_enable_codemode != Some(false) && activate(CODEMODE_TOOL_NAME);
+    changed |= deferred && activate(TOOL_SEARCH_TOOL_NAME);
+    if changed {
         let _ = api.set_active_tools(&active);
     }
 }
@@ -396,14 +406,13 @@ impl Extension for McpExtension {
         api.register_command(
             "mcp",
             Some("Manage MCP servers: sign in, reconnect, enable or disable, and change exposure"),
-            move |_args, ctx| {
+            move |args, ctx| {
                 let (state, agent_dir) = (state.clone(), agent_dir.clone());
                 Box::pin(async move {
                     let manager = lock(&state.manager).clone();
                     let Some(manager) = manager else { return Ok(()) };
-                    manager.wait_for_all().await;
                     let config = lock(&state.config).clone();
-                    ctx.ui().notify(&format_status(&manager, &config, &agent_dir), crate::ui::NotifyKind::Info);
+                    super::command::run_mcp_command(&args, manager, &config, &agent_dir, &ctx).await;
                     Ok(())
                 })
             },

@@ -271,6 +271,15 @@ impl McpManager {
         out
     }
 
+    /// Closes `server`'s connection and connects again (pi's `connection.reconnect()`).
+    pub async fn reconnect(&self, server: &Arc<ServerHandle>) -> Result<Arc<McpClient>, String> {
+        let old = lock(&server.client).take();
+        if let Some(old) = old {
+            old.close().await;
+        }
+        self.connect(server).await
+    }
+
     /// The connected client of `server`, reconnecting a dropped connection.
     pub async fn client_for(&self, name: &str) -> Result<Arc<McpClient>, String> {
         let Some(server) = self.server(name).cloned() else {

@@ -7,10 +7,11 @@
 //! - [`content`]: results as the model sees them (20 KB limit with a temp-file spill).
 //! - [`section`]: the `mcp_servers` system-prompt section.
 //! - [`tools`]: MCP tools as agent tools; [`manager`]: the servers of a session;
-//!   [`extension`]: the built-in `mcp` extension; [`cli`]: `pi mcp add|remove|list`.
+//!   [`extension`]: the built-in `mcp` extension, [`command`]: its `/mcp`; [`cli`]: `pi mcp add|remove|list`.
 
 pub mod cli;
 pub mod client;
+pub mod command;
 pub mod config;
 pub mod content;
 pub mod extension;

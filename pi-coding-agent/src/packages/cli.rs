@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::manager::{PackageManager, Progress, is_offline};
 use super::settings_file::Scope;
-use crate::trust::{DefaultProjectTrust, ProjectTrustStore, ResolveTrustOptions, resolve_project_trusted};
+use crate::trust::ProjectTrustStore;
 use crate::ui::NoUi;
 
 /// chalk's colours, only when stdout is a terminal.
@@ -206,17 +206,26 @@ fn command_trust(cwd: &Path, agent_dir: &Path, trust_override: Option<bool>, sav
             None => store.get(cwd).map(|d| d == Some(true)).map_err(|e| e.to_string()),
         };
     }
-    let opts = ResolveTrustOptions {
-        cwd,
-        store: &store,
+    // pi's `createCommandSettingsManager`: the project-independent extensions answer
+    // `project_trust` first; their warnings are reported in yellow.
+    let options = crate::trust::StartupTrustOptions {
         trust_override,
-        default_project_trust: DefaultProjectTrust::load(agent_dir),
-        handlers: None,
+        extension_sources: &[],
+        no_extensions: false,
         mode: "print",
-        ui: &NoUi,
+        ui: std::sync::Arc::new(NoUi),
     };
-    let rt = tokio::runtime::Builder::new_current_thread().build().map_err(|e| e.to_string())?;
-    rt.block_on(resolve_project_trusted(&opts)).map(|r| r.trusted).map_err(|e| e.to_string())
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let resolution =
+        rt.block_on(crate::trust::startup_project_trust(agent_dir, cwd, options)).map_err(|e| e.to_string())?;
+    for w in &resolution.warnings {
+        eprintln!("{}", paint(YELLOW, &format!("Warning: {w}")));
+    }
+    Ok(resolution.trusted)
 }
 
 fn run(command: Command, rest: &[String]) -> i32 {
@@ -414,10 +423,71 @@ fn run_config(rest: &[String]) -> i32 {
             }
         }
     }
-    error(
-        "Error: pi config needs the interactive terminal UI, which this port does not have yet; edit the packages' filters in settings.json",
-    );
-    1
+    let local = rest.iter().any(|a| a == "-l" || a == "--local");
+    let trust_override = rest.iter().rev().find_map(|a| match a.as_str() {
+        "-a" | "--approve" => Some(true),
+        "-na" | "--no-approve" => Some(false),
+        _ => None,
+    });
+    let (cwd, agent_dir) = match (std::env::current_dir(), crate::session::get_agent_dir()) {
+        (Ok(cwd), agent) => (cwd, agent),
+        (Err(e), _) => {
+            error(&format!("Error: {e}"));
+            return 1;
+        }
+    };
+    let trusted = match command_trust(&cwd, &agent_dir, trust_override, false) {
+        Ok(t) => t,
+        Err(e) => {
+            error(&format!("Error: {e}"));
+            return 1;
+        }
+    };
+    if local && !trusted {
+        error("Project is not trusted. Use --approve to modify local resource config.");
+        return 1;
+    }
+    match run_config_screen(&cwd, &agent_dir, local, trusted) {
+        Ok(()) => 0,
+        Err(e) => {
+            error(&format!("Error: {e}"));
+            1
+        }
+    }
+}
+
+/// pi's `handleConfigCommand` after the checks: the global view (project untrusted) and the
+/// project view, install warnings, then the screen in the theme the settings name.
+fn run_config_screen(cwd: &Path, agent_dir: &Path, local: bool, trusted: bool) -> Result<(), super::PackageError> {
+    use super::resolve::{ResolveOptions, resolve_resources};
+    let options = ResolveOptions { install_missing: true, home_dir: None, command_output_to_stderr: true };
+    let global = resolve_resources(cwd, agent_dir, false, &options);
+    let project = if trusted { resolve_resources(cwd, agent_dir, true, &options) } else { global.clone() };
+    let mut warnings: Vec<String> = Vec::new();
+    for w in global.install_failures.iter().chain(&project.install_failures).map(|f| f.warning()) {
+        if !warnings.contains(&w) {
+            warnings.push(w);
+        }
+    }
+    for w in warnings {
+        eprintln!("{}", paint(YELLOW, &format!("Warning: {w}")));
+    }
+    let settings = crate::settings::SettingsManager::create(cwd, agent_dir).settings();
+    let mode = pi_tui::ColorMode::detect();
+    let theme = settings
+        .theme()
+        .and_then(|name| pi_tui::Theme::builtin(name, mode).ok())
+        .or_else(|| pi_tui::Theme::dark(mode).ok())
+        .ok_or_else(|| super::PackageError::Other("the built-in dark theme failed to load".into()))?;
+    super::config_screen::run_config_screen(
+        theme,
+        cwd,
+        agent_dir,
+        super::config::config_groups(&global, agent_dir),
+        super::config::config_groups(&project, agent_dir),
+        local,
+        trusted,
+    )
 }
 
 #[cfg(test)]

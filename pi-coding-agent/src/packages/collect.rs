@@ -29,6 +29,16 @@ impl ResourceKind {
     pub const ALL: [ResourceKind; 4] =
         [ResourceKind::Extensions, ResourceKind::Skills, ResourceKind::Prompts, ResourceKind::Themes];
 
+    /// pi's `RESOURCE_TYPE_LABELS` (`Extensions`, `Skills`, `Prompts`, `Themes`).
+    pub fn label(self) -> &'static str {
+        match self {
+            ResourceKind::Extensions => "Extensions",
+            ResourceKind::Skills => "Skills",
+            ResourceKind::Prompts => "Prompts",
+            ResourceKind::Themes => "Themes",
+        }
+    }
+
     /// The settings / manifest key and conventional folder name.
     pub fn key(self) -> &'static str {
         match self {

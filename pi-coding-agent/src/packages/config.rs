@@ -1,8 +1,7 @@
-//! What `pi config` edits, without its terminal UI (pi's `config-selector`): the resources of
-//! both scopes grouped as pi groups them, and the global-scope toggle, which writes `+path` /
-//! `-path` entries into the settings arrays or into a package entry's filters exactly as pi
-//! writes them. The interactive mode draws these; the project-scope override states
-//! (load / unload / inherit) are not here yet.
+//! What `pi config` edits (pi's `config-selector`): the resources of both scopes grouped as pi
+//! groups them, and the global-scope toggle, which writes `+path` / `-path` entries into the
+//! settings arrays or into a package entry's filters exactly as pi writes them. The project
+//! mode's override states are in `config_project`, the screen in `config_screen`.
 
 use std::path::Path;
 
@@ -32,6 +31,8 @@ pub struct ConfigGroup {
     pub label: String,
     /// Its items, by kind (extensions, skills, prompts, themes) then name.
     pub items: Vec<ConfigItem>,
+    /// The settings scope of its resources.
+    pub scope: Scope,
 }
 
 fn shorten_home(path: &Path) -> String {
@@ -50,6 +51,8 @@ pub fn group_label(resource: &ResolvedResource, agent_dir: &Path) -> String {
     let user = resource.scope == Scope::User;
     match &resource.origin {
         ResourceOrigin::Package(source) => format!("{source} ({})", resource.scope.as_str()),
+        ResourceOrigin::Builtin if user => "Built-in".to_string(),
+        ResourceOrigin::Builtin => "Built-in (project override)".to_string(),
         ResourceOrigin::Auto => match (&resource.base_dir, user) {
             (Some(base), true) => format!("User ({})", shorten_home(base)),
             (Some(base), false) => format!("Project ({})", shorten_home(base)),
@@ -62,6 +65,9 @@ pub fn group_label(resource: &ResolvedResource, agent_dir: &Path) -> String {
 }
 
 fn display_name(kind: ResourceKind, path: &Path) -> String {
+    if let Some(name) = path.to_str().and_then(|p| p.strip_prefix(super::BUILTIN_PATH_PREFIX)) {
+        return name.to_string();
+    }
     let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let parent = path.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     match kind {
@@ -86,6 +92,7 @@ pub fn config_groups(resolved: &ResolvedResources, agent_dir: &Path) -> Vec<Conf
                 ResourceOrigin::Package(s) => (true, s.clone()),
                 ResourceOrigin::Auto => (false, "auto".to_string()),
                 ResourceOrigin::Settings => (false, "local".to_string()),
+                ResourceOrigin::Builtin => (false, "builtin".to_string()),
             };
             let key = format!(
                 "{is_package}:{}:{source}:{}",
@@ -96,7 +103,7 @@ pub fn config_groups(resolved: &ResolvedResources, agent_dir: &Path) -> Vec<Conf
             match groups.iter_mut().find(|g| g.0 == key) {
                 Some(g) => g.1.items.push(item),
                 None => {
-                    let group = ConfigGroup { label: group_label(r, agent_dir), items: vec![item] };
+                    let group = ConfigGroup { label: group_label(r, agent_dir), items: vec![item], scope: r.scope };
                     groups.push((key, group, is_package, r.scope, source));
                 }
             }
@@ -153,6 +160,11 @@ pub fn set_enabled(cwd: &Path, agent_dir: &Path, item: &ConfigItem, enabled: boo
             let has_filters = ResourceKind::ALL.iter().any(|k| pkg.contains_key(k.key()));
             packages[index] = if has_filters { Value::Object(pkg) } else { Value::String(source.clone()) };
             file.save_packages(packages)
+        }
+        ResourceOrigin::Builtin => {
+            let pattern = r.path.display().to_string();
+            let updated = with_toggle(file.string_list(key), &pattern, enabled);
+            file.save_key(key, Value::Array(updated.into_iter().map(Value::String).collect()))
         }
         _ => {
             let base = r.base_dir.clone().unwrap_or_else(|| match r.scope {

@@ -151,11 +151,28 @@ impl PackageManager {
         run("git", &args, cwd, self.command_output_to_stderr)
     }
 
-    /// `<root>/npm` of a scope.
+    /// `<root>/npm` of a scope; for `-e` sources (temporary scope) pi's cache folder
+    /// `<agent dir>/tmp/extensions/npm/<hash>/`.
     pub fn npm_root(&self, scope: Scope) -> PathBuf {
         match scope {
             Scope::Project => self.cwd.join(".pi").join("npm"),
-            _ => self.agent_dir.join("npm"),
+            Scope::User => self.agent_dir.join("npm"),
+            Scope::Temporary => self.temporary_dir("npm", None, None),
+        }
+    }
+
+    /// pi's `getTemporaryDir`: `<agent dir>/tmp/extensions/<prefix>/<sha256 of
+    /// "<prefix>-<suffix>[@ref]", 8 hex digits>/<suffix>`, where `-e` npm and git sources are
+    /// installed and reused by later runs.
+    pub fn temporary_dir(&self, prefix: &str, suffix: Option<&str>, git_ref: Option<&str>) -> PathBuf {
+        use sha2::{Digest, Sha256};
+        let key = format!("{prefix}-{}{}", suffix.unwrap_or(""), git_ref.map(|r| format!("@{r}")).unwrap_or_default());
+        let digest = Sha256::digest(key.as_bytes());
+        let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+        let dir = self.agent_dir.join("tmp").join("extensions").join(prefix).join(hash);
+        match suffix {
+            Some(s) if !s.is_empty() => dir.join(s),
+            _ => dir,
         }
     }
 
@@ -187,7 +204,11 @@ impl PackageManager {
     pub fn git_install_path(&self, source: &GitSource, scope: Scope) -> PathBuf {
         let root = match scope {
             Scope::Project => self.cwd.join(".pi").join("git"),
-            _ => self.agent_dir.join("git"),
+            Scope::User => self.agent_dir.join("git"),
+            Scope::Temporary => {
+                let prefix = format!("git-{}", source.host);
+                return self.temporary_dir(&prefix, Some(&source.path), source.git_ref.as_deref());
+            }
         };
         root.join(&source.host).join(&source.path)
     }
@@ -231,9 +252,25 @@ impl PackageManager {
         args
     }
 
+    /// pi's `getExtensionTempFolder`: `<agent dir>/tmp/extensions`, private to the user.
+    fn ensure_temporary_root(agent_dir: &Path) -> Result<(), PackageError> {
+        let dir = agent_dir.join("tmp").join("extensions");
+        std::fs::create_dir_all(&dir).map_err(|e| PackageError::Io(format!("{}: {e}", dir.display())))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| PackageError::Io(format!("{}: {e}", dir.display())))?;
+        }
+        Ok(())
+    }
+
     /// `npm install <specs>` into a scope's npm root.
     pub fn install_npm_specs(&self, specs: &[String], scope: Scope) -> Result<(), PackageError> {
         self.assert_trusted(scope)?;
+        if scope == Scope::Temporary {
+            Self::ensure_temporary_root(&self.agent_dir)?;
+        }
         let root = self.npm_root(scope);
         Self::ensure_npm_project(&root)?;
         self.run_npm(Self::npm_install_args(specs, &root), None)
@@ -250,7 +287,13 @@ impl PackageManager {
         if target.exists() {
             return self.reconcile_git(source, &target);
         }
-        let root = target.ancestors().nth(source.path.split('/').count() + 1).map(Path::to_path_buf);
+        // Temporary (`-e`) checkouts have no install root of their own (pi's `getGitInstallRoot`).
+        let root = (scope != Scope::Temporary)
+            .then(|| target.ancestors().nth(source.path.split('/').count() + 1).map(Path::to_path_buf))
+            .flatten();
+        if scope == Scope::Temporary {
+            Self::ensure_temporary_root(&self.agent_dir)?;
+        }
         if let Some(root) = &root {
             Self::ensure_git_ignore(root)?;
         }

@@ -10,22 +10,27 @@
 //! <path>`, or `.pi/npm` and `.pi/git` for project scope), so a Rust and a TypeScript pi share
 //! their packages.
 
+mod builtins;
 pub mod cli;
 mod collect;
 mod commands;
 pub mod config;
+pub mod config_project;
+pub mod config_screen;
 mod manager;
 mod resolve;
 mod settings_file;
 mod source;
 mod update;
 
+pub use builtins::{BUILTIN_PATH_PREFIX, builtin_extension_enabled};
 pub use cli::run_package_command;
 pub use collect::ResourceKind;
+pub(crate) use collect::extension_entries;
 pub use manager::{ConfiguredPackage, PackageManager, Progress, is_offline};
 pub use resolve::{
     InstallFailure, ResolveOptions, ResolvedResource, ResolvedResources, ResourceOrigin, read_manifest,
-    resolve_resources, resolve_temporary_sources,
+    resolve_resources, resolve_temporary_sources, temporary_package_extensions,
 };
 pub use settings_file::{Scope, SettingsFile};
 pub use source::{GitSource, NpmSource, PackageSource, is_local_path, parse_git_url, parse_source};

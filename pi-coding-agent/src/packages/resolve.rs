@@ -29,6 +29,8 @@ pub enum ResourceOrigin {
     Auto,
     /// A package (the configured source).
     Package(String),
+    /// A built-in extension (`builtin:<name>`, pi's `source: "builtin"`).
+    Builtin,
 }
 
 /// A resolved resource file (pi's `ResolvedResource`).
@@ -52,6 +54,7 @@ impl ResolvedResource {
         let base = if self.scope == Scope::Project { 0 } else { 2 };
         match self.origin {
             ResourceOrigin::Package(_) => 4,
+            ResourceOrigin::Builtin => 5,
             ResourceOrigin::Settings => base,
             ResourceOrigin::Auto => base + 1,
         }
@@ -106,7 +109,7 @@ impl ResolvedResources {
             ResourceKind::Prompts => &self.prompts,
             ResourceKind::Themes => &self.themes,
         };
-        list.iter().filter(|r| r.enabled).map(|r| r.path.clone()).collect()
+        list.iter().filter(|r| r.enabled && r.origin != ResourceOrigin::Builtin).map(|r| r.path.clone()).collect()
     }
 }
 
@@ -324,6 +327,12 @@ pub fn resolve_resources(
     }
     add_auto_discovered(&mut acc, &pm, options.home_dir.clone().or_else(crate::trust::home_dir));
     let mut resolved = acc.finish();
+    resolved.extensions.extend(super::builtins::builtin_resources(
+        &pm.cwd,
+        &pm.agent_dir,
+        pm.project_trusted,
+        crate::builtin_extensions::BUILTIN_EXTENSION_NAMES,
+    ));
     resolved.install_failures = failures;
     resolved
 }
@@ -331,14 +340,18 @@ pub fn resolve_resources(
 /// The resources of `-e` sources (pi's `resolveExtensionSources(…, { temporary: true })`): a
 /// file is one extension; a folder is a package (its manifest or conventional folders), or one
 /// extension when it offers nothing else. Local paths resolve against `cwd`. npm and git
-/// sources are not installed for one run in this port: each is an install failure.
+/// sources are installed for the run into pi's cache (`<agent dir>/tmp/extensions/…`, see
+/// [`PackageManager::temporary_dir`]), reused by later runs, refreshed on load when unpinned
+/// (skipped offline); a source that cannot be installed is an install failure and its resources
+/// are skipped.
 pub fn resolve_temporary_sources(cwd: &Path, agent_dir: &Path, sources: &[String]) -> ResolvedResources {
-    let pm = PackageManager::new_lenient(cwd, agent_dir, false);
+    let mut pm = PackageManager::new_lenient(cwd, agent_dir, false);
+    pm.command_output_to_stderr = true;
     let mut acc = Accumulator::default();
     let mut failures = Vec::new();
     for source in sources.iter().filter(|s| !s.starts_with("builtin:")) {
         let origin = ResourceOrigin::Package(source.clone());
-        match parse_source(source) {
+        let root = match parse_source(source) {
             PackageSource::Local { path } => {
                 let resolved = resolve_from(&path, &pm.cwd);
                 match std::fs::metadata(&resolved) {
@@ -351,17 +364,50 @@ pub fn resolve_temporary_sources(cwd: &Path, agent_dir: &Path, sources: &[String
                     }
                     _ => {}
                 }
+                continue;
             }
-            _ => failures.push(InstallFailure {
-                source: source.clone(),
-                scope: Scope::Temporary,
-                message: "npm and git sources for one run (-e) are not available in this port; pi install it".into(),
-            }),
+            PackageSource::Npm(n) => {
+                let path = pm.npm_install_path(&n, Scope::Temporary);
+                if path.exists() {
+                    super::update::refresh_temporary_npm(&pm, &n, &path);
+                }
+                path
+            }
+            PackageSource::Git(g) => {
+                let path = pm.git_install_path(&g, Scope::Temporary);
+                if path.exists() {
+                    super::update::refresh_temporary_git(&pm, &g, &path);
+                }
+                path
+            }
+        };
+        if !root.exists() {
+            if is_offline() {
+                continue;
+            }
+            if let Err(e) = pm.install(source, Scope::Temporary) {
+                failures.push(InstallFailure {
+                    source: source.clone(),
+                    scope: Scope::Temporary,
+                    message: e.to_string(),
+                });
+                continue;
+            }
         }
+        collect_package(&mut acc, &root, None, &origin, Scope::Temporary);
     }
     let mut resolved = acc.finish();
     resolved.install_failures = failures;
     resolved
+}
+
+/// The enabled extensions of the `-e` npm and git packages in `cli` (the result of
+/// [`resolve_temporary_sources`]); local `-e` paths are expanded by the extension loader itself.
+pub fn temporary_package_extensions(cli: &ResolvedResources) -> impl Iterator<Item = PathBuf> + '_ {
+    cli.extensions
+        .iter()
+        .filter(|r| r.enabled && matches!(&r.origin, ResourceOrigin::Package(s) if !super::source::is_local_path(s)))
+        .map(|r| r.path.clone())
 }
 
 fn resolve_packages(pm: &mut PackageManager, acc: &mut Accumulator, install_missing: bool) -> Vec<InstallFailure> {

@@ -54,6 +54,41 @@ fn latest_npm_version(pm: &PackageManager, source: &NpmSource) -> Result<String,
     }
 }
 
+/// pi's refresh of an unpinned `-e` npm source on load: when the registry has a newer matching
+/// version, installs `<name>@latest` (or the configured range) into the temporary npm root; a
+/// failed check or install keeps the cached copy.
+pub(super) fn refresh_temporary_npm(pm: &PackageManager, source: &NpmSource, installed: &Path) {
+    if source.pinned || super::manager::is_offline() {
+        return;
+    }
+    let (Some(current), Ok(latest)) = (installed_version(installed), latest_npm_version(pm, source)) else { return };
+    if matches!((parse_version(&latest), parse_version(&current)), (Some(l), Some(c)) if l > c) {
+        let spec = if source.version.is_some() { source.spec.clone() } else { format!("{}@latest", source.name) };
+        if let Err(e) = pm.install_npm_specs(&[spec], Scope::Temporary) {
+            tracing::debug!(source = %source.spec, error = %e, "keeping the cached -e package");
+        }
+    }
+}
+
+/// pi's `refreshTemporaryGitSource`: a cached `-e` git checkout is fetched and reset to its
+/// branch or ref on load, unless its ref is a commit hash already checked out; a failure keeps
+/// the cached checkout.
+pub(super) fn refresh_temporary_git(pm: &PackageManager, source: &super::source::GitSource, installed: &Path) {
+    if super::manager::is_offline() {
+        return;
+    }
+    if let Some(r) = &source.git_ref
+        && (7..=64).contains(&r.len())
+        && r.chars().all(|c| c.is_ascii_hexdigit())
+        && git_head(installed).is_some_and(|head| head.to_ascii_lowercase().starts_with(&r.to_ascii_lowercase()))
+    {
+        return;
+    }
+    if let Err(e) = pm.reconcile_git_source(source, Scope::Temporary) {
+        tracing::debug!(source = %source.repo, error = %e, "keeping the cached -e checkout");
+    }
+}
+
 fn git_head(target: &Path) -> Option<String> {
     if !target.exists() {
         return None;

@@ -247,10 +247,15 @@ impl TranscriptRenderer {
         };
         let theme = self.theme.clone();
         let mut b = pi_tui::Box::new(self.options.output_pad, 1, Some(Rc::new(move |s: &str| theme.bg(bg, s))));
-        b.add_child(shared(Text::new(self.tool_call_text(row.name, row.args), 0, 0)));
+        match self.extension_tool_call(row) {
+            Some(call) => b.add_child(call),
+            None => b.add_child(shared(Text::new(self.tool_call_text(row.name, row.args), 0, 0))),
+        }
         if let Some(out) = row.output {
             let mut children = Vec::new();
-            if row.name == "bash" {
+            if let Some(result) = self.extension_tool_result(row, out) {
+                children.push(result);
+            } else if row.name == "bash" {
                 self.bash_result(out, row.partial, &mut children);
             } else if let Some(text) = self.tool_result_text(row, out) {
                 children.push(shared(Text::new(text, 0, 0)));
@@ -260,6 +265,27 @@ impl TranscriptRenderer {
             }
         }
         shared(b)
+    }
+}
+
+impl TranscriptRenderer {
+    /// The call line an extension's tool renderer draws (pi's `renderCall`), if any.
+    fn extension_tool_call(&self, row: &ToolRow<'_>) -> Option<ComponentRef> {
+        let runner = self.runner.as_ref()?;
+        let drawn = super::custom::isolate(|| runner.render_tool_call(row.name, row.args, &self.theme)).ok()??;
+        Some(shared(super::custom::ExtensionComponent(drawn)))
+    }
+
+    /// The result an extension's tool renderer draws (pi's `renderResult`), if any.
+    fn extension_tool_result(&self, row: &ToolRow<'_>, out: &ToolOutput) -> Option<ComponentRef> {
+        let runner = self.runner.as_ref()?;
+        let result = serde_json::json!({"content": [{"type": "text", "text": out.text}],
+            "details": out.details.clone().unwrap_or(Value::Null), "isError": out.is_error});
+        let options = crate::extensions::ToolRenderOptions { expanded: self.options.expanded, is_partial: row.partial };
+        let drawn =
+            super::custom::isolate(|| runner.render_tool_result(row.name, row.args, &result, options, &self.theme))
+                .ok()??;
+        Some(shared(super::custom::ExtensionComponent(drawn)))
     }
 }
 

@@ -235,6 +235,10 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
         if let Some(snippet) = &registered.definition.prompt_snippet {
             prompt_options.tool_snippets.push((registered.definition.tool.name().to_owned(), snippet.clone()));
         }
+        // And their guideline bullets, while the tool is active (pi's `promptGuidelines`).
+        if let Some(guidelines) = &registered.definition.prompt_guidelines {
+            prompt_options.tool_guidelines.push((registered.definition.tool.name().to_owned(), guidelines.clone()));
+        }
     }
 
     let is_new = session_manager.entries().is_empty();

@@ -15,8 +15,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::session::{AgentSession, DeferredAction, SessionShared};
 use crate::extensions::{
-    ExtensionActions, ExtensionError, ExtensionMessage, ExtensionRunner, NotifyEvent, SendMessageOptions,
-    SendUserMessageOptions, ToolCallEvent, ToolInfo, ToolResultEvent,
+    ExtensionActions, ExtensionError, ExtensionMessage, ExtensionRunner, ForkPosition, NavigateTreeRequest,
+    NotifyEvent, SendMessageOptions, SendUserMessageOptions, SessionControlFuture, SlashCommandInfo, ToolCallEvent,
+    ToolInfo, ToolResultEvent,
 };
 use crate::messages::{CodingAgentMessage, CodingMessage};
 
@@ -307,6 +308,282 @@ impl ExtensionActions for SessionActions {
     fn get_system_prompt(&self) -> String {
         self.session().map(|s| s.system_prompt()).unwrap_or_default()
     }
+
+    fn get_settings(&self) -> Value {
+        self.session()
+            .map(|s| s.settings_manager().settings().to_value())
+            .unwrap_or_else(|_| Value::Object(Default::default()))
+    }
+
+    fn get_commands(&self) -> Vec<SlashCommandInfo> {
+        self.session().map(|s| slash_commands(&s)).unwrap_or_default()
+    }
+
+    fn set_model(&self, provider: &str, id: &str) -> futures::future::BoxFuture<'static, Result<bool, BoxError>> {
+        let (session, provider, id) = (self.session(), provider.to_owned(), id.to_owned());
+        Box::pin(async move {
+            let session = session?;
+            let Some(model) = extension_model(&session, &provider, &id) else { return Ok(false) };
+            session.set_model(model)?;
+            Ok(true)
+        })
+    }
+
+    fn is_project_trusted(&self) -> bool {
+        self.session().map(|s| s.settings_manager().is_project_trusted()).unwrap_or(false)
+    }
+
+    fn get_context_usage(&self) -> Option<Value> {
+        let usage = self.session().ok()?.get_context_usage()?;
+        Some(
+            serde_json::json!({"tokens": usage.tokens, "contextWindow": usage.context_window, "percent": usage.percent}),
+        )
+    }
+
+    fn new_session(&self, parent_session: Option<String>) -> SessionControlFuture {
+        let session = self.session();
+        Box::pin(async move { Ok(session?.new_session(parent_session).await?.cancelled) })
+    }
+
+    fn fork(&self, entry_id: &str, position: ForkPosition) -> SessionControlFuture {
+        let (session, entry_id) = (self.session(), entry_id.to_owned());
+        Box::pin(async move {
+            let session = session?;
+            let outcome = match position {
+                ForkPosition::Before => session.fork(&entry_id).await?,
+                ForkPosition::At => session.clone_at(&entry_id).await?,
+            };
+            Ok(outcome.cancelled)
+        })
+    }
+
+    fn navigate_tree(&self, target_id: &str, options: NavigateTreeRequest) -> SessionControlFuture {
+        let (session, target_id) = (self.session(), target_id.to_owned());
+        Box::pin(async move {
+            let options = super::session::NavigateTreeOptions {
+                summarize: options.summarize,
+                custom_instructions: options.custom_instructions,
+                replace_instructions: options.replace_instructions,
+                label: options.label,
+            };
+            Ok(session?.navigate_tree(&target_id, options).await?.cancelled)
+        })
+    }
+
+    fn switch_session(&self, session_path: &str) -> SessionControlFuture {
+        let (session, path) = (self.session(), std::path::PathBuf::from(session_path));
+        Box::pin(async move { Ok(session?.switch_session(&path).await?.cancelled) })
+    }
+
+    fn reload(&self) -> futures::future::BoxFuture<'static, Result<(), BoxError>> {
+        let session = self.session();
+        Box::pin(async move { reload_extensions(session?).await })
+    }
+
+    fn execute_tool(
+        &self,
+        parent_tool_call_id: &str,
+        name: &str,
+        args: serde_json::Map<String, Value>,
+        cancel: CancellationToken,
+    ) -> futures::future::BoxFuture<'static, Result<pi_agent_core::AgentToolResult, BoxError>> {
+        let session = self.session();
+        let (parent, name) = (parent_tool_call_id.to_owned(), name.to_owned());
+        Box::pin(async move {
+            let session = session?;
+            let tool = session.shared.all_tools.lock().ok().and_then(|t| t.iter().find(|t| t.name() == name).cloned());
+            let runner = session.shared.runner.clone();
+            Ok(run_nested_tool(tool, runner, parent, name, args, cancel).await)
+        })
+    }
+}
+
+/// pi's `getCommands`: extension commands, then prompt templates, then skills.
+fn slash_commands(session: &AgentSession) -> Vec<SlashCommandInfo> {
+    let mut out: Vec<SlashCommandInfo> = session
+        .shared
+        .runner
+        .as_ref()
+        .map(|r| r.commands())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(name, c)| SlashCommandInfo {
+            name,
+            description: c.description,
+            source: "extension".into(),
+            source_info: Some(serde_json::json!({"path": c.extension_path, "source": "extension"})),
+        })
+        .collect();
+    let templates = super::session::lock(&session.shared.prompt_templates).clone();
+    out.extend(templates.into_iter().map(|t| SlashCommandInfo {
+        name: t.name,
+        description: Some(t.description),
+        source: "prompt".into(),
+        source_info: Some(serde_json::json!({"path": t.file_path, "source": "prompt"})),
+    }));
+    let skills = super::session::lock(&session.shared.prompt_options).skills.clone();
+    out.extend(skills.into_iter().map(|s| SlashCommandInfo {
+        name: format!("skill:{}", s.name),
+        description: Some(s.description),
+        source: "skill".into(),
+        source_info: Some(serde_json::json!({"path": s.file_path, "source": "skill"})),
+    }));
+    out
+}
+
+/// The model `pi.setModel` switches to: one the session can use, else one of a provider an
+/// extension registered.
+fn extension_model(session: &AgentSession, provider: &str, id: &str) -> Option<pi_ai::Model> {
+    if let Some(model) = session.available_model(provider, id) {
+        return Some(model);
+    }
+    let runner = session.shared.runner.as_ref()?;
+    runner
+        .registered_providers()
+        .into_iter()
+        .rev()
+        .find(|p| p.name == provider)?
+        .model_values()
+        .into_iter()
+        .find(|m| m.get("id").and_then(Value::as_str) == Some(id))
+        .and_then(|m| serde_json::from_value(m).ok())
+}
+
+/// The command context's `reload()` (pi's `AgentSession.reload` for extensions): refused while a
+/// run is active; `session_shutdown` (`reload`), every extension loads again and its tools join
+/// the session, `session_start` (`reload`).
+async fn reload_extensions(session: AgentSession) -> Result<(), BoxError> {
+    if session.is_streaming() {
+        return Err("Wait for the current response to finish before reloading.".into());
+    }
+    if session.is_compacting() {
+        return Err("Wait for compaction to finish before reloading.".into());
+    }
+    let Some(runner) = session.shared.runner.clone() else { return Ok(()) };
+    runner.emit(NotifyEvent::SessionShutdown { reason: "reload".into(), target_session_file: None }).await;
+    runner.reload().await;
+    for tool in runner.registered_tools() {
+        session.register_tool(tool.definition.tool.clone());
+    }
+    // The active tools now run the reloaded definitions.
+    let active = session.active_tool_names();
+    session.set_active_tools_by_name(&active.iter().map(String::as_str).collect::<Vec<_>>());
+    runner.emit(NotifyEvent::SessionStart { reason: "reload".into(), previous_session_file: None }).await;
+    Ok(())
+}
+
+/// pi's `NestedToolCallRunner.execute` for one call: the id `<parent>/<n>`, `tool_execution_start`
+/// and `tool_execution_end` with `parentToolCallId` for extensions, and between them the pipeline
+/// of a model-issued call.
+async fn run_nested_tool(
+    tool: Option<Arc<dyn pi_agent_core::AgentTool>>,
+    runner: Option<Arc<ExtensionRunner>>,
+    parent: String,
+    name: String,
+    args: serde_json::Map<String, Value>,
+    cancel: CancellationToken,
+) -> pi_agent_core::AgentToolResult {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let id = format!("{parent}/{}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    if let Some(runner) = &runner {
+        runner
+            .emit(NotifyEvent::ToolExecutionStart {
+                tool_call_id: id.clone(),
+                tool_name: name.clone(),
+                args: args.clone(),
+                parent_tool_call_id: Some(parent.clone()),
+            })
+            .await;
+    }
+    let started = std::time::Instant::now();
+    let result = nested_pipeline(tool, runner.clone(), (id.clone(), parent.clone()), name.clone(), args, cancel).await;
+    if let Some(runner) = &runner {
+        runner
+            .emit(NotifyEvent::ToolExecutionEnd {
+                tool_call_id: id,
+                tool_name: name,
+                result: (&result).into(),
+                is_error: result.is_error,
+                duration_ms: Some(started.elapsed().as_millis() as u64),
+                parent_tool_call_id: Some(parent),
+            })
+            .await;
+    }
+    result
+}
+
+/// Prepare, validate, `tool_call`, execute, `tool_result` for a nested call `id` of `parent`.
+async fn nested_pipeline(
+    tool: Option<Arc<dyn pi_agent_core::AgentTool>>,
+    runner: Option<Arc<ExtensionRunner>>,
+    (id, parent): (String, String),
+    name: String,
+    args: serde_json::Map<String, Value>,
+    cancel: CancellationToken,
+) -> pi_agent_core::AgentToolResult {
+    use pi_agent_core::AgentToolResult;
+    let Some(tool) = tool else { return AgentToolResult::error(format!("Tool {name} not found")) };
+    let args = tool.prepare_arguments(args);
+    let args = match pi_ai::validate::validate_arguments(tool.name(), tool.parameters(), &args) {
+        Ok(args) => args,
+        Err(e) => return AgentToolResult::error(e.to_string()),
+    };
+    if let Some(runner) = &runner {
+        let mut event = ToolCallEvent {
+            tool_call_id: id.clone(),
+            tool_name: name.clone(),
+            input: args.clone(),
+            parent_tool_call_id: Some(parent),
+        };
+        match runner.emit_tool_call(&mut event).await {
+            Err(error) => return AgentToolResult::error(error.error),
+            Ok(Some(r)) if r.block => {
+                return AgentToolResult::error(r.reason.unwrap_or_else(|| "Tool execution was blocked".to_owned()));
+            }
+            Ok(_) => {}
+        }
+    }
+    if cancel.is_cancelled() {
+        return AgentToolResult::error("Operation aborted");
+    }
+    let ctx = pi_agent_core::ToolContext::new(cancel.clone(), None);
+    let mut result = match tool.execute(&id, args.clone(), ctx).await {
+        Ok(result) => result,
+        Err(e) => AgentToolResult::error(e.message()),
+    };
+    let Some(runner) = runner else { return result };
+    let event = ToolResultEvent {
+        tool_name: name,
+        tool_call_id: id,
+        input: args,
+        content: result.content.clone(),
+        details: result.details.clone(),
+        structured_content: result.structured_content.clone(),
+        is_error: result.is_error,
+        usage: result.usage.clone(),
+    };
+    let patch = tokio::select! {
+        patch = runner.emit_tool_result(event) => patch,
+        _ = cancel.cancelled() => None,
+    };
+    if let Some(p) = patch {
+        let content_overridden = p.content.is_some();
+        if let Some(content) = p.content {
+            result.content = content;
+        }
+        if let Some(details) = p.details {
+            result.details = details;
+        }
+        if let Some(is_error) = p.is_error {
+            result.is_error = is_error;
+        }
+        result.structured_content = match p.structured_content {
+            Some(s) => Some(s),
+            None if content_overridden => None,
+            None => result.structured_content.take(),
+        };
+    }
+    result
 }
 
 /// Runs an action, reporting its failure as an extension error with path `<runtime>`.

@@ -169,7 +169,9 @@ impl DefaultResourceLoader {
         let cli = resolve_temporary_sources(&cwd, &agent_dir, &sources);
         let (skills, skill_diagnostics) = self.load_skills(&cwd, &cli, &packages);
         let (prompt_templates, prompt_diagnostics) = self.load_prompt_templates(&cwd, &cli, &packages);
-        let extension_paths = if self.no_extensions { Vec::new() } else { packages.enabled(ResourceKind::Extensions) };
+        let extension_paths = crate::packages::temporary_package_extensions(&cli)
+            .chain(if self.no_extensions { Vec::new() } else { packages.enabled(ResourceKind::Extensions) })
+            .collect();
         self.loaded = Some(LoadedResources {
             context_files,
             system_prompt,

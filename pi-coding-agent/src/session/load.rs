@@ -220,18 +220,15 @@ pub fn read_session<R: Read>(reader: R) -> std::io::Result<ReadOutcome> {
                 legacy = Some(vec![(line_no, serde_json::to_value(h).map_err(std::io::Error::other)?)]);
             }
             header = Some(h.clone());
+            if legacy.is_none() {
+                // A current file: the rest is read in blocks, parsed on two threads.
+                let tail = read_blocks(&mut reader, line_no, needs_newline, &mut entries, &mut warnings)?;
+                needs_newline = tail.needs_newline;
+                break;
+            }
             continue;
         }
-        match entry {
-            FileEntry::Header(_) => warnings.push(LoadWarning::ExtraHeader { line: line_no }),
-            FileEntry::Entry(e) => {
-                if e.id().is_empty() && matches!(e, SessionEntry::Raw(_)) {
-                    warnings.push(LoadWarning::MissingId { line: line_no });
-                } else {
-                    entries.push(e);
-                }
-            }
-        }
+        take_entry(entry, line_no, &mut entries, &mut warnings);
     }
     let Some(mut header) = header else {
         return Ok(ReadOutcome::Empty);
@@ -281,6 +278,144 @@ pub fn read_session<R: Read>(reader: R) -> std::io::Result<ReadOutcome> {
         tracing::warn!(target: "pi_coding_agent::session", "{w}");
     }
     Ok(ReadOutcome::Session(LoadedFile { header, entries, warnings, needs_newline, migrated }))
+}
+
+/// Keeps a parsed line after the header: a second header or an untyped entry without an id is
+/// skipped with a warning.
+fn take_entry(entry: FileEntry, line: usize, entries: &mut Vec<SessionEntry>, warnings: &mut Vec<LoadWarning>) {
+    match entry {
+        FileEntry::Header(_) => warnings.push(LoadWarning::ExtraHeader { line }),
+        FileEntry::Entry(e) => {
+            if e.id().is_empty() && matches!(e, SessionEntry::Raw(_)) {
+                warnings.push(LoadWarning::MissingId { line });
+            } else {
+                entries.push(e);
+            }
+        }
+    }
+}
+
+/// Bytes read per block after the header.
+const BLOCK_BYTES: usize = 8 << 20;
+/// Blocks smaller than this are parsed on the calling thread alone.
+const SPLIT_MIN_BYTES: usize = 256 << 10;
+
+/// What [`read_blocks`] learnt about the end of the file.
+struct Tail {
+    needs_newline: bool,
+}
+
+/// Reads the lines after the header (`line_no`: the header's line; `needs_newline`: whether it
+/// was unterminated) in blocks of whole lines and parses each block's two halves on two threads;
+/// entries and warnings come out in file order, exactly as a line-by-line read gives them.
+fn read_blocks<R: BufRead>(
+    reader: &mut R,
+    mut line_no: usize,
+    mut needs_newline: bool,
+    entries: &mut Vec<SessionEntry>,
+    warnings: &mut Vec<LoadWarning>,
+) -> std::io::Result<Tail> {
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        let mut block = std::mem::take(&mut carry);
+        let wanted = BLOCK_BYTES.max(block.len());
+        let read = reader.by_ref().take(wanted as u64).read_to_end(&mut block)?;
+        let eof = read < wanted;
+        if block.is_empty() {
+            return Ok(Tail { needs_newline });
+        }
+        if !eof {
+            match block.iter().rposition(|b| *b == b'\n') {
+                Some(last) => {
+                    carry = block.split_off(last + 1);
+                    needs_newline = false;
+                }
+                // One line longer than the block: read on until it ends.
+                None => {
+                    carry = block;
+                    continue;
+                }
+            }
+        } else {
+            needs_newline = block.last() != Some(&b'\n');
+        }
+        line_no = parse_block(&block, line_no, eof && needs_newline, entries, warnings);
+        if eof {
+            return Ok(Tail { needs_newline });
+        }
+    }
+}
+
+/// Parses the lines of `block` (whole lines; the last one unterminated when `torn_tail`), the
+/// first being line `after + 1`; returns the number of the last line.
+fn parse_block(
+    block: &[u8],
+    after: usize,
+    torn_tail: bool,
+    entries: &mut Vec<SessionEntry>,
+    warnings: &mut Vec<LoadWarning>,
+) -> usize {
+    let split = if block.len() >= SPLIT_MIN_BYTES {
+        block[block.len() / 2..].iter().position(|b| *b == b'\n').map(|i| block.len() / 2 + i + 1)
+    } else {
+        None
+    };
+    match split {
+        Some(mid) if mid < block.len() => {
+            let (first, second) = block.split_at(mid);
+            let first_lines = first.iter().filter(|b| **b == b'\n').count();
+            let (a, b) = std::thread::scope(|scope| {
+                let second_half = scope.spawn(|| parse_lines(second, after + first_lines, torn_tail));
+                let a = parse_lines(first, after, false);
+                (a, second_half.join())
+            });
+            let b = b.unwrap_or_else(|_| parse_lines(second, after + first_lines, torn_tail));
+            let last = b.last_line;
+            for part in [a, b] {
+                entries.extend(part.entries);
+                warnings.extend(part.warnings);
+            }
+            last
+        }
+        _ => {
+            let part = parse_lines(block, after, torn_tail);
+            entries.extend(part.entries);
+            warnings.extend(part.warnings);
+            part.last_line
+        }
+    }
+}
+
+/// The entries and warnings of a run of lines.
+struct ParsedLines {
+    entries: Vec<SessionEntry>,
+    warnings: Vec<LoadWarning>,
+    last_line: usize,
+}
+
+fn parse_lines(bytes: &[u8], after: usize, torn_tail: bool) -> ParsedLines {
+    let mut out = ParsedLines { entries: Vec::new(), warnings: Vec::new(), last_line: after };
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let (line, terminated) = match rest.iter().position(|b| *b == b'\n') {
+            Some(i) => {
+                let line = &rest[..i];
+                rest = &rest[i + 1..];
+                (line, true)
+            }
+            None => {
+                let line = rest;
+                rest = &[];
+                (line, false)
+            }
+        };
+        out.last_line += 1;
+        let last_unterminated = !terminated && torn_tail;
+        if let Parsed::Entry(e) = parse_line(line, out.last_line, last_unterminated, &mut out.warnings) {
+            take_entry(e, out.last_line, &mut out.entries, &mut out.warnings);
+        }
+    }
+    out
 }
 
 /// The ids at which parent links close a cycle (one per cycle), in file order. Ids resolve as

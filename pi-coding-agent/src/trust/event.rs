@@ -11,11 +11,23 @@ use super::resolve::{
     ProjectTrustContext, ProjectTrustDecision, ProjectTrustEvent, ProjectTrustEventResult, ProjectTrustHandlerError,
     ProjectTrustHandlers,
 };
-use crate::extensions::{ExtensionEvent, ExtensionRunner};
+use crate::extensions::{ExtensionEvent, ExtensionRunner, NotifyEvent};
 
 impl ExtensionEvent for ProjectTrustEvent {
     const NAME: &'static str = "project_trust";
     type Output = ProjectTrustEventResult;
+}
+
+fn decode_result(answer: &serde_json::Value) -> Option<ProjectTrustEventResult> {
+    let trusted = match answer.get("trusted")?.as_str()? {
+        "yes" => ProjectTrustDecision::Yes,
+        "no" => ProjectTrustDecision::No,
+        _ => ProjectTrustDecision::Undecided,
+    };
+    Some(ProjectTrustEventResult {
+        trusted,
+        remember: answer.get("remember").and_then(serde_json::Value::as_bool).unwrap_or(false),
+    })
 }
 
 #[async_trait]
@@ -27,12 +39,34 @@ impl ProjectTrustHandlers for ExtensionRunner {
     ) -> (Option<ProjectTrustEventResult>, Vec<ProjectTrustHandlerError>) {
         let ctx = self.create_context();
         let mut errors = Vec::new();
-        for (path, handler) in self.snapshot::<ProjectTrustEvent>(ProjectTrustEvent::NAME) {
-            let mut ev = event.clone();
-            match self.call_handler(&handler, &mut ev, &ctx).await {
-                Err(error) => errors.push(ProjectTrustHandlerError { extension_path: path.to_string(), error }),
-                Ok(Some(result)) if result.trusted != ProjectTrustDecision::Undecided => return (Some(result), errors),
-                Ok(_) => {}
+        let typed = self.snapshot::<ProjectTrustEvent>(ProjectTrustEvent::NAME);
+        // JSON-RPC and JavaScript extensions answer through their notify handler.
+        let remote = self.snapshot::<NotifyEvent>(ProjectTrustEvent::NAME);
+        for path in self.extension_paths() {
+            for (_, handler) in typed.iter().filter(|(p, _)| **p == *path) {
+                let mut ev = event.clone();
+                match self.call_handler(handler, &mut ev, &ctx).await {
+                    Err(error) => errors.push(ProjectTrustHandlerError { extension_path: path.clone(), error }),
+                    Ok(Some(result)) if result.trusted != ProjectTrustDecision::Undecided => {
+                        return (Some(result), errors);
+                    }
+                    Ok(_) => {}
+                }
+            }
+            for (_, handler) in remote.iter().filter(|(p, _)| **p == *path) {
+                let mut payload = serde_json::Map::new();
+                payload.insert("cwd".into(), serde_json::Value::String(event.cwd.clone()));
+                let mut ev = NotifyEvent::Other { kind: ProjectTrustEvent::NAME.into(), payload };
+                match self.call_handler(handler, &mut ev, &ctx).await {
+                    Err(error) => errors.push(ProjectTrustHandlerError { extension_path: path.clone(), error }),
+                    Ok(Some(answer)) => match decode_result(&answer) {
+                        Some(result) if result.trusted != ProjectTrustDecision::Undecided => {
+                            return (Some(result), errors);
+                        }
+                        _ => {}
+                    },
+                    Ok(None) => {}
+                }
             }
         }
         (None, errors)

@@ -28,6 +28,8 @@
 mod event;
 mod resolve;
 mod resources;
+mod selector_screen;
+mod startup;
 mod store;
 
 pub use resolve::{
@@ -39,6 +41,8 @@ pub use resolve::{
 };
 pub(crate) use resources::home_dir;
 pub use resources::{TRUST_REQUIRING_PROJECT_CONFIG_RESOURCES, has_trust_requiring_project_resources};
+pub use selector_screen::{TrustChoice, TrustSelectorComponent};
+pub use startup::{StartupTrustOptions, project_trust_extension_paths, startup_project_trust};
 pub use store::{ProjectTrustStore, TrustEntry, TrustUpdate, normalize_cwd};
 
 use std::path::PathBuf;

@@ -62,6 +62,9 @@ pub struct AnthropicCompat {
     /// The key is a Claude subscription OAuth token (`sk-ant-oat…`): bearer auth and Claude
     /// Code's identity (not from `model.compat`; set per request).
     pub claude_code_identity: bool,
+    /// `"prefer"` strict tools go non-strict: the session's strict tools exceeded Claude's limits
+    /// (not from `model.compat`; set per request).
+    pub disable_preferred_strict_tools: bool,
 }
 
 /// Resolves the flags of `model`.
@@ -87,6 +90,7 @@ pub fn resolve_compat(model: &Model) -> AnthropicCompat {
         supports_temperature: o.supports_temperature.unwrap_or(true),
         supports_strict_tools: o.supports_strict_tools.unwrap_or(false),
         claude_code_identity: false,
+        disable_preferred_strict_tools: false,
         allow_empty_signature: o.allow_empty_signature.unwrap_or(false),
         supports_mid_convo_system_messages: o.supports_mid_convo_system_messages.unwrap_or(false),
         force_adaptive_thinking: o.force_adaptive_thinking.unwrap_or(false),

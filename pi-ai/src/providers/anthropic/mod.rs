@@ -12,8 +12,11 @@
 //!
 //! - A Claude subscription token (`sk-ant-oat…`) is sent as pi sends it: see [`oauth`].
 //!
-//! Not ported: message threads, native tool changes, managed effort, server-side fallbacks, the
-//! strict-tool-limit retry.
+//! - A request whose `"prefer"` strict tools exceed Claude's limits (a 400 naming them) is sent
+//!   once more with those tools non-strict, and the session remembers it
+//!   ([`strict_limits`](crate::providers::constrained::strict_limits)).
+//!
+//! Not ported: message threads, native tool changes, managed effort, server-side fallbacks.
 
 mod compat;
 pub mod oauth;
@@ -23,13 +26,15 @@ mod wire;
 
 pub use compat::{AnthropicCompat, AnthropicCompatOverrides, resolve_compat};
 pub use request::{
-    Thinking, beta_features, build_body, convert_messages, convert_tools, normalize_tool_call_id, plan_thinking,
+    Thinking, beta_features, build_body, convert_messages, convert_tools, has_preferred_strict_tools,
+    normalize_tool_call_id, plan_thinking,
 };
 pub use stream::{AnthropicStream, map_stop_reason};
 
 use crate::http::{ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, StreamContext, stream_sse, user_agent};
 use crate::options::StreamOptions;
 use crate::provider::ApiProvider;
+use crate::providers::constrained::strict_limits;
 use crate::stream::AssistantMessageEventStream;
 use crate::transcript::TranscriptContext;
 use crate::types::Model;
@@ -54,10 +59,71 @@ impl ApiProvider for AnthropicMessages {
             let names = crate::transcript::current_tools(context.messages()).into_iter().map(|t| t.name).collect();
             parser = parser.with_tool_names(names);
         }
-        let request = build_request(model, context, &options);
-        let ctx = StreamContext { model: model.clone(), options };
-        stream_sse(ctx, out, request, ErrorStyle::Anthropic, parser)
+        let session = options.session_id.clone();
+        let disabled = strict_limits::has_exceeded(session.as_deref());
+        let tools = crate::transcript::current_tools(context.messages());
+        let mut compat = resolve_compat(model);
+        compat.disable_preferred_strict_tools = disabled;
+        if !has_preferred_strict_tools(&tools, &compat) {
+            let request = build_request_with(model, &context, &options, disabled);
+            let ctx = StreamContext { model: model.clone(), options };
+            return stream_sse(ctx, out, request, ErrorStyle::Anthropic, parser);
+        }
+        // pi's strict-tool-limit fallback: a rejected request (never a started stream) is sent once
+        // more with the "prefer" tools non-strict.
+        let first = {
+            let request = build_request_with(model, &context, &options, false);
+            let ctx = StreamContext { model: model.clone(), options: options.clone() };
+            stream_sse(ctx, out, request, ErrorStyle::Anthropic, parser.clone())
+        };
+        let model = model.clone();
+        AssistantMessageEventStream::new(async_stream::stream! {
+            use futures::StreamExt;
+            let mut first = first;
+            let Some(event) = first.next().await else { return };
+            let rejected = match &event {
+                crate::stream::AssistantMessageEvent::Error { error, .. } if !options.is_cancelled() => {
+                    error.error_message.as_deref().filter(|t| is_strict_limit_rejection(t)).map(str::to_owned)
+                }
+                _ => None,
+            };
+            let Some(text) = rejected else {
+                yield event;
+                while let Some(event) = first.next().await { yield event; }
+                return;
+            };
+            strict_limits::mark_exceeded(session.as_deref());
+            let diagnostic = serde_json::json!({"type": "anthropic_strict_tools_fallback", "timestamp": crate::types::now_ms(),
+                "error": {"message": strict_limit_message(&text)}, "details": {"reason": "strict_tool_limits_exceeded"}});
+            let request = build_request_with(&model, &context, &options, true);
+            let ctx = StreamContext { model: model.clone(), options };
+            let mut second = stream_sse(ctx, ProviderOutput::new(&model), request, ErrorStyle::Anthropic, parser);
+            while let Some(mut event) = second.next().await {
+                match &mut event {
+                    crate::stream::AssistantMessageEvent::Done { message, .. }
+                    | crate::stream::AssistantMessageEvent::Error { error: message, .. } => {
+                        message.diagnostics.get_or_insert_with(Vec::new).push(diagnostic.clone());
+                    }
+                    _ => {}
+                }
+                yield event;
+            }
+        })
     }
+}
+
+/// Whether an error text is Anthropic's 400 `invalid_request_error` about strict-tool limits.
+fn is_strict_limit_rejection(text: &str) -> bool {
+    text.starts_with("400 ") && text.contains("invalid_request_error") && strict_limits::is_limit_error(text)
+}
+
+/// The API's own message inside a `400 {…}` error text.
+fn strict_limit_message(text: &str) -> String {
+    let body = text.strip_prefix("400 ").unwrap_or(text);
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v.pointer("/error/message").and_then(serde_json::Value::as_str).map(str::to_owned))
+        .unwrap_or_else(|| text.to_owned())
 }
 
 fn has_header(options: &StreamOptions, name: &str) -> bool {
@@ -88,12 +154,24 @@ pub fn build_request_ref(
     context: &TranscriptContext,
     options: &StreamOptions,
 ) -> Result<HttpRequest, String> {
+    let disabled = strict_limits::has_exceeded(options.session_id.as_deref());
+    build_request_with(model, context, options, disabled)
+}
+
+/// [`build_request_ref`] with `"prefer"` strict tools sent non-strict when `disable_preferred_strict`.
+pub fn build_request_with(
+    model: &Model,
+    context: &TranscriptContext,
+    options: &StreamOptions,
+    disable_preferred_strict: bool,
+) -> Result<HttpRequest, String> {
     let key = options.api_key.clone().filter(|k| !k.is_empty());
     if key.is_none() && !["authorization", "x-api-key", "cf-aig-authorization"].iter().any(|h| has_header(options, h)) {
         return Err(format!("No API key for provider: {}", model.provider));
     }
     let mut compat = resolve_compat(model);
     compat.claude_code_identity = uses_claude_code_identity(model, options);
+    compat.disable_preferred_strict_tools = disable_preferred_strict;
     request::check_strict_tools(&crate::transcript::current_tools(context.messages()), &compat)?;
     let (max_tokens, thinking) = plan_thinking(model, context, options, &compat);
     let supports_mid = compat.supports_mid_convo_system_messages;
@@ -176,5 +254,5 @@ pub fn build_request_ref(
         headers.set("anthropic-beta", features.join(","));
     }
     let url = format!("{}/v1/messages?beta=true", model.base_url.trim_end_matches('/'));
-    Ok(HttpRequest { url, headers, body })
+    Ok(HttpRequest { url, headers, body: body.into() })
 }

@@ -213,6 +213,17 @@ pub fn check_strict_tools(tools: &[Tool], compat: &AnthropicCompat) -> Result<()
     constrained::check_tools(tools, compat.supports_strict_tools, Some(anthropic_strict_unsupported))
 }
 
+/// Whether a `"prefer"` tool of `tools` is sent strict (only then can Claude's strict-tool limits
+/// be worked around by sending it non-strict).
+pub fn has_preferred_strict_tools(tools: &[Tool], compat: &AnthropicCompat) -> bool {
+    compat.supports_strict_tools
+        && !compat.disable_preferred_strict_tools
+        && tools.iter().any(|tool| {
+            constrained::prefers_strict(tool)
+                && constrained::tool_parameters(tool, true, Some(anthropic_strict_unsupported)).0
+        })
+}
+
 /// `{name, description, eager_input_streaming?, strict?, input_schema, cache_control? (last)}` per tool.
 pub fn convert_tools(tools: &[Tool], compat: &AnthropicCompat, cache: Option<&Value>) -> Vec<Value> {
     let last = tools.len().saturating_sub(1);
@@ -220,8 +231,9 @@ pub fn convert_tools(tools: &[Tool], compat: &AnthropicCompat, cache: Option<&Va
         .iter()
         .enumerate()
         .map(|(i, tool)| {
-            let (strict, schema) =
-                constrained::tool_parameters(tool, compat.supports_strict_tools, Some(anthropic_strict_unsupported));
+            let allowed = compat.supports_strict_tools
+                && !(compat.disable_preferred_strict_tools && constrained::prefers_strict(tool));
+            let (strict, schema) = constrained::tool_parameters(tool, allowed, Some(anthropic_strict_unsupported));
             let mut input = Map::new();
             input.insert("type".into(), json!("object"));
             input.insert("properties".into(), schema.get("properties").cloned().unwrap_or_else(|| json!({})));

@@ -21,7 +21,7 @@ const MESSAGE_EVENTS: [&str; 6] = [
 
 /// The stream state of one Anthropic response. Blocks are keyed by Anthropic's `index`, so a
 /// block may start before the previous one stopped (llama.cpp does this with parallel calls).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct AnthropicStream {
     open: HashMap<u64, usize>,
     saw_start: bool,

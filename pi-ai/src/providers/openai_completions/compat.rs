@@ -52,6 +52,9 @@ pub struct CompletionsCompatOverrides {
     pub thinking_token_budget_field: Option<String>,
     /// See [`CompletionsCompat::supports_strict_mode`].
     pub supports_strict_mode: Option<bool>,
+    /// See [`CompletionsCompat::supports_openai_grammar_tools`].
+    #[serde(rename = "supportsOpenAIGrammarTools")]
+    pub supports_openai_grammar_tools: Option<bool>,
     /// See [`CompletionsCompat::supports_mid_convo_system_messages`].
     pub supports_mid_convo_system_messages: Option<bool>,
     /// See [`CompletionsCompat::supports_mid_convo_tool_additions`].
@@ -116,6 +119,8 @@ pub struct CompletionsCompat {
     pub thinking_token_budget_field: Option<String>,
     /// Add `strict` to tools.
     pub supports_strict_mode: bool,
+    /// Tools declaring grammar constrained sampling go as `custom` tools (`supportsOpenAIGrammarTools`).
+    pub supports_openai_grammar_tools: bool,
     /// Keep later system messages in place instead of collapsing them into the first.
     pub supports_mid_convo_system_messages: bool,
     /// Declare tools added by later system messages in place.
@@ -213,6 +218,7 @@ pub fn detect_compat(model: &Model) -> CompletionsCompat {
         supports_thinking_token_budget: false,
         thinking_token_budget_field: None,
         supports_strict_mode: false,
+        supports_openai_grammar_tools: false,
         supports_mid_convo_system_messages: false,
         supports_mid_convo_tool_additions: false,
         cache_control_format: (provider == "openrouter" && model.id.starts_with("anthropic/"))
@@ -272,6 +278,9 @@ pub fn resolve_compat(model: &Model) -> CompletionsCompat {
             .unwrap_or(detected.supports_thinking_token_budget),
         thinking_token_budget_field: o.thinking_token_budget_field.or(detected.thinking_token_budget_field),
         supports_strict_mode: o.supports_strict_mode.unwrap_or(detected.supports_strict_mode),
+        supports_openai_grammar_tools: o
+            .supports_openai_grammar_tools
+            .unwrap_or(detected.supports_openai_grammar_tools),
         supports_mid_convo_system_messages: o
             .supports_mid_convo_system_messages
             .unwrap_or(detected.supports_mid_convo_system_messages),

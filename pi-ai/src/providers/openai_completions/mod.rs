@@ -56,9 +56,15 @@ impl ApiProvider for OpenAiCompletions {
     fn stream(&self, model: &Model, context: TranscriptContext, options: StreamOptions) -> AssistantMessageEventStream {
         let compat = resolve_compat(model);
         let out = ProviderOutput::new(model);
+        let grammar = crate::providers::constrained::grammar_input_properties(
+            &crate::transcript::declared_tools(context.messages()),
+            compat.supports_openai_grammar_tools,
+        )
+        .unwrap_or_default();
         let request = build_request(model, context, &options, &compat);
         let ctx = StreamContext { model: model.clone(), options };
-        stream_sse(ctx, out, request, ErrorStyle::OpenAiCompletions, CompletionsStream::new(compat))
+        let handler = CompletionsStream::new(compat).with_grammar_tools(grammar);
+        stream_sse(ctx, out, request, ErrorStyle::OpenAiCompletions, handler)
     }
 }
 
@@ -99,6 +105,11 @@ pub fn build_request_ref(
     let key = client_api_key(model, options)?;
     let declared = crate::transcript::declared_tools(context.messages());
     crate::providers::constrained::check_tools(&declared, compat.supports_strict_mode, None)?;
+    crate::providers::constrained::check_grammar_tools(
+        context.messages(),
+        &declared,
+        compat.supports_openai_grammar_tools,
+    )?;
     let head = crate::http::body::collapsed_head(context.messages(), compat.supports_mid_convo_system_messages);
     let view = crate::http::body::resolved_view(context.messages(), &head, compat.supports_mid_convo_system_messages);
     let handed_off = request::handoff(model, &view);
@@ -128,5 +139,5 @@ pub fn build_request_ref(
     }
     headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
     let url = format!("{}/chat/completions", model.base_url.trim_end_matches('/'));
-    Ok(HttpRequest { url, headers, body })
+    Ok(HttpRequest { url, headers, body: body.into() })
 }

@@ -59,7 +59,8 @@ pub(super) fn build_body_parts<'a>(
 ) -> (Map<String, Value>, Vec<WireMessage<'a>>) {
     let cache_retention = options.cache_retention.unwrap_or_else(CacheRetention::from_env);
     let tools = resolve_transcript_tools(view, tool_support(compat));
-    let mut messages = wire::convert(model, handed_off, compat, &tools);
+    let grammar = grammar_tools(view, compat);
+    let mut messages = wire::convert(model, handed_off, compat, &tools, &grammar);
     let effort = reasoning_effort(model, options);
 
     let mut p = Map::new();
@@ -344,11 +345,27 @@ fn has_tool_history(messages: &[&Message]) -> bool {
     })
 }
 
-/// `{type:"function", function:{name, description, parameters, strict?}}` per tool.
+/// Grammar tool name → input property, for the declared tools (none when the model takes no
+/// grammar tools; a declaration that cannot work was refused when the request was built).
+pub fn grammar_tools(view: &[&Message], compat: &CompletionsCompat) -> std::collections::HashMap<String, String> {
+    constrained::grammar_input_properties(
+        &crate::transcript::declared_tools(view),
+        compat.supports_openai_grammar_tools,
+    )
+    .unwrap_or_default()
+}
+
+/// `{type:"function", function:{name, description, parameters, strict?}}` per tool, or
+/// `{type:"custom", custom:{name, description, format:{type:"grammar", grammar:{syntax, definition}}}}`
+/// for a grammar tool.
 pub fn convert_tools(tools: &[Tool], compat: &CompletionsCompat) -> Vec<Value> {
     tools
         .iter()
         .map(|tool| {
+            if let Ok(Some(grammar)) = constrained::resolve_grammar(tool, compat.supports_openai_grammar_tools) {
+                return json!({"type": "custom", "custom": {"name": tool.name, "description": tool.description,
+                    "format": {"type": "grammar", "grammar": {"syntax": grammar.format, "definition": grammar.definition}}}});
+            }
             let mut function = Map::new();
             function.insert("name".into(), json!(tool.name));
             function.insert("description".into(), json!(tool.description));
@@ -371,7 +388,8 @@ pub fn convert_messages(
 ) -> Vec<Value> {
     let view: Vec<&Message> = context.messages().iter().collect();
     let messages = handoff(model, &view);
-    match to_value(&wire::convert(model, &messages, compat, tools)) {
+    let grammar = grammar_tools(&view, compat);
+    match to_value(&wire::convert(model, &messages, compat, tools, &grammar)) {
         Value::Array(items) => items,
         _ => Vec::new(),
     }

@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::compat::CompletionsCompat;
 use crate::http::shared::{finish_tool_arguments, settle_open_tool_calls};
 use crate::http::{ProviderOutput, SseHandler, StreamContext};
+use crate::providers::constrained::GrammarInput;
 use crate::sse::SseEvent;
 use crate::stream::AssistantMessageEvent as E;
 use crate::types::{AssistantBlock, Model, StopReason, TextContent, ThinkingContent, ToolCall, Usage};
@@ -22,6 +23,10 @@ pub struct CompletionsStream {
     has_finish_reason: bool,
     reasoning_details: Option<Vec<Value>>,
     done: bool,
+    /// Grammar tool name → input property.
+    grammar: HashMap<String, String>,
+    /// Per custom tool-call block: its input property and the input streamed so far.
+    custom: HashMap<usize, (String, GrammarInput)>,
 }
 
 impl CompletionsStream {
@@ -36,7 +41,15 @@ impl CompletionsStream {
             has_finish_reason: false,
             reasoning_details: None,
             done: false,
+            grammar: HashMap::new(),
+            custom: HashMap::new(),
         }
+    }
+
+    /// Maps the calls of grammar tools (name → input property) back to their arguments.
+    pub fn with_grammar_tools(mut self, grammar: HashMap<String, String>) -> Self {
+        self.grammar = grammar;
+        self
     }
 
     fn ensure_thinking(&mut self, signature: &str, out: &mut ProviderOutput) -> usize {
@@ -60,11 +73,12 @@ impl CompletionsStream {
         index
     }
 
-    fn tool_call(&mut self, fragment: &Value, out: &mut ProviderOutput) {
+    fn tool_call(&mut self, fragment: &Value, out: &mut ProviderOutput) -> Result<(), String> {
         let stream_index = fragment.get("index").and_then(Value::as_i64);
         let id = fragment.get("id").and_then(Value::as_str).filter(|s| !s.is_empty());
         let function = fragment.get("function");
-        let name = function.and_then(|f| f.get("name")).and_then(Value::as_str);
+        let custom = fragment.get("custom").filter(|_| function.is_none());
+        let name = function.or(custom).and_then(|f| f.get("name")).and_then(Value::as_str);
         let mut found = stream_index.and_then(|i| self.tools_by_index.get(&i).copied());
         if found.is_none() {
             found = id.and_then(|id| self.tools_by_id.get(id).copied());
@@ -99,13 +113,28 @@ impl CompletionsStream {
                 call.name = name.to_owned();
             }
         }
-        let delta = function
-            .and_then(|f| f.get("arguments"))
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .unwrap_or_default()
-            .to_owned();
+        if custom.is_some() && !self.custom.contains_key(&index) {
+            let call_name = match out.message().content.get(index) {
+                Some(AssistantBlock::ToolCall(call)) => call.name.clone(),
+                _ => String::new(),
+            };
+            let property = self.grammar.get(&call_name).cloned().unwrap_or_else(|| "input".to_owned());
+            self.custom.insert(index, (property, GrammarInput::default()));
+        }
+        let delta = match (custom, self.custom.get_mut(&index)) {
+            (Some(custom), Some((property, buffer))) => {
+                let input = custom.get("input").and_then(Value::as_str).unwrap_or_default();
+                buffer.append(property, input)?.unwrap_or_default()
+            }
+            _ => function
+                .and_then(|f| f.get("arguments"))
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .unwrap_or_default()
+                .to_owned(),
+        };
         out.emit(E::ToolCallDelta { content_index: index, delta });
+        Ok(())
     }
 
     fn on_chunk(&mut self, chunk: &Value, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
@@ -167,7 +196,7 @@ impl CompletionsStream {
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for fragment in calls {
-                self.tool_call(fragment, out);
+                self.tool_call(fragment, out)?;
             }
         }
         Ok(())
@@ -188,12 +217,26 @@ impl CompletionsStream {
             let event = match &out.message().content[index] {
                 AssistantBlock::Text(t) => E::TextEnd { content_index: index, block: t.clone() },
                 AssistantBlock::Thinking(t) => E::ThinkingEnd { content_index: index, block: t.clone() },
-                AssistantBlock::ToolCall(call) => {
-                    let text = out.partial().tool_arguments_text(index).unwrap_or_default();
-                    let (arguments, arguments_error) = finish_tool_arguments(text);
-                    let tool_call = ToolCall { arguments, arguments_error, ..call.clone() };
-                    E::ToolCallEnd { content_index: index, tool_call }
-                }
+                AssistantBlock::ToolCall(call) => match self.custom.remove(&index) {
+                    Some((property, mut buffer)) => {
+                        let call = call.clone();
+                        if let Ok(Some(delta)) = buffer.close(&property, None) {
+                            out.emit(E::ToolCallDelta { content_index: index, delta });
+                        }
+                        let mut arguments = serde_json::Map::new();
+                        arguments.insert(property, Value::String(buffer.input));
+                        E::ToolCallEnd {
+                            content_index: index,
+                            tool_call: ToolCall { arguments, arguments_error: None, ..call },
+                        }
+                    }
+                    None => {
+                        let text = out.partial().tool_arguments_text(index).unwrap_or_default();
+                        let (arguments, arguments_error) = finish_tool_arguments(text);
+                        let tool_call = ToolCall { arguments, arguments_error, ..call.clone() };
+                        E::ToolCallEnd { content_index: index, tool_call }
+                    }
+                },
             };
             out.emit(event);
         }

@@ -27,11 +27,13 @@ pub(crate) enum MessageContent<'a> {
     Parts(Vec<Part<'a>>),
 }
 
-/// A tool call: `{id, type: "function", function: {name, arguments}}`.
+/// A tool call: `{id, type: "function", function: {name, arguments}}`, or a grammar tool's
+/// `{id, type: "custom", custom: {name, input}}` (`arguments` then holds the raw input).
 pub(crate) struct WireToolCall<'a> {
     id: &'a str,
     name: &'a str,
     arguments: String,
+    custom: bool,
 }
 
 /// One Chat Completions message. Keys are written in this order, absent ones skipped; no
@@ -107,11 +109,19 @@ impl WriteJson for WireToolCall<'_> {
     fn write_json(&self, out: &mut Vec<u8>) {
         let mut m = Obj::new(out);
         m.str("id", self.id);
-        m.str("type", "function");
-        let mut function = Obj::new(m.key("function"));
-        function.str("name", self.name);
-        function.str("arguments", &self.arguments);
-        function.end();
+        if self.custom {
+            m.str("type", "custom");
+            let mut custom = Obj::new(m.key("custom"));
+            custom.str("name", self.name);
+            custom.str("input", &self.arguments);
+            custom.end();
+        } else {
+            m.str("type", "function");
+            let mut function = Obj::new(m.key("function"));
+            function.str("name", self.name);
+            function.str("arguments", &self.arguments);
+            function.end();
+        }
         m.end();
     }
 }
@@ -173,6 +183,7 @@ pub(crate) fn convert<'a>(
     messages: &'a [HandedOff<'a>],
     compat: &CompletionsCompat,
     tools: &ResolvedTools,
+    grammar: &std::collections::HashMap<String, String>,
 ) -> Vec<WireMessage<'a>> {
     let instruction_role = if model.reasoning && compat.supports_developer_role { "developer" } else { "system" };
     let mut params: Vec<WireMessage<'a>> = Vec::with_capacity(messages.len());
@@ -279,10 +290,25 @@ pub(crate) fn convert<'a>(
                 }
                 out.tool_calls = a
                     .tool_calls()
-                    .map(|tc| WireToolCall {
-                        id: &tc.id,
-                        name: &tc.name,
-                        arguments: serde_json::to_string(&tc.arguments).unwrap_or_else(|_| "{}".to_owned()),
+                    .map(|tc| match grammar.get(&tc.name) {
+                        // A call without its string input was refused before the body was built.
+                        Some(property) => WireToolCall {
+                            id: &tc.id,
+                            name: &tc.name,
+                            arguments: tc
+                                .arguments
+                                .get(property)
+                                .and_then(Value::as_str)
+                                .unwrap_or_default()
+                                .to_owned(),
+                            custom: true,
+                        },
+                        None => WireToolCall {
+                            id: &tc.id,
+                            name: &tc.name,
+                            arguments: serde_json::to_string(&tc.arguments).unwrap_or_else(|_| "{}".to_owned()),
+                            custom: false,
+                        },
                     })
                     .collect();
                 extra.reasoning_details = reasoning_details;

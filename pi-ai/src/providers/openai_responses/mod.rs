@@ -8,7 +8,10 @@
 //! - Response: [`ResponsesStream`]: one slot per `output_index`; `response.completed` /
 //!   `response.incomplete` carry the status, usage and id; stop with tool calls becomes toolUse.
 //!
-//! Function tools only: no grammar/custom tools, `additional_tools`, tool search,
+//! Grammar tools (`constrainedSampling: {type: "grammar"}` with `compat.supportsOpenAIGrammarTools`)
+//! go as `custom` tools; their calls stream as `custom_tool_call` items and replay as such.
+//!
+//! Not ported: `additional_tools`, tool search,
 //! `configuration_update`, service tiers or websockets.
 
 mod request;
@@ -20,6 +23,11 @@ pub use request::{
     reasoning_effort, resolve_compat,
 };
 pub use stream::{ResponsesStream, map_stop_reason};
+
+/// Shared with the other Responses-family APIs (`azure-openai-responses`, `openai-codex-responses`).
+pub(crate) use request::build_body_parts;
+/// Shared with the other Responses-family APIs.
+pub(crate) use wire::{convert as convert_items, handoff};
 
 use crate::http::{ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, StreamContext, stream_sse, user_agent};
 use crate::options::{CacheRetention, StreamOptions};
@@ -42,9 +50,15 @@ impl ApiProvider for OpenAiResponses {
 
     fn stream(&self, model: &Model, context: TranscriptContext, options: StreamOptions) -> AssistantMessageEventStream {
         let out = ProviderOutput::new(model);
+        let grammar = crate::providers::constrained::grammar_input_properties(
+            &crate::transcript::declared_tools(context.messages()),
+            resolve_compat(model).supports_openai_grammar_tools,
+        )
+        .unwrap_or_default();
         let request = build_request(model, context, &options);
         let ctx = StreamContext { model: model.clone(), options };
-        stream_sse(ctx, out, request, ErrorStyle::responses(&model.provider), ResponsesStream::new())
+        let handler = ResponsesStream::new().with_grammar_tools(grammar);
+        stream_sse(ctx, out, request, ErrorStyle::responses(&model.provider), handler)
     }
 }
 
@@ -82,6 +96,11 @@ pub fn build_request_ref(
     let compat = resolve_compat(model);
     let declared = crate::transcript::declared_tools(context.messages());
     crate::providers::constrained::check_tools(&declared, compat.supports_strict_mode, None)?;
+    crate::providers::constrained::check_grammar_tools(
+        context.messages(),
+        &declared,
+        compat.supports_openai_grammar_tools,
+    )?;
     let supports_mid = compat.supports_mid_convo_system_messages;
     let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
     let view = crate::http::body::resolved_view(context.messages(), &head, supports_mid);
@@ -110,5 +129,5 @@ pub fn build_request_ref(
     }
     headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
     let url = format!("{}/responses", model.base_url.trim_end_matches('/'));
-    Ok(HttpRequest { url, headers, body })
+    Ok(HttpRequest { url, headers, body: body.into() })
 }

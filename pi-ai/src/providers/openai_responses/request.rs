@@ -55,6 +55,9 @@ pub struct ResponsesCompat {
     pub supports_strict_mode: bool,
     /// See [`ResponsesCompatOverrides::supports_max_output_tokens`].
     pub supports_max_output_tokens: bool,
+    /// `compat.supportsOpenAIGrammarTools`: tools declaring grammar constrained sampling are sent
+    /// as `custom` tools (default false).
+    pub supports_openai_grammar_tools: bool,
 }
 
 /// pi's `getCompat` for `openai-responses`.
@@ -75,6 +78,11 @@ pub fn resolve_compat(model: &Model) -> ResponsesCompat {
         supports_long_cache_retention: o.supports_long_cache_retention.unwrap_or(true),
         supports_strict_mode: o.supports_strict_mode.unwrap_or(false),
         supports_max_output_tokens: o.supports_max_output_tokens.unwrap_or(true),
+        supports_openai_grammar_tools: o
+            .other
+            .get("supportsOpenAIGrammarTools")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
     }
 }
 
@@ -98,7 +106,7 @@ pub fn build_body(
 }
 
 /// The body as its top-level fields (with `input: null` in place) and the typed input items.
-pub(super) fn build_body_parts<'a>(
+pub(crate) fn build_body_parts<'a>(
     model: &Model,
     view: &[&Message],
     handed_off: &'a [HandedOff<'a>],
@@ -107,7 +115,12 @@ pub(super) fn build_body_parts<'a>(
 ) -> (Map<String, Value>, Vec<Item<'a>>) {
     let cache_retention = options.cache_retention.unwrap_or_else(CacheRetention::from_env);
     let tools = resolve_transcript_tools(view, ToolChangeSupport::None);
-    let input = wire::convert(model, handed_off);
+    let grammar = constrained::grammar_input_properties(
+        &crate::transcript::declared_tools(view),
+        compat.supports_openai_grammar_tools,
+    )
+    .unwrap_or_default();
+    let input = wire::convert(model, handed_off, &grammar);
     let mut p = Map::new();
     p.insert("model".into(), json!(model.id));
     p.insert("input".into(), Value::Null);
@@ -165,11 +178,16 @@ pub(super) fn build_body_parts<'a>(
     (p, input)
 }
 
-/// `{type:"function", name, description, parameters, strict?}` per tool.
+/// `{type:"function", name, description, parameters, strict?}` per tool, or
+/// `{type:"custom", name, description, format:{type:"grammar", syntax, definition}}` for a grammar tool.
 pub fn convert_tools(tools: &[Tool], compat: &ResponsesCompat) -> Vec<Value> {
     tools
         .iter()
         .map(|tool| {
+            if let Ok(Some(grammar)) = constrained::resolve_grammar(tool, compat.supports_openai_grammar_tools) {
+                return json!({"type": "custom", "name": tool.name, "description": tool.description,
+                    "format": {"type": "grammar", "syntax": grammar.format, "definition": grammar.definition}});
+            }
             let mut t = Map::new();
             t.insert("type".into(), json!("function"));
             t.insert("name".into(), json!(tool.name));
@@ -190,7 +208,8 @@ fn normalize_id_part(part: &str) -> String {
 
 /// pi's Responses tool-call id normalisation (`source` is the message the call came from).
 pub fn normalize_tool_call_id(model: &Model, id: &str, source: &AssistantMessage) -> String {
-    if !TOOL_CALL_PROVIDERS.contains(&model.provider.as_str()) {
+    let azure = model.api == "azure-openai-responses" && model.provider == "azure";
+    if !TOOL_CALL_PROVIDERS.contains(&model.provider.as_str()) && !azure {
         return normalize_id_part(id);
     }
     let Some((call, rest)) = id.split_once('|') else {
@@ -211,7 +230,12 @@ pub fn normalize_tool_call_id(model: &Model, id: &str, source: &AssistantMessage
 pub fn convert_messages(model: &Model, context: &TranscriptContext) -> Vec<Value> {
     let view: Vec<&Message> = context.messages().iter().collect();
     let messages = wire::handoff(model, &view);
-    match to_value(&wire::convert(model, &messages)) {
+    let grammar = constrained::grammar_input_properties(
+        &crate::transcript::declared_tools(context.messages()),
+        resolve_compat(model).supports_openai_grammar_tools,
+    )
+    .unwrap_or_default();
+    match to_value(&wire::convert(model, &messages, &grammar)) {
         Value::Array(items) => items,
         _ => Vec::new(),
     }

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use crate::http::shared::{finish_tool_arguments, parse_openai_sse_data, settle_open_tool_calls};
 use crate::http::{ProviderOutput, SseHandler, StreamContext};
+use crate::providers::constrained::GrammarInput;
 use crate::sse::SseEvent;
 use crate::stream::AssistantMessageEvent as E;
 use crate::types::{AssistantBlock, StopReason, TextContent, ThinkingContent, ToolCall, Usage};
@@ -28,12 +29,46 @@ pub struct ResponsesStream {
     unfinished: Vec<usize>,
     reasoning_by_id: HashMap<String, usize>,
     saw_terminal: bool,
+    /// Grammar tool name → input property.
+    grammar: HashMap<String, String>,
+    /// Per custom tool-call block: its input property, the input streamed so far and the JSON
+    /// argument text not yet sent.
+    custom: HashMap<usize, (String, GrammarInput, String)>,
 }
 
 impl ResponsesStream {
     /// A fresh handler.
     pub fn new() -> Self {
         ResponsesStream::default()
+    }
+
+    /// Maps the calls of grammar tools (name → input property) back to their arguments.
+    pub fn with_grammar_tools(mut self, grammar: HashMap<String, String>) -> Self {
+        self.grammar = grammar;
+        self
+    }
+
+    /// Sends a custom tool's JSON argument piece (with any text held back since its start).
+    fn custom_piece(&mut self, index: usize, piece: Option<String>, out: &mut ProviderOutput) {
+        let Some((_, _, unsent)) = self.custom.get_mut(&index) else { return };
+        let text = std::mem::take(unsent) + piece.as_deref().unwrap_or_default();
+        if !text.is_empty() {
+            self.tool_delta(index, text, out);
+        }
+    }
+
+    fn custom_append(&mut self, index: usize, delta: &str, out: &mut ProviderOutput) -> Result<(), String> {
+        let Some((property, buffer, _)) = self.custom.get_mut(&index) else { return Ok(()) };
+        let piece = buffer.append(property, delta)?;
+        self.custom_piece(index, piece, out);
+        Ok(())
+    }
+
+    fn custom_close(&mut self, index: usize, input: Option<&str>, out: &mut ProviderOutput) -> Result<(), String> {
+        let Some((property, buffer, _)) = self.custom.get_mut(&index) else { return Ok(()) };
+        let piece = buffer.close(property, input)?;
+        self.custom_piece(index, piece, out);
+        Ok(())
     }
 
     fn slot(&self, event: &Value, kind: Kind) -> Option<usize> {
@@ -85,6 +120,28 @@ impl ResponsesStream {
                 self.unfinished.push(index);
                 (Kind::ToolCall, index)
             }
+            "custom_tool_call" => {
+                let s = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or_default();
+                let property = self.grammar.get(s("name")).cloned().unwrap_or_else(|| "input".to_owned());
+                let input = s("input");
+                let mut arguments = serde_json::Map::new();
+                arguments.insert(property.clone(), Value::String(input.to_owned()));
+                let mut call = ToolCall::new(
+                    format!("{}|{}", s("call_id"), item.get("id").and_then(Value::as_str).unwrap_or("undefined")),
+                    s("name"),
+                    arguments,
+                );
+                if let Some(ns) = item.get("namespace").and_then(Value::as_str) {
+                    call.namespace = Some(ns.to_owned());
+                }
+                let mut buffer = GrammarInput::default();
+                let unsent = buffer.append(&property, input).ok().flatten().unwrap_or_default();
+                out.emit(E::ToolCallStart { content_index: index, tool_call: call });
+                self.args.insert(index, String::new());
+                self.custom.insert(index, (property, buffer, unsent));
+                self.unfinished.push(index);
+                (Kind::ToolCall, index)
+            }
             _ => return None,
         };
         self.slots.insert(output_index, slot);
@@ -108,7 +165,7 @@ impl ResponsesStream {
         }
     }
 
-    fn item_done(&mut self, event: &Value, out: &mut ProviderOutput) {
+    fn item_done(&mut self, event: &Value, out: &mut ProviderOutput) -> Result<(), String> {
         let item = &event["item"];
         Self::apply_phase(item, out);
         let output_index = event.get("output_index").and_then(Value::as_u64);
@@ -116,8 +173,22 @@ impl ResponsesStream {
             Some(slot) => Some(slot),
             None => self.create_slot(output_index, item, out),
         };
-        let Some((kind, index)) = slot else { return };
+        let Some((kind, index)) = slot else { return Ok(()) };
         match (item.get("type").and_then(Value::as_str), kind) {
+            (Some("custom_tool_call"), Kind::ToolCall) if self.custom.contains_key(&index) => {
+                self.custom_close(index, item.get("input").and_then(Value::as_str), out)?;
+                let Some((property, buffer, _)) = self.custom.remove(&index) else { return Ok(()) };
+                self.args.remove(&index);
+                let AssistantBlock::ToolCall(current) = &out.message().content[index] else { return Ok(()) };
+                let mut arguments = serde_json::Map::new();
+                arguments.insert(property, Value::String(buffer.input));
+                let mut call = ToolCall { arguments, arguments_error: None, ..current.clone() };
+                if let Some(ns) = item.get("namespace").and_then(Value::as_str) {
+                    call.namespace = Some(ns.to_owned());
+                }
+                self.unfinished.retain(|i| *i != index);
+                out.emit(E::ToolCallEnd { content_index: index, tool_call: call });
+            }
             (Some("reasoning"), Kind::Thinking) => {
                 let join = |key: &str, field: &str| {
                     item.get(key)
@@ -133,7 +204,7 @@ impl ResponsesStream {
                 };
                 let summary = join("summary", "text");
                 let content = join("content", "text");
-                let AssistantBlock::Thinking(current) = &out.message().content[index] else { return };
+                let AssistantBlock::Thinking(current) = &out.message().content[index] else { return Ok(()) };
                 let thinking = if !summary.is_empty() {
                     summary
                 } else if !content.is_empty() {
@@ -188,7 +259,7 @@ impl ResponsesStream {
                 }
                 let text = self.args.remove(&index).unwrap_or_default();
                 let (arguments, arguments_error) = finish_tool_arguments(&text);
-                let AssistantBlock::ToolCall(current) = &out.message().content[index] else { return };
+                let AssistantBlock::ToolCall(current) = &out.message().content[index] else { return Ok(()) };
                 let mut call = ToolCall { arguments, arguments_error, ..current.clone() };
                 if let Some(ns) = item.get("namespace").and_then(Value::as_str) {
                     call.namespace = Some(ns.to_owned());
@@ -196,9 +267,10 @@ impl ResponsesStream {
                 self.unfinished.retain(|i| *i != index);
                 out.emit(E::ToolCallEnd { content_index: index, tool_call: call });
             }
-            _ => return,
+            _ => return Ok(()),
         }
         self.slots.remove(&output_index);
+        Ok(())
     }
 
     fn finalize(&mut self, response: &Value, ctx: &StreamContext, out: &mut ProviderOutput) {
@@ -304,7 +376,18 @@ impl SseHandler for ResponsesStream {
                     self.replace_args(index, &text("arguments"), out);
                 }
             }
-            "response.output_item.done" => self.item_done(&event, out),
+            "response.output_item.done" => self.item_done(&event, out)?,
+            "response.custom_tool_call_input.delta" => {
+                if let Some(index) = self.slot(&event, Kind::ToolCall) {
+                    self.custom_append(index, &text("delta"), out)?;
+                }
+            }
+            "response.custom_tool_call_input.done" => {
+                if let Some(index) = self.slot(&event, Kind::ToolCall) {
+                    let input = event.get("input").and_then(Value::as_str).map(str::to_owned);
+                    self.custom_close(index, input.as_deref(), out)?;
+                }
+            }
             "response.completed" | "response.incomplete" => self.finalize(&event["response"], ctx, out),
             "error" => {
                 let code = event

@@ -38,6 +38,10 @@ pub(crate) enum Item<'a> {
     FunctionCall { id: Option<&'a str>, call_id: &'a str, name: &'a str, arguments: String, namespace: Option<&'a str> },
     /// `{type: "function_call_output", call_id, output}`.
     FunctionCallOutput { call_id: &'a str, output: Output<'a> },
+    /// `{type: "custom_tool_call", id?, call_id, name, input, namespace?}` (a grammar tool's call).
+    CustomToolCall { id: Option<&'a str>, call_id: &'a str, name: &'a str, input: &'a str, namespace: Option<&'a str> },
+    /// `{type: "custom_tool_call_output", call_id, output}`.
+    CustomToolCallOutput { call_id: &'a str, output: Output<'a> },
 }
 
 impl WriteJson for InputPart<'_> {
@@ -124,6 +128,23 @@ impl WriteJson for Item<'_> {
                 m.str("call_id", call_id);
                 m.json("output", output);
             }
+            Item::CustomToolCall { id, call_id, name, input, namespace } => {
+                m.str("type", "custom_tool_call");
+                if let Some(id) = id {
+                    m.str("id", id);
+                }
+                m.str("call_id", call_id);
+                m.str("name", name);
+                m.str("input", input);
+                if let Some(ns) = namespace {
+                    m.str("namespace", ns);
+                }
+            }
+            Item::CustomToolCallOutput { call_id, output } => {
+                m.str("type", "custom_tool_call_output");
+                m.str("call_id", call_id);
+                m.json("output", output);
+            }
         }
         m.end();
     }
@@ -179,8 +200,13 @@ pub(crate) fn handoff<'a>(model: &Model, view: &'a [&'a Message]) -> Vec<HandedO
     transform_for_model_borrowed(view, model, &normalize)
 }
 
-/// Converts the handed-off transcript into Responses input items.
-pub(crate) fn convert<'a>(model: &Model, messages: &'a [HandedOff<'a>]) -> Vec<Item<'a>> {
+/// Converts the handed-off transcript into Responses input items; `grammar` maps each grammar
+/// tool to its input property (their calls and results replay as custom tool items).
+pub(crate) fn convert<'a>(
+    model: &Model,
+    messages: &'a [HandedOff<'a>],
+    grammar: &std::collections::HashMap<String, String>,
+) -> Vec<Item<'a>> {
     let raw_developer =
         model.compat.as_ref().and_then(|c| c.get("supportsDeveloperRole")).is_none_or(|v| v != &Value::Bool(false));
     let role = if model.reasoning && raw_developer { "developer" } else { "system" };
@@ -247,6 +273,21 @@ pub(crate) fn convert<'a>(model: &Model, messages: &'a [HandedOff<'a>]) -> Vec<I
                             text_index += 1;
                             items.push(Item::Message { text: &t.text, id, phase });
                         }
+                        AssistantBlock::ToolCall(call) if grammar.contains_key(&call.name) => {
+                            let mut parts = call.id.split('|');
+                            let call_id = parts.next().unwrap_or_default();
+                            let item_id = parts.next().filter(|i| !different_model && i.starts_with("ctc_"));
+                            // A call without its string input was refused before the body was built.
+                            let input =
+                                call.arguments.get(&grammar[&call.name]).and_then(Value::as_str).unwrap_or_default();
+                            items.push(Item::CustomToolCall {
+                                id: item_id,
+                                call_id,
+                                name: &call.name,
+                                input,
+                                namespace: call.namespace.as_deref().filter(|_| same_model),
+                            });
+                        }
                         AssistantBlock::ToolCall(call) => {
                             let mut parts = call.id.split('|');
                             let call_id = parts.next().unwrap_or_default();
@@ -267,7 +308,12 @@ pub(crate) fn convert<'a>(model: &Model, messages: &'a [HandedOff<'a>]) -> Vec<I
             }
             Message::ToolResult(r) => {
                 let call_id = r.tool_call_id.split('|').next().unwrap_or_default();
-                items.push(Item::FunctionCallOutput { call_id, output: tool_result_output(model, &r.content) });
+                let output = tool_result_output(model, &r.content);
+                if grammar.contains_key(&r.tool_name) {
+                    items.push(Item::CustomToolCallOutput { call_id, output });
+                } else {
+                    items.push(Item::FunctionCallOutput { call_id, output });
+                }
             }
         }
         if !leading {

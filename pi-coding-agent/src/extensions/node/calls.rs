@@ -16,7 +16,7 @@ use crate::extensions::subprocess::ui_calls::is_dialog;
 
 /// Runs one call of the host.
 pub(crate) async fn handle_host_call(
-    runtime: &Runtime,
+    runtime: &std::sync::Arc<Runtime>,
     conn: &Weak<Connection>,
     method: &str,
     params: Value,

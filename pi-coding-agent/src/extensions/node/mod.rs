@@ -57,7 +57,7 @@ impl NodeHost {
     /// The runtime's host, created on first use.
     fn of(runtime: &Arc<Runtime>, options: SubprocessOptions) -> Arc<NodeHost> {
         let mut slot = lock(&runtime.node_host);
-        if let Some(host) = slot.upgrade() {
+        if let Some(host) = slot.upgrade().and_then(|h| h.downcast::<NodeHost>().ok()) {
             return host;
         }
         let host = Arc::new(NodeHost {
@@ -69,7 +69,8 @@ impl NodeHost {
             loaded: Mutex::new(Vec::new()),
             options,
         });
-        *slot = Arc::downgrade(&host);
+        let erased: Arc<dyn std::any::Any + Send + Sync> = host.clone();
+        *slot = Arc::downgrade(&erased);
         host
     }
 
@@ -184,8 +185,28 @@ pub(crate) async fn setup(api: &ExtensionApi, path: &str, options: SubprocessOpt
         conn.call(METHOD_INITIALIZE, METHOD_INITIALIZE, host.init_params(path), host.options.init_timeout).await?;
     let init: InitializeResult =
         serde_json::from_value(answer).map_err(|e| format!("Invalid initialize result: {e}"))?;
-    lock(&host.loaded).push(path.to_owned());
+    {
+        let mut loaded = lock(&host.loaded);
+        if !loaded.iter().any(|p| p == path) {
+            loaded.push(path.to_owned());
+        }
+    }
     let link: Arc<dyn Link> = Arc::new(NodeLink { host: host.clone(), path: path.to_owned() });
     let flag_defaults = Mutex::new(std::collections::HashMap::new());
     register_all(api, &link, init, &flag_defaults)
+}
+
+#[async_trait]
+impl crate::extensions::Extension for crate::extensions::subprocess::SubprocessExtension {
+    fn path(&self) -> &str {
+        self.file()
+    }
+
+    /// JavaScript and TypeScript run in the session's host; anything else as its own process.
+    async fn setup(&self, api: &ExtensionApi) -> Result<(), BoxError> {
+        if is_js_extension(self.file()) {
+            return setup(api, self.file(), self.timeouts()).await;
+        }
+        self.setup_process(api).await
+    }
 }

@@ -218,8 +218,11 @@ impl Reader {
                 }
                 // The UI's setters (status, notify, widgets, …) answer at once and must reach the
                 // user in the order the extension called them: run them on this thread, in order.
+                // So are the registry changes (a `registerProvider` must land before the
+                // `setModel` that follows it).
                 Ok(Incoming::Call { id, method, params })
-                    if method.starts_with("ui.") && !crate::extensions::subprocess::ui_calls::is_dialog(&method) =>
+                    if (method.starts_with("ui.") && !crate::extensions::subprocess::ui_calls::is_dialog(&method))
+                        || crate::extensions::subprocess::registry_calls::handles(&method) =>
                 {
                     let Some(runtime) = self.runtime.upgrade() else { continue };
                     let weak = self.conn.clone();

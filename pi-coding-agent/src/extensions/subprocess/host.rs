@@ -28,7 +28,7 @@ use super::protocol::{
     SUPPORTED_VERSIONS,
 };
 use super::register::{NOT_RUNNING, register_all};
-use crate::extensions::api::{Extension, ExtensionApi};
+use crate::extensions::api::ExtensionApi;
 use crate::extensions::errors::{BoxError, ExtensionError};
 use crate::extensions::runtime::{Runtime, lock};
 
@@ -288,16 +288,21 @@ impl Link for Host {
     }
 }
 
-#[async_trait]
-impl Extension for SubprocessExtension {
-    fn path(&self) -> &str {
+impl SubprocessExtension {
+    /// The extension's path.
+    pub(crate) fn file(&self) -> &str {
         &self.path
     }
 
-    async fn setup(&self, api: &ExtensionApi) -> Result<(), BoxError> {
-        if crate::extensions::node::is_js_extension(&self.path) {
-            return crate::extensions::node::setup(api, &self.path, self.options).await;
-        }
+    /// The timeouts.
+    pub(crate) fn timeouts(&self) -> SubprocessOptions {
+        self.options
+    }
+
+    /// Starts the extension as a process of its own (not JavaScript) and registers what it
+    /// declares. (The `Extension` impl, which sends JavaScript to the shared host, is in
+    /// `extensions/node/`.)
+    pub(crate) async fn setup_process(&self, api: &ExtensionApi) -> Result<(), BoxError> {
         let runtime = api.runtime.clone();
         let mut child = self.command(&runtime.cwd).spawn().map_err(|e| format!("{}: {e}", self.path))?;
         let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())

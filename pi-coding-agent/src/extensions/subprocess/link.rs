@@ -52,12 +52,26 @@ pub(crate) fn context_snapshot(ctx: &ExtensionContext, with_session: bool) -> Va
         "flags": *crate::extensions::runtime::lock(&ctx.runtime.flag_values),
     });
     if let (Some(obj), Ok(actions)) = (snapshot.as_object_mut(), ctx.runtime.actions()) {
+        let mcp_servers: Vec<Value> = crate::extensions::runtime::lock(&ctx.runtime.mcp_servers)
+            .iter()
+            .map(|s| json!({"name": s.name, "config": s.config, "extensionPath": s.extension_path}))
+            .collect();
         let state = json!({
             "sessionName": actions.get_session_name(),
             "activeTools": actions.get_active_tools(),
             "allTools": actions.get_all_tools(),
             "thinkingLevel": actions.get_thinking_level(),
+            "settings": actions.get_settings(),
+            "commands": actions.get_commands(),
+            "mcpServers": mcp_servers,
         });
+        obj.insert("projectTrusted".into(), Value::Bool(actions.is_project_trusted()));
+        obj.insert("scopedModels".into(), Value::Array(actions.scoped_models()));
+        obj.insert("systemPromptOptions".into(), actions.get_system_prompt_options());
+        // The estimate walks the branch: only for commands and `session_*` events.
+        if with_session && let Some(usage) = actions.get_context_usage() {
+            obj.insert("contextUsage".into(), usage);
+        }
         if let Some(model) = actions.model() {
             obj.insert("model".into(), model);
         }

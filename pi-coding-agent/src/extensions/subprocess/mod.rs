@@ -23,6 +23,7 @@ pub(crate) mod link;
 pub(crate) mod pi_calls;
 pub mod protocol;
 pub(crate) mod register;
+pub(crate) mod registry_calls;
 pub(crate) mod remote_render;
 pub(crate) mod ui_calls;
 

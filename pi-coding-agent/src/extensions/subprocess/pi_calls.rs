@@ -3,14 +3,16 @@
 //! [`ExtensionActions`]: crate::extensions::ExtensionActions
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use pi_ai::{Content, UserBlock};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::protocol::{ERROR_ACTION_FAILED, ERROR_INVALID_PARAMS, ERROR_METHOD_NOT_FOUND, RpcError};
-use crate::extensions::actions::{ExtensionMessage, SendMessageOptions, SendUserMessageOptions};
+use crate::extensions::actions::{
+    ExtensionMessage, ForkPosition, NavigateTreeRequest, SendMessageOptions, SendUserMessageOptions,
+};
 use crate::extensions::exec::{ExecOptions, exec_command};
 use crate::extensions::runtime::{Runtime, lock};
 
@@ -36,7 +38,7 @@ fn opt_field<T: DeserializeOwned>(params: &Value, name: &str) -> Result<Option<T
 
 /// Runs one `pi.*` method. Actions fail with pi's "not initialized" text before binding.
 pub(crate) async fn handle_pi_call(
-    runtime: &Runtime,
+    runtime: &Arc<Runtime>,
     flags: &Mutex<HashMap<String, Value>>,
     method: &str,
     params: Value,
@@ -79,6 +81,12 @@ pub(crate) async fn handle_pi_call(
             return Ok(Value::Null);
         }
         "pi.runBuiltinTool" => return run_builtin_tool(runtime, &params).await,
+        // A fresh context after a session control (`withSession(ctx)`).
+        "ctx.snapshot" => {
+            let ctx = crate::extensions::runtime::ExtensionContext { runtime: runtime.clone(), command: true };
+            return Ok(super::link::context_snapshot(&ctx, true));
+        }
+        m if super::registry_calls::handles(m) => return super::registry_calls::handle(runtime, m, &params),
         "pi.getFlag" => {
             let name: String = field(&params, "name")?;
             let value = lock(&runtime.flag_values).get(&name).map(serde_json::to_value).transpose().map_err(failed)?;
@@ -116,6 +124,24 @@ pub(crate) async fn handle_pi_call(
         "pi.setThinkingLevel" => done(actions.set_thinking_level(&field::<String>(&params, "level")?)),
         "ctx.compact" => done(actions.compact(opt_field(&params, "customInstructions")?)),
         "ctx.waitForIdle" => actions.wait_for_idle().await.map(|()| Value::Null).map_err(failed),
+        "pi.setModel" => {
+            let provider: String = field(&params, "provider")?;
+            let id: String = field(&params, "id")?;
+            actions.set_model(&provider, &id).await.map(Value::Bool).map_err(failed)
+        }
+        "ctx.newSession" => cancelled(actions.new_session(opt_field(&params, "parentSession")?).await),
+        "ctx.fork" => {
+            let entry_id: String = field(&params, "entryId")?;
+            let position: ForkPosition = opt_field(&params, "position")?.unwrap_or_default();
+            cancelled(actions.fork(&entry_id, position).await)
+        }
+        "ctx.navigateTree" => {
+            let target_id: String = field(&params, "targetId")?;
+            let options: NavigateTreeRequest = serde_json::from_value(params.clone()).map_err(invalid)?;
+            cancelled(actions.navigate_tree(&target_id, options).await)
+        }
+        "ctx.switchSession" => cancelled(actions.switch_session(&field::<String>(&params, "sessionPath")?).await),
+        "ctx.reload" => actions.reload().await.map(|()| Value::Null).map_err(failed),
         "ctx.abort" => {
             actions.abort();
             Ok(Value::Null)
@@ -128,6 +154,11 @@ pub(crate) async fn handle_pi_call(
             Err(RpcError { code: ERROR_METHOD_NOT_FOUND, message: format!("Unknown method: {other}"), data: None })
         }
     }
+}
+
+/// The `{cancelled}` answer of a session control.
+fn cancelled(outcome: Result<bool, crate::extensions::BoxError>) -> Result<Value, RpcError> {
+    outcome.map(|cancelled| json!({"cancelled": cancelled})).map_err(failed)
 }
 
 /// A built-in tool run for an extension (`createBashTool(cwd)` and friends in JavaScript).

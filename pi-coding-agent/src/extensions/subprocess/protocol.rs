@@ -58,9 +58,18 @@ pub struct ToolRegistration {
     /// One line for the system prompt's tool list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_snippet: Option<String>,
+    /// The tool's `constrainedSampling` declaration (JSON-schema strictness or a grammar).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constrained_sampling: Option<Value>,
     /// Guideline bullets for the system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_guidelines: Option<Vec<String>>,
+    /// Version 2: the tool draws its call (`render` with `"kind":"toolCall"`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub has_render_call: bool,
+    /// Version 2: the tool draws its result (`render` with `"kind":"toolResult"`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub has_render_result: bool,
 }
 
 /// A command an extension declares.

@@ -75,7 +75,11 @@ where
             if link.is_dead() {
                 return dead();
             }
-            let params = event_params(E::NAME, event_payload(E::NAME, &*event), id, ctx);
+            let mut payload = event_payload(E::NAME, &*event);
+            if let (Some(options), Some(obj)) = (prompt_options(&*event, ctx), payload.as_object_mut()) {
+                obj.insert("systemPromptOptions".into(), options);
+            }
+            let params = event_params(E::NAME, payload, id, ctx);
             let answer = link.call(METHOD_EVENT, E::NAME, params, link.options().call_timeout).await?;
             if answer.is_null() {
                 return Ok(None);
@@ -83,6 +87,25 @@ where
             apply(answer, event).map_err(BoxError::from)
         })
     });
+}
+
+/// `before_agent_start`'s `systemPromptOptions`: the run's custom `sections` (handlers edit them
+/// in place; the host answers the edited ones as `sections`), the active tools as
+/// `selectedTools`, and `cwd`.
+fn prompt_options(event: &dyn std::any::Any, ctx: &ExtensionContext) -> Option<Value> {
+    let event = event.downcast_ref::<BeforeAgentStartEvent>()?;
+    let tools = ctx.runtime.actions().map(|a| a.get_active_tools()).unwrap_or_default();
+    Some(json!({"cwd": ctx.cwd(), "selectedTools": tools, "sections": event.sections}))
+}
+
+fn apply_before_agent_start(
+    mut v: Value,
+    e: &mut BeforeAgentStartEvent,
+) -> Result<Option<<BeforeAgentStartEvent as ExtensionEvent>::Output>, String> {
+    if let Some(sections) = v.as_object_mut().and_then(|o| o.remove("sections")).filter(|s| !s.is_null()) {
+        e.sections = decode(sections, "before_agent_start")?;
+    }
+    decode(v, "before_agent_start").map(Some)
 }
 
 fn quiet<T>() -> Result<Option<T>, BoxError> {
@@ -146,9 +169,7 @@ pub(crate) fn register_events(api: &ExtensionApi, link: &Arc<dyn Link>, handlers
                 quiet,
             ),
             "input" => forward::<InputEvent>(api, link, id, |v, _| decode(v, "input").map(Some), quiet),
-            "before_agent_start" => {
-                forward::<BeforeAgentStartEvent>(api, link, id, |v, _| decode(v, "before_agent_start").map(Some), quiet)
-            }
+            "before_agent_start" => forward::<BeforeAgentStartEvent>(api, link, id, apply_before_agent_start, quiet),
             "user_bash" => forward::<UserBashEvent>(api, link, id, apply_user_bash, quiet),
             "before_provider_request" => {
                 forward::<BeforeProviderRequestEvent>(api, link, id, |v, _| Ok(Some(v)), quiet)
@@ -241,6 +262,10 @@ impl AgentTool for RemoteTool {
         &self.reg.parameters
     }
 
+    fn constrained_sampling(&self) -> Option<Value> {
+        self.reg.constrained_sampling.clone()
+    }
+
     async fn execute(
         &self,
         tool_call_id: &str,
@@ -267,6 +292,8 @@ impl AgentTool for RemoteTool {
             content,
             details: answer.get("details").cloned().unwrap_or_else(|| json!({})),
             is_error: answer.get("isError").and_then(Value::as_bool).unwrap_or(false),
+            // pi's `terminate: true`: the run ends after this batch.
+            terminate: answer.get("terminate").and_then(Value::as_bool).unwrap_or(false),
             ..Default::default()
         })
     }
@@ -285,6 +312,7 @@ pub(crate) fn register_all(
             lock(flag_defaults).insert(flag.name.clone(), serde_json::to_value(d)?);
         }
     }
+    super::remote_render::register_tool_renderers(api, link, &init);
     for reg in init.tools {
         let definition = ToolDefinition {
             prompt_snippet: reg.prompt_snippet.clone(),

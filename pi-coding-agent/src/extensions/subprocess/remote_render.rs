@@ -13,6 +13,7 @@ use pi_tui::{Component, ComponentRef, Container, Lines, StyleFn, Theme};
 use serde_json::{Value, json};
 
 use super::link::Link;
+use super::protocol::InitializeResult;
 use crate::extensions::api::ExtensionApi;
 
 /// Replaces the theme placeholders of `text` (removes them without a theme).
@@ -176,6 +177,38 @@ impl Component for RemoteComponent {
 
     fn invalidate(&mut self) {
         self.cache = None;
+    }
+}
+
+/// Registers the tool renderers an extension declared: each tool's own `renderCall` /
+/// `renderResult`, and, when it registered resolvers (`registerToolRenderer`), a renderer asked
+/// for every tool (the host answers `null` for tools its resolvers leave alone).
+pub(crate) fn register_tool_renderers(api: &ExtensionApi, link: &Arc<dyn Link>, init: &InitializeResult) {
+    use crate::extensions::tool_renderers::{ANY_TOOL, ToolRenderers};
+    let call = |link: Arc<dyn Link>| -> crate::extensions::ToolCallRenderer {
+        Arc::new(move |name, args, theme| {
+            let params = json!({"kind": "toolCall", "toolName": name, "args": args});
+            RemoteComponent::create(link.clone(), params, theme)
+        })
+    };
+    let result = |link: Arc<dyn Link>| -> crate::extensions::ToolResultRenderer {
+        Arc::new(move |name, args, result, options, theme| {
+            let params = json!({"kind": "toolResult", "toolName": name, "args": args, "result": result,
+                "expanded": options.expanded, "isPartial": options.is_partial});
+            RemoteComponent::create(link.clone(), params, theme)
+        })
+    };
+    for tool in init.tools.iter().filter(|t| t.has_render_call || t.has_render_result) {
+        let renderers = ToolRenderers {
+            render_call: tool.has_render_call.then(|| call(link.clone())),
+            render_result: tool.has_render_result.then(|| result(link.clone())),
+        };
+        let _ = api.register_tool_renderer(&tool.name, renderers);
+    }
+    if init.tool_renderers > 0 {
+        let renderers =
+            ToolRenderers { render_call: Some(call(link.clone())), render_result: Some(result(link.clone())) };
+        let _ = api.register_tool_renderer(ANY_TOOL, renderers);
     }
 }
 

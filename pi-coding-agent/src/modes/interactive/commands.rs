@@ -105,7 +105,8 @@ impl App {
             "login" | "logout" | "mcp" | "trust" | "share" | "bug" | "llama" if self.extension_has_command(name) => {
                 return false;
             }
-            "login" | "logout" | "mcp" | "trust" | "share" | "bug" => {
+            "trust" => self.command_trust(tui),
+            "login" | "logout" | "share" | "bug" => {
                 self.show_line("warning", &format!("/{name} arrives with its feature; it is not available yet"))
             }
             _ => return false,

@@ -35,10 +35,13 @@ mod session_search;
 mod settings_list;
 mod settings_menu;
 mod shortcuts;
+mod startup_trust;
 mod tree_view;
+mod trust_command;
 
 pub use header::StartupResources;
 pub use run::{run_interactive, run_interactive_on};
+pub use startup_trust::StartupUi;
 
 use pi_ai::Model;
 

@@ -249,7 +249,7 @@ impl AgentSession {
     }
 
     /// A model with configured auth (pi's `modelRuntime.getModel` + `hasConfiguredAuth`).
-    fn available_model(&self, provider: &str, id: &str) -> Option<Model> {
+    pub(crate) fn available_model(&self, provider: &str, id: &str) -> Option<Model> {
         let current = self.model();
         if current.provider == provider && current.id == id {
             return Some(current);

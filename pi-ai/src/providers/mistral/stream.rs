@@ -1,0 +1,234 @@
+//! Mistral chat-completion chunks → events (pi's `consumeChatStream`).
+
+use indexmap::IndexMap;
+use serde_json::Value;
+
+use crate::http::shared::{finish_tool_arguments, settle_open_tool_calls};
+use crate::http::{ProviderOutput, SseHandler, StreamContext};
+use crate::sse::SseEvent;
+use crate::stream::AssistantMessageEvent as E;
+use crate::types::{AssistantBlock, StopReason, TextContent, ThinkingContent, ToolCall};
+
+/// The stream state of one Mistral response.
+#[derive(Debug, Default)]
+pub struct MistralStream {
+    /// The open text or thinking block.
+    open: Option<usize>,
+    /// Open tool calls by Mistral's `index` (or id), in arrival order → content index.
+    calls: IndexMap<String, usize>,
+    done: bool,
+}
+
+impl MistralStream {
+    /// A fresh handler.
+    pub fn new() -> Self {
+        MistralStream::default()
+    }
+
+    fn close_open(&mut self, out: &mut ProviderOutput) {
+        let Some(index) = self.open.take() else { return };
+        let end = match &out.message().content[index] {
+            AssistantBlock::Text(t) => E::TextEnd { content_index: index, block: t.clone() },
+            AssistantBlock::Thinking(t) => E::ThinkingEnd { content_index: index, block: t.clone() },
+            AssistantBlock::ToolCall(_) => return,
+        };
+        out.emit(end);
+    }
+
+    fn push_text(&mut self, thinking: bool, delta: String, out: &mut ProviderOutput) {
+        if delta.is_empty() {
+            return;
+        }
+        let open_is_thinking = self.open.map(|i| matches!(out.message().content[i], AssistantBlock::Thinking(_)));
+        if open_is_thinking != Some(thinking) {
+            self.close_open(out);
+            let index = out.message().content.len();
+            out.emit(if thinking {
+                E::ThinkingStart { content_index: index, block: ThinkingContent::default() }
+            } else {
+                E::TextStart { content_index: index, block: TextContent::new("") }
+            });
+            self.open = Some(index);
+        }
+        let Some(index) = self.open else { return };
+        out.emit(if thinking {
+            E::ThinkingDelta { content_index: index, delta }
+        } else {
+            E::TextDelta { content_index: index, delta }
+        });
+    }
+
+    fn on_tool_call(&mut self, call: &Value, out: &mut ProviderOutput) {
+        self.close_open(out);
+        let index_key = call.get("index").and_then(Value::as_u64);
+        let id = match call.get("id").and_then(Value::as_str).filter(|id| *id != "null" && !id.is_empty()) {
+            Some(id) => id.to_owned(),
+            None => super::derive_tool_call_id(&format!("toolcall:{}", index_key.unwrap_or(0)), 0),
+        };
+        let key = index_key.map_or_else(|| id.clone(), |i| format!("#{i}"));
+        let function = call.get("function").unwrap_or(&Value::Null);
+        let content_index = match self.calls.get(&key) {
+            Some(&i) => i,
+            None => {
+                let name = function.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+                let i = out.message().content.len();
+                out.emit(E::ToolCallStart { content_index: i, tool_call: ToolCall::new(id, name, Default::default()) });
+                self.calls.insert(key, i);
+                i
+            }
+        };
+        let delta = match function.get("arguments") {
+            Some(Value::String(s)) => s.clone(),
+            Some(v) if !v.is_null() && v != &Value::Bool(false) => v.to_string(),
+            _ => "{}".to_owned(),
+        };
+        out.emit(E::ToolCallDelta { content_index, delta });
+    }
+
+    fn on_chunk(&mut self, chunk: &Value, ctx: &StreamContext, out: &mut ProviderOutput) {
+        if out.message().response_id.is_none()
+            && let Some(id) = chunk.get("id").and_then(Value::as_str).filter(|s| !s.is_empty())
+        {
+            out.message_mut().response_id = Some(id.to_owned());
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            let n = |v: Option<&Value>| v.and_then(Value::as_u64);
+            let prompt = n(usage.get("prompt_tokens")).unwrap_or(0);
+            let cached = [
+                "/promptTokensDetails/cachedTokens",
+                "/prompt_tokens_details/cached_tokens",
+                "/promptTokenDetails/cachedTokens",
+                "/prompt_token_details/cached_tokens",
+                "/numCachedTokens",
+                "/num_cached_tokens",
+            ]
+            .iter()
+            .find_map(|p| n(usage.pointer(p)))
+            .unwrap_or(0)
+            .min(prompt);
+            let u = &mut out.message_mut().usage;
+            u.input = prompt - cached;
+            u.output = n(usage.get("completion_tokens")).unwrap_or(0);
+            u.cache_read = cached;
+            u.cache_write = 0;
+            u.total_tokens =
+                n(usage.get("total_tokens")).filter(|t| *t > 0).unwrap_or(u.input + u.output + u.cache_read);
+            crate::http::shared::calculate_cost(&ctx.model, u);
+        }
+        let Some(choice) = chunk.pointer("/choices/0") else { return };
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str).filter(|r| !r.is_empty()) {
+            let (stop, error) = map_stop_reason(reason);
+            let m = out.message_mut();
+            m.raw_stop_reason = Some(reason.to_owned());
+            m.stop_reason = stop;
+            if error.is_some() {
+                m.error_message = error;
+            }
+        }
+        let delta = choice.get("delta").unwrap_or(&Value::Null);
+        match delta.get("content") {
+            Some(Value::String(s)) => self.push_text(false, s.clone(), out),
+            Some(Value::Array(items)) => {
+                for item in items {
+                    match item {
+                        Value::String(s) => self.push_text(false, s.clone(), out),
+                        _ => match item.get("type").and_then(Value::as_str) {
+                            Some("thinking") => {
+                                let text: String = item
+                                    .get("thinking")
+                                    .and_then(Value::as_array)
+                                    .into_iter()
+                                    .flatten()
+                                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                                    .collect();
+                                self.push_text(true, text, out);
+                            }
+                            Some("text") => {
+                                let text = item.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
+                                self.push_text(false, text, out);
+                            }
+                            _ => {}
+                        },
+                    }
+                }
+            }
+            _ => {}
+        }
+        for call in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+            self.on_tool_call(call, out);
+        }
+    }
+}
+
+/// `JSON.parse`'s wording for a chunk cut short, else serde's.
+fn json_error(error: &serde_json::Error) -> String {
+    if error.is_eof() {
+        "Unexpected end of JSON input".to_owned()
+    } else {
+        format!("Unexpected token in JSON: {error}")
+    }
+}
+
+impl SseHandler for MistralStream {
+    fn on_event(&mut self, event: SseEvent, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+        let data = event.data.trim();
+        if data.is_empty() {
+            return Ok(());
+        }
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
+        let chunk: Value = serde_json::from_str(data).map_err(|e| json_error(&e))?;
+        if !chunk.get("choices").is_some_and(Value::is_array) {
+            return Err("Invalid Mistral streaming event".to_owned());
+        }
+        ctx.raw_event(&chunk);
+        self.on_chunk(&chunk, ctx, out);
+        Ok(())
+    }
+
+    fn finished(&self) -> bool {
+        self.done
+    }
+
+    fn on_end(&mut self, _ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+        self.close_open(out);
+        for (_, index) in std::mem::take(&mut self.calls) {
+            let AssistantBlock::ToolCall(call) = &out.message().content[index] else { continue };
+            let (arguments, arguments_error) =
+                finish_tool_arguments(out.partial().tool_arguments_text(index).unwrap_or_default());
+            let tool_call = ToolCall { arguments, arguments_error, ..call.clone() };
+            out.emit(E::ToolCallEnd { content_index: index, tool_call });
+        }
+        let m = out.message();
+        match m.stop_reason {
+            StopReason::Pending => Err("Mistral stream ended without a finish reason".to_owned()),
+            StopReason::Aborted | StopReason::Error => Err(m
+                .error_message
+                .clone()
+                .filter(|e| !e.is_empty())
+                .unwrap_or_else(|| "An unknown error occurred".to_owned())),
+            _ => Ok(()),
+        }
+    }
+
+    fn on_error(&mut self, out: &mut ProviderOutput) {
+        settle_open_tool_calls(out);
+    }
+
+    fn on_abort(&mut self, _ctx: &StreamContext, _out: &mut ProviderOutput) -> String {
+        "This operation was aborted".to_owned()
+    }
+}
+
+/// pi's `mapChatStopReason` for Mistral: the stop reason and, for errors, the message.
+pub fn map_stop_reason(reason: &str) -> (StopReason, Option<String>) {
+    match reason {
+        "stop" => (StopReason::Stop, None),
+        "length" | "model_length" => (StopReason::Length, None),
+        "tool_calls" => (StopReason::ToolUse, None),
+        "error" => (StopReason::Error, Some("Provider stopped with: error (server error)".to_owned())),
+        other => (StopReason::Error, Some(format!("Provider stopped with: {other}"))),
+    }
+}

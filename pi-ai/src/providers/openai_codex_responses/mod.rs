@@ -1,0 +1,325 @@
+//! `openai-codex-responses`: ChatGPT's Codex backend (`POST {baseUrl}/codex/responses`), the
+//! Responses protocol with a ChatGPT login token, built on the `openai-responses` code.
+//!
+//! - Headers: `Authorization: Bearer <token>`, `chatgpt-account-id` read from the token's
+//!   `https://api.openai.com/auth` claim, `originator: pi`, `OpenAI-Beta: responses=experimental`,
+//!   and the session id as `session-id` / `x-client-request-id`.
+//! - Body: the system prompt as a leading developer/system item, `text.verbosity: "low"`,
+//!   `include: ["reasoning.encrypted_content"]`, `tool_choice` (default `auto`),
+//!   `parallel_tool_calls: true`, tools with `strict: true` or `null`, and reasoning always stated
+//!   for reasoning models (`effort: "none"` when off).
+//! - Response: [`CodexStream`]: Codex's `error` and `response.failed` events become errors,
+//!   `response.done` / `response.incomplete` count as `response.completed`, then the Responses
+//!   stream parser does the rest.
+//!
+//! Transport: Server-sent events. pi's default (`auto`) tries a WebSocket first and falls back to
+//! SSE; the WebSocket transport and zstd request compression are not ported (README, "Deliberate
+//! differences").
+
+use base64::Engine;
+use serde_json::{Map, Value, json};
+
+use crate::http::{
+    ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, SseHandler, StreamContext, stream_sse, user_agent,
+};
+use crate::models::clamp_thinking_level;
+use crate::options::{CacheRetention, StreamOptions, ToolChoice};
+use crate::provider::ApiProvider;
+use crate::providers::openai_responses::{self, ResponsesStream};
+use crate::sse::SseEvent;
+use crate::stream::AssistantMessageEventStream;
+use crate::transcript::{ToolChangeSupport, TranscriptContext, resolve_transcript_tools};
+use crate::types::{Model, ThinkingLevel};
+
+/// The API id.
+pub const API: &str = "openai-codex-responses";
+/// Where Codex requests go without a base URL.
+pub const DEFAULT_BASE_URL: &str = "https://chatgpt.com/backend-api";
+/// A token with the account id `offline`, for building bodies without a login
+/// ([`request_body`](crate::providers::request_body)).
+pub const OFFLINE_TOKEN: &str =
+    "e30.eyJodHRwczovL2FwaS5vcGVuYWkuY29tL2F1dGgiOnsiY2hhdGdwdF9hY2NvdW50X2lkIjoib2ZmbGluZSJ9fQ.offline";
+const JWT_CLAIM: &str = "https://api.openai.com/auth";
+const MIN_OUTPUT_TOKENS: u64 = 16;
+
+/// The `openai-codex-responses` provider.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OpenAiCodexResponses;
+
+impl ApiProvider for OpenAiCodexResponses {
+    fn api(&self) -> &str {
+        API
+    }
+
+    fn stream(&self, model: &Model, context: TranscriptContext, options: StreamOptions) -> AssistantMessageEventStream {
+        let out = ProviderOutput::new(model);
+        let request = build_request_ref(model, &context, &options);
+        let ctx = StreamContext { model: model.clone(), options };
+        stream_sse(ctx, out, request, ErrorStyle::Codex, CodexStream::new())
+    }
+}
+
+/// The ChatGPT account id in a Codex access token (a JWT), as pi's `extractAccountId`.
+pub fn account_id(token: &str) -> Result<String, String> {
+    let fail = || "Failed to extract accountId from token".to_owned();
+    let parts: Vec<&str> = token.split('.').collect();
+    let [_, payload, _] = parts.as_slice() else { return Err(fail()) };
+    let cleaned: String = payload
+        .chars()
+        .filter(|c| *c != '=')
+        .map(|c| match c {
+            '-' => '+',
+            '_' => '/',
+            c => c,
+        })
+        .collect();
+    let bytes = base64::engine::general_purpose::STANDARD_NO_PAD.decode(cleaned).map_err(|_| fail())?;
+    let claims: Value = serde_json::from_slice(&bytes).map_err(|_| fail())?;
+    claims
+        .get(JWT_CLAIM)
+        .and_then(|c| c.get("chatgpt_account_id"))
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .ok_or_else(fail)
+}
+
+/// pi's `resolveCodexUrl`.
+pub fn codex_url(base_url: &str) -> String {
+    let raw = if base_url.trim().is_empty() { DEFAULT_BASE_URL } else { base_url };
+    let normalized = raw.trim_end_matches('/');
+    if normalized.ends_with("/codex/responses") {
+        normalized.to_owned()
+    } else if normalized.ends_with("/codex") {
+        format!("{normalized}/responses")
+    } else {
+        format!("{normalized}/codex/responses")
+    }
+}
+
+/// The `reasoning` field: pi's `streamSimple` sends `none` for off on reasoning models, mapped
+/// through the model's thinking-level map (`null` there means no field).
+pub fn reasoning_field(model: &Model, options: &StreamOptions) -> Option<Value> {
+    let level = options.reasoning.map(|l| clamp_thinking_level(model, l)).unwrap_or(ThinkingLevel::Off);
+    let map = model.thinking_level_map.as_ref();
+    let effort = if level != ThinkingLevel::Off {
+        map.and_then(|m| m.get(level.as_str()))
+            .filter(|v| !v.is_null())
+            .cloned()
+            .unwrap_or_else(|| json!(level.as_str()))
+    } else if model.reasoning {
+        match map.and_then(|m| m.get("off")) {
+            None => json!("none"),
+            Some(Value::Null) => return None,
+            Some(v) => v.clone(),
+        }
+    } else {
+        return None;
+    };
+    Some(json!({"effort": effort, "summary": "auto"}))
+}
+
+fn body_fields(
+    model: &Model,
+    view: &[&crate::types::Message],
+    options: &StreamOptions,
+    session: Option<&str>,
+) -> Map<String, Value> {
+    let mut compat = openai_responses::resolve_compat(model);
+    compat.supports_strict_mode = compat_flag(model, "supportsStrictMode").unwrap_or(true);
+    let tools = resolve_transcript_tools(view, ToolChangeSupport::None).request_tools;
+    let mut p = Map::new();
+    p.insert("model".into(), json!(model.id));
+    p.insert("store".into(), json!(false));
+    p.insert("stream".into(), json!(true));
+    p.insert("input".into(), Value::Null);
+    p.insert("text".into(), json!({"verbosity": "low"}));
+    p.insert("include".into(), json!(["reasoning.encrypted_content"]));
+    if let Some(session) = session {
+        p.insert("prompt_cache_key".into(), json!(session));
+    }
+    p.insert("tool_choice".into(), json!(if options.tool_choice == Some(ToolChoice::None) { "none" } else { "auto" }));
+    p.insert("parallel_tool_calls".into(), json!(true));
+    if let Some(max) =
+        options.max_tokens.filter(|m| *m > 0 && compat_flag(model, "supportsMaxOutputTokens").unwrap_or(true))
+    {
+        p.insert("max_output_tokens".into(), json!(max.max(MIN_OUTPUT_TOKENS)));
+    }
+    if let Some(t) = options.temperature {
+        p.insert("temperature".into(), json!(t));
+    }
+    if !tools.is_empty() {
+        let mut converted = openai_responses::convert_tools(&tools, &compat);
+        for tool in &mut converted {
+            if let Some(strict) = tool.get_mut("strict").filter(|s| **s == Value::Bool(false)) {
+                *strict = Value::Null;
+            }
+        }
+        p.insert("tools".into(), Value::Array(converted));
+    }
+    if let Some(reasoning) = reasoning_field(model, options) {
+        p.insert("reasoning".into(), reasoning);
+    }
+    p
+}
+
+fn compat_flag(model: &Model, name: &str) -> Option<bool> {
+    model.compat.as_ref().and_then(|c| c.get(name)).and_then(Value::as_bool)
+}
+
+/// Builds the complete request (URL, headers, body), or the setup error text.
+pub fn build_request_ref(
+    model: &Model,
+    context: &TranscriptContext,
+    options: &StreamOptions,
+) -> Result<HttpRequest, String> {
+    let token = options
+        .api_key
+        .clone()
+        .filter(|k| !k.is_empty())
+        .ok_or_else(|| format!("No API key for provider: {}", model.provider))?;
+    let account = account_id(&token)?;
+    let strict = compat_flag(model, "supportsStrictMode").unwrap_or(true);
+    crate::providers::constrained::check_tools(&crate::transcript::declared_tools(context.messages()), strict, None)?;
+    let retention = options.cache_retention.unwrap_or_else(CacheRetention::from_env);
+    let session: Option<String> =
+        options.session_id.as_ref().filter(|_| retention != CacheRetention::None).map(|s| s.chars().take(64).collect());
+    let supports_mid = compat_flag(model, "supportsMidConvoSystemMessages").unwrap_or(false);
+    let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
+    let view = crate::http::body::resolved_view(context.messages(), &head, supports_mid);
+    let handed_off = openai_responses::handoff(model, &view);
+    let grammar = crate::providers::constrained::grammar_input_properties(
+        &crate::transcript::declared_tools(&view),
+        compat_flag(model, "supportsOpenAIGrammarTools").unwrap_or(false),
+    )?;
+    let items = openai_responses::convert_items(model, &handed_off, &grammar);
+    let fields = body_fields(model, &view, options, session.as_deref().filter(|s| !s.is_empty()));
+    let size_hint = crate::http::body::body_size_hint(&view);
+    let body = crate::http::body::encode_body(fields, "input", &items, size_hint, options, model, |_| {})?;
+    let mut headers = HeaderMap::new();
+    headers.set("originator", "pi");
+    headers.set("User-Agent", user_agent());
+    if let Some(h) = &model.headers {
+        headers.merge_json(h);
+    }
+    headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
+    headers.set("Authorization", format!("Bearer {token}"));
+    headers.set("chatgpt-account-id", account);
+    headers.set("OpenAI-Beta", "responses=experimental");
+    headers.set("accept", "text/event-stream");
+    headers.set("content-type", "application/json");
+    if let Some(session) = session.filter(|s| !s.is_empty()) {
+        headers.set("session-id", session.clone());
+        headers.set("x-client-request-id", session);
+    }
+    Ok(HttpRequest { url: codex_url(&model.base_url), headers, body: body.into() })
+}
+
+/// The `type` of an event, read without building the rest.
+#[derive(serde::Deserialize)]
+struct EventHead<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+}
+
+const STATUSES: [&str; 6] = ["completed", "incomplete", "failed", "cancelled", "queued", "in_progress"];
+
+/// Codex events → the Responses parser (pi's `mapCodexEvents` in front of `processResponsesStream`).
+#[derive(Debug, Default)]
+pub struct CodexStream {
+    inner: ResponsesStream,
+    done: bool,
+}
+
+impl CodexStream {
+    /// A fresh handler.
+    pub fn new() -> Self {
+        CodexStream::default()
+    }
+}
+
+impl SseHandler for CodexStream {
+    fn on_event(&mut self, event: SseEvent, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+        let data = event.data.trim();
+        if data.is_empty() || data == "[DONE]" {
+            return Ok(());
+        }
+        // Most events (the deltas) go to the Responses parser as they are: read only their type.
+        let head: EventHead<'_> = serde_json::from_str(data).map_err(|e| format!("Invalid Codex SSE JSON: {e}"))?;
+        let kind = head.kind.unwrap_or_default();
+        if !matches!(
+            &*kind,
+            "" | "error" | "response.failed" | "response.done" | "response.completed" | "response.incomplete"
+        ) {
+            return self.inner.on_event(event, ctx, out);
+        }
+        let mut parsed: Value = serde_json::from_str(data).map_err(|e| format!("Invalid Codex SSE JSON: {e}"))?;
+        match &*kind {
+            "" => return Ok(()),
+            "error" => {
+                let nested = parsed.get("error");
+                let text = |k: &str| {
+                    parsed
+                        .get(k)
+                        .and_then(Value::as_str)
+                        .or_else(|| nested.and_then(|n| n.get(k)).and_then(Value::as_str))
+                };
+                let detail =
+                    text("message").filter(|m| !m.is_empty()).or_else(|| text("code").filter(|c| !c.is_empty()));
+                return Err(format!("Codex error: {}", detail.map_or_else(|| parsed.to_string(), str::to_owned)));
+            }
+            "response.failed" => {
+                let message =
+                    parsed.pointer("/response/error/message").and_then(Value::as_str).filter(|m| !m.is_empty());
+                return Err(message.unwrap_or("Codex response failed").to_owned());
+            }
+            _ => {
+                if let Some(end_turn) = parsed.pointer("/response/end_turn").and_then(Value::as_bool) {
+                    out.message_mut().end_turn = Some(end_turn);
+                }
+                parsed["type"] = json!("response.completed");
+                if let Some(response) = parsed.get_mut("response").and_then(Value::as_object_mut) {
+                    let status = response.get("status").and_then(Value::as_str).filter(|s| STATUSES.contains(s));
+                    match status.map(str::to_owned) {
+                        Some(s) => response.insert("status".into(), json!(s)),
+                        None => response.remove("status"),
+                    };
+                }
+                self.done = true;
+            }
+        }
+        let event = SseEvent { event: Some("response.completed".to_owned()), data: parsed.to_string(), id: None };
+        self.inner.on_event(event, ctx, out)
+    }
+
+    fn finished(&self) -> bool {
+        self.done
+    }
+
+    fn on_end(&mut self, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+        self.inner.on_end(ctx, out)
+    }
+
+    fn on_error(&mut self, out: &mut ProviderOutput) {
+        self.inner.on_error(out);
+    }
+
+    fn on_abort(&mut self, _ctx: &StreamContext, _out: &mut ProviderOutput) -> String {
+        "This operation was aborted".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_and_account_ids() {
+        assert_eq!(codex_url(""), "https://chatgpt.com/backend-api/codex/responses");
+        assert_eq!(codex_url("http://h/x/codex/"), "http://h/x/codex/responses");
+        let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(r#"{"https://api.openai.com/auth":{"chatgpt_account_id":"acc"}}"#);
+        assert_eq!(account_id(&format!("h.{payload}.s")).as_deref(), Ok("acc"));
+        assert_eq!(account_id("nope").unwrap_err(), "Failed to extract accountId from token");
+    }
+}

@@ -1,0 +1,76 @@
+//! Grammar constrained sampling on `openai-responses` and `openai-completions` against the real pi 1.6.0
+//! (`scripts/fixtures/grammar_requests.mjs`): the `custom` tool and the replayed custom tool call and
+//! output in the request body, byte for byte, and the message rebuilt from a streamed
+//! `custom_tool_call` (events and final message) over real HTTP on 127.0.0.1.
+
+mod support;
+
+use pi_ai::options::StreamOptions;
+use pi_ai::providers::openai_completions::OpenAiCompletions;
+use pi_ai::providers::openai_responses::OpenAiResponses;
+use pi_ai::transcript::normalize_context;
+use pi_ai::{ApiProvider, Context, Model};
+use serde_json::Value;
+use support::{MockServer, Reply, run};
+
+fn fixture(name: &str) -> Value {
+    let path = format!("{}/tests/fixtures/http/grammar/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("JSON")
+}
+
+fn provider(name: &str) -> Box<dyn ApiProvider> {
+    if name == "responses" { Box::new(OpenAiResponses) } else { Box::new(OpenAiCompletions) }
+}
+
+#[tokio::test]
+async fn grammar_tools_match_pi() {
+    for name in ["responses", "completions"] {
+        check(name).await;
+    }
+}
+
+async fn check(name: &str) {
+    let pi = fixture(name);
+    let server = MockServer::start([Reply::sse(pi["stream"].as_str().unwrap())]).await;
+    let model: Model = serde_json::from_str(&pi["model"].to_string().replace("$BASE", &server.url())).unwrap();
+    let context: Context = serde_json::from_value(pi["context"].clone()).unwrap();
+    let options = StreamOptions { api_key: Some("k".into()), max_tokens: Some(4096), ..Default::default() };
+    let (events, message) = run(provider(name).stream(&model, normalize_context(context), options)).await;
+    pretty_assertions::assert_eq!(
+        serde_json::to_string_pretty(&server.body()).unwrap(),
+        serde_json::to_string_pretty(&pi["body"]).unwrap(),
+        "{name}"
+    );
+    let ours: Vec<String> = events
+        .iter()
+        .map(|e| match e.split_once(' ') {
+            Some((kind, delta)) if kind.starts_with("toolcall_delta") => {
+                let delta: String = serde_json::from_str(delta).unwrap_or_default();
+                format!("toolcall_delta {}", Value::String(delta))
+            }
+            _ => e.split(['@', ':']).next().unwrap().to_owned(),
+        })
+        .collect();
+    let theirs: Vec<String> = pi["events"].as_array().unwrap().iter().map(|e| e.as_str().unwrap().to_owned()).collect();
+    assert_eq!(ours, theirs, "{name}");
+    let json = serde_json::to_value(&message).unwrap();
+    assert_eq!(json["content"], pi["message"]["content"], "{name}");
+    assert_eq!(json["stopReason"], pi["message"]["stopReason"], "{name}");
+}
+
+#[tokio::test]
+async fn a_grammar_call_without_its_input_is_refused() {
+    let pi = fixture("responses");
+    let server = MockServer::start([]).await;
+    let model: Model = serde_json::from_str(&pi["model"].to_string().replace("$BASE", &server.url())).unwrap();
+    let mut context = pi["context"].clone();
+    context["messages"][1]["content"][0]["arguments"] = serde_json::json!({"code": 5});
+    let context: Context = serde_json::from_value(context).unwrap();
+    let options = StreamOptions { api_key: Some("k".into()), ..Default::default() };
+    let message = OpenAiResponses.stream(&model, normalize_context(context), options).result().await;
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some("Grammar tool call \"exec\" requires argument \"code\" to be a string.")
+    );
+    assert!(server.requests().is_empty());
+}

@@ -1,0 +1,153 @@
+//! `models.*` for scripts (pi's `createModelGlobals`): the model catalog by type. Every model our
+//! providers offer is a chat model; pi-ai has no classifier or image-generation models yet, so
+//! `classify()` and `generateImages()` fail with the reference's "Unknown classifier model" and
+//! "is a chat model" errors.
+
+use serde_json::Value;
+
+use super::description::codemode_docs_path;
+use super::sandbox::SandboxGlobal;
+
+/// The catalog scripts see: every known model and the ones with working credentials.
+#[derive(Clone, Debug, Default)]
+pub struct ModelCatalog {
+    /// Every known model, as pi's JSON (`{ id, name, api, provider, … }`).
+    pub all: Vec<Value>,
+    /// The models whose provider has credentials.
+    pub available: Vec<Value>,
+}
+
+/// The `models.*` globals, all taking their arguments spread.
+pub fn model_globals() -> Vec<SandboxGlobal> {
+    ["getModelsOfType", "getAvailableOfType", "getModelOfType", "classify", "generateImages"]
+        .into_iter()
+        .map(|m| SandboxGlobal { name: format!("models.{m}"), spread: true })
+        .collect()
+}
+
+const MODEL_TYPES: [&str; 3] = ["chat", "image", "classifier"];
+
+/// A catalog entry without `headers` (models.json headers can carry credentials), typed `chat`.
+fn model_info(model: &Value) -> Value {
+    let mut info = model.clone();
+    if let Some(map) = info.as_object_mut() {
+        map.remove("headers");
+    }
+    info
+}
+
+fn model_type(value: Option<&Value>) -> Result<&str, String> {
+    match value.and_then(Value::as_str) {
+        Some(t) if MODEL_TYPES.contains(&t) => Ok(t),
+        _ => Err(format!(
+            "Unknown model type {}. Use \"chat\", \"image\", or \"classifier\".",
+            value.map(Value::to_string).unwrap_or_else(|| "undefined".into())
+        )),
+    }
+}
+
+fn provider(value: Option<&Value>) -> Result<Option<&str>, String> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err("provider must be a string".into()),
+    }
+}
+
+fn with_article(word: &str) -> String {
+    let article = if word.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+    format!("{article} {word}")
+}
+
+/// pi's `describeValue`: `undefined`, `a string`, `an array`, or the keys (`{ prompt }`).
+fn describe_value(value: Option<&Value>) -> String {
+    match value {
+        None => "undefined".into(),
+        Some(Value::Null) => "null".into(),
+        Some(Value::Array(a)) => if a.is_empty() { "an empty array" } else { "an array" }.into(),
+        Some(Value::Object(o)) if o.is_empty() => "{}".into(),
+        Some(Value::Object(o)) => {
+            let keys: Vec<&str> = o.keys().take(6).map(String::as_str).collect();
+            format!("{{ {}{} }}", keys.join(", "), if o.len() > 6 { ", ..." } else { "" })
+        }
+        Some(Value::String(_)) => "a string".into(),
+        Some(Value::Number(_)) => "a number".into(),
+        Some(Value::Bool(_)) => "a boolean".into(),
+    }
+}
+
+fn of_type<'a>(models: &'a [Value], kind: &str, provider: Option<&str>) -> Vec<&'a Value> {
+    if kind != "chat" {
+        return Vec::new();
+    }
+    models.iter().filter(|m| provider.is_none_or(|p| m.get("provider").and_then(Value::as_str) == Some(p))).collect()
+}
+
+fn find<'a>(models: &'a [Value], kind: &str, provider: &str, id: &str) -> Option<&'a Value> {
+    of_type(models, kind, Some(provider)).into_iter().find(|m| m.get("id").and_then(Value::as_str) == Some(id))
+}
+
+/// `classify()` / `generateImages()`: the model is resolved by provider and id before anything runs.
+fn run_model_call(catalog: &ModelCatalog, name: &str, kind: &str, args: &[Value]) -> Result<Option<Value>, String> {
+    let list_hint = format!("List the {kind} models you can use with models.getAvailableOfType(\"{kind}\").");
+    let model = args.first();
+    let (Some(provider), Some(id)) = (
+        model.and_then(|m| m.get("provider")).and_then(Value::as_str),
+        model.and_then(|m| m.get("id")).and_then(Value::as_str),
+    ) else {
+        let undefined_hint = if model.is_none_or(Value::is_null) {
+            " models.getModelOfType() returns undefined for an unknown provider or id."
+        } else {
+            ""
+        };
+        return Err(format!(
+            "{name}() expects {} model as its first argument, got {}.{undefined_hint} {list_hint}",
+            with_article(kind),
+            describe_value(model)
+        ));
+    };
+    let reference = format!("{provider}/{id}");
+    if find(&catalog.all, kind, provider, id).is_none() {
+        let actual =
+            MODEL_TYPES.iter().find(|other| **other != kind && find(&catalog.all, other, provider, id).is_some());
+        return Err(match actual {
+            Some(actual) => format!(
+                "\"{reference}\" is {} model, not {} model. {list_hint}",
+                with_article(actual),
+                with_article(kind)
+            ),
+            None => format!("Unknown {kind} model \"{reference}\". {list_hint}"),
+        });
+    }
+    Err(format!("{name}() is not supported: no provider runs {kind} models. See {}.", codemode_docs_path().display()))
+}
+
+/// Runs `models.<method>` with the script's spread arguments.
+pub fn call_model_global(catalog: &ModelCatalog, name: &str, args: &[Value]) -> Result<Option<Value>, String> {
+    let list = |models: &[Value]| -> Result<Option<Value>, String> {
+        let kind = model_type(args.first())?;
+        let provider = provider(args.get(1))?;
+        Ok(Some(Value::Array(of_type(models, kind, provider).into_iter().map(model_info).collect())))
+    };
+    match name {
+        "models.getModelsOfType" => list(&catalog.all),
+        "models.getAvailableOfType" => list(&catalog.available),
+        "models.getModelOfType" => {
+            let (provider, id) = match (args.get(1).and_then(Value::as_str), args.get(2).and_then(Value::as_str)) {
+                (Some(p), Some(i)) => (p, i),
+                _ => {
+                    let described: Vec<String> = args.iter().map(|a| describe_value(Some(a))).collect();
+                    return Err(format!(
+                        "models.getModelOfType(type, provider, id) expects three strings, got ({}). The provider and the id are separate arguments, for example models.getModelOfType(\"classifier\", \"typesafe\", \"jev-latest\").",
+                        described.join(", ")
+                    ));
+                }
+            };
+            let kind = model_type(args.first())?;
+            Ok(find(&catalog.all, kind, provider, id).map(model_info))
+        }
+        "models.classify" => run_model_call(catalog, "models.classify", "classifier", args),
+        "models.generateImages" => run_model_call(catalog, "models.generateImages", "image", args),
+        other => Err(format!("Unknown global \"{other}\"")),
+    }
+}

@@ -1,0 +1,81 @@
+//! The members of pi's `ExtensionAPI` that read or change the session's model, thinking level,
+//! settings and commands, register model providers, and reach the shared event bus.
+
+use serde_json::Value;
+
+use super::actions::SlashCommandInfo;
+use super::api::ExtensionApi;
+use super::bus::EventBus;
+use super::errors::ExtensionApiError;
+use super::registrations::RegisteredProvider;
+use super::runtime::lock;
+
+impl ExtensionApi {
+    /// pi's `getThinkingLevel()` (`"off"` before the runner is bound, as pi's unbound default).
+    pub fn get_thinking_level(&self) -> Result<String, ExtensionApiError> {
+        self.act(|a| Ok(a.get_thinking_level().unwrap_or_else(|| "off".to_owned())))
+    }
+
+    /// pi's `setThinkingLevel(level)`: `off`, `minimal`, `low`, `medium`, `high` or `xhigh`
+    /// (clamped to the model by the session).
+    pub fn set_thinking_level(&self, level: &str) -> Result<(), ExtensionApiError> {
+        self.act(|a| a.set_thinking_level(level))
+    }
+
+    /// pi's `getSettings()`: a copy of the effective settings (global and project merged).
+    pub fn get_settings(&self) -> Result<Value, ExtensionApiError> {
+        self.act(|a| Ok(a.get_settings()))
+    }
+
+    /// pi's `getCommands()`: extension commands (by invocation name), prompt templates, skills.
+    pub fn get_commands(&self) -> Result<Vec<SlashCommandInfo>, ExtensionApiError> {
+        self.act(|a| Ok(a.get_commands()))
+    }
+
+    /// pi's `setModel(model)`: switches to `provider`/`id`; `false` when the model is unknown or
+    /// its provider has no credentials.
+    pub async fn set_model(&self, provider: &str, id: &str) -> Result<bool, ExtensionApiError> {
+        let future = self.act(|a| Ok(a.set_model(provider, id)))?;
+        future.await.map_err(|e| ExtensionApiError::Action(e.to_string()))
+    }
+
+    /// pi's `registerProvider(name, config)`: registers or replaces a model provider (the
+    /// `models.json` provider shape); its models become available to `setModel` at once. Works
+    /// while loading too, as pi queues it until the load commits.
+    pub fn register_provider(&self, name: &str, config: Value) -> Result<(), ExtensionApiError> {
+        self.assert_active()?;
+        if name.is_empty() {
+            return Err(ExtensionApiError::Invalid("Provider name is required".to_owned()));
+        }
+        if !config.is_object() {
+            return Err(ExtensionApiError::Invalid("Provider config is required when registering by name".to_owned()));
+        }
+        let provider =
+            RegisteredProvider { name: name.to_owned(), config, extension_path: self.record.path.to_string() };
+        let mut providers = lock(&self.runtime.providers);
+        providers.retain(|p| p.name != name);
+        providers.push(provider);
+        Ok(())
+    }
+
+    /// pi's `unregisterProvider(name)`: removes a provider registered by any extension.
+    pub fn unregister_provider(&self, name: &str) {
+        lock(&self.runtime.providers).retain(|p| p.name != name);
+    }
+
+    /// The event bus every extension of the session shares (pi's `pi.events`).
+    pub fn events(&self) -> EventBus {
+        EventBus {
+            state: self.runtime.bus.clone(),
+            report: self.runtime.error_sink(),
+            extension_path: self.record.path.clone(),
+        }
+    }
+}
+
+impl super::runner::ExtensionRunner {
+    /// The model providers extensions registered, in registration order.
+    pub fn registered_providers(&self) -> Vec<RegisteredProvider> {
+        lock(&self.runtime.providers).clone()
+    }
+}

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# DESIGN.md's performance budget, whole process, ours beside the reference pi 1.6.0 in the same run,
+# against local servers that answer at once (scripts/bench/instant_server.py):
+#   * `pi -p` (one short answer, --no-session): wall time and max RSS (our own overhead);
+#   * resuming a generated session of 10 MB and 100 MB (scripts/bench/gen_session.py) with
+#     `pi -p --session FILE`: the time from start until the server has the whole request, and max RSS;
+#   * streaming answers of 64 KiB and 1 MiB in 7-character deltas: CPU (user + sys) per delta,
+#     after the CPU of the short answer is subtracted.
+# Medians of RUNS runs (after one warm-up; resume runs start from a fresh copy of the session) and
+# the ratio reference / ours per measure.
+#
+#   scripts/bench-budget.sh [runs]            (default 5; PI_BENCH_SKIP_REFERENCE=1: ours only,
+#                                              PI_BENCH_SIZES="10 100": the session sizes in MB)
+#
+# Ours is built with `cargo build --release` (CARGO_TARGET_DIR honoured); the reference runs
+# through /work/shared/tools/anchor.sh (or $PI_ANCHOR). Print `uptime` with the figures: other
+# work on a shared machine inflates them.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+RUNS="${1:-5}"
+ANCHOR="${PI_ANCHOR:-/work/shared/tools/anchor.sh}"
+SIZES="${PI_BENCH_SIZES:-10 100}"
+TIME=/usr/bin/time
+[[ -x "$TIME" ]] || { echo "bench-budget: GNU time (/usr/bin/time) is needed" >&2; exit 1; }
+REF=0
+[[ -x "$ANCHOR" && -z "${PI_BENCH_SKIP_REFERENCE:-}" ]] && REF=1
+
+WORK="$(mktemp -d /tmp/pi-bench-budget.XXXXXX)"
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$WORK"; }
+trap cleanup EXIT INT TERM
+
+echo "[bench-budget] building pi (release)" >&2
+cargo build --release -q -p pi-coding-agent --bin pi --manifest-path "$ROOT/Cargo.toml"
+OURS="${CARGO_TARGET_DIR:-$ROOT/target}/release/pi"
+
+# server NAME ARGS...: starts an instant server, sets PORT_<NAME>.
+server() {
+    local name="$1"; shift
+    python3 "$ROOT/scripts/bench/instant_server.py" "$WORK/port.$name" "$@" &
+    PIDS+=($!)
+    for _ in $(seq 1 200); do [[ -s "$WORK/port.$name" ]] && break; sleep 0.05; done
+    printf -v "PORT_$name" '%s' "$(cat "$WORK/port.$name")"
+}
+server short --arrivals "$WORK/arrivals"
+server s64k --reply-bytes 65536 --delta-chars 7
+server s1m --reply-bytes 1048576 --delta-chars 7
+
+mkdir -p "$WORK/agent" "$WORK/proj"
+model() { printf '{"id":"%s","contextWindow":8192000,"maxTokens":256}' "$1"; }
+provider() { printf '"%s":{"baseUrl":"http://127.0.0.1:%s/v1","api":"openai-completions","apiKey":"none","models":[%s]}' "$1" "$2" "$(model smollm2-135m)"; }
+printf '{"providers":{%s,%s,%s}}' "$(provider local "$PORT_short")" "$(provider s64k "$PORT_s64k")" \
+    "$(provider s1m "$PORT_s1m")" >"$WORK/agent/models.json"
+export PI_CODING_AGENT_DIR="$WORK/agent"
+
+# run_once CMD...: one run in the project dir; sets ELAPSED_US, RSS_KB, CPU_S.
+run_once() {
+    local start end
+    start=$(date +%s%N)
+    (cd "$WORK/proj" && "$TIME" -f '%M %U %S' -o "$WORK/one" "$@" >"$WORK/out" 2>"$WORK/err" </dev/null) || {
+        echo "bench-budget: '$*' failed:" >&2; cat "$WORK/err" >&2; exit 1; }
+    end=$(date +%s%N)
+    START_NS=$start
+    ELAPSED_US=$(( (end - start) / 1000 ))
+    read -r RSS_KB U S < <(tail -1 "$WORK/one")
+    CPU_S=$(awk -v u="$U" -v s="$S" 'BEGIN { print u + s }')
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+max() { sort -g | tail -1; }
+
+RESULTS="$WORK/results"
+: >"$RESULTS"
+# record MEASURE WHO VALUE UNIT
+record() { echo "$1|$2|$3|$4" >>"$RESULTS"; printf '  %-40s %-9s %12s %s\n' "$1" "$2" "$3" "$4" >&2; }
+
+# print_mode WHO CMD...: pi -p, short answer.
+print_mode() {
+    local who="$1"; shift
+    local args=(-p "What is the capital of France?" --no-session --no-tools --model local/smollm2-135m)
+    run_once "$@" "${args[@]}"
+    : >"$WORK/t"; : >"$WORK/m"; : >"$WORK/c"
+    for _ in $(seq 1 "$RUNS"); do
+        run_once "$@" "${args[@]}"
+        echo "$ELAPSED_US" >>"$WORK/t"; echo "$RSS_KB" >>"$WORK/m"; echo "$CPU_S" >>"$WORK/c"
+    done
+    record "pi -p: wall" "$who" "$(median <"$WORK/t" | awk '{ printf "%.1f", $1 / 1000 }')" ms
+    record "pi -p: max RSS" "$who" "$(max <"$WORK/m" | awk '{ printf "%.1f", $1 / 1024 }')" MiB
+    BASE_CPU="$(median <"$WORK/c")"
+}
+
+# resume WHO SIZE CMD...: pi -p --session <copy of the SIZE MB session>.
+resume() {
+    local who="$1" size="$2"; shift 2
+    : >"$WORK/t"; : >"$WORK/m"
+    for i in $(seq 0 "$RUNS"); do
+        cp "$WORK/session-$size.jsonl" "$WORK/run.jsonl"
+        : >"$WORK/arrivals"
+        run_once "$@" -p "Go on." --session "$WORK/run.jsonl" --no-tools --model local/smollm2-135m
+        local body_at
+        body_at=$(awk 'NR == 1 { print $2 }' "$WORK/arrivals")
+        [[ -n "$body_at" ]] || { echo "bench-budget: no request arrived" >&2; exit 1; }
+        if (( i > 0 )); then
+            echo $(( (body_at - START_NS) / 1000 )) >>"$WORK/t"; echo "$RSS_KB" >>"$WORK/m"
+        fi
+    done
+    record "resume ${size} MB: request received" "$who" "$(median <"$WORK/t" | awk '{ printf "%.0f", $1 / 1000 }')" ms
+    record "resume ${size} MB: max RSS" "$who" "$(max <"$WORK/m" | awk '{ printf "%.1f", $1 / 1024 }')" MiB
+}
+
+# stream WHO NAME BYTES CMD...: CPU per 7-character delta of a BYTES answer.
+stream() {
+    local who="$1" name="$2" bytes="$3"; shift 3
+    local deltas=$(( (bytes + 6) / 7 ))
+    local args=(-p "Tell me a long story." --no-session --no-tools --model "$name/smollm2-135m")
+    run_once "$@" "${args[@]}"
+    [[ $(wc -c <"$WORK/out") -ge $bytes ]] || { echo "bench-budget: the answer was not printed whole" >&2; exit 1; }
+    : >"$WORK/c"
+    for _ in $(seq 1 "$RUNS"); do run_once "$@" "${args[@]}"; echo "$CPU_S" >>"$WORK/c"; done
+    record "stream $name: CPU per delta" "$who" \
+        "$(median <"$WORK/c" | awk -v b="$BASE_CPU" -v d="$deltas" '{ printf "%.2f", ($1 - b) * 1e6 / d }')" µs
+}
+
+for size in $SIZES; do
+    echo "[bench-budget] generating a $size MB session" >&2
+    python3 "$ROOT/scripts/bench/gen_session.py" "$size" "$WORK/session-$size.jsonl" "$WORK/proj"
+done
+
+suite() {
+    local who="$1"; shift
+    echo "[bench-budget] $who" >&2
+    print_mode "$who" "$@"
+    for size in $SIZES; do resume "$who" "$size" "$@"; done
+    stream "$who" s64k 65536 "$@"
+    stream "$who" s1m 1048576 "$@"
+}
+suite ours "$OURS"
+(( REF )) && suite reference "$ANCHOR" pi
+
+echo
+echo "medians of $RUNS runs (max RSS: the largest); $(uptime | sed 's/.*load/load/')"
+printf '%-40s %12s %12s %9s\n' measure ours reference ratio
+awk -F'|' '{ key = $1; if ($2 == "ours") { o[key] = $3; u[key] = $4; order[++n] = key } else r[key] = $3 }
+    END { for (i = 1; i <= n; i++) { k = order[i]
+        if (k in r) printf "%-40s %9s %-3s %9s %-3s %8.1fx\n", k, o[k], u[k], r[k], u[k], (o[k] > 0 ? r[k] / o[k] : 0)
+        else printf "%-40s %9s %-3s %12s %9s\n", k, o[k], u[k], "-", "-" } }' "$RESULTS"
