@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use super::bash_exec::BashResult;
 use super::bash_exec::{LocalBashOperations, execute_bash_with_operations};
-use super::events::persist;
+use super::events::persist_now;
 use super::{AgentSession, SessionEvent};
 use crate::extensions::{UserBashEvent, UserBashOperations, UserBashResult};
 use crate::messages::{BashExecutionMessage, CodingMessage};
@@ -127,7 +127,7 @@ impl AgentSession {
         if self.is_streaming() {
             self.shared.run_state().pending_bash.push(message);
         } else {
-            persist(&self.shared, &message);
+            persist_now(&self.shared, &message);
             self.refresh_context();
         }
     }

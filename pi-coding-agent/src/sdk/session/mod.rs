@@ -173,8 +173,14 @@ pub(crate) struct SharedParts {
 
 impl SessionShared {
     pub(crate) fn new(parts: SharedParts) -> Self {
+        let mut session_manager = parts.session_manager;
+        // The session's writes and fsyncs run on the manager's writer thread, never on an async
+        // worker; `persist` awaits them before the events that depend on them.
+        if let Err(e) = session_manager.write_in_background() {
+            tracing::warn!(error = %e, "session writes stay on the caller's thread");
+        }
         SessionShared {
-            session_manager: Mutex::new(parts.session_manager),
+            session_manager: Mutex::new(session_manager),
             listeners: Mutex::new(Vec::new()),
             next_listener: AtomicU64::new(1),
             all_tools: Mutex::new(parts.all_tools),
@@ -215,6 +221,33 @@ impl SessionShared {
         let mut tasks = lock(&self.tasks);
         tasks.retain(|t| !t.is_finished());
         tasks.push(handle.spawn(work));
+    }
+
+    /// Awaits the session-file writes queued so far (on the manager's writer thread). A failure
+    /// stops persisting (the file stays a valid prefix of the session), is logged, and is kept
+    /// for [`AgentSession::take_persist_error`], which the modes report.
+    pub(crate) async fn settle_writes(&self) -> Result<(), crate::session::SessionError> {
+        let pending = lock(&self.session_manager).take_pending_writes();
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let outcome = pending.wait().await;
+        if let Err(e) = &outcome {
+            lock(&self.session_manager).stop_persisting();
+            tracing::error!(error = %e, "could not persist the session");
+            self.run_state().persist_error.get_or_insert_with(|| e.to_string());
+        }
+        outcome
+    }
+
+    /// [`Self::settle_writes`] for a synchronous caller: a tracked task awaits the writes
+    /// (`dispose` waits for it), so a failure still reaches the user.
+    pub(crate) fn settle_writes_later(self: &Arc<Self>) {
+        let shared = self.clone();
+        self.spawn_tracked(async move {
+            // The failure was recorded for `take_persist_error`.
+            let _ = shared.settle_writes().await;
+        });
     }
 
     /// The registered tools with these names, in this order (unknown names are skipped).
@@ -355,6 +388,7 @@ impl AgentSession {
     pub fn set_model(&self, model: Model) -> Result<(), SdkError> {
         let previous = self.model();
         lock(&self.shared.session_manager).append_model_change(&model.provider, &model.id)?;
+        self.shared.settle_writes_later();
         self.agent.set_model(model.clone());
         if !previous.same_as(&model) {
             let payload = serde_json::json!({"model": model, "previousModel": previous, "source": "set"});
@@ -371,6 +405,7 @@ impl AgentSession {
             sm.append_session_info(name)?;
             sm.session_name()
         };
+        self.shared.settle_writes_later();
         self.shared.emit(&SessionEvent::SessionInfoChanged { name: current.clone() });
         let mut payload = serde_json::Map::new();
         if let Some(name) = current {
@@ -406,6 +441,7 @@ impl AgentSession {
             return Ok(());
         }
         lock(&self.shared.session_manager).append_thinking_level_change(level.as_str())?;
+        self.shared.settle_writes_later();
         self.agent.set_thinking_level(level);
         self.shared.emit(&SessionEvent::ThinkingLevelChanged { level });
         let payload = serde_json::json!({"level": level.as_str(), "previousLevel": previous.as_str()});
@@ -528,6 +564,7 @@ impl AgentSession {
             let entry = sm.entry(&id).cloned();
             (id, entry)
         };
+        self.shared.settle_writes_later();
         self.shared.emit(&SessionEvent::EntryPersisted { id: id.clone(), entry_type: "custom" });
         // pi's `entry_appended` event, which its json and rpc modes put on the wire.
         if let Some(entry) = entry {
@@ -559,6 +596,9 @@ impl AgentSession {
                 }
             }
         }
+        // Whatever is still queued for the session file is on disk before `dispose` returns (a
+        // failure was recorded for `take_persist_error`).
+        let _ = self.shared.settle_writes().await;
         lock(&self.shared.listeners).clear();
         if let Some(handle) = lock(&self.shared.error_listener).take() {
             handle.remove();
