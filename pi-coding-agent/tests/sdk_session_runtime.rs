@@ -183,8 +183,7 @@ async fn user_bash_handlers_supply_results_or_fail_the_command() {
     assert_eq!(h.entry_types().len(), before, "a failed user_bash records nothing");
     let outputs: Vec<Value> = h
         .session
-        .session_manager()
-        .get_branch(None)
+        .branch(None)
         .iter()
         .map(|e| serde_json::to_value(e).unwrap())
         .filter(|v| v["message"]["role"] == "bashExecution")

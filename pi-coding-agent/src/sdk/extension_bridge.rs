@@ -205,7 +205,7 @@ impl ExtensionActions for SessionActions {
     }
 
     fn get_session_name(&self) -> Option<String> {
-        self.session().ok()?.session_manager().session_name()
+        self.session().ok()?.session_name()
     }
 
     fn get_thinking_level(&self) -> Option<String> {
@@ -250,7 +250,7 @@ impl ExtensionActions for SessionActions {
     }
 
     fn set_label(&self, entry_id: &str, label: Option<&str>) -> Result<(), BoxError> {
-        self.session()?.session_manager().append_label_change(entry_id, label)?;
+        self.session()?.with_session_manager(|sm| sm.append_label_change(entry_id, label))?;
         Ok(())
     }
 

@@ -103,8 +103,7 @@ impl Harness {
     }
     pub fn entry_types(&self) -> Vec<String> {
         self.session
-            .session_manager()
-            .get_branch(None)
+            .branch(None)
             .iter()
             .map(|e| {
                 let v = serde_json::to_value(e).unwrap();

@@ -184,10 +184,9 @@ impl App {
     }
 
     fn command_resume(&mut self, tui: &mut Tui<CrosstermTerminal>) {
-        let (cwd, dir) = {
-            let sm = self.session.session_manager();
+        let (cwd, dir) = self.session.with_session_manager(|sm| {
             (sm.cwd().to_owned(), sm.session_file().and_then(|f| f.parent().map(|p| p.to_path_buf())))
-        };
+        });
         let sessions = crate::session::SessionManager::list(&cwd, dir.as_deref());
         if sessions.is_empty() {
             self.show_line("dim", "No sessions found");
@@ -238,7 +237,7 @@ impl App {
 
     fn command_name(&mut self, name: &str) {
         if name.is_empty() {
-            let current = self.session.session_manager().session_name();
+            let current = self.session.session_name();
             match current {
                 Some(n) => self.show_line("dim", &format!("Session name: {n}")),
                 None => self.show_line("warning", "Usage: /name <name>"),
@@ -253,7 +252,7 @@ impl App {
 
     fn command_session(&mut self) {
         let s = self.session.get_session_stats();
-        let name = self.session.session_manager().session_name();
+        let name = self.session.session_name();
         let mut text = String::from("**Session Info**\n\n");
         if let Some(n) = name {
             text.push_str(&format!("Name: {n}\n"));
@@ -330,7 +329,7 @@ impl App {
 
     fn command_fork(&mut self, tui: &mut Tui<CrosstermTerminal>, clone: bool) {
         if clone {
-            let leaf = self.session.session_manager().leaf_id().map(str::to_owned);
+            let leaf = self.session.leaf_id();
             let Some(leaf) = leaf else {
                 self.show_error("Nothing to clone yet.");
                 return;
@@ -384,8 +383,7 @@ impl App {
     }
 
     fn command_tree(&mut self, tui: &mut Tui<CrosstermTerminal>) {
-        let options: Vec<(String, String)> = {
-            let sm = self.session.session_manager();
+        let options: Vec<(String, String)> = self.session.with_session_manager(|sm| {
             sm.entries()
                 .iter()
                 .filter_map(|e| match e {
@@ -412,7 +410,7 @@ impl App {
                     _ => None,
                 })
                 .collect()
-        };
+        });
         if options.is_empty() {
             self.show_line("dim", "No entries in session");
             return;

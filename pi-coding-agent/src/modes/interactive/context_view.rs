@@ -67,8 +67,7 @@ fn dropped_reason(m: &CodingAgentMessage) -> Option<&'static str> {
 impl App {
     /// Shows the model view of the current context.
     pub(crate) fn command_context(&mut self) {
-        let (context, custom_entries) = {
-            let sm = self.session.session_manager();
+        let (context, custom_entries) = self.session.with_session_manager(|sm| {
             let custom: Vec<String> = sm
                 .get_branch(None)
                 .iter()
@@ -78,7 +77,7 @@ impl App {
                 })
                 .collect();
             (sm.build_session_context().messages, custom)
-        };
+        });
         let llm = convert_to_llm(&context);
         let tools = pi_ai::transcript::current_tools(&llm);
         let head = pi_ai::transcript::current_system_message(&llm);

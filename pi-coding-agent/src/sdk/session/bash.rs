@@ -104,7 +104,7 @@ impl AgentSession {
     }
 
     fn session_cwd(&self) -> String {
-        self.session_manager().cwd().to_owned()
+        self.lock_session_manager().cwd().to_owned()
     }
 
     /// pi's `recordBashResult`: a `bashExecution` message; while streaming it is held until the

@@ -324,16 +324,32 @@ impl AgentSession {
     }
 
     /// Runs `f` on the session manager under its lock. The lock cannot outlive the call, so it
-    /// is never held across an `.await` (prefer this to [`AgentSession::session_manager`]).
+    /// is never held across an `.await`; `f` must not block (no I/O waits, no `block_on`).
     pub fn with_session_manager<R>(&self, f: impl FnOnce(&mut SessionManager) -> R) -> R {
         f(&mut lock(&self.shared.session_manager))
     }
 
-    /// The session manager, locked until the guard drops. Holding the guard across an `.await`
-    /// blocks every event of the session (clippy's `await_holding_lock` flags it); use
-    /// [`AgentSession::with_session_manager`] where a closure fits.
-    pub fn session_manager(&self) -> MutexGuard<'_, SessionManager> {
+    /// The session manager, locked until the guard drops: for the session's own synchronous
+    /// sections only (never held across an `.await`; clippy's `await_holding_lock` checks it).
+    /// Users of the SDK get [`AgentSession::with_session_manager`] and the getters instead: a
+    /// guard handed out could be held across an `.await` and stall every event of the session.
+    pub(crate) fn lock_session_manager(&self) -> MutexGuard<'_, SessionManager> {
         lock(&self.shared.session_manager)
+    }
+
+    /// The session's name (its latest `session_info` entry).
+    pub fn session_name(&self) -> Option<String> {
+        self.with_session_manager(|sm| sm.session_name())
+    }
+
+    /// The id of the current leaf entry (`None` in an empty session).
+    pub fn leaf_id(&self) -> Option<String> {
+        self.with_session_manager(|sm| sm.leaf_id().map(str::to_owned))
+    }
+
+    /// The entries from the root to `from` (the leaf when `None`), cloned.
+    pub fn branch(&self, from: Option<&str>) -> Vec<crate::session::SessionEntry> {
+        self.with_session_manager(|sm| sm.get_branch(from).into_iter().cloned().collect())
     }
 
     /// Registers a listener for session events; returns a handle that removes it.
@@ -495,12 +511,12 @@ impl AgentSession {
 
     /// The session file, once something was written.
     pub fn session_file(&self) -> Option<std::path::PathBuf> {
-        self.session_manager().session_file().map(|p| p.to_path_buf())
+        self.lock_session_manager().session_file().map(|p| p.to_path_buf())
     }
 
     /// The session id.
     pub fn session_id(&self) -> String {
-        self.session_manager().session_id().to_owned()
+        self.lock_session_manager().session_id().to_owned()
     }
 
     /// The session settings (automatic compaction, retry).

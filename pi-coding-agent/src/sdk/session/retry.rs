@@ -61,7 +61,7 @@ impl AgentSession {
     /// with context edits (pi's `_omitRecoveryAttempt`).
     pub(crate) fn omit_recovery_attempt(&self, message: &AssistantMessage) {
         let call_ids: Vec<String> = message.tool_calls().map(|c| c.id.clone()).collect();
-        let mut sm = self.session_manager();
+        let mut sm = self.lock_session_manager();
         let branch: Vec<(String, Option<crate::messages::CodingAgentMessage>)> = sm
             .get_branch(None)
             .iter()
