@@ -90,6 +90,10 @@ pub fn sync_payload_hook(f: impl Fn(&Value, &Model) -> Option<Value> + Send + Sy
 }
 /// Hook called with the HTTP status and headers before the body is read (`onResponse`).
 pub type ResponseHook = Arc<dyn Fn(&ProviderResponse, &Model) + Send + Sync>;
+/// Hook called with the status and headers of a failed HTTP response, once the provider-level
+/// retries are over (Rust only; pi's `onResponse` sees successful responses only). A caller
+/// retrying at a higher level reads `Retry-After` from it ([`crate::http::server_retry_delay`]).
+pub type ErrorResponseHook = Arc<dyn Fn(&ProviderResponse) + Send + Sync>;
 /// Hook called with each raw provider stream event before normalisation (`onProviderStreamEvent`).
 pub type ProviderEventHook = Arc<dyn Fn(&Value, &Model) + Send + Sync>;
 
@@ -149,6 +153,8 @@ pub struct StreamOptions {
     pub on_payload: Option<PayloadHook>,
     /// Sees the response status and headers.
     pub on_response: Option<ResponseHook>,
+    /// Sees the status and headers of the failed response a request ends with.
+    pub on_error_response: Option<ErrorResponseHook>,
     /// Sees each raw provider event.
     pub on_provider_stream_event: Option<ProviderEventHook>,
 }

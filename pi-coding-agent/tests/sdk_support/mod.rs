@@ -138,7 +138,7 @@ pub fn user_texts(request: &Value) -> Vec<String> {
 pub fn small_settings() -> SessionSettings {
     SessionSettings {
         compaction: CompactionSettings { enabled: false, reserve_tokens: 16384, keep_recent_tokens: 1 },
-        retry: RetrySettings { enabled: true, max_retries: 2, base_delay_ms: 1 },
+        retry: RetrySettings { enabled: true, max_retries: 2, base_delay_ms: 1, max_delay_ms: 60_000 },
     }
 }
 

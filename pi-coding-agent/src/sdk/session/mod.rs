@@ -151,6 +151,34 @@ pub(crate) struct SessionShared {
     pub(crate) tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// The error listener `bind_extensions` registered (removed by `dispose`).
     pub(crate) error_listener: Mutex<Option<crate::extensions::ErrorListenerHandle>>,
+    /// The `Retry-After` of the last failed 429/503 answer (see [`RetryAfter`]).
+    pub(crate) retry_after: RetryAfter,
+}
+
+/// The server-requested delay of the last failed 429/503 response, recorded by the
+/// `on_error_response` hook the session installs and taken by the next auto-retry.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RetryAfter(Arc<Mutex<Option<std::time::Duration>>>);
+
+impl RetryAfter {
+    /// The hook recording it (chained before `user`'s own hook, if any).
+    pub(crate) fn hook(&self, user: Option<pi_ai::options::ErrorResponseHook>) -> pi_ai::options::ErrorResponseHook {
+        let cell = self.0.clone();
+        Arc::new(move |response: &pi_ai::options::ProviderResponse| {
+            let wait = matches!(response.status, 429 | 503)
+                .then(|| pi_ai::http::server_retry_delay(&response.headers))
+                .flatten();
+            *lock(&cell) = wait;
+            if let Some(user) = &user {
+                user(response);
+            }
+        })
+    }
+
+    /// Takes the recorded delay.
+    pub(crate) fn take(&self) -> Option<std::time::Duration> {
+        lock(&self.0).take()
+    }
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -169,6 +197,7 @@ pub(crate) struct SharedParts {
     pub(crate) settings: SessionSettings,
     pub(crate) settings_manager: Arc<SettingsManager>,
     pub(crate) shell: ShellSettings,
+    pub(crate) retry_after: RetryAfter,
 }
 
 impl SessionShared {
@@ -198,6 +227,7 @@ impl SessionShared {
             idle: tokio::sync::Notify::new(),
             error_listener: Mutex::new(None),
             tasks: Mutex::new(Vec::new()),
+            retry_after: parts.retry_after,
         }
     }
 
