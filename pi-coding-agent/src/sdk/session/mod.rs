@@ -19,6 +19,7 @@ mod bash_exec;
 mod compaction;
 mod event;
 mod events;
+mod expand_input;
 mod messages;
 mod prompt;
 mod provider_errors;
