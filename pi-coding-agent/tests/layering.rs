@@ -304,3 +304,21 @@ fn the_sdk_hands_out_no_lock_guard() {
         }
     }
 }
+
+/// The tools' prologue is written once (`tools/prologue.rs`): no built-in tool spawns its own
+/// blocking section or repeats the cancellation check.
+#[test]
+fn the_tools_share_one_prologue() {
+    let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tools");
+    let mut users = 0;
+    for file in rust_files(&tools) {
+        if file.ends_with("prologue.rs") {
+            continue;
+        }
+        let code = code(&file).split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(!code.contains("spawn_blocking"), "{} runs its own blocking section", file.display());
+        assert!(!code.contains("return Err(aborted())"), "{} repeats the cancellation check", file.display());
+        users += usize::from(code.contains("check_cancelled(") || code.contains("run_blocking("));
+    }
+    assert!(users >= 6, "read, edit, write, grep, find and ls use the prologue ({users})");
+}
