@@ -322,3 +322,41 @@ fn the_tools_share_one_prologue() {
     }
     assert!(users >= 6, "read, edit, write, grep, find and ls use the prologue ({users})");
 }
+
+/// One definition per name across the library crates: the JavaScript-compatibility helpers live
+/// in `pi_ai::js`, and names that meant different things were renamed (or, for pi's one
+/// `BashResult`, unified).
+#[test]
+fn each_helper_and_name_is_defined_once() {
+    let names = [
+        ("fn", "js_len"),
+        ("fn", "now_ms"),
+        ("fn", "is_truthy"),
+        ("fn", "js_number_to_string"),
+        ("fn", "js_number_value"),
+        ("fn", "tool_list_error"),
+        ("struct", "BashResult"),
+        ("type", "StreamFn"),
+        ("enum", "DiagnosticKind"),
+        ("enum", "FlagValue"),
+    ];
+    let sources = library_sources();
+    let texts: Vec<(PathBuf, String)> = sources.iter().map(|f| (f.clone(), code(f))).collect();
+    for (kind, name) in names {
+        let defining: Vec<String> = texts
+            .iter()
+            .filter(|(_, code)| {
+                code.lines().any(|l| {
+                    let l = l.trim_start();
+                    let l = l.strip_prefix("pub(crate) ").or_else(|| l.strip_prefix("pub ")).unwrap_or(l);
+                    l.starts_with(&format!("{kind} {name}("))
+                        || l.starts_with(&format!("{kind} {name} "))
+                        || l.starts_with(&format!("{kind} {name}<"))
+                })
+            })
+            .map(|(f, _)| f.display().to_string())
+            .collect();
+        assert!(defining.len() <= 1, "{kind} {name} is defined {} times: {defining:?}", defining.len());
+        assert!(!defining.is_empty() || name == "js_number_value", "{kind} {name} is defined somewhere");
+    }
+}

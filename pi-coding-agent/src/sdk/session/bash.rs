@@ -14,18 +14,6 @@ use crate::extensions::{UserBashEvent, UserBashOperations, UserBashResult};
 use crate::messages::{BashExecutionMessage, CodingMessage};
 use crate::sdk::error::SdkError;
 
-impl From<crate::extensions::BashResult> for BashResult {
-    fn from(r: crate::extensions::BashResult) -> Self {
-        BashResult {
-            output: r.output,
-            exit_code: r.exit_code,
-            cancelled: r.cancelled,
-            truncated: r.truncated,
-            full_output_path: r.full_output_path,
-        }
-    }
-}
-
 impl AgentSession {
     /// Runs a user `!command` and records it as a `bashExecution` message
     /// (`exclude_from_context`: visible to extensions and UIs, never to the model).
@@ -51,7 +39,6 @@ impl AgentSession {
             match runner.emit_user_bash(event).await {
                 Err(error) => return Err(SdkError::Failed(error.error)),
                 Ok(Some(UserBashResult::Result(result))) => {
-                    let result = BashResult::from(result);
                     self.record_bash_result(command, &result, exclude_from_context);
                     return Ok(result);
                 }
