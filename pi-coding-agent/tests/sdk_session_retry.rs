@@ -37,8 +37,7 @@ async fn retry_delays(first: String, max_delay_ms: u64) -> Vec<u64> {
     h.session.prompt("hi").await.unwrap();
     assert_eq!(h.session.get_last_assistant_text().as_deref(), Some("ok"));
     assert_eq!(h.server.count(), 2, "one failed request, one retry");
-    let out = delays.lock().unwrap().clone();
-    out
+    delays.lock().unwrap().clone()
 }
 
 #[tokio::test]
