@@ -215,8 +215,10 @@ fn background_writer_killed_mid_append_loses_at_most_one_entry() {
 fn killed_writer_rounds(background: bool) {
     use std::process::Command;
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("killed.jsonl");
     for round in 0..3 {
+        // A file per round: one kill each (a line torn by an earlier kill would otherwise be
+        // terminated by the next writer and read back as a malformed line in the middle).
+        let path = dir.path().join(format!("killed-{round}.jsonl"));
         let mut command = Command::new(std::env::current_exe().unwrap());
         if background {
             command.env("PI_SESSION_KILL_CHILD_BACKGROUND", "1");
@@ -228,7 +230,7 @@ fn killed_writer_rounds(background: bool) {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        let ready = dir.path().join("killed.jsonl.ready");
+        let ready = dir.path().join(format!("killed-{round}.jsonl.ready"));
         let start = std::time::Instant::now();
         while !ready.exists() && start.elapsed().as_secs() < 60 {
             std::thread::sleep(std::time::Duration::from_millis(5));
