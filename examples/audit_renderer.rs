@@ -93,8 +93,8 @@ async fn main() -> Result<()> {
         session.extension_runner().cloned(),
         RenderOptions { expanded, output_pad: 1, ..Default::default() },
     );
-    let branch_len = session.session_manager().get_branch(None).len();
-    let mut transcript = renderer.render_branch(session.session_manager().get_branch(None));
+    let (branch_len, mut transcript) =
+        session.with_session_manager(|sm| (sm.get_branch(None).len(), renderer.render_branch(sm.get_branch(None))));
     print!("{}", to_terminal_bytes(&render_lines(&mut transcript, 72)));
     println!();
     println!("session entries: {branch_len}");

@@ -45,6 +45,7 @@
 
 pub mod handoff;
 pub mod http;
+pub mod js;
 pub mod json;
 pub mod models;
 pub mod options;

@@ -62,10 +62,38 @@ pub struct ProviderResponse {
     pub headers: Vec<(String, String)>,
 }
 
-/// Hook that may replace the request body before it is sent (`onPayload`). Return `None` to keep it.
-pub type PayloadHook = Arc<dyn Fn(&Value, &Model) -> Option<Value> + Send + Sync>;
+/// What a [`PayloadHook`] returns: a future of the replacement body (`None` keeps the body).
+pub type PayloadFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Option<Value>> + Send + 'static>>;
+
+/// Hook that may replace the request body before it is sent (pi's `onPayload`, which may return a
+/// promise): it sees the body and the model and returns a future of the replacement (`None` keeps
+/// the body). The future runs on the request's task, awaited (never blocking a worker thread), and
+/// is abandoned when the request is cancelled. [`sync_payload_hook`] wraps a plain function.
+pub type PayloadHook = Arc<dyn Fn(&Value, &Model) -> PayloadFuture + Send + Sync>;
+
+/// A [`PayloadHook`] from a synchronous function.
+///
+/// ```
+/// let hook = pi_ai::options::sync_payload_hook(|body, _model| {
+///     let mut body = body.clone();
+///     body["temperature"] = serde_json::json!(0);
+///     Some(body)
+/// });
+/// let out = futures::executor::block_on(hook(&serde_json::json!({}), &pi_ai::Model::default()));
+/// assert_eq!(out, Some(serde_json::json!({"temperature": 0})));
+/// ```
+pub fn sync_payload_hook(f: impl Fn(&Value, &Model) -> Option<Value> + Send + Sync + 'static) -> PayloadHook {
+    Arc::new(move |body: &Value, model: &Model| {
+        let out = f(body, model);
+        Box::pin(std::future::ready(out))
+    })
+}
 /// Hook called with the HTTP status and headers before the body is read (`onResponse`).
 pub type ResponseHook = Arc<dyn Fn(&ProviderResponse, &Model) + Send + Sync>;
+/// Hook called with the status and headers of a failed HTTP response, once the provider-level
+/// retries are over (Rust only; pi's `onResponse` sees successful responses only). A caller
+/// retrying at a higher level reads `Retry-After` from it ([`crate::http::server_retry_delay`]).
+pub type ErrorResponseHook = Arc<dyn Fn(&ProviderResponse) + Send + Sync>;
 /// Hook called with each raw provider stream event before normalisation (`onProviderStreamEvent`).
 pub type ProviderEventHook = Arc<dyn Fn(&Value, &Model) + Send + Sync>;
 
@@ -125,6 +153,8 @@ pub struct StreamOptions {
     pub on_payload: Option<PayloadHook>,
     /// Sees the response status and headers.
     pub on_response: Option<ResponseHook>,
+    /// Sees the status and headers of the failed response a request ends with.
+    pub on_error_response: Option<ErrorResponseHook>,
     /// Sees each raw provider event.
     pub on_provider_stream_event: Option<ProviderEventHook>,
 }

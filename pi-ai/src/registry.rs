@@ -91,10 +91,13 @@ fn azure_endpoint(
             if let Some(o) = params.as_object_mut() {
                 o.insert("model".into(), serde_json::Value::String(deployment.clone()));
             }
-            match &user {
-                Some(hook) => hook(&params, m).or(Some(params)),
-                None => Some(params),
-            }
+            let user = user.as_ref().map(|hook| hook(&params, m));
+            Box::pin(async move {
+                match user {
+                    Some(hooked) => hooked.await.or(Some(params)),
+                    None => Some(params),
+                }
+            })
         }));
     }
     Ok(resolved)

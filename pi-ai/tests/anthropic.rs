@@ -237,3 +237,51 @@ async fn a_subscription_token_gets_tool_names_back_in_the_callers_casing() {
         assert_eq!(request.body["tools"][0]["name"], if oauth { "Read" } else { "read" });
     }
 }
+
+/// The payload hook is async (pi's `onPayload` may return a promise): on a single-threaded
+/// runtime its future waits for another task of the same runtime, and the body it returns is
+/// what the server receives, with the Anthropic SDK's `stream: true` forced back on. A hook that
+/// blocked the worker (the old synchronous shape) could never see that task run.
+#[tokio::test(flavor = "current_thread")]
+async fn an_async_payload_hook_replaces_the_body_on_the_requests_task() {
+    let body = [message_start(), tail("end_turn")].concat();
+    let server = MockServer::start([Reply::sse(body)]).await;
+    let model = support::fixtures::model("anthropic-messages", &server.url());
+    let hook: pi_ai::options::PayloadHook = std::sync::Arc::new(|payload: &Value, _: &pi_ai::Model| {
+        let mut replaced = payload.clone();
+        Box::pin(async move {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            tokio::spawn(async move { tx.send(0.5).ok() });
+            replaced["temperature"] = json!(rx.await.ok());
+            replaced["stream"] = json!(false);
+            Some(replaced)
+        })
+    });
+    let options = StreamOptions { on_payload: Some(hook), ..options() };
+    let (_, message) = run(AnthropicMessages.stream(&model, context(), options)).await;
+    assert_eq!(message.stop_reason, StopReason::Stop, "{:?}", message.error_message);
+    let sent = server.body();
+    assert_eq!(sent["temperature"], json!(0.5));
+    assert_eq!(sent["stream"], json!(true));
+}
+
+/// A request cancelled while its payload hook is still pending ends as aborted at once.
+#[tokio::test(flavor = "current_thread")]
+async fn cancelling_during_a_pending_payload_hook_aborts_the_request() {
+    let server = MockServer::start([]).await;
+    let model = support::fixtures::model("anthropic-messages", &server.url());
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let fire = cancel.clone();
+    let hook: pi_ai::options::PayloadHook = std::sync::Arc::new(move |_: &Value, _: &pi_ai::Model| {
+        let fire = fire.clone();
+        Box::pin(async move {
+            fire.cancel();
+            futures::future::pending::<()>().await;
+            None
+        })
+    });
+    let options = StreamOptions { on_payload: Some(hook), cancel: Some(cancel), ..options() };
+    let (_, message) = run(AnthropicMessages.stream(&model, context(), options)).await;
+    assert_eq!(message.stop_reason, StopReason::Aborted);
+    assert!(server.requests().is_empty());
+}

@@ -77,8 +77,7 @@ async fn command_context_replaces_navigates_and_reloads_the_session() {
     h.session.prompt("second").await.unwrap();
     let first_file = h.session.session_file().unwrap();
     let (first_user, first_reply) = {
-        let sm = h.session.session_manager();
-        let branch = sm.get_branch(None);
+        let branch = h.session.branch(None);
         let ids: Vec<(String, String)> = branch
             .iter()
             .map(|e| {
@@ -94,7 +93,7 @@ async fn command_context_replaces_navigates_and_reloads_the_session() {
 
     // navigateTree: the leaf moves to the first reply within the same file.
     h.session.prompt(&format!("/ctl tree {first_reply}")).await.unwrap();
-    assert_eq!(h.session.session_manager().leaf_id(), Some(first_reply.as_str()));
+    assert_eq!(h.session.leaf_id().as_deref(), Some(first_reply.as_str()));
     assert_eq!(h.session.session_file().unwrap(), first_file);
 
     // fork at the first reply: a new file holding the path up to it.

@@ -397,8 +397,9 @@ async fn compaction_summary() {
         .expect("the second prompt's entry");
     let kept = kept["id"].as_str().expect("entry id").to_owned();
     h.session
-        .session_manager()
-        .append_compaction("The user said first; the assistant said ok.", Some(&kept), 1234.0, None, None, None)
+        .with_session_manager(|sm| {
+            sm.append_compaction("The user said first; the assistant said ok.", Some(&kept), 1234.0, None, None, None)
+        })
         .expect("append compaction");
     h.session.prompt("third").await.expect("third");
     assert_matches_reference("compaction_summary", &h);

@@ -253,7 +253,7 @@ async fn an_audit_entry_appended_during_a_run_is_drawn_by_its_renderer() {
     session.bind_extensions(|_| {}).await;
     session.prompt("跑一下检查").await.unwrap();
     let renderer = TranscriptRenderer::new(theme(), session.extension_runner().cloned(), RenderOptions::default());
-    let rows = rows(&screen(&renderer, &session.session_manager()));
+    let rows = rows(&session.with_session_manager(|sm| screen(&renderer, sm)));
     let audit = row_of(&rows, "[audit] bash");
     assert!(row_of(&rows, "跑一下检查") < audit);
     assert!(audit < row_of(&rows, "checks passed") && audit < row_of(&rows, "All good."), "{}", rows.join("\n"));

@@ -118,8 +118,7 @@ async fn session(dir: &std::path::Path) -> (AgentSession, Arc<Mutex<Vec<Value>>>
 
 fn entry_types(session: &AgentSession) -> Vec<String> {
     session
-        .session_manager()
-        .get_branch(None)
+        .branch(None)
         .iter()
         .map(|e| {
             let v = serde_json::to_value(e).unwrap();

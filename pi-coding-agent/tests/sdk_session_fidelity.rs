@@ -92,7 +92,7 @@ fn lines(l: &Lines) -> Vec<String> {
 fn settings() -> SessionSettings {
     SessionSettings {
         compaction: CompactionSettings { enabled: false, reserve_tokens: 8190, keep_recent_tokens: 1 },
-        retry: RetrySettings { enabled: false, max_retries: 2, base_delay_ms: 1 },
+        retry: RetrySettings { enabled: false, max_retries: 2, base_delay_ms: 1, max_delay_ms: 60_000 },
     }
 }
 
@@ -274,7 +274,7 @@ async fn an_abort_from_an_auto_retry_start_listener_ends_the_run_after_the_back_
     // does not cut the back-off short: the run ends once it elapsed, without retrying.
     let replies = vec![error_reply(500, "server overloaded")];
     let mut settings = settings();
-    settings.retry = RetrySettings { enabled: true, max_retries: 3, base_delay_ms: 1 };
+    settings.retry = RetrySettings { enabled: true, max_retries: 3, base_delay_ms: 1, max_delay_ms: 60_000 };
     let h = Setup { replies, settings: Some(settings), ..Default::default() }.start().await;
     let events = record(&h.session);
     let records: Lines = Arc::new(Mutex::new(Vec::new()));
@@ -585,7 +585,7 @@ async fn switching_and_forking_restore_the_recorded_model_and_thinking_level() {
 fn compaction_settings(reserve_tokens: u64, keep_recent_tokens: u64, retries: u32) -> SessionSettings {
     SessionSettings {
         compaction: CompactionSettings { enabled: true, reserve_tokens, keep_recent_tokens },
-        retry: RetrySettings { enabled: retries > 0, max_retries: retries, base_delay_ms: 1 },
+        retry: RetrySettings { enabled: retries > 0, max_retries: retries, base_delay_ms: 1, max_delay_ms: 60_000 },
     }
 }
 

@@ -97,7 +97,7 @@ async fn session_before_compact_handlers_cancel_or_supply_the_summary() {
     assert_eq!(result.tokens_before, 7);
     assert_eq!(h.seen.lock().unwrap().len(), 2, "no summary request");
     assert_eq!(*compacted.lock().unwrap(), ["\"from extension\":true"]);
-    let entry = serde_json::to_value(h.session.session_manager().leaf_entry().unwrap()).unwrap();
+    let entry = serde_json::to_value(h.session.with_session_manager(|sm| sm.leaf_entry().cloned()).unwrap()).unwrap();
     assert_eq!(entry["fromHook"], true);
 }
 
@@ -181,8 +181,7 @@ async fn navigate_tree_moves_the_leaf_and_summarizes_the_abandoned_branch() {
     h.session.prompt("first").await.unwrap();
     h.session.prompt("second").await.unwrap();
     let second_user = {
-        let sm = h.session.session_manager();
-        let branch = sm.get_branch(None);
+        let branch = h.session.branch(None);
         branch
             .iter()
             .filter(|e| serde_json::to_value(e).unwrap()["message"]["role"] == "user")
@@ -201,7 +200,7 @@ async fn navigate_tree_moves_the_leaf_and_summarizes_the_abandoned_branch() {
     assert_eq!(out.editor_text.as_deref(), Some("second"));
     assert!(!out.cancelled);
     let summary_id = out.summary_entry_id.unwrap();
-    assert_eq!(h.session.session_manager().leaf_id(), Some(summary_id.as_str()));
+    assert_eq!(h.session.leaf_id().as_deref(), Some(summary_id.as_str()));
     assert_eq!(h.entry_types().last().unwrap(), "branch_summary");
     let texts: Vec<String> = h.session.messages().iter().filter_map(|m| m.as_assistant().map(|a| a.text())).collect();
     assert_eq!(texts, ["a"]);
@@ -357,13 +356,13 @@ async fn before_fork_and_before_tree_handlers_cancel() {
     assert!(fork.cancelled && fork.selected_text.is_none());
     assert_eq!(h.session.session_file(), file);
 
-    let leaf = h.session.session_manager().leaf_id().map(str::to_owned);
+    let leaf = h.session.leaf_id();
     let wanted = NavigateTreeOptions { summarize: true, ..Default::default() };
     assert!(h.session.navigate_tree(&first, wanted).await.unwrap().cancelled);
-    assert_eq!(h.session.session_manager().leaf_id().map(str::to_owned), leaf);
+    assert_eq!(h.session.leaf_id(), leaf);
     // Without a summary the handler's label lands on the target.
     let out = h.session.navigate_tree(&first, NavigateTreeOptions::default()).await.unwrap();
     assert_eq!(out.editor_text.as_deref(), Some("one"));
-    assert_eq!(h.session.session_manager().label(&first), Some("here"));
+    assert_eq!(h.session.with_session_manager(|sm| sm.label(&first).map(str::to_owned)).as_deref(), Some("here"));
     assert_eq!(h.seen.lock().unwrap().len(), 2, "no summary request");
 }

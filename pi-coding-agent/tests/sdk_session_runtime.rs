@@ -146,7 +146,8 @@ async fn before_provider_request_handlers_replace_the_payload() {
         async move {
             let hook = req.options.on_payload.clone().expect("the session installs a payload hook");
             let body = json!({"model": "faux-1", "messages": []});
-            sink.lock().unwrap().push(hook(&body, &req.model).unwrap_or(body));
+            let hooked = hook(&body, &req.model).await;
+            sink.lock().unwrap().push(hooked.unwrap_or(body));
             Ok(faux_assistant_message(vec![faux_text("ok")], Default::default()))
         }
     })]);
@@ -182,8 +183,7 @@ async fn user_bash_handlers_supply_results_or_fail_the_command() {
     assert_eq!(h.entry_types().len(), before, "a failed user_bash records nothing");
     let outputs: Vec<Value> = h
         .session
-        .session_manager()
-        .get_branch(None)
+        .branch(None)
         .iter()
         .map(|e| serde_json::to_value(e).unwrap())
         .filter(|v| v["message"]["role"] == "bashExecution")

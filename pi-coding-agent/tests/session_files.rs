@@ -183,9 +183,15 @@ fn newer_version_and_not_a_session() {
 fn kill_child_writer() {
     let Ok(path) = std::env::var("PI_SESSION_KILL_CHILD_FILE") else { return };
     let mut s = SessionManager::open(&path, None, None).unwrap();
+    let background = std::env::var_os("PI_SESSION_KILL_CHILD_BACKGROUND").is_some();
+    if background {
+        // The SDK's mode: writes and fsyncs on the writer thread, awaited before going on.
+        s.write_in_background().unwrap();
+    }
     let big = "x".repeat(20_000);
     for i in 0.. {
         s.append_message(UserMessage::new(format!("{i} {big}")).at(i).into()).unwrap();
+        futures::executor::block_on(s.take_pending_writes().wait()).unwrap();
         if i == 5 {
             std::fs::write(format!("{path}.ready"), b"1").unwrap();
         }
@@ -195,18 +201,36 @@ fn kill_child_writer() {
 #[cfg(unix)]
 #[test]
 fn writer_killed_mid_append_loses_at_most_one_entry() {
+    killed_writer_rounds(false);
+}
+
+/// The same guarantee with the writes on the manager's writer thread (the SDK's mode).
+#[cfg(unix)]
+#[test]
+fn background_writer_killed_mid_append_loses_at_most_one_entry() {
+    killed_writer_rounds(true);
+}
+
+#[cfg(unix)]
+fn killed_writer_rounds(background: bool) {
     use std::process::Command;
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("killed.jsonl");
     for round in 0..3 {
-        let mut child = Command::new(std::env::current_exe().unwrap())
+        // A file per round: one kill each (a line torn by an earlier kill would otherwise be
+        // terminated by the next writer and read back as a malformed line in the middle).
+        let path = dir.path().join(format!("killed-{round}.jsonl"));
+        let mut command = Command::new(std::env::current_exe().unwrap());
+        if background {
+            command.env("PI_SESSION_KILL_CHILD_BACKGROUND", "1");
+        }
+        let mut child = command
             .args(["--exact", "kill_child_writer", "--nocapture", "--test-threads=1"])
             .env("PI_SESSION_KILL_CHILD_FILE", &path)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        let ready = dir.path().join("killed.jsonl.ready");
+        let ready = dir.path().join(format!("killed-{round}.jsonl.ready"));
         let start = std::time::Instant::now();
         while !ready.exists() && start.elapsed().as_secs() < 60 {
             std::thread::sleep(std::time::Duration::from_millis(5));
@@ -224,4 +248,33 @@ fn writer_killed_mid_append_loses_at_most_one_entry() {
         let branch = s.get_branch(None);
         assert_eq!(branch.len(), s.entries().len(), "every entry is on one chain");
     }
+}
+
+/// In background mode an append returns before anything touches the disk: the write runs on the
+/// manager's writer thread. The session file is swapped for a FIFO with no reader, so a write on
+/// the caller's thread would block this test forever; here the append returns, the reader then
+/// receives the line, and the acknowledgement reports how the write ended.
+#[cfg(unix)]
+#[test]
+fn background_writes_never_run_on_the_callers_thread() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = SessionManager::create(dir.path(), Some(dir.path()), Default::default()).unwrap();
+    s.append_message(UserMessage::new("one").at(1).into()).unwrap();
+    s.append_message(assistant("two").into()).unwrap();
+    let file = s.session_file().unwrap().to_path_buf();
+    s.set_session_file(&file).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    let made = std::process::Command::new("mkfifo").arg(&file).status().unwrap();
+    assert!(made.success());
+    s.write_in_background().unwrap();
+    s.append_message(UserMessage::new("through the writer thread").at(3).into()).unwrap();
+    let pending = s.take_pending_writes();
+    assert!(!pending.is_empty());
+    let mut received = String::new();
+    std::fs::File::open(&file).unwrap().read_to_string(&mut received).unwrap();
+    assert!(received.contains("through the writer thread"), "{received}");
+    assert!(received.ends_with('\n'));
+    // `sync_data` on a FIFO may be refused; either way the outcome is reported, not lost.
+    let _ = futures::executor::block_on(pending.wait());
 }

@@ -4,7 +4,8 @@
 //! placeholder under the message list's key) and its message list as borrowed, typed wire structs.
 //! [`encode_body`] writes the map with the typed list spliced in at the placeholder, so the message
 //! list never becomes a `serde_json::Value` tree. Only when the `on_payload` hook is set is the
-//! whole body built as a `Value`, because the hook sees (and may replace) the payload as JSON.
+//! body read back as a `Value` ([`apply_payload_hook`], awaited on the request's task), because
+//! the hook sees (and may replace) the payload as JSON.
 
 use serde_json::{Map, Value};
 
@@ -59,33 +60,15 @@ pub(crate) fn body_size_hint(messages: &[&Message]) -> usize {
     messages.len() * 192 + 4096
 }
 
-/// Serializes the body: `map` with `items` under `key`.
-///
-/// With `options.on_payload` set, the body is built as a `Value`, the hook sees it and may
-/// replace it (`on_replaced` then adjusts the replacement, e.g. forcing `stream: true`).
-/// `size_hint` is the expected byte length (the buffer's initial capacity).
+/// Serializes the body: `map` with `items` under `key`. `size_hint` is the expected byte length
+/// (the buffer's initial capacity). The payload hook runs later, on the request's task
+/// ([`apply_payload_hook`]).
 pub(crate) fn encode_body<T: WriteJson + ?Sized>(
-    mut map: Map<String, Value>,
+    map: Map<String, Value>,
     key: &str,
     items: &T,
     size_hint: usize,
-    options: &StreamOptions,
-    model: &Model,
-    on_replaced: impl FnOnce(&mut Value),
 ) -> Result<Vec<u8>, String> {
-    let error = |e: serde_json::Error| format!("Could not serialize the request: {e}");
-    if let Some(hook) = &options.on_payload {
-        let value = try_to_value(items).map_err(error)?;
-        if let Some(slot) = map.get_mut(key) {
-            *slot = value;
-        }
-        let mut body = Value::Object(map);
-        if let Some(mut replaced) = hook(&body, model) {
-            on_replaced(&mut replaced);
-            body = replaced;
-        }
-        return serde_json::to_vec(&body).map_err(error);
-    }
     let mut out = Vec::with_capacity(size_hint);
     out.push(b'{');
     for (i, (k, v)) in map.iter().enumerate() {
@@ -97,11 +80,39 @@ pub(crate) fn encode_body<T: WriteJson + ?Sized>(
         if k == key {
             items.write_json(&mut out);
         } else {
-            serde_json::to_writer(&mut out, v).map_err(error)?;
+            serde_json::to_writer(&mut out, v).map_err(serialize_error)?;
         }
     }
     out.push(b'}');
     Ok(out)
+}
+
+fn serialize_error(e: serde_json::Error) -> String {
+    format!("Could not serialize the request: {e}")
+}
+
+/// pi's `onPayload` step: with `options.on_payload` set, the encoded body is read back as a
+/// `Value`, the hook's future is awaited, and a replacement (adjusted by `on_replaced`, e.g.
+/// forcing `stream: true`) becomes the body. Without a hook, or when it keeps the body, the bytes
+/// are returned unchanged. A body serde_json cannot read back (deeper than 128 levels) is an
+/// error, never `null`.
+pub(crate) async fn apply_payload_hook(
+    body: bytes::Bytes,
+    options: &StreamOptions,
+    model: &Model,
+    on_replaced: impl FnOnce(&mut Value),
+) -> Result<bytes::Bytes, String> {
+    let Some(hook) = &options.on_payload else {
+        return Ok(body);
+    };
+    let value: Value = serde_json::from_slice(&body).map_err(serialize_error)?;
+    match hook(&value, model).await {
+        Some(mut replaced) => {
+            on_replaced(&mut replaced);
+            serde_json::to_vec(&replaced).map(bytes::Bytes::from).map_err(serialize_error)
+        }
+        None => Ok(body),
+    }
 }
 
 #[cfg(test)]
@@ -121,8 +132,7 @@ mod tests {
     fn splices_in_place() {
         let Value::Object(map) = json!({"a": 1, "messages": null, "z": [true]}) else { unreachable!() };
         let items = vec![S("x"), S("y")];
-        let model = Model::default();
-        let bytes = encode_body(map, "messages", &items, 0, &StreamOptions::default(), &model, |_| {});
+        let bytes = encode_body(map, "messages", &items, 0);
         assert_eq!(bytes.ok().as_deref(), Some(br#"{"a":1,"messages":["x","y"],"z":[true]}"#.as_slice()));
     }
 
@@ -130,14 +140,30 @@ mod tests {
     fn hook_sees_and_replaces_the_value() {
         let Value::Object(map) = json!({"messages": null, "stream": true}) else { unreachable!() };
         let hook: crate::options::PayloadHook = std::sync::Arc::new(|body: &Value, _: &Model| {
-            assert_eq!(body["messages"], json!(["x"]));
-            Some(json!({"replaced": 1}))
+            let seen = body["messages"].clone();
+            // A hook that truly awaits: it yields once before answering.
+            Box::pin(async move {
+                futures::future::lazy(|_| ()).await;
+                assert_eq!(seen, json!(["x"]));
+                Some(json!({"replaced": 1}))
+            })
         });
         let options = StreamOptions { on_payload: Some(hook), ..Default::default() };
-        let bytes = encode_body(map, "messages", &vec![S("x")], 0, &options, &Model::default(), |v| {
+        let body = encode_body(map, "messages", &vec![S("x")], 0).unwrap_or_default().into();
+        let bytes = futures::executor::block_on(apply_payload_hook(body, &options, &Model::default(), |v| {
             v["stream"] = json!(true);
-        });
+        }));
         assert_eq!(bytes.ok().as_deref(), Some(br#"{"replaced":1,"stream":true}"#.as_slice()));
+    }
+
+    #[test]
+    fn a_hook_keeping_the_body_sends_the_same_bytes() {
+        let Value::Object(map) = json!({"b": 1, "messages": null, "a": 2}) else { unreachable!() };
+        let hook = crate::options::sync_payload_hook(|_, _| None);
+        let options = StreamOptions { on_payload: Some(hook), ..Default::default() };
+        let body: bytes::Bytes = encode_body(map, "messages", &vec![S("x")], 0).unwrap_or_default().into();
+        let out = futures::executor::block_on(apply_payload_hook(body.clone(), &options, &Model::default(), |_| {}));
+        assert_eq!(out.ok(), Some(body));
     }
 
     /// Nesting deeper than serde_json reads back.
@@ -153,9 +179,10 @@ mod tests {
     #[test]
     fn a_body_the_hook_cannot_see_is_an_error_not_null() {
         let Value::Object(map) = json!({"messages": null}) else { unreachable!() };
-        let hook: crate::options::PayloadHook = std::sync::Arc::new(|_: &Value, _: &Model| None);
+        let hook = crate::options::sync_payload_hook(|_, _| None);
         let options = StreamOptions { on_payload: Some(hook), ..Default::default() };
-        let result = encode_body(map, "messages", &vec![Deep], 0, &options, &Model::default(), |_| {});
+        let body = encode_body(map, "messages", &vec![Deep], 0).unwrap_or_default().into();
+        let result = futures::executor::block_on(apply_payload_hook(body, &options, &Model::default(), |_| {}));
         let error = result.err().unwrap_or_default();
         assert!(error.starts_with("Could not serialize the request: recursion limit exceeded"), "{error}");
     }

@@ -298,15 +298,7 @@ fn with_cause(message: &str, cause: &str) -> String {
     if cause.is_empty() || message.contains(cause) { message.to_owned() } else { format!("{message}: {cause}") }
 }
 
-fn is_truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        _ => true,
-    }
-}
+use crate::js::is_truthy;
 
 #[cfg(test)]
 mod tests {

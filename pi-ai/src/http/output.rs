@@ -95,6 +95,10 @@ pub trait SseHandler: Send + 'static {
         false
     }
 
+    /// Adjusts a body the payload hook replaced before it is sent (the Anthropic SDK's
+    /// `messages.stream` forces `stream: true`); by default the replacement is sent as it is.
+    fn on_replaced_payload(&self, _payload: &mut serde_json::Value) {}
+
     /// Runs after the body ended: closes blocks, checks the stop reason. `Ok` emits `Done`.
     fn on_end(&mut self, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String>;
 
@@ -131,6 +135,27 @@ impl StreamContext {
     }
 }
 
+/// Awaits the payload hook on the request's body; a cancellation while it runs abandons it.
+/// (`handler` is borrowed mutably only so the borrow is `Send` across the await.)
+async fn with_payload_hook(
+    mut request: HttpRequest,
+    ctx: &StreamContext,
+    handler: &mut impl SseHandler,
+) -> Result<HttpRequest, String> {
+    if ctx.options.on_payload.is_none() {
+        return Ok(request);
+    }
+    let body = std::mem::take(&mut request.body);
+    let hooked =
+        crate::http::body::apply_payload_hook(body, &ctx.options, &ctx.model, move |v| handler.on_replaced_payload(v));
+    let cancel = ctx.options.cancel.clone().unwrap_or_default();
+    request.body = tokio::select! {
+        body = hooked => body?,
+        () = cancel.cancelled() => return Err("Request was aborted".to_owned()),
+    };
+    Ok(request)
+}
+
 /// Runs one HTTP streaming request: send (with retries), then `Start`, then the handler over
 /// every SSE event, then `Done`, or a single `Error` event.
 ///
@@ -155,9 +180,13 @@ pub fn stream_sse(
             return;
         }
         let request = match request {
+            Ok(request) => with_payload_hook(request, &ctx, &mut handler).await,
+            Err(message) => Err(message),
+        };
+        let request = match request {
             Ok(request) => request,
             Err(message) => {
-                out.fail(message, ctx.aborted());
+                out.fail(if ctx.aborted() { style.format(&HttpError::Aborted) } else { message }, ctx.aborted());
                 for e in out.take_events() { yield e; }
                 return;
             }

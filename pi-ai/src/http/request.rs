@@ -132,16 +132,30 @@ pub async fn send_with_retries(
             _ => None,
         };
         if retries_left == 0 || !retryable.unwrap_or_else(|| is_retryable(&error, &headers)) {
+            report_error_response(&error, headers, options);
             return Err(error);
         }
         let retry_index = max_retries - retries_left;
         retries_left -= 1;
-        let delay = retry_delay(&error, &headers, retry_index, options.max_retry_delay, style)?;
+        let delay = match retry_delay(&error, &headers, retry_index, options.max_retry_delay, style) {
+            Ok(delay) => delay,
+            Err(too_long) => {
+                report_error_response(&error, headers, options);
+                return Err(too_long);
+            }
+        };
         tracing::debug!(?delay, retry_index, url = %request.url, "retrying provider request");
         tokio::select! {
             _ = cancel.cancelled() => return Err(HttpError::Aborted),
             _ = tokio::time::sleep(delay) => {}
         }
+    }
+}
+
+/// Tells `options.on_error_response` about the failed response a request ends with.
+fn report_error_response(error: &HttpError, headers: Vec<(String, String)>, options: &StreamOptions) {
+    if let (HttpError::Status { status, .. }, Some(hook)) = (error, &options.on_error_response) {
+        hook(&crate::options::ProviderResponse { status: *status, headers });
     }
 }
 
@@ -219,6 +233,25 @@ fn is_retryable(error: &HttpError, headers: &[(String, String)]) -> bool {
     }
 }
 
+/// The delay a server asked for: `retry-after-ms` (milliseconds) or `retry-after` (seconds), as
+/// the SDKs read them (the leading number of the value); `None` when neither is given.
+/// `headers` have lower-case names, as [`ProviderResponse`](crate::options::ProviderResponse) holds them.
+///
+/// ```
+/// use std::time::Duration;
+/// let h = vec![("retry-after".to_owned(), "2".to_owned())];
+/// assert_eq!(pi_ai::http::server_retry_delay(&h), Some(Duration::from_secs(2)));
+/// ```
+pub fn server_retry_delay(headers: &[(String, String)]) -> Option<Duration> {
+    server_delay_ms(headers).map(|ms| Duration::from_secs_f64(ms.max(0.0) / 1000.0))
+}
+
+fn server_delay_ms(headers: &[(String, String)]) -> Option<f64> {
+    header(headers, "retry-after-ms")
+        .and_then(parse_js_float)
+        .or_else(|| header(headers, "retry-after").and_then(parse_js_float).map(|s| s * 1000.0))
+}
+
 fn retry_delay(
     error: &HttpError,
     headers: &[(String, String)],
@@ -226,9 +259,7 @@ fn retry_delay(
     max_retry_delay: Option<Duration>,
     style: &ErrorStyle,
 ) -> Result<Duration, HttpError> {
-    let server_delay_ms = header(headers, "retry-after-ms")
-        .and_then(parse_js_float)
-        .or_else(|| header(headers, "retry-after").and_then(parse_js_float).map(|s| s * 1000.0));
+    let server_delay_ms = server_delay_ms(headers);
     if let Some(ms) = server_delay_ms {
         let max = max_retry_delay.unwrap_or(DEFAULT_MAX_RETRY_DELAY);
         let max_ms = max.as_secs_f64() * 1000.0;

@@ -66,15 +66,7 @@ pub fn parse_openai_sse_data(event: &crate::sse::SseEvent) -> Result<Value, Stri
     Ok(data)
 }
 
-fn is_truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        _ => true,
-    }
-}
+use crate::js::is_truthy;
 
 /// pi's `calculateCost`: sets `usage.cost` from the model's per-million rates.
 pub fn calculate_cost(model: &Model, usage: &mut crate::types::Usage) {

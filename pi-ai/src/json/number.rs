@@ -34,61 +34,9 @@ impl From<JsNumber> for f64 {
     }
 }
 
-const MAX_SAFE: f64 = 9_007_199_254_740_992.0;
+use crate::js::MAX_SAFE;
 
-/// Formats `value` as JavaScript's `Number.prototype.toString()` does (radix 10).
-///
-/// ```
-/// assert_eq!(pi_ai::json::js_number_to_string(1e21), "1e+21");
-/// assert_eq!(pi_ai::json::js_number_to_string(0.0000025), "0.0000025");
-/// assert_eq!(pi_ai::json::js_number_to_string(-0.5), "-0.5");
-/// ```
-pub fn js_number_to_string(value: f64) -> String {
-    if value.is_nan() {
-        return "NaN".to_owned();
-    }
-    if value.is_infinite() {
-        return if value > 0.0 { "Infinity" } else { "-Infinity" }.to_owned();
-    }
-    if value == 0.0 {
-        return "0".to_owned();
-    }
-    // Shortest round-trip digits and exponent from Rust's LowerExp: "d.ddde-x".
-    let exp_form = format!("{:e}", value.abs());
-    let (mantissa, exp) = exp_form.split_once('e').unwrap_or((&exp_form, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let k = digits.len() as i32;
-    // value = 0.digits × 10^n
-    let n = exp + 1;
-    let mut out = String::with_capacity(k as usize + 8);
-    if value < 0.0 {
-        out.push('-');
-    }
-    if k <= n && n <= 21 {
-        out.push_str(&digits);
-        out.extend(std::iter::repeat_n('0', (n - k) as usize));
-    } else if 0 < n && n <= 21 {
-        out.push_str(&digits[..n as usize]);
-        out.push('.');
-        out.push_str(&digits[n as usize..]);
-    } else if -6 < n && n <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-n) as usize));
-        out.push_str(&digits);
-    } else {
-        out.push_str(&digits[..1]);
-        if k > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        out.push('e');
-        let e = n - 1;
-        out.push(if e >= 0 { '+' } else { '-' });
-        out.push_str(&e.abs().to_string());
-    }
-    out
-}
+pub use crate::js::js_number_to_string;
 
 impl Serialize for JsNumber {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

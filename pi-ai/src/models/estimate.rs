@@ -11,9 +11,7 @@ const CONTEXT_SAFETY_RATIO: f64 = 0.15;
 const MIN_OUTPUT_WITH_RATIO_MARGIN: i64 = 32768;
 const MIN_MAX_TOKENS: i64 = 1;
 
-fn js_len(s: &str) -> usize {
-    s.encode_utf16().count()
-}
+use crate::js::js_len;
 
 fn tokens(chars: usize) -> u64 {
     (chars as f64 / CHARS_PER_TOKEN).ceil() as u64

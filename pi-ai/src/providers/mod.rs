@@ -47,11 +47,11 @@ pub fn http_apis() -> Vec<std::sync::Arc<dyn crate::provider::ApiProvider>> {
 ///     messages: vec![pi_ai::Message::User(pi_ai::UserMessage::new("hi").into())],
 ///     ..Default::default()
 /// });
-/// let body = pi_ai::providers::request_body(&model, &context, &Default::default()).unwrap();
+/// let body = futures::executor::block_on(pi_ai::providers::request_body(&model, &context, &Default::default())).unwrap();
 /// assert_eq!(body["model"], "gpt-4o-mini");
 /// assert!(body.to_string().contains("\"hi\""));
 /// ```
-pub fn request_body(
+pub async fn request_body(
     model: &crate::Model,
     context: &crate::transcript::TranscriptContext,
     options: &crate::options::StreamOptions,
@@ -77,5 +77,12 @@ pub fn request_body(
         "pi-messages" => pi_messages::build_request_ref(model, context, &options),
         other => return Err(format!("No built-in request body for API: {other}")),
     }?;
-    serde_json::from_slice(&request.body).map_err(|e| format!("The request body is not JSON: {e}"))
+    let force_stream = model.api == "anthropic-messages";
+    let body = crate::http::body::apply_payload_hook(request.body, &options, model, |v| {
+        if force_stream {
+            anthropic::force_stream(v);
+        }
+    })
+    .await?;
+    serde_json::from_slice(&body).map_err(|e| format!("The request body is not JSON: {e}"))
 }

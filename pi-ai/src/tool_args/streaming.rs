@@ -17,7 +17,7 @@
 //! always current (pi may show an older snapshot while a very large container is open), and a
 //! container nested deeper than 32 levels appears when it closes.
 
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
 /// Containers at most this deep are updated in place inside the live value; deeper ones are built
 /// aside and inserted when they close, so that every update costs O(1) path steps.
@@ -538,14 +538,7 @@ fn is_number(s: &str) -> bool {
     i == b.len()
 }
 
-/// A JavaScript number as JSON: integral values within ±2^53 as integers.
-pub(crate) fn js_number(f: f64) -> Value {
-    if f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0 {
-        Value::Number(Number::from(f as i64))
-    } else {
-        Number::from_f64(f).map(Value::Number).unwrap_or(Value::Null)
-    }
-}
+pub(crate) use crate::js::js_number_value as js_number;
 
 fn parse_number(s: &str) -> Option<Value> {
     s.parse::<f64>().ok().map(js_number)

@@ -8,10 +8,7 @@ use super::{
 };
 use crate::{json_object, json_tagged_enum};
 
-/// Milliseconds since the Unix epoch, as pi's `Date.now()`.
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
-}
+pub use crate::js::now_ms;
 
 json_object! {
     /// System instructions and tool declarations at one point in the transcript.

@@ -335,9 +335,7 @@ fn is_idn_hostname(s: &str) -> bool {
     })
 }
 
-fn js_len(s: &str) -> usize {
-    s.encode_utf16().count()
-}
+use crate::js::js_len;
 
 fn is_ipv4(s: &str) -> bool {
     let parts: Vec<&str> = s.split('.').collect();

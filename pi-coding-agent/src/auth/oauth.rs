@@ -5,7 +5,7 @@
 //!
 //! Implemented: Anthropic (Claude Pro/Max). The browser and device-code logins are not ported.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -35,10 +35,7 @@ pub enum OAuthError {
     },
 }
 
-/// Milliseconds since the epoch.
-pub fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
-}
+pub use pi_ai::js::now_ms;
 
 /// Anthropic's OAuth token endpoint (Claude Pro/Max subscriptions).
 #[derive(Clone, Debug)]

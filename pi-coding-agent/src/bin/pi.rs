@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use pi_ai::ThinkingLevel;
 use pi_coding_agent::builtin_extensions::BuiltinOptions;
-use pi_coding_agent::cli::args::{Args, DiagnosticKind, FlagValue, ListModels, Mode};
+use pi_coding_agent::cli::args::{Args, ListModels, Mode, ParseSeverity, UnknownFlagValue};
 use pi_coding_agent::cli::export_html::export_from_file;
 use pi_coding_agent::cli::file_args::{build_initial_message, process_file_paths};
 use pi_coding_agent::cli::list_models::render_model_list;
@@ -136,11 +136,11 @@ fn text_or_file(value: &str) -> String {
 
 async fn run(mut args: Args) -> Result<i32> {
     for d in &args.diagnostics {
-        if d.kind == DiagnosticKind::Warning {
+        if d.kind == ParseSeverity::Warning {
             eprintln!("Warning: {}", d.message);
         }
     }
-    if let Some(d) = args.diagnostics.iter().find(|d| d.kind == DiagnosticKind::Error) {
+    if let Some(d) = args.diagnostics.iter().find(|d| d.kind == ParseSeverity::Error) {
         return fail(&d.message);
     }
     let cwd = std::env::current_dir()?;
@@ -460,8 +460,8 @@ async fn run(mut args: Args) -> Result<i32> {
                 let boolean = names.iter().any(|(n, b)| n == name && *b);
                 let value = match value {
                     _ if boolean => ExtFlagValue::Bool(true),
-                    FlagValue::Value(v) => ExtFlagValue::String(v.clone()),
-                    FlagValue::Bool => return fail(&format!("Extension flag \"--{name}\" requires a value")),
+                    UnknownFlagValue::Value(v) => ExtFlagValue::String(v.clone()),
+                    UnknownFlagValue::Bool => return fail(&format!("Extension flag \"--{name}\" requires a value")),
                 };
                 runner.set_flag_value(name, value);
             }

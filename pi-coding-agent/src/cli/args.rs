@@ -32,7 +32,7 @@ pub enum Mode {
 
 /// Severity of a parse diagnostic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DiagnosticKind {
+pub enum ParseSeverity {
     /// Printed as `Warning: …`; the run goes on.
     Warning,
     /// Printed as `Error: …`; exit 1.
@@ -43,14 +43,14 @@ pub enum DiagnosticKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
     /// Warning or error.
-    pub kind: DiagnosticKind,
+    pub kind: ParseSeverity,
     /// The text, without the `Error: ` prefix.
     pub message: String,
 }
 
 /// A value of an unknown `--flag`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FlagValue {
+pub enum UnknownFlagValue {
     /// `--flag` alone.
     Bool,
     /// `--flag value` or `--flag=value`.
@@ -118,7 +118,7 @@ pub struct Args {
     /// opens the file).
     pub file_arg_paths: Vec<std::ffi::OsString>,
     /// `--flags` nobody claimed (reported as unknown options unless an extension registers them).
-    pub unknown_flags: IndexMap<String, FlagValue>,
+    pub unknown_flags: IndexMap<String, UnknownFlagValue>,
     /// Warnings and errors, in order.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -142,21 +142,7 @@ fn split_list(text: &str) -> Vec<String> {
     text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
 }
 
-/// pi's `getToolListError`: plain names and `+name`/`-name` modifiers cannot be mixed, and
-/// modifiers take exact names.
-pub fn tool_list_error(entries: &[String]) -> Option<String> {
-    let modifiers: Vec<&String> = entries.iter().filter(|e| e.starts_with('+') || e.starts_with('-')).collect();
-    if modifiers.is_empty() {
-        return None;
-    }
-    if modifiers.len() < entries.len() {
-        return Some("tool names cannot be mixed with +name or -name entries".into());
-    }
-    modifiers
-        .iter()
-        .find(|e| e.contains('*'))
-        .map(|p| format!("+name and -name entries take exact tool names, not patterns: {p}"))
-}
+pub use crate::settings::tools::tool_list_error;
 
 impl Args {
     /// Parses the arguments after the program name.
@@ -192,7 +178,7 @@ impl Args {
         };
         let mut r = Args::default();
         let error = |r: &mut Args, message: String| {
-            r.diagnostics.push(Diagnostic { kind: DiagnosticKind::Error, message });
+            r.diagnostics.push(Diagnostic { kind: ParseSeverity::Error, message });
         };
         let mut i = 0;
         while i < args.len() {
@@ -263,7 +249,7 @@ impl Args {
                         r.thinking = Some(level);
                     } else {
                         r.diagnostics.push(Diagnostic {
-                            kind: DiagnosticKind::Warning,
+                            kind: ParseSeverity::Warning,
                             message: format!(
                                 "Invalid thinking level \"{level}\". Valid values: {}",
                                 VALID_THINKING_LEVELS.join(", ")
@@ -323,16 +309,17 @@ impl Args {
                 }
                 _ if arg.starts_with("--") => {
                     if let Some(eq) = arg.find('=') {
-                        r.unknown_flags.insert(arg[2..eq].to_owned(), FlagValue::Value(arg[eq + 1..].to_owned()));
+                        r.unknown_flags
+                            .insert(arg[2..eq].to_owned(), UnknownFlagValue::Value(arg[eq + 1..].to_owned()));
                     } else {
                         let name = arg[2..].to_owned();
                         match next {
                             Some(n) if !n.starts_with('-') && !n.starts_with('@') => {
-                                r.unknown_flags.insert(name, FlagValue::Value(n.to_owned()));
+                                r.unknown_flags.insert(name, UnknownFlagValue::Value(n.to_owned()));
                                 i += 1;
                             }
                             _ => {
-                                r.unknown_flags.insert(name, FlagValue::Bool);
+                                r.unknown_flags.insert(name, UnknownFlagValue::Bool);
                             }
                         }
                     }
@@ -348,7 +335,7 @@ impl Args {
     /// The first error diagnostic, or the first unknown flag as pi reports it
     /// (`Unknown option: --name`), when no extension claims flags.
     pub fn first_error(&self) -> Option<String> {
-        if let Some(d) = self.diagnostics.iter().find(|d| d.kind == DiagnosticKind::Error) {
+        if let Some(d) = self.diagnostics.iter().find(|d| d.kind == ParseSeverity::Error) {
             return Some(d.message.clone());
         }
         self.unknown_flags.keys().next().map(|name| format!("Unknown option: --{name}"))
@@ -384,9 +371,9 @@ mod tests {
     fn unknown_long_flag_takes_a_value() {
         let a = Args::parse(["--plan", "x", "msg", "--flag=1", "--b"]);
         assert_eq!(a.messages, ["msg"]);
-        assert_eq!(a.unknown_flags.get("plan"), Some(&FlagValue::Value("x".into())));
-        assert_eq!(a.unknown_flags.get("flag"), Some(&FlagValue::Value("1".into())));
-        assert_eq!(a.unknown_flags.get("b"), Some(&FlagValue::Bool));
+        assert_eq!(a.unknown_flags.get("plan"), Some(&UnknownFlagValue::Value("x".into())));
+        assert_eq!(a.unknown_flags.get("flag"), Some(&UnknownFlagValue::Value("1".into())));
+        assert_eq!(a.unknown_flags.get("b"), Some(&UnknownFlagValue::Bool));
     }
 
     #[test]
@@ -414,6 +401,6 @@ mod tests {
         let a = Args::parse(["--thinking", "bogus"]);
         assert_eq!(a.thinking, None);
         assert_eq!(a.first_error(), None);
-        assert_eq!(a.diagnostics[0].kind, DiagnosticKind::Warning);
+        assert_eq!(a.diagnostics[0].kind, ParseSeverity::Warning);
     }
 }

@@ -29,10 +29,7 @@ impl Default for CompactionSettings {
 /// Characters an image counts as.
 pub const ESTIMATED_IMAGE_CHARS: usize = 4800;
 
-/// The length of `s` in UTF-16 code units (JavaScript's `.length`).
-pub fn js_len(s: &str) -> usize {
-    if s.is_ascii() { s.len() } else { s.chars().map(char::len_utf16).sum() }
-}
+pub use pi_ai::js::js_len;
 
 fn user_blocks_chars(blocks: &[UserBlock]) -> usize {
     blocks

@@ -9,7 +9,7 @@ use crate::sdk::{AgentSession, PromptOptions};
 
 /// Runs the prompts, streaming events to stdout; returns the exit status.
 pub async fn run_json(session: &AgentSession, initial: Option<(String, PromptOptions)>, rest: &[String]) -> i32 {
-    let header = serde_json::to_value(session.session_manager().header()).unwrap_or_default();
+    let header = session.with_session_manager(|sm| serde_json::to_value(sm.header())).unwrap_or_default();
     write_record(&header);
     let encoder = Arc::new(Mutex::new(JsonEventEncoder::new()));
     let enc = encoder.clone();

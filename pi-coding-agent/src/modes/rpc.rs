@@ -60,7 +60,7 @@ fn state(session: &AgentSession) -> Value {
         o.insert("sessionFile".into(), json!(f.display().to_string()));
     }
     o.insert("sessionId".into(), json!(session.session_id()));
-    if let Some(n) = session.session_manager().session_name() {
+    if let Some(n) = session.session_name() {
         o.insert("sessionName".into(), json!(n));
     }
     o.insert("autoCompactionEnabled".into(), json!(session.settings().compaction.enabled));
@@ -340,7 +340,7 @@ async fn handle(session: AgentSession, ctx: Arc<RpcContext>, request: RpcRequest
             Err(e) => failure(id, &kind, &e.to_string()),
         },
         RpcCommand::Clone => {
-            let leaf = session.session_manager().leaf_id().map(str::to_owned);
+            let leaf = session.leaf_id();
             let Some(leaf) = leaf else {
                 return Some(failure(id, &kind, "Cannot clone session: no current entry selected"));
             };

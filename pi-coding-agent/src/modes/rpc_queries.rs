@@ -99,26 +99,27 @@ pub fn set_session_name(session: &AgentSession, id: Option<&str>, kind: &str, na
 
 /// `get_entries`: every entry (those after `since` when given) and the leaf id.
 pub fn entries(session: &AgentSession, id: Option<&str>, kind: &str, since: Option<&str>) -> Value {
-    let sm = session.session_manager();
-    let all = sm.entries();
-    let start = match since {
-        None => 0,
-        Some(since) => match all.iter().position(|e| e.id() == since) {
-            Some(i) => i + 1,
-            None => return failure(id, kind, &format!("Entry not found: {since}")),
-        },
-    };
-    let entries = serde_json::to_value(&all[start..]).unwrap_or_default();
-    success(id, kind, Some(json!({"entries": entries, "leafId": sm.leaf_id()})))
+    session.with_session_manager(|sm| {
+        let all = sm.entries();
+        let start = match since {
+            None => 0,
+            Some(since) => match all.iter().position(|e| e.id() == since) {
+                Some(i) => i + 1,
+                None => return failure(id, kind, &format!("Entry not found: {since}")),
+            },
+        };
+        let entries = serde_json::to_value(&all[start..]).unwrap_or_default();
+        success(id, kind, Some(json!({"entries": entries, "leafId": sm.leaf_id()})))
+    })
 }
 
 /// The `get_tree` response line: `{tree: [{entry, children, label?, labelTimestamp?}], leafId}`.
 /// Written as text without recursion, so a session of many thousand entries in one chain (a
 /// tree that deep) neither overflows the stack nor builds a nested value.
 pub fn tree_response_line(session: &AgentSession, id: Option<&str>, kind: &str) -> String {
-    let sm = session.session_manager();
-    let tree = tree_json(sm.entries(), sm.labels());
-    let leaf = serde_json::to_string(&sm.leaf_id()).unwrap_or_else(|_| "null".into());
+    let (tree, leaf) = session.with_session_manager(|sm| {
+        (tree_json(sm.entries(), sm.labels()), serde_json::to_string(&sm.leaf_id()).unwrap_or_else(|_| "null".into()))
+    });
     let mut head = success(id, kind, None);
     if let Value::Object(o) = &mut head {
         o.insert("data".into(), Value::Null);
@@ -200,10 +201,7 @@ pub fn export_html(session: &AgentSession, id: Option<&str>, kind: &str, output:
     if !file.exists() {
         return failure(id, kind, "Nothing to export yet - start a conversation first");
     }
-    let page = {
-        let sm = session.session_manager();
-        crate::cli::export_html::render_page(sm.header(), sm.entries())
-    };
+    let page = session.with_session_manager(|sm| crate::cli::export_html::render_page(sm.header(), sm.entries()));
     let path = match output.filter(|o| !o.is_empty()) {
         Some(o) => o.to_owned(),
         None => crate::cli::export_html::default_output_name(&file),

@@ -256,6 +256,8 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     if let Some(runner) = &runner {
         stream_options.on_payload = Some(extension_bridge::payload_hook(runner.clone()));
     }
+    let retry_after = session::RetryAfter::default();
+    stream_options.on_error_response = Some(retry_after.hook(stream_options.on_error_response.take()));
     let shared = Arc::new(session::SessionShared::new(session::SharedParts {
         session_manager,
         all_tools,
@@ -267,6 +269,7 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
         settings: options.settings.unwrap_or_else(|| SessionSettings::from_settings(&settings)),
         settings_manager,
         shell,
+        retry_after,
     }));
     *shared.prompt_templates.lock().unwrap_or_else(|e| e.into_inner()) = resources.prompt_templates.clone();
     // The agent's requests (not summaries) are kept for `AgentSession::last_request`.

@@ -206,7 +206,7 @@ impl ExtensionActions for SessionActions {
     }
 
     fn get_session_name(&self) -> Option<String> {
-        self.session().ok()?.session_manager().session_name()
+        self.session().ok()?.session_name()
     }
 
     fn get_thinking_level(&self) -> Option<String> {
@@ -251,7 +251,7 @@ impl ExtensionActions for SessionActions {
     }
 
     fn set_label(&self, entry_id: &str, label: Option<&str>) -> Result<(), BoxError> {
-        self.session()?.session_manager().append_label_change(entry_id, label)?;
+        self.session()?.with_session_manager(|sm| sm.append_label_change(entry_id, label))?;
         Ok(())
     }
 
@@ -600,30 +600,18 @@ async fn report_action(
     }
 }
 
-/// Calls an async `before_provider_request` chain from the synchronous payload hook of the
-/// providers: on a multi-threaded runtime the worker blocks in place; otherwise the chain runs on
-/// a helper thread with its own runtime (handlers needing the caller's runtime then see it
-/// blocked, so prefer the multi-threaded runtime, as the `pi` binary uses).
+/// The providers' payload hook running the extensions' async `before_provider_request` chain:
+/// the hook's future is awaited on the request's own task (no blocking, no nested runtime).
 pub(crate) fn payload_hook(runner: Arc<ExtensionRunner>) -> pi_ai::options::PayloadHook {
     Arc::new(move |payload: &Value, _model: &pi_ai::Model| {
         if !runner.has_handlers("before_provider_request") {
-            return None;
+            return Box::pin(std::future::ready(None));
         }
-        let future = runner.emit_before_provider_request(payload.clone());
-        let out = match tokio::runtime::Handle::try_current() {
-            Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-                tokio::task::block_in_place(|| handle.block_on(future))
-            }
-            _ => std::thread::scope(|scope| {
-                scope
-                    .spawn(|| {
-                        tokio::runtime::Builder::new_current_thread().enable_all().build().map(|rt| rt.block_on(future))
-                    })
-                    .join()
-                    .ok()
-                    .and_then(Result::ok)
-            })?,
-        };
-        (out != *payload).then_some(out)
+        let runner = runner.clone();
+        let payload = payload.clone();
+        Box::pin(async move {
+            let out = runner.emit_before_provider_request(payload.clone()).await;
+            (out != payload).then_some(out)
+        })
     })
 }

@@ -9,6 +9,7 @@ use pi_ai::{Content, Usage, UserBlock};
 use serde_json::Value;
 
 use crate::messages::CodingAgentMessage;
+use crate::session::background::{BackgroundWriter, PendingWrites};
 use crate::session::context::{
     EntryIndex, Leaf, SessionContext, SessionProjection, build_context_entries, build_session_projection,
 };
@@ -18,7 +19,7 @@ use crate::session::load::{LoadWarning, LoadedFile, ReadOutcome, read_session_fi
 use crate::session::paths::{default_session_dir_path, get_agent_dir, resolve_path, session_file_name};
 use crate::session::time::{iso_now, parse_iso};
 use crate::session::tree::{Labels, SessionTreeNode, apply_label, build_tree};
-use crate::session::writer::JsonlWriter;
+use crate::session::writer::{JsonlWriter, lines_of};
 use crate::session::{SessionError, SessionInfo, list};
 
 mod branching;
@@ -64,6 +65,7 @@ pub struct SessionManager {
     leaf_id: Option<String>,
     has_conversation: bool,
     writer: Option<JsonlWriter>,
+    background: Option<BackgroundWriter>,
     needs_newline: bool,
     warnings: Vec<LoadWarning>,
 }
@@ -92,6 +94,7 @@ impl SessionManager {
             leaf_id: None,
             has_conversation: false,
             writer: None,
+            background: None,
             needs_newline: false,
             warnings: Vec::new(),
         }
@@ -335,7 +338,46 @@ impl SessionManager {
         let (true, Some(path)) = (self.persist, self.session_file.clone()) else { return Ok(()) };
         let lines: Vec<FileEntry> = self.file_lines().collect();
         self.writer = None;
+        if let Some(background) = self.background.as_mut() {
+            background.rewrite(path, lines_of(&lines, 1 << 16)?);
+            return Ok(());
+        }
         JsonlWriter::rewrite(&path, &lines)
+    }
+
+    /// Background mode: from now on every write and fsync of this manager runs on its own writer
+    /// thread, in order, instead of the caller's thread (an async runtime's worker must not wait
+    /// for the disk). Appends return as soon as the entry is in memory and queued; await
+    /// [`take_pending_writes`](Self::take_pending_writes) before emitting anything that needs the
+    /// entry on disk, and call [`stop_persisting`](Self::stop_persisting) if that reports a failure.
+    pub fn write_in_background(&mut self) -> Result<(), SessionError> {
+        if self.background.is_none() {
+            self.background = Some(BackgroundWriter::start()?);
+            self.writer = None;
+        }
+        Ok(())
+    }
+
+    /// The writes queued in background mode since the last call (empty otherwise).
+    pub fn take_pending_writes(&mut self) -> PendingWrites {
+        self.background.as_mut().map(BackgroundWriter::take_pending).unwrap_or_default()
+    }
+
+    /// A background write failed: nothing more is written (the file stays a valid prefix of the
+    /// session); the session goes on in memory, as after a failed synchronous append.
+    pub fn stop_persisting(&mut self) {
+        self.persist = false;
+        self.writer = None;
+    }
+
+    /// The last entry (after the pending newline, if any) as a complete line, for the writer thread.
+    fn last_line(&mut self) -> Result<Vec<u8>, SessionError> {
+        let mut bytes = Vec::with_capacity(512);
+        if std::mem::take(&mut self.needs_newline) {
+            bytes.push(b'\n');
+        }
+        bytes.extend(lines_of(self.entries.last(), 512)?);
+        Ok(bytes)
     }
 
     fn persist_last(&mut self) -> Result<(), SessionError> {
@@ -345,8 +387,19 @@ impl SessionManager {
                 return Ok(());
             }
             let lines: Vec<FileEntry> = self.file_lines().collect();
-            self.writer = Some(JsonlWriter::create_new(&path, &lines)?);
+            if let Some(background) = self.background.as_mut() {
+                background.create(path, lines_of(&lines, 4096)?);
+            } else {
+                self.writer = Some(JsonlWriter::create_new(&path, &lines)?);
+            }
             self.flushed = true;
+            return Ok(());
+        }
+        if self.background.is_some() {
+            let bytes = self.last_line()?;
+            if let Some(background) = self.background.as_mut() {
+                background.append(path, bytes);
+            }
             return Ok(());
         }
         if self.writer.is_none() {

@@ -9,6 +9,7 @@
 //! migrate a v1/v2 file, which pi does too; the original is kept as a backup if lines were
 //! skipped).
 
+mod background;
 pub mod context;
 pub mod entries;
 mod error;
@@ -22,6 +23,7 @@ mod time;
 pub mod tree;
 mod writer;
 
+pub use background::PendingWrites;
 pub use context::{
     EntryIndex, Leaf, ModelRef, ProjectedEntry, SessionContext, SessionProjection, build_context_entries,
     build_session_context, build_session_path, build_session_projection, entry_context_messages, index_entries,
@@ -42,4 +44,4 @@ pub use paths::{
 };
 pub use time::{format_iso, iso_now, now_ms, parse_iso};
 pub use tree::{Labels, ResolvedLabel, SessionTreeNode};
-pub use writer::JsonlWriter;
+pub use writer::{JsonlWriter, lines_of};

@@ -3,16 +3,11 @@
 //! Session entries carry `timestamp` as an ISO string (`2026-11-30T09:27:33.046Z`); messages carry
 //! Unix milliseconds. These helpers convert between the two without a date library.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
-/// Unix milliseconds now.
-pub fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
-}
+pub use pi_ai::js::now_ms;
 
 /// The current time as `toISOString()` writes it.
 pub fn iso_now() -> String {
-    format_iso(now_ms())
+    format_iso(i64::try_from(now_ms()).unwrap_or(i64::MAX))
 }
 
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {

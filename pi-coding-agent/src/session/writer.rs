@@ -25,6 +25,18 @@ fn line_of<T: Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) -> Result<(), Se
     Ok(())
 }
 
+/// `values` as JSON lines, each ending in `\n` (what a session file holds).
+pub fn lines_of<'a, T: Serialize + 'a>(
+    values: impl IntoIterator<Item = &'a T>,
+    capacity: usize,
+) -> Result<Vec<u8>, SessionError> {
+    let mut buf = Vec::with_capacity(capacity);
+    for v in values {
+        line_of(v, &mut buf)?;
+    }
+    Ok(buf)
+}
+
 fn sync_dir(path: &Path) {
     // Make the new directory entry durable too; best effort (not every platform allows it).
     if let Some(dir) = path.parent()
@@ -41,16 +53,17 @@ impl JsonlWriter {
         path: &Path,
         lines: impl IntoIterator<Item = &'a T>,
     ) -> Result<Self, SessionError> {
-        let mut buf = Vec::with_capacity(4096);
-        for l in lines {
-            line_of(l, &mut buf)?;
-        }
+        Self::create_new_bytes(path, &lines_of(lines, 4096)?)
+    }
+
+    /// [`create_new`](Self::create_new) with the lines already encoded ([`lines_of`]).
+    pub fn create_new_bytes(path: &Path, buf: &[u8]) -> Result<Self, SessionError> {
         let mut file = OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(path)
             .map_err(|e| SessionError::io(format!("creating session file {}", path.display()), e))?;
-        file.write_all(&buf).map_err(|e| SessionError::io(format!("writing {}", path.display()), e))?;
+        file.write_all(buf).map_err(|e| SessionError::io(format!("writing {}", path.display()), e))?;
         file.sync_all().map_err(|e| SessionError::io(format!("syncing {}", path.display()), e))?;
         sync_dir(path);
         // Reopen in append mode so later writes always land at the end.
@@ -91,14 +104,15 @@ impl JsonlWriter {
         path: &Path,
         lines: impl IntoIterator<Item = &'a T>,
     ) -> Result<(), SessionError> {
-        let mut buf = Vec::with_capacity(1 << 16);
-        for l in lines {
-            line_of(l, &mut buf)?;
-        }
+        Self::rewrite_bytes(path, &lines_of(lines, 1 << 16)?)
+    }
+
+    /// [`rewrite`](Self::rewrite) with the lines already encoded ([`lines_of`]).
+    pub fn rewrite_bytes(path: &Path, buf: &[u8]) -> Result<(), SessionError> {
         let tmp = path.with_extension(format!("jsonl.tmp-{}", std::process::id()));
         let res = (|| {
             let mut f = File::create(&tmp)?;
-            f.write_all(&buf)?;
+            f.write_all(buf)?;
             f.sync_all()?;
             std::fs::rename(&tmp, path)
         })();

@@ -44,24 +44,14 @@ pub fn optional_bool(args: &Map<String, Value>, key: &str) -> Result<Option<bool
     }
 }
 
-/// A number as JavaScript's `String(n)` writes it for the usual cases (`3`, `0.5`, `-1`).
+/// A number as JavaScript's `String(n)` writes it (`10`, `0.5`, `1e+21`).
 ///
 /// ```
 /// use pi_coding_agent::tools::args::js_number;
 /// assert_eq!(js_number(10.0), "10");
 /// assert_eq!(js_number(0.5), "0.5");
 /// ```
-pub fn js_number(n: f64) -> String {
-    if n.is_nan() {
-        "NaN".to_owned()
-    } else if n.is_infinite() {
-        if n > 0.0 { "Infinity".to_owned() } else { "-Infinity".to_owned() }
-    } else if n.fract() == 0.0 && n.abs() < 1e21 {
-        format!("{}", n as i128)
-    } else {
-        format!("{n}")
-    }
-}
+pub use pi_ai::js::js_number_to_string as js_number;
 
 /// JavaScript's `Math.floor` of a limit, clamped to `[min, usize::MAX]`.
 pub fn floor_at_least(n: f64, min: usize) -> usize {

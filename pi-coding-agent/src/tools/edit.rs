@@ -5,12 +5,13 @@ use async_trait::async_trait;
 use pi_agent_core::{AgentTool, AgentToolResult, ToolContext, ToolError};
 use serde_json::{Map, Value, json};
 
-use super::args::{aborted, required_str};
+use super::args::required_str;
 use super::edit_diff::generate_edit_diff;
 use super::edit_match::{Edit, apply_edits_to_normalized_content, apply_replacements_to_original, normalize_to_lf};
 use super::fs_error::{node_code, node_message};
 use super::mutation_queue::with_file_mutation_queue;
 use super::path::resolve_to_cwd;
+use super::prologue::{check_cancelled, compute_blocking};
 
 const DESCRIPTION: &str = "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping region of the original file. If two changes affect the same block or nearby lines, merge them into one edit instead of emitting overlapping edits. Do not include large unchanged regions just to connect distant changes.";
 
@@ -137,22 +138,16 @@ impl AgentTool for EditTool {
         let path = required_str(&args, "path")?;
         let absolute = resolve_to_cwd(path, &self.cwd);
         with_file_mutation_queue(&absolute, || async {
-            if ctx.is_cancelled() {
-                return Err(aborted());
-            }
+            check_cancelled(&ctx)?;
             let access =
                 nix::unistd::access(absolute.as_str(), nix::unistd::AccessFlags::R_OK | nix::unistd::AccessFlags::W_OK);
             if let Err(errno) = access {
-                if ctx.is_cancelled() {
-                    return Err(aborted());
-                }
+                check_cancelled(&ctx)?;
                 let (code, _) = node_code(&std::io::Error::from(errno));
                 return Err(ToolError::new(format!("Could not edit file: {path}. Error code: {code}.")));
             }
             let bytes = tokio::fs::read(&absolute).await.map_err(|e| ToolError::new(node_message(&e, "read", None)))?;
-            if ctx.is_cancelled() {
-                return Err(aborted());
-            }
+            check_cancelled(&ctx)?;
             // pi decodes lossily and would write the replacement characters back; refuse instead.
             let Ok(raw) = std::str::from_utf8(&bytes) else {
                 return Err(ToolError::new(format!(
@@ -167,7 +162,7 @@ impl AgentTool for EditTool {
             let path_owned = path.to_owned();
             let content_owned = content.to_owned();
             // Matching and diffing are CPU work on possibly large files: keep them off the runtime.
-            let computed = tokio::task::spawn_blocking(move || {
+            let computed = compute_blocking("edit", move || {
                 let applied = apply_edits_to_normalized_content(&normalized, &edits, &path_owned)?;
                 let diff =
                     generate_edit_diff(&path_owned, &applied.base_content, &applied.new_content, &applied.replacements);
@@ -178,19 +173,14 @@ impl AgentTool for EditTool {
                 };
                 Ok::<_, super::edit_match::EditError>((body, diff, edits.len()))
             })
-            .await
-            .map_err(|e| ToolError::new(format!("edit failed: {e}")))?;
+            .await?;
             let (body, diff, count) = computed.map_err(|e| ToolError::new(e.to_string()))?;
-            if ctx.is_cancelled() {
-                return Err(aborted());
-            }
+            check_cancelled(&ctx)?;
             let final_content = format!("{bom}{body}");
             tokio::fs::write(&absolute, final_content.as_bytes())
                 .await
                 .map_err(|e| ToolError::new(node_message(&e, "open", Some(&absolute))))?;
-            if ctx.is_cancelled() {
-                return Err(aborted());
-            }
+            check_cancelled(&ctx)?;
             Ok(AgentToolResult::text(format!("Successfully replaced {count} block(s) in {path}."))
                 .with_details(json!(diff)))
         })

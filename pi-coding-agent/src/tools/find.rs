@@ -10,8 +10,9 @@ use pi_agent_core::{AgentTool, AgentToolResult, ToolContext, ToolError};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::args::{aborted, floor_at_least, optional_f64, optional_str, required_str};
+use super::args::{floor_at_least, optional_f64, optional_str, required_str};
 use super::path::resolve_to_cwd;
+use super::prologue::{check_cancelled, check_token, run_blocking};
 use super::truncate::{DEFAULT_MAX_BYTES, NO_LINE_LIMIT, TruncationOptions, format_size, truncate_head_lines};
 use super::walk::{inside_git_repo, walker};
 
@@ -98,9 +99,7 @@ pub fn run_find(
     let mut output_bytes = 0usize;
     let mut limit_reached = false;
     for entry in walker(search_path, require_git, ".fdignore").build() {
-        if cancel.is_cancelled() {
-            return Err(aborted());
-        }
+        check_token(cancel)?;
         let Ok(entry) = entry else { continue };
         if entry.depth() == 0 {
             continue;
@@ -176,18 +175,11 @@ impl AgentTool for FindTool {
         args: Map<String, Value>,
         ctx: ToolContext,
     ) -> Result<AgentToolResult, ToolError> {
-        if ctx.is_cancelled() {
-            return Err(aborted());
-        }
+        check_cancelled(&ctx)?;
         let pattern = required_str(&args, "pattern")?.to_owned();
         let dir = optional_str(&args, "path")?.filter(|p| !p.is_empty()).unwrap_or(".");
         let search_path = PathBuf::from(resolve_to_cwd(dir, &self.cwd));
         let limit = floor_at_least(optional_f64(&args, "limit")?.unwrap_or(DEFAULT_LIMIT as f64), 1);
-        let cancel = ctx.cancel_token().clone();
-        let work = tokio::task::spawn_blocking(move || run_find(&pattern, &search_path, limit, &cancel));
-        tokio::select! {
-            _ = ctx.cancel_token().cancelled() => Err(aborted()),
-            joined = work => joined.map_err(|e| ToolError::new(format!("find failed: {e}")))?,
-        }
+        run_blocking(&ctx, "find", move |cancel| run_find(&pattern, &search_path, limit, &cancel)).await
     }
 }

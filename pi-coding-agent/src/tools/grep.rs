@@ -12,8 +12,9 @@ use pi_agent_core::{AgentTool, AgentToolResult, ToolContext, ToolError};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::args::{aborted, floor_at_least, optional_bool, optional_f64, optional_str, required_str};
+use super::args::{floor_at_least, optional_bool, optional_f64, optional_str, required_str};
 use super::path::resolve_to_cwd;
+use super::prologue::{check_cancelled, check_token, run_blocking};
 use super::truncate::{
     DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, NO_LINE_LIMIT, TruncationOptions, format_size, truncate_head_lines,
     truncate_line,
@@ -201,9 +202,7 @@ pub fn run_grep(req: &GrepRequest, cancel: &CancellationToken) -> Result<AgentTo
         }
         let mut file_index = 0usize;
         for entry in walk.build() {
-            if cancel.is_cancelled() {
-                return Err(aborted());
-            }
+            check_token(cancel)?;
             let Ok(entry) = entry else { continue };
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
@@ -292,9 +291,7 @@ impl AgentTool for GrepTool {
         args: Map<String, Value>,
         ctx: ToolContext,
     ) -> Result<AgentToolResult, ToolError> {
-        if ctx.is_cancelled() {
-            return Err(aborted());
-        }
+        check_cancelled(&ctx)?;
         let pattern = required_str(&args, "pattern")?.to_owned();
         let dir = optional_str(&args, "path")?.filter(|p| !p.is_empty()).unwrap_or(".");
         let context = optional_f64(&args, "context")?.filter(|c| *c > 0.0).map_or(0, |c| floor_at_least(c, 0));
@@ -307,11 +304,6 @@ impl AgentTool for GrepTool {
             context,
             limit: floor_at_least(optional_f64(&args, "limit")?.unwrap_or(DEFAULT_LIMIT as f64), 1),
         };
-        let cancel = ctx.cancel_token().clone();
-        let work = tokio::task::spawn_blocking(move || run_grep(&req, &cancel));
-        tokio::select! {
-            _ = ctx.cancel_token().cancelled() => Err(aborted()),
-            joined = work => joined.map_err(|e| ToolError::new(format!("grep failed: {e}")))?,
-        }
+        run_blocking(&ctx, "grep", move |cancel| run_grep(&req, &cancel)).await
     }
 }

@@ -7,8 +7,9 @@ use pi_agent_core::{AgentTool, AgentToolResult, ToolContext, ToolError};
 use serde_json::{Map, Value, json};
 use unicode_normalization::UnicodeNormalization;
 
-use super::args::{aborted, floor_at_least, optional_f64, optional_str};
+use super::args::{floor_at_least, optional_f64, optional_str};
 use super::path::resolve_to_cwd;
+use super::prologue::{check_cancelled, run_blocking};
 use super::truncate::{DEFAULT_MAX_BYTES, NO_LINE_LIMIT, TruncationOptions, format_size, truncate_head};
 
 const DEFAULT_LIMIT: usize = 500;
@@ -79,17 +80,11 @@ impl AgentTool for LsTool {
         args: Map<String, Value>,
         ctx: ToolContext,
     ) -> Result<AgentToolResult, ToolError> {
-        if ctx.is_cancelled() {
-            return Err(aborted());
-        }
+        check_cancelled(&ctx)?;
         let path = optional_str(&args, "path")?.filter(|p| !p.is_empty()).unwrap_or(".");
         let limit = floor_at_least(optional_f64(&args, "limit")?.unwrap_or(DEFAULT_LIMIT as f64), 1);
         let dir = resolve_to_cwd(path, &self.cwd);
-        let work = tokio::task::spawn_blocking(move || list(&dir, limit));
-        tokio::select! {
-            _ = ctx.cancel_token().cancelled() => Err(aborted()),
-            joined = work => joined.map_err(|e| ToolError::new(format!("ls failed: {e}")))?,
-        }
+        run_blocking(&ctx, "ls", move |_| list(&dir, limit)).await
     }
 }
 

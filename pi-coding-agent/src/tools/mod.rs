@@ -28,6 +28,7 @@ pub mod ls;
 pub mod mutation_queue;
 pub mod output;
 pub mod path;
+pub mod prologue;
 pub mod read;
 pub(crate) mod shell;
 pub mod truncate;

@@ -12,6 +12,7 @@ use super::args::{aborted, js_number, optional_f64, required_str};
 use super::fs_error::node_message;
 use super::image::{IMAGE_SNIFF_BYTES, detect_image_mime};
 use super::path::resolve_read_path;
+use super::prologue::{check_cancelled, run_blocking};
 use super::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationOptions, TruncationResult, format_size, truncate_head_lines,
 };
@@ -188,25 +189,16 @@ impl AgentTool for ReadTool {
         args: Map<String, Value>,
         ctx: ToolContext,
     ) -> Result<AgentToolResult, ToolError> {
-        if ctx.is_cancelled() {
-            return Err(aborted());
-        }
+        check_cancelled(&ctx)?;
         let path = required_str(&args, "path")?.to_owned();
         let offset = optional_f64(&args, "offset")?;
         let limit = optional_f64(&args, "limit")?;
         let absolute = resolve_read_path(&path, &self.cwd).await;
         let refuse_binary = self.options.refuse_binary;
-        let cancel = ctx.cancel_token().clone();
-        let work = tokio::task::spawn_blocking(move || {
+        run_blocking(&ctx, "read", move |cancel| {
             read_blocking(&path, &absolute, offset, limit, refuse_binary, &|| cancel.is_cancelled())
-        });
-        tokio::select! {
-            _ = ctx.cancel_token().cancelled() => Err(aborted()),
-            joined = work => match joined {
-                Ok(result) => result,
-                Err(e) => Err(ToolError::new(format!("read failed: {e}"))),
-            },
-        }
+        })
+        .await
     }
 }
 

@@ -4,10 +4,11 @@ use async_trait::async_trait;
 use pi_agent_core::{AgentTool, AgentToolResult, ToolContext, ToolError};
 use serde_json::{Map, Value, json};
 
-use super::args::{aborted, required_str};
+use super::args::required_str;
 use super::fs_error::node_message;
 use super::mutation_queue::with_file_mutation_queue;
 use super::path::resolve_to_cwd;
+use super::prologue::check_cancelled;
 
 const DESCRIPTION: &str = "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.";
 
@@ -66,19 +67,13 @@ impl AgentTool for WriteTool {
         // Aborts are checked between operations, never in the middle of one, so the queue stays
         // locked until the file operation has settled.
         with_file_mutation_queue(&absolute, || async {
-            if ctx.is_cancelled() {
-                return Err(aborted());
-            }
+            check_cancelled(&ctx)?;
             tokio::fs::create_dir_all(&dir).await.map_err(|e| ToolError::new(node_message(&e, "mkdir", Some(&dir))))?;
-            if ctx.is_cancelled() {
-                return Err(aborted());
-            }
+            check_cancelled(&ctx)?;
             tokio::fs::write(&absolute, content.as_bytes())
                 .await
                 .map_err(|e| ToolError::new(node_message(&e, "open", Some(&absolute))))?;
-            if ctx.is_cancelled() {
-                return Err(aborted());
-            }
+            check_cancelled(&ctx)?;
             Ok(AgentToolResult::text(format!("Successfully wrote to {path}")))
         })
         .await

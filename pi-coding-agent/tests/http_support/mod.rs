@@ -288,12 +288,7 @@ impl Setup {
 impl HttpSession {
     /// The session's entries on the current branch, serialized.
     pub fn entries(&self) -> Vec<Value> {
-        self.session
-            .session_manager()
-            .get_branch(None)
-            .iter()
-            .map(|e| serde_json::to_value(e).expect("entry serializes"))
-            .collect()
+        self.session.branch(None).iter().map(|e| serde_json::to_value(e).expect("entry serializes")).collect()
     }
 
     /// Entry types, `message:<role>` and `custom:<customType>` spelled out (as the reference

@@ -103,8 +103,7 @@ impl Harness {
     }
     pub fn entry_types(&self) -> Vec<String> {
         self.session
-            .session_manager()
-            .get_branch(None)
+            .branch(None)
             .iter()
             .map(|e| {
                 let v = serde_json::to_value(e).unwrap();
@@ -139,7 +138,7 @@ pub fn user_texts(request: &Value) -> Vec<String> {
 pub fn small_settings() -> SessionSettings {
     SessionSettings {
         compaction: CompactionSettings { enabled: false, reserve_tokens: 16384, keep_recent_tokens: 1 },
-        retry: RetrySettings { enabled: true, max_retries: 2, base_delay_ms: 1 },
+        retry: RetrySettings { enabled: true, max_retries: 2, base_delay_ms: 1, max_delay_ms: 60_000 },
     }
 }
 

@@ -29,6 +29,7 @@ pub use request::{
     Thinking, beta_features, build_body, convert_messages, convert_tools, has_preferred_strict_tools,
     normalize_tool_call_id, plan_thinking,
 };
+pub(crate) use stream::force_stream;
 pub use stream::{AnthropicStream, map_stop_reason};
 
 use crate::http::{ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, StreamContext, stream_sse, user_agent};
@@ -181,12 +182,7 @@ pub fn build_request_with(
     let (fields, messages) =
         request::build_body_parts(model, &view, &handed_off, options, &compat, max_tokens, &thinking);
     let size_hint = crate::http::body::body_size_hint(&view);
-    let body = crate::http::body::encode_body(fields, "messages", &messages, size_hint, options, model, |replaced| {
-        // Only an object has a `stream` field; a hook returning anything else is sent as it is.
-        if let Some(object) = replaced.as_object_mut() {
-            object.insert("stream".into(), serde_json::Value::Bool(true));
-        }
-    })?;
+    let body = crate::http::body::encode_body(fields, "messages", &messages, size_hint)?;
     let mut headers = HeaderMap::new();
     headers.set("Accept", "application/json");
     headers.set("Content-Type", "application/json");

@@ -196,6 +196,10 @@ impl AnthropicStream {
 }
 
 impl SseHandler for AnthropicStream {
+    fn on_replaced_payload(&self, payload: &mut Value) {
+        force_stream(payload);
+    }
+
     fn on_event(&mut self, event: SseEvent, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
         let name = event.event.as_deref().unwrap_or_default();
         if name == "error" {
@@ -260,4 +264,12 @@ pub fn map_stop_reason(reason: &str, details: Option<&Value>) -> Result<(StopRea
         "sensitive" => (StopReason::Error, Some("Provider stopped with: sensitive".to_owned())),
         other => return Err(format!("Unhandled stop reason: {other}")),
     })
+}
+
+/// The Anthropic SDK's `messages.stream({...params, stream: true})` over a body the payload hook
+/// replaced. Only an object has a `stream` field; a hook returning anything else is sent as it is.
+pub(crate) fn force_stream(payload: &mut Value) {
+    if let Some(object) = payload.as_object_mut() {
+        object.insert("stream".into(), Value::Bool(true));
+    }
 }

@@ -83,7 +83,7 @@ pub fn build_request_with_env(
     let (mut fields, items) = openai_responses::build_body_parts(model, &view, &handed_off, options, &compat);
     fields.insert("model".into(), serde_json::Value::String(deployment));
     let size_hint = crate::http::body::body_size_hint(&view);
-    let body = crate::http::body::encode_body(fields, "input", &items, size_hint, options, model, |_| {})?;
+    let body = crate::http::body::encode_body(fields, "input", &items, size_hint)?;
     let mut headers = HeaderMap::new();
     headers.set("Accept", "application/json");
     headers.set("Content-Type", "application/json");

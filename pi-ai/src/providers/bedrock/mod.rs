@@ -74,29 +74,9 @@ pub fn build_request_ref(
     let handed_off = request::handoff(model, &view);
     let (fields, messages, has_preferred) =
         request::build_parts(model, context.messages(), &view, &handed_off, options, no_prefer)?;
-    let mut model_id = model.id.clone();
-    let body = match &options.on_payload {
-        Some(hook) => {
-            let mut input = serde_json::Map::new();
-            input.insert("modelId".into(), Value::String(model.id.clone()));
-            input.extend(fields);
-            input.insert("messages".into(), wire::to_value(&messages));
-            let mut value = Value::Object(input);
-            if let Some(replaced) = hook(&value, model) {
-                value = replaced;
-            }
-            if let Some(o) = value.as_object_mut()
-                && let Some(Value::String(id)) = o.remove("modelId")
-            {
-                model_id = id;
-            }
-            serde_json::to_vec(&value).map_err(|e| format!("Could not serialize the request: {e}"))?
-        }
-        None => {
-            let hint = crate::http::body::body_size_hint(&view);
-            crate::http::body::encode_body(fields, "messages", &messages, hint, options, model, |_| {})?
-        }
-    };
+    let model_id = model.id.clone();
+    let hint = crate::http::body::body_size_hint(&view);
+    let body = crate::http::body::encode_body(fields, "messages", &messages, hint)?;
     let url = format!("{endpoint}/model/{}/converse-stream", sigv4::uri_encode(&model_id));
     let mut headers = HeaderMap::new();
     headers.set("Content-Type", "application/json");
@@ -115,6 +95,33 @@ pub fn build_request_ref(
         });
     headers.merge(custom);
     Ok((HttpRequest { url, headers, body: body.into() }, region, has_preferred))
+}
+
+/// Awaits the payload hook on `request`'s body as pi's hook sees it (`modelId` first, the
+/// `ConverseStreamCommand` input); a `modelId` the hook changes moves the request's URL.
+pub async fn apply_payload_hook(request: &mut HttpRequest, model: &Model, options: &StreamOptions) -> Result<(), String> {
+    let Some(hook) = &options.on_payload else { return Ok(()) };
+    let fields: serde_json::Map<String, Value> =
+        serde_json::from_slice(&request.body).map_err(|e| format!("Could not serialize the request: {e}"))?;
+    let mut input = serde_json::Map::new();
+    input.insert("modelId".into(), Value::String(model.id.clone()));
+    input.extend(fields);
+    let mut value = Value::Object(input);
+    if let Some(replaced) = hook(&value, model).await {
+        value = replaced;
+    }
+    let mut model_id = model.id.clone();
+    if let Some(o) = value.as_object_mut()
+        && let Some(Value::String(id)) = o.remove("modelId")
+    {
+        model_id = id;
+    }
+    if model_id != model.id {
+        let (endpoint, _) = request::resolve_target(model)?;
+        request.url = format!("{endpoint}/model/{}/converse-stream", sigv4::uri_encode(&model_id));
+    }
+    request.body = serde_json::to_vec(&value).map_err(|e| format!("Could not serialize the request: {e}"))?.into();
+    Ok(())
 }
 
 /// Signs `request` (or sets the bearer token) for one attempt.
@@ -341,6 +348,11 @@ fn run(model: Model, context: TranscriptContext, options: StreamOptions) -> Assi
                     return;
                 }
             };
+            if let Err(text) = apply_payload_hook(&mut request, &ctx.model, &ctx.options).await {
+                fail(&mut out, text, false);
+                for e in out.take_events() { yield e; }
+                return;
+            }
             match send(&mut request, &region, &auth, &ctx.options).await {
                 Ok(response) => break response,
                 Err((text, Some(400))) if has_preferred && !no_prefer && text.starts_with("Validation error: ")

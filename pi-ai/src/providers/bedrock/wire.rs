@@ -317,8 +317,3 @@ pub(crate) fn convert<'a>(
     }
     Ok(result)
 }
-
-/// The messages as a JSON value (for the payload hook).
-pub(crate) fn to_value(messages: &[WireMessage<'_>]) -> Value {
-    serde_json::to_value(messages).unwrap_or_else(|_| Value::Array(Vec::new()))
-}

@@ -350,9 +350,7 @@ fn split_utf16(text: &str, units: usize) -> (&str, &str) {
     (text, "")
 }
 
-fn js_len(s: &str) -> usize {
-    s.encode_utf16().count()
-}
+use crate::js::js_len;
 
 fn user_content_text(blocks: &[UserBlock]) -> String {
     blocks

@@ -169,7 +169,7 @@ fn body(
     let contents = wire::Contents { flavor, items: wire::convert(model, &handed_off) };
     let fields = request::body_fields(model, system.as_deref().unwrap_or_default(), &current, options)?;
     let size_hint = crate::http::body::body_size_hint(&view);
-    crate::http::body::encode_body(fields, "contents", &contents, size_hint, options, model, |_| {})
+    crate::http::body::encode_body(fields, "contents", &contents, size_hint)
 }
 
 /// The Gemini API request (URL, headers, body), or the setup error text.

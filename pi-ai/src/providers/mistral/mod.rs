@@ -181,7 +181,7 @@ pub fn build_request_ref(
         p.insert("prompt_cache_key".into(), json!(session));
     }
     let size_hint = crate::http::body::body_size_hint(&view);
-    let body = crate::http::body::encode_body(p, "messages", &wire_messages, size_hint, options, model, |_| {})?;
+    let body = crate::http::body::encode_body(p, "messages", &wire_messages, size_hint)?;
     let mut headers = HeaderMap::new();
     headers.set("User-Agent", user_agent());
     headers.set("accept", "text/event-stream");

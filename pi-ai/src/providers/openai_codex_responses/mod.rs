@@ -195,7 +195,7 @@ pub fn build_request_ref(
     let items = openai_responses::convert_items(model, &handed_off, &grammar);
     let fields = body_fields(model, &view, options, session.as_deref().filter(|s| !s.is_empty()));
     let size_hint = crate::http::body::body_size_hint(&view);
-    let body = crate::http::body::encode_body(fields, "input", &items, size_hint, options, model, |_| {})?;
+    let body = crate::http::body::encode_body(fields, "input", &items, size_hint)?;
     let mut headers = HeaderMap::new();
     headers.set("originator", "pi");
     headers.set("User-Agent", user_agent());

@@ -115,7 +115,7 @@ pub fn build_request_ref(
     let handed_off = request::handoff(model, &view);
     let (fields, messages) = request::build_body_parts(model, &view, &handed_off, options, compat);
     let size_hint = crate::http::body::body_size_hint(&view);
-    let body = crate::http::body::encode_body(fields, "messages", &messages, size_hint, options, model, |_| {})?;
+    let body = crate::http::body::encode_body(fields, "messages", &messages, size_hint)?;
     let mut headers = HeaderMap::new();
     headers.set("Accept", "application/json");
     headers.set("Content-Type", "application/json");

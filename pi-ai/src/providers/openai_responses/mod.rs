@@ -107,7 +107,7 @@ pub fn build_request_ref(
     let handed_off = wire::handoff(model, &view);
     let (fields, items) = request::build_body_parts(model, &view, &handed_off, options, &compat);
     let size_hint = crate::http::body::body_size_hint(&view);
-    let body = crate::http::body::encode_body(fields, "input", &items, size_hint, options, model, |_| {})?;
+    let body = crate::http::body::encode_body(fields, "input", &items, size_hint)?;
     let mut headers = HeaderMap::new();
     headers.set("Accept", "application/json");
     headers.set("Content-Type", "application/json");

@@ -86,12 +86,7 @@ pub fn build_request_ref(
     let mut wrapped = Map::new();
     wrapped.insert("messages".into(), messages);
     payload.insert("context".into(), Value::Object(wrapped));
-    let mut body_value = Value::Object(payload);
-    if let Some(hook) = &options.on_payload
-        && let Some(replaced) = hook(&body_value, model)
-    {
-        body_value = replaced;
-    }
+    let body_value = Value::Object(payload);
     let body = serde_json::to_vec(&body_value).map_err(|e| format!("Could not serialize the request: {e}"))?;
     let mut headers = HeaderMap::new();
     headers.set("User-Agent", crate::http::user_agent());
@@ -143,6 +138,15 @@ fn run(model: Model, request: Result<HttpRequest, String>, options: StreamOption
                 return;
             }
         };
+        let mut request = request;
+        match crate::http::body::apply_payload_hook(std::mem::take(&mut request.body), &options, &model, |_| {}).await {
+            Ok(body) => request.body = body,
+            Err(text) => {
+                fail_fresh(&mut out, text, false);
+                for e in out.take_events() { yield e; }
+                return;
+            }
+        }
         let send_options = StreamOptions { max_retries: 0, ..options.clone() };
         let style = crate::http::ErrorStyle::OpenAiCompletions;
         let (status, headers, mut body) = match send_with_retries(&request, &send_options, &style).await {

@@ -389,8 +389,7 @@ impl App {
             RenderOptions { expanded: self.expanded, hide_thinking: self.hide_thinking, ..RenderOptions::default() };
         let renderer =
             Rc::new(TranscriptRenderer::new(self.theme.clone(), self.session.extension_runner().cloned(), opts));
-        let (container, user_first) = {
-            let sm = self.session.session_manager();
+        let (container, user_first) = self.session.with_session_manager(|sm| {
             let branch = sm.get_branch(None);
             let user_first = branch.iter().find_map(|e| match e {
                 crate::session::SessionEntry::Message(m) => match &m.message {
@@ -400,7 +399,7 @@ impl App {
                 _ => None,
             });
             (renderer.render_branch(branch), user_first == Some(true))
-        };
+        });
         let mut chat = self.chat.borrow_mut();
         chat.clear();
         // As live: the first user message follows the header's spacer directly.
@@ -508,10 +507,7 @@ impl App {
         let stats = self.session.get_session_stats();
         let model = self.session.model();
         let usage = stats.context_usage;
-        let (cwd, name) = {
-            let sm = self.session.session_manager();
-            (sm.cwd().to_owned(), sm.session_name())
-        };
+        let (cwd, name) = self.session.with_session_manager(|sm| (sm.cwd().to_owned(), sm.session_name()));
         let home = std::env::var("HOME").ok();
         let providers: std::collections::BTreeSet<&str> = self.models.iter().map(|m| m.provider.as_str()).collect();
         super::footer::FooterData {
@@ -766,12 +762,11 @@ impl App {
 
     /// pi's "To resume this session:" hint after quitting.
     pub(crate) fn resume_hint(&self) -> Option<String> {
-        let sm = self.session.session_manager();
-        let file = sm.session_file()?;
+        let file = self.session.session_file()?;
         if !file.exists() {
             return None;
         }
-        Some(format!("\x1b[2mTo resume this session:\x1b[22m\npi --session {}", sm.session_id()))
+        Some(format!("\x1b[2mTo resume this session:\x1b[22m\npi --session {}", self.session.session_id()))
     }
 }
 

@@ -192,10 +192,9 @@ impl App {
 
     /// `/resume`: pi's session picker.
     pub(crate) fn command_resume(&mut self, tui: &mut Tui<CrosstermTerminal>) {
-        let (cwd, dir, current) = {
-            let sm = self.session.session_manager();
+        let (cwd, dir, current) = self.session.with_session_manager(|sm| {
             (sm.cwd().to_owned(), Some(sm.session_dir().to_path_buf()), sm.session_file().map(|p| p.to_path_buf()))
-        };
+        });
         let done = done_cell();
         let picker = Rc::new(RefCell::new(super::session_picker::SessionPicker::new(
             self.theme.clone(),
@@ -282,7 +281,7 @@ impl App {
 
     fn command_name(&mut self, name: &str) {
         if name.is_empty() {
-            let current = self.session.session_manager().session_name();
+            let current = self.session.session_name();
             match current {
                 Some(n) => self.show_line("dim", &format!("Session name: {n}")),
                 None => self.show_line("warning", "Usage: /name <name>"),
@@ -298,7 +297,7 @@ impl App {
     /// pi's `/session`: name, file, id, message counts, tokens, cache warming, cost.
     fn command_session(&mut self) {
         let s = self.session.get_session_stats();
-        let name = self.session.session_manager().session_name();
+        let name = self.session.session_name();
         let mode = self.session.settings_manager().settings().cache_warming().as_str().to_owned();
         let t = self.theme.clone();
         let dim = |x: &str| t.fg("dim", x);
@@ -435,7 +434,7 @@ impl App {
 
     fn command_fork(&mut self, tui: &mut Tui<CrosstermTerminal>, clone: bool) {
         if clone {
-            let leaf = self.session.session_manager().leaf_id().map(str::to_owned);
+            let leaf = self.session.leaf_id();
             let Some(leaf) = leaf else {
                 self.show_error("Nothing to clone yet.");
                 return;
@@ -493,25 +492,18 @@ impl App {
         let filter = self.session.settings_manager().settings().tree_filter_mode().as_str().to_owned();
         let rows = pi_tui::Terminal::rows(tui.terminal());
         let done = done_cell();
-        let view = {
-            let sm = self.session.session_manager();
+        let (theme, keys) = (self.theme.clone(), self.keys.clone());
+        let built = self.session.with_session_manager(|sm| {
             let roots = sm.tree();
             if roots.is_empty() {
-                drop(sm);
-                self.show_status("No entries in session");
-                return;
+                return None;
             }
             let leaf = sm.leaf_id().map(str::to_owned);
-            super::tree_view::TreeView::new(
-                self.theme.clone(),
-                self.keys.clone(),
-                &roots,
-                leaf,
-                initial,
-                &filter,
-                rows,
-                done.clone(),
-            )
+            Some(super::tree_view::TreeView::new(theme, keys, &roots, leaf, initial, &filter, rows, done.clone()))
+        });
+        let Some(view) = built else {
+            self.show_status("No entries in session");
+            return;
         };
         let view = Rc::new(RefCell::new(view));
         let component: ComponentRef = view.clone();
@@ -534,7 +526,7 @@ impl App {
         let Some(view) = self.tree_view.clone() else { return };
         let changes: Vec<_> = view.borrow_mut().label_changes.drain(..).collect();
         for (id, label) in changes {
-            let r = self.session.session_manager().append_label_change(&id, label.as_deref()).map(|_| ());
+            let r = self.session.with_session_manager(|sm| sm.append_label_change(&id, label.as_deref()).map(|_| ()));
             if let Err(e) = r {
                 self.show_error(&e.to_string());
             }
@@ -543,7 +535,7 @@ impl App {
 
     /// A node was chosen: pi's "Summarize branch?" prompt (unless `branchSummary.skipPrompt`).
     fn tree_selected(&mut self, id: String) {
-        if self.session.session_manager().leaf_id() == Some(id.as_str()) {
+        if self.session.leaf_id().as_deref() == Some(id.as_str()) {
             self.show_status("Already at this point");
             return;
         }

@@ -72,8 +72,7 @@ impl App {
             self.show_line("dim", "No request yet: /context shows the last request sent to the model.");
             return;
         };
-        let (context, custom_entries) = {
-            let sm = self.session.session_manager();
+        let (context, custom_entries) = self.session.with_session_manager(|sm| {
             let custom: Vec<String> = sm
                 .get_branch(None)
                 .iter()
@@ -83,7 +82,7 @@ impl App {
                 })
                 .collect();
             (sm.build_session_context().messages, custom)
-        };
+        });
         let tools = pi_ai::transcript::current_tools(request.messages());
         let head = pi_ai::transcript::current_system_message(request.messages());
         let normalized = request;

@@ -67,7 +67,7 @@ impl App {
                 let _ = events.send(UiEvent::Error(msg));
                 return;
             }
-            let dir = session.session_manager().session_dir().to_path_buf();
+            let dir = session.with_session_manager(|sm| sm.session_dir().to_path_buf());
             let (dest, copied) = match copy_into(&source, &dir) {
                 Ok(r) => r,
                 Err(e) => {

@@ -8,23 +8,11 @@ use tokio_util::sync::CancellationToken;
 
 pub use super::bash_exec::BashResult;
 use super::bash_exec::{LocalBashOperations, execute_bash_with_operations};
-use super::events::persist;
+use super::events::persist_now;
 use super::{AgentSession, SessionEvent};
 use crate::extensions::{UserBashEvent, UserBashOperations, UserBashResult};
 use crate::messages::{BashExecutionMessage, CodingMessage};
 use crate::sdk::error::SdkError;
-
-impl From<crate::extensions::BashResult> for BashResult {
-    fn from(r: crate::extensions::BashResult) -> Self {
-        BashResult {
-            output: r.output,
-            exit_code: r.exit_code,
-            cancelled: r.cancelled,
-            truncated: r.truncated,
-            full_output_path: r.full_output_path,
-        }
-    }
-}
 
 impl AgentSession {
     /// Runs a user `!command` and records it as a `bashExecution` message
@@ -51,7 +39,6 @@ impl AgentSession {
             match runner.emit_user_bash(event).await {
                 Err(error) => return Err(SdkError::Failed(error.error)),
                 Ok(Some(UserBashResult::Result(result))) => {
-                    let result = BashResult::from(result);
                     self.record_bash_result(command, &result, exclude_from_context);
                     return Ok(result);
                 }
@@ -104,7 +91,7 @@ impl AgentSession {
     }
 
     fn session_cwd(&self) -> String {
-        self.session_manager().cwd().to_owned()
+        self.lock_session_manager().cwd().to_owned()
     }
 
     /// pi's `recordBashResult`: a `bashExecution` message; while streaming it is held until the
@@ -127,7 +114,7 @@ impl AgentSession {
         if self.is_streaming() {
             self.shared.run_state().pending_bash.push(message);
         } else {
-            persist(&self.shared, &message);
+            persist_now(&self.shared, &message);
             self.refresh_context();
         }
     }

@@ -18,20 +18,9 @@ use crate::tools::shell::{
 use crate::tools::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationOptions, truncate_tail};
 use serde_json::{Map, Value, json};
 
-/// The result of a user `!command` ([`AgentSession::execute_bash`](super::AgentSession::execute_bash)).
-#[derive(Clone, Debug, PartialEq)]
-pub struct BashResult {
-    /// Combined output (possibly truncated).
-    pub output: String,
-    /// Exit code, if the process exited.
-    pub exit_code: Option<i64>,
-    /// Whether it was cancelled.
-    pub cancelled: bool,
-    /// Whether the output was truncated.
-    pub truncated: bool,
-    /// Where the full output was saved, when truncated.
-    pub full_output_path: Option<String>,
-}
+/// The result of a user `!command` ([`AgentSession::execute_bash`](super::AgentSession::execute_bash)):
+/// pi's one `BashResult`, the same type an extension's `user_bash` handler returns.
+pub use crate::extensions::BashResult;
 
 impl BashResult {
     /// pi's wire shape `{output, exitCode?, cancelled, truncated, fullOutputPath?}`.

@@ -170,7 +170,7 @@ impl AgentSession {
     ) -> Result<(CompactOutcome, bool), (Stop, bool)> {
         let settings = lock(&self.shared.settings).compaction;
         let (preparation, branch_json, last_is_compaction) = {
-            let sm = self.session_manager();
+            let sm = self.lock_session_manager();
             let branch = sm.get_branch(None);
             let last_is_compaction = matches!(branch.last(), Some(SessionEntry::Compaction(_)));
             let branch_json = serde_json::to_value(&branch).unwrap_or(Value::Null);
@@ -226,7 +226,7 @@ impl AgentSession {
         if cancel.is_cancelled() {
             return Err((Stop::Cancelled, from_extension));
         }
-        let appended = self.session_manager().append_compaction(
+        let appended = self.lock_session_manager().append_compaction(
             &summary,
             Some(&first_kept),
             tokens_before as f64,
@@ -239,7 +239,7 @@ impl AgentSession {
         self.shared.emit(&SessionEvent::EntryPersisted { id: id.clone(), entry_type: "compaction" });
         self.refresh_context();
         let (estimated_tokens_after, entry_json) = {
-            let sm = self.session_manager();
+            let sm = self.lock_session_manager();
             let projection = sm.build_session_projection();
             let after = projection.messages().map(estimate_tokens).sum::<u64>();
             (after, sm.entry(&id).and_then(|e| serde_json::to_value(e).ok()))
@@ -353,7 +353,7 @@ impl AgentSession {
         }
         let direct = calculate_context_tokens(&message.usage);
         let context_tokens = if facts.has_context_edits {
-            let sm = self.session_manager();
+            let sm = self.lock_session_manager();
             let branch = sm.get_branch(None);
             estimate_projected_context_tokens(&sm.build_session_projection(), &branch).tokens
         } else if message.stop_reason == StopReason::Error || direct == 0 {
@@ -380,7 +380,7 @@ impl AgentSession {
 
     /// Where the assistant message stands in the session (pi's `_checkCompaction` preamble).
     fn compaction_facts(&self, message: &AssistantMessage) -> CompactionFacts {
-        let sm = self.session_manager();
+        let sm = self.lock_session_manager();
         let branch = sm.get_branch(None);
         let latest_compaction_ms = branch.iter().rev().find_map(|e| match e {
             SessionEntry::Compaction(c) => Some(parse_iso(&c.timestamp).unwrap_or(0)),
@@ -424,7 +424,7 @@ impl AgentSession {
     /// pi's `_runAutoCompaction`: whether the run loop should continue the agent.
     async fn run_auto_compaction(&self, reason: &str, will_retry: bool) -> bool {
         let settings = lock(&self.shared.settings).compaction;
-        if prepare_compaction(&self.session_manager().get_branch(None), settings).is_none() {
+        if prepare_compaction(&self.lock_session_manager().get_branch(None), settings).is_none() {
             return false;
         }
         let cancel = CancellationToken::new();

@@ -68,7 +68,7 @@ async fn handle(
     match &event {
         AgentEvent::MessageEnd { message } => {
             if persisted_on_message_end(message) {
-                persist(shared, message);
+                persist(shared, message).await;
             }
             if let AgentMessage::Assistant(assistant) = message {
                 let mut st = shared.run_state();
@@ -83,7 +83,7 @@ async fn handle(
                 }
             }
         }
-        AgentEvent::TurnEnd { .. } => flush_pending_custom(shared),
+        AgentEvent::TurnEnd { .. } => flush_pending_custom(shared).await,
         _ => {}
     }
     replacement
@@ -172,8 +172,9 @@ fn persisted_on_message_end(message: &CodingAgentMessage) -> bool {
     }
 }
 
-/// Persists one finished message (after every listener saw it), as pi does on `message_end`.
-pub(crate) fn persist(shared: &SessionShared, message: &CodingAgentMessage) {
+/// Appends one finished message to the session manager (its write queued on the manager's
+/// writer thread): the entry id and type, or `None` after a failure (recorded).
+fn queue_persist(shared: &SessionShared, message: &CodingAgentMessage) -> Option<(String, &'static str)> {
     let mut sm = lock(&shared.session_manager);
     let (result, entry_type) = match message {
         AgentMessage::Custom(CodingMessage::Custom(c)) => (
@@ -184,12 +185,32 @@ pub(crate) fn persist(shared: &SessionShared, message: &CodingAgentMessage) {
     };
     drop(sm);
     match result {
-        Ok(id) => shared.emit(&SessionEvent::EntryPersisted { id, entry_type }),
+        Ok(id) => Some((id, entry_type)),
         Err(e) => {
             tracing::error!(error = %e, "could not persist a message to the session");
             shared.run_state().persist_error.get_or_insert_with(|| e.to_string());
+            None
         }
     }
+}
+
+/// Persists one finished message (after every listener saw it), as pi does on `message_end`:
+/// the write and fsync run on the writer thread and are awaited here, so the message is on disk
+/// before `EntryPersisted` and before the next event of the run.
+pub(crate) async fn persist(shared: &SessionShared, message: &CodingAgentMessage) {
+    let Some((id, entry_type)) = queue_persist(shared, message) else { return };
+    if shared.settle_writes().await.is_ok() {
+        shared.emit(&SessionEvent::EntryPersisted { id, entry_type });
+    }
+}
+
+/// [`persist`] for a synchronous caller (pi's synchronous paths: a custom message delivered while
+/// idle, a user `!cmd` recorded while idle): the entry is in the session at once and its write is
+/// awaited by a tracked task (`dispose` waits for it; a failure is recorded).
+pub(crate) fn persist_now(shared: &Arc<SessionShared>, message: &CodingAgentMessage) {
+    let Some((id, entry_type)) = queue_persist(shared, message) else { return };
+    shared.settle_writes_later();
+    shared.emit(&SessionEvent::EntryPersisted { id, entry_type });
 }
 
 impl AgentSession {
@@ -203,26 +224,36 @@ impl AgentSession {
 
 /// pi's `_appendCustomMessage`: append to the session, then `message_start` / `message_end` to
 /// the public listeners (not to extensions).
-pub(crate) fn append_custom_message(shared: &SessionShared, message: CodingAgentMessage) {
+pub(crate) async fn append_custom_message(shared: &SessionShared, message: CodingAgentMessage) {
     // Written first: message events never describe a message the session does not contain.
-    persist(shared, &message);
+    persist(shared, &message).await;
+    announce_custom_message(shared, message);
+}
+
+/// [`append_custom_message`] for a synchronous caller ([`persist_now`]).
+pub(crate) fn append_custom_message_now(shared: &Arc<SessionShared>, message: CodingAgentMessage) {
+    persist_now(shared, &message);
+    announce_custom_message(shared, message);
+}
+
+fn announce_custom_message(shared: &SessionShared, message: CodingAgentMessage) {
     shared.emit(&SessionEvent::Agent(AgentEvent::MessageStart { message: message.clone() }));
     shared.emit(&SessionEvent::Agent(AgentEvent::MessageEnd { message }));
 }
 
 /// pi's `_flushPendingCustomMessages`.
-pub(crate) fn flush_pending_custom(shared: &SessionShared) {
+pub(crate) async fn flush_pending_custom(shared: &SessionShared) {
     let pending = std::mem::take(&mut shared.run_state().pending_custom);
     for message in pending {
-        append_custom_message(shared, message);
+        append_custom_message(shared, message).await;
     }
 }
 
 /// pi's `_flushPendingBashMessages`.
-pub(crate) fn flush_pending_bash(shared: &SessionShared) {
+pub(crate) async fn flush_pending_bash(shared: &SessionShared) {
     let pending = std::mem::take(&mut shared.run_state().pending_bash);
     for message in pending {
-        persist(shared, &message);
+        persist(shared, &message).await;
     }
 }
 

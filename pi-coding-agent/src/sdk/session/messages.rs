@@ -6,7 +6,7 @@ use pi_agent_core::AgentMessage;
 use pi_ai::{Content, ImageContent, UserBlock, now_ms};
 
 use super::AgentSession;
-use super::events::{append_custom_message, emit_queue_update};
+use super::events::{append_custom_message_now, emit_queue_update};
 use super::prompt::{PromptOptions, RunTrigger, user_message};
 use crate::extensions::{DeliverAs, ExtensionMessage, InputSource, SendMessageOptions, StreamingBehavior};
 use crate::messages::{CodingAgentMessage, CodingMessage, CustomRoleMessage};
@@ -108,7 +108,7 @@ impl AgentSession {
         } else if streaming {
             self.shared.run_state().pending_custom.push(message);
         } else {
-            append_custom_message(&self.shared, message);
+            append_custom_message_now(&self.shared, message);
             self.refresh_context();
         }
         None

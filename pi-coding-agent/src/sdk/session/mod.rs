@@ -19,6 +19,7 @@ mod bash_exec;
 mod compaction;
 mod event;
 mod events;
+mod expand_input;
 mod messages;
 mod prompt;
 mod provider_errors;
@@ -154,6 +155,34 @@ pub(crate) struct SessionShared {
     /// The context of the agent's last request, as its stream function received it (after
     /// `transform_context`, `convert_to_llm` and `normalize_context`): the interactive `/context`.
     pub(crate) last_request: Arc<Mutex<Option<pi_ai::transcript::TranscriptContext>>>,
+    /// The `Retry-After` of the last failed 429/503 answer (see [`RetryAfter`]).
+    pub(crate) retry_after: RetryAfter,
+}
+
+/// The server-requested delay of the last failed 429/503 response, recorded by the
+/// `on_error_response` hook the session installs and taken by the next auto-retry.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RetryAfter(Arc<Mutex<Option<std::time::Duration>>>);
+
+impl RetryAfter {
+    /// The hook recording it (chained before `user`'s own hook, if any).
+    pub(crate) fn hook(&self, user: Option<pi_ai::options::ErrorResponseHook>) -> pi_ai::options::ErrorResponseHook {
+        let cell = self.0.clone();
+        Arc::new(move |response: &pi_ai::options::ProviderResponse| {
+            let wait = matches!(response.status, 429 | 503)
+                .then(|| pi_ai::http::server_retry_delay(&response.headers))
+                .flatten();
+            *lock(&cell) = wait;
+            if let Some(user) = &user {
+                user(response);
+            }
+        })
+    }
+
+    /// Takes the recorded delay.
+    pub(crate) fn take(&self) -> Option<std::time::Duration> {
+        lock(&self.0).take()
+    }
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -172,12 +201,19 @@ pub(crate) struct SharedParts {
     pub(crate) settings: SessionSettings,
     pub(crate) settings_manager: Arc<SettingsManager>,
     pub(crate) shell: ShellSettings,
+    pub(crate) retry_after: RetryAfter,
 }
 
 impl SessionShared {
     pub(crate) fn new(parts: SharedParts) -> Self {
+        let mut session_manager = parts.session_manager;
+        // The session's writes and fsyncs run on the manager's writer thread, never on an async
+        // worker; `persist` awaits them before the events that depend on them.
+        if let Err(e) = session_manager.write_in_background() {
+            tracing::warn!(error = %e, "session writes stay on the caller's thread");
+        }
         SessionShared {
-            session_manager: Mutex::new(parts.session_manager),
+            session_manager: Mutex::new(session_manager),
             listeners: Mutex::new(Vec::new()),
             next_listener: AtomicU64::new(1),
             all_tools: Mutex::new(parts.all_tools),
@@ -196,6 +232,7 @@ impl SessionShared {
             error_listener: Mutex::new(None),
             tasks: Mutex::new(Vec::new()),
             last_request: Arc::new(Mutex::new(None)),
+            retry_after: parts.retry_after,
         }
     }
 
@@ -219,6 +256,33 @@ impl SessionShared {
         let mut tasks = lock(&self.tasks);
         tasks.retain(|t| !t.is_finished());
         tasks.push(handle.spawn(work));
+    }
+
+    /// Awaits the session-file writes queued so far (on the manager's writer thread). A failure
+    /// stops persisting (the file stays a valid prefix of the session), is logged, and is kept
+    /// for [`AgentSession::take_persist_error`], which the modes report.
+    pub(crate) async fn settle_writes(&self) -> Result<(), crate::session::SessionError> {
+        let pending = lock(&self.session_manager).take_pending_writes();
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let outcome = pending.wait().await;
+        if let Err(e) = &outcome {
+            lock(&self.session_manager).stop_persisting();
+            tracing::error!(error = %e, "could not persist the session");
+            self.run_state().persist_error.get_or_insert_with(|| e.to_string());
+        }
+        outcome
+    }
+
+    /// [`Self::settle_writes`] for a synchronous caller: a tracked task awaits the writes
+    /// (`dispose` waits for it), so a failure still reaches the user.
+    pub(crate) fn settle_writes_later(self: &Arc<Self>) {
+        let shared = self.clone();
+        self.spawn_tracked(async move {
+            // The failure was recorded for `take_persist_error`.
+            let _ = shared.settle_writes().await;
+        });
     }
 
     /// The registered tools with these names, in this order (unknown names are skipped).
@@ -295,16 +359,32 @@ impl AgentSession {
     }
 
     /// Runs `f` on the session manager under its lock. The lock cannot outlive the call, so it
-    /// is never held across an `.await` (prefer this to [`AgentSession::session_manager`]).
+    /// is never held across an `.await`; `f` must not block (no I/O waits, no `block_on`).
     pub fn with_session_manager<R>(&self, f: impl FnOnce(&mut SessionManager) -> R) -> R {
         f(&mut lock(&self.shared.session_manager))
     }
 
-    /// The session manager, locked until the guard drops. Holding the guard across an `.await`
-    /// blocks every event of the session (clippy's `await_holding_lock` flags it); use
-    /// [`AgentSession::with_session_manager`] where a closure fits.
-    pub fn session_manager(&self) -> MutexGuard<'_, SessionManager> {
+    /// The session manager, locked until the guard drops: for the session's own synchronous
+    /// sections only (never held across an `.await`; clippy's `await_holding_lock` checks it).
+    /// Users of the SDK get [`AgentSession::with_session_manager`] and the getters instead: a
+    /// guard handed out could be held across an `.await` and stall every event of the session.
+    pub(crate) fn lock_session_manager(&self) -> MutexGuard<'_, SessionManager> {
         lock(&self.shared.session_manager)
+    }
+
+    /// The session's name (its latest `session_info` entry).
+    pub fn session_name(&self) -> Option<String> {
+        self.with_session_manager(|sm| sm.session_name())
+    }
+
+    /// The id of the current leaf entry (`None` in an empty session).
+    pub fn leaf_id(&self) -> Option<String> {
+        self.with_session_manager(|sm| sm.leaf_id().map(str::to_owned))
+    }
+
+    /// The entries from the root to `from` (the leaf when `None`), cloned.
+    pub fn branch(&self, from: Option<&str>) -> Vec<crate::session::SessionEntry> {
+        self.with_session_manager(|sm| sm.get_branch(from).into_iter().cloned().collect())
     }
 
     /// Registers a listener for session events; returns a handle that removes it.
@@ -359,6 +439,7 @@ impl AgentSession {
     pub fn set_model(&self, model: Model) -> Result<(), SdkError> {
         let previous = self.model();
         lock(&self.shared.session_manager).append_model_change(&model.provider, &model.id)?;
+        self.shared.settle_writes_later();
         self.agent.set_model(model.clone());
         if !previous.same_as(&model) {
             let payload = serde_json::json!({"model": model, "previousModel": previous, "source": "set"});
@@ -375,6 +456,7 @@ impl AgentSession {
             sm.append_session_info(name)?;
             sm.session_name()
         };
+        self.shared.settle_writes_later();
         self.shared.emit(&SessionEvent::SessionInfoChanged { name: current.clone() });
         let mut payload = serde_json::Map::new();
         if let Some(name) = current {
@@ -410,6 +492,7 @@ impl AgentSession {
             return Ok(());
         }
         lock(&self.shared.session_manager).append_thinking_level_change(level.as_str())?;
+        self.shared.settle_writes_later();
         self.agent.set_thinking_level(level);
         self.shared.emit(&SessionEvent::ThinkingLevelChanged { level });
         let payload = serde_json::json!({"level": level.as_str(), "previousLevel": previous.as_str()});
@@ -463,12 +546,12 @@ impl AgentSession {
 
     /// The session file, once something was written.
     pub fn session_file(&self) -> Option<std::path::PathBuf> {
-        self.session_manager().session_file().map(|p| p.to_path_buf())
+        self.lock_session_manager().session_file().map(|p| p.to_path_buf())
     }
 
     /// The session id.
     pub fn session_id(&self) -> String {
-        self.session_manager().session_id().to_owned()
+        self.lock_session_manager().session_id().to_owned()
     }
 
     /// The session settings (automatic compaction, retry).
@@ -538,6 +621,7 @@ impl AgentSession {
             let entry = sm.entry(&id).cloned();
             (id, entry)
         };
+        self.shared.settle_writes_later();
         self.shared.emit(&SessionEvent::EntryPersisted { id: id.clone(), entry_type: "custom" });
         // pi's `entry_appended` event, which its json and rpc modes put on the wire.
         if let Some(entry) = entry {
@@ -569,6 +653,9 @@ impl AgentSession {
                 }
             }
         }
+        // Whatever is still queued for the session file is on disk before `dispose` returns (a
+        // failure was recorded for `take_persist_error`).
+        let _ = self.shared.settle_writes().await;
         lock(&self.shared.listeners).clear();
         if let Some(handle) = lock(&self.shared.error_listener).take() {
             handle.remove();

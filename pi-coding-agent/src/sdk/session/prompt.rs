@@ -208,15 +208,15 @@ impl AgentSession {
             Ok(m) => m,
             Err(e) => {
                 self.shared.run_state().run_active = false;
-                flush_pending_bash(&self.shared);
-                flush_pending_custom(&self.shared);
+                flush_pending_bash(&self.shared).await;
+                flush_pending_custom(&self.shared).await;
                 self.refresh_context();
                 self.shared.idle.notify_waiters();
                 return Err(e);
             }
         };
-        flush_pending_bash(&self.shared);
-        flush_pending_custom(&self.shared);
+        flush_pending_bash(&self.shared).await;
+        flush_pending_custom(&self.shared).await;
         PreflightCallback::call(preflight, PromptDisposition::Started);
         self.refresh_context();
         let result = self.run_loop(messages).await;
@@ -228,8 +228,8 @@ impl AgentSession {
         if aborted {
             self.finish_cancelled_retry();
         }
-        flush_pending_bash(&self.shared);
-        flush_pending_custom(&self.shared);
+        flush_pending_bash(&self.shared).await;
+        flush_pending_custom(&self.shared).await;
         self.refresh_context();
         let settled = self.emit_agent_settled(aborted).await;
         result.and(settled)

@@ -43,6 +43,6 @@ impl AgentSession {
         let requested = options.max_tokens.unwrap_or(model.max_tokens);
         options.max_tokens = Some(pi_ai::models::clamp_max_tokens_to_context(&model, context.messages(), requested));
         options.reasoning = options.reasoning.map(|l| pi_ai::models::clamp_thinking_level(&model, l));
-        pi_ai::providers::request_body(&model, &context, &options).map_err(SdkError::Failed)
+        pi_ai::providers::request_body(&model, &context, &options).await.map_err(SdkError::Failed)
     }
 }

@@ -1,6 +1,7 @@
 //! Auto-retry of retryable provider errors (pi's `_prepareRetry`, `abortRetry`): the failed
 //! attempt stays in the session but is omitted from the model's context by a context edit, then
-//! the run continues after an exponential back-off. `auto_retry_start` / `auto_retry_end` tell
+//! the run continues after an exponential back-off, or after the server's `Retry-After` of a
+//! 429/503 answer (beyond pi), capped by `retry.maxAgentDelayMs`. `auto_retry_start` / `auto_retry_end` tell
 //! listeners.
 
 use pi_agent_core::AgentMessage;
@@ -32,7 +33,7 @@ impl AgentSession {
             }
             st.retry_attempt
         };
-        let delay_ms = settings.delay_ms(attempt);
+        let delay_ms = settings.delay_for(attempt, self.shared.retry_after.take());
         self.shared.emit(&SessionEvent::AutoRetryStart {
             attempt,
             max_attempts: settings.max_retries,
@@ -61,7 +62,7 @@ impl AgentSession {
     /// with context edits (pi's `_omitRecoveryAttempt`).
     pub(crate) fn omit_recovery_attempt(&self, message: &AssistantMessage) {
         let call_ids: Vec<String> = message.tool_calls().map(|c| c.id.clone()).collect();
-        let mut sm = self.session_manager();
+        let mut sm = self.lock_session_manager();
         let branch: Vec<(String, Option<crate::messages::CodingAgentMessage>)> = sm
             .get_branch(None)
             .iter()

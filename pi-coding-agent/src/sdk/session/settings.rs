@@ -13,19 +13,32 @@ pub struct RetrySettings {
     pub max_retries: u32,
     /// Back-off of the first retry; doubled for each later one.
     pub base_delay_ms: u64,
+    /// The longest wait before a retry (pi's `retry.maxAgentDelayMs`, default 60 s): it caps the
+    /// back-off and a server's `Retry-After`.
+    pub max_delay_ms: u64,
 }
 
 impl Default for RetrySettings {
     /// pi's defaults: enabled, 3 retries, 2000 ms.
     fn default() -> Self {
-        RetrySettings { enabled: true, max_retries: 3, base_delay_ms: 2000 }
+        RetrySettings { enabled: true, max_retries: 3, base_delay_ms: 2000, max_delay_ms: 60_000 }
     }
 }
 
 impl RetrySettings {
-    /// pi's `retryDelayMs`: `baseDelayMs * 2^(attempt-1)`, at most 60 s.
+    /// pi's `retryDelayMs`: `baseDelayMs * 2^(attempt-1)`, at most `max_delay_ms`.
     pub fn delay_ms(&self, attempt: u32) -> u64 {
-        self.base_delay_ms.saturating_mul(1u64 << attempt.saturating_sub(1).min(32)).min(60_000)
+        self.base_delay_ms.saturating_mul(1u64 << attempt.saturating_sub(1).min(32)).min(self.max_delay_ms)
+    }
+
+    /// The wait before retry `attempt`: the server's `Retry-After` of a 429 or 503 answer when it
+    /// gave one (beyond pi, which always backs off exponentially), else [`Self::delay_ms`];
+    /// either way at most `max_delay_ms`.
+    pub fn delay_for(&self, attempt: u32, retry_after: Option<std::time::Duration>) -> u64 {
+        match retry_after {
+            Some(wait) => u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).min(self.max_delay_ms),
+            None => self.delay_ms(attempt),
+        }
     }
 }
 
@@ -88,6 +101,7 @@ impl SessionSettings {
                 enabled: settings.retry_enabled(),
                 max_retries: u32::try_from(settings.retry_max_retries()).unwrap_or(u32::MAX),
                 base_delay_ms: settings.retry_base_delay_ms(),
+                max_delay_ms: settings.retry_max_agent_delay_ms(),
             },
         }
     }

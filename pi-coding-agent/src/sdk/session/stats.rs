@@ -111,7 +111,7 @@ impl AgentSession {
         let mut tokens = TokenStats::default();
         let mut cost = 0.0;
         let (session_file, session_id) = {
-            let sm = self.session_manager();
+            let sm = self.lock_session_manager();
             for entry in sm.entries() {
                 match entry {
                     SessionEntry::Usage(u) => add(&mut tokens, &mut cost, &u.usage),
@@ -169,7 +169,7 @@ impl AgentSession {
         if context_window == 0 {
             return None;
         }
-        let sm = self.session_manager();
+        let sm = self.lock_session_manager();
         let branch = sm.get_branch(None);
         let projection = sm.build_session_projection();
         if let Some(index) = branch.iter().rposition(|e| matches!(e, SessionEntry::Compaction(_))) {

@@ -60,7 +60,7 @@ impl AgentSession {
         }
         let previous = self.session_file();
         let mut next = {
-            let sm = self.session_manager();
+            let sm = self.lock_session_manager();
             if sm.is_persisted() {
                 SessionManager::create(sm.cwd(), Some(sm.session_dir()), NewSessionOptions::default())?
             } else {
@@ -108,7 +108,7 @@ impl AgentSession {
         }
         let invalid = || SdkError::Failed("Invalid entry ID for forking".into());
         let (target_leaf, selected_text) = {
-            let sm = self.session_manager();
+            let sm = self.lock_session_manager();
             let entry = sm.entry(entry_id).ok_or_else(invalid)?;
             if at {
                 (Some(entry.id().to_owned()), None)
@@ -119,14 +119,14 @@ impl AgentSession {
         };
         let previous = self.session_file();
         let (persisted, cwd, dir) = {
-            let sm = self.session_manager();
+            let sm = self.lock_session_manager();
             (sm.is_persisted(), sm.cwd().to_owned(), sm.session_dir().to_path_buf())
         };
         if !persisted {
             // In memory: the same manager is reset or cut down, after the run settled.
             self.teardown("fork", None).await;
             {
-                let mut sm = self.session_manager();
+                let mut sm = self.lock_session_manager();
                 match &target_leaf {
                     None => {
                         sm.new_session(NewSessionOptions {
@@ -172,7 +172,7 @@ impl AgentSession {
 
     /// pi's `getUserMessagesForForking`: every user message with text, in file order.
     pub fn get_fork_messages(&self) -> Vec<ForkMessage> {
-        self.session_manager()
+        self.lock_session_manager()
             .entries()
             .iter()
             .filter_map(|e| {
@@ -210,7 +210,7 @@ impl AgentSession {
     /// a `thinking_level_change` gets one.
     fn restore_model_and_thinking_level(&self) -> Result<(), SdkError> {
         let (has_messages, recorded_level, recorded_model, has_thinking_entry) = {
-            let sm = self.session_manager();
+            let sm = self.lock_session_manager();
             let context = sm.build_session_context();
             let has_thinking_entry =
                 sm.get_branch(None).iter().any(|e| matches!(e, SessionEntry::ThinkingLevelChange(_)));
@@ -238,7 +238,7 @@ impl AgentSession {
         self.agent.set_model(model.clone());
         self.agent.set_thinking_level(level);
         *lock(&self.shared.model_fallback_message) = fallback;
-        let mut sm = self.session_manager();
+        let mut sm = self.lock_session_manager();
         if !has_messages {
             sm.append_model_change(&model.provider, &model.id)?;
             sm.append_thinking_level_change(level.as_str())?;
@@ -282,11 +282,11 @@ impl AgentSession {
         previous: Option<std::path::PathBuf>,
     ) -> Result<(), SdkError> {
         if let Some(next) = next {
-            *self.session_manager() = next;
+            *self.lock_session_manager() = next;
         }
         // Requests carry the new session's id (openai-responses' `prompt_cache_key`), as pi's
         // runtime rebuild sets `agent.sessionId`.
-        let session_id = self.session_manager().session_id().to_owned();
+        let session_id = self.lock_session_manager().session_id().to_owned();
         self.agent.set_session_id(Some(session_id));
         {
             let mut st = self.shared.run_state();

@@ -58,12 +58,12 @@ impl AgentSession {
                     .into(),
             ));
         }
-        let old_leaf = self.session_manager().leaf_id().map(str::to_owned);
+        let old_leaf = self.lock_session_manager().leaf_id().map(str::to_owned);
         if old_leaf.as_deref() == Some(target_id) {
             return Ok(NavigateTreeOutcome::default());
         }
         let (target, entries_json, common_ancestor) = {
-            let sm = self.session_manager();
+            let sm = self.lock_session_manager();
             let Some(target) = sm.entry(target_id).cloned() else {
                 return Err(SdkError::Failed(format!("Entry {target_id} not found")));
             };
@@ -145,7 +145,7 @@ impl AgentSession {
             };
             let outcome = {
                 let entries: Vec<SessionEntry> = {
-                    let sm = self.session_manager();
+                    let sm = self.lock_session_manager();
                     collect_entries_for_branch_summary(&sm, old_leaf.as_deref(), &target_id)
                         .0
                         .into_iter()
@@ -181,7 +181,7 @@ impl AgentSession {
         };
         let mut summary_entry_id = None;
         {
-            let mut sm = self.session_manager();
+            let mut sm = self.lock_session_manager();
             match &summary {
                 Some((text, details, usage)) if !text.is_empty() => {
                     let id = sm.branch_with_summary(
@@ -212,7 +212,7 @@ impl AgentSession {
         self.shared.run_state().branch_summary_cancel = None;
         if let Some(runner) = &self.shared.runner {
             let (new_leaf_id, summary_entry) = {
-                let sm = self.session_manager();
+                let sm = self.lock_session_manager();
                 let entry =
                     summary_entry_id.as_deref().and_then(|id| sm.entry(id)).and_then(|e| serde_json::to_value(e).ok());
                 (sm.leaf_id().map(str::to_owned), entry)
