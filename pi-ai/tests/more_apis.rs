@@ -98,7 +98,8 @@ fn every_catalog_model_of_the_new_apis_builds_a_request() {
         for model in models.iter().filter(|m| APIS.contains(&m.api.as_str())) {
             seen += 1;
             assert!(registered.contains(&model.api), "{}: {}", model.id, model.api);
-            let body = futures::executor::block_on(pi_ai::providers::request_body(model, &context, &Default::default()));
+            let body =
+                futures::executor::block_on(pi_ai::providers::request_body(model, &context, &Default::default()));
             let azure_env =
                 ["AZURE_OPENAI_BASE_URL", "AZURE_OPENAI_RESOURCE_NAME"].iter().any(|v| std::env::var_os(v).is_some());
             if model.api == "azure-openai-responses" && model.base_url.is_empty() && !azure_env {

@@ -99,7 +99,11 @@ pub fn build_request_ref(
 
 /// Awaits the payload hook on `request`'s body as pi's hook sees it (`modelId` first, the
 /// `ConverseStreamCommand` input); a `modelId` the hook changes moves the request's URL.
-pub async fn apply_payload_hook(request: &mut HttpRequest, model: &Model, options: &StreamOptions) -> Result<(), String> {
+pub async fn apply_payload_hook(
+    request: &mut HttpRequest,
+    model: &Model,
+    options: &StreamOptions,
+) -> Result<(), String> {
     let Some(hook) = &options.on_payload else { return Ok(()) };
     let fields: serde_json::Map<String, Value> =
         serde_json::from_slice(&request.body).map_err(|e| format!("Could not serialize the request: {e}"))?;
