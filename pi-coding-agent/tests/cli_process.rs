@@ -238,3 +238,31 @@ fn rpc_mode_commands_and_parse_errors() {
     assert_eq!(records[6]["id"], "6");
     assert_eq!(records[6]["data"]["output"], "rpc-bash\n");
 }
+
+/// The demo's question (`scripts/demo.sh`) on the real local LLM: the server samples greedily
+/// with a fixed seed, so `pi -p` names Paris, and twice the same way. Skipped without
+/// `PI_LOCAL_LLM_URL` (scripts/test-all.sh starts the server and sets it).
+#[test]
+fn the_demo_question_gets_the_same_sensible_answer_every_run() {
+    let Ok(root) = std::env::var("PI_LOCAL_LLM_URL") else {
+        eprintln!("skipped: PI_LOCAL_LLM_URL is not set (scripts/test-all.sh starts the local LLM)");
+        return;
+    };
+    let env = Env::new(&format!("{}/v1", root.trim_end_matches('/')));
+    let args = [
+        "--model",
+        "local/smollm2-135m",
+        "--no-tools",
+        "--no-session",
+        "--system-prompt",
+        "You are a helpful assistant.",
+        "-p",
+        "What is the capital of France?",
+    ];
+    let first = env.run(&args);
+    assert!(first.status.success(), "stderr: {}", String::from_utf8_lossy(&first.stderr));
+    let answer = String::from_utf8_lossy(&first.stdout).into_owned();
+    assert!(answer.contains("Paris"), "the demo's answer: {answer}");
+    let second = env.run(&args);
+    assert_eq!(String::from_utf8_lossy(&second.stdout), answer, "greedy sampling answers the same every run");
+}
