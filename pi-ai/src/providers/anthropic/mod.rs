@@ -14,7 +14,7 @@
 //!
 //! - A request whose `"prefer"` strict tools exceed Claude's limits (a 400 naming them) is sent
 //!   once more with those tools non-strict, and the session remembers it
-//!   ([`strict_limits`](crate::providers::constrained::strict_limits)).
+//!   ([`strict_limits`]).
 //!
 //! Not ported: message threads, native tool changes, managed effort, server-side fallbacks.
 
