@@ -123,6 +123,11 @@ impl ModelRegistry {
         &self.models
     }
 
+    /// The same collection as a shared handle (no copy), for work done later or elsewhere.
+    pub fn shared_models(&self) -> Arc<Models> {
+        Arc::clone(&self.models)
+    }
+
     /// Every model, in catalog order.
     pub fn get_all(&self) -> Vec<&Model> {
         self.models.get_models(None)

@@ -426,10 +426,7 @@ async fn run(mut args: Args) -> Result<i32> {
             exclude_tools: args.exclude_tools.clone(),
             default_tools: settings.default_tools(),
             codemode_inline_budget: Some(settings.codemode_inline_budget()),
-            codemode_models: pi_coding_agent::builtin_extensions::codemode::ModelCatalog {
-                all: registry.all_models().iter().filter_map(|m| serde_json::to_value(m).ok()).collect(),
-                available: available.iter().filter_map(|m| serde_json::to_value(m).ok()).collect(),
-            },
+            codemode_models: codemode_models(registry.registry().shared_models(), available.clone()),
         }),
         ..Default::default()
     })
@@ -652,4 +649,17 @@ fn menu_commands(loader: &DefaultResourceLoader) -> Vec<(String, String)> {
     let templates = r.prompt_templates.iter().map(|t| (t.name.clone(), t.description.clone()));
     let skills = r.skills.iter().map(|s| (format!("skill:{}", s.name), s.description.clone()));
     templates.chain(skills).collect()
+}
+
+/// codemode's `models.*` catalog, turned into pi's JSON only when a script first asks.
+fn codemode_models(
+    all: std::sync::Arc<pi_ai::registry::Models>,
+    available: Vec<pi_ai::Model>,
+) -> pi_coding_agent::builtin_extensions::codemode::LazyModelCatalog {
+    pi_coding_agent::builtin_extensions::codemode::LazyModelCatalog::new(move || {
+        pi_coding_agent::builtin_extensions::codemode::ModelCatalog {
+            all: all.get_models(None).iter().filter_map(|m| serde_json::to_value(m).ok()).collect(),
+            available: available.iter().filter_map(|m| serde_json::to_value(m).ok()).collect(),
+        }
+    })
 }

@@ -32,7 +32,7 @@ pub struct BuiltinOptions {
     /// The `codemode.inlineBudget` setting.
     pub codemode_inline_budget: Option<u64>,
     /// The model catalog codemode scripts reach through `models.*`.
-    pub codemode_models: codemode::ModelCatalog,
+    pub codemode_models: codemode::LazyModelCatalog,
 }
 
 impl BuiltinOptions {
@@ -76,7 +76,7 @@ pub fn cli_extensions(options: &BuiltinOptions) -> Vec<Arc<dyn Extension>> {
     if enabled("codemode") {
         let active = options.names(codemode::CODEMODE_TOOL_NAME);
         let codemode = codemode::CodemodeExtension::new(catalogs, active, options.codemode_inline_budget)
-            .with_models(options.codemode_models.clone());
+            .with_lazy_models(options.codemode_models.clone());
         out.push(Arc::new(codemode));
     }
     if let Some(mcp) = mcp {

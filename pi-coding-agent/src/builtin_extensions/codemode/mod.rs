@@ -18,7 +18,7 @@ use async_trait::async_trait;
 use pi_agent_core::AgentTool;
 
 pub use description::{CODEMODE_STORE_ENTRY_TYPE, CODEMODE_TOOL_NAME};
-pub use models::ModelCatalog;
+pub use models::{LazyModelCatalog, ModelCatalog};
 pub use tool::CodemodeTool;
 
 use crate::builtin_extensions::tool_search::ToolCatalog;
@@ -29,19 +29,25 @@ pub struct CodemodeExtension {
     catalogs: Vec<Arc<dyn ToolCatalog>>,
     active: bool,
     inline_budget: Option<u64>,
-    models: Arc<ModelCatalog>,
+    models: LazyModelCatalog,
 }
 
 impl CodemodeExtension {
     /// The extension; scripts may call the active tools and the tools of `catalogs`. `active` when
     /// `--tools` or `defaultTools` name it. `inline_budget` is `codemode.inlineBudget`.
     pub fn new(catalogs: Vec<Arc<dyn ToolCatalog>>, active: bool, inline_budget: Option<u64>) -> Self {
-        CodemodeExtension { catalogs, active, inline_budget, models: Arc::new(ModelCatalog::default()) }
+        CodemodeExtension { catalogs, active, inline_budget, models: LazyModelCatalog::default() }
     }
 
     /// The model catalog scripts reach through `models.*`.
     pub fn with_models(mut self, models: ModelCatalog) -> Self {
-        self.models = Arc::new(models);
+        self.models = LazyModelCatalog::ready(models);
+        self
+    }
+
+    /// The model catalog scripts reach through `models.*`, built when a script first asks.
+    pub fn with_lazy_models(mut self, models: LazyModelCatalog) -> Self {
+        self.models = models;
         self
     }
 }

@@ -17,6 +17,47 @@ pub struct ModelCatalog {
     pub available: Vec<Value>,
 }
 
+/// A [`ModelCatalog`] built on first use: a run whose scripts never ask for `models.*` (nearly
+/// every run) does not turn the ~1 700-model catalog into JSON.
+#[derive(Clone)]
+pub struct LazyModelCatalog(std::sync::Arc<LazyInner>);
+
+struct LazyInner {
+    cell: std::sync::OnceLock<ModelCatalog>,
+    build: Box<dyn Fn() -> ModelCatalog + Send + Sync>,
+}
+
+impl LazyModelCatalog {
+    /// A catalog `build` makes when a script first needs it.
+    pub fn new(build: impl Fn() -> ModelCatalog + Send + Sync + 'static) -> Self {
+        LazyModelCatalog(std::sync::Arc::new(LazyInner { cell: std::sync::OnceLock::new(), build: Box::new(build) }))
+    }
+
+    /// A catalog that is already built.
+    pub fn ready(catalog: ModelCatalog) -> Self {
+        let cell = std::sync::OnceLock::new();
+        let _ = cell.set(catalog);
+        LazyModelCatalog(std::sync::Arc::new(LazyInner { cell, build: Box::new(ModelCatalog::default) }))
+    }
+
+    /// The catalog, built now if this is the first use.
+    pub fn get(&self) -> &ModelCatalog {
+        self.0.cell.get_or_init(|| (self.0.build)())
+    }
+}
+
+impl Default for LazyModelCatalog {
+    fn default() -> Self {
+        LazyModelCatalog::ready(ModelCatalog::default())
+    }
+}
+
+impl std::fmt::Debug for LazyModelCatalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyModelCatalog").field("built", &self.0.cell.get().is_some()).finish()
+    }
+}
+
 /// The `models.*` globals, all taking their arguments spread.
 pub fn model_globals() -> Vec<SandboxGlobal> {
     ["getModelsOfType", "getAvailableOfType", "getModelOfType", "classify", "generateImages"]

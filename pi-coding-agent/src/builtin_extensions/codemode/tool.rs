@@ -20,7 +20,7 @@ use super::format::{
     CallRecord, DEFAULT_MAX_OUTPUT_TOKENS, Item, format_error, format_output, join_adjacent_text, save_images,
     to_blocks, truncate_output, truncate_text,
 };
-use super::models::{ModelCatalog, call_model_global, model_globals};
+use super::models::{LazyModelCatalog, call_model_global, model_globals};
 use super::sandbox::{SandboxHost, SandboxTool, ScriptRequest, run_script};
 use super::source::parse_codemode_source;
 use crate::builtin_extensions::tool_search::ToolCatalog;
@@ -38,7 +38,7 @@ pub struct CodemodeTool {
     catalogs: Vec<Arc<dyn ToolCatalog>>,
     description: String,
     parameters: Value,
-    models: Arc<ModelCatalog>,
+    models: LazyModelCatalog,
 }
 
 impl CodemodeTool {
@@ -49,7 +49,7 @@ impl CodemodeTool {
         api: ExtensionApi,
         catalogs: Vec<Arc<dyn ToolCatalog>>,
         description: String,
-        models: Arc<ModelCatalog>,
+        models: LazyModelCatalog,
     ) -> Self {
         let parameters = json!({
             "type": "object",
@@ -122,7 +122,7 @@ struct Host {
     callable: Arc<Vec<Callable>>,
     calls: Arc<Mutex<Vec<CallRecord>>>,
     ctx: ToolContext,
-    models: Arc<ModelCatalog>,
+    models: LazyModelCatalog,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -208,7 +208,7 @@ impl SandboxHost for Host {
             _ => Vec::new(),
         };
         if name.starts_with("models.") {
-            return call_model_global(&self.models, name, &args);
+            return call_model_global(self.models.get(), name, &args);
         }
         call_discovery_global(&self.callable, name, &args)
     }
