@@ -74,3 +74,22 @@ async fn a_grammar_call_without_its_input_is_refused() {
     );
     assert!(server.requests().is_empty());
 }
+
+/// Azure's Responses API shares the grammar tools: a streamed `custom_tool_call` comes back with
+/// its input under the tool's declared property (`code`), not the default `input`.
+#[tokio::test]
+async fn azure_rebuilds_grammar_calls_under_their_property() {
+    let pi = fixture("responses");
+    let server = MockServer::start([Reply::sse(pi["stream"].as_str().unwrap())]).await;
+    let mut model = pi["model"].clone();
+    model["api"] = Value::from("azure-openai-responses");
+    model["provider"] = Value::from("azure");
+    let model: Model = serde_json::from_str(&model.to_string().replace("$BASE", &server.url())).unwrap();
+    let context: Context = serde_json::from_value(pi["context"].clone()).unwrap();
+    let options = StreamOptions { api_key: Some("k".into()), max_tokens: Some(4096), ..Default::default() };
+    let provider = pi_ai::providers::azure_openai_responses::AzureOpenAiResponses;
+    let (_, message) = run(provider.stream(&model, normalize_context(context), options)).await;
+    let json = serde_json::to_value(&message).unwrap();
+    assert_eq!(json["stopReason"], pi["message"]["stopReason"], "{json}");
+    assert_eq!(json["content"][0]["arguments"], pi["message"]["content"][0]["arguments"], "{json}");
+}

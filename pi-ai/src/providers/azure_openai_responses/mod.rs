@@ -34,9 +34,11 @@ impl ApiProvider for AzureOpenAiResponses {
     fn stream(&self, model: &Model, context: TranscriptContext, options: StreamOptions) -> AssistantMessageEventStream {
         let out = ProviderOutput::new(model);
         let env = |name: &str| std::env::var(name).ok();
+        let handler =
+            ResponsesStream::new().with_grammar_tools(openai_responses::grammar_tool_properties(model, &context));
         let request = build_request_with_env(model, &context, &options, &env);
         let ctx = StreamContext { model: model.clone(), options };
-        stream_sse(ctx, out, request, ErrorStyle::OpenAiResponses("Azure OpenAI".to_owned()), ResponsesStream::new())
+        stream_sse(ctx, out, request, ErrorStyle::OpenAiResponses("Azure OpenAI".to_owned()), handler)
     }
 }
 

@@ -53,9 +53,10 @@ impl ApiProvider for OpenAiCodexResponses {
 
     fn stream(&self, model: &Model, context: TranscriptContext, options: StreamOptions) -> AssistantMessageEventStream {
         let out = ProviderOutput::new(model);
+        let handler = CodexStream::new().with_grammar_tools(openai_responses::grammar_tool_properties(model, &context));
         let request = build_request_ref(model, &context, &options);
         let ctx = StreamContext { model: model.clone(), options };
-        stream_sse(ctx, out, request, ErrorStyle::Codex, CodexStream::new())
+        stream_sse(ctx, out, request, ErrorStyle::Codex, handler)
     }
 }
 
@@ -235,6 +236,12 @@ impl CodexStream {
     /// A fresh handler.
     pub fn new() -> Self {
         CodexStream::default()
+    }
+
+    /// Maps the calls of grammar tools (name → input property) back to their arguments.
+    pub fn with_grammar_tools(mut self, grammar: std::collections::HashMap<String, String>) -> Self {
+        self.inner = self.inner.with_grammar_tools(grammar);
+        self
     }
 }
 

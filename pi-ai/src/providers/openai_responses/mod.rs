@@ -43,6 +43,20 @@ pub const API: &str = "openai-responses";
 #[derive(Clone, Copy, Debug, Default)]
 pub struct OpenAiResponses;
 
+/// The declared grammar tools' input properties (name → property), for parsing their calls
+/// back into arguments; empty when the model's compat has no grammar tools. (A declaration error
+/// is reported by the request build, not here.)
+pub(crate) fn grammar_tool_properties(
+    model: &Model,
+    context: &TranscriptContext,
+) -> std::collections::HashMap<String, String> {
+    crate::providers::constrained::grammar_input_properties(
+        &crate::transcript::declared_tools(context.messages()),
+        resolve_compat(model).supports_openai_grammar_tools,
+    )
+    .unwrap_or_default()
+}
+
 impl ApiProvider for OpenAiResponses {
     fn api(&self) -> &str {
         API
@@ -50,11 +64,7 @@ impl ApiProvider for OpenAiResponses {
 
     fn stream(&self, model: &Model, context: TranscriptContext, options: StreamOptions) -> AssistantMessageEventStream {
         let out = ProviderOutput::new(model);
-        let grammar = crate::providers::constrained::grammar_input_properties(
-            &crate::transcript::declared_tools(context.messages()),
-            resolve_compat(model).supports_openai_grammar_tools,
-        )
-        .unwrap_or_default();
+        let grammar = grammar_tool_properties(model, &context);
         let request = build_request(model, context, &options);
         let ctx = StreamContext { model: model.clone(), options };
         let handler = ResponsesStream::new().with_grammar_tools(grammar);
