@@ -5,11 +5,13 @@
 
 mod credential;
 pub mod lock;
+pub mod login;
 pub mod oauth;
 mod registry;
 mod storage;
 
 pub use credential::{Credential, CredentialType};
+pub use login::{AuthEvent, AuthInteraction, AuthPrompt, LoginError, LoginKind, LoginProvider, LoginRegistry};
 pub use oauth::{AnthropicOAuth, OAuthError};
 pub use registry::{ModelRegistry, RegistryError};
 pub use storage::{AuthError, AuthStorage};
