@@ -135,7 +135,20 @@ impl ModelRegistry {
 
     /// The models whose provider has credentials.
     pub fn get_available(&self) -> Vec<&Model> {
-        self.models.get_models(None).into_iter().filter(|m| self.has_configured_auth(&m.provider)).collect()
+        let mut last: Option<(&str, bool)> = None;
+        self.models
+            .get_models(None)
+            .into_iter()
+            .filter(|m| match last {
+                // The catalog lists a provider's models together: one credential check each.
+                Some((provider, has)) if provider == m.provider => has,
+                _ => {
+                    let has = self.has_configured_auth(&m.provider);
+                    last = Some((&m.provider, has));
+                    has
+                }
+            })
+            .collect()
     }
 
     /// One model by provider and id.
