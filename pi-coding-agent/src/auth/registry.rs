@@ -57,7 +57,7 @@ impl ModelRegistry {
     /// A registry over `auth` and an optional models.json. A broken models.json leaves the
     /// built-in catalog and is kept as [`ModelRegistry::error`]; so is a broken auth.json.
     pub fn new(auth: AuthStorage, models_json: Option<&Path>) -> Self {
-        let mut catalog = pi_ai::models::builtin_catalog().clone();
+        let mut catalog = pi_ai::models::builtin_catalog_owned();
         let mut configured = HashMap::new();
         let mut error = None;
         if let Some(path) = models_json.filter(|p| p.is_file()) {
@@ -70,7 +70,7 @@ impl ModelRegistry {
                     }
                 }
                 Err(e) => {
-                    catalog = pi_ai::models::builtin_catalog().clone();
+                    catalog = pi_ai::models::builtin_catalog_owned();
                     error = Some(Arc::new(RegistryError::from(e)));
                 }
             }

@@ -87,7 +87,7 @@ impl ModelRegistry {
 
     /// [`ModelRegistry::load`] with another credential source.
     pub fn load_with(agent_dir: &Path, credentials: Arc<dyn CredentialSource>) -> (Self, Option<ModelsConfigError>) {
-        let mut catalog = pi_ai::models::builtin_catalog().clone();
+        let mut catalog = pi_ai::models::builtin_catalog_owned();
         let path = agent_dir.join("models.json");
         let mut keys = HashMap::new();
         let mut error = None;
@@ -101,7 +101,7 @@ impl ModelRegistry {
                     }
                 }
                 Err(e) => {
-                    catalog = pi_ai::models::builtin_catalog().clone();
+                    catalog = pi_ai::models::builtin_catalog_owned();
                     error = Some(e);
                 }
             }
