@@ -184,7 +184,7 @@ impl FakeRouter {
                 self.set_status(&model, "loading", None);
                 let stages = json!(["init", "load_tensors", "warmup"]);
                 self.broadcast(json!({"model": model, "event": "model_status", "data": {"status": "loading", "progress": {"current": "load_tensors", "stages": stages, "value": 0.5}}}));
-                self.set_status(&model, "loaded", Some(2048));
+                self.set_status(&model, "loaded", Some(32768));
                 self.broadcast(json!({"model": model, "event": "model_status", "data": {"status": "loaded"}}));
             }
             ("POST", "/models/unload") => {

@@ -287,6 +287,7 @@ pub struct LlamaView {
     list: Option<Rc<RefCell<SelectList>>>,
     search: Option<Rc<RefCell<SearchView>>>,
     chosen: Chosen,
+    focused: bool,
 }
 
 impl LlamaView {
@@ -300,6 +301,7 @@ impl LlamaView {
             list: None,
             search: None,
             chosen: Rc::new(RefCell::new(None)),
+            focused: false,
         }
     }
 
@@ -434,6 +436,7 @@ impl Component for LlamaView {
     }
 
     fn set_focused(&mut self, focused: bool) {
+        self.focused = focused;
         if let Some(search) = &self.search {
             search.borrow_mut().set_focused(focused);
         }
