@@ -10,9 +10,12 @@ use super::client::{LlamaClient, LlamaError, normalize_server_url};
 use super::provider::{DEFAULT_LLAMA_SERVER_URL, LLAMA_PROVIDER_ID};
 use crate::auth::{AuthInteraction, AuthPrompt, Credential, LoginError, LoginKind, LoginProvider};
 
+/// Reads an environment variable.
+type EnvFn = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
 /// The llama.cpp login.
 pub struct LlamaLogin {
-    env: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
+    env: EnvFn,
 }
 
 impl std::fmt::Debug for LlamaLogin {

@@ -1,7 +1,7 @@
 //! `/llama`'s screen (pi's `LlamaView` of `ui.js`): one custom component whose content the
 //! command's flow replaces (the model list, selectors, the Hugging Face search, status and
 //! progress). The flow lives in the `Send` world and talks to the component through [`LlamaUi`];
-//! the component (on the UI thread) draws what [`Shared`] holds and answers through it.
+//! the component (on the UI thread) draws what the shared state holds and answers through it.
 
 use std::cell::RefCell;
 use std::rc::Rc;
