@@ -202,3 +202,16 @@ async fn hugging_face_search_and_quantizations() {
     assert_eq!(seen[0], "/api/models?search=smol+lm&filter=gguf&sort=downloads&direction=-1&limit=20");
     assert_eq!(seen[1], "/api/models/ggml-org/SmolLM2-GGUF?blobs=true");
 }
+
+/// Serves the test router until killed, for recording the reference's screens by hand:
+/// `cargo test --test llama_client serve_router_for_the_reference -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn serve_router_for_the_reference() {
+    let router = FakeRouter::start(catalog());
+    let hub = FakeHub::start(json!([{"id": "ggml-org/SmolLM2-135M-GGUF", "downloads": 12345}]), vec![json!({"id": "ggml-org/SmolLM2-135M-GGUF", "siblings": [
+        {"rfilename": "SmolLM2-135M-Q8_0.gguf", "size": 145_000_000u64},
+        {"rfilename": "SmolLM2-135M-Q4_K_M.gguf", "size": 105_000_000u64}]})]);
+    println!("ROUTER {} HUB {}", router.url, hub.url);
+    std::thread::sleep(std::time::Duration::from_secs(1800));
+}
