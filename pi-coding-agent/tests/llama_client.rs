@@ -209,9 +209,12 @@ async fn hugging_face_search_and_quantizations() {
 #[ignore]
 fn serve_router_for_the_reference() {
     let router = FakeRouter::start(catalog());
-    let hub = FakeHub::start(json!([{"id": "ggml-org/SmolLM2-135M-GGUF", "downloads": 12345}]), vec![json!({"id": "ggml-org/SmolLM2-135M-GGUF", "siblings": [
+    let hub = FakeHub::start(
+        json!([{"id": "ggml-org/SmolLM2-135M-GGUF", "downloads": 12345}]),
+        vec![json!({"id": "ggml-org/SmolLM2-135M-GGUF", "siblings": [
         {"rfilename": "SmolLM2-135M-Q8_0.gguf", "size": 145_000_000u64},
-        {"rfilename": "SmolLM2-135M-Q4_K_M.gguf", "size": 105_000_000u64}]})]);
+        {"rfilename": "SmolLM2-135M-Q4_K_M.gguf", "size": 105_000_000u64}]})],
+    );
     println!("ROUTER {} HUB {}", router.url, hub.url);
     std::thread::sleep(std::time::Duration::from_secs(1800));
 }
