@@ -30,6 +30,24 @@ fn env_for(router: &FakeRouter) -> Env {
     env
 }
 
+/// The lines between the dialog's two borders, the router's address as `<ROUTER>`.
+fn dialog(screen: &str, router: &FakeRouter) -> String {
+    let lines: Vec<&str> = screen.lines().collect();
+    let borders: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty() && l.chars().all(|c| c == '─'))
+        .map(|(i, _)| i)
+        .collect();
+    let [.., top, bottom] = borders[..] else { panic!("no dialog: {screen}") };
+    lines[top + 1..bottom].join("\n").replace(&router.url, "<ROUTER>")
+}
+
+fn reference(name: &str) -> String {
+    let path = format!("{}/tests/fixtures/llama/{name}.ref.txt", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")).trim_end().to_owned()
+}
+
 fn spawn(env: &Env, hub: Option<&FakeHub>) -> Pty {
     // A short prompt without tools: the 135M model answers the demo question in seconds.
     let args = ["--no-tools", "--system-prompt", "You are a helpful assistant."];
@@ -49,7 +67,7 @@ fn llama_lists_loads_and_unloads_router_models() {
     let mut pty = spawn(&env, None);
     type_keys(&mut pty, &["/llama", "WAIT", "Enter"]);
     let screen = pty.wait_for("the model list", |s| s.contains("Download model…"));
-    assert!(screen.contains("llama.cpp models"), "{screen}");
+    assert_eq!(dialog(&screen, &router), reference("list"));
     assert!(screen.contains(&router.url), "{screen}");
     // Loaded models first, with their context.
     let b = screen.find("smollm2-b").expect("b listed");
@@ -62,7 +80,7 @@ fn llama_lists_loads_and_unloads_router_models() {
     // Load smollm2-a beside the loaded smollm2-b.
     type_keys(&mut pty, &["Down", "Enter"]);
     let screen = pty.wait_for("the loaded-models question", |s| s.contains("1 model is loaded"));
-    assert!(screen.contains("Unload all and load") && screen.contains("Keep loaded and load"), "{screen}");
+    assert_eq!(dialog(&screen, &router), reference("loaded_question"));
     type_keys(&mut pty, &["Down", "Enter"]);
     let screen = pty.wait_for("the loaded notice", |s| s.contains("Loaded smollm2-a"));
     assert!(screen.contains("Download model…"), "the list is back: {screen}");
@@ -72,7 +90,7 @@ fn llama_lists_loads_and_unloads_router_models() {
     // Unload smollm2-b (loaded models sort by id: a, then b).
     type_keys(&mut pty, &["Down", "Enter"]);
     let screen = pty.wait_for("the unload question", |s| s.contains("Unload model?"));
-    assert!(screen.contains("smollm2-b") && screen.contains("→ Yes"), "{screen}");
+    assert_eq!(dialog(&screen, &router), reference("unload"));
     type_keys(&mut pty, &["Enter"]);
     pty.wait_for("the unloaded notice", |s| s.contains("Unloaded smollm2-b"));
     assert_eq!(router.status("smollm2-b").as_deref(), Some("unloaded"));
@@ -105,6 +123,13 @@ fn llama_lists_loads_and_unloads_router_models() {
     } else {
         eprintln!("skipped the prompt: PI_LOCAL_LLM_URL is not set (scripts/test-all.sh starts the local LLM)");
     }
+    assert_eq!(pty.quit(), 0);
+
+    // The next run restores the stored catalog before any network refresh (offline here).
+    let mut pty = Pty::spawn_with(&env, &[], &[("PI_OFFLINE", "1")]);
+    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    type_keys(&mut pty, &["/model", "WAIT", "Enter"]);
+    pty.wait_for("the restored model", |s| s.contains("smollm2-a [llama.cpp]"));
     assert_eq!(pty.quit(), 0);
 }
 
