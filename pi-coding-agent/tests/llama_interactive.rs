@@ -182,3 +182,42 @@ fn llama_downloads_from_hugging_face_and_reports_unreachable_routers() {
     pty.wait_for("the notice", |s| s.contains("Configure llama.cpp with /login llama.cpp"));
     assert_eq!(pty.quit(), 0);
 }
+
+#[test]
+fn a_load_in_progress_can_be_stopped() {
+    let mut models = catalog();
+    models.push(json!({"id": "slow-model", "source": "models-dir", "status": {"value": "unloaded"}}));
+    let router = FakeRouter::start(models);
+    let env = env_for(&router);
+    let mut pty = spawn(&env, None);
+    type_keys(&mut pty, &["/llama", "WAIT", "Enter"]);
+    pty.wait_for("the model list", |s| s.contains("Download model…"));
+    // smollm2-b (loaded), then slow-model, smollm2-a.
+    type_keys(&mut pty, &["Down", "Enter", "WAIT", "Down", "Enter"]);
+    let screen = pty.wait_for("the progress", |s| s.contains("Loading load tensors"));
+    let expected = [
+        " Loading model",
+        " slow-model",
+        "",
+        " Loading load tensors",
+        &format!(" {}{} 50%", "█".repeat(20), "─".repeat(20)),
+        "",
+        " escape/ctrl+c stop",
+    ]
+    .join("\n");
+    assert_eq!(dialog(&screen, &router), expected);
+    type_keys(&mut pty, &["Escape"]);
+    let screen = pty.wait_for("the stop question", |s| s.contains("Stop loading?"));
+    assert_eq!(
+        dialog(&screen, &router),
+        " Stop loading?\n slow-model\n\n→ Yes\n  No\n\n enter select • escape/ctrl+c cancel"
+    );
+    type_keys(&mut pty, &["Enter"]);
+    pty.wait_for("the list again", |s| s.contains("Download model…"));
+    assert_eq!(router.status("slow-model").as_deref(), Some("unloaded"));
+    let unloads: Vec<Value> =
+        router.seen().into_iter().filter(|(m, p, _)| m == "POST" && p == "/models/unload").map(|(_, _, b)| b).collect();
+    assert_eq!(unloads, [json!({"model": "slow-model"})]);
+    assert!(!pty.screen().contains("Loaded slow-model"));
+    assert_eq!(pty.quit(), 0);
+}

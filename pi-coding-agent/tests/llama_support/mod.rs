@@ -184,8 +184,11 @@ impl FakeRouter {
                 self.set_status(&model, "loading", None);
                 let stages = json!(["init", "load_tensors", "warmup"]);
                 self.broadcast(json!({"model": model, "event": "model_status", "data": {"status": "loading", "progress": {"current": "load_tensors", "stages": stages, "value": 0.5}}}));
-                self.set_status(&model, "loaded", Some(32768));
-                self.broadcast(json!({"model": model, "event": "model_status", "data": {"status": "loaded"}}));
+                // Models named `slow…` stay loading (their progress repeated on every poll).
+                if !model.starts_with("slow") {
+                    self.set_status(&model, "loaded", Some(32768));
+                    self.broadcast(json!({"model": model, "event": "model_status", "data": {"status": "loaded"}}));
+                }
             }
             ("POST", "/models/unload") => {
                 respond(&stream, 200, &json!({"success": true}));
@@ -228,6 +231,13 @@ impl FakeRouter {
         };
         let data = self.state.lock().unwrap().models.clone();
         respond(stream, 200, &json!({"object": "list", "data": data}));
+        for m in data.iter().filter(|m| m["status"]["value"] == "loading") {
+            let stages = json!(["init", "load_tensors", "warmup"]);
+            let progress = json!({"current": "load_tensors", "stages": stages, "value": 0.5});
+            self.broadcast(
+                json!({"model": m["id"], "event": "model_status", "data": {"status": "loading", "progress": progress}}),
+            );
+        }
         if let Some(id) = finished {
             self.broadcast(json!({"model": id, "event": "download_finished", "data": {}}));
         }

@@ -121,6 +121,17 @@ impl Extension for LlamaExtension {
     }
 }
 
+/// What `/login llama.cpp` says after saving the credential when the session had no usable model
+/// (pi's `llamaCppPostLoginGuidance`): `action` is `Saved API key for llama.cpp server`, and
+/// `loaded_models` the provider's models now in `/model`.
+pub fn post_login_guidance(action: &str, loaded_models: usize) -> String {
+    if loaded_models == 0 {
+        format!("{action}. No llama.cpp models are loaded. Use /llama to load a model, then /model to select it.")
+    } else {
+        format!("{action}. Use /model to select a loaded llama.cpp model, or /llama to manage models.")
+    }
+}
+
 /// The shared pieces a `/llama` run needs.
 pub(crate) struct Parts<'a> {
     pub(crate) extension: &'a LlamaExtension,
