@@ -37,9 +37,8 @@ fn configured_client(parts: &Parts<'_>, ui: &dyn UiHost) -> Result<Option<LlamaC
         ui.notify(&format!("Configure llama.cpp with /login {LLAMA_PROVIDER_ID}"), NotifyKind::Warning);
         return Ok(None);
     };
-    let key =
-        credential.as_ref().and_then(|c| c.key().map(str::to_owned)).or_else(|| provider::process_env("LLAMA_API_KEY"));
-    LlamaClient::new(&auth.server_url, key).map(Some)
+    // The resolved key: the credential's, LLAMA_API_KEY, else `local` (sent as pi sends it).
+    LlamaClient::new(&auth.server_url, Some(auth.api_key)).map(Some)
 }
 
 /// `/llama`.
