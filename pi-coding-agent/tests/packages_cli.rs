@@ -397,7 +397,10 @@ fn config_toggles_write_what_pi_config_writes() {
         vec![
             ("../pkg (user)".to_string(), vec!["x.ts".to_string(), "a".to_string()]),
             (format!("User ({}/)", agent.display()), vec!["u".to_string()]),
-            ("Built-in".to_string(), vec!["codemode".to_string(), "mcp".to_string(), "tool-search".to_string()]),
+            (
+                "Built-in".to_string(),
+                vec!["codemode".to_string(), "llama.cpp".to_string(), "mcp".to_string(), "tool-search".to_string()]
+            ),
         ]
     );
     let item = |name: &str| groups().into_iter().flat_map(|g| g.items).find(|i| i.display_name == name).unwrap();

@@ -2,6 +2,7 @@
 //! and the CLI's hooks for them: which built-ins a `pi` run loads, and `pi mcp …`.
 
 pub mod codemode;
+pub mod llama;
 pub mod tool_search;
 
 use std::path::PathBuf;
@@ -10,9 +11,8 @@ use std::sync::Arc;
 use crate::extensions::Extension;
 use crate::mcp::extension::{DEFAULT_STARTUP_WAIT, McpExtension, McpExtensionOptions};
 
-/// The built-in extensions this port has (pi's `builtin:<name>` names; pi 1.6.0 also has
-/// `llama.cpp`).
-pub const BUILTIN_EXTENSION_NAMES: &[&str] = &["mcp", "tool-search", "codemode"];
+/// The built-in extensions this port has (pi's `builtin:<name>` names).
+pub const BUILTIN_EXTENSION_NAMES: &[&str] = &["llama.cpp", "mcp", "tool-search", "codemode"];
 
 /// What decides the built-in extensions of a `pi` run.
 #[derive(Clone, Debug, Default)]
@@ -66,6 +66,10 @@ pub fn cli_extensions(options: &BuiltinOptions) -> Vec<Arc<dyn Extension>> {
     });
     if let Some(mcp) = &mcp {
         catalogs.push(mcp.catalog());
+    }
+    // llama.cpp first, as pi's list has it.
+    if enabled(llama::LLAMA_EXTENSION_NAME) {
+        out.push(Arc::new(llama::LlamaExtension::new(options.agent_dir.clone())));
     }
     // tool_search and codemode first: their session_start leaves the loadout before MCP activates
     // them for deferred and codemode servers.

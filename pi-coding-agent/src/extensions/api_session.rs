@@ -63,6 +63,12 @@ impl ExtensionApi {
         lock(&self.runtime.providers).retain(|p| p.name != name);
     }
 
+    /// Adds a provider's login to `/login` (pi's `registerProvider` with `auth.apiKey.login` or
+    /// `auth.oauth`); a later one with the same provider id replaces it.
+    pub fn register_login_provider(&self, provider: std::sync::Arc<dyn crate::auth::LoginProvider>) {
+        self.runtime.login_providers.register(provider);
+    }
+
     /// The event bus every extension of the session shares (pi's `pi.events`).
     pub fn events(&self) -> EventBus {
         EventBus {
@@ -77,5 +83,10 @@ impl super::runner::ExtensionRunner {
     /// The model providers extensions registered, in registration order.
     pub fn registered_providers(&self) -> Vec<RegisteredProvider> {
         lock(&self.runtime.providers).clone()
+    }
+
+    /// The logins extensions registered, for `/login` (shared: later registrations show up).
+    pub fn login_providers(&self) -> crate::auth::LoginRegistry {
+        self.runtime.login_providers.clone()
     }
 }

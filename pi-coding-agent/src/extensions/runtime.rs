@@ -90,6 +90,8 @@ pub(crate) struct Runtime {
     pub(crate) providers: Mutex<Vec<super::registrations::RegisteredProvider>>,
     /// The event bus extensions share (`pi.events`).
     pub(crate) bus: Arc<super::bus::EventBusState>,
+    /// Logins extensions registered for `/login` (llama.cpp's server URL and key).
+    pub(crate) login_providers: crate::auth::LoginRegistry,
 }
 
 impl Runtime {
@@ -107,6 +109,7 @@ impl Runtime {
             mcp_servers: Mutex::new(Vec::new()),
             providers: Mutex::new(Vec::new()),
             bus: Arc::new(Default::default()),
+            login_providers: crate::auth::LoginRegistry::new(),
         })
     }
 

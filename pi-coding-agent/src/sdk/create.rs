@@ -247,6 +247,10 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
         (None, Some(r)) => r.stream_fn(),
         (None, None) => default_stream_fn(),
     };
+    let stream_fn = match &runner {
+        Some(runner) => super::registered_providers::with_registered_providers(runner.clone(), stream_fn),
+        None => stream_fn,
+    };
     // pi hands the agent the session id, which providers use as their cache key (openai-responses
     // sends it as `prompt_cache_key`).
     let mut stream_options = options.stream_options;

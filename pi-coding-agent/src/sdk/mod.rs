@@ -42,6 +42,7 @@ mod extension_bridge;
 pub mod frontmatter;
 mod model_registry;
 pub mod prompt_templates;
+mod registered_providers;
 pub mod request_options;
 pub mod resources;
 mod session;

@@ -119,7 +119,8 @@ impl App {
     }
 
     pub(crate) fn command_model(&mut self, tui: &mut Tui<CrosstermTerminal>, search: &str) {
-        let models = if self.scoped_models.is_empty() { self.models.clone() } else { self.scoped_models.clone() };
+        let models =
+            if self.scoped_models.is_empty() { self.with_extension_models() } else { self.scoped_models.clone() };
         if let Some(m) = (!search.is_empty())
             .then(|| models.iter().find(|m| m.id == search || format!("{}/{}", m.provider, m.id) == search))
             .flatten()
@@ -149,8 +150,21 @@ impl App {
         );
     }
 
+    /// The models with credentials, then those of providers extensions registered (llama.cpp's
+    /// router models), which change during the session.
+    fn with_extension_models(&self) -> Vec<pi_ai::Model> {
+        let mut models = self.models.clone();
+        let registered = self.session.extension_runner().map(|r| r.registered_providers()).unwrap_or_default();
+        for provider in registered {
+            models.retain(|m| m.provider != provider.name);
+            models.extend(provider.model_values().into_iter().filter_map(|v| serde_json::from_value(v).ok()));
+        }
+        models
+    }
+
     fn apply_model(&mut self, key: &str) {
-        let Some(model) = self.models.iter().find(|m| format!("{}/{}", m.provider, m.id) == key).cloned() else {
+        let Some(model) = self.with_extension_models().into_iter().find(|m| format!("{}/{}", m.provider, m.id) == key)
+        else {
             self.show_error(&format!("Model not found: {key}"));
             return;
         };
@@ -733,6 +747,7 @@ impl App {
                     w.message = message.unwrap_or_else(|| "Working".to_owned());
                 }
             }
+            UiRequest::Render => {}
         }
     }
 
