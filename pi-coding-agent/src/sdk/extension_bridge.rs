@@ -60,6 +60,8 @@ impl TransformContext<CodingMessage> for ExtensionHooks {
         // `context` handlers never see system messages (the head is restored after them);
         // `context_with_system` handlers own them.
         let transformed = self.runner.emit_context(messages).await;
+        let hidden = self.session.upgrade().map(|s| s.hidden_declarations()).unwrap_or_default();
+        let transformed = super::session::hide_declarations(transformed, &hidden);
         let forced = self.session.upgrade().and_then(|s| s.run_state().forced_system_prompt.clone());
         Ok(match forced {
             Some(forced) => apply_forced_prompt(transformed, forced),
@@ -261,6 +263,8 @@ impl ExtensionActions for SessionActions {
 
     fn get_all_tools(&self) -> Vec<ToolInfo> {
         let Ok(session) = self.session() else { return Vec::new() };
+        // pi's `getAllTools()` carries each tool's prompt guidelines.
+        let guidelines = session.shared.prompt_options.lock().map(|o| o.tool_guidelines.clone()).unwrap_or_default();
         session
             .shared
             .all_tools
@@ -272,7 +276,8 @@ impl ExtensionActions for SessionActions {
                         name: t.name().to_owned(),
                         description: t.description().to_owned(),
                         parameters: t.parameters().clone(),
-                        prompt_guidelines: None,
+                        prompt_guidelines: guidelines.iter().find(|(n, _)| n == t.name()).map(|(_, g)| g.clone()),
+                        output_schema: t.output_schema(),
                     })
                     .collect()
             })

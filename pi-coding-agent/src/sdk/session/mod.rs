@@ -20,6 +20,7 @@ mod compaction;
 mod event;
 mod events;
 mod expand_input;
+mod loadout;
 mod messages;
 mod prompt;
 mod provider_errors;
@@ -45,6 +46,7 @@ use tokio_util::sync::CancellationToken;
 pub use bash::BashResult;
 pub use compaction::CompactOutcome;
 pub use event::{CompactionEnd, CompactionReason, SessionEvent};
+pub(crate) use loadout::hide_declarations;
 pub use messages::QueueDisposition;
 pub(crate) use messages::custom_message;
 pub use prompt::{PreflightCallback, PromptDisposition, PromptOptions};
@@ -75,6 +77,9 @@ pub(crate) struct RunState {
     /// Active tools changed during a run (e.g. by `tool_search`): the next request of the run
     /// declares them, as pi's loop reads the live loadout.
     pub(crate) pending_tools: Option<Vec<Arc<dyn AgentTool>>>,
+    /// Declared tools whose declarations requests leave out (pi's `_hiddenDeclarations`, from the
+    /// declared tools' `prepare_loadout` hooks).
+    pub(crate) hidden_declarations: Vec<String>,
     /// `abort()` was called during the active run.
     pub(crate) abort_requested: bool,
     /// 0-based turn index of the run, for `turn_start` / `turn_end`.
@@ -525,7 +530,7 @@ impl AgentSession {
                 ordered.push(name.to_owned());
             }
         }
-        let tools = self.shared.tools_named(&ordered);
+        let tools = self.shared.declare_tools(&ordered);
         if self.is_streaming() {
             self.shared.run_state().pending_tools = Some(tools.clone());
         }
