@@ -138,6 +138,8 @@ struct Host {
     calls: Arc<Mutex<Vec<CallRecord>>>,
     ctx: ToolContext,
     models: LazyModelCatalog,
+    /// Nested calls made so far: the session numbers them `<callerId>/<n>` as they are made.
+    made: Mutex<u64>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -186,13 +188,19 @@ impl SandboxHost for Host {
             Some(Value::Object(map)) => map,
             _ => Map::new(),
         };
-        let future =
-            self.api.execute_tool(&self.tool_call_id, name, args, cancel.clone()).map_err(|e| e.to_string())?;
+        let (future, id) = {
+            // Numbered and started under one lock, so the id is the one the session gives the call.
+            let mut made = lock(&self.made);
+            *made += 1;
+            let future = self.api.execute_tool(&self.tool_call_id, name, args, cancel.clone());
+            (future.map_err(|e| e.to_string())?, format!("{}/{}", self.tool_call_id, *made))
+        };
         let result = future.await.map_err(|e| e.to_string())?;
         let text = text_of(&result);
         {
             let mut calls = lock(&self.calls);
             let record = &mut calls[index];
+            record.id = id;
             record.duration_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
             if result.is_error {
                 record.status = if cancel.is_cancelled() { "cancelled" } else { "error" }.into();
@@ -317,6 +325,7 @@ impl AgentTool for CodemodeTool {
             calls: calls.clone(),
             ctx: ctx.clone(),
             models: self.models.clone(),
+            made: Mutex::new(0),
         });
         let outcome = run_script(request, host, ctx.cancel_token().clone()).await;
         let calls: Vec<CallRecord> = {

@@ -22,6 +22,7 @@ mod events;
 mod expand_input;
 mod loadout;
 mod messages;
+mod nested;
 mod prompt;
 mod provider_errors;
 mod request_body;
@@ -49,6 +50,7 @@ pub use event::{CompactionEnd, CompactionReason, SessionEvent};
 pub(crate) use loadout::hide_declarations;
 pub use messages::QueueDisposition;
 pub(crate) use messages::custom_message;
+pub(crate) use nested::NestedCall;
 pub use prompt::{PreflightCallback, PromptDisposition, PromptOptions};
 pub use provider_errors::{is_context_overflow, is_retryable_assistant_error};
 pub use settings::{RetrySettings, SessionSettings, ShellSettings};
@@ -80,6 +82,10 @@ pub(crate) struct RunState {
     /// Declared tools whose declarations requests leave out (pi's `_hiddenDeclarations`, from the
     /// declared tools' `prepare_loadout` hooks).
     pub(crate) hidden_declarations: Vec<String>,
+    /// The nested tool calls of the run's tool calls (pi's `NestedToolCallRunner` scopes).
+    pub(crate) nested: nested::NestedCalls,
+    /// `nestedCalls` records taken at a tool result's `message_start`, for its `message_end`.
+    pub(crate) nested_records: std::collections::HashMap<String, serde_json::Map<String, serde_json::Value>>,
     /// `abort()` was called during the active run.
     pub(crate) abort_requested: bool,
     /// 0-based turn index of the run, for `turn_start` / `turn_end`.
