@@ -69,9 +69,9 @@ impl Extension for CodemodeExtension {
 
     async fn setup(&self, api: &ExtensionApi) -> Result<(), BoxError> {
         // Built-in tools have `direct` exposure and MCP tools are deferred, so no tool is listed.
-        let budget = Some(self.inline_budget.unwrap_or(description::DEFAULT_CODEMODE_INLINE_BUDGET));
-        let text = description::create_codemode_description(&[], true, budget);
-        let loadout = loadout::LoadoutOptions { only: self.only, inline_budget: budget.unwrap_or_default() };
+        let budget = self.inline_budget.unwrap_or(description::DEFAULT_CODEMODE_INLINE_BUDGET);
+        let text = description::create_codemode_description(&[], true, Some(budget));
+        let loadout = loadout::LoadoutOptions { only: self.only, inline_budget: budget };
         let tool: Arc<dyn AgentTool> = Arc::new(
             CodemodeTool::new(api.clone(), self.catalogs.clone(), text, self.models.clone()).with_loadout(loadout),
         );
