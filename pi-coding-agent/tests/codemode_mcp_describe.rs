@@ -2,8 +2,7 @@
 //! (`tests/fixtures/codemode/mcp_describe.json`, recorded by
 //! `scripts/fixtures/codemode_mcp_describe.sh` with the script of `mcp_describe_script.json`):
 //! every MCP tool resolves to its `CallToolResult`, with the tool's own output schema as
-//! `structuredContent`, and the resource tools to their listings, in `describeTool()` and
-//! `ALL_TOOLS`.
+//! `structuredContent`, in `describeTool()` and `ALL_TOOLS`.
 //!
 //! Needs the MCP test server's Python (see `mcp_servers.rs`); `PI_SKIP_MCP_SERVERS=1` skips it.
 
