@@ -507,7 +507,7 @@ async fn run_nested_tool(
         .iter()
         .filter_map(|b| if let pi_ai::UserBlock::Text(t) = b { Some(t.text.as_str()) } else { None })
         .collect();
-    shared.run_state().nested.end(&call, result.is_error, &text.join("\n"));
+    shared.run_state().nested.end(&call, result.is_error, &text.join("\n"), result.usage.as_ref());
     let end = AgentEvent::ToolExecutionEnd {
         tool_call_id: id,
         tool_name: name,

@@ -100,15 +100,15 @@ fn record_nested_calls(shared: &SessionShared, event: &mut AgentEvent<CodingMess
         AgentEvent::MessageStart { message: AgentMessage::ToolResult(result) } => {
             let mut st = shared.run_state();
             if let Some(record) = st.nested.take_record(&result.tool_call_id) {
-                st.nested_records.insert(result.tool_call_id.clone(), record.clone());
-                result.make_mut().nested_calls = Some(record);
+                record.apply(result.make_mut());
+                st.nested_records.insert(result.tool_call_id.clone(), record);
             }
             false
         }
         AgentEvent::MessageEnd { message: AgentMessage::ToolResult(result) } => {
             let record = shared.run_state().nested_records.remove(&result.tool_call_id);
             let Some(record) = record else { return false };
-            result.make_mut().nested_calls = Some(record);
+            record.apply(result.make_mut());
             true
         }
         AgentEvent::AgentEnd { .. } => {

@@ -85,7 +85,7 @@ pub(crate) struct RunState {
     /// The nested tool calls of the run's tool calls (pi's `NestedToolCallRunner` scopes).
     pub(crate) nested: nested::NestedCalls,
     /// `nestedCalls` records taken at a tool result's `message_start`, for its `message_end`.
-    pub(crate) nested_records: std::collections::HashMap<String, serde_json::Map<String, serde_json::Value>>,
+    pub(crate) nested_records: std::collections::HashMap<String, nested::NestedRecord>,
     /// `abort()` was called during the active run.
     pub(crate) abort_requested: bool,
     /// 0-based turn index of the run, for `turn_start` / `turn_end`.

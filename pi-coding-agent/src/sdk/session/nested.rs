@@ -7,7 +7,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use pi_ai::Usage;
 use serde_json::{Map, Value, json};
+
+use crate::compaction::summarize::combine_usage;
 
 /// pi's `NESTED_CALL_LIMITS`.
 const MAX_CALLS: usize = 256;
@@ -21,6 +24,8 @@ struct Recorder {
     calls: Vec<(Map<String, Value>, Instant)>,
     complete: bool,
     argument_bytes: usize,
+    /// Summed usage of every nested result, calls left out of the record included.
+    usage: Option<Usage>,
 }
 
 impl Recorder {
@@ -78,6 +83,30 @@ pub(crate) struct NestedCalls {
     scopes: HashMap<String, Scope>,
 }
 
+/// What a model-issued call's nested calls leave on its tool result message.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct NestedRecord {
+    /// `nestedCalls`, absent when no call was made.
+    pub(crate) calls: Option<Map<String, Value>>,
+    /// Their summed usage, added to the message's.
+    pub(crate) usage: Option<Usage>,
+}
+
+impl NestedRecord {
+    /// `message` with the record: `nestedCalls` set, the usage added to its own.
+    pub(crate) fn apply(&self, message: &mut pi_ai::ToolResultMessage) {
+        if let Some(calls) = &self.calls {
+            message.nested_calls = Some(calls.clone());
+        }
+        if let Some(usage) = &self.usage {
+            message.usage = Some(match &message.usage {
+                Some(own) => combine_usage(own, usage),
+                None => usage.clone(),
+            });
+        }
+    }
+}
+
 /// One nested call as it runs: its id and its place in its record.
 pub(crate) struct NestedCall {
     /// `<callerId>/<n>`.
@@ -106,18 +135,28 @@ impl NestedCalls {
         NestedCall { id, recorder, index }
     }
 
-    /// Ends `call`: its outcome in the record; its own scope is gone.
-    pub(crate) fn end(&mut self, call: &NestedCall, is_error: bool, error_text: &str) {
+    /// Ends `call`: its outcome in the record, its usage in the record's sum; its own scope is
+    /// gone.
+    pub(crate) fn end(&mut self, call: &NestedCall, is_error: bool, error_text: &str, usage: Option<&Usage>) {
         self.scopes.remove(&call.id);
+        let mut recorder = lock(&call.recorder);
         if let Some(index) = call.index {
-            lock(&call.recorder).finish(index, is_error, error_text);
+            recorder.finish(index, is_error, error_text);
+        }
+        if let Some(usage) = usage {
+            recorder.usage = Some(match &recorder.usage {
+                Some(sum) => combine_usage(sum, usage),
+                None => usage.clone(),
+            });
         }
     }
 
-    /// pi's `takeRecord`: the record of the nested calls `tool_call_id` made (`nestedCalls`).
-    pub(crate) fn take_record(&mut self, tool_call_id: &str) -> Option<Map<String, Value>> {
+    /// pi's `takeRecord`: the record of the nested calls `tool_call_id` made (`nestedCalls`) and
+    /// their summed usage.
+    pub(crate) fn take_record(&mut self, tool_call_id: &str) -> Option<NestedRecord> {
         let scope = self.scopes.remove(tool_call_id)?;
-        lock(&scope.recorder).snapshot()
+        let recorder = lock(&scope.recorder);
+        Some(NestedRecord { calls: recorder.snapshot(), usage: recorder.usage.clone() })
     }
 
     /// Forgets every scope (at `agent_end`).
@@ -138,16 +177,19 @@ mod tests {
         let inner = nested.begin(&first.id, "bash", &Map::new());
         let other = nested.begin("call_2", "read", &args);
         assert_eq!((first.id.as_str(), inner.id.as_str(), other.id.as_str()), ("call_1/1", "call_1/1/1", "call_2/1"));
-        nested.end(&inner, true, "boom");
-        nested.end(&first, false, "");
-        let record = nested.take_record("call_1").expect("record");
+        let used = Usage { input: 3, output: 2, total_tokens: 5, ..Default::default() };
+        nested.end(&inner, true, "boom", Some(&used));
+        nested.end(&first, false, "", Some(&used));
+        let taken = nested.take_record("call_1").expect("record");
+        assert_eq!(taken.usage.as_ref().map(|u| (u.input, u.output, u.total_tokens)), Some((6, 4, 10)));
+        let record = taken.calls.expect("calls");
         let calls = record["calls"].as_array().cloned().unwrap_or_default();
         let keys: Vec<&str> = calls[0].as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
         assert_eq!(keys, ["id", "name", "status", "arguments", "durationMs"]);
         assert_eq!(calls[1]["error"], "boom");
         assert_eq!(record["complete"], true);
         assert_eq!(nested.begin("call_1", "read", &args).id, "call_1/1", "a taken record starts over");
-        let open = nested.take_record("call_2").expect("record");
+        let open = nested.take_record("call_2").and_then(|r| r.calls).expect("record");
         assert_eq!(open["complete"], false, "a call still running leaves the record incomplete");
     }
 }
