@@ -79,7 +79,7 @@ pub use event::AgentEvent;
 pub use hooks::{BoxError, ConvertToLlm, DefaultConvertToLlm, TransformContext, default_convert_to_llm};
 pub use message::{AgentMessage, CustomMessage, UnknownMessage};
 pub use stream_fn::{StreamFn, provider_stream_fn};
-pub use tool::{AgentTool, AgentToolResult, ExecutionMode, ToolContext, ToolError};
+pub use tool::{AgentTool, AgentToolResult, ExecutionMode, LoadoutChanges, ToolContext, ToolError};
 pub use tool_exec::ToolExecution;
 pub use tool_hooks::{
     AfterToolCallContext, AfterToolCallResult, BeforeToolCallContext, BeforeToolCallResult, ToolCallHooks,

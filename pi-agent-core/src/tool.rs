@@ -166,6 +166,15 @@ impl ToolContext {
     }
 }
 
+/// What a tool's [`AgentTool::prepare_loadout`] changes in the declared tools.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoadoutChanges {
+    /// New descriptions of declared tools, by tool name.
+    pub descriptions: Vec<(String, String)>,
+    /// Declared tools whose declarations requests leave out; they stay executable.
+    pub hidden_declarations: Vec<String>,
+}
+
 /// A tool the agent can execute.
 ///
 /// The declaration the model sees is `{name, description, parameters}`; `label` is for UIs.
@@ -225,6 +234,20 @@ pub trait AgentTool: Send + Sync {
     /// The tool's `constrainedSampling` declaration (pi's `json_schema` / `grammar` config), sent
     /// to the model where its API allows. Defaults to none.
     fn constrained_sampling(&self) -> Option<Value> {
+        None
+    }
+
+    /// JSON Schema of the tool's `structured_content` (pi's `outputSchema`): what a script that
+    /// calls the tool receives. Defaults to none (the script receives the text output).
+    fn output_schema(&self) -> Option<Value> {
+        None
+    }
+
+    /// pi's `prepareLoadout`: while this tool is declared, it may change the descriptions of the
+    /// other declared tools (`declared` is the whole declared set, this tool included) and hide
+    /// declarations from requests (the hidden tools stay executable). Defaults to no change.
+    fn prepare_loadout(&self, declared: &[Arc<dyn AgentTool>]) -> Option<LoadoutChanges> {
+        let _ = declared;
         None
     }
 

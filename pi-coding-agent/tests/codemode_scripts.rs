@@ -352,3 +352,79 @@ async fn nested_calls_go_through_the_extensions_tool_call_handlers() {
     assert!(seen[2].starts_with("end c1/") && seen[2].ends_with(" parent=c1 error=true"), "{seen:?}");
     assert_eq!(seen[3], "end c1 parent= error=false");
 }
+
+/// A tool whose result reports the usage of its own (model) work.
+struct Metered;
+
+#[async_trait::async_trait]
+impl pi_agent_core::AgentTool for Metered {
+    fn name(&self) -> &str {
+        "metered"
+    }
+
+    fn description(&self) -> &str {
+        "Reports usage"
+    }
+
+    fn parameters(&self) -> &Value {
+        static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+        SCHEMA.get_or_init(|| json!({"type": "object", "properties": {}}))
+    }
+
+    async fn execute(
+        &self,
+        _id: &str,
+        _args: serde_json::Map<String, Value>,
+        _ctx: pi_agent_core::ToolContext,
+    ) -> Result<pi_agent_core::AgentToolResult, pi_agent_core::ToolError> {
+        let mut result = pi_agent_core::AgentToolResult::text("metered");
+        result.usage = Some(pi_ai::Usage { input: 3, output: 2, total_tokens: 5, ..Default::default() });
+        Ok(result)
+    }
+}
+
+#[tokio::test]
+async fn nested_calls_reach_the_session_listeners_and_the_tool_result_record() {
+    use pi_coding_agent::extensions::FnExtension;
+    use pi_coding_agent::sdk::SessionEvent;
+    use std::sync::Mutex;
+    let metered = FnExtension::new("<inline:metered>", |pi| {
+        pi.register_tool(Arc::new(Metered) as Arc<dyn pi_agent_core::AgentTool>)?;
+        Ok(())
+    });
+    let ext = Arc::new(CodemodeExtension::new(Vec::new(), true, None)) as Arc<dyn Extension>;
+    let code = "await tools.metered({}); return await tools.metered({});";
+    let replies = vec![codemode("c1", code), text_reply("done")];
+    let h = Setup { replies, extensions: vec![ext, Arc::new(metered) as Arc<dyn Extension>], ..Default::default() }
+        .start()
+        .await;
+    h.session.bind_extensions(|_| {}).await;
+    h.session.set_active_tools_by_name(&["codemode", "metered"]);
+    let heard: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
+    let sink = heard.clone();
+    let _listener = h.session.subscribe(move |event| {
+        if let SessionEvent::NestedToolExecution { parent_tool_call_id, event } = event {
+            sink.lock().unwrap().push(format!("{} {parent_tool_call_id}", event.kind()));
+        }
+    });
+    h.session.prompt("go").await.expect("prompt");
+    assert_eq!(
+        heard.lock().unwrap().clone(),
+        ["tool_execution_start c1", "tool_execution_end c1", "tool_execution_start c1", "tool_execution_end c1"]
+    );
+    let entry = h
+        .entries()
+        .into_iter()
+        .find(|e| e["message"]["role"] == "toolResult" && e["message"]["toolName"] == "codemode")
+        .expect("codemode result");
+    let message = &entry["message"];
+    let ids: Vec<&Value> =
+        message["nestedCalls"]["calls"].as_array().expect("nestedCalls").iter().map(|c| &c["id"]).collect();
+    assert_eq!(ids, [&json!("c1/1"), &json!("c1/2")]);
+    assert_eq!(message["nestedCalls"]["complete"], true);
+    // The nested results' usage is the codemode result's (pi adds it so the session counts it).
+    assert_eq!((&message["usage"]["input"], &message["usage"]["totalTokens"]), (&json!(6), &json!(10)));
+    let details: Vec<&Value> =
+        message["details"]["calls"].as_array().expect("details").iter().map(|c| &c["id"]).collect();
+    assert_eq!(details, [&json!("c1/1"), &json!("c1/2")]);
+}

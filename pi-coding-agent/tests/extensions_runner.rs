@@ -34,6 +34,7 @@ fn tool_result() -> ToolResultEvent {
     ToolResultEvent {
         tool_name: "read".into(),
         tool_call_id: "c1".into(),
+        parent_tool_call_id: None,
         input: Map::new(),
         content: text("orig"),
         details: json!({}),

@@ -62,6 +62,7 @@ fn tool_result_event() -> ToolResultEvent {
     ToolResultEvent {
         tool_name: "read".into(),
         tool_call_id: "call_1".into(),
+        parent_tool_call_id: None,
         input: Map::new(),
         content: vec![UserBlock::Text(TextContent::new("file"))],
         details: json!({}),

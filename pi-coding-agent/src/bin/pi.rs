@@ -426,6 +426,7 @@ async fn run(mut args: Args) -> Result<i32> {
             exclude_tools: args.exclude_tools.clone(),
             default_tools: settings.default_tools(),
             codemode_inline_budget: Some(settings.codemode_inline_budget()),
+            codemode_only: settings.codemode_mode() == "only",
             codemode_models: codemode_models(registry.registry().shared_models(), available.clone()),
         }),
         ..Default::default()

@@ -33,6 +33,8 @@ pub struct BuiltinOptions {
     pub codemode_inline_budget: Option<u64>,
     /// The model catalog codemode scripts reach through `models.*`.
     pub codemode_models: codemode::LazyModelCatalog,
+    /// `codemode.mode: "only"`.
+    pub codemode_only: bool,
 }
 
 impl BuiltinOptions {
@@ -80,7 +82,8 @@ pub fn cli_extensions(options: &BuiltinOptions) -> Vec<Arc<dyn Extension>> {
     if enabled("codemode") {
         let active = options.names(codemode::CODEMODE_TOOL_NAME);
         let codemode = codemode::CodemodeExtension::new(catalogs, active, options.codemode_inline_budget)
-            .with_lazy_models(options.codemode_models.clone());
+            .with_lazy_models(options.codemode_models.clone())
+            .with_mode_only(options.codemode_only);
         out.push(Arc::new(codemode));
     }
     if let Some(mcp) = mcp {

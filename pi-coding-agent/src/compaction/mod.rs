@@ -16,7 +16,7 @@ mod branch;
 mod prepare;
 pub mod prompts;
 mod serialize;
-mod summarize;
+pub(crate) mod summarize;
 mod tokens;
 
 pub use branch::{

@@ -187,7 +187,8 @@ pub struct CompactionResult {
     pub details: serde_json::Value,
 }
 
-fn combine_usage(a: &Usage, b: &Usage) -> Usage {
+/// pi's `combineUsage`: two usages summed (a sum is provider-reported only when both are).
+pub(crate) fn combine_usage(a: &Usage, b: &Usage) -> Usage {
     let opt_sum =
         |x: Option<u64>, y: Option<u64>| (x.is_some() || y.is_some()).then(|| x.unwrap_or(0) + y.unwrap_or(0));
     let mut cost = a.cost.clone();

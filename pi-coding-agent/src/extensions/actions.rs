@@ -87,6 +87,10 @@ pub struct ToolInfo {
     /// Guideline bullets for the system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_guidelines: Option<Vec<String>>,
+    /// JSON Schema of the tool's structured result (pi's `outputSchema`), if it has one; for
+    /// built-in extensions only (pi's `getAllTools()` does not list it).
+    #[serde(skip)]
+    pub output_schema: Option<Value>,
 }
 
 /// A slash command as `pi.getCommands()` lists it (pi's `SlashCommandInfo`).

@@ -139,6 +139,7 @@ impl RegisteredTool {
             description: t.description().to_owned(),
             parameters: t.parameters().clone(),
             prompt_guidelines: self.definition.prompt_guidelines.clone(),
+            output_schema: t.output_schema(),
         }
     }
 }

@@ -106,6 +106,9 @@ pub struct ToolResultEvent {
     pub tool_name: String,
     /// Call id.
     pub tool_call_id: String,
+    /// Enclosing call of a nested execution (a tool's `ctx.executeTool`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_tool_call_id: Option<String>,
     /// The arguments.
     pub input: Map<String, Value>,
     /// The content the model will see (after earlier patches).

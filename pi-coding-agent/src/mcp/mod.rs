@@ -17,6 +17,7 @@ pub mod content;
 pub mod extension;
 pub mod manager;
 pub mod naming;
+pub mod output_schemas;
 pub mod section;
 pub mod tools;
 pub mod values;

@@ -44,6 +44,8 @@ pub struct McpTool {
     tool_name: String,
     description: String,
     parameters: Value,
+    /// Its `CallToolResult` output schema (pi's `createMcpResultSchema`).
+    output_schema: Value,
     /// Its exposure.
     pub exposure: Exposure,
     manager: Weak<McpManager>,
@@ -59,6 +61,7 @@ impl McpTool {
             server: registered.server.clone(),
             description: tool_description(&registered.server, &registered.tool),
             parameters: normalize_input_schema(registered.tool.get("inputSchema").unwrap_or(&Value::Null)),
+            output_schema: super::output_schemas::mcp_result_schema(registered.tool.get("outputSchema")),
             tool_name,
             exposure: registered.exposure,
             manager: Arc::downgrade(manager),
@@ -86,6 +89,10 @@ impl AgentTool for McpTool {
 
     fn parameters(&self) -> &Value {
         &self.parameters
+    }
+
+    fn output_schema(&self) -> Option<Value> {
+        Some(self.output_schema.clone())
     }
 
     async fn execute(
@@ -328,6 +335,14 @@ impl McpResourceTool {
 
 #[async_trait]
 impl AgentTool for McpResourceTool {
+    fn output_schema(&self) -> Option<Value> {
+        Some(match self.kind {
+            ResourceKind::List => super::output_schemas::list_resources_schema(),
+            ResourceKind::Templates => super::output_schemas::list_templates_schema(),
+            ResourceKind::Read => super::output_schemas::read_resource_schema(),
+        })
+    }
+
     fn name(&self) -> &str {
         match self.kind {
             ResourceKind::List => LIST_MCP_RESOURCES_TOOL,

@@ -309,6 +309,6 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
         })?;
     }
     session.refresh_context();
-    session.agent.set_tools(session.shared.tools_named(&active));
+    session.agent.set_tools(session.shared.declare_tools(&active));
     Ok(CreateAgentSessionResult { session })
 }

@@ -60,6 +60,8 @@ impl TransformContext<CodingMessage> for ExtensionHooks {
         // `context` handlers never see system messages (the head is restored after them);
         // `context_with_system` handlers own them.
         let transformed = self.runner.emit_context(messages).await;
+        let hidden = self.session.upgrade().map(|s| s.hidden_declarations()).unwrap_or_default();
+        let transformed = super::session::hide_declarations(transformed, &hidden);
         let forced = self.session.upgrade().and_then(|s| s.run_state().forced_system_prompt.clone());
         Ok(match forced {
             Some(forced) => apply_forced_prompt(transformed, forced),
@@ -99,6 +101,7 @@ impl ToolCallHooks<CodingMessage> for ExtensionHooks {
         let event = ToolResultEvent {
             tool_name: ctx.tool_call.name.clone(),
             tool_call_id: ctx.tool_call.id.clone(),
+            parent_tool_call_id: None,
             input: ctx.args.clone(),
             content: ctx.result.content.clone(),
             details: ctx.result.details.clone(),
@@ -261,6 +264,8 @@ impl ExtensionActions for SessionActions {
 
     fn get_all_tools(&self) -> Vec<ToolInfo> {
         let Ok(session) = self.session() else { return Vec::new() };
+        // pi's `getAllTools()` carries each tool's prompt guidelines.
+        let guidelines = session.shared.prompt_options.lock().map(|o| o.tool_guidelines.clone()).unwrap_or_default();
         session
             .shared
             .all_tools
@@ -272,7 +277,8 @@ impl ExtensionActions for SessionActions {
                         name: t.name().to_owned(),
                         description: t.description().to_owned(),
                         parameters: t.parameters().clone(),
-                        prompt_guidelines: None,
+                        prompt_guidelines: guidelines.iter().find(|(n, _)| n == t.name()).map(|(_, g)| g.clone()),
+                        output_schema: t.output_schema(),
                     })
                     .collect()
             })
@@ -388,12 +394,14 @@ impl ExtensionActions for SessionActions {
         cancel: CancellationToken,
     ) -> futures::future::BoxFuture<'static, Result<pi_agent_core::AgentToolResult, BoxError>> {
         let session = self.session();
+        // The id is taken now, in the order the calls are made (pi numbers them in `execute`).
+        let call = session.as_ref().ok().map(|s| s.shared.run_state().nested.begin(parent_tool_call_id, name, &args));
         let (parent, name) = (parent_tool_call_id.to_owned(), name.to_owned());
         Box::pin(async move {
             let session = session?;
+            let call = call.ok_or("The session was disposed")?;
             let tool = session.shared.all_tools.lock().ok().and_then(|t| t.iter().find(|t| t.name() == name).cloned());
-            let runner = session.shared.runner.clone();
-            Ok(run_nested_tool(tool, runner, parent, name, args, cancel).await)
+            Ok(run_nested_tool(session.shared.clone(), tool, call, parent, name, args, cancel).await)
         })
     }
 }
@@ -472,48 +480,90 @@ async fn reload_extensions(session: AgentSession) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// pi's `NestedToolCallRunner.execute` for one call: the id `<parent>/<n>`, `tool_execution_start`
-/// and `tool_execution_end` with `parentToolCallId` for extensions, and between them the pipeline
-/// of a model-issued call.
+/// pi's `NestedToolCallRunner.execute` for one call (`call` holds its id `<parent>/<n>`):
+/// `tool_execution_start`, `_update` and `_end` with `parentToolCallId`, each to the extensions and
+/// then to the session's listeners, and between them the pipeline of a model-issued call; the
+/// outcome goes into the caller's `nestedCalls` record.
 async fn run_nested_tool(
+    shared: Arc<super::session::SessionShared>,
     tool: Option<Arc<dyn pi_agent_core::AgentTool>>,
-    runner: Option<Arc<ExtensionRunner>>,
+    call: super::session::NestedCall,
     parent: String,
     name: String,
     args: serde_json::Map<String, Value>,
     cancel: CancellationToken,
 ) -> pi_agent_core::AgentToolResult {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    let id = format!("{parent}/{}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-    if let Some(runner) = &runner {
-        runner
-            .emit(NotifyEvent::ToolExecutionStart {
-                tool_call_id: id.clone(),
-                tool_name: name.clone(),
-                args: args.clone(),
-                parent_tool_call_id: Some(parent.clone()),
-            })
-            .await;
-    }
+    use pi_agent_core::AgentEvent;
+    let id = call.id.clone();
+    let start =
+        AgentEvent::ToolExecutionStart { tool_call_id: id.clone(), tool_name: name.clone(), args: args.clone() };
+    emit_nested(&shared, &parent, start).await;
     let started = std::time::Instant::now();
-    let result = nested_pipeline(tool, runner.clone(), (id.clone(), parent.clone()), name.clone(), args, cancel).await;
-    if let Some(runner) = &runner {
-        runner
-            .emit(NotifyEvent::ToolExecutionEnd {
-                tool_call_id: id,
-                tool_name: name,
-                result: (&result).into(),
-                is_error: result.is_error,
-                duration_ms: Some(started.elapsed().as_millis() as u64),
-                parent_tool_call_id: Some(parent),
-            })
-            .await;
-    }
+    let runner = shared.runner.clone();
+    let ids = (id.clone(), parent.clone());
+    let result = nested_pipeline(&shared, tool, runner, ids, name.clone(), args, cancel).await;
+    let text: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|b| if let pi_ai::UserBlock::Text(t) = b { Some(t.text.as_str()) } else { None })
+        .collect();
+    shared.run_state().nested.end(&call, result.is_error, &text.join("\n"), result.usage.as_ref());
+    let end = AgentEvent::ToolExecutionEnd {
+        tool_call_id: id,
+        tool_name: name,
+        result: result.clone(),
+        is_error: result.is_error,
+        duration_ms: Some(started.elapsed().as_millis() as u64),
+    };
+    emit_nested(&shared, &parent, end).await;
     result
+}
+
+/// pi's nested-call `emit`: the extensions first, then the session's listeners.
+async fn emit_nested(
+    shared: &super::session::SessionShared,
+    parent: &str,
+    event: pi_agent_core::AgentEvent<crate::messages::CodingMessage>,
+) {
+    use pi_agent_core::AgentEvent;
+    let parent_tool_call_id = Some(parent.to_owned());
+    let notify = match &event {
+        AgentEvent::ToolExecutionStart { tool_call_id, tool_name, args } => Some(NotifyEvent::ToolExecutionStart {
+            tool_call_id: tool_call_id.clone(),
+            tool_name: tool_name.clone(),
+            args: args.clone(),
+            parent_tool_call_id,
+        }),
+        AgentEvent::ToolExecutionUpdate { tool_call_id, tool_name, args, partial_result } => {
+            Some(NotifyEvent::ToolExecutionUpdate {
+                tool_call_id: tool_call_id.clone(),
+                tool_name: tool_name.clone(),
+                args: args.clone(),
+                partial_result: partial_result.into(),
+                parent_tool_call_id,
+            })
+        }
+        AgentEvent::ToolExecutionEnd { tool_call_id, tool_name, result, is_error, duration_ms } => {
+            Some(NotifyEvent::ToolExecutionEnd {
+                tool_call_id: tool_call_id.clone(),
+                tool_name: tool_name.clone(),
+                result: result.into(),
+                is_error: *is_error,
+                duration_ms: *duration_ms,
+                parent_tool_call_id,
+            })
+        }
+        _ => None,
+    };
+    if let (Some(runner), Some(notify)) = (&shared.runner, notify) {
+        runner.emit(notify).await;
+    }
+    shared.emit(&super::session::SessionEvent::NestedToolExecution { parent_tool_call_id: parent.to_owned(), event });
 }
 
 /// Prepare, validate, `tool_call`, execute, `tool_result` for a nested call `id` of `parent`.
 async fn nested_pipeline(
+    shared: &super::session::SessionShared,
     tool: Option<Arc<dyn pi_agent_core::AgentTool>>,
     runner: Option<Arc<ExtensionRunner>>,
     (id, parent): (String, String),
@@ -533,7 +583,7 @@ async fn nested_pipeline(
             tool_call_id: id.clone(),
             tool_name: name.clone(),
             input: args.clone(),
-            parent_tool_call_id: Some(parent),
+            parent_tool_call_id: Some(parent.clone()),
         };
         match runner.emit_tool_call(&mut event).await {
             Err(error) => return AgentToolResult::error(error.error),
@@ -546,15 +596,41 @@ async fn nested_pipeline(
     if cancel.is_cancelled() {
         return AgentToolResult::error("Operation aborted");
     }
-    let ctx = pi_agent_core::ToolContext::new(cancel.clone(), None);
-    let mut result = match tool.execute(&id, args.clone(), ctx).await {
+    let (updates, mut received) = tokio::sync::mpsc::unbounded_channel::<AgentToolResult>();
+    let on_update: Arc<dyn Fn(AgentToolResult) + Send + Sync> = Arc::new(move |partial| {
+        let _ = updates.send(partial);
+    });
+    let ctx = pi_agent_core::ToolContext::new(cancel.clone(), Some(on_update));
+    let update = |partial_result| pi_agent_core::AgentEvent::ToolExecutionUpdate {
+        tool_call_id: id.clone(),
+        tool_name: name.clone(),
+        args: args.clone(),
+        partial_result,
+    };
+    // Progress reaches the listeners in order while the tool runs, all of it before `tool_result`.
+    let execution = tool.execute(&id, args.clone(), ctx.clone());
+    tokio::pin!(execution);
+    let outcome = loop {
+        tokio::select! {
+            biased;
+            Some(partial) = received.recv() => emit_nested(shared, &parent, update(partial)).await,
+            outcome = &mut execution => break outcome,
+        }
+    };
+    // Updates after the result are dropped, as the loop drops them for its calls.
+    ctx.close();
+    while let Ok(partial) = received.try_recv() {
+        emit_nested(shared, &parent, update(partial)).await;
+    }
+    let mut result = match outcome {
         Ok(result) => result,
         Err(e) => AgentToolResult::error(e.message()),
     };
     let Some(runner) = runner else { return result };
     let event = ToolResultEvent {
-        tool_name: name,
-        tool_call_id: id,
+        tool_name: name.clone(),
+        tool_call_id: id.clone(),
+        parent_tool_call_id: Some(parent),
         input: args,
         content: result.content.clone(),
         details: result.details.clone(),

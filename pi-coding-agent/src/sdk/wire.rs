@@ -108,6 +108,13 @@ pub fn session_record(event: &SessionEvent) -> Option<Value> {
     let kind = event.kind();
     let record = match event {
         SessionEvent::Agent(_) | SessionEvent::EntryPersisted { .. } => return None,
+        SessionEvent::NestedToolExecution { parent_tool_call_id, event } => {
+            let mut record = JsonEventEncoder::new().encode_agent(event);
+            if let Value::Object(o) = &mut record {
+                o.insert("parentToolCallId".into(), json!(parent_tool_call_id));
+            }
+            record
+        }
         SessionEvent::AgentEnd { messages, will_retry } => {
             json!({"type": kind, "messages": to_value(messages), "willRetry": will_retry})
         }

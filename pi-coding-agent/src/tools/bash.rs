@@ -154,6 +154,21 @@ impl AgentTool for BashTool {
         Some(serde_json::json!({"type": "json_schema", "strict": "prefer"}))
     }
 
+    /// pi's `bashOutputSchema`: what a codemode script's `tools.bash()` resolves to.
+    fn output_schema(&self) -> Option<Value> {
+        Some(serde_json::json!({
+            "type": "object",
+            "properties": {
+                "output": {"type": "string", "description": "Combined stdout and stderr, possibly truncated"},
+                "truncated": {"type": "boolean"},
+                "full_output_path": {"type": "string", "description": "Full output, when truncated"},
+                "exit_code": {"type": "number"},
+                "wall_time_seconds": {"type": "number"}
+            },
+            "required": ["output", "truncated", "exit_code", "wall_time_seconds"]
+        }))
+    }
+
     fn parameters(&self) -> &Value {
         &self.parameters
     }

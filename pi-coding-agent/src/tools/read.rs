@@ -179,6 +179,25 @@ impl AgentTool for ReadTool {
         Some(serde_json::json!({"type": "json_schema", "strict": "prefer"}))
     }
 
+    /// pi's `readOutputSchema`: a file's text, or an image block for an image.
+    fn output_schema(&self) -> Option<Value> {
+        Some(serde_json::json!({
+            "anyOf": [
+                {"type": "string"},
+                {
+                    "type": "object",
+                    "properties": {
+                        "type": {"const": "image", "type": "string"},
+                        "data": {"type": "string"},
+                        "mimeType": {"type": "string"},
+                        "note": {"type": "string"}
+                    },
+                    "required": ["type", "data", "mimeType", "note"]
+                }
+            ]
+        }))
+    }
+
     fn parameters(&self) -> &Value {
         &self.parameters
     }

@@ -7,6 +7,7 @@ pub mod declarations;
 pub mod description;
 pub mod discovery;
 pub mod format;
+pub mod loadout;
 pub mod models;
 pub mod sandbox;
 pub mod source;
@@ -30,18 +31,26 @@ pub struct CodemodeExtension {
     active: bool,
     inline_budget: Option<u64>,
     models: LazyModelCatalog,
+    only: bool,
 }
 
 impl CodemodeExtension {
     /// The extension; scripts may call the active tools and the tools of `catalogs`. `active` when
     /// `--tools` or `defaultTools` name it. `inline_budget` is `codemode.inlineBudget`.
     pub fn new(catalogs: Vec<Arc<dyn ToolCatalog>>, active: bool, inline_budget: Option<u64>) -> Self {
-        CodemodeExtension { catalogs, active, inline_budget, models: LazyModelCatalog::default() }
+        CodemodeExtension { catalogs, active, inline_budget, models: LazyModelCatalog::default(), only: false }
     }
 
     /// The model catalog scripts reach through `models.*`.
     pub fn with_models(mut self, models: ModelCatalog) -> Self {
         self.models = LazyModelCatalog::ready(models);
+        self
+    }
+
+    /// `codemode.mode: "only"`: while codemode is declared, the other declared tools are listed in
+    /// its description and their declarations left out of requests.
+    pub fn with_mode_only(mut self, only: bool) -> Self {
+        self.only = only;
         self
     }
 
@@ -60,10 +69,12 @@ impl Extension for CodemodeExtension {
 
     async fn setup(&self, api: &ExtensionApi) -> Result<(), BoxError> {
         // Built-in tools have `direct` exposure and MCP tools are deferred, so no tool is listed.
-        let budget = Some(self.inline_budget.unwrap_or(description::DEFAULT_CODEMODE_INLINE_BUDGET));
-        let text = description::create_codemode_description(&[], true, budget);
-        let tool: Arc<dyn AgentTool> =
-            Arc::new(CodemodeTool::new(api.clone(), self.catalogs.clone(), text, self.models.clone()));
+        let budget = self.inline_budget.unwrap_or(description::DEFAULT_CODEMODE_INLINE_BUDGET);
+        let text = description::create_codemode_description(&[], true, Some(budget));
+        let loadout = loadout::LoadoutOptions { only: self.only, inline_budget: budget };
+        let tool: Arc<dyn AgentTool> = Arc::new(
+            CodemodeTool::new(api.clone(), self.catalogs.clone(), text, self.models.clone()).with_loadout(loadout),
+        );
         api.register_tool(ToolDefinition {
             tool,
             prompt_snippet: Some(description::CODEMODE_PROMPT_SNIPPET.into()),

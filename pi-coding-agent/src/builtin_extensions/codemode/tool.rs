@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use pi_agent_core::{AgentTool, AgentToolResult, ToolContext, ToolError};
+use pi_agent_core::{AgentTool, AgentToolResult, LoadoutChanges, ToolContext, ToolError};
 use pi_ai::{TextContent, UserBlock};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -20,6 +20,7 @@ use super::format::{
     CallRecord, DEFAULT_MAX_OUTPUT_TOKENS, Item, format_error, format_output, join_adjacent_text, save_images,
     to_blocks, truncate_output, truncate_text,
 };
+use super::loadout::{LoadoutOptions, prepare_codemode_loadout};
 use super::models::{LazyModelCatalog, call_model_global, model_globals};
 use super::sandbox::{SandboxHost, SandboxTool, ScriptRequest, run_script};
 use super::source::parse_codemode_source;
@@ -39,6 +40,7 @@ pub struct CodemodeTool {
     description: String,
     parameters: Value,
     models: LazyModelCatalog,
+    loadout: LoadoutOptions,
 }
 
 impl CodemodeTool {
@@ -56,7 +58,14 @@ impl CodemodeTool {
             "required": ["code"],
             "properties": {"code": {"type": "string", "description": "Raw JavaScript source."}}
         });
-        CodemodeTool { api, catalogs, description, parameters, models }
+        let loadout = LoadoutOptions { only: false, inline_budget: super::description::DEFAULT_CODEMODE_INLINE_BUDGET };
+        CodemodeTool { api, catalogs, description, parameters, models, loadout }
+    }
+
+    /// How the tool presents the other declared tools (`codemode.mode`, `codemode.inlineBudget`).
+    pub fn with_loadout(mut self, loadout: LoadoutOptions) -> Self {
+        self.loadout = loadout;
+        self
     }
 
     /// The tools a script may call: the active tools and the catalogs' tools, never `codemode`.
@@ -72,7 +81,13 @@ impl CodemodeTool {
                     return None;
                 }
                 let guidelines = t.prompt_guidelines.clone().unwrap_or_default();
-                let declaration = to_codemode_declaration(&t.name, &t.description, &t.parameters, &guidelines, None);
+                let declaration = to_codemode_declaration(
+                    &t.name,
+                    &t.description,
+                    &t.parameters,
+                    &guidelines,
+                    t.output_schema.clone(),
+                );
                 Some(Callable {
                     sample: render_tool_sample(&declaration),
                     name: t.name,
@@ -123,6 +138,8 @@ struct Host {
     calls: Arc<Mutex<Vec<CallRecord>>>,
     ctx: ToolContext,
     models: LazyModelCatalog,
+    /// Nested calls made so far: the session numbers them `<callerId>/<n>` as they are made.
+    made: Mutex<u64>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -171,13 +188,19 @@ impl SandboxHost for Host {
             Some(Value::Object(map)) => map,
             _ => Map::new(),
         };
-        let future =
-            self.api.execute_tool(&self.tool_call_id, name, args, cancel.clone()).map_err(|e| e.to_string())?;
+        let (future, id) = {
+            // Numbered and started under one lock, so the id is the one the session gives the call.
+            let mut made = lock(&self.made);
+            *made += 1;
+            let future = self.api.execute_tool(&self.tool_call_id, name, args, cancel.clone());
+            (future.map_err(|e| e.to_string())?, format!("{}/{}", self.tool_call_id, *made))
+        };
         let result = future.await.map_err(|e| e.to_string())?;
         let text = text_of(&result);
         {
             let mut calls = lock(&self.calls);
             let record = &mut calls[index];
+            record.id = id;
             record.duration_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
             if result.is_error {
                 record.status = if cancel.is_cancelled() { "cancelled" } else { "error" }.into();
@@ -253,6 +276,15 @@ impl AgentTool for CodemodeTool {
         &self.parameters
     }
 
+    /// pi's `prepareCodemodeLoadout`.
+    fn prepare_loadout(&self, declared: &[Arc<dyn AgentTool>]) -> Option<LoadoutChanges> {
+        let infos = if self.loadout.only { self.api.get_all_tools().unwrap_or_default() } else { Vec::new() };
+        let guidelines = |name: &str| {
+            infos.iter().find(|t| t.name == name).and_then(|t| t.prompt_guidelines.clone()).unwrap_or_default()
+        };
+        Some(prepare_codemode_loadout(declared, self.loadout, guidelines))
+    }
+
     async fn execute(
         &self,
         tool_call_id: &str,
@@ -293,6 +325,7 @@ impl AgentTool for CodemodeTool {
             calls: calls.clone(),
             ctx: ctx.clone(),
             models: self.models.clone(),
+            made: Mutex::new(0),
         });
         let outcome = run_script(request, host, ctx.cancel_token().clone()).await;
         let calls: Vec<CallRecord> = {

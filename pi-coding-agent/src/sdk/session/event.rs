@@ -64,6 +64,14 @@ pub enum SessionEvent {
     /// An agent event (`agent_start`, `message_update`, `tool_execution_end`, …); `agent_end` is
     /// [`SessionEvent::AgentEnd`].
     Agent(AgentEvent<CodingMessage>),
+    /// A `tool_execution_*` event of a nested tool call (a tool's `ctx.executeTool`, such as a
+    /// codemode script's): pi's event with `parentToolCallId`.
+    NestedToolExecution {
+        /// The id of the calling tool call.
+        parent_tool_call_id: String,
+        /// The `tool_execution_start` / `_update` / `_end` event.
+        event: AgentEvent<CodingMessage>,
+    },
     /// The agent's `agent_end` with pi's `willRetry`: auto-retry is about to retry the failed
     /// turn (retries enabled and left, no abort requested, the last assistant message failed with
     /// a retryable error).
@@ -152,6 +160,7 @@ impl SessionEvent {
     pub fn kind(&self) -> &'static str {
         match self {
             SessionEvent::Agent(e) => e.kind(),
+            SessionEvent::NestedToolExecution { event, .. } => event.kind(),
             SessionEvent::AgentEnd { .. } => "agent_end",
             SessionEvent::AgentSettled { .. } => "agent_settled",
             SessionEvent::EntryPersisted { .. } => "entry_persisted",

@@ -47,6 +47,7 @@ async fn handle(
         shared.run_state().overflow_recovery_attempted = false;
         dequeue_user_text(shared, &pi_ai::transcript::content_text_with(&user.content, ""));
     }
+    let recorded = record_nested_calls(shared, &mut event);
     let original = match &event {
         AgentEvent::MessageEnd { message } if shared.runner.as_ref().is_some_and(|r| r.has_handlers("message_end")) => {
             Some(message.clone())
@@ -56,6 +57,8 @@ async fn handle(
     forward_to_extensions(shared, &mut event).await;
     let replacement = match (original, &event) {
         (Some(original), AgentEvent::MessageEnd { message }) if original != *message => Some(message.clone()),
+        // The loop's tool result carries its `nestedCalls` too (pi sets them on the loop's object).
+        (None, AgentEvent::MessageEnd { message }) if recorded => Some(message.clone()),
         _ => None,
     };
     match &event {
@@ -87,6 +90,35 @@ async fn handle(
         _ => {}
     }
     replacement
+}
+
+/// pi's nested-call record on a tool result: taken at its `message_start` (listeners see it from
+/// there on) and set again at its `message_end`; the scopes are forgotten at `agent_end`. Returns
+/// whether a `message_end` got a record.
+fn record_nested_calls(shared: &SessionShared, event: &mut AgentEvent<CodingMessage>) -> bool {
+    match event {
+        AgentEvent::MessageStart { message: AgentMessage::ToolResult(result) } => {
+            let mut st = shared.run_state();
+            if let Some(record) = st.nested.take_record(&result.tool_call_id) {
+                record.apply(result.make_mut());
+                st.nested_records.insert(result.tool_call_id.clone(), record);
+            }
+            false
+        }
+        AgentEvent::MessageEnd { message: AgentMessage::ToolResult(result) } => {
+            let record = shared.run_state().nested_records.remove(&result.tool_call_id);
+            let Some(record) = record else { return false };
+            record.apply(result.make_mut());
+            true
+        }
+        AgentEvent::AgentEnd { .. } => {
+            let mut st = shared.run_state();
+            st.nested.clear();
+            st.nested_records.clear();
+            false
+        }
+        _ => false,
+    }
 }
 
 /// pi's `_willRetryAfterAgentEnd`: no abort was requested, retries are enabled and left, and the

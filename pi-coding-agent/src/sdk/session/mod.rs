@@ -20,7 +20,9 @@ mod compaction;
 mod event;
 mod events;
 mod expand_input;
+mod loadout;
 mod messages;
+mod nested;
 mod prompt;
 mod provider_errors;
 mod request_body;
@@ -45,8 +47,10 @@ use tokio_util::sync::CancellationToken;
 pub use bash::BashResult;
 pub use compaction::CompactOutcome;
 pub use event::{CompactionEnd, CompactionReason, SessionEvent};
+pub(crate) use loadout::hide_declarations;
 pub use messages::QueueDisposition;
 pub(crate) use messages::custom_message;
+pub(crate) use nested::NestedCall;
 pub use prompt::{PreflightCallback, PromptDisposition, PromptOptions};
 pub use provider_errors::{is_context_overflow, is_retryable_assistant_error};
 pub use settings::{RetrySettings, SessionSettings, ShellSettings};
@@ -75,6 +79,13 @@ pub(crate) struct RunState {
     /// Active tools changed during a run (e.g. by `tool_search`): the next request of the run
     /// declares them, as pi's loop reads the live loadout.
     pub(crate) pending_tools: Option<Vec<Arc<dyn AgentTool>>>,
+    /// Declared tools whose declarations requests leave out (pi's `_hiddenDeclarations`, from the
+    /// declared tools' `prepare_loadout` hooks).
+    pub(crate) hidden_declarations: Vec<String>,
+    /// The nested tool calls of the run's tool calls (pi's `NestedToolCallRunner` scopes).
+    pub(crate) nested: nested::NestedCalls,
+    /// `nestedCalls` records taken at a tool result's `message_start`, for its `message_end`.
+    pub(crate) nested_records: std::collections::HashMap<String, nested::NestedRecord>,
     /// `abort()` was called during the active run.
     pub(crate) abort_requested: bool,
     /// 0-based turn index of the run, for `turn_start` / `turn_end`.
@@ -525,7 +536,7 @@ impl AgentSession {
                 ordered.push(name.to_owned());
             }
         }
-        let tools = self.shared.tools_named(&ordered);
+        let tools = self.shared.declare_tools(&ordered);
         if self.is_streaming() {
             self.shared.run_state().pending_tools = Some(tools.clone());
         }

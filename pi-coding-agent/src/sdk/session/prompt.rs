@@ -383,7 +383,7 @@ impl AgentSession {
         }
         // pi's `_applyToolLoadout(getActiveToolNames())`: the active tools are the agent's, so a
         // direct change to them (`agent.set_tools`) is declared by this run and its prompt lists them.
-        self.agent.set_tools(self.shared.tools_named(&self.active_tool_names()));
+        self.agent.set_tools(self.shared.declare_tools(&self.active_tool_names()));
         if let Some(patch) = self.system_patch()? {
             messages.insert(0, AgentMessage::System(patch.into()));
         }
@@ -395,6 +395,7 @@ impl AgentSession {
     pub(crate) fn desired_system_prompt(&self) -> Result<String, SdkError> {
         let mut options = lock(&self.shared.prompt_options).clone();
         options.selected_tools = Some(self.active_tool_names());
+        options.hidden_tools = self.shared.hidden_declarations();
         Ok(build_system_prompt(&options)?)
     }
 
@@ -403,6 +404,7 @@ impl AgentSession {
     fn system_patch(&self) -> Result<Option<pi_ai::SystemMessage>, SdkError> {
         let mut options = lock(&self.shared.prompt_options).clone();
         options.selected_tools = Some(self.active_tool_names());
+        options.hidden_tools = self.shared.hidden_declarations();
         let desired = build_system_prompt_message(&options)?;
         let current = current_system_message(&self.session_messages());
         let patch = match current {
