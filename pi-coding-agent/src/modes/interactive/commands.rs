@@ -712,21 +712,9 @@ impl App {
             UiRequest::Paste(text) => {
                 pi_tui::Component::handle_input(&mut *self.editor.borrow_mut(), &format!("\x1b[200~{text}\x1b[201~"));
             }
-            UiRequest::Custom { factory, reply } => {
-                let (done_handle, rx) = crate::ui::CustomDone::new();
-                let component = factory(&self.theme, done_handle);
-                let cell = done_cell();
-                let watcher = cell.clone();
-                let component: ComponentRef = shared(crate::render::ExtensionComponent(component));
-                self.open_dialog(tui, component, cell, Box::new(|_, _| {}));
-                let tx = self.tx.clone();
-                tokio::spawn(async move {
-                    let result = rx.await.ok().flatten();
-                    let _ = reply.send(result);
-                    let _ = tx.send(UiEvent::Ui(UiRequest::CloseDialog));
-                });
-                drop(watcher);
-            }
+            UiRequest::Custom { factory, opts, reply } => self.open_custom(tui, factory, opts, reply),
+            UiRequest::CloseCustom(token) => self.close_custom(tui, token),
+            UiRequest::Redraw => {}
             UiRequest::ToolsExpanded(expanded) => self.set_expanded(expanded),
             UiRequest::WorkingMessage(message) => {
                 if let Some(w) = self.live.working.as_mut() {
