@@ -24,21 +24,38 @@ function charWidth(cp) {
 	return 1;
 }
 
+const segmenter = new Intl.Segmenter();
+const RGI_EMOJI = /^\p{RGI_Emoji}$/v;
+
+/** The cells of one grapheme cluster (pi-tui's rule: RGI emoji and regional indicators are 2,
+ * otherwise the base character's width). */
+function graphemeWidth(segment) {
+	if (segment.length === 1) return charWidth(segment.charCodeAt(0));
+	if (RGI_EMOJI.test(segment)) return 2;
+	const cp = segment.codePointAt(0);
+	if (cp >= 0x1f1e6 && cp <= 0x1f1ff) return 2;
+	return charWidth(cp);
+}
+
 export function visibleWidth(text) {
 	let width = 0;
-	for (const ch of String(text).replace(ANSI, "").replace(/\t/g, "   ")) width += charWidth(ch.codePointAt(0));
+	const clean = String(text).replace(ANSI, "").replace(/\t/g, "   ");
+	for (const { segment } of segmenter.segment(clean)) width += graphemeWidth(segment);
 	return width;
 }
 
 function tokens(text) {
 	const out = [];
 	let last = 0;
+	const push = (chunk) => {
+		for (const { segment } of segmenter.segment(chunk)) out.push({ ch: segment, w: graphemeWidth(segment) });
+	};
 	for (const m of String(text).matchAll(ANSI)) {
-		if (m.index > last) for (const ch of text.slice(last, m.index)) out.push({ ch, w: charWidth(ch.codePointAt(0)) });
+		if (m.index > last) push(text.slice(last, m.index));
 		out.push({ code: m[0] });
 		last = m.index + m[0].length;
 	}
-	for (const ch of String(text).slice(last)) out.push({ ch, w: charWidth(ch.codePointAt(0)) });
+	push(String(text).slice(last));
 	return out;
 }
 
@@ -57,7 +74,7 @@ export function truncateToWidth(text, maxWidth, ellipsis = "...", pad = false) {
 		out += t.ch;
 		width += t.w;
 	}
-	out += `\x1b[0m${ellipsis}`;
+	out += ellipsis === "" ? "\x1b[0m" : `\x1b[0m${ellipsis}\x1b[0m`;
 	if (pad) out += " ".repeat(Math.max(0, maxWidth - width - visibleWidth(ellipsis)));
 	return out;
 }
@@ -381,45 +398,151 @@ export class Editor extends Input {
 
 export class SettingsList extends SelectList {}
 
-const KEYS = {
-	enter: ["\r", "\n"],
-	return: ["\r", "\n"],
-	escape: ["\x1b"],
-	esc: ["\x1b"],
-	tab: ["\t"],
-	backspace: ["\x7f", "\b"],
-	space: [" "],
-	up: ["\x1b[A", "\x1bOA"],
-	down: ["\x1b[B", "\x1bOB"],
-	right: ["\x1b[C", "\x1bOC"],
-	left: ["\x1b[D", "\x1bOD"],
-	home: ["\x1b[H", "\x1b[1~"],
-	end: ["\x1b[F", "\x1b[4~"],
-	delete: ["\x1b[3~"],
-	pageUp: ["\x1b[5~"],
-	pageDown: ["\x1b[6~"],
+const LEGACY = {
+	"\x1b": "escape",
+	"\t": "tab",
+	"\r": "enter",
+	"\n": "enter",
+	"\x1bOM": "enter",
+	"\x00": "ctrl+space",
+	" ": "space",
+	"\x7f": "backspace",
+	"\x08": "backspace",
+	"\x1b[Z": "shift+tab",
+	"\x1b\r": "alt+enter",
+	"\x1b ": "alt+space",
+	"\x1b\x7f": "alt+backspace",
+	"\x1b\b": "alt+backspace",
+	"\x1b[A": "up",
+	"\x1bOA": "up",
+	"\x1b[B": "down",
+	"\x1bOB": "down",
+	"\x1b[C": "right",
+	"\x1bOC": "right",
+	"\x1b[D": "left",
+	"\x1bOD": "left",
+	"\x1b[H": "home",
+	"\x1bOH": "home",
+	"\x1b[1~": "home",
+	"\x1b[7~": "home",
+	"\x1b[F": "end",
+	"\x1bOF": "end",
+	"\x1b[4~": "end",
+	"\x1b[8~": "end",
+	"\x1b[2~": "insert",
+	"\x1b[3~": "delete",
+	"\x1b[5~": "pageUp",
+	"\x1b[6~": "pageDown",
+	"\x1bb": "alt+left",
+	"\x1bOP": "f1",
+	"\x1bOQ": "f2",
+	"\x1bOR": "f3",
+	"\x1bOS": "f4",
+	"\x1b[15~": "f5",
+	"\x1b[17~": "f6",
+	"\x1b[18~": "f7",
+	"\x1b[19~": "f8",
+	"\x1b[20~": "f9",
+	"\x1b[21~": "f10",
+	"\x1b[23~": "f11",
+	"\x1b[24~": "f12",
+	"\x1bf": "alt+right",
 };
+const CSI_FINAL = { A: "up", B: "down", C: "right", D: "left", H: "home", F: "end", P: "f1", Q: "f2", R: "f3", S: "f4" };
+const CSI_TILDE = { 2: "insert", 3: "delete", 5: "pageUp", 6: "pageDown", 1: "home", 7: "home", 4: "end", 8: "end" };
+const CODEPOINT_NAMES = { 27: "escape", 13: "enter", 9: "tab", 127: "backspace", 8: "backspace", 32: "space" };
+const MODIFIER_ORDER = ["ctrl", "shift", "alt", "super"];
+
+function withModifiers(name, modifier) {
+	const mods = [];
+	const bits = Math.max(0, modifier - 1);
+	if (bits & 4) mods.push("ctrl");
+	if (bits & 1) mods.push("shift");
+	if (bits & 2) mods.push("alt");
+	if (bits & 8) mods.push("super");
+	return [...mods, name].join("+");
+}
+
+let kittyActive = false;
+let lastEventType = "press";
+
+export function isKittyProtocolActive() {
+	return kittyActive;
+}
+
+export function setKittyProtocolActive(active) {
+	kittyActive = Boolean(active);
+}
+
+/** The key id of terminal input (pi-tui's `parseKey`): `"up"`, `"ctrl+c"`, `"shift+tab"`, `"a"`;
+ * legacy sequences, xterm modifier sequences and Kitty's CSI u; `undefined` when unknown. */
+export function parseKey(data) {
+	data = String(data);
+	lastEventType = "press";
+	const kitty = /^\x1b\[(\d+)(?::\d*)*(?:;(\d+)(?::(\d+))?)?(?:;[\d:]*)?u$/.exec(data);
+	if (kitty) {
+		const code = Number(kitty[1]);
+		const modifier = Number(kitty[2] ?? 1);
+		lastEventType = kitty[3] === "3" ? "release" : kitty[3] === "2" ? "repeat" : "press";
+		const name = CODEPOINT_NAMES[code] ?? String.fromCodePoint(code).toLowerCase();
+		return withModifiers(name, modifier);
+	}
+	const csi = /^\x1b\[(?:1;)?(\d+)(?::(\d+))?([A-DHFPQRS])$/.exec(data);
+	if (csi) return withModifiers(CSI_FINAL[csi[3]], Number(csi[1]));
+	const tilde = /^\x1b\[(\d+);(\d+)~$/.exec(data);
+	if (tilde && CSI_TILDE[tilde[1]]) return withModifiers(CSI_TILDE[tilde[1]], Number(tilde[2]));
+	const other = /^\x1b\[27;(\d+);(\d+)~$/.exec(data);
+	if (other) return withModifiers(CODEPOINT_NAMES[Number(other[2])] ?? String.fromCodePoint(Number(other[2])).toLowerCase(), Number(other[1]));
+	if (LEGACY[data]) return LEGACY[data];
+	if (data.length === 1) {
+		const c = data.charCodeAt(0);
+		if (c >= 1 && c <= 26) return `ctrl+${String.fromCharCode(c + 96)}`;
+		if (c === 0x1c) return "ctrl+\\";
+		if (c === 0x1d) return "ctrl+]";
+		if (c === 0x1f) return "ctrl+-";
+		if (c >= 32 && c < 127) return data;
+	}
+	if (data.length === 2 && data[0] === "\x1b" && data.charCodeAt(1) >= 32) return `alt+${data[1]}`;
+	return undefined;
+}
+
+/** The printable text of a Kitty CSI u key (`undefined` for other input). */
+export function decodeKittyPrintable(data) {
+	const m = /^\x1b\[(\d+)(?::(\d+))?(?::\d*)?(?:;(\d+)(?::\d+)?)?(?:;([\d:]+))?u$/.exec(String(data));
+	if (!m) return undefined;
+	if (m[4]) return m[4].split(":").map((c) => String.fromCodePoint(Number(c))).join("");
+	const modifier = Number(m[3] ?? 1) - 1;
+	if (modifier & ~1) return undefined;
+	const code = modifier & 1 && m[2] ? Number(m[2]) : Number(m[1]);
+	return code >= 32 && code !== 127 ? String.fromCodePoint(code) : undefined;
+}
+
+function normalizeKeyId(key) {
+	const parts = String(key).split("+");
+	const name = parts.pop();
+	const lowerName = name.length === 1 ? name : name.toLowerCase();
+	const mods = parts.map((p) => p.toLowerCase()).sort((a, b) => MODIFIER_ORDER.indexOf(a) - MODIFIER_ORDER.indexOf(b));
+	const aliases = { return: "enter", esc: "escape", pageup: "pageup", pagedown: "pagedown" };
+	return [...mods, aliases[lowerName] ?? lowerName].join("+");
+}
 
 /** Whether terminal input `data` is the key `key` (`"enter"`, `"ctrl+c"`, `"shift+tab"`, `"a"`). */
 export function matchesKey(data, key) {
-	const k = String(key);
-	const lower = k.toLowerCase();
-	if (KEYS[k]) return KEYS[k].includes(data);
-	if (KEYS[lower]) return KEYS[lower].includes(data);
-	if (lower === "shift+tab") return data === "\x1b[Z";
-	const ctrl = /^ctrl\+([a-z])$/.exec(lower);
-	if (ctrl) return data === String.fromCharCode(ctrl[1].charCodeAt(0) - 96);
-	const alt = /^alt\+(.)$/.exec(lower);
-	if (alt) return data === `\x1b${alt[1]}`;
-	return data === k;
+	let parsed = parseKey(data);
+	if (parsed === undefined) return false;
+	// A shifted letter typed without Kitty's protocol.
+	if (/^[A-Z]$/.test(parsed)) parsed = `shift+${parsed.toLowerCase()}`;
+	return normalizeKeyId(parsed) === normalizeKeyId(key);
 }
 
-export function isKeyRelease() {
-	return false;
+/** Whether `data` is a Kitty key release. */
+export function isKeyRelease(data) {
+	return /^\x1b\[[\d:;]*:3[u~A-DHF]$/.test(String(data));
 }
 
-export function isKeyRepeat() {
-	return false;
+/** Whether `data` is a Kitty key repeat. */
+export function isKeyRepeat(data) {
+	return /^\x1b\[[\d:;]*:2[u~A-DHF]$/.test(String(data));
 }
 
 const keyName = (name) => name;

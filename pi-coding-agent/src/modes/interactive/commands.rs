@@ -697,13 +697,7 @@ impl App {
                     None => slot.add_child(self.footer.clone()),
                 }
             }
-            UiRequest::Header(factory) => {
-                let mut h = self.header.borrow_mut();
-                h.clear();
-                if let Some(f) = factory {
-                    h.add_child(shared(crate::render::ExtensionComponent(f(&self.theme))));
-                }
-            }
+            UiRequest::Header(factory) => self.set_extension_header(factory),
             UiRequest::Title(title) => {
                 use pi_tui::Terminal;
                 tui.terminal_mut().set_title(&title);

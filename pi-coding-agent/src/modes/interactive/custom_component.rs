@@ -14,7 +14,7 @@ use tokio::sync::oneshot;
 
 use super::app::{App, Dialog, UiEvent};
 use super::host::UiRequest;
-use crate::ui::{CustomDone, CustomFactory, CustomOptions, CustomResult};
+use crate::ui::{ComponentFactory, CustomDone, CustomFactory, CustomOptions, CustomResult};
 
 /// One custom component on screen.
 struct Open {
@@ -27,6 +27,8 @@ struct Open {
 pub(crate) struct Customs {
     next: u64,
     open: HashMap<u64, Open>,
+    /// The extension's header in place of the built-in one (`setHeader`).
+    header: Option<ComponentRef>,
 }
 
 /// An extension's component with focus: renders isolated from panics, gets every key.
@@ -144,6 +146,28 @@ impl App {
             let _ = reply.send(result);
             let _ = tx.send(UiEvent::Ui(UiRequest::CloseCustom(token)));
         });
+    }
+
+    /// pi's `setExtensionHeader`: the extension's component takes the built-in header's place in
+    /// the header (the loaded resources stay below it); `None` puts the built-in one back.
+    pub(crate) fn set_extension_header(&mut self, factory: Option<ComponentFactory>) {
+        let Some(builtin) = self.header_text.clone() else { return };
+        let builtin: ComponentRef = builtin;
+        let current = self.customs.header.clone().unwrap_or_else(|| builtin.clone());
+        let custom = factory.map(|f| -> ComponentRef { shared(crate::render::ExtensionComponent(f(&self.theme))) });
+        self.customs.header = custom.clone();
+        let next = custom.unwrap_or(builtin);
+        let mut header = self.header.borrow_mut();
+        let mut children: Vec<ComponentRef> = header.children().to_vec();
+        match children.iter().position(|c| Rc::ptr_eq(c, &current)) {
+            Some(at) => children[at] = next,
+            None => children.insert(0, next),
+        }
+        header.clear();
+        for child in children {
+            header.add_child(child);
+        }
+        self.dirty = true;
     }
 
     /// Takes a finished custom component off the screen.
