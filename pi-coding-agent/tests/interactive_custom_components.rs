@@ -95,10 +95,22 @@ fn overlay_gets_the_keys() {
 
 #[test]
 fn anchored_overlay_sits_in_its_corner() {
-    compare("jsui_anchors", "overlay-qa-tests.ts", &["/overlay-anchors", "WAIT", "Enter"], |s| s.contains("Anchor Test"));
+    compare("jsui_anchors", "overlay-qa-tests.ts", &["/overlay-anchors", "WAIT", "Enter"], |s| {
+        s.contains("Anchor Test")
+    });
 }
 
 #[test]
 fn a_game_in_place_of_the_editor_draws_as_the_reference() {
     compare("jsui_tictactoe", "tic-tac-toe.ts", &["/tic-tac-toe", "WAIT", "Enter"], |s| s.contains("ENTER play"));
+}
+
+#[test]
+fn done_closes_the_overlay_and_resolves_the_extensions_promise() {
+    compare(
+        "jsui_overlay_done",
+        "overlay-test.ts",
+        &["/overlay-test", "WAIT", "Enter", "WAIT", "Down", "Enter"],
+        |s| s.contains(" Run") && !s.contains("Overlay Test"),
+    );
 }

@@ -78,14 +78,14 @@ impl JsComponent {
 
     /// The host's lines at `width`, themed and checked.
     fn fetch(&mut self, conn: &Connection, width: usize) -> Vec<String> {
-        let answer = match conn.call_blocking("component.render", self.params(json!({"width": width})), self.handle.timeout)
-        {
-            Ok(answer) => answer,
-            Err(error) => {
-                self.problem(error);
-                return Vec::new();
-            }
-        };
+        let answer =
+            match conn.call_blocking("component.render", self.params(json!({"width": width})), self.handle.timeout) {
+                Ok(answer) => answer,
+                Err(error) => {
+                    self.problem(error);
+                    return Vec::new();
+                }
+            };
         let mut error = answer.get("error").and_then(Value::as_str).map(str::to_owned);
         let raw = answer.get("lines").and_then(Value::as_array).cloned().unwrap_or_default();
         let mut lines = Vec::with_capacity(raw.len());

@@ -86,7 +86,7 @@ impl NodeHost {
             self.handle.clone(),
             self.options.call_timeout,
         )
-            .map_err(|e| format!("Could not start {}: {e}", node.path.display()))?;
+        .map_err(|e| format!("Could not start {}: {e}", node.path.display()))?;
         *lock(&self.current) = Some(conn.clone());
         Ok(conn)
     }

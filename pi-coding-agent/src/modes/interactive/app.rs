@@ -337,7 +337,12 @@ impl App {
             let _ = tx.send(UiEvent::Session(Box::new(ev.clone())));
         });
         std::mem::forget(_unsubscribe_on_drop);
-        self.session.bind_extensions(|_| {}).await;
+        let errors = self.tx.clone();
+        self.session
+            .bind_extensions(move |e| {
+                let _ = errors.send(UiEvent::Ui(UiRequest::ExtensionError(e.clone())));
+            })
+            .await;
         for w in self.bind_extension_shortcuts() {
             self.show_warning(&w);
         }

@@ -709,6 +709,7 @@ impl App {
             UiRequest::Custom { factory, opts, reply } => self.open_custom(tui, factory, opts, reply),
             UiRequest::CloseCustom(token) => self.close_custom(tui, token),
             UiRequest::Redraw => {}
+            UiRequest::ExtensionError(error) => self.show_extension_error(&error),
             UiRequest::ToolsExpanded(expanded) => self.set_expanded(expanded),
             UiRequest::WorkingMessage(message) => {
                 if let Some(w) = self.live.working.as_mut() {

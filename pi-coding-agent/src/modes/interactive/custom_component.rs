@@ -170,6 +170,21 @@ impl App {
         self.dirty = true;
     }
 
+    /// pi's `showExtensionError`: the error in the transcript, its stack (without the first line)
+    /// dim and indented below.
+    pub(crate) fn show_extension_error(&mut self, error: &crate::extensions::ExtensionError) {
+        let text = self.theme.fg("error", &format!("Extension \"{}\" error: {}", error.extension_path, error.error));
+        self.add_chat(shared(pi_tui::Text::new(text, 1, 0)));
+        if let Some(stack) = &error.stack {
+            let lines: Vec<String> =
+                stack.lines().skip(1).map(|l| self.theme.fg("dim", &format!("  {}", l.trim()))).collect();
+            if !lines.is_empty() {
+                self.add_chat(shared(pi_tui::Text::new(lines.join("\n"), 1, 0)));
+            }
+        }
+        self.dirty = true;
+    }
+
     /// Takes a finished custom component off the screen.
     pub(crate) fn close_custom(&mut self, tui: &mut Tui<CrosstermTerminal>, token: u64) {
         let Some(open) = self.customs.open.remove(&token) else { return };

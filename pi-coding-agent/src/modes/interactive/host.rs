@@ -47,6 +47,8 @@ pub(crate) enum UiRequest {
     CloseCustom(u64),
     /// A component of an extension changed: draw a frame.
     Redraw,
+    /// An extension failed (pi's `showExtensionError`).
+    ExtensionError(crate::extensions::ExtensionError),
     /// Tool output expansion.
     ToolsExpanded(bool),
     /// The working message.
