@@ -205,9 +205,17 @@ export class ToolCallArgumentsStream {
 		this.#text = "";
 		return { delta: undefined, arguments: this.append(text) };
 	}
+	/** `{arguments}`, or `{arguments: {}, argumentsError}` when the text is not a JSON object. */
 	finish() {
-		if (this.#text.trim() === "") return {};
-		return JSON.parse(this.#text);
+		const json = this.#text;
+		if (!json.trim()) return { arguments: {} };
+		try {
+			const parsed = JSON.parse(json);
+			if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("Tool arguments must be a JSON object");
+			return { arguments: parsed };
+		} catch (error) {
+			return { arguments: {}, argumentsError: `${error instanceof Error ? error.message : String(error)}\n\nReceived arguments:\n${json}` };
+		}
 	}
 	#partial() {
 		try {
