@@ -83,8 +83,9 @@ async fn every_folder_example_loads_and_registers_what_the_reference_registers()
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
-/// The shim exports the folder examples import, against the reference's packages: the same
-/// script run by the host's modules and by the reference's (`anchor.sh`'s install).
+/// The shim exports the folder examples import, and pi-tui's components as extensions build them
+/// (SelectList, Text, Box, TruncatedText, Spacer, wrapping), against the reference's packages:
+/// the same script run on the host's modules and on the reference's (`anchor.sh`'s install).
 #[test]
 fn the_shim_exports_answer_as_the_reference_packages() {
     if !js_support::node_available() {
@@ -110,6 +111,24 @@ out.frontmatter = agent.parseFrontmatter("---\nname: scout\ndescription: \"Fast:
 out.plain = agent.parseFrontmatter("no header");
 const usage = {{ input: 1000, output: 500, cacheRead: 200, cacheWrite: 100, cost: {{}} }};
 out.cost = ai.calculateCost({{ cost: {{ input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }} }}, usage);
+const theme = {{ selectedText: (t) => `<${{t}}>`, description: (t) => `{{${{t}}}}`, scrollInfo: (t) => `(${{t}})`, noMatch: (t) => `!${{t}}` }};
+const items = Array.from({{ length: 8 }}, (_, i) => ({{ value: `item-${{i}}`, label: i === 3 ? "A much longer label for item three" : undefined, description: i % 2 ? `Description ${{i}} that is fairly long` : undefined }}));
+const list = new tui.SelectList(items, 5, theme);
+out.list = [30, 60, 100].map((w) => list.render(w));
+for (const k of ["[B", "[B", "[B"]) list.handleInput(k);
+out.listDown = list.render(80);
+list.handleInput("[6~");
+out.listPage = list.render(80);
+list.setFilter("zzz");
+out.listEmpty = list.render(40);
+const text = new tui.Text("Hello [1mworld[22m, a line that wraps at the given width nicely", 1, 1);
+out.text = [20, 40].map((w) => text.render(w));
+const box = new tui.Box(2, 1, (t) => `[${{t}}]`);
+box.addChild(new tui.Text("inside", 0, 0));
+out.box = box.render(20);
+out.trunc = new tui.TruncatedText("a long line to be truncated here", 1, 0).render(15);
+out.spacer = new tui.Spacer(2).render(10);
+out.wrapped = [["\x1b[31mred text that wraps across lines\x1b[39m plain after", 10], ["\x1b[1m\x1b[3mbold italic words here\x1b[0m done", 8], ["averyveryverylongwordthatbreaks here", 10]].map(([t, w]) => tui.wrapTextWithAnsi(t, w));
 // The host's rpc module sends console output to stderr: write to fd 1 directly.
 (await import("node:fs")).writeSync(1, JSON.stringify(out));
 "#,

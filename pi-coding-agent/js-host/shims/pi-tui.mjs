@@ -79,13 +79,44 @@ export function truncateToWidth(text, maxWidth, ellipsis = "...", pad = false) {
 	return out;
 }
 
+/** The SGR attribute a code sets, and the ones a code closes (pi-tui's AnsiCodeTracker, simply). */
+const CLOSES = { 22: ["bold", "dim"], 23: ["italic"], 24: ["underline"], 25: ["blink"], 27: ["inverse"], 28: ["hidden"], 29: ["strike"], 39: ["fg"], 49: ["bg"] };
+const OPENS = { 1: "bold", 2: "dim", 3: "italic", 4: "underline", 5: "blink", 7: "inverse", 8: "hidden", 9: "strike" };
+
+function sgrSlot(params) {
+	const first = Number(params.split(";")[0] || 0);
+	if (OPENS[first]) return OPENS[first];
+	if ((first >= 30 && first <= 38) || (first >= 90 && first <= 97)) return "fg";
+	if ((first >= 40 && first <= 48) || (first >= 100 && first <= 107)) return "bg";
+	return undefined;
+}
+
+/** The styles still open at the end of `line`, as codes to start the next line with. */
 function activeCodes(line) {
-	const codes = [];
-	for (const m of line.matchAll(/\x1b\[[0-9;]*m|\x1b\]pi:[^\x07]*\x07/g)) {
-		if (m[0] === "\x1b[0m" || m[0] === "\x1b[m") codes.length = 0;
-		else codes.push(m[0]);
+	const open = new Map();
+	for (const m of line.matchAll(/\x1b\[([0-9;]*)m|\x1b\]pi:(fg|bg):[^\x07]*\x07/g)) {
+		if (m[2]) {
+			open.set(m[2], { osc: m[0] });
+			continue;
+		}
+		const params = m[1];
+		if (params === "" || params === "0") {
+			open.clear();
+			continue;
+		}
+		const code = Number(params.split(";")[0]);
+		if (CLOSES[code]) {
+			for (const slot of CLOSES[code]) open.delete(slot);
+			continue;
+		}
+		const slot = sgrSlot(params);
+		if (slot) open.set(slot, { sgr: params });
 	}
-	return codes.join("");
+	// One SGR in pi-tui's order, then the theme placeholders.
+	const order = ["bold", "dim", "italic", "underline", "blink", "inverse", "hidden", "strike", "fg", "bg"];
+	const sgr = order.map((slot) => open.get(slot)?.sgr).filter(Boolean);
+	const osc = order.map((slot) => open.get(slot)?.osc).filter(Boolean);
+	return (sgr.length > 0 ? `\x1b[${sgr.join(";")}m` : "") + osc.join("");
 }
 
 /** Word wrap that keeps styles across breaks. */
@@ -303,55 +334,117 @@ export function toTree(component, width) {
 	return { type: "lines", lines: lines.map(String) };
 }
 
+const PRIMARY_COLUMN_WIDTH = 32;
+const PRIMARY_COLUMN_GAP = 2;
+const MIN_DESCRIPTION_WIDTH = 10;
+const identity = (t) => t;
+
+/** pi-tui's SelectList: a scrolling list of `{value, label?, description?}` items, the selected one
+ * marked `→ `, descriptions in a second column when the width allows. */
 export class SelectList {
-	constructor(items = [], maxVisible = 5, theme) {
+	constructor(items = [], maxVisible = 5, theme = {}, layout = {}) {
 		this.items = items;
-		this.filtered = items;
+		this.filteredItems = items;
 		this.maxVisible = maxVisible;
-		this.theme = theme;
+		this.theme = theme ?? {};
+		this.layout = layout ?? {};
 		this.selectedIndex = 0;
+		this.capturesViewportInput = true;
 		this.onSelect = undefined;
 		this.onCancel = undefined;
 		this.onSelectionChange = undefined;
 	}
+	get filtered() {
+		return this.filteredItems;
+	}
+	style(name, text) {
+		return (this.theme[name] ?? identity)(text);
+	}
 	setFilter(filter) {
 		const f = String(filter).toLowerCase();
-		this.filtered = this.items.filter((i) => String(i.value).toLowerCase().startsWith(f));
+		this.filteredItems = this.items.filter((i) => String(i.value).toLowerCase().startsWith(f));
 		this.selectedIndex = 0;
 	}
 	setSelectedIndex(index) {
-		this.selectedIndex = Math.max(0, Math.min(index, this.filtered.length - 1));
+		this.selectedIndex = Math.max(0, Math.min(index, this.filteredItems.length - 1));
 	}
 	getSelectedItem() {
-		return this.filtered[this.selectedIndex] ?? null;
+		return this.filteredItems[this.selectedIndex] ?? null;
 	}
 	invalidate() {}
+	changed() {
+		const item = this.filteredItems[this.selectedIndex];
+		if (item) this.onSelectionChange?.(item);
+	}
 	handleInput(data) {
-		if (matchesKey(data, "up")) this.selectedIndex = this.selectedIndex === 0 ? this.filtered.length - 1 : this.selectedIndex - 1;
-		else if (matchesKey(data, "down")) this.selectedIndex = this.selectedIndex === this.filtered.length - 1 ? 0 : this.selectedIndex + 1;
-		else if (matchesKey(data, "enter")) {
-			const item = this.getSelectedItem();
+		const count = this.filteredItems.length;
+		if (matchesKey(data, "up")) {
+			this.selectedIndex = this.selectedIndex === 0 ? count - 1 : this.selectedIndex - 1;
+			this.changed();
+		} else if (matchesKey(data, "down")) {
+			this.selectedIndex = this.selectedIndex === count - 1 ? 0 : this.selectedIndex + 1;
+			this.changed();
+		} else if (matchesKey(data, "pageUp") || matchesKey(data, "pageDown")) {
+			const direction = matchesKey(data, "pageUp") ? -1 : 1;
+			const page = Math.max(0, Math.min(count - 1, this.selectedIndex + direction * this.maxVisible));
+			if (count === 0 || page === this.selectedIndex) return;
+			this.selectedIndex = page;
+			this.changed();
+		} else if (matchesKey(data, "enter")) {
+			const item = this.filteredItems[this.selectedIndex];
 			if (item) this.onSelect?.(item);
-			return;
-		} else if (matchesKey(data, "escape")) {
+		} else if (matchesKey(data, "escape") || matchesKey(data, "ctrl+c")) {
 			this.onCancel?.();
-			return;
 		}
-		this.onSelectionChange?.(this.getSelectedItem());
+	}
+	displayValue(item) {
+		return item.label || item.value;
+	}
+	primaryColumnWidth() {
+		const rawMin = this.layout.minPrimaryColumnWidth ?? this.layout.maxPrimaryColumnWidth ?? PRIMARY_COLUMN_WIDTH;
+		const rawMax = this.layout.maxPrimaryColumnWidth ?? this.layout.minPrimaryColumnWidth ?? PRIMARY_COLUMN_WIDTH;
+		const min = Math.max(1, Math.min(rawMin, rawMax));
+		const max = Math.max(1, Math.max(rawMin, rawMax));
+		const widest = this.filteredItems.reduce((w, item) => Math.max(w, visibleWidth(this.displayValue(item)) + PRIMARY_COLUMN_GAP), 0);
+		return Math.max(min, Math.min(widest, max));
+	}
+	truncatePrimary(item, selected, maxWidth, columnWidth) {
+		const text = this.displayValue(item);
+		const custom = this.layout.truncatePrimary ? this.layout.truncatePrimary({ text, maxWidth, columnWidth, item, isSelected: selected }) : truncateToWidth(text, maxWidth, "");
+		return truncateToWidth(custom, maxWidth, "");
+	}
+	renderItem(item, selected, width, description, columnWidth) {
+		const prefix = selected ? "→ " : "  ";
+		if (description && width > 40) {
+			const column = Math.max(1, Math.min(columnWidth, width - 2 - 4));
+			const value = this.truncatePrimary(item, selected, Math.max(1, column - PRIMARY_COLUMN_GAP), column);
+			const valueWidth = visibleWidth(value);
+			const spacing = " ".repeat(Math.max(1, column - valueWidth));
+			const remaining = width - (2 + valueWidth + spacing.length) - 2;
+			if (remaining > MIN_DESCRIPTION_WIDTH) {
+				const desc = truncateToWidth(description, remaining, "");
+				if (selected) return this.style("selectedText", `${prefix}${value}${spacing}${desc}`);
+				return prefix + value + this.style("description", spacing + desc);
+			}
+		}
+		const maxWidth = width - 2 - 2;
+		const value = this.truncatePrimary(item, selected, maxWidth, maxWidth);
+		return selected ? this.style("selectedText", `${prefix}${value}`) : prefix + value;
 	}
 	render(width) {
-		if (this.filtered.length === 0) return [this.theme?.noMatch?.("  No matching commands") ?? "  No matching commands"];
-		const start = Math.max(0, Math.min(this.selectedIndex - Math.floor(this.maxVisible / 2), this.filtered.length - this.maxVisible));
-		const visible = this.filtered.slice(start, start + this.maxVisible);
-		const lines = visible.map((item, i) => {
-			const selected = start + i === this.selectedIndex;
-			const label = item.label ?? item.value;
-			const desc = item.description ? `  ${item.description}` : "";
-			const text = truncateToWidth(`${selected ? "→ " : "  "}${label}${desc}`, width, "");
-			return selected ? (this.theme?.selectedText?.(text) ?? text) : text;
-		});
-		if (start > 0 || start + this.maxVisible < this.filtered.length) {
-			lines.push(this.theme?.scrollInfo?.(`  (${this.selectedIndex + 1}/${this.filtered.length})`) ?? `  (${this.selectedIndex + 1}/${this.filtered.length})`);
+		if (this.filteredItems.length === 0) return [this.style("noMatch", "  No matching commands")];
+		const count = this.filteredItems.length;
+		const start = Math.max(0, Math.min(this.selectedIndex - Math.floor(this.maxVisible / 2), count - this.maxVisible));
+		const end = Math.min(start + this.maxVisible, count);
+		const columnWidth = this.primaryColumnWidth();
+		const lines = [];
+		for (let i = start; i < end; i++) {
+			const item = this.filteredItems[i];
+			const description = item.description ? String(item.description).replace(/[\r\n]+/g, " ").trim() : undefined;
+			lines.push(this.renderItem(item, i === this.selectedIndex, width, description, columnWidth));
+		}
+		if (start > 0 || end < count) {
+			lines.push(this.style("scrollInfo", truncateToWidth(`  (${this.selectedIndex + 1}/${count})`, width - 2, "")));
 		}
 		return lines;
 	}
