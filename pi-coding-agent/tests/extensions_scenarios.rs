@@ -194,7 +194,8 @@ async fn step<F: std::future::Future<Output = Option<Value>>>(
 }
 
 fn user() -> pi_coding_agent::messages::CodingAgentMessage {
-    pi_ai::UserMessage::new("hello").into()
+    // As the recorder's USER: the text as a block.
+    pi_ai::UserMessage::new(vec![pi_ai::UserBlock::Text(pi_ai::TextContent::new("hello"))]).into()
 }
 
 /// The scenario of `name` on pi-rs, in the recorder's shape.
