@@ -21,6 +21,8 @@ export const theme = {
 };
 
 function uiContext(extensionPath, snapshot) {
+	// Components are drawn only by the interactive mode; elsewhere pi never calls their factories.
+	const drawsComponents = Boolean(snapshot.hasUI) && snapshot.mode === "tui";
 	const fire = (method, params) => rpc.fire(method, { extensionPath, ...params }, extensionPath);
 	const ask = (method, params) => rpc.call(method, { extensionPath, ...params });
 	const dialogOptions = (opts) => (opts ? { timeout: opts.timeout } : undefined);
@@ -41,8 +43,7 @@ function uiContext(extensionPath, snapshot) {
 		setWorkingIndicator: (options) => void fire("ui.setWorkingIndicator", { options }),
 		setHiddenThinkingLabel: (label) => void fire("ui.setHiddenThinkingLabel", { label }),
 		setWidget: (key, content, options) => {
-			if (typeof content === "function") {
-				if (!snapshot.hasUI) return;
+			if (typeof content === "function" && drawsComponents) {
 				const id = register(content(tui, theme), extensionPath);
 				fillSlot(`widget:${key}`, id);
 				void fire("ui.setWidget", { key, componentId: id, placement: options?.placement });
@@ -53,19 +54,19 @@ function uiContext(extensionPath, snapshot) {
 			void fire("ui.setWidget", { key, content: lines, placement: options?.placement });
 		},
 		setFooter: (factory) => {
-			if (!snapshot.hasUI) return;
+			if (!drawsComponents) return;
 			const id = typeof factory === "function" ? register(factory(tui, theme, footerData(snapshot.cwd ?? process.cwd())), extensionPath) : undefined;
 			fillSlot("footer", id);
 			void fire("ui.setFooter", { componentId: id ?? null });
 		},
 		setHeader: (factory) => {
-			if (!snapshot.hasUI) return;
+			if (!drawsComponents) return;
 			const id = typeof factory === "function" ? register(factory(tui, theme), extensionPath) : undefined;
 			fillSlot("header", id);
 			void fire("ui.setHeader", { componentId: id ?? null });
 		},
 		setTitle: (title) => void fire("ui.setTitle", { title }),
-		custom: (factory, options) => (snapshot.hasUI ? custom(extensionPath, theme, factory, options) : Promise.resolve(undefined)),
+		custom: (factory, options) => (drawsComponents ? custom(extensionPath, theme, factory, options) : Promise.resolve(undefined)),
 		pasteToEditor: (text) => void fire("ui.pasteToEditor", { text }),
 		setEditorText: (text) => void fire("ui.setEditorText", { text }),
 		getEditorText: () => snapshot.editorText ?? "",

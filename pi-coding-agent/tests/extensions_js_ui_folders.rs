@@ -138,10 +138,8 @@ out.wrapped = [["\x1b[31mred text that wraps across lines\x1b[39m plain after", 
         )
     };
     let run = |source: String| {
-        let out = std::process::Command::new(&node)
-            .args(["--input-type=module", "-e", &source])
-            .output()
-            .expect("node");
+        let out =
+            std::process::Command::new(&node).args(["--input-type=module", "-e", &source]).output().expect("node");
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         serde_json::from_slice::<Value>(&out.stdout).expect("json")
     };
