@@ -1,6 +1,7 @@
 // `ctx` (pi's ExtensionContext and ExtensionCommandContext), `ctx.ui` and the theme, built from
 // the snapshot pi-rs sends with every event, tool call and command.
 import { rpc } from "./rpc.mjs";
+import { custom, fillSlot, footerData, register, statuses, tui } from "./components.mjs";
 
 /** The theme extensions draw with. Colors are placeholders (OSC `pi:fg:<token>` / `pi:bg:<token>`)
  * that pi-rs replaces with the active theme's escape sequences; they have no width. */
@@ -20,6 +21,8 @@ export const theme = {
 };
 
 function uiContext(extensionPath, snapshot) {
+	// Components are drawn only by the interactive mode; elsewhere pi never calls their factories.
+	const drawsComponents = Boolean(snapshot.hasUI) && snapshot.mode === "tui";
 	const fire = (method, params) => rpc.fire(method, { extensionPath, ...params }, extensionPath);
 	const ask = (method, params) => rpc.call(method, { extensionPath, ...params });
 	const dialogOptions = (opts) => (opts ? { timeout: opts.timeout } : undefined);
@@ -30,19 +33,40 @@ function uiContext(extensionPath, snapshot) {
 		editor: (title, prefill) => ask("ui.editor", { title, prefill }).then((v) => v ?? undefined),
 		notify: (message, type) => void fire("ui.notify", { message, type: type ?? "info" }),
 		onTerminalInput: () => () => {},
-		setStatus: (key, text) => void fire("ui.setStatus", { key, text }),
+		setStatus: (key, text) => {
+			if (text === undefined || text === null) statuses.delete(key);
+			else statuses.set(key, String(text));
+			void fire("ui.setStatus", { key, text });
+		},
 		setWorkingMessage: (message) => void fire("ui.setWorkingMessage", { message }),
 		setWorkingVisible: (visible) => void fire("ui.setWorkingVisible", { visible }),
 		setWorkingIndicator: (options) => void fire("ui.setWorkingIndicator", { options }),
 		setHiddenThinkingLabel: (label) => void fire("ui.setHiddenThinkingLabel", { label }),
 		setWidget: (key, content, options) => {
+			if (typeof content === "function" && drawsComponents) {
+				const id = register(content(tui, theme), extensionPath);
+				fillSlot(`widget:${key}`, id);
+				void fire("ui.setWidget", { key, componentId: id, placement: options?.placement });
+				return;
+			}
+			fillSlot(`widget:${key}`, undefined);
 			const lines = Array.isArray(content) ? content : undefined;
 			void fire("ui.setWidget", { key, content: lines, placement: options?.placement });
 		},
-		setFooter: () => {},
-		setHeader: () => {},
+		setFooter: (factory) => {
+			if (!drawsComponents) return;
+			const id = typeof factory === "function" ? register(factory(tui, theme, footerData(snapshot.cwd ?? process.cwd())), extensionPath) : undefined;
+			fillSlot("footer", id);
+			void fire("ui.setFooter", { componentId: id ?? null });
+		},
+		setHeader: (factory) => {
+			if (!drawsComponents) return;
+			const id = typeof factory === "function" ? register(factory(tui, theme), extensionPath) : undefined;
+			fillSlot("header", id);
+			void fire("ui.setHeader", { componentId: id ?? null });
+		},
 		setTitle: (title) => void fire("ui.setTitle", { title }),
-		custom: () => Promise.resolve(undefined),
+		custom: (factory, options) => (drawsComponents ? custom(extensionPath, theme, factory, options) : Promise.resolve(undefined)),
 		pasteToEditor: (text) => void fire("ui.pasteToEditor", { text }),
 		setEditorText: (text) => void fire("ui.setEditorText", { text }),
 		getEditorText: () => snapshot.editorText ?? "",

@@ -6,6 +6,7 @@ import { register } from "node:module";
 import { createInterface } from "node:readline";
 import { rpc } from "./rpc.mjs";
 import { loadExtension, extensions } from "./loader.mjs";
+import { dispose, inputComponent, invalidateComponent, renderComponent } from "./components.mjs";
 import { runEvent, runTool, runCommand, runRender, runShortcut, cancelTool } from "./dispatch.mjs";
 
 register("./hooks.mjs", import.meta.url);
@@ -30,6 +31,13 @@ const methods = {
 		rpc.updateState(params);
 		return null;
 	},
+	"component.render": (params) => renderComponent(params),
+	"component.input": (params) => inputComponent(params),
+	"component.invalidate": (params) => invalidateComponent(params),
+	"component.dispose": (params) => {
+		dispose(params.id);
+		return null;
+	},
 	"tool.cancel": (params) => {
 		cancelTool(params.toolCallId);
 		return null;
@@ -37,6 +45,7 @@ const methods = {
 };
 
 rpc.serve(methods);
+for (const m of ["component.render", "component.input", "component.invalidate", "component.dispose"]) rpc.immediate.add(m);
 
 const input = createInterface({ input: process.stdin, crlfDelay: Infinity });
 input.on("line", (line) => rpc.receive(line));

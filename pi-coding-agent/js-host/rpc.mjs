@@ -19,6 +19,9 @@ class Rpc {
 		this.inflight = new Set();
 		this.methods = {};
 		this.state = {};
+		/** Methods answered at once, without waiting for the calls in flight (pi-rs's UI thread
+		 * waits for them). */
+		this.immediate = new Set();
 	}
 
 	send(message) {
@@ -99,10 +102,10 @@ class Rpc {
 		}
 		try {
 			const result = await method(message.params ?? {});
-			await this.settle();
+			if (!this.immediate.has(message.method)) await this.settle();
 			if (hasId) this.send({ id: message.id, result: result === undefined ? null : result });
 		} catch (error) {
-			await this.settle();
+			if (!this.immediate.has(message.method)) await this.settle();
 			const data = error instanceof Error && error.stack ? { stack: error.stack } : undefined;
 			if (hasId) this.send({ id: message.id, error: { code: -32000, message: errorMessage(error), data } });
 			else {

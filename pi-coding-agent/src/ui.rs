@@ -121,6 +121,10 @@ pub type CustomFactory = Box<dyn FnOnce(&Theme, Arc<CustomDone>) -> Box<dyn Comp
 pub struct CustomOptions {
     /// Draw as an overlay over the screen instead of in place of the editor.
     pub overlay: bool,
+    /// Where the overlay sits, as pi's `OverlayOptions` JSON (`width`, `minWidth`, `maxHeight`,
+    /// `anchor`, `offsetX`, `offsetY`, `row`, `col`, `margin`, `nonCapturing`; sizes are numbers
+    /// or `"N%"` strings); `None`: pi's defaults.
+    pub overlay_options: Option<serde_json::Value>,
 }
 
 /// What a widget shows (pi's `setWidget(key, string[] | factory)`).
@@ -218,6 +222,10 @@ pub trait UiHost: Send + Sync {
 
     /// Replaces the startup header; `None` restores the built-in one (pi's `setHeader`).
     fn set_header(&self, _factory: Option<ComponentFactory>) {}
+
+    /// Asks for a new frame: a component drawn by an extension changed (pi's
+    /// `tui.requestRender()`).
+    fn request_render(&self) {}
 
     /// Sets the terminal title (pi's `setTitle`).
     fn set_title(&self, _title: &str) {}

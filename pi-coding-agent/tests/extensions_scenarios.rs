@@ -194,7 +194,8 @@ async fn step<F: std::future::Future<Output = Option<Value>>>(
 }
 
 fn user() -> pi_coding_agent::messages::CodingAgentMessage {
-    pi_ai::UserMessage::new("hello").into()
+    // As the recorder's USER: the text as a block.
+    pi_ai::UserMessage::new(vec![pi_ai::UserBlock::Text(pi_ai::TextContent::new("hello"))]).into()
 }
 
 /// The scenario of `name` on pi-rs, in the recorder's shape.
@@ -351,4 +352,29 @@ async fn examples_behave_as_the_reference_in_a_scripted_scenario() {
     eprintln!("{passing} of {} examples behave as the reference", expected.len());
     assert!(differences.is_empty(), "{} examples differ:\n{}", differences.len(), differences.join("\n"));
     assert!(passing * 10 >= expected.len() * 9, "fewer than 90% pass: {passing} of {}", expected.len());
+}
+
+/// The folder examples (issue 15) in the same scenario
+/// (`tests/fixtures/extension_folder_scenarios.json`, `FOLDERS=1` of the same script); gondolin,
+/// which the reference cannot load without its npm package, is not in it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn folder_examples_behave_as_the_reference_in_a_scripted_scenario() {
+    if !node_available() {
+        return;
+    }
+    let Some(dir) = examples_dir() else {
+        assert!(std::env::var_os("CI").is_none(), "the reference pi 1.6.0 is missing: CI must install it");
+        eprintln!("SKIP: the reference's examples are not installed");
+        return;
+    };
+    let fixture: Value = serde_json::from_str(include_str!("fixtures/extension_folder_scenarios.json")).unwrap();
+    let mut differences = Vec::new();
+    for (name, want) in fixture.as_object().unwrap() {
+        let got = scenario(&dir, name).await;
+        let want = without_clock(want.clone());
+        if got != want {
+            differences.push(format!("{name}:\n  got  {got}\n  want {want}"));
+        }
+    }
+    assert!(differences.is_empty(), "{} folder examples differ:\n{}", differences.len(), differences.join("\n"));
 }

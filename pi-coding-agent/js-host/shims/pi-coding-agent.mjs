@@ -209,3 +209,69 @@ export function getSelectListTheme() {
 }
 
 export { truncateToWidth, visibleWidth, Text };
+
+/** A YAML scalar of a frontmatter line: quoted strings, numbers, booleans, null, `[a, b]` lists. */
+function yamlScalar(raw) {
+	const text = raw.trim();
+	if (text === "" || text === "~" || text === "null") return text === "" ? null : null;
+	if (/^".*"$/.test(text)) {
+		try {
+			return JSON.parse(text);
+		} catch {
+			return text.slice(1, -1);
+		}
+	}
+	if (/^'.*'$/.test(text)) return text.slice(1, -1).replace(/''/g, "'");
+	if (text === "true" || text === "false") return text === "true";
+	if (/^-?\d+(\.\d+)?$/.test(text)) return Number(text);
+	if (/^\[.*\]$/.test(text)) {
+		const inner = text.slice(1, -1).trim();
+		return inner === "" ? [] : inner.split(",").map((item) => yamlScalar(item));
+	}
+	return text.replace(/\s+#.*$/, "");
+}
+
+/** The frontmatter's YAML: top-level `key: value` pairs, `key:` followed by `- item` lists or by
+ * indented / block (`|`, `>`) text. */
+function parseYamlBlock(yaml) {
+	const out = {};
+	const lines = yaml.split("\n");
+	for (let i = 0; i < lines.length; i++) {
+		const line = lines[i];
+		if (line.trim() === "" || line.trimStart().startsWith("#")) continue;
+		const m = /^([A-Za-z0-9_-]+)\s*:(.*)$/.exec(line);
+		if (!m) throw new Error(`Unsupported frontmatter line: ${line}`);
+		const [, key, rest] = m;
+		const value = rest.trim();
+		if (value === "|" || value === ">" || value === "|-" || value === ">-") {
+			const block = [];
+			while (i + 1 < lines.length && (lines[i + 1].startsWith(" ") || lines[i + 1].trim() === "")) block.push(lines[++i].trim());
+			const text = value.startsWith("|") ? block.join("\n") : block.join(" ");
+			out[key] = value.endsWith("-") ? text.replace(/\n+$/, "") : `${text.replace(/\n+$/, "")}\n`;
+		} else if (value === "") {
+			const items = [];
+			while (i + 1 < lines.length && /^\s+-\s/.test(lines[i + 1])) items.push(yamlScalar(lines[++i].replace(/^\s+-\s/, "")));
+			out[key] = items.length > 0 ? items : null;
+		} else {
+			out[key] = yamlScalar(value);
+		}
+	}
+	return out;
+}
+
+/** pi's `parseFrontmatter`: `{frontmatter, body}` of a Markdown file with a `---` YAML header. */
+export function parseFrontmatter(content) {
+	const normalized = String(content).replace(/^\uFEFF/, "").replace(/\r\n/g, "\n").replace(/\r/g, "\n");
+	if (!normalized.startsWith("---")) return { frontmatter: {}, body: normalized };
+	const end = normalized.indexOf("\n---", 3);
+	if (end === -1) return { frontmatter: {}, body: normalized };
+	const yaml = normalized.slice(4, end);
+	const body = normalized.slice(end + 4).trim();
+	if (!yaml) return { frontmatter: {}, body };
+	return { frontmatter: parseYamlBlock(yaml), body };
+}
+
+/** pi's `stripFrontmatter`: the body only. */
+export function stripFrontmatter(content) {
+	return parseFrontmatter(content).body;
+}

@@ -24,21 +24,38 @@ function charWidth(cp) {
 	return 1;
 }
 
+const segmenter = new Intl.Segmenter();
+const RGI_EMOJI = /^\p{RGI_Emoji}$/v;
+
+/** The cells of one grapheme cluster (pi-tui's rule: RGI emoji and regional indicators are 2,
+ * otherwise the base character's width). */
+function graphemeWidth(segment) {
+	if (segment.length === 1) return charWidth(segment.charCodeAt(0));
+	if (RGI_EMOJI.test(segment)) return 2;
+	const cp = segment.codePointAt(0);
+	if (cp >= 0x1f1e6 && cp <= 0x1f1ff) return 2;
+	return charWidth(cp);
+}
+
 export function visibleWidth(text) {
 	let width = 0;
-	for (const ch of String(text).replace(ANSI, "").replace(/\t/g, "   ")) width += charWidth(ch.codePointAt(0));
+	const clean = String(text).replace(ANSI, "").replace(/\t/g, "   ");
+	for (const { segment } of segmenter.segment(clean)) width += graphemeWidth(segment);
 	return width;
 }
 
 function tokens(text) {
 	const out = [];
 	let last = 0;
+	const push = (chunk) => {
+		for (const { segment } of segmenter.segment(chunk)) out.push({ ch: segment, w: graphemeWidth(segment) });
+	};
 	for (const m of String(text).matchAll(ANSI)) {
-		if (m.index > last) for (const ch of text.slice(last, m.index)) out.push({ ch, w: charWidth(ch.codePointAt(0)) });
+		if (m.index > last) push(text.slice(last, m.index));
 		out.push({ code: m[0] });
 		last = m.index + m[0].length;
 	}
-	for (const ch of String(text).slice(last)) out.push({ ch, w: charWidth(ch.codePointAt(0)) });
+	push(String(text).slice(last));
 	return out;
 }
 
@@ -57,18 +74,49 @@ export function truncateToWidth(text, maxWidth, ellipsis = "...", pad = false) {
 		out += t.ch;
 		width += t.w;
 	}
-	out += `\x1b[0m${ellipsis}`;
+	out += ellipsis === "" ? "\x1b[0m" : `\x1b[0m${ellipsis}\x1b[0m`;
 	if (pad) out += " ".repeat(Math.max(0, maxWidth - width - visibleWidth(ellipsis)));
 	return out;
 }
 
+/** The SGR attribute a code sets, and the ones a code closes (pi-tui's AnsiCodeTracker, simply). */
+const CLOSES = { 22: ["bold", "dim"], 23: ["italic"], 24: ["underline"], 25: ["blink"], 27: ["inverse"], 28: ["hidden"], 29: ["strike"], 39: ["fg"], 49: ["bg"] };
+const OPENS = { 1: "bold", 2: "dim", 3: "italic", 4: "underline", 5: "blink", 7: "inverse", 8: "hidden", 9: "strike" };
+
+function sgrSlot(params) {
+	const first = Number(params.split(";")[0] || 0);
+	if (OPENS[first]) return OPENS[first];
+	if ((first >= 30 && first <= 38) || (first >= 90 && first <= 97)) return "fg";
+	if ((first >= 40 && first <= 48) || (first >= 100 && first <= 107)) return "bg";
+	return undefined;
+}
+
+/** The styles still open at the end of `line`, as codes to start the next line with. */
 function activeCodes(line) {
-	const codes = [];
-	for (const m of line.matchAll(/\x1b\[[0-9;]*m|\x1b\]pi:[^\x07]*\x07/g)) {
-		if (m[0] === "\x1b[0m" || m[0] === "\x1b[m") codes.length = 0;
-		else codes.push(m[0]);
+	const open = new Map();
+	for (const m of line.matchAll(/\x1b\[([0-9;]*)m|\x1b\]pi:(fg|bg):[^\x07]*\x07/g)) {
+		if (m[2]) {
+			open.set(m[2], { osc: m[0] });
+			continue;
+		}
+		const params = m[1];
+		if (params === "" || params === "0") {
+			open.clear();
+			continue;
+		}
+		const code = Number(params.split(";")[0]);
+		if (CLOSES[code]) {
+			for (const slot of CLOSES[code]) open.delete(slot);
+			continue;
+		}
+		const slot = sgrSlot(params);
+		if (slot) open.set(slot, { sgr: params });
 	}
-	return codes.join("");
+	// One SGR in pi-tui's order, then the theme placeholders.
+	const order = ["bold", "dim", "italic", "underline", "blink", "inverse", "hidden", "strike", "fg", "bg"];
+	const sgr = order.map((slot) => open.get(slot)?.sgr).filter(Boolean);
+	const osc = order.map((slot) => open.get(slot)?.osc).filter(Boolean);
+	return (sgr.length > 0 ? `\x1b[${sgr.join(";")}m` : "") + osc.join("");
 }
 
 /** Word wrap that keeps styles across breaks. */
@@ -286,55 +334,117 @@ export function toTree(component, width) {
 	return { type: "lines", lines: lines.map(String) };
 }
 
+const PRIMARY_COLUMN_WIDTH = 32;
+const PRIMARY_COLUMN_GAP = 2;
+const MIN_DESCRIPTION_WIDTH = 10;
+const identity = (t) => t;
+
+/** pi-tui's SelectList: a scrolling list of `{value, label?, description?}` items, the selected one
+ * marked `→ `, descriptions in a second column when the width allows. */
 export class SelectList {
-	constructor(items = [], maxVisible = 5, theme) {
+	constructor(items = [], maxVisible = 5, theme = {}, layout = {}) {
 		this.items = items;
-		this.filtered = items;
+		this.filteredItems = items;
 		this.maxVisible = maxVisible;
-		this.theme = theme;
+		this.theme = theme ?? {};
+		this.layout = layout ?? {};
 		this.selectedIndex = 0;
+		this.capturesViewportInput = true;
 		this.onSelect = undefined;
 		this.onCancel = undefined;
 		this.onSelectionChange = undefined;
 	}
+	get filtered() {
+		return this.filteredItems;
+	}
+	style(name, text) {
+		return (this.theme[name] ?? identity)(text);
+	}
 	setFilter(filter) {
 		const f = String(filter).toLowerCase();
-		this.filtered = this.items.filter((i) => String(i.value).toLowerCase().startsWith(f));
+		this.filteredItems = this.items.filter((i) => String(i.value).toLowerCase().startsWith(f));
 		this.selectedIndex = 0;
 	}
 	setSelectedIndex(index) {
-		this.selectedIndex = Math.max(0, Math.min(index, this.filtered.length - 1));
+		this.selectedIndex = Math.max(0, Math.min(index, this.filteredItems.length - 1));
 	}
 	getSelectedItem() {
-		return this.filtered[this.selectedIndex] ?? null;
+		return this.filteredItems[this.selectedIndex] ?? null;
 	}
 	invalidate() {}
+	changed() {
+		const item = this.filteredItems[this.selectedIndex];
+		if (item) this.onSelectionChange?.(item);
+	}
 	handleInput(data) {
-		if (matchesKey(data, "up")) this.selectedIndex = this.selectedIndex === 0 ? this.filtered.length - 1 : this.selectedIndex - 1;
-		else if (matchesKey(data, "down")) this.selectedIndex = this.selectedIndex === this.filtered.length - 1 ? 0 : this.selectedIndex + 1;
-		else if (matchesKey(data, "enter")) {
-			const item = this.getSelectedItem();
+		const count = this.filteredItems.length;
+		if (matchesKey(data, "up")) {
+			this.selectedIndex = this.selectedIndex === 0 ? count - 1 : this.selectedIndex - 1;
+			this.changed();
+		} else if (matchesKey(data, "down")) {
+			this.selectedIndex = this.selectedIndex === count - 1 ? 0 : this.selectedIndex + 1;
+			this.changed();
+		} else if (matchesKey(data, "pageUp") || matchesKey(data, "pageDown")) {
+			const direction = matchesKey(data, "pageUp") ? -1 : 1;
+			const page = Math.max(0, Math.min(count - 1, this.selectedIndex + direction * this.maxVisible));
+			if (count === 0 || page === this.selectedIndex) return;
+			this.selectedIndex = page;
+			this.changed();
+		} else if (matchesKey(data, "enter")) {
+			const item = this.filteredItems[this.selectedIndex];
 			if (item) this.onSelect?.(item);
-			return;
-		} else if (matchesKey(data, "escape")) {
+		} else if (matchesKey(data, "escape") || matchesKey(data, "ctrl+c")) {
 			this.onCancel?.();
-			return;
 		}
-		this.onSelectionChange?.(this.getSelectedItem());
+	}
+	displayValue(item) {
+		return item.label || item.value;
+	}
+	primaryColumnWidth() {
+		const rawMin = this.layout.minPrimaryColumnWidth ?? this.layout.maxPrimaryColumnWidth ?? PRIMARY_COLUMN_WIDTH;
+		const rawMax = this.layout.maxPrimaryColumnWidth ?? this.layout.minPrimaryColumnWidth ?? PRIMARY_COLUMN_WIDTH;
+		const min = Math.max(1, Math.min(rawMin, rawMax));
+		const max = Math.max(1, Math.max(rawMin, rawMax));
+		const widest = this.filteredItems.reduce((w, item) => Math.max(w, visibleWidth(this.displayValue(item)) + PRIMARY_COLUMN_GAP), 0);
+		return Math.max(min, Math.min(widest, max));
+	}
+	truncatePrimary(item, selected, maxWidth, columnWidth) {
+		const text = this.displayValue(item);
+		const custom = this.layout.truncatePrimary ? this.layout.truncatePrimary({ text, maxWidth, columnWidth, item, isSelected: selected }) : truncateToWidth(text, maxWidth, "");
+		return truncateToWidth(custom, maxWidth, "");
+	}
+	renderItem(item, selected, width, description, columnWidth) {
+		const prefix = selected ? "→ " : "  ";
+		if (description && width > 40) {
+			const column = Math.max(1, Math.min(columnWidth, width - 2 - 4));
+			const value = this.truncatePrimary(item, selected, Math.max(1, column - PRIMARY_COLUMN_GAP), column);
+			const valueWidth = visibleWidth(value);
+			const spacing = " ".repeat(Math.max(1, column - valueWidth));
+			const remaining = width - (2 + valueWidth + spacing.length) - 2;
+			if (remaining > MIN_DESCRIPTION_WIDTH) {
+				const desc = truncateToWidth(description, remaining, "");
+				if (selected) return this.style("selectedText", `${prefix}${value}${spacing}${desc}`);
+				return prefix + value + this.style("description", spacing + desc);
+			}
+		}
+		const maxWidth = width - 2 - 2;
+		const value = this.truncatePrimary(item, selected, maxWidth, maxWidth);
+		return selected ? this.style("selectedText", `${prefix}${value}`) : prefix + value;
 	}
 	render(width) {
-		if (this.filtered.length === 0) return [this.theme?.noMatch?.("  No matching commands") ?? "  No matching commands"];
-		const start = Math.max(0, Math.min(this.selectedIndex - Math.floor(this.maxVisible / 2), this.filtered.length - this.maxVisible));
-		const visible = this.filtered.slice(start, start + this.maxVisible);
-		const lines = visible.map((item, i) => {
-			const selected = start + i === this.selectedIndex;
-			const label = item.label ?? item.value;
-			const desc = item.description ? `  ${item.description}` : "";
-			const text = truncateToWidth(`${selected ? "→ " : "  "}${label}${desc}`, width, "");
-			return selected ? (this.theme?.selectedText?.(text) ?? text) : text;
-		});
-		if (start > 0 || start + this.maxVisible < this.filtered.length) {
-			lines.push(this.theme?.scrollInfo?.(`  (${this.selectedIndex + 1}/${this.filtered.length})`) ?? `  (${this.selectedIndex + 1}/${this.filtered.length})`);
+		if (this.filteredItems.length === 0) return [this.style("noMatch", "  No matching commands")];
+		const count = this.filteredItems.length;
+		const start = Math.max(0, Math.min(this.selectedIndex - Math.floor(this.maxVisible / 2), count - this.maxVisible));
+		const end = Math.min(start + this.maxVisible, count);
+		const columnWidth = this.primaryColumnWidth();
+		const lines = [];
+		for (let i = start; i < end; i++) {
+			const item = this.filteredItems[i];
+			const description = item.description ? String(item.description).replace(/[\r\n]+/g, " ").trim() : undefined;
+			lines.push(this.renderItem(item, i === this.selectedIndex, width, description, columnWidth));
+		}
+		if (start > 0 || end < count) {
+			lines.push(this.style("scrollInfo", truncateToWidth(`  (${this.selectedIndex + 1}/${count})`, width - 2, "")));
 		}
 		return lines;
 	}
@@ -381,45 +491,151 @@ export class Editor extends Input {
 
 export class SettingsList extends SelectList {}
 
-const KEYS = {
-	enter: ["\r", "\n"],
-	return: ["\r", "\n"],
-	escape: ["\x1b"],
-	esc: ["\x1b"],
-	tab: ["\t"],
-	backspace: ["\x7f", "\b"],
-	space: [" "],
-	up: ["\x1b[A", "\x1bOA"],
-	down: ["\x1b[B", "\x1bOB"],
-	right: ["\x1b[C", "\x1bOC"],
-	left: ["\x1b[D", "\x1bOD"],
-	home: ["\x1b[H", "\x1b[1~"],
-	end: ["\x1b[F", "\x1b[4~"],
-	delete: ["\x1b[3~"],
-	pageUp: ["\x1b[5~"],
-	pageDown: ["\x1b[6~"],
+const LEGACY = {
+	"\x1b": "escape",
+	"\t": "tab",
+	"\r": "enter",
+	"\n": "enter",
+	"\x1bOM": "enter",
+	"\x00": "ctrl+space",
+	" ": "space",
+	"\x7f": "backspace",
+	"\x08": "backspace",
+	"\x1b[Z": "shift+tab",
+	"\x1b\r": "alt+enter",
+	"\x1b ": "alt+space",
+	"\x1b\x7f": "alt+backspace",
+	"\x1b\b": "alt+backspace",
+	"\x1b[A": "up",
+	"\x1bOA": "up",
+	"\x1b[B": "down",
+	"\x1bOB": "down",
+	"\x1b[C": "right",
+	"\x1bOC": "right",
+	"\x1b[D": "left",
+	"\x1bOD": "left",
+	"\x1b[H": "home",
+	"\x1bOH": "home",
+	"\x1b[1~": "home",
+	"\x1b[7~": "home",
+	"\x1b[F": "end",
+	"\x1bOF": "end",
+	"\x1b[4~": "end",
+	"\x1b[8~": "end",
+	"\x1b[2~": "insert",
+	"\x1b[3~": "delete",
+	"\x1b[5~": "pageUp",
+	"\x1b[6~": "pageDown",
+	"\x1bb": "alt+left",
+	"\x1bOP": "f1",
+	"\x1bOQ": "f2",
+	"\x1bOR": "f3",
+	"\x1bOS": "f4",
+	"\x1b[15~": "f5",
+	"\x1b[17~": "f6",
+	"\x1b[18~": "f7",
+	"\x1b[19~": "f8",
+	"\x1b[20~": "f9",
+	"\x1b[21~": "f10",
+	"\x1b[23~": "f11",
+	"\x1b[24~": "f12",
+	"\x1bf": "alt+right",
 };
+const CSI_FINAL = { A: "up", B: "down", C: "right", D: "left", H: "home", F: "end", P: "f1", Q: "f2", R: "f3", S: "f4" };
+const CSI_TILDE = { 2: "insert", 3: "delete", 5: "pageUp", 6: "pageDown", 1: "home", 7: "home", 4: "end", 8: "end" };
+const CODEPOINT_NAMES = { 27: "escape", 13: "enter", 9: "tab", 127: "backspace", 8: "backspace", 32: "space" };
+const MODIFIER_ORDER = ["ctrl", "shift", "alt", "super"];
+
+function withModifiers(name, modifier) {
+	const mods = [];
+	const bits = Math.max(0, modifier - 1);
+	if (bits & 4) mods.push("ctrl");
+	if (bits & 1) mods.push("shift");
+	if (bits & 2) mods.push("alt");
+	if (bits & 8) mods.push("super");
+	return [...mods, name].join("+");
+}
+
+let kittyActive = false;
+let lastEventType = "press";
+
+export function isKittyProtocolActive() {
+	return kittyActive;
+}
+
+export function setKittyProtocolActive(active) {
+	kittyActive = Boolean(active);
+}
+
+/** The key id of terminal input (pi-tui's `parseKey`): `"up"`, `"ctrl+c"`, `"shift+tab"`, `"a"`;
+ * legacy sequences, xterm modifier sequences and Kitty's CSI u; `undefined` when unknown. */
+export function parseKey(data) {
+	data = String(data);
+	lastEventType = "press";
+	const kitty = /^\x1b\[(\d+)(?::\d*)*(?:;(\d+)(?::(\d+))?)?(?:;[\d:]*)?u$/.exec(data);
+	if (kitty) {
+		const code = Number(kitty[1]);
+		const modifier = Number(kitty[2] ?? 1);
+		lastEventType = kitty[3] === "3" ? "release" : kitty[3] === "2" ? "repeat" : "press";
+		const name = CODEPOINT_NAMES[code] ?? String.fromCodePoint(code).toLowerCase();
+		return withModifiers(name, modifier);
+	}
+	const csi = /^\x1b\[(?:1;)?(\d+)(?::(\d+))?([A-DHFPQRS])$/.exec(data);
+	if (csi) return withModifiers(CSI_FINAL[csi[3]], Number(csi[1]));
+	const tilde = /^\x1b\[(\d+);(\d+)~$/.exec(data);
+	if (tilde && CSI_TILDE[tilde[1]]) return withModifiers(CSI_TILDE[tilde[1]], Number(tilde[2]));
+	const other = /^\x1b\[27;(\d+);(\d+)~$/.exec(data);
+	if (other) return withModifiers(CODEPOINT_NAMES[Number(other[2])] ?? String.fromCodePoint(Number(other[2])).toLowerCase(), Number(other[1]));
+	if (LEGACY[data]) return LEGACY[data];
+	if (data.length === 1) {
+		const c = data.charCodeAt(0);
+		if (c >= 1 && c <= 26) return `ctrl+${String.fromCharCode(c + 96)}`;
+		if (c === 0x1c) return "ctrl+\\";
+		if (c === 0x1d) return "ctrl+]";
+		if (c === 0x1f) return "ctrl+-";
+		if (c >= 32 && c < 127) return data;
+	}
+	if (data.length === 2 && data[0] === "\x1b" && data.charCodeAt(1) >= 32) return `alt+${data[1]}`;
+	return undefined;
+}
+
+/** The printable text of a Kitty CSI u key (`undefined` for other input). */
+export function decodeKittyPrintable(data) {
+	const m = /^\x1b\[(\d+)(?::(\d+))?(?::\d*)?(?:;(\d+)(?::\d+)?)?(?:;([\d:]+))?u$/.exec(String(data));
+	if (!m) return undefined;
+	if (m[4]) return m[4].split(":").map((c) => String.fromCodePoint(Number(c))).join("");
+	const modifier = Number(m[3] ?? 1) - 1;
+	if (modifier & ~1) return undefined;
+	const code = modifier & 1 && m[2] ? Number(m[2]) : Number(m[1]);
+	return code >= 32 && code !== 127 ? String.fromCodePoint(code) : undefined;
+}
+
+function normalizeKeyId(key) {
+	const parts = String(key).split("+");
+	const name = parts.pop();
+	const lowerName = name.length === 1 ? name : name.toLowerCase();
+	const mods = parts.map((p) => p.toLowerCase()).sort((a, b) => MODIFIER_ORDER.indexOf(a) - MODIFIER_ORDER.indexOf(b));
+	const aliases = { return: "enter", esc: "escape", pageup: "pageup", pagedown: "pagedown" };
+	return [...mods, aliases[lowerName] ?? lowerName].join("+");
+}
 
 /** Whether terminal input `data` is the key `key` (`"enter"`, `"ctrl+c"`, `"shift+tab"`, `"a"`). */
 export function matchesKey(data, key) {
-	const k = String(key);
-	const lower = k.toLowerCase();
-	if (KEYS[k]) return KEYS[k].includes(data);
-	if (KEYS[lower]) return KEYS[lower].includes(data);
-	if (lower === "shift+tab") return data === "\x1b[Z";
-	const ctrl = /^ctrl\+([a-z])$/.exec(lower);
-	if (ctrl) return data === String.fromCharCode(ctrl[1].charCodeAt(0) - 96);
-	const alt = /^alt\+(.)$/.exec(lower);
-	if (alt) return data === `\x1b${alt[1]}`;
-	return data === k;
+	let parsed = parseKey(data);
+	if (parsed === undefined) return false;
+	// A shifted letter typed without Kitty's protocol.
+	if (/^[A-Z]$/.test(parsed)) parsed = `shift+${parsed.toLowerCase()}`;
+	return normalizeKeyId(parsed) === normalizeKeyId(key);
 }
 
-export function isKeyRelease() {
-	return false;
+/** Whether `data` is a Kitty key release. */
+export function isKeyRelease(data) {
+	return /^\x1b\[[\d:;]*:3[u~A-DHF]$/.test(String(data));
 }
 
-export function isKeyRepeat() {
-	return false;
+/** Whether `data` is a Kitty key repeat. */
+export function isKeyRepeat(data) {
+	return /^\x1b\[[\d:;]*:2[u~A-DHF]$/.test(String(data));
 }
 
 const keyName = (name) => name;

@@ -13,6 +13,7 @@
 
 mod binary;
 mod calls;
+mod component;
 mod files;
 mod process;
 
@@ -77,8 +78,15 @@ impl NodeHost {
     fn start(&self) -> Result<Arc<Connection>, String> {
         let node = find_node()?;
         let entry = files::install().map_err(|e| format!("Could not write the JavaScript extension host: {e}"))?;
-        let conn = Connection::spawn(&node, &entry, &self.cwd, self.runtime.clone(), self.handle.clone())
-            .map_err(|e| format!("Could not start {}: {e}", node.path.display()))?;
+        let conn = Connection::spawn(
+            &node,
+            &entry,
+            &self.cwd,
+            self.runtime.clone(),
+            self.handle.clone(),
+            self.options.call_timeout,
+        )
+        .map_err(|e| format!("Could not start {}: {e}", node.path.display()))?;
         *lock(&self.current) = Some(conn.clone());
         Ok(conn)
     }

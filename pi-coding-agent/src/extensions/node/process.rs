@@ -35,6 +35,13 @@ pub(crate) struct Connection {
     next_id: AtomicU64,
     /// Dialogs the host is waiting on: a handler waiting for the user is not hanging.
     pub(crate) dialogs: AtomicUsize,
+    /// Bumped when the host asks for a frame (`tui.requestRender()`): the host's components are
+    /// drawn again.
+    pub(crate) render_generation: AtomicU64,
+    /// The custom components on screen (`None`: the extension finished it before pi-rs showed it).
+    pub(crate) customs: Mutex<HashMap<u64, Option<Arc<crate::ui::CustomDone>>>>,
+    /// How long a component's `render` may take.
+    pub(crate) render_timeout: Duration,
 }
 
 impl Connection {
@@ -45,6 +52,7 @@ impl Connection {
         cwd: &str,
         runtime: Weak<Runtime>,
         handle: tokio::runtime::Handle,
+        render_timeout: Duration,
     ) -> std::io::Result<Arc<Connection>> {
         let mut cmd = Command::new(&node.path);
         cmd.args(node.flags()).arg(entry).current_dir(cwd);
@@ -63,6 +71,9 @@ impl Connection {
             stopped: AtomicBool::new(false),
             next_id: AtomicU64::new(1),
             dialogs: AtomicUsize::new(0),
+            render_generation: AtomicU64::new(0),
+            customs: Mutex::new(HashMap::new()),
+            render_timeout,
         });
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         spawn_stderr(stderr, tail.clone());
@@ -187,6 +198,29 @@ fn spawn_stderr(stderr: std::process::ChildStderr, tail: Arc<Mutex<VecDeque<Stri
     });
 }
 
+/// Session actions that answer without waiting (synchronous in pi-rs).
+const IMMEDIATE_ACTIONS: &[&str] = &[
+    "pi.appendEntry",
+    "pi.sendMessage",
+    "pi.sendUserMessage",
+    "pi.setSessionName",
+    "pi.setLabel",
+    "pi.setActiveTools",
+    "pi.setThinkingLevel",
+    "ctx.compact",
+    "ctx.abort",
+    "ctx.shutdown",
+];
+
+/// Whether a call of the host runs on the reader thread, in the order it arrived.
+fn in_order(method: &str) -> bool {
+    (method.starts_with("ui.")
+        && !crate::extensions::subprocess::ui_calls::is_dialog(method)
+        && method != super::calls::UI_CUSTOM)
+        || crate::extensions::subprocess::registry_calls::handles(method)
+        || IMMEDIATE_ACTIONS.contains(&method)
+}
+
 struct Reader {
     conn: Weak<Connection>,
     runtime: Weak<Runtime>,
@@ -216,14 +250,12 @@ impl Reader {
                         waiter(outcome);
                     }
                 }
-                // The UI's setters (status, notify, widgets, …) answer at once and must reach the
-                // user in the order the extension called them: run them on this thread, in order.
-                // So are the registry changes (a `registerProvider` must land before the
-                // `setModel` that follows it).
-                Ok(Incoming::Call { id, method, params })
-                    if (method.starts_with("ui.") && !crate::extensions::subprocess::ui_calls::is_dialog(&method))
-                        || crate::extensions::subprocess::registry_calls::handles(&method) =>
-                {
+                // The UI's setters (status, notify, widgets, …) and the session actions that answer
+                // at once (setActiveTools, appendEntry, sendMessage, …) must take effect in the
+                // order the extension called them: run them on this thread, in order. So are the
+                // registry changes (a `registerProvider` must land before the `setModel` that
+                // follows it).
+                Ok(Incoming::Call { id, method, params }) if in_order(&method) => {
                     let Some(runtime) = self.runtime.upgrade() else { continue };
                     let weak = self.conn.clone();
                     let outcome = self.handle.block_on(handle_host_call(&runtime, &weak, &method, params));

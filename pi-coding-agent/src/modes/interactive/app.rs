@@ -106,6 +106,8 @@ pub(crate) struct App {
     pub(crate) startup_resume: bool,
     /// A line printed after the terminal is restored (`No session selected`).
     pub(crate) exit_note: Option<String>,
+    /// Extensions' custom components on screen.
+    pub(crate) customs: super::custom_component::Customs,
     /// The open tree navigator (its label changes).
     pub(crate) tree_view: Option<Rc<RefCell<super::tree_view::TreeView>>>,
     /// The open session picker (its delete and rename requests).
@@ -285,6 +287,7 @@ impl App {
             shortcut_list: Vec::new(),
             picker: None,
             tree_view: None,
+            customs: Default::default(),
             startup_resume: false,
             exit_note: None,
             color_mode: options.color_mode.unwrap_or_else(ColorMode::detect),
@@ -334,7 +337,12 @@ impl App {
             let _ = tx.send(UiEvent::Session(Box::new(ev.clone())));
         });
         std::mem::forget(_unsubscribe_on_drop);
-        self.session.bind_extensions(|_| {}).await;
+        let errors = self.tx.clone();
+        self.session
+            .bind_extensions(move |e| {
+                let _ = errors.send(UiEvent::Ui(UiRequest::ExtensionError(e.clone())));
+            })
+            .await;
         for w in self.bind_extension_shortcuts() {
             self.show_warning(&w);
         }

@@ -711,13 +711,7 @@ impl App {
                     None => slot.add_child(self.footer.clone()),
                 }
             }
-            UiRequest::Header(factory) => {
-                let mut h = self.header.borrow_mut();
-                h.clear();
-                if let Some(f) = factory {
-                    h.add_child(shared(crate::render::ExtensionComponent(f(&self.theme))));
-                }
-            }
+            UiRequest::Header(factory) => self.set_extension_header(factory),
             UiRequest::Title(title) => {
                 use pi_tui::Terminal;
                 tui.terminal_mut().set_title(&title);
@@ -726,21 +720,10 @@ impl App {
             UiRequest::Paste(text) => {
                 pi_tui::Component::handle_input(&mut *self.editor.borrow_mut(), &format!("\x1b[200~{text}\x1b[201~"));
             }
-            UiRequest::Custom { factory, reply } => {
-                let (done_handle, rx) = crate::ui::CustomDone::new();
-                let component = factory(&self.theme, done_handle);
-                let cell = done_cell();
-                let watcher = cell.clone();
-                let component: ComponentRef = shared(crate::render::ExtensionComponent(component));
-                self.open_dialog(tui, component, cell, Box::new(|_, _| {}));
-                let tx = self.tx.clone();
-                tokio::spawn(async move {
-                    let result = rx.await.ok().flatten();
-                    let _ = reply.send(result);
-                    let _ = tx.send(UiEvent::Ui(UiRequest::CloseDialog));
-                });
-                drop(watcher);
-            }
+            UiRequest::Custom { factory, opts, reply } => self.open_custom(tui, factory, opts, reply),
+            UiRequest::CloseCustom(token) => self.close_custom(tui, token),
+            UiRequest::Redraw => {}
+            UiRequest::ExtensionError(error) => self.show_extension_error(&error),
             UiRequest::ToolsExpanded(expanded) => self.set_expanded(expanded),
             UiRequest::WorkingMessage(message) => {
                 if let Some(w) = self.live.working.as_mut() {

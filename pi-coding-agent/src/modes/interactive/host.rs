@@ -42,7 +42,13 @@ pub(crate) enum UiRequest {
     /// Pasted text.
     Paste(String),
     /// A focused custom component.
-    Custom { factory: CustomFactory, reply: oneshot::Sender<Option<CustomResult>> },
+    Custom { factory: CustomFactory, opts: CustomOptions, reply: oneshot::Sender<Option<CustomResult>> },
+    /// A custom component finished (its token).
+    CloseCustom(u64),
+    /// A component of an extension changed: draw a frame.
+    Redraw,
+    /// An extension failed (pi's `showExtensionError`).
+    ExtensionError(crate::extensions::ExtensionError),
     /// Tool output expansion.
     ToolsExpanded(bool),
     /// The working message.
@@ -147,9 +153,13 @@ impl UiHost for TuiHost {
         self.send(UiRequest::Title(title.to_owned()));
     }
 
-    async fn custom(&self, factory: CustomFactory, _opts: CustomOptions) -> Option<CustomResult> {
+    fn request_render(&self) {
+        self.send(UiRequest::Redraw);
+    }
+
+    async fn custom(&self, factory: CustomFactory, opts: CustomOptions) -> Option<CustomResult> {
         let (reply, rx) = oneshot::channel();
-        self.send(UiRequest::Custom { factory, reply });
+        self.send(UiRequest::Custom { factory, opts, reply });
         rx.await.unwrap_or(None)
     }
 

@@ -18,6 +18,7 @@ mod changelog;
 mod clipboard;
 mod commands;
 mod context_view;
+mod custom_component;
 mod dialogs;
 mod footer;
 mod guard;
