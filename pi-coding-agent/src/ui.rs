@@ -268,10 +268,6 @@ pub trait UiHost: Send + Sync {
 
     /// Expands or collapses tool output (pi's `setToolsExpanded`).
     fn set_tools_expanded(&self, _expanded: bool) {}
-
-    /// Draws the screen again soon: a custom component whose state changed outside its input
-    /// handling asks for a frame (pi's `tui.requestRender()`).
-    fn request_render(&self) {}
 }
 
 /// The host of print and json modes, and of an unbound runner: pi's `noOpUIContext`.

@@ -730,7 +730,6 @@ impl App {
                     w.message = message.unwrap_or_else(|| "Working".to_owned());
                 }
             }
-            UiRequest::Render => {}
         }
     }
 

@@ -53,8 +53,6 @@ pub(crate) enum UiRequest {
     ToolsExpanded(bool),
     /// The working message.
     WorkingMessage(Option<String>),
-    /// Draw a frame (a custom component changed).
-    Render,
 }
 
 /// The interactive mode's [`UiHost`].
@@ -191,9 +189,5 @@ impl UiHost for TuiHost {
     fn set_tools_expanded(&self, expanded: bool) {
         *self.expanded.lock().unwrap_or_else(|e| e.into_inner()) = expanded;
         self.send(UiRequest::ToolsExpanded(expanded));
-    }
-
-    fn request_render(&self) {
-        self.send(UiRequest::Render);
     }
 }
