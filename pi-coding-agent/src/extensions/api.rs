@@ -668,12 +668,15 @@ impl ExtensionApi {
             Some(existing) => *existing = server,
             None => servers.push(server),
         }
+        drop(servers);
+        self.runtime.mcp_servers_changed();
         Ok(())
     }
 
     /// pi's `unregisterMcpServer(name)`: removes a server this extension registered.
     pub fn unregister_mcp_server(&self, name: &str) {
         lock(&self.runtime.mcp_servers).retain(|s| !(s.name == name && s.extension_path == *self.record.path));
+        self.runtime.mcp_servers_changed();
     }
 
     /// pi's `getMcpServers()`: copies of the registered servers, in registration order.

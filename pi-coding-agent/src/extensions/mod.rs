@@ -44,6 +44,7 @@
 mod actions;
 mod api;
 mod api_session;
+mod boundary;
 mod bus;
 mod command_context;
 pub mod context;
@@ -53,11 +54,14 @@ mod emit;
 mod errors;
 mod events;
 mod exec;
+mod lifecycle_events;
 pub mod node;
 mod registrations;
 mod runner;
 mod runtime;
+mod provider_events;
 mod shortcuts;
+mod ui_prompt;
 pub mod subprocess;
 mod tool_renderers;
 
@@ -69,6 +73,9 @@ pub use api::{
     CommandHandler, EntryRenderOptions, EntryRenderer, Extension, ExtensionApi, ExtensionFlag, FlagType, FnExtension,
     Handler, HandlerFuture, MessageRenderOptions, MessageRenderer, RegisteredCommand, RegisteredMcpServer,
     RegisteredTool, ToolDefinition, Unsubscribe,
+};
+pub use boundary::{
+    ActivityOutcome, BoundaryContextPreview, BoundaryDraft, BoundaryOutcome, BoundaryResult, BoundaryState,
 };
 pub use bus::{BusSubscription, EventBus};
 pub use context::ContextMessages;
@@ -82,6 +89,11 @@ pub use events::{
     InputSource, MessageEndEvent, NotifyEvent, StreamingBehavior, ToolCallBlock, ToolCallEvent, ToolCallResult,
     ToolResultData, ToolResultEvent, ToolResultPatch, UserBashEvent, UserBashOperations, UserBashResult,
 };
+pub use lifecycle_events::{
+    CacheWarmingAction, CacheWarmingDecisionEvent, CacheWarmingDecisionResult, DiscoveredPath, ResourcesDiscoverEvent,
+    ResourcesDiscoverOutcome, ResourcesDiscoverResult, UiPromptKind, extension_source_label, mcp_server_json,
+};
+pub use provider_events::{BeforeProviderHeadersEvent, ExtensionRequestObserver, ProviderHeaders};
 pub use exec::{DEFAULT_EXEC_MAX_BUFFER, ExecOptions, ExecResult, exec_command};
 pub use registrations::RegisteredProvider;
 pub use runner::{ErrorListenerHandle, ExtensionRunner};

@@ -155,6 +155,33 @@ impl ExtensionRunner {
     /// Binds the session's actions (pi's `bindCore`): from now on extension actions work.
     pub fn bind(&self, actions: Arc<dyn ExtensionActions>) {
         self.runtime.bind(actions);
+        // Servers registered from now on reach the extension that connects them right away
+        // (pi's change listener: `mcp_servers_change`, not awaited, in order).
+        let emitter = Arc::new(self.detached());
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let listener: Arc<dyn Fn() + Send + Sync> = Arc::new(move || {
+            // The receiver lives as long as the listener; a closed channel has nobody to tell.
+            let _ = tx.send(());
+        });
+        *lock(&self.runtime.mcp_listener) = Some(listener);
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                while rx.recv().await.is_some() {
+                    emitter.emit_mcp_servers_change().await;
+                }
+            });
+        }
+    }
+
+    /// A runner over the same extensions and runtime, for emitting from a task or a wrapper
+    /// (it cannot reload).
+    pub(crate) fn detached(&self) -> ExtensionRunner {
+        ExtensionRunner {
+            extensions: self.extensions.clone(),
+            sources: Vec::new(),
+            runtime: self.runtime.clone(),
+            load_errors: Vec::new(),
+        }
     }
 
     /// Sets the mode and whether a UI is attached (what `ctx.mode` / `ctx.hasUI` answer).
@@ -167,7 +194,7 @@ impl ExtensionRunner {
     pub fn set_ui(&self, ui: std::sync::Arc<dyn crate::ui::UiHost>) {
         let mode = self.runtime.context_mode();
         self.runtime.set_mode(mode, ui.has_ui());
-        self.runtime.set_ui(ui);
+        self.runtime.set_ui(super::ui_prompt::PromptEventsUi::wrap(ui, self.detached()));
     }
 
     /// Adds an error listener (pi's `onError`).

@@ -90,6 +90,9 @@ pub(crate) struct Runtime {
     pub(crate) providers: Mutex<Vec<super::registrations::RegisteredProvider>>,
     /// The event bus extensions share (`pi.events`).
     pub(crate) bus: Arc<super::bus::EventBusState>,
+    /// Told when an MCP server is registered or unregistered after binding (emits
+    /// `mcp_servers_change`).
+    pub(crate) mcp_listener: Mutex<Option<Arc<dyn Fn() + Send + Sync>>>,
 }
 
 impl Runtime {
@@ -107,6 +110,7 @@ impl Runtime {
             mcp_servers: Mutex::new(Vec::new()),
             providers: Mutex::new(Vec::new()),
             bus: Arc::new(Default::default()),
+            mcp_listener: Mutex::new(None),
         })
     }
 
@@ -118,6 +122,14 @@ impl Runtime {
                 runtime.report(error);
             }
         })
+    }
+
+    /// Tells the listener set at binding that the registered MCP servers changed.
+    pub(crate) fn mcp_servers_changed(&self) {
+        let listener = lock(&self.mcp_listener).clone();
+        if let Some(listener) = listener {
+            listener();
+        }
     }
 
     pub(crate) fn bind(&self, actions: Arc<dyn ExtensionActions>) {
