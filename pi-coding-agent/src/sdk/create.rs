@@ -255,6 +255,9 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     }
     if let Some(runner) = &runner {
         stream_options.on_payload = Some(extension_bridge::payload_hook(runner.clone()));
+        // `before_provider_headers`, `after_provider_response`, `provider_stream_event`.
+        stream_options.request_observer =
+            Some(Arc::new(crate::extensions::ExtensionRequestObserver::new(runner.clone())));
     }
     let retry_after = session::RetryAfter::default();
     stream_options.on_error_response = Some(retry_after.hook(stream_options.on_error_response.take()));

@@ -36,6 +36,7 @@ impl AgentSession {
             previous.remove();
         }
         runner.emit(NotifyEvent::SessionStart { reason: "startup".into(), previous_session_file: None }).await;
+        self.extend_resources_from_extensions("startup").await;
     }
 }
 
@@ -469,6 +470,7 @@ async fn reload_extensions(session: AgentSession) -> Result<(), BoxError> {
     let active = session.active_tool_names();
     session.set_active_tools_by_name(&active.iter().map(String::as_str).collect::<Vec<_>>());
     runner.emit(NotifyEvent::SessionStart { reason: "reload".into(), previous_session_file: None }).await;
+    session.extend_resources_from_extensions("reload").await;
     Ok(())
 }
 

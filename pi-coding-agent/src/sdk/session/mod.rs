@@ -18,6 +18,7 @@ mod bash;
 mod bash_exec;
 mod boundary;
 mod compaction;
+mod discover;
 mod event;
 mod events;
 mod expand_input;
