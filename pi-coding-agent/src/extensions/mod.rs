@@ -52,6 +52,7 @@ mod context_messages;
 pub mod discovery;
 mod emit;
 mod errors;
+mod event_queue;
 mod events;
 mod exec;
 mod lifecycle_events;

@@ -157,31 +157,20 @@ impl ExtensionRunner {
         self.runtime.bind(actions);
         // Servers registered from now on reach the extension that connects them right away
         // (pi's change listener: `mcp_servers_change`, not awaited, in order).
-        let emitter = Arc::new(self.detached());
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+        super::event_queue::start(&self.runtime, self.extensions.clone());
+        let runtime = Arc::downgrade(&self.runtime);
         let listener: Arc<dyn Fn() + Send + Sync> = Arc::new(move || {
-            // The receiver lives as long as the listener; a closed channel has nobody to tell.
-            let _ = tx.send(());
+            if let Some(runtime) = runtime.upgrade() {
+                let servers = lock(&runtime.mcp_servers).clone();
+                super::event_queue::push(&runtime, super::events::NotifyEvent::mcp_servers_change(&servers), false);
+            }
         });
         *lock(&self.runtime.mcp_listener) = Some(listener);
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            handle.spawn(async move {
-                while rx.recv().await.is_some() {
-                    emitter.emit_mcp_servers_change().await;
-                }
-            });
-        }
     }
 
-    /// A runner over the same extensions and runtime, for emitting from a task or a wrapper
-    /// (it cannot reload).
-    pub(crate) fn detached(&self) -> ExtensionRunner {
-        ExtensionRunner {
-            extensions: self.extensions.clone(),
-            sources: Vec::new(),
-            runtime: self.runtime.clone(),
-            load_errors: Vec::new(),
-        }
+    /// A runner over `extensions` and `runtime`, for emitting from a task (it cannot reload).
+    pub(crate) fn over(extensions: Vec<Arc<ExtensionRecord>>, runtime: Arc<Runtime>) -> ExtensionRunner {
+        ExtensionRunner { extensions, sources: Vec::new(), runtime, load_errors: Vec::new() }
     }
 
     /// Sets the mode and whether a UI is attached (what `ctx.mode` / `ctx.hasUI` answer).
@@ -194,7 +183,12 @@ impl ExtensionRunner {
     pub fn set_ui(&self, ui: std::sync::Arc<dyn crate::ui::UiHost>) {
         let mode = self.runtime.context_mode();
         self.runtime.set_mode(mode, ui.has_ui());
-        self.runtime.set_ui(super::ui_prompt::PromptEventsUi::wrap(ui, self.detached()));
+        super::event_queue::start(&self.runtime, self.extensions.clone());
+        self.runtime.set_ui(super::ui_prompt::PromptEventsUi::wrap(
+            ui,
+            Arc::downgrade(&self.runtime),
+            self.extensions.clone(),
+        ));
     }
 
     /// Adds an error listener (pi's `onError`).

@@ -93,6 +93,8 @@ pub(crate) struct Runtime {
     /// Told when an MCP server is registered or unregistered after binding (emits
     /// `mcp_servers_change`).
     pub(crate) mcp_listener: Mutex<Option<Arc<dyn Fn() + Send + Sync>>>,
+    /// The queue of events emitted without being awaited (see `event_queue`).
+    pub(crate) event_queue: Mutex<Option<super::event_queue::Sender>>,
 }
 
 impl Runtime {
@@ -111,6 +113,7 @@ impl Runtime {
             providers: Mutex::new(Vec::new()),
             bus: Arc::new(Default::default()),
             mcp_listener: Mutex::new(None),
+            event_queue: Mutex::new(None),
         })
     }
 

@@ -1,20 +1,23 @@
 //! `ui_prompt_start` / `ui_prompt_end` (pi's `wrapUIPromptContext`): the UI host set on the
 //! runner is wrapped so that its blocking prompts (`select`, `confirm`, `input`, `editor`,
 //! `custom`) announce themselves. Nested prompts count as one (the outer prompt's kind and title
-//! are reported). As pi (which queues them as microtasks) the events are emitted after the prompt
-//! was opened, without holding it up, in order.
+//! are reported). As pi (which queues them as microtasks) the events go through the runtime's
+//! event queue without holding the prompt up, and have reached the handlers when the prompt's
+//! caller resumes.
 //!
 //! Every other method is forwarded unchanged; a method added to [`UiHost`] must be forwarded here.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, Weak};
 
 use async_trait::async_trait;
 use pi_tui::Theme;
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::oneshot;
 
+use super::api::ExtensionRecord;
+use super::event_queue;
 use super::events::NotifyEvent;
 use super::lifecycle_events::UiPromptKind;
-use super::runner::ExtensionRunner;
+use super::runtime::Runtime;
 use crate::ui::{
     ComponentFactory, CustomFactory, CustomOptions, CustomResult, DialogOptions, NotifyKind, ThemeInfo, UiHost,
     WidgetContent, WidgetPlacement, WorkingIndicator,
@@ -30,74 +33,82 @@ struct PromptState {
 /// A [`UiHost`] that emits the prompt events around the wrapped host's prompts.
 pub(crate) struct PromptEventsUi {
     inner: Arc<dyn UiHost>,
-    emitter: Arc<ExtensionRunner>,
+    /// Weak: the runtime holds this host.
+    runtime: Weak<Runtime>,
+    extensions: Vec<Arc<ExtensionRecord>>,
     state: Mutex<PromptState>,
-    queue: OnceLock<UnboundedSender<NotifyEvent>>,
+}
+
+/// Queues the end event when a prompt's future is dropped before it finished.
+struct Finish<'a> {
+    ui: &'a PromptEventsUi,
+    kind: UiPromptKind,
+    title: Option<&'a str>,
+    armed: bool,
+}
+
+impl Drop for Finish<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.ui.finish(self.kind, self.title, false);
+        }
+    }
 }
 
 impl PromptEventsUi {
-    pub(crate) fn wrap(inner: Arc<dyn UiHost>, emitter: ExtensionRunner) -> Arc<dyn UiHost> {
-        Arc::new(PromptEventsUi {
-            inner,
-            emitter: Arc::new(emitter),
-            state: Mutex::new(PromptState::default()),
-            queue: OnceLock::new(),
-        })
+    pub(crate) fn wrap(
+        inner: Arc<dyn UiHost>,
+        runtime: Weak<Runtime>,
+        extensions: Vec<Arc<ExtensionRecord>>,
+    ) -> Arc<dyn UiHost> {
+        Arc::new(PromptEventsUi { inner, runtime, extensions, state: Mutex::new(PromptState::default()) })
     }
 
-    /// Queues an event for the in-order emitter task (started on first use).
-    fn send(&self, event: NotifyEvent) {
-        let queue = self.queue.get_or_init(|| {
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<NotifyEvent>();
-            let emitter = self.emitter.clone();
-            tokio::spawn(async move {
-                while let Some(event) = rx.recv().await {
-                    emitter.emit(event).await;
-                }
-            });
-            tx
-        });
-        // The task ends only when this host is dropped, so a failed send has nobody to tell.
-        let _ = queue.send(event);
+    fn send(&self, event: NotifyEvent, wait: bool) -> Option<oneshot::Receiver<()>> {
+        let runtime = self.runtime.upgrade()?;
+        event_queue::start(&runtime, self.extensions.clone());
+        event_queue::push(&runtime, event, wait)
     }
 
-    fn start(&self, kind: UiPromptKind, title: Option<&str>) {
+    fn start(&self, kind: UiPromptKind, title: Option<&str>) -> Option<oneshot::Receiver<()>> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         st.depth += 1;
-        if st.depth == 1 {
-            st.active = Some((kind, title.map(str::to_owned)));
-            drop(st);
-            self.send(NotifyEvent::ui_prompt(true, kind, title));
+        if st.depth != 1 {
+            return None;
         }
+        st.active = Some((kind, title.map(str::to_owned)));
+        drop(st);
+        self.send(NotifyEvent::ui_prompt(true, kind, title), true)
     }
 
-    fn finish(&self, kind: UiPromptKind, title: Option<&str>) {
+    fn finish(&self, kind: UiPromptKind, title: Option<&str>, wait: bool) -> Option<oneshot::Receiver<()>> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         st.depth = st.depth.saturating_sub(1);
         if st.depth > 0 {
-            return;
+            return None;
         }
         let (kind, title) = st.active.take().unwrap_or((kind, title.map(str::to_owned)));
         drop(st);
-        self.send(NotifyEvent::ui_prompt(false, kind, title.as_deref()));
+        self.send(NotifyEvent::ui_prompt(false, kind, title.as_deref()), wait)
     }
 
-    async fn prompt<T>(
-        &self,
-        kind: UiPromptKind,
-        title: Option<&str>,
-        run: impl std::future::Future<Output = T>,
-    ) -> T {
-        self.start(kind, title);
-        // The end is sent even when the prompt's future is dropped (cancelled).
-        struct Finish<'a>(&'a PromptEventsUi, UiPromptKind, Option<&'a str>);
-        impl Drop for Finish<'_> {
-            fn drop(&mut self) {
-                self.0.finish(self.1, self.2);
+    /// Runs a prompt: its start event is delivered while the prompt is open (never holding it
+    /// up), its end event before the prompt's answer is returned.
+    async fn prompt<T>(&self, kind: UiPromptKind, title: Option<&str>, run: impl std::future::Future<Output = T>) -> T {
+        let started = self.start(kind, title);
+        let mut guard = Finish { ui: self, kind, title, armed: true };
+        let delivered = async {
+            if let Some(rx) = started {
+                // A dropped queue has delivered nothing more; there is nothing to wait for.
+                let _ = rx.await;
             }
+        };
+        let (answer, ()) = tokio::join!(run, delivered);
+        guard.armed = false;
+        if let Some(rx) = self.finish(kind, title, true) {
+            let _ = rx.await;
         }
-        let _finish = Finish(self, kind, title);
-        run.await
+        answer
     }
 }
 

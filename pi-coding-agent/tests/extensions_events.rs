@@ -1,0 +1,249 @@
+//! The events issue 15 added, as pi 1.6.0 emits them to an extension: `resources_discover`,
+//! `mcp_servers_change`, `ui_prompt_start` / `ui_prompt_end`, `before_provider_headers`,
+//! `after_provider_response`, `provider_stream_event`, `turn_end` and `agent_before_settle` with
+//! their results. The order, the requests and the entries are compared with what
+//! `scripts/fixtures/extension_events_order.mjs` recorded from the reference SDK
+//! (`tests/fixtures/extensions_events/order.json`), over a scripted chat-completions server on
+//! 127.0.0.1.
+
+mod http_support;
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use http_support::Setup;
+use pi_coding_agent::extensions::*;
+use pi_coding_agent::ui::{DialogOptions, UiHost};
+use serde_json::{Value, json};
+
+type Log = Arc<Mutex<Vec<Value>>>;
+
+/// A UI that answers every selector with its last option.
+struct PickLast;
+
+#[async_trait]
+impl UiHost for PickLast {
+    fn has_ui(&self) -> bool {
+        true
+    }
+
+    async fn select(&self, _title: &str, options: &[String], _opts: DialogOptions) -> Option<String> {
+        options.last().cloned()
+    }
+}
+
+/// The reference script's reply: an `x-reply: yes` header, then the SSE role chunk, text chunk,
+/// stop chunk and `[DONE]`.
+fn reply(text: &str) -> String {
+    let chunk = |delta: Value, finish: Value| {
+        let c = json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        format!("data: {c}\n\n")
+    };
+    let sse = chunk(json!({"role": "assistant", "content": ""}), Value::Null)
+        + &chunk(json!({"content": text}), Value::Null)
+        + &chunk(json!({}), json!("stop"))
+        + "data: [DONE]\n\n";
+    format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nx-reply: yes\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{sse}",
+        sse.len()
+    )
+}
+
+fn push(log: &Log, v: Value) {
+    log.lock().expect("log lock").push(v);
+}
+
+fn fixture() -> Value {
+    serde_json::from_str(include_str!("fixtures/extensions_events/order.json")).expect("fixture")
+}
+
+/// The extension of the reference script, in Rust.
+fn recorder(log: Log, skills_dir: String) -> Arc<dyn Extension> {
+    Arc::new(FnExtension::new("<events>", move |pi| {
+        let (l, dir) = (log.clone(), skills_dir.clone());
+        pi.on_sync::<ResourcesDiscoverEvent>(move |e, _| {
+            push(&l, json!({"type": "resources_discover", "reason": e.reason}));
+            Ok(Some(ResourcesDiscoverResult { skill_paths: Some(vec![dir.clone()]), ..Default::default() }))
+        });
+        let l = log.clone();
+        pi.on_sync::<BeforeProviderHeadersEvent>(move |e, _| {
+            let mut names: Vec<String> = e.headers.keys().cloned().collect();
+            names.sort();
+            push(&l, json!({"type": "before_provider_headers", "headers": names}));
+            let n = l.lock().expect("log lock").iter().filter(|v| v["type"] == "before_provider_headers").count();
+            e.headers.insert("x-trace".into(), Some(format!("t{n}")));
+            Ok(None)
+        });
+        let l = log.clone();
+        pi.on_sync::<BeforeProviderRequestEvent>(move |_, _| {
+            push(&l, json!({"type": "before_provider_request"}));
+            Ok(None)
+        });
+        let l = log.clone();
+        pi.on_sync::<MessageEndEvent>(move |e, _| {
+            push(&l, json!({"type": "message_end", "role": e.message.role()}));
+            Ok(None)
+        });
+        let api = pi.clone();
+        let l = log.clone();
+        pi.on_notify("agent_start", move |_, ctx| {
+            let (l, api) = (l.clone(), api.clone());
+            Box::pin(async move {
+                push(&l, json!({"type": "agent_start"}));
+                api.register_mcp_server("docs", json!({"command": "docs-server"}))?;
+                let picked = ctx.ui().select("Pick one", &["a".into(), "b".into()], DialogOptions::default()).await;
+                push(&l, json!({"type": "picked", "value": picked}));
+                Ok(None)
+            })
+        });
+        let turn_ends = Arc::new(Mutex::new(0));
+        let settles = Arc::new(Mutex::new(0));
+        for name in [
+            "session_start",
+            "mcp_servers_change",
+            "ui_prompt_start",
+            "ui_prompt_end",
+            "turn_start",
+            "after_provider_response",
+            "provider_stream_event",
+            "turn_end",
+            "agent_end",
+            "agent_before_settle",
+            "agent_settled",
+        ] {
+            let (l, turn_ends, settles) = (log.clone(), turn_ends.clone(), settles.clone());
+            pi.on_notify(name, move |e, _| {
+                let e = serde_json::to_value(&*e).unwrap_or_default();
+                let answer = summarize(&l, &e, &turn_ends, &settles);
+                Box::pin(std::future::ready(Ok(answer)))
+            });
+        }
+        Ok(())
+    }))
+}
+
+/// Logs a notify event as the reference script does; the boundary answers of the script.
+fn summarize(l: &Log, e: &Value, turn_ends: &Mutex<u32>, settles: &Mutex<u32>) -> Option<Value> {
+    let kind = e["type"].as_str().unwrap_or_default();
+    let entry = match kind {
+        "session_start" => json!({"type": kind, "reason": e["reason"]}),
+        "mcp_servers_change" => {
+            let names: Vec<Value> = e["servers"].as_array().into_iter().flatten().map(|s| s["name"].clone()).collect();
+            json!({"type": kind, "servers": names})
+        }
+        "ui_prompt_start" | "ui_prompt_end" => {
+            json!({"type": kind, "kind": e["kind"], "title": e.get("title").cloned().unwrap_or(Value::Null)})
+        }
+        "turn_start" => json!({"type": kind, "turnIndex": e["turnIndex"]}),
+        "after_provider_response" => json!({"type": kind, "status": e["status"],
+            "reply": e["headers"].get("x-reply").cloned().unwrap_or(Value::Null)}),
+        "provider_stream_event" => json!({"type": kind, "provider": e["provider"], "api": e["api"], "model": e["model"],
+            "finish": e["data"]["choices"][0].get("finish_reason").cloned().unwrap_or(Value::Null)}),
+        "turn_end" => json!({"type": kind, "turnIndex": e["turnIndex"], "outcome": e["outcome"],
+            "continue": e["continue"], "entries": e["entries"].as_array().map_or(0, Vec::len),
+            "hasEntryId": e["messageEntryId"].is_string(), "toolResultEntryIds": e["toolResultEntryIds"],
+            "canContinue": e["context"]["canContinue"],
+            "lastRole": e["context"]["llmMessages"].as_array().and_then(|m| m.last()).map_or(Value::Null, |m| m["role"].clone())}),
+        "agent_before_settle" => json!({"type": kind, "outcome": e["outcome"], "continue": e["continue"],
+            "entries": e["entries"].as_array().map_or(0, Vec::len), "canContinue": e["context"]["canContinue"]}),
+        "agent_settled" => json!({"type": kind, "aborted": e["aborted"]}),
+        _ => json!({"type": kind}),
+    };
+    push(l, entry);
+    let bump = |c: &Mutex<u32>| {
+        let mut c = c.lock().expect("count lock");
+        *c += 1;
+        *c
+    };
+    match kind {
+        "turn_end" if bump(turn_ends) == 1 => {
+            Some(json!({"entries": [{"type": "custom", "customType": "mark", "data": {"n": 1}}]}))
+        }
+        "agent_before_settle" if bump(settles) == 1 => Some(json!({
+            "entries": [{"type": "custom_message", "customType": "note", "content": "more please", "display": false}],
+            "continue": true
+        })),
+        _ => None,
+    }
+}
+
+/// Compares event lists line by line (one JSON object per line, so a failure shows the diff).
+fn assert_same_order(got: &[Value], expected: &Value) {
+    let lines = |list: &[Value]| list.iter().map(Value::to_string).collect::<Vec<_>>().join("\n");
+    let expected: Vec<Value> = expected.as_array().cloned().unwrap_or_default();
+    let (got, expected) = (lines(got), lines(&expected));
+    if got != expected {
+        eprintln!("GOT:\n{got}\nEXPECTED:\n{expected}\nEND");
+    }
+    assert!(got == expected, "the extension's events differ from the reference's (see stderr)");
+}
+
+fn entry_types(entries: &[Value]) -> Vec<String> {
+    entries
+        .iter()
+        .map(|e| {
+            let t = e["type"].as_str().unwrap_or_default();
+            match t {
+                "custom" | "custom_message" => format!("{t}:{}", e["customType"].as_str().unwrap_or_default()),
+                "message" => format!("message:{}", e["message"]["role"].as_str().unwrap_or_default()),
+                _ => t.to_owned(),
+            }
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_new_events_reach_a_rust_extension_as_in_the_reference() {
+    let log: Log = Arc::new(Mutex::new(Vec::new()));
+    let skills = tempfile::tempdir().expect("tempdir");
+    let shout = skills.path().join("extra-skills").join("shout");
+    std::fs::create_dir_all(&shout).expect("skill dir");
+    std::fs::write(shout.join("SKILL.md"), "---\nname: shout\ndescription: Shouts loudly.\n---\nSHOUT.\n").expect("skill");
+    let skills_dir = skills.path().join("extra-skills").display().to_string();
+    let h = Setup {
+        replies: vec![reply("ok1"), reply("ok2")],
+        extensions: vec![recorder(log.clone(), skills_dir)],
+        ..Default::default()
+    }
+    .start()
+    .await;
+    let runner = h.session.extension_runner().expect("runner").clone();
+    runner.set_ui(Arc::new(PickLast));
+    h.session.bind_extensions(|_| {}).await;
+    let expected = fixture();
+    assert_eq!(h.session.system_prompt().contains("shout"), expected["systemPromptHasSkill"].as_bool().unwrap_or(false));
+    h.session.prompt("first").await.expect("prompt");
+    h.session.wait_for_idle().await;
+
+    let order = log.lock().expect("log lock").clone();
+    assert_same_order(&order, &expected["order"]);
+    let traces: Vec<Value> = h
+        .server
+        .headers
+        .lock()
+        .expect("headers lock")
+        .iter()
+        .map(|hs| hs.iter().find(|(k, _)| k == "x-trace").map_or(Value::Null, |(_, v)| json!(v)))
+        .collect();
+    let lasts: Vec<Value> = h
+        .server
+        .bodies()
+        .iter()
+        .map(|b| {
+            let last = b["messages"].as_array().and_then(|m| m.last()).cloned().unwrap_or_default();
+            let text = match &last["content"] {
+                Value::String(s) => s.clone(),
+                Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect(),
+                _ => String::new(),
+            };
+            json!(format!("{}:{text}", last["role"].as_str().unwrap_or_default()))
+        })
+        .collect();
+    let requests: Vec<Value> =
+        traces.into_iter().zip(lasts).map(|(trace, last)| json!({"trace": trace, "last": last})).collect();
+    assert_eq!(Value::Array(requests), expected["requests"], "headers edited in place, the drafted message sent");
+    let entries: Vec<Value> = entry_types(&h.entries()).into_iter().map(Value::String).collect();
+    assert_eq!(Value::Array(entries), expected["entries"], "the committed drafts");
+    assert!(h.errors.lock().expect("errors lock").is_empty(), "{:?}", h.errors.lock().expect("errors lock"));
+}
