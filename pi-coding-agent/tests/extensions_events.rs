@@ -7,6 +7,7 @@
 //! 127.0.0.1.
 
 mod http_support;
+mod js_support;
 
 use std::sync::{Arc, Mutex};
 
@@ -193,21 +194,17 @@ fn entry_types(entries: &[Value]) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_new_events_reach_a_rust_extension_as_in_the_reference() {
-    let log: Log = Arc::new(Mutex::new(Vec::new()));
-    let skills = tempfile::tempdir().expect("tempdir");
-    let shout = skills.path().join("extra-skills").join("shout");
+/// Writes the reference script's extra skill under `root/extra-skills`; returns that folder.
+fn write_skill(root: &std::path::Path) -> String {
+    let shout = root.join("extra-skills").join("shout");
     std::fs::create_dir_all(&shout).expect("skill dir");
     std::fs::write(shout.join("SKILL.md"), "---\nname: shout\ndescription: Shouts loudly.\n---\nSHOUT.\n").expect("skill");
-    let skills_dir = skills.path().join("extra-skills").display().to_string();
-    let h = Setup {
-        replies: vec![reply("ok1"), reply("ok2")],
-        extensions: vec![recorder(log.clone(), skills_dir)],
-        ..Default::default()
-    }
-    .start()
-    .await;
+    root.join("extra-skills").display().to_string()
+}
+
+/// Binds with a UI, prompts once as the reference script does and checks the requests, the
+/// entries and the system prompt against the fixture; returns the fixture's order.
+async fn run_reference_scenario(h: &http_support::HttpSession) -> Value {
     let runner = h.session.extension_runner().expect("runner").clone();
     runner.set_ui(Arc::new(PickLast));
     h.session.bind_extensions(|_| {}).await;
@@ -215,9 +212,6 @@ async fn the_new_events_reach_a_rust_extension_as_in_the_reference() {
     assert_eq!(h.session.system_prompt().contains("shout"), expected["systemPromptHasSkill"].as_bool().unwrap_or(false));
     h.session.prompt("first").await.expect("prompt");
     h.session.wait_for_idle().await;
-
-    let order = log.lock().expect("log lock").clone();
-    assert_same_order(&order, &expected["order"]);
     let traces: Vec<Value> = h
         .server
         .headers
@@ -246,4 +240,40 @@ async fn the_new_events_reach_a_rust_extension_as_in_the_reference() {
     let entries: Vec<Value> = entry_types(&h.entries()).into_iter().map(Value::String).collect();
     assert_eq!(Value::Array(entries), expected["entries"], "the committed drafts");
     assert!(h.errors.lock().expect("errors lock").is_empty(), "{:?}", h.errors.lock().expect("errors lock"));
+    expected["order"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_new_events_reach_a_rust_extension_as_in_the_reference() {
+    let log: Log = Arc::new(Mutex::new(Vec::new()));
+    let skills = tempfile::tempdir().expect("tempdir");
+    let skills_dir = write_skill(skills.path());
+    let h = Setup {
+        replies: vec![reply("ok1"), reply("ok2")],
+        extensions: vec![recorder(log.clone(), skills_dir)],
+        ..Default::default()
+    }
+    .start()
+    .await;
+    let expected = run_reference_scenario(&h).await;
+    let order = log.lock().expect("log lock").clone();
+    assert_same_order(&order, &expected);
+}
+
+/// The reference script's extension, unmodified but for writing its log to a file, in the
+/// JavaScript host: the same events in the same order, its results applied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_new_events_reach_a_typescript_extension_as_in_the_reference() {
+    if !js_support::node_available() {
+        return;
+    }
+    let recorder = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/extensions_events/recorder.ts");
+    let h = Setup { replies: vec![reply("ok1"), reply("ok2")], extension_paths: vec![recorder], ..Default::default() }
+        .start()
+        .await;
+    write_skill(h.cwd.parent().expect("temp root"));
+    let expected = run_reference_scenario(&h).await;
+    let text = std::fs::read_to_string(h.cwd.join("events-order.json")).expect("the extension wrote its log");
+    let order: Vec<Value> = serde_json::from_str(&text).expect("log JSON");
+    assert_same_order(&order, &expected);
 }
