@@ -139,8 +139,10 @@ fn summarize(l: &Log, e: &Value, turn_ends: &Mutex<u32>, settles: &Mutex<u32>) -
         "turn_start" => json!({"type": kind, "turnIndex": e["turnIndex"]}),
         "after_provider_response" => json!({"type": kind, "status": e["status"],
             "reply": e["headers"].get("x-reply").cloned().unwrap_or(Value::Null)}),
-        "provider_stream_event" => json!({"type": kind, "provider": e["provider"], "api": e["api"], "model": e["model"],
-            "finish": e["data"]["choices"][0].get("finish_reason").cloned().unwrap_or(Value::Null)}),
+        "provider_stream_event" => {
+            json!({"type": kind, "provider": e["provider"], "api": e["api"], "model": e["model"],
+            "finish": e["data"]["choices"][0].get("finish_reason").cloned().unwrap_or(Value::Null)})
+        }
         "turn_end" => json!({"type": kind, "turnIndex": e["turnIndex"], "outcome": e["outcome"],
             "continue": e["continue"], "entries": e["entries"].as_array().map_or(0, Vec::len),
             "hasEntryId": e["messageEntryId"].is_string(), "toolResultEntryIds": e["toolResultEntryIds"],
@@ -198,7 +200,8 @@ fn entry_types(entries: &[Value]) -> Vec<String> {
 fn write_skill(root: &std::path::Path) -> String {
     let shout = root.join("extra-skills").join("shout");
     std::fs::create_dir_all(&shout).expect("skill dir");
-    std::fs::write(shout.join("SKILL.md"), "---\nname: shout\ndescription: Shouts loudly.\n---\nSHOUT.\n").expect("skill");
+    std::fs::write(shout.join("SKILL.md"), "---\nname: shout\ndescription: Shouts loudly.\n---\nSHOUT.\n")
+        .expect("skill");
     root.join("extra-skills").display().to_string()
 }
 
@@ -209,7 +212,10 @@ async fn run_reference_scenario(h: &http_support::HttpSession) -> Value {
     runner.set_ui(Arc::new(PickLast));
     h.session.bind_extensions(|_| {}).await;
     let expected = fixture();
-    assert_eq!(h.session.system_prompt().contains("shout"), expected["systemPromptHasSkill"].as_bool().unwrap_or(false));
+    assert_eq!(
+        h.session.system_prompt().contains("shout"),
+        expected["systemPromptHasSkill"].as_bool().unwrap_or(false)
+    );
     h.session.prompt("first").await.expect("prompt");
     h.session.wait_for_idle().await;
     let traces: Vec<Value> = h
@@ -267,7 +273,8 @@ async fn the_new_events_reach_a_typescript_extension_as_in_the_reference() {
     if !js_support::node_available() {
         return;
     }
-    let recorder = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/extensions_events/recorder.ts");
+    let recorder =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/extensions_events/recorder.ts");
     let h = Setup { replies: vec![reply("ok1"), reply("ok2")], extension_paths: vec![recorder], ..Default::default() }
         .start()
         .await;
@@ -276,4 +283,119 @@ async fn the_new_events_reach_a_typescript_extension_as_in_the_reference() {
     let text = std::fs::read_to_string(h.cwd.join("events-order.json")).expect("the extension wrote its log");
     let order: Vec<Value> = serde_json::from_str(&text).expect("log JSON");
     assert_same_order(&order, &expected);
+}
+
+/// A stdlib-only Python extension speaking the JSON-RPC protocol: it answers the new events with
+/// results and reports, as `resources_discover`'s skill paths, every event it received before.
+const PYTHON_EXTENSION: &str = r#"
+import json, sys
+seen = []
+def send(m):
+    m["jsonrpc"] = "2.0"
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+EVENTS = ["provider_stream_event", "after_provider_response", "ui_prompt_start", "mcp_servers_change",
+          "before_provider_headers", "cache_warming_decision", "turn_end", "resources_discover"]
+def handle(m):
+    if m["method"] == "initialize":
+        return {"protocolVersion": 2, "events": EVENTS, "tools": [], "commands": [], "flags": []}
+    p = m["params"]["payload"]
+    t = p["type"]
+    if t == "resources_discover":
+        return {"skillPaths": seen}
+    seen.append(t)
+    if t == "provider_stream_event":
+        seen.append("data=%s model=%s" % (json.dumps(p["data"]), p["model"]))
+    if t == "before_provider_headers":
+        h = dict(p["headers"]); h["gone"] = None; h["x-trace"] = "py"
+        return {"headers": h}
+    if t == "cache_warming_decision":
+        return {"action": "stop"}
+    if t == "turn_end":
+        seen.append("continue=%s outcome=%s entries=%d" % (p["continue"], p["outcome"], len(p["entries"])))
+        return {"entries": [{"type": "custom", "customType": "py", "data": {"n": 1}}], "continue": True}
+    return None
+for line in sys.stdin:
+    m = json.loads(line)
+    if "method" not in m: continue
+    try:
+        r = handle(m)
+        if "id" in m: send({"id": m["id"], "result": r})
+    except Exception as e:
+        if "id" in m: send({"id": m["id"], "error": {"code": -32000, "message": str(e)}})
+"#;
+
+/// The new events over the JSON-RPC protocol: notifications arrive in order, and the answers of
+/// `before_provider_headers` (headers edited, `null` deletes), `cache_warming_decision` and
+/// `turn_end` (drafts and continuation) are applied.
+#[tokio::test]
+async fn the_new_events_reach_a_json_rpc_extension_with_their_results() {
+    use pi_coding_agent::extensions::subprocess::SubprocessExtension;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("events.py");
+    std::fs::write(&path, PYTHON_EXTENSION).expect("script");
+    let ext: Arc<dyn Extension> = Arc::new(SubprocessExtension::new(path.to_string_lossy().as_ref()));
+    let runner = ExtensionRunner::load(vec![ext], dir.path().to_string_lossy()).await;
+    assert!(runner.load_errors().is_empty(), "{:?}", runner.load_errors());
+    let errors: Arc<Mutex<Vec<ExtensionError>>> = Arc::default();
+    let sink = errors.clone();
+    let _listener = runner.on_error(move |e| sink.lock().expect("errors lock").push(e.clone()));
+    let model = pi_ai::Model {
+        id: "m1".into(),
+        provider: "local".into(),
+        api: "openai-completions".into(),
+        ..Default::default()
+    };
+
+    runner.emit(NotifyEvent::provider_stream_event(json!({"k": 1}), &model)).await;
+    runner.emit(NotifyEvent::after_provider_response(200, &[("x-a".into(), "b".into())])).await;
+    runner.emit(NotifyEvent::ui_prompt(true, UiPromptKind::Select, Some("T"))).await;
+    runner.emit_mcp_servers_change().await;
+    let headers: ProviderHeaders =
+        [("a".to_owned(), Some("1".to_owned())), ("gone".to_owned(), Some("x".to_owned()))].into_iter().collect();
+    let headers = runner.emit_before_provider_headers(headers).await;
+    assert_eq!(headers.get("a"), Some(&Some("1".to_owned())));
+    assert_eq!(headers.get("gone"), Some(&None), "null deletes the header");
+    assert_eq!(headers.get("x-trace"), Some(&Some("py".to_owned())));
+    let decision = CacheWarmingDecisionEvent {
+        warm_cost: 0.1,
+        miss_cost: 1.0,
+        continuation_probability: 0.5,
+        action: CacheWarmingAction::Warm,
+    };
+    assert_eq!(runner.emit_cache_warming_decision(decision).await, CacheWarmingAction::Stop);
+    let assistant = pi_ai::AssistantMessage::default();
+    let turn_end = NotifyEvent::TurnEnd {
+        turn_index: 0,
+        message: assistant.into(),
+        tool_results: Vec::new(),
+        message_entry_id: Some("e1".into()),
+        tool_result_entry_ids: Some(Vec::new()),
+        boundary: None,
+    };
+    let outcome = runner
+        .emit_boundary(turn_end, ActivityOutcome::Completed, |drafts| {
+            Ok(BoundaryContextPreview { can_continue: !drafts.is_empty(), ..Default::default() })
+        })
+        .await;
+    assert!(outcome.valid && outcome.continue_run);
+    assert_eq!(outcome.entries, vec![BoundaryDraft::Custom { custom_type: "py".into(), data: Some(json!({"n": 1})) }]);
+    assert!(outcome.context.can_continue, "the preview was rebuilt with the handler's drafts");
+
+    let seen = runner.emit_resources_discover(&dir.path().to_string_lossy(), "startup").await;
+    let seen: Vec<String> = seen.skill_paths.into_iter().map(|p| p.path).collect();
+    assert_eq!(
+        seen,
+        [
+            "provider_stream_event",
+            "data={\"k\": 1} model=m1",
+            "after_provider_response",
+            "ui_prompt_start",
+            "mcp_servers_change",
+            "before_provider_headers",
+            "cache_warming_decision",
+            "turn_end",
+            "continue=False outcome=completed entries=0",
+        ]
+    );
+    assert!(errors.lock().expect("errors lock").is_empty(), "{:?}", errors.lock().expect("errors lock"));
 }

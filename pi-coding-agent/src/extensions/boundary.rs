@@ -169,7 +169,8 @@ impl ExtensionRunner {
         for (path, handler) in self.snapshot::<NotifyEvent>(&name) {
             let mut event = base.clone();
             if let Some(slot) = event.boundary_mut() {
-                *slot = Some(BoundaryState { entries: entries.clone(), continue_run, context: context.clone(), outcome });
+                *slot =
+                    Some(BoundaryState { entries: entries.clone(), continue_run, context: context.clone(), outcome });
             }
             match self.call_handler(&handler, &mut event, &ctx).await {
                 Err(error) => self.report(ExtensionError::new(path.as_ref(), name.clone(), error)),
@@ -201,7 +202,11 @@ impl ExtensionRunner {
                 }
                 Err(e) => {
                     valid = false;
-                    self.report(ExtensionError::new(path.as_ref(), name.clone(), format!("Invalid boundary entries: {e}")));
+                    self.report(ExtensionError::new(
+                        path.as_ref(),
+                        name.clone(),
+                        format!("Invalid boundary entries: {e}"),
+                    ));
                 }
             }
         }

@@ -175,8 +175,7 @@ impl NotifyEvent {
 
     /// `after_provider_response`: the HTTP status and headers, before the body is read.
     pub fn after_provider_response(status: u16, headers: &[(String, String)]) -> NotifyEvent {
-        let headers: Map<String, Value> =
-            headers.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+        let headers: Map<String, Value> = headers.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
         other("after_provider_response", json!({"status": status, "headers": headers}))
     }
 
@@ -203,10 +202,12 @@ impl ExtensionRunner {
                 Ok(None) => {}
                 Ok(Some(result)) => {
                     let tag = |paths: Option<Vec<String>>, into: &mut Vec<DiscoveredPath>| {
-                        into.extend(paths.unwrap_or_default().into_iter().map(|p| DiscoveredPath {
-                            path: p,
-                            extension_path: path.to_string(),
-                        }));
+                        into.extend(
+                            paths
+                                .unwrap_or_default()
+                                .into_iter()
+                                .map(|p| DiscoveredPath { path: p, extension_path: path.to_string() }),
+                        );
                     };
                     tag(result.skill_paths, &mut out.skill_paths);
                     tag(result.prompt_paths, &mut out.prompt_paths);

@@ -57,14 +57,14 @@ mod events;
 mod exec;
 mod lifecycle_events;
 pub mod node;
+mod provider_events;
 mod registrations;
 mod runner;
 mod runtime;
-mod provider_events;
 mod shortcuts;
-mod ui_prompt;
 pub mod subprocess;
 mod tool_renderers;
+mod ui_prompt;
 
 pub use actions::{
     DeliverAs, ExtensionActions, ExtensionMessage, ForkPosition, NavigateTreeRequest, SendMessageOptions,
@@ -90,12 +90,12 @@ pub use events::{
     InputSource, MessageEndEvent, NotifyEvent, StreamingBehavior, ToolCallBlock, ToolCallEvent, ToolCallResult,
     ToolResultData, ToolResultEvent, ToolResultPatch, UserBashEvent, UserBashOperations, UserBashResult,
 };
+pub use exec::{DEFAULT_EXEC_MAX_BUFFER, ExecOptions, ExecResult, exec_command};
 pub use lifecycle_events::{
     CacheWarmingAction, CacheWarmingDecisionEvent, CacheWarmingDecisionResult, DiscoveredPath, ResourcesDiscoverEvent,
     ResourcesDiscoverOutcome, ResourcesDiscoverResult, UiPromptKind, extension_source_label, mcp_server_json,
 };
 pub use provider_events::{BeforeProviderHeadersEvent, ExtensionRequestObserver, ProviderHeaders};
-pub use exec::{DEFAULT_EXEC_MAX_BUFFER, ExecOptions, ExecResult, exec_command};
 pub use registrations::RegisteredProvider;
 pub use runner::{ErrorListenerHandle, ExtensionRunner};
 pub use runtime::{ExtensionContext, ExtensionMode, FlagValue};

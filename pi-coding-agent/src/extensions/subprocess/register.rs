@@ -185,9 +185,13 @@ pub(crate) fn register_events(api: &ExtensionApi, link: &Arc<dyn Link>, handlers
                 forward::<BeforeProviderRequestEvent>(api, link, id, |v, _| Ok(Some(v)), quiet)
             }
             "before_provider_headers" => forward::<BeforeProviderHeadersEvent>(api, link, id, apply_headers, quiet),
-            "resources_discover" => {
-                forward::<ResourcesDiscoverEvent>(api, link, id, |v, _| decode(v, "resources_discover").map(Some), quiet)
-            }
+            "resources_discover" => forward::<ResourcesDiscoverEvent>(
+                api,
+                link,
+                id,
+                |v, _| decode(v, "resources_discover").map(Some),
+                quiet,
+            ),
             "cache_warming_decision" => forward::<CacheWarmingDecisionEvent>(
                 api,
                 link,

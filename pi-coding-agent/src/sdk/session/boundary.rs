@@ -83,11 +83,8 @@ pub(crate) fn preview(
     };
     apply_drafts(&mut manager, drafts).map_err(|e| e.to_string())?;
     let projection = manager.build_session_projection();
-    let context_entries: Vec<Value> = projection
-        .entries
-        .iter()
-        .map(|e| json!({"sourceEntry": e.source, "messages": e.messages}))
-        .collect();
+    let context_entries: Vec<Value> =
+        projection.entries.iter().map(|e| json!({"sourceEntry": e.source, "messages": e.messages})).collect();
     let context_messages: Vec<CodingAgentMessage> = projection.messages().cloned().collect();
     let llm = convert_to_llm(&context_messages);
     let final_role = llm.last().map(|m| m.role());
@@ -162,9 +159,7 @@ pub(crate) async fn dispatch_turn_end(
     let outcome = ActivityOutcome::of(message.stop_reason);
     shared.run_state().last_outcome = outcome;
     let Some(runner) = shared.runner.clone().filter(|r| r.has_handlers("turn_end")) else { return false };
-    let entry_id = persisted_entry_id(shared, |m| {
-        m.as_assistant().is_some_and(|a| a.timestamp == message.timestamp)
-    });
+    let entry_id = persisted_entry_id(shared, |m| m.as_assistant().is_some_and(|a| a.timestamp == message.timestamp));
     let Some(message_entry_id) = entry_id else {
         runner.emit_error(ExtensionError::new(
             "<boundary>",
