@@ -98,6 +98,9 @@ pub fn responses_text_reply(text: &str) -> String {
         )
 }
 
+/// One request's headers: (lower-case name, value), in order.
+pub type RequestHeaders = Vec<(String, String)>;
+
 /// A scripted chat-completions server: each request gets the next queued SSE body, or a text
 /// reply "ok" when the queue is empty (in the wire format of [`ScriptedServer::start_with`]'s
 /// default).
@@ -109,7 +112,7 @@ pub struct ScriptedServer {
     /// The request paths, in order.
     pub paths: Arc<Mutex<Vec<String>>>,
     /// Each request's headers (lower-case names), in order.
-    pub headers: Arc<Mutex<Vec<Vec<(String, String)>>>>,
+    pub headers: Arc<Mutex<Vec<RequestHeaders>>>,
     replies: Arc<Mutex<VecDeque<String>>>,
 }
 
