@@ -399,3 +399,46 @@ async fn the_new_events_reach_a_json_rpc_extension_with_their_results() {
     );
     assert!(errors.lock().expect("errors lock").is_empty(), "{:?}", errors.lock().expect("errors lock"));
 }
+
+/// `pi.registerMarkdownTransformer`: load order, chained, only on its message types (by default
+/// user, assistant and thinking), a panicking or declining transformer keeps the Markdown, and a
+/// second registration replaces the first.
+#[tokio::test]
+async fn markdown_transformers_chain_in_load_order_on_their_message_types() {
+    let first = FnExtension::new("<md:1>", |pi| {
+        pi.register_markdown_transformer(|_, _| Some("replaced".into()), None)?;
+        pi.register_markdown_transformer(|md, _| Some(format!("{md}+1")), None)?;
+        Ok(())
+    });
+    let second = FnExtension::new("<md:2>", |pi| {
+        pi.register_markdown_transformer(
+            |md, ctx| match ctx.message_type.as_str() {
+                "custom" => Some(format!("{md}+2")),
+                _ => panic!("only custom"),
+            },
+            Some(&["custom", "assistant"]),
+        )?;
+        Ok(())
+    });
+    let third = FnExtension::new("<md:3>", |pi| {
+        pi.register_markdown_transformer(|_, ctx| ctx.is_streaming.then(|| "streaming".into()), Some(&["assistant"]))?;
+        Ok(())
+    });
+    let runner = ExtensionRunner::load(
+        vec![Arc::new(first) as Arc<dyn Extension>, Arc::new(second), Arc::new(third)],
+        std::env::temp_dir().to_string_lossy(),
+    )
+    .await;
+    let ctx = |t: &str, streaming: bool| MarkdownTransformContext {
+        message_type: t.into(),
+        is_streaming: streaming,
+        available_width: 80,
+        ..Default::default()
+    };
+    assert_eq!(runner.markdown_transformers().len(), 3);
+    assert_eq!(runner.transform_markdown("x", &ctx("assistant", false)), "x+1", "a panic keeps the Markdown");
+    assert_eq!(runner.transform_markdown("x", &ctx("assistant", true)), "streaming");
+    assert_eq!(runner.transform_markdown("x", &ctx("custom", false)), "x+2");
+    assert_eq!(runner.transform_markdown("x", &ctx("summary", false)), "x");
+    assert_eq!(runner.transform_markdown("x", &ctx("user", false)), "x+1");
+}

@@ -56,6 +56,7 @@ mod event_queue;
 mod events;
 mod exec;
 mod lifecycle_events;
+mod markdown;
 pub mod node;
 mod provider_events;
 mod registrations;
@@ -94,6 +95,9 @@ pub use exec::{DEFAULT_EXEC_MAX_BUFFER, ExecOptions, ExecResult, exec_command};
 pub use lifecycle_events::{
     CacheWarmingAction, CacheWarmingDecisionEvent, CacheWarmingDecisionResult, DiscoveredPath, ResourcesDiscoverEvent,
     ResourcesDiscoverOutcome, ResourcesDiscoverResult, UiPromptKind, extension_source_label, mcp_server_json,
+};
+pub use markdown::{
+    DEFAULT_MARKDOWN_MESSAGE_TYPES, MarkdownTransformContext, MarkdownTransformer, MarkdownTransformerRegistration,
 };
 pub use provider_events::{BeforeProviderHeadersEvent, ExtensionRequestObserver, ProviderHeaders};
 pub use registrations::RegisteredProvider;
