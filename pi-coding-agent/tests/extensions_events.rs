@@ -442,3 +442,48 @@ async fn markdown_transformers_chain_in_load_order_on_their_message_types() {
     assert_eq!(runner.transform_markdown("x", &ctx("summary", false)), "x");
     assert_eq!(runner.transform_markdown("x", &ctx("user", false)), "x+1");
 }
+
+/// `ctx.modelRegistry`: the session's model and the catalog's, those it can use, lookups, and
+/// the models of a provider an extension registered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_registry_of_the_context_knows_the_session_models() {
+    let seen: Log = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let ext = Arc::new(FnExtension::new("<models>", move |pi| {
+        pi.register_provider(
+            "extra",
+            json!({"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "none",
+                "models": [{"id": "extra-model", "name": "Extra", "reasoning": false, "input": ["text"],
+                    "contextWindow": 1000, "maxTokens": 100,
+                    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]}),
+        )?;
+        let s = s.clone();
+        pi.on_notify("agent_start", move |_, ctx| {
+            let registry = ctx.model_registry();
+            let all = registry.get_all();
+            let local = registry.find("local", "smollm2-135m");
+            push(
+                &s,
+                json!({
+                    "local": local.as_ref().map(|m| m.id.clone()),
+                    "localAuth": local.as_ref().is_some_and(|m| registry.has_configured_auth(m)),
+                    "extra": registry.find("extra", "extra-model").map(|m| m.api),
+                    "catalog": all.iter().any(|m| m.provider == "anthropic"),
+                    "missing": registry.find("local", "nope").is_none(),
+                }),
+            );
+            Box::pin(std::future::ready(Ok(None)))
+        });
+        Ok(())
+    }));
+    let h = Setup { extensions: vec![ext], ..Default::default() }.start().await;
+    h.session.bind_extensions(|_| {}).await;
+    h.session.prompt("hi").await.expect("prompt");
+    let seen = seen.lock().expect("log lock").clone();
+    assert_eq!(
+        seen,
+        vec![
+            json!({"local": "smollm2-135m", "localAuth": true, "extra": "openai-completions", "catalog": true, "missing": true})
+        ]
+    );
+}

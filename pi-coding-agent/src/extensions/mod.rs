@@ -57,6 +57,7 @@ mod events;
 mod exec;
 mod lifecycle_events;
 mod markdown;
+mod model_registry;
 pub mod node;
 mod provider_events;
 mod registrations;
@@ -99,6 +100,7 @@ pub use lifecycle_events::{
 pub use markdown::{
     DEFAULT_MARKDOWN_MESSAGE_TYPES, MarkdownTransformContext, MarkdownTransformer, MarkdownTransformerRegistration,
 };
+pub use model_registry::ExtensionModelRegistry;
 pub use provider_events::{BeforeProviderHeadersEvent, ExtensionRequestObserver, ProviderHeaders};
 pub use registrations::RegisteredProvider;
 pub use runner::{ErrorListenerHandle, ExtensionRunner};
