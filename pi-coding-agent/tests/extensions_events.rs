@@ -487,3 +487,32 @@ async fn the_model_registry_of_the_context_knows_the_session_models() {
         ]
     );
 }
+
+/// The reference's `dynamic-resources` example, unmodified, in the JavaScript host: its
+/// `resources_discover` skill reaches the system prompt, its prompt template the `/dynamic`
+/// command, and the prompt sent expands it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dynamic_resources_example_adds_its_skill_and_template() {
+    let anchor = std::env::var_os("PI_ANCHOR_DIR")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache/pi-anchor")));
+    let example =
+        anchor.map(|a| a.join("node_modules/@earendil-works/pi-coding-agent/examples/extensions/dynamic-resources"));
+    let Some(example) = example.filter(|e| e.is_dir()) else {
+        eprintln!("skipped: the reference's examples are not installed (../shared/tools/anchor.sh path)");
+        return;
+    };
+    if !js_support::node_available() {
+        return;
+    }
+    let h = Setup { extension_paths: vec![example], ..Default::default() }.start().await;
+    assert!(!h.session.system_prompt().contains("dynamic-resources"));
+    h.session.bind_extensions(|_| {}).await;
+    assert!(h.session.skills().iter().any(|s| s.name == "dynamic-resources"));
+    assert!(h.session.system_prompt().contains("Example skill loaded from resources_discover"));
+    assert!(h.session.prompt_templates().iter().any(|t| t.name == "dynamic"));
+    h.session.prompt("/dynamic").await.expect("prompt");
+    let sent = h.server.last().to_string();
+    assert!(sent.contains("Summarize the current repository structure"), "{sent}");
+    assert!(h.errors.lock().expect("errors lock").is_empty(), "{:?}", h.errors.lock().expect("errors lock"));
+}
