@@ -101,6 +101,53 @@ pub type ErrorResponseHook = Arc<dyn Fn(&ProviderResponse) + Send + Sync>;
 /// Hook called with each raw provider stream event before normalisation (`onProviderStreamEvent`).
 pub type ProviderEventHook = Arc<dyn Fn(&Value, &Model) + Send + Sync>;
 
+/// A future returned by a [`RequestObserver`] hook.
+pub type ObserverFuture<T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'static>>;
+
+/// Asynchronous observers of a request, awaited by the stream (pi's `transformHeaders`,
+/// `onResponse` and `onProviderStreamEvent`, which may return promises).
+///
+/// Each `wants_*` method is asked once per request, before the step it guards: when it answers
+/// `false` the step costs nothing (no copy of the headers, nothing per stream event). Headers are
+/// transformed by [`crate::registry::Models::stream`] after the provider's auth headers were
+/// merged into [`StreamOptions::headers`]; the response and the raw events are observed by the
+/// HTTP (SSE) providers, each raw event before the events normalized from it are yielded.
+pub trait RequestObserver: Send + Sync {
+    /// Whether [`RequestObserver::transform_headers`] should run for this request.
+    fn wants_headers(&self) -> bool {
+        false
+    }
+
+    /// Replaces the request's extra headers (`None` removes a default header).
+    fn transform_headers(
+        &self,
+        headers: Vec<(String, Option<String>)>,
+        _model: &Model,
+    ) -> ObserverFuture<Vec<(String, Option<String>)>> {
+        Box::pin(std::future::ready(headers))
+    }
+
+    /// Whether [`RequestObserver::response`] should run for this request.
+    fn wants_response(&self) -> bool {
+        false
+    }
+
+    /// Sees the status and headers of the successful response before its body is read.
+    fn response(&self, _response: ProviderResponse, _model: &Model) -> ObserverFuture<()> {
+        Box::pin(std::future::ready(()))
+    }
+
+    /// Whether [`RequestObserver::stream_event`] should run for this request's events.
+    fn wants_stream_events(&self) -> bool {
+        false
+    }
+
+    /// Sees one parsed provider stream event before it is normalized.
+    fn stream_event(&self, _data: Value, _model: &Model) -> ObserverFuture<()> {
+        Box::pin(std::future::ready(()))
+    }
+}
+
 /// The idle timeout when [`StreamOptions::timeout`] is not set: 5 minutes (pi's
 /// `httpIdleTimeoutMs` default).
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
@@ -165,6 +212,8 @@ pub struct StreamOptions {
     pub on_error_response: Option<ErrorResponseHook>,
     /// Sees each raw provider event.
     pub on_provider_stream_event: Option<ProviderEventHook>,
+    /// Awaited observers of the headers, the response and the raw events (see [`RequestObserver`]).
+    pub request_observer: Option<Arc<dyn RequestObserver>>,
 }
 
 impl StreamOptions {

@@ -104,6 +104,26 @@ fn azure_endpoint(
     Ok(resolved)
 }
 
+/// Awaits the observer's header transform, then starts the request (pi's `applyAuth` running
+/// `transformHeaders` last, on the merged extra headers).
+fn with_transformed_headers(
+    api: Arc<dyn ApiProvider>,
+    model: Model,
+    context: crate::transcript::TranscriptContext,
+    mut options: StreamOptions,
+    observer: Arc<dyn crate::options::RequestObserver>,
+) -> AssistantMessageEventStream {
+    use futures::StreamExt;
+    AssistantMessageEventStream::new(async_stream::stream! {
+        let headers = std::mem::take(&mut options.headers);
+        options.headers = observer.transform_headers(headers, &model).await;
+        let mut inner = api.stream(&model, context, options);
+        while let Some(event) = inner.next().await {
+            yield event;
+        }
+    })
+}
+
 /// One provider: its models, its auth and (optionally) its own API implementations.
 #[derive(Clone)]
 pub struct ProviderEntry {
@@ -290,7 +310,10 @@ impl Models {
                 StopReason::Error,
             );
         };
-        api.stream(model, context, options)
+        match options.request_observer.clone().filter(|o| o.wants_headers()) {
+            Some(observer) => with_transformed_headers(api.clone(), model.clone(), context, options, observer),
+            None => api.stream(model, context, options),
+        }
     }
 
     /// [`Models::stream`] to its final message; never fails (errors are in the message).

@@ -29,6 +29,7 @@ export async function runEvent(params) {
 	const before = params.event === "context" ? JSON.stringify(event.messages) : undefined;
 	const inputBefore = params.event === "tool_call" ? JSON.stringify(event.input) : undefined;
 	const sectionsBefore = params.event === "before_agent_start" ? JSON.stringify(event.systemPromptOptions?.sections) : undefined;
+	const headersBefore = params.event === "before_provider_headers" ? JSON.stringify(event.headers) : undefined;
 	let result;
 	for (const h of handlers) {
 		result = await h.handler(event, ctx);
@@ -42,6 +43,10 @@ export async function runEvent(params) {
 		const changed = JSON.stringify(event.input) !== inputBefore;
 		if (!result && !changed) return null;
 		return { ...(result ?? {}), ...(changed ? { input: event.input } : {}) };
+	}
+	if (params.event === "before_provider_headers") {
+		// Handlers edit the headers in place; their return value is ignored (pi).
+		return JSON.stringify(event.headers) !== headersBefore ? { headers: event.headers } : null;
 	}
 	if (params.event === "before_agent_start") {
 		// Sections are edited in place (pi's systemPromptOptions.sections).

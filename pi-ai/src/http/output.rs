@@ -169,6 +169,9 @@ pub fn stream_sse(
     style: ErrorStyle,
     mut handler: impl SseHandler,
 ) -> AssistantMessageEventStream {
+    let mut ctx = ctx;
+    let observed = ObservedEvents::install(&mut ctx.options);
+    let response_observer = ctx.options.request_observer.clone().filter(|o| o.wants_response());
     let ctx = Arc::new(ctx);
     AssistantMessageEventStream::new(async_stream::stream! {
         // pi stamps the message inside the stream's task, so it never predates the stream that
@@ -201,8 +204,12 @@ pub fn stream_sse(
                 return;
             }
         };
+        let response = crate::options::ProviderResponse { status, headers };
         if let Some(hook) = &ctx.options.on_response {
-            hook(&crate::options::ProviderResponse { status, headers }, &ctx.model);
+            hook(&response, &ctx.model);
+        }
+        if let Some(observer) = &response_observer {
+            observer.response(response, &ctx.model).await;
         }
         out.start();
         for e in out.take_events() { yield e; }
@@ -217,7 +224,12 @@ pub fn stream_sse(
                     parser.finish(&mut events);
                     for event in events.drain(..) {
                         if handler.finished() { break; }
-                        if let Err(message) = handler.on_event(event, &ctx, &mut out) {
+                        let handled = handler.on_event(event, &ctx, &mut out);
+                        if let Some(observed) = &observed {
+                            observed.deliver(&ctx.model).await;
+                            for e in out.take_events() { yield e; }
+                        }
+                        if let Err(message) = handled {
                             failure = Some(message);
                             break 'read;
                         }
@@ -235,7 +247,12 @@ pub fn stream_sse(
             };
             parser.push(&chunk, &mut events);
             for event in events.drain(..) {
-                if let Err(message) = handler.on_event(event, &ctx, &mut out) {
+                let handled = handler.on_event(event, &ctx, &mut out);
+                if let Some(observed) = &observed {
+                    observed.deliver(&ctx.model).await;
+                    for e in out.take_events() { yield e; }
+                }
+                if let Err(message) = handled {
                     failure = Some(message);
                     break 'read;
                 }
@@ -257,4 +274,38 @@ pub fn stream_sse(
         }
         for e in out.take_events() { yield e; }
     })
+}
+
+/// The raw events of one request kept for an awaited [`crate::options::RequestObserver`]: the
+/// handlers' synchronous `raw_event` calls queue them, and the stream awaits the observer for each
+/// before yielding the events normalized from them.
+struct ObservedEvents {
+    queue: Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+    observer: Arc<dyn crate::options::RequestObserver>,
+}
+
+impl ObservedEvents {
+    /// Chains a queueing hook before the options' own `on_provider_stream_event`, when the
+    /// observer wants this request's stream events.
+    fn install(options: &mut StreamOptions) -> Option<ObservedEvents> {
+        let observer = options.request_observer.clone().filter(|o| o.wants_stream_events())?;
+        let queue: Arc<std::sync::Mutex<Vec<serde_json::Value>>> = Arc::default();
+        let sink = queue.clone();
+        let user = options.on_provider_stream_event.take();
+        options.on_provider_stream_event = Some(Arc::new(move |raw: &serde_json::Value, model: &Model| {
+            if let Some(user) = &user {
+                user(raw, model);
+            }
+            sink.lock().unwrap_or_else(|e| e.into_inner()).push(raw.clone());
+        }));
+        Some(ObservedEvents { queue, observer })
+    }
+
+    /// Awaits the observer for every queued event, in order.
+    async fn deliver(&self, model: &Model) {
+        let pending = std::mem::take(&mut *self.queue.lock().unwrap_or_else(|e| e.into_inner()));
+        for raw in pending {
+            self.observer.stream_event(raw, model).await;
+        }
+    }
 }

@@ -285,6 +285,13 @@ pub trait ExtensionActions: Send + Sync {
         Vec::new()
     }
 
+    /// The models `ctx.modelRegistry` knows: every one (`available_only == false`, pi's
+    /// `getAll`) or those with configured auth (pi's `getAvailable`).
+    fn models(&self, available_only: bool) -> Vec<pi_ai::Model> {
+        let _ = available_only;
+        Vec::new()
+    }
+
     /// `ctx.getSystemPromptOptions()` as JSON.
     fn get_system_prompt_options(&self) -> Value {
         Value::Object(Default::default())

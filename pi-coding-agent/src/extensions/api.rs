@@ -250,6 +250,7 @@ pub(crate) struct ExtensionRecord {
     pub(crate) message_renderers: Mutex<IndexMap<String, MessageRenderer>>,
     pub(crate) shortcuts: Mutex<IndexMap<String, super::shortcuts::RegisteredShortcut>>,
     pub(crate) tool_renderers: Mutex<IndexMap<String, super::tool_renderers::ToolRenderers>>,
+    pub(crate) markdown_transformer: Mutex<Option<super::markdown::MarkdownTransformerRegistration>>,
     state: AtomicU8,
 }
 
@@ -265,6 +266,7 @@ impl ExtensionRecord {
             message_renderers: Mutex::new(IndexMap::new()),
             shortcuts: Mutex::new(IndexMap::new()),
             tool_renderers: Mutex::new(IndexMap::new()),
+            markdown_transformer: Mutex::new(None),
             state: AtomicU8::new(LOADING),
         })
     }
@@ -299,6 +301,7 @@ impl ExtensionRecord {
         lock(&self.entry_renderers).clear();
         lock(&self.message_renderers).clear();
         lock(&self.shortcuts).clear();
+        *lock(&self.markdown_transformer) = None;
         lock(&self.tool_renderers).clear();
         runtime.bus.clear_extension(&self.path);
         lock(&runtime.mcp_servers).retain(|s| s.extension_path != *self.path);
@@ -669,12 +672,15 @@ impl ExtensionApi {
             Some(existing) => *existing = server,
             None => servers.push(server),
         }
+        drop(servers);
+        self.runtime.mcp_servers_changed();
         Ok(())
     }
 
     /// pi's `unregisterMcpServer(name)`: removes a server this extension registered.
     pub fn unregister_mcp_server(&self, name: &str) {
         lock(&self.runtime.mcp_servers).retain(|s| !(s.name == name && s.extension_path == *self.record.path));
+        self.runtime.mcp_servers_changed();
     }
 
     /// pi's `getMcpServers()`: copies of the registered servers, in registration order.

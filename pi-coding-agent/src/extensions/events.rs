@@ -451,7 +451,8 @@ pub enum NotifyEvent {
         /// Unix milliseconds.
         timestamp: u64,
     },
-    /// A turn ended (notify only here; see the report on boundary results).
+    /// A turn ended: a boundary event (see [`ExtensionRunner::emit_boundary`](crate::extensions::ExtensionRunner::emit_boundary));
+    /// a handler may answer a [`BoundaryResult`](crate::extensions::BoundaryResult) as JSON.
     TurnEnd {
         /// 0-based turn index in the run.
         turn_index: u64,
@@ -459,6 +460,22 @@ pub enum NotifyEvent {
         message: pi_ai::Shared<AssistantMessage>,
         /// Its tool results.
         tool_results: Vec<ToolResultMessage>,
+        /// The session entry of the assistant message.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message_entry_id: Option<String>,
+        /// The session entries of the tool results.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_result_entry_ids: Option<Vec<String>>,
+        /// The boundary state (drafts, continuation, context preview, outcome).
+        #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+        boundary: Option<super::boundary::BoundaryState>,
+    },
+    /// Before the run settles: a boundary event; handlers may append entries and ask for one more
+    /// request.
+    AgentBeforeSettle {
+        /// The boundary state.
+        #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+        boundary: Option<super::boundary::BoundaryState>,
     },
     /// A message entered the transcript.
     MessageStart {
@@ -540,6 +557,7 @@ impl NotifyEvent {
             NotifyEvent::AgentSettled { .. } => "agent_settled",
             NotifyEvent::TurnStart { .. } => "turn_start",
             NotifyEvent::TurnEnd { .. } => "turn_end",
+            NotifyEvent::AgentBeforeSettle { .. } => "agent_before_settle",
             NotifyEvent::MessageStart { .. } => "message_start",
             NotifyEvent::MessageUpdate { .. } => "message_update",
             NotifyEvent::ToolExecutionStart { .. } => "tool_execution_start",

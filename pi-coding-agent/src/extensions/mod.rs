@@ -44,6 +44,7 @@
 mod actions;
 mod api;
 mod api_session;
+mod boundary;
 mod bus;
 mod command_context;
 pub mod context;
@@ -51,15 +52,21 @@ mod context_messages;
 pub mod discovery;
 mod emit;
 mod errors;
+mod event_queue;
 mod events;
 mod exec;
+mod lifecycle_events;
+mod markdown;
+mod model_registry;
 pub mod node;
+mod provider_events;
 mod registrations;
 mod runner;
 mod runtime;
 mod shortcuts;
 pub mod subprocess;
 mod tool_renderers;
+mod ui_prompt;
 
 pub use actions::{
     DeliverAs, ExtensionActions, ExtensionMessage, ForkPosition, NavigateTreeRequest, SendMessageOptions,
@@ -69,6 +76,9 @@ pub use api::{
     CommandHandler, EntryRenderOptions, EntryRenderer, Extension, ExtensionApi, ExtensionFlag, FlagType, FnExtension,
     Handler, HandlerFuture, MessageRenderOptions, MessageRenderer, RegisteredCommand, RegisteredMcpServer,
     RegisteredTool, ToolDefinition, Unsubscribe,
+};
+pub use boundary::{
+    ActivityOutcome, BoundaryContextPreview, BoundaryDraft, BoundaryOutcome, BoundaryResult, BoundaryState,
 };
 pub use bus::{BusSubscription, EventBus};
 pub use context::ContextMessages;
@@ -83,6 +93,15 @@ pub use events::{
     ToolResultData, ToolResultEvent, ToolResultPatch, UserBashEvent, UserBashOperations, UserBashResult,
 };
 pub use exec::{DEFAULT_EXEC_MAX_BUFFER, ExecOptions, ExecResult, exec_command};
+pub use lifecycle_events::{
+    CacheWarmingAction, CacheWarmingDecisionEvent, CacheWarmingDecisionResult, DiscoveredPath, ResourcesDiscoverEvent,
+    ResourcesDiscoverOutcome, ResourcesDiscoverResult, UiPromptKind, extension_source_label, mcp_server_json,
+};
+pub use markdown::{
+    DEFAULT_MARKDOWN_MESSAGE_TYPES, MarkdownTransformContext, MarkdownTransformer, MarkdownTransformerRegistration,
+};
+pub use model_registry::ExtensionModelRegistry;
+pub use provider_events::{BeforeProviderHeadersEvent, ExtensionRequestObserver, ProviderHeaders};
 pub use registrations::RegisteredProvider;
 pub use runner::{ErrorListenerHandle, ExtensionRunner};
 pub use runtime::{ExtensionContext, ExtensionMode, FlagValue};

@@ -155,6 +155,22 @@ impl ExtensionRunner {
     /// Binds the session's actions (pi's `bindCore`): from now on extension actions work.
     pub fn bind(&self, actions: Arc<dyn ExtensionActions>) {
         self.runtime.bind(actions);
+        // Servers registered from now on reach the extension that connects them right away
+        // (pi's change listener: `mcp_servers_change`, not awaited, in order).
+        super::event_queue::start(&self.runtime, self.extensions.clone());
+        let runtime = Arc::downgrade(&self.runtime);
+        let listener: Arc<dyn Fn() + Send + Sync> = Arc::new(move || {
+            if let Some(runtime) = runtime.upgrade() {
+                let servers = lock(&runtime.mcp_servers).clone();
+                super::event_queue::push(&runtime, super::events::NotifyEvent::mcp_servers_change(&servers), false);
+            }
+        });
+        *lock(&self.runtime.mcp_listener) = Some(listener);
+    }
+
+    /// A runner over `extensions` and `runtime`, for emitting from a task (it cannot reload).
+    pub(crate) fn over(extensions: Vec<Arc<ExtensionRecord>>, runtime: Arc<Runtime>) -> ExtensionRunner {
+        ExtensionRunner { extensions, sources: Vec::new(), runtime, load_errors: Vec::new() }
     }
 
     /// Sets the mode and whether a UI is attached (what `ctx.mode` / `ctx.hasUI` answer).
@@ -167,7 +183,12 @@ impl ExtensionRunner {
     pub fn set_ui(&self, ui: std::sync::Arc<dyn crate::ui::UiHost>) {
         let mode = self.runtime.context_mode();
         self.runtime.set_mode(mode, ui.has_ui());
-        self.runtime.set_ui(ui);
+        super::event_queue::start(&self.runtime, self.extensions.clone());
+        self.runtime.set_ui(super::ui_prompt::PromptEventsUi::wrap(
+            ui,
+            Arc::downgrade(&self.runtime),
+            self.extensions.clone(),
+        ));
     }
 
     /// Adds an error listener (pi's `onError`).

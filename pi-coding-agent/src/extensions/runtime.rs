@@ -92,6 +92,11 @@ pub(crate) struct Runtime {
     pub(crate) bus: Arc<super::bus::EventBusState>,
     /// Logins extensions registered for `/login` (llama.cpp's server URL and key).
     pub(crate) login_providers: crate::auth::LoginRegistry,
+    /// Told when an MCP server is registered or unregistered after binding (emits
+    /// `mcp_servers_change`).
+    pub(crate) mcp_listener: Mutex<Option<Arc<dyn Fn() + Send + Sync>>>,
+    /// The queue of events emitted without being awaited (see `event_queue`).
+    pub(crate) event_queue: Mutex<Option<super::event_queue::Sender>>,
 }
 
 impl Runtime {
@@ -110,6 +115,8 @@ impl Runtime {
             providers: Mutex::new(Vec::new()),
             bus: Arc::new(Default::default()),
             login_providers: crate::auth::LoginRegistry::new(),
+            mcp_listener: Mutex::new(None),
+            event_queue: Mutex::new(None),
         })
     }
 
@@ -121,6 +128,14 @@ impl Runtime {
                 runtime.report(error);
             }
         })
+    }
+
+    /// Tells the listener set at binding that the registered MCP servers changed.
+    pub(crate) fn mcp_servers_changed(&self) {
+        let listener = lock(&self.mcp_listener).clone();
+        if let Some(listener) = listener {
+            listener();
+        }
     }
 
     pub(crate) fn bind(&self, actions: Arc<dyn ExtensionActions>) {

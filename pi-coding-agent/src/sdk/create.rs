@@ -262,6 +262,9 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
         // Without a `before_provider_request` handler the body is sent as built, never parsed back.
         let handlers = runner.clone();
         stream_options.on_payload_wanted = Some(Arc::new(move || handlers.has_handlers("before_provider_request")));
+        // `before_provider_headers`, `after_provider_response`, `provider_stream_event`.
+        stream_options.request_observer =
+            Some(Arc::new(crate::extensions::ExtensionRequestObserver::new(runner.clone())));
     }
     let retry_after = session::RetryAfter::default();
     stream_options.on_error_response = Some(retry_after.hook(stream_options.on_error_response.take()));

@@ -36,6 +36,7 @@ impl AgentSession {
             previous.remove();
         }
         runner.emit(NotifyEvent::SessionStart { reason: "startup".into(), previous_session_file: None }).await;
+        self.extend_resources_from_extensions("startup").await;
     }
 }
 
@@ -335,6 +336,11 @@ impl ExtensionActions for SessionActions {
         })
     }
 
+    fn models(&self, available_only: bool) -> Vec<pi_ai::Model> {
+        let Ok(session) = self.session() else { return Vec::new() };
+        session_models(&session, available_only)
+    }
+
     fn is_project_trusted(&self) -> bool {
         self.session().map(|s| s.settings_manager().is_project_trusted()).unwrap_or(false)
     }
@@ -441,6 +447,31 @@ fn slash_commands(session: &AgentSession) -> Vec<SlashCommandInfo> {
 
 /// The model `pi.setModel` switches to: one the session can use, else one of a provider an
 /// extension registered.
+/// `ctx.modelRegistry`'s models: the session's model list (the built-in catalog when it has
+/// none; with `available_only`, its models whose provider has an environment key), then the
+/// models of providers extensions registered.
+fn session_models(session: &AgentSession, available_only: bool) -> Vec<pi_ai::Model> {
+    let mut out: Vec<pi_ai::Model> = if !session.shared.models.is_empty() {
+        session.shared.models.clone()
+    } else {
+        pi_ai::models::builtin_catalog()
+            .iter()
+            .filter(|(provider, _)| !available_only || pi_ai::models::env_api_key(provider).is_some())
+            .flat_map(|(_, list)| list.iter().cloned())
+            .collect()
+    };
+    let current = session.model();
+    if !out.iter().any(|m| m.provider == current.provider && m.id == current.id) {
+        out.insert(0, current);
+    }
+    if let Some(runner) = session.shared.runner.as_ref() {
+        for provider in runner.registered_providers() {
+            out.extend(provider.model_values().into_iter().filter_map(|m| serde_json::from_value(m).ok()));
+        }
+    }
+    out
+}
+
 fn extension_model(session: &AgentSession, provider: &str, id: &str) -> Option<pi_ai::Model> {
     if let Some(model) = session.available_model(provider, id) {
         return Some(model);
@@ -477,6 +508,7 @@ async fn reload_extensions(session: AgentSession) -> Result<(), BoxError> {
     let active = session.active_tool_names();
     session.set_active_tools_by_name(&active.iter().map(String::as_str).collect::<Vec<_>>());
     runner.emit(NotifyEvent::SessionStart { reason: "reload".into(), previous_session_file: None }).await;
+    session.extend_resources_from_extensions("reload").await;
     Ok(())
 }
 

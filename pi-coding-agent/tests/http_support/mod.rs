@@ -98,6 +98,9 @@ pub fn responses_text_reply(text: &str) -> String {
         )
 }
 
+/// One request's headers: (lower-case name, value), in order.
+pub type RequestHeaders = Vec<(String, String)>;
+
 /// A scripted chat-completions server: each request gets the next queued SSE body, or a text
 /// reply "ok" when the queue is empty (in the wire format of [`ScriptedServer::start_with`]'s
 /// default).
@@ -108,6 +111,8 @@ pub struct ScriptedServer {
     pub requests: Arc<Mutex<Vec<Value>>>,
     /// The request paths, in order.
     pub paths: Arc<Mutex<Vec<String>>>,
+    /// Each request's headers (lower-case names), in order.
+    pub headers: Arc<Mutex<Vec<RequestHeaders>>>,
     replies: Arc<Mutex<VecDeque<String>>>,
 }
 
@@ -124,7 +129,9 @@ impl ScriptedServer {
         let requests = Arc::new(Mutex::new(Vec::new()));
         let paths = Arc::new(Mutex::new(Vec::new()));
         let replies = Arc::new(Mutex::new(VecDeque::from(replies)));
+        let headers = Arc::new(Mutex::new(Vec::new()));
         let (recorded, recorded_paths, queue) = (requests.clone(), paths.clone(), replies.clone());
+        let recorded_headers = headers.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { continue };
@@ -132,15 +139,20 @@ impl ScriptedServer {
                 let mut request_line = String::new();
                 let _ = reader.read_line(&mut request_line);
                 let mut length = 0usize;
+                let mut header_lines = Vec::new();
                 loop {
                     let mut line = String::new();
                     if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
                         break;
                     }
+                    if let Some((name, value)) = line.split_once(':') {
+                        header_lines.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+                    }
                     if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
                         length = v.trim().parse().unwrap_or(0);
                     }
                 }
+                recorded_headers.lock().expect("headers lock").push(header_lines);
                 let mut body = vec![0; length];
                 let _ = reader.read_exact(&mut body);
                 recorded_paths
@@ -163,7 +175,7 @@ impl ScriptedServer {
                 let _ = stream.flush();
             }
         });
-        ScriptedServer { base_url: format!("http://127.0.0.1:{port}/v1"), requests, paths, replies }
+        ScriptedServer { base_url: format!("http://127.0.0.1:{port}/v1"), requests, paths, headers, replies }
     }
 
     /// Queues more replies.

@@ -20,6 +20,8 @@ use crate::extensions::events::{
     BashResult, BeforeAgentStartEvent, BeforeProviderRequestEvent, ContextEvent, ContextWithSystemEvent,
     ExtensionEvent, InputEvent, MessageEndEvent, ToolCallEvent, ToolResultEvent, UserBashEvent, UserBashResult,
 };
+use crate::extensions::lifecycle_events::{CacheWarmingDecisionEvent, ResourcesDiscoverEvent};
+use crate::extensions::provider_events::BeforeProviderHeadersEvent;
 use crate::extensions::runtime::{ExtensionContext, lock};
 use crate::messages::CodingAgentMessage;
 
@@ -138,6 +140,14 @@ fn apply_user_bash(v: Value, _: &mut UserBashEvent) -> Result<Option<UserBashRes
     Ok(Some(UserBashResult::Result(result)))
 }
 
+/// `before_provider_headers`: the host answers the headers its handlers edited in place.
+fn apply_headers(mut v: Value, e: &mut BeforeProviderHeadersEvent) -> Result<Option<()>, String> {
+    if let Some(headers) = v.as_object_mut().and_then(|o| o.remove("headers")).filter(|h| !h.is_null()) {
+        e.headers = decode(headers, "before_provider_headers")?;
+    }
+    Ok(None)
+}
+
 /// Registers one forwarding handler per declared handler (`(event, handler id)`).
 pub(crate) fn register_events(api: &ExtensionApi, link: &Arc<dyn Link>, handlers: &[(String, Option<u64>)]) {
     for (name, id) in handlers {
@@ -174,6 +184,21 @@ pub(crate) fn register_events(api: &ExtensionApi, link: &Arc<dyn Link>, handlers
             "before_provider_request" => {
                 forward::<BeforeProviderRequestEvent>(api, link, id, |v, _| Ok(Some(v)), quiet)
             }
+            "before_provider_headers" => forward::<BeforeProviderHeadersEvent>(api, link, id, apply_headers, quiet),
+            "resources_discover" => forward::<ResourcesDiscoverEvent>(
+                api,
+                link,
+                id,
+                |v, _| decode(v, "resources_discover").map(Some),
+                quiet,
+            ),
+            "cache_warming_decision" => forward::<CacheWarmingDecisionEvent>(
+                api,
+                link,
+                id,
+                |v, _| decode(v, "cache_warming_decision").map(Some),
+                quiet,
+            ),
             other => register_notify(api, link, other, id),
         }
     }
@@ -213,6 +238,7 @@ fn awaited(name: &str) -> bool {
                 | "resources_discover"
                 | "before_provider_headers"
                 | "after_provider_response"
+                | "cache_warming_decision"
                 | "turn_end"
                 | "agent_before_settle"
                 | "session_start"

@@ -56,8 +56,13 @@ pub(crate) fn handle(runtime: &Runtime, method: &str, params: &Value) -> Result<
                 Some(existing) => *existing = server,
                 None => servers.push(server),
             }
+            drop(servers);
+            runtime.mcp_servers_changed();
         }
-        _ => lock(&runtime.mcp_servers).retain(|s| !(s.name == name && s.extension_path == path)),
+        _ => {
+            lock(&runtime.mcp_servers).retain(|s| !(s.name == name && s.extension_path == path));
+            runtime.mcp_servers_changed();
+        }
     }
     Ok(Value::Null)
 }

@@ -33,7 +33,7 @@ pub(super) fn install(session: &AgentSession) {
 
 /// Handles one event; for `message_end`, returns the message an extension replaced it with.
 async fn handle(
-    shared: &SessionShared,
+    shared: &Arc<SessionShared>,
     abort: &AbortHandle<CodingMessage>,
     mut event: AgentEvent<CodingMessage>,
 ) -> Option<CodingAgentMessage> {
@@ -141,7 +141,7 @@ fn will_retry_after_agent_end(shared: &SessionShared, messages: &[CodingAgentMes
 }
 
 /// pi's `_emitExtensionEvent`, with the turn index it keeps for `turn_start` / `turn_end`.
-async fn forward_to_extensions(shared: &SessionShared, event: &mut AgentEvent<CodingMessage>) {
+async fn forward_to_extensions(shared: &Arc<SessionShared>, event: &mut AgentEvent<CodingMessage>) {
     let notify = match event {
         AgentEvent::AgentStart => {
             shared.run_state().turn_index = 0;
@@ -151,14 +151,16 @@ async fn forward_to_extensions(shared: &SessionShared, event: &mut AgentEvent<Co
             Some(NotifyEvent::TurnStart { turn_index: shared.run_state().turn_index, timestamp: pi_ai::now_ms() })
         }
         AgentEvent::TurnEnd { message, tool_results } => {
-            let mut st = shared.run_state();
-            let turn_index = st.turn_index;
-            st.turn_index += 1;
-            Some(NotifyEvent::TurnEnd {
-                turn_index,
-                message: message.clone().into(),
-                tool_results: tool_results.clone(),
-            })
+            let (turn_index, dispatched) = {
+                let mut st = shared.run_state();
+                st.turn_index += 1;
+                (st.turn_index - 1, std::mem::take(&mut st.turn_end_dispatched))
+            };
+            // Normally `finish_turn` dispatched it already (pi's `_boundaryDispatchedMessages`).
+            if !dispatched {
+                super::boundary::dispatch_turn_end(shared, turn_index, message, tool_results).await;
+            }
+            None
         }
         AgentEvent::MessageStart { message: AgentMessage::Assistant(a) } if shared.runner.is_some() => {
             shared.run_state().streaming_partial = Some(pi_ai::PartialMessage::new(a.clone().into_inner()));

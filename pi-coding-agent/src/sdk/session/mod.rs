@@ -16,7 +16,9 @@
 
 mod bash;
 mod bash_exec;
+mod boundary;
 mod compaction;
+mod discover;
 mod event;
 mod events;
 mod expand_input;
@@ -130,6 +132,10 @@ pub(crate) struct RunState {
     /// The first failure to write the session file, not yet reported (see
     /// `AgentSession::take_persist_error`).
     pub(crate) persist_error: Option<String>,
+    /// How the last turn ended (pi's `_lastActivityOutcome`), for `agent_before_settle`.
+    pub(crate) last_outcome: crate::extensions::ActivityOutcome,
+    /// `turn_end` already reached the extensions from `finish_turn` for the turn ending now.
+    pub(crate) turn_end_dispatched: bool,
 }
 
 pub(crate) struct SessionShared {
@@ -321,6 +327,22 @@ impl TurnHooks<CodingMessage> for SessionContextHook {
     ) -> Result<Option<RequestUpdate<CodingMessage>>, BoxError> {
         let messages = lock(&self.shared.session_manager).build_session_context().messages;
         Ok(Some(RequestUpdate { messages: Some(messages), ..Default::default() }))
+    }
+
+    /// `turn_end` reaches the extensions here, before the agent's `turn_end` event (pi's
+    /// `finishTurn`): a handler may append entries and ask for one more request.
+    async fn finish_turn(
+        &self,
+        turn: pi_agent_core::AgentTurnContext<'_, CodingMessage>,
+        _cancel: &CancellationToken,
+    ) -> Result<Option<pi_agent_core::TurnDecision>, BoxError> {
+        let turn_index = {
+            let mut st = self.shared.run_state();
+            st.turn_end_dispatched = true;
+            st.turn_index
+        };
+        let again = boundary::dispatch_turn_end(&self.shared, turn_index, turn.message, turn.tool_results).await;
+        Ok(again.then_some(pi_agent_core::TurnDecision::Continue))
     }
 
     /// Tools activated during the run (e.g. by `tool_search`) are declared from the next turn on.

@@ -245,13 +245,28 @@ impl AgentSession {
 
     async fn run_loop(&self, messages: Vec<CodingAgentMessage>) -> Result<(), SdkError> {
         self.agent.prompt(messages).await?;
-        loop {
-            if self.abort_requested() || !self.handle_post_agent_run().await || self.abort_requested() {
-                return Ok(());
+        while !self.abort_requested() {
+            if self.handle_post_agent_run().await {
+                if self.abort_requested() {
+                    break;
+                }
+                self.refresh_context();
+                self.agent.continue_run().await?;
+                continue;
+            }
+            // pi's `_runBeforeSettleBoundary`: `agent_before_settle` handlers may ask for one more
+            // request; without handlers, queued messages run.
+            let queued = self.agent.peek_queued_messages();
+            if self.abort_requested() || !super::boundary::run_before_settle(&self.shared, queued).await {
+                break;
+            }
+            if self.abort_requested() {
+                break;
             }
             self.refresh_context();
             self.agent.continue_run().await?;
         }
+        Ok(())
     }
 
     pub(crate) fn abort_requested(&self) -> bool {

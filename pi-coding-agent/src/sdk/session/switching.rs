@@ -304,6 +304,7 @@ impl AgentSession {
         if let Some(runner) = &self.shared.runner {
             let previous_session_file = previous.map(|p| p.display().to_string());
             runner.emit(NotifyEvent::SessionStart { reason: reason.to_owned(), previous_session_file }).await;
+            self.extend_resources_from_extensions("startup").await;
         }
         Ok(())
     }
