@@ -30,6 +30,7 @@ pub fn describe_state(server: &ServerHandle) -> String {
         ConnState::Disconnected(_) => "disconnected".into(),
         ConnState::Closed => "closed".into(),
         ConnState::Starting => "starting".into(),
+        ConnState::NeedsAuth => "needs sign-in".into(),
     }
 }
 
