@@ -79,6 +79,11 @@ impl McpExtension {
     pub fn manager(&self) -> Option<Arc<McpManager>> {
         lock(&self.state.manager).clone()
     }
+
+    /// The session's loaded `mcp.json` files.
+    pub fn config(&self) -> LoadedMcpConfig {
+        lock(&self.state.config).clone()
+    }
 }
 
 /// The MCP tools `tool_search` and codemode can find (codemode and deferred exposure).

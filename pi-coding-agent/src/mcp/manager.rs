@@ -331,6 +331,18 @@ impl McpManager {
         self.connect(server).await
     }
 
+    /// Disconnects `server` after its stored credentials were removed (pi's `connection.signOut()`).
+    pub async fn sign_out(&self, server: &Arc<ServerHandle>) {
+        let old = lock(&server.client).take();
+        if let Some(old) = old {
+            old.close().await;
+        }
+        if let Some(oauth) = lock(&server.oauth).as_ref() {
+            oauth.mark_needs_sign_in();
+        }
+        *lock(&server.state) = ConnState::NeedsAuth;
+    }
+
     /// The connected client of `server`, reconnecting a dropped connection.
     pub async fn client_for(&self, name: &str) -> Result<Arc<McpClient>, String> {
         let Some(server) = self.server(name).cloned() else {
