@@ -204,6 +204,10 @@ pub async fn run_mcp_command(
 ) {
     let words: Vec<&str> = args.split_whitespace().collect();
     let Some((action, rest)) = words.split_first() else {
+        if ctx.mode() == crate::extensions::ExtensionMode::Tui {
+            super::manager_ui::show_manager(manager, config, agent_dir, ctx).await;
+            return;
+        }
         manager.wait_for_all().await;
         ctx.ui().notify(&format_status(&manager, config, agent_dir), NotifyKind::Info);
         return;

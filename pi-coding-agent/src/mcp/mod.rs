@@ -12,6 +12,7 @@
 //!   registration, token requests), [`oauth`] (the flow), [`oauth_signin`] (the browser step on a
 //!   loopback callback), [`oauth_client`] (tokens on requests, refresh after a 401);
 //!   [`oauth_cli`]: `pi mcp login|logout`.
+//! - [`manager_ui`] and [`manager_view`]: the `/mcp` manager screen of the interactive mode.
 
 pub mod cli;
 pub mod client;
@@ -20,6 +21,8 @@ pub mod config;
 pub mod content;
 pub mod extension;
 pub mod manager;
+pub mod manager_ui;
+pub mod manager_view;
 pub mod naming;
 pub mod oauth;
 pub mod oauth_cli;
