@@ -33,6 +33,22 @@ impl Component for ExtensionComponent {
     fn invalidate(&mut self) {
         self.0.invalidate();
     }
+
+    fn handle_input(&mut self, data: &str) {
+        self.0.handle_input(data);
+    }
+
+    fn wants_key_release(&self) -> bool {
+        self.0.wants_key_release()
+    }
+
+    fn captures_viewport_input(&self) -> bool {
+        self.0.captures_viewport_input()
+    }
+
+    fn set_focused(&mut self, focused: bool) {
+        self.0.set_focused(focused);
+    }
 }
 
 /// The text of a panic payload.
