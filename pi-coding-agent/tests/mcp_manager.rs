@@ -145,7 +145,7 @@ fn the_mcp_manager_draws_as_the_reference_and_signs_in() {
     pty.wait_for("the servers", |s| s.contains("enter manage"));
 
     // Sign in from the manager: its screen shows the URL; the browser step is two GETs.
-    pty.send("\x1b[A");
+    // A menu opens with its first item selected.
     pty.wait_for("secure selected", |s| s.contains("→ secure"));
     pty.send("\r");
     pty.wait_for("secure's menu", |s| s.contains("→ Sign in"));
