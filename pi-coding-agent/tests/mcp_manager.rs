@@ -8,7 +8,6 @@
 //! interpreter is `PI_MCP_PYTHON`, else `.mcp-venv/bin/python`; `PI_SKIP_MCP_SERVERS=1` skips.
 
 mod cli_support;
-#[allow(dead_code)]
 mod interactive_support;
 
 use std::io::Read;
@@ -53,17 +52,17 @@ fn http_get(url: &str) -> (u16, Option<String>) {
     let mut text = String::new();
     stream.read_to_string(&mut text).expect("read");
     let status = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let location = text
-        .lines()
-        .take_while(|l| !l.is_empty())
-        .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("location")).map(|(_, v)| v.trim().to_owned()));
+    let location = text.lines().take_while(|l| !l.is_empty()).find_map(|l| {
+        l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("location")).map(|(_, v)| v.trim().to_owned())
+    });
     (status, location)
 }
 
 /// The manager's frame: from the border above its title to the border below its footer.
 fn block(screen: &str) -> String {
     let lines: Vec<&str> = screen.lines().collect();
-    let titled = |l: &str| ["MCP", "Tools of", "Exposure of", "Sign in to"].iter().any(|t| l.starts_with(&format!(" {t}")));
+    let titled =
+        |l: &str| ["MCP", "Tools of", "Exposure of", "Sign in to"].iter().any(|t| l.starts_with(&format!(" {t}")));
     let Some(start) = (0..lines.len().saturating_sub(1)).find(|&i| lines[i].starts_with('─') && titled(lines[i + 1]))
     else {
         return String::new();
@@ -104,7 +103,10 @@ fn the_mcp_manager_draws_as_the_reference_and_signs_in() {
     std::fs::write(env.agent().join("mcp.json"), config.to_string()).unwrap();
     let agent = env.agent().display().to_string();
     let mask = |text: &str| {
-        text.replace(&python, "<PY>").replace(&script, "<SERVER>").replace(&port.to_string(), "<PORT>").replace(&agent, "<AGENT>")
+        text.replace(&python, "<PY>")
+            .replace(&script, "<SERVER>")
+            .replace(&port.to_string(), "<PORT>")
+            .replace(&agent, "<AGENT>")
     };
     let mut pty = Pty::spawn(&env, &[]);
     pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
@@ -155,7 +157,9 @@ fn the_mcp_manager_draws_as_the_reference_and_signs_in() {
     let expected = reference("signin");
     let keep = |t: &str| {
         t.lines()
-            .filter(|l| !l.starts_with(" http") && !l.starts_with(" &") && !l.contains("%2F") && !l.contains("Ctrl+click"))
+            .filter(|l| {
+                !l.starts_with(" http") && !l.starts_with(" &") && !l.contains("%2F") && !l.contains("Ctrl+click")
+            })
             .map(str::to_owned)
             .collect::<Vec<_>>()
     };
@@ -175,7 +179,9 @@ fn the_mcp_manager_draws_as_the_reference_and_signs_in() {
     let screen = pty.wait_for("signed in", |s| s.contains("State: connected · 2 tools"));
     assert!(screen.contains("Sign out") && screen.contains("deletes the stored credentials"), "{screen}");
     let key = format!("mcp__secure|http://127.0.0.1:{port}/mcp");
-    let auth = || -> Value { serde_json::from_str(&std::fs::read_to_string(env.agent().join("mcp-auth.json")).unwrap()).unwrap() };
+    let auth = || -> Value {
+        serde_json::from_str(&std::fs::read_to_string(env.agent().join("mcp-auth.json")).unwrap()).unwrap()
+    };
     assert!(auth()[&key]["tokens"]["access_token"].is_string());
 
     // Sign out: the credentials are deleted and the server needs sign-in again.

@@ -93,9 +93,9 @@ fn http_request(method: &str, url: &str) -> (u16, Option<String>, String) {
     stream.read_to_string(&mut text).expect("read");
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let location = head
-        .lines()
-        .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("location")).map(|(_, v)| v.trim().to_owned()));
+    let location = head.lines().find_map(|l| {
+        l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("location")).map(|(_, v)| v.trim().to_owned())
+    });
     (status, location, body.to_owned())
 }
 

@@ -165,10 +165,9 @@ async fn login(manager: &McpManager, server: &Arc<ServerHandle>, ctx: &Extension
             let kind = if f == "Sign-in cancelled." { NotifyKind::Info } else { NotifyKind::Error };
             ctx.ui().notify(&f, kind);
         }
-        None => ctx.ui().notify(
-            &format!("Signed in to MCP server \"{name}\" ({} tools).", server.tools().len()),
-            NotifyKind::Info,
-        ),
+        None => ctx
+            .ui()
+            .notify(&format!("Signed in to MCP server \"{name}\" ({} tools).", server.tools().len()), NotifyKind::Info),
     }
 }
 

@@ -11,11 +11,11 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::client::{ConnectionEvents, McpClient};
+use super::config::{Exposure, McpServerEntry};
+use super::naming::create_mcp_tool_name;
 use super::oauth::{OAuthSettings, oauth_url};
 use super::oauth_client::McpAuthProvider;
 use super::oauth_store::McpOAuthCredentialStore;
-use super::config::{Exposure, McpServerEntry};
-use super::naming::create_mcp_tool_name;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())

@@ -113,8 +113,10 @@ fn server_menu(c: &Ctx, name: &str) -> Menu {
         if state == ConnState::Connected {
             items.push(item("tools", "Tools", Some(&format!("{} offered", server.tools().len()))));
         }
-        if matches!(state, ConnState::Failed(_) | ConnState::Disconnected(_) | ConnState::Connected | ConnState::NeedsAuth)
-        {
+        if matches!(
+            state,
+            ConnState::Failed(_) | ConnState::Disconnected(_) | ConnState::Connected | ConnState::NeedsAuth
+        ) {
             items.push(item("reconnect", "Reconnect", None));
         }
         if state == ConnState::Connected && oauth_url(entry).is_some() {
@@ -255,10 +257,7 @@ async fn sign_in_with_ui(c: &Ctx, server: &Arc<ServerHandle>) -> Option<String> 
             let link = url.lock().unwrap_or_else(|e| e.into_inner()).clone();
             let value = ui.redirect_url(&t, &link, token).await;
             ui.status(&t, "Connecting…", Some(status_cancel));
-            if value.is_none() {
-                // The user cancelled the screen: the sign-in is cancelled, not left waiting.
-                return None;
-            }
+            // `None` (the screen was cancelled) cancels the sign-in.
             value
         })
     });
@@ -329,13 +328,7 @@ pub async fn show_manager(
 ) {
     let host = ctx.ui();
     let (ui, factory) = ManagerUi::new(host.clone());
-    let c = Ctx {
-        manager,
-        config: config.clone(),
-        agent_dir: agent_dir.to_path_buf(),
-        ui,
-        messages: Arc::default(),
-    };
+    let c = Ctx { manager, config: config.clone(), agent_dir: agent_dir.to_path_buf(), ui, messages: Arc::default() };
     let (done_tx, done_rx) = tokio::sync::oneshot::channel::<Arc<crate::ui::CustomDone>>();
     let driver = tokio::spawn(async move {
         let Ok(done) = done_rx.await else { return };

@@ -79,7 +79,9 @@ fn select_theme(theme: &Theme) -> SelectListTheme {
 impl ManagerView {
     fn frame(&self, width: usize, title: &str, body: Vec<String>, footer: Option<&str>) -> Vec<String> {
         let mut lines = vec![border(&self.theme, width)];
-        lines.extend(Text::new(self.theme.fg("accent", &pi_tui::theme::bold(title)), 1, 0).render(width).iter().cloned());
+        lines.extend(
+            Text::new(self.theme.fg("accent", &pi_tui::theme::bold(title)), 1, 0).render(width).iter().cloned(),
+        );
         lines.extend(body);
         if let Some(footer) = footer {
             lines.extend(Spacer::new(1).render(width).iter().cloned());

@@ -56,7 +56,9 @@ impl OAuthSettings {
         let Some(oauth) = entry.raw.get("oauth").and_then(Value::as_object) else { return Ok(Self::default()) };
         let s = |k: &str| oauth.get(k).and_then(Value::as_str).map(str::to_owned);
         let client_secret = match s("clientSecret") {
-            Some(v) => Some(resolve_config_value(v.as_str(), &format!("MCP server \"{}\" oauth.clientSecret", entry.name))?),
+            Some(v) => {
+                Some(resolve_config_value(v.as_str(), &format!("MCP server \"{}\" oauth.clientSecret", entry.name))?)
+            }
             None => None,
         };
         Ok(OAuthSettings {
@@ -386,9 +388,7 @@ async fn discovery(p: &Provider, o: &FlowOptions) -> Result<Discovered, OAuthErr
                 resource_metadata: c.get("resourceMetadata").and_then(Value::as_object).cloned(),
             }
         }
-        _ => {
-            http::discover(&p.http, &p.server_url, o.resource_metadata_url.as_deref(), metadata_url.as_ref()).await?
-        }
+        _ => http::discover(&p.http, &p.server_url, o.resource_metadata_url.as_deref(), metadata_url.as_ref()).await?,
     };
     if metadata_url.is_none() {
         let value = discovered.to_json(o.resource_metadata_url.as_deref());

@@ -125,7 +125,8 @@ pub async fn run_login_command(r: LoginRequest<'_>, out: &mut dyn Write, err: &m
         return 1;
     };
     if r.local && entry.scope != Scope::Project {
-        let _ = writeln!(err, "MCP server \"{name}\" is defined in {}, not in the project; omit --local.", entry.source);
+        let _ =
+            writeln!(err, "MCP server \"{name}\" is defined in {}, not in the project; omit --local.", entry.source);
         return 1;
     }
     if entry.url().is_some()
@@ -225,9 +226,13 @@ async fn login(
         let _ = std::io::stdout().flush();
         open_browser(u.as_str());
     };
-    let result =
-        sign_in(SignIn { server_url: url, store, settings: &settings, challenge }, &show, terminal_paste_prompt(), timeout)
-            .await;
+    let result = sign_in(
+        SignIn { server_url: url, store, settings: &settings, challenge },
+        &show,
+        terminal_paste_prompt(),
+        timeout,
+    )
+    .await;
     match result {
         Err(SignInError::Cancelled) => {
             let _ = writeln!(

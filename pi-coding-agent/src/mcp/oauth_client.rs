@@ -190,7 +190,16 @@ impl StreamableHttpClient for OAuthHttpClient {
         headers: Headers,
     ) -> HttpResult<StreamableHttpPostResponse> {
         self.auth
-            .call(|t| StreamableHttpClient::post_message(&self.inner, uri.clone(), message.clone(), session_id.clone(), t, headers.clone()))
+            .call(|t| {
+                StreamableHttpClient::post_message(
+                    &self.inner,
+                    uri.clone(),
+                    message.clone(),
+                    session_id.clone(),
+                    t,
+                    headers.clone(),
+                )
+            })
             .await
     }
 
@@ -205,7 +214,9 @@ impl StreamableHttpClient for OAuthHttpClient {
     ) -> HttpResult<StreamableHttpPostResponse> {
         self.auth
             .call(|t| {
-                StreamableHttpClient::post_message_with_max_sse_event_size(&self.inner, uri.clone(),
+                StreamableHttpClient::post_message_with_max_sse_event_size(
+                    &self.inner,
+                    uri.clone(),
                     message.clone(),
                     session_id.clone(),
                     t,
@@ -227,7 +238,9 @@ impl StreamableHttpClient for OAuthHttpClient {
     ) -> HttpResult<StreamableHttpPostResponse> {
         self.auth
             .call(|t| {
-                StreamableHttpClient::post_message_with_response_limits(&self.inner, uri.clone(),
+                StreamableHttpClient::post_message_with_response_limits(
+                    &self.inner,
+                    uri.clone(),
                     message.clone(),
                     session_id.clone(),
                     t,
@@ -245,7 +258,11 @@ impl StreamableHttpClient for OAuthHttpClient {
         _auth: Option<String>,
         headers: Headers,
     ) -> HttpResult<()> {
-        self.auth.call(|t| StreamableHttpClient::delete_session(&self.inner, uri.clone(), session_id.clone(), t, headers.clone())).await
+        self.auth
+            .call(|t| {
+                StreamableHttpClient::delete_session(&self.inner, uri.clone(), session_id.clone(), t, headers.clone())
+            })
+            .await
     }
 
     async fn get_stream(
@@ -258,7 +275,14 @@ impl StreamableHttpClient for OAuthHttpClient {
     ) -> HttpResult<SseStream> {
         self.auth
             .call(|t| {
-                StreamableHttpClient::get_stream(&self.inner, uri.clone(), session_id.clone(), last_event_id.clone(), t, headers.clone())
+                StreamableHttpClient::get_stream(
+                    &self.inner,
+                    uri.clone(),
+                    session_id.clone(),
+                    last_event_id.clone(),
+                    t,
+                    headers.clone(),
+                )
             })
             .await
     }
@@ -274,7 +298,9 @@ impl StreamableHttpClient for OAuthHttpClient {
     ) -> HttpResult<SseStream> {
         self.auth
             .call(|t| {
-                StreamableHttpClient::get_stream_with_max_sse_event_size(&self.inner, uri.clone(),
+                StreamableHttpClient::get_stream_with_max_sse_event_size(
+                    &self.inner,
+                    uri.clone(),
                     session_id.clone(),
                     last_event_id.clone(),
                     t,

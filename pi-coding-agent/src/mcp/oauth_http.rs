@@ -247,10 +247,7 @@ async fn discover_resource_metadata(
         .map_err(|e| other(e.to_string()))?,
     };
     let mut response = fetch_metadata(http, &first).await?;
-    if resource_metadata_url.is_none()
-        && server_url.path() != "/"
-        && is_discovery_miss(response.status().as_u16())
-    {
+    if resource_metadata_url.is_none() && server_url.path() != "/" && is_discovery_miss(response.status().as_u16()) {
         let root = Url::parse(&format!("{}/.well-known/oauth-protected-resource", origin(server_url)))
             .map_err(|e| other(e.to_string()))?;
         response = fetch_metadata(http, &root).await?;
@@ -367,7 +364,11 @@ fn strings(metadata: Option<&Map<String, Value>>, key: &str) -> Vec<String> {
 
 /// `native` for loopback or custom-scheme redirect URIs, else `web`.
 fn application_type(redirect_uris: &[Value]) -> &'static str {
-    let native = redirect_uris.iter().filter_map(Value::as_str).filter_map(|u| Url::parse(u).ok()).any(|u| !is_http(&u) || is_loopback(&u));
+    let native = redirect_uris
+        .iter()
+        .filter_map(Value::as_str)
+        .filter_map(|u| Url::parse(u).ok())
+        .any(|u| !is_http(&u) || is_loopback(&u));
     if native { "native" } else { "web" }
 }
 
@@ -471,7 +472,10 @@ pub struct AuthorizationRequest<'a> {
 }
 
 /// The authorization URL and the PKCE verifier (pi-mcp's `startAuthorization`).
-pub fn start_authorization(authorization_server_url: &str, r: &AuthorizationRequest<'_>) -> Result<(Url, String), OAuthError> {
+pub fn start_authorization(
+    authorization_server_url: &str,
+    r: &AuthorizationRequest<'_>,
+) -> Result<(Url, String), OAuthError> {
     if r.metadata.is_some() && !strings(r.metadata, "response_types_supported").iter().any(|t| t == "code") {
         return Err(other("Authorization server does not support authorization codes"));
     }
@@ -637,7 +641,10 @@ mod tests {
         );
         assert_eq!(c.error.as_deref(), Some("invalid_token"));
         assert_eq!(c.error_description.as_deref(), Some("Authentication required"));
-        assert_eq!(c.resource_metadata_url.as_deref(), Some("http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp"));
+        assert_eq!(
+            c.resource_metadata_url.as_deref(),
+            Some("http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp")
+        );
         assert_eq!(parse_www_authenticate("Basic realm=x"), Challenge::default());
         assert_eq!(parse_www_authenticate("Bearer scope=\"\"").scope, None);
     }
@@ -645,7 +652,10 @@ mod tests {
     #[test]
     fn resources_must_contain_the_server_url() {
         let m = |r: &str| json!({"resource": r}).as_object().cloned().unwrap_or_default();
-        assert_eq!(select_resource("http://h/mcp", Some(&m("http://h/mcp"))).ok().flatten().as_deref(), Some("http://h/mcp"));
+        assert_eq!(
+            select_resource("http://h/mcp", Some(&m("http://h/mcp"))).ok().flatten().as_deref(),
+            Some("http://h/mcp")
+        );
         assert!(select_resource("http://h/mcp", Some(&m("http://h/other"))).is_err());
         assert!(select_resource("http://h/mcp", Some(&m("http://g/mcp"))).is_err());
     }

@@ -146,7 +146,8 @@ impl CallbackServer {
     ) -> std::io::Result<Self> {
         let listener = tokio::net::TcpListener::bind((host, port)).await?;
         let port = listener.local_addr()?.port();
-        let host_part = if redirect_host.contains(':') { format!("[{redirect_host}]") } else { redirect_host.to_owned() };
+        let host_part =
+            if redirect_host.contains(':') { format!("[{redirect_host}]") } else { redirect_host.to_owned() };
         let redirect_url = format!("http://{host_part}:{port}{path}");
         let base = Url::parse(&redirect_url).map_err(std::io::Error::other)?;
         let mut paths = vec![path.to_owned()];
@@ -188,7 +189,9 @@ pub fn response_from_redirect_url(
     if param("state").as_deref() != Some(state) {
         return Err("The redirect URL belongs to a different sign-in".into());
     }
-    let Some(code) = param("code") else { return Err("The redirect URL does not contain an authorization code".into()) };
+    let Some(code) = param("code") else {
+        return Err("The redirect URL does not contain an authorization code".into());
+    };
     Ok(AuthorizationResponse { code, state: state.to_owned(), iss: param("iss") })
 }
 
@@ -215,7 +218,8 @@ async fn listen(s: &SignIn<'_>) -> Result<(CallbackServer, String), String> {
     } else {
         Vec::new()
     };
-    let open = |port| CallbackServer::listen(&loopback.host, &loopback.redirect_host, port, &loopback.path, extra.clone());
+    let open =
+        |port| CallbackServer::listen(&loopback.host, &loopback.redirect_host, port, &loopback.path, extra.clone());
     let callback = match open(port.unwrap_or(0)).await {
         Ok(c) => c,
         Err(e) if loopback.port.is_some() || port.is_none() => return Err(e.to_string()),
@@ -289,7 +293,11 @@ async fn start(s: &SignIn<'_>, redirect_url: &str) -> Result<Option<Authorizatio
     let granted = s.store.load().map_err(|e| e.0)?;
     let granted = granted.as_ref().and_then(|st| st.get("tokens")).and_then(|t| t.get("scope")).and_then(Value::as_str);
     let challenged = s.challenge.as_ref().and_then(|c| c.scope.as_deref());
-    let extra = if step_up && challenged.is_some() { merge_scopes(&[granted, challenged]) } else { challenged.map(str::to_owned) };
+    let extra = if step_up && challenged.is_some() {
+        merge_scopes(&[granted, challenged])
+    } else {
+        challenged.map(str::to_owned)
+    };
     let scope = merge_scopes(&[s.settings.scope.as_deref(), extra.as_deref()]);
     let options = FlowOptions {
         resource_metadata_url: s.challenge.as_ref().and_then(|c| c.resource_metadata_url.clone()),
