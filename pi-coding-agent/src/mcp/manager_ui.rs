@@ -329,6 +329,27 @@ pub async fn show_manager(
     let host = ctx.ui();
     let (ui, factory) = ManagerUi::new(host.clone());
     let c = Ctx { manager, config: config.clone(), agent_dir: agent_dir.to_path_buf(), ui, messages: Arc::default() };
+    // Connections change state in the background: draw again when a server's line would change.
+    let watched = (c.manager.clone(), c.ui.clone());
+    let watcher = tokio::spawn(async move {
+        let (manager, ui) = watched;
+        let fingerprint = || {
+            manager
+                .servers()
+                .iter()
+                .map(|s| format!("{}\0{}\0{}", s.name(), describe_state(s), s.tools().len()))
+                .collect::<Vec<_>>()
+        };
+        let mut last = fingerprint();
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            let now = fingerprint();
+            if now != last {
+                last = now;
+                ui.refresh();
+            }
+        }
+    });
     let (done_tx, done_rx) = tokio::sync::oneshot::channel::<Arc<crate::ui::CustomDone>>();
     let driver = tokio::spawn(async move {
         let Ok(done) = done_rx.await else { return };
@@ -340,6 +361,7 @@ pub async fn show_manager(
         Box::new(factory(theme))
     });
     let _ = host.custom(custom, CustomOptions::default()).await;
+    watcher.abort();
     driver.abort();
     if let Err(e) = driver.await
         && e.is_panic()
