@@ -1,7 +1,7 @@
 //! `/mcp` in the interactive mode, driven in a real pty: the command of the built-in mcp
 //! extension (not a built-in of the interactive mode), against a real stdio MCP server on the
-//! official Python SDK (`scripts/mcp-servers/test_server.py`): the status, `reconnect`, and the
-//! usage line. The interpreter is `PI_MCP_PYTHON`, else `.mcp-venv/bin/python` of the
+//! official Python SDK (`scripts/mcp-servers/test_server.py`): the manager screen (its screens are
+//! compared with the reference's in `mcp_manager.rs`), `reconnect`, and the usage line. The interpreter is `PI_MCP_PYTHON`, else `.mcp-venv/bin/python` of the
 //! repository; `PI_SKIP_MCP_SERVERS=1` skips.
 
 mod cli_support;
@@ -45,9 +45,11 @@ fn slash_mcp_shows_status_and_reconnects() {
     pty.send("/mcp");
     pty.wait_for("the typed command", |s| s.contains("/mcp"));
     pty.send("\r");
-    let status = pty.wait_for("the status", |s| s.contains("t: connected, "));
-    let line = status.lines().find(|l| l.contains("t: connected, ")).unwrap().trim().to_owned();
-    assert!(line.ends_with(" tools (codemode)"), "{line}");
+    let manager = pty.wait_for("the manager", |s| s.contains("MCP servers") && s.contains("connected · "));
+    let line = manager.lines().find(|l| l.contains("→ t ")).unwrap().trim().to_owned();
+    assert!(line.ends_with(" tools · resources · codemode · global"), "{line}");
+    pty.send("\x1b");
+    pty.wait_for("the editor", |s| !s.contains("enter manage"));
     pty.send("/mcp reconnect t");
     pty.wait_for("the typed command", |s| s.contains("/mcp reconnect t"));
     pty.send("\r");

@@ -1,5 +1,5 @@
 //! `pi mcp add|remove|list` (pi's `extensions/mcp/cli.ts`): configure and check MCP servers
-//! without a session. `login` and `logout` concern OAuth, which this port does not implement.
+//! without a session; `login` and `logout` are in [`super::oauth_cli`].
 
 use std::io::Write;
 use std::path::Path;
@@ -57,7 +57,7 @@ Other options:
   --json                  Print the list as JSON
   --timeout <seconds>     Time limit for the whole sign-in (default: 300)";
 
-const HELP_HINT: &str = "Use \"pi mcp --help\" for usage.";
+pub(crate) const HELP_HINT: &str = "Use \"pi mcp --help\" for usage.";
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -172,11 +172,31 @@ pub async fn run_mcp_command(
             list(&loaded, parsed.has("json"), note, cwd, agent_dir, out).await
         }
         "login" | "logout" => {
-            let _ = writeln!(
-                err,
-                "`pi mcp {command}` is not available in this port (MCP OAuth sign-in is not implemented)."
-            );
-            1
+            let known: &[(&str, Kind)] = if command == "login" {
+                &[("local", Kind::Flag), ("timeout", Kind::Value)]
+            } else {
+                &[("local", Kind::Flag)]
+            };
+            let Some(parsed) = parse_options(rest, known, err, usize::MAX) else { return 1 };
+            let trusted = project_trusted(agent_dir, cwd);
+            let loaded = load_mcp_config(agent_dir, cwd, trusted);
+            let note = (!trusted && project_config.exists()).then(|| {
+                format!(
+                    "{} is ignored because the project is not trusted. Start pi in the project to trust it.",
+                    project_config.display()
+                )
+            });
+            let request = super::oauth_cli::LoginRequest {
+                command,
+                positional: &parsed.positional,
+                local: parsed.has("local"),
+                timeout: parsed.value("timeout"),
+                loaded: &loaded,
+                untrusted_note: note.as_deref(),
+                cwd,
+                agent_dir,
+            };
+            super::oauth_cli::run_login_command(request, out, err).await
         }
         other => {
             let _ = writeln!(err, "Unknown mcp command \"{other}\".\n{HELP_HINT}");
@@ -390,7 +410,7 @@ fn remove(
     }
 }
 
-async fn report(entry: &McpServerEntry, cwd: &Path) -> Value {
+async fn report(entry: &McpServerEntry, cwd: &Path, agent_dir: &Path) -> Value {
     let mut report = json!({
         "name": entry.name,
         "scope": entry.scope.as_str(),
@@ -407,7 +427,15 @@ async fn report(entry: &McpServerEntry, cwd: &Path) -> Value {
     if !entry.enabled() {
         return report;
     }
-    match McpClient::connect(entry, cwd, Default::default()).await {
+    let events = match super::oauth_cli::oauth_events(entry, agent_dir) {
+        Ok(events) => events,
+        Err(e) => {
+            report["state"] = json!("failed");
+            report["error"] = json!(e);
+            return report;
+        }
+    };
+    match McpClient::connect(entry, cwd, events).await {
         Ok(client) => {
             let names: Vec<String> =
                 client.tools.iter().map(|t| t.get("name").and_then(Value::as_str).unwrap_or("").to_owned()).collect();
@@ -428,6 +456,7 @@ async fn report(entry: &McpServerEntry, cwd: &Path) -> Value {
             }
             client.close().await;
         }
+        Err(e) if e.needs_auth => report["state"] = json!("needs-auth"),
         Err(e) => {
             report["state"] = json!("failed");
             report["error"] = json!(e.message);
@@ -444,7 +473,7 @@ async fn list(
     agent_dir: &Path,
     out: &mut dyn Write,
 ) -> i32 {
-    let reports = futures::future::join_all(loaded.servers.iter().map(|e| report(e, cwd))).await;
+    let reports = futures::future::join_all(loaded.servers.iter().map(|e| report(e, cwd, agent_dir))).await;
     let failed = !loaded.errors.is_empty()
         || reports.iter().any(|r| r["enabled"] == json!(true) && r["state"] != json!("connected"));
     let code = i32::from(failed);
@@ -471,12 +500,16 @@ async fn list(
             .unwrap_or_default();
         let state = match s("state").as_str() {
             "connected" => format!("connected, {} tool{}", tools.len(), if tools.len() == 1 { "" } else { "s" }),
+            "needs-auth" => "needs sign-in".to_owned(),
             other => other.to_owned(),
         };
         let _ = writeln!(out, "{}: {state} ({}, {})", s("name"), s("exposure"), s("scope"));
         let _ = writeln!(out, "  {}", s("transport"));
         if let Some(o) = r.get("override").and_then(Value::as_str) {
             let _ = writeln!(out, "  project override: {o}");
+        }
+        if r["state"] == json!("needs-auth") {
+            let _ = writeln!(out, "  sign in with: pi mcp login {}", s("name"));
         }
         if !tools.is_empty() {
             let shown: Vec<String> = tools

@@ -16,6 +16,7 @@ use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
 use super::config::McpServerEntry;
+use super::oauth_client::{McpAuthProvider, OAuthHttpClient};
 use super::values::{expand_home, resolve_config_value};
 
 /// Characters of stderr kept for error messages.
@@ -31,6 +32,8 @@ pub struct ConnectionEvents {
     pub on_tools_changed: Option<Arc<dyn Fn() + Send + Sync>>,
     /// Called with `(level, logger, message)` for server logging notifications.
     pub on_log: Option<LogSink>,
+    /// The OAuth state of an OAuth server (HTTP without an `Authorization` header).
+    pub oauth: Option<Arc<McpAuthProvider>>,
 }
 
 /// pi's client handler: identifies as `pi`, forwards tool-list changes and log messages.
@@ -84,6 +87,8 @@ pub struct McpClient {
     timeout: Duration,
     process_group: Option<i32>,
     stderr: Arc<Mutex<String>>,
+    oauth: Option<Arc<McpAuthProvider>>,
+    name: String,
 }
 
 impl std::fmt::Debug for McpClient {
@@ -120,6 +125,13 @@ fn ensure_crypto_provider() {
 pub struct ConnectError {
     /// The message (pi's `connection.error`).
     pub message: String,
+    /// The server needs the user to sign in (pi's `needs-auth` state).
+    pub needs_auth: bool,
+}
+
+/// pi's `signInRequiredMessage`.
+pub fn sign_in_required_message(name: &str) -> String {
+    format!("MCP server \"{name}\" requires sign-in. Run /mcp to sign in.")
 }
 
 impl McpClient {
@@ -127,14 +139,22 @@ impl McpClient {
     /// and lists the tools.
     pub async fn connect(entry: &McpServerEntry, cwd: &Path, events: ConnectionEvents) -> Result<Self, ConnectError> {
         let timeout = Duration::from_millis(entry.timeout_ms());
+        let oauth = events.oauth.clone();
         let handler = PiClientHandler { events };
         let stderr = Arc::new(Mutex::new(String::new()));
         let fail = |message: String, stderr: &Arc<Mutex<String>>| {
             let t = tail(&stderr.lock().unwrap_or_else(|e| e.into_inner()));
-            ConnectError { message: if t.is_empty() { message } else { format!("{message}\n{t}") } }
+            ConnectError { message: if t.is_empty() { message } else { format!("{message}\n{t}") }, needs_auth: false }
         };
+        let needs_auth = |oauth: &Option<Arc<McpAuthProvider>>| oauth.as_ref().is_some_and(|o| o.needs_sign_in());
         let (service, process_group) = if let Some(url) = entry.url() {
-            let service = Self::connect_http(entry, url, handler, timeout).await.map_err(|m| fail(m, &stderr))?;
+            let service = match Self::connect_http(entry, url, handler, timeout, oauth.clone()).await {
+                Ok(s) => s,
+                Err(_) if needs_auth(&oauth) => {
+                    return Err(ConnectError { message: sign_in_required_message(&entry.name), needs_auth: true });
+                }
+                Err(m) => return Err(fail(m, &stderr)),
+            };
             (service, None)
         } else {
             let (transport, pid) = Self::spawn_stdio(entry, cwd, &stderr).map_err(|m| fail(m, &stderr))?;
@@ -164,6 +184,8 @@ impl McpClient {
             timeout,
             process_group,
             stderr,
+            oauth,
+            name: entry.name.clone(),
         };
         if let Some(info) = client.peer.peer_info() {
             client.instructions =
@@ -175,7 +197,10 @@ impl McpClient {
             match client.list_tools().await {
                 Ok(tools) => client.tools = tools,
                 Err(e) => {
-                    let message = fail(e, &client.stderr);
+                    let mut message = fail(e, &client.stderr);
+                    if needs_auth(&client.oauth) {
+                        message = ConnectError { message: sign_in_required_message(&entry.name), needs_auth: true };
+                    }
                     client.close().await;
                     return Err(message);
                 }
@@ -189,6 +214,7 @@ impl McpClient {
         url: &str,
         handler: PiClientHandler,
         timeout: Duration,
+        oauth: Option<Arc<McpAuthProvider>>,
     ) -> Result<RunningService<RoleClient, PiClientHandler>, String> {
         use rmcp::transport::StreamableHttpClientTransport;
         use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -216,8 +242,17 @@ impl McpClient {
         if let Some(token) = auth {
             config = config.auth_header(token);
         }
-        let transport = StreamableHttpClientTransport::from_config(config);
-        match tokio::time::timeout(timeout, handler.serve(transport)).await {
+        let served = match oauth {
+            Some(oauth) => {
+                let transport = StreamableHttpClientTransport::with_client(OAuthHttpClient::new(oauth), config);
+                tokio::time::timeout(timeout, handler.serve(transport)).await
+            }
+            None => {
+                let transport = StreamableHttpClientTransport::from_config(config);
+                tokio::time::timeout(timeout, handler.serve(transport)).await
+            }
+        };
+        match served {
             Ok(Ok(service)) => Ok(service),
             Ok(Err(e)) => Err(e.to_string()),
             Err(_) => Err(format!("MCP request timed out after {}ms", timeout.as_millis())),
@@ -285,12 +320,26 @@ impl McpClient {
         self.peer.is_transport_closed()
     }
 
+    /// Whether a request failed because the user has to sign in (an OAuth server whose tokens were
+    /// rejected and could not be refreshed).
+    pub fn needs_sign_in(&self) -> bool {
+        self.oauth.as_ref().is_some_and(|o| o.needs_sign_in())
+    }
+
+    /// `error`, or pi's sign-in message when the server needs sign-in.
+    fn failure(&self, error: String) -> String {
+        if self.needs_sign_in() { sign_in_required_message(&self.name) } else { error }
+    }
+
     async fn request(&self, request: ClientRequest) -> Result<ServerResult, String> {
         let mut options = PeerRequestOptions::with_timeout(self.timeout);
         options.reset_timeout_on_progress = true;
-        let handle =
-            self.peer.send_request_with_option(request, options).await.map_err(|e| service_error(e, self.timeout))?;
-        handle.await_response().await.map_err(|e| service_error(e, self.timeout))
+        let handle = self
+            .peer
+            .send_request_with_option(request, options)
+            .await
+            .map_err(|e| self.failure(service_error(e, self.timeout)))?;
+        handle.await_response().await.map_err(|e| self.failure(service_error(e, self.timeout)))
     }
 
     /// `tools/list`, every page.
@@ -298,7 +347,7 @@ impl McpClient {
         let tools = tokio::time::timeout(self.timeout, self.peer.list_all_tools())
             .await
             .map_err(|_| format!("MCP request timed out after {}ms", self.timeout.as_millis()))?
-            .map_err(|e| service_error(e, self.timeout))?;
+            .map_err(|e| self.failure(service_error(e, self.timeout)))?;
         Ok(tools.into_iter().filter_map(|t| serde_json::to_value(t).ok()).collect())
     }
 
@@ -317,7 +366,7 @@ impl McpClient {
         let result = tokio::time::timeout(self.timeout, self.peer.list_resources(params))
             .await
             .map_err(|_| format!("MCP request timed out after {}ms", self.timeout.as_millis()))?
-            .map_err(|e| service_error(e, self.timeout))?;
+            .map_err(|e| self.failure(service_error(e, self.timeout)))?;
         serde_json::to_value(result).map_err(|e| e.to_string())
     }
 
@@ -330,7 +379,7 @@ impl McpClient {
             Ok(Err(ServiceError::McpError(e))) if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND => {
                 Ok(serde_json::json!({"resourceTemplates": []}))
             }
-            Ok(Err(e)) => Err(service_error(e, self.timeout)),
+            Ok(Err(e)) => Err(self.failure(service_error(e, self.timeout))),
             Ok(Ok(r)) => serde_json::to_value(r).map_err(|e| e.to_string()),
         }
     }
@@ -341,7 +390,7 @@ impl McpClient {
         let result = tokio::time::timeout(self.timeout, self.peer.read_resource(params))
             .await
             .map_err(|_| format!("MCP request timed out after {}ms", self.timeout.as_millis()))?
-            .map_err(|e| service_error(e, self.timeout))?;
+            .map_err(|e| self.failure(service_error(e, self.timeout)))?;
         serde_json::to_value(result).map_err(|e| e.to_string())
     }
 

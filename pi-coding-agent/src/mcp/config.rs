@@ -498,6 +498,46 @@ pub fn add_server_config(path: &Path, name: &str, config: Map<String, Value>) ->
     Ok(replaced)
 }
 
+/// Sets `enabled` or `exposure` of a server (pi's `updateMcpServerConfig`): the default value
+/// (`true`, `codemode`) removes the key unless the entry is a project override; `is_override`
+/// creates the override entry when missing.
+pub fn update_server_config(
+    path: &Path,
+    name: &str,
+    key: &str,
+    value: Value,
+    create_override: bool,
+) -> Result<(), McpConfigEditError> {
+    let mut missing = false;
+    edit_mcp_servers(path, |obj| {
+        let servers = obj.entry("mcpServers").or_insert_with(|| Value::Object(Map::new()));
+        let Value::Object(servers) = servers else { return false };
+        if !servers.contains_key(name) && create_override {
+            servers.insert(name.to_owned(), Value::Object(Map::new()));
+        }
+        let Some(Value::Object(server)) = servers.get_mut(name) else {
+            missing = true;
+            return false;
+        };
+        let keep_defaults = is_override(server);
+        let default = match key {
+            "enabled" => value == Value::Bool(true),
+            _ => value == Value::String("codemode".into()),
+        };
+        if default && !keep_defaults {
+            server.shift_remove(key);
+        } else {
+            server.insert(key.to_owned(), value);
+        }
+        true
+    })?;
+    if missing {
+        let message = format!("{} does not define MCP server \"{name}\"", path.display());
+        return Err(McpConfigEditError::Io(std::io::Error::other(message)));
+    }
+    Ok(())
+}
+
 /// Removes a server; false when the file does not define it (pi's `removeMcpServerConfig`).
 pub fn remove_server_config(path: &Path, name: &str) -> Result<bool, McpConfigEditError> {
     if !path.exists() {

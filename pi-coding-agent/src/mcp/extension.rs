@@ -79,6 +79,11 @@ impl McpExtension {
     pub fn manager(&self) -> Option<Arc<McpManager>> {
         lock(&self.state.manager).clone()
     }
+
+    /// The session's loaded `mcp.json` files.
+    pub fn config(&self) -> LoadedMcpConfig {
+        lock(&self.state.config).clone()
+    }
 }
 
 /// The MCP tools `tool_search` and codemode can find (codemode and deferred exposure).
@@ -244,9 +249,13 @@ fn activate_discovery(api: &ExtensionApi, loaded: &LoadedMcpConfig) {
 pub fn problems_message(config_errors: &[String], manager: &McpManager) -> Option<String> {
     let mut lines: Vec<String> = config_errors.iter().map(|e| format!("config: {e}")).collect();
     for server in manager.servers() {
-        if let ConnState::Failed(error) = server.state() {
-            let first = error.split('\n').next().unwrap_or("").to_owned();
-            lines.push(format!("{}: failed: {first}", server.name()));
+        match server.state() {
+            ConnState::Failed(error) => {
+                let first = error.split('\n').next().unwrap_or("").to_owned();
+                lines.push(format!("{}: failed: {first}", server.name()));
+            }
+            ConnState::NeedsAuth => lines.push(format!("{}: needs sign-in", server.name())),
+            _ => {}
         }
     }
     if lines.is_empty() {
@@ -270,6 +279,9 @@ pub fn format_status(manager: &McpManager, config: &LoadedMcpConfig, agent_dir: 
         .map(|server| {
             let exposure = server.entry.exposure().as_str();
             let state = server.state();
+            if state == ConnState::NeedsAuth && server.entry.enabled() {
+                return format!("{}: needs sign-in, run /mcp login {} ({exposure})", server.name(), server.name());
+            }
             let tools =
                 if state == ConnState::Connected { format!(", {} tools", server.tools().len()) } else { String::new() };
             let (label, error) = match (&state, server.entry.enabled()) {
@@ -282,6 +294,7 @@ pub fn format_status(manager: &McpManager, config: &LoadedMcpConfig, agent_dir: 
                 (ConnState::Connecting, _) => ("connecting".to_owned(), None),
                 (ConnState::Closed, _) => ("closed".to_owned(), None),
                 (ConnState::Starting, _) => ("starting".to_owned(), None),
+                (ConnState::NeedsAuth, _) => ("needs-auth".to_owned(), None),
             };
             let error = error.map(|e| format!("\n    {}", e.replace('\n', "\n    "))).unwrap_or_default();
             format!("{}: {label}{tools} ({exposure}){error}", server.name())
@@ -298,6 +311,7 @@ impl McpExtension {
         let mut loaded = load_mcp_config(&self.options.agent_dir, &cwd, trusted);
         add_registered_servers(api, &mut loaded);
         let manager = McpManager::new(loaded.servers.clone(), &cwd, Some(self.options.agent_dir.join("mcp.log")));
+        manager.set_credentials(super::oauth_store::McpOAuthCredentialStore::new(&self.options.agent_dir));
         let (api2, weak, state) = (api.clone(), Arc::downgrade(&manager), self.state.clone());
         let options = self.options.clone();
         manager.set_tools_listener(Arc::new(move |server| {

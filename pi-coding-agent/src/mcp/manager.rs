@@ -13,6 +13,9 @@ use serde_json::Value;
 use super::client::{ConnectionEvents, McpClient};
 use super::config::{Exposure, McpServerEntry};
 use super::naming::create_mcp_tool_name;
+use super::oauth::{OAuthSettings, oauth_url};
+use super::oauth_client::McpAuthProvider;
+use super::oauth_store::McpOAuthCredentialStore;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -33,6 +36,8 @@ pub enum ConnState {
     Disconnected(String),
     /// Closed with the session.
     Closed,
+    /// The server needs the user to sign in (pi's `needs-auth`).
+    NeedsAuth,
 }
 
 /// One MCP tool as registered: its pi name, server, MCP definition and exposure.
@@ -67,6 +72,7 @@ pub struct ServerHandle {
     /// `true` once the latest connection attempt settled.
     settled: tokio::sync::watch::Sender<bool>,
     connecting: tokio::sync::Mutex<()>,
+    oauth: Mutex<Option<Arc<McpAuthProvider>>>,
 }
 
 impl std::fmt::Debug for ServerHandle {
@@ -87,6 +93,7 @@ impl ServerHandle {
             has_resources: AtomicBool::new(false),
             settled,
             connecting: tokio::sync::Mutex::new(()),
+            oauth: Mutex::new(None),
         })
     }
 
@@ -98,6 +105,11 @@ impl ServerHandle {
     /// The current state (a dropped connection shows as disconnected).
     pub fn state(&self) -> ConnState {
         let state = lock(&self.state).clone();
+        if matches!(state, ConnState::Connected | ConnState::Disconnected(_))
+            && lock(&self.oauth).as_ref().is_some_and(|o| o.needs_sign_in())
+        {
+            return ConnState::NeedsAuth;
+        }
         if state == ConnState::Connected
             && let Some(client) = lock(&self.client).clone()
             && client.is_closed()
@@ -145,6 +157,7 @@ pub struct McpManager {
     registered: Mutex<Vec<RegisteredMcpTool>>,
     listener: Mutex<Option<ToolsListener>>,
     weak: Weak<McpManager>,
+    credentials: Mutex<Option<McpOAuthCredentialStore>>,
 }
 
 impl std::fmt::Debug for McpManager {
@@ -164,7 +177,33 @@ impl McpManager {
             registered: Mutex::new(Vec::new()),
             listener: Mutex::new(None),
             weak: weak.clone(),
+            credentials: Mutex::new(None),
         })
+    }
+
+    /// Sets the OAuth credential store (`mcp-auth.json`) the connections of OAuth servers use.
+    pub fn set_credentials(&self, store: McpOAuthCredentialStore) {
+        *lock(&self.credentials) = Some(store);
+    }
+
+    /// The credential store, when set.
+    pub fn credentials(&self) -> Option<McpOAuthCredentialStore> {
+        lock(&self.credentials).clone()
+    }
+
+    /// The OAuth state of `server`'s connections, made on first use; `None` for servers without
+    /// OAuth or without a credential store.
+    pub fn oauth_for(&self, server: &ServerHandle) -> Result<Option<Arc<McpAuthProvider>>, String> {
+        let Some(url) = oauth_url(&server.entry) else { return Ok(None) };
+        let Some(store) = self.credentials() else { return Ok(None) };
+        let mut slot = lock(&server.oauth);
+        if let Some(existing) = slot.as_ref() {
+            return Ok(Some(existing.clone()));
+        }
+        let settings = OAuthSettings::of(&server.entry)?;
+        let provider = Arc::new(McpAuthProvider::new(url, store.for_server(server.name(), url), settings));
+        *slot = Some(provider.clone());
+        Ok(Some(provider))
     }
 
     /// Sets the listener told when a server's tools change.
@@ -215,12 +254,17 @@ impl McpManager {
         self.wait_for(&self.servers, None).await;
     }
 
-    fn events_for(&self, server: &Arc<ServerHandle>) -> ConnectionEvents {
+    fn events_for(&self, server: &Arc<ServerHandle>) -> Result<ConnectionEvents, String> {
         let weak = self.weak.clone();
         let name = server.name().to_owned();
         let log_path = self.log_path.clone();
         let log_name = name.clone();
-        ConnectionEvents {
+        let oauth = self.oauth_for(server)?;
+        if let Some(o) = &oauth {
+            o.reset();
+        }
+        Ok(ConnectionEvents {
+            oauth,
             on_tools_changed: Some(Arc::new(move || {
                 let (weak, name) = (weak.clone(), name.clone());
                 tokio::spawn(async move {
@@ -234,7 +278,7 @@ impl McpManager {
                     write_log_line(&path, &log_name, level, logger, message)
                 }) as super::client::LogSink
             }),
-        }
+        })
     }
 
     /// Connects `server` unless it is connected; pi's `McpServerConnection.getClient`.
@@ -250,7 +294,10 @@ impl McpManager {
         }
         server.settled.send_replace(false);
         *lock(&server.state) = ConnState::Connecting;
-        let result = McpClient::connect(&server.entry, &self.cwd, self.events_for(server)).await;
+        let result = match self.events_for(server) {
+            Ok(events) => McpClient::connect(&server.entry, &self.cwd, events).await,
+            Err(message) => Err(super::client::ConnectError { message, needs_auth: false }),
+        };
         let out = match result {
             Ok(client) => {
                 let client = Arc::new(client);
@@ -261,6 +308,10 @@ impl McpManager {
                 *lock(&server.state) = ConnState::Connected;
                 self.register_tools(server);
                 Ok(client)
+            }
+            Err(e) if e.needs_auth => {
+                *lock(&server.state) = ConnState::NeedsAuth;
+                Err(e.message)
             }
             Err(e) => {
                 *lock(&server.state) = ConnState::Failed(e.message.clone());
@@ -278,6 +329,18 @@ impl McpManager {
             old.close().await;
         }
         self.connect(server).await
+    }
+
+    /// Disconnects `server` after its stored credentials were removed (pi's `connection.signOut()`).
+    pub async fn sign_out(&self, server: &Arc<ServerHandle>) {
+        let old = lock(&server.client).take();
+        if let Some(old) = old {
+            old.close().await;
+        }
+        if let Some(oauth) = lock(&server.oauth).as_ref() {
+            oauth.mark_needs_sign_in();
+        }
+        *lock(&server.state) = ConnState::NeedsAuth;
     }
 
     /// The connected client of `server`, reconnecting a dropped connection.

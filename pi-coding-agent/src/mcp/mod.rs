@@ -8,6 +8,11 @@
 //! - [`section`]: the `mcp_servers` system-prompt section.
 //! - [`tools`]: MCP tools as agent tools; [`manager`]: the servers of a session;
 //!   [`extension`]: the built-in `mcp` extension, [`command`]: its `/mcp`; [`cli`]: `pi mcp add|remove|list`.
+//! - OAuth for HTTP servers: [`oauth_store`] (`mcp-auth.json`), [`oauth_http`] (discovery,
+//!   registration, token requests), [`oauth`] (the flow), [`oauth_signin`] (the browser step on a
+//!   loopback callback), [`oauth_client`] (tokens on requests, refresh after a 401);
+//!   [`oauth_cli`]: `pi mcp login|logout`.
+//! - [`manager_ui`] and [`manager_view`]: the `/mcp` manager screen of the interactive mode.
 
 pub mod cli;
 pub mod client;
@@ -16,7 +21,15 @@ pub mod config;
 pub mod content;
 pub mod extension;
 pub mod manager;
+pub mod manager_ui;
+pub mod manager_view;
 pub mod naming;
+pub mod oauth;
+pub mod oauth_cli;
+pub mod oauth_client;
+pub mod oauth_http;
+pub mod oauth_signin;
+pub mod oauth_store;
 pub mod output_schemas;
 pub mod section;
 pub mod tools;
