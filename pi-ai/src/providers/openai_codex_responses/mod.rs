@@ -12,24 +12,28 @@
 //!   `response.done` / `response.incomplete` count as `response.completed`, then the Responses
 //!   stream parser does the rest.
 //!
-//! Transport: Server-sent events. pi's default (`auto`) tries a WebSocket first and falls back to
-//! SSE; the WebSocket transport and zstd request compression are not ported (README, "Deliberate
-//! differences").
+//! Transport ([`StreamOptions::transport`]): SSE with a zstd-compressed body
+//! (`content-encoding: zstd`), or with `websocket` / `websocket-cached` / `auto` first the
+//! WebSocket of [`websocket`] (uncompressed `response.create` frames), falling back to SSE when
+//! the socket cannot be used before the answer started (see [`transport`]).
 
 use base64::Engine;
 use serde_json::{Map, Value, json};
 
-use crate::http::{
-    ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, SseHandler, StreamContext, stream_sse, user_agent,
-};
+use crate::http::{HeaderMap, HttpRequest, ProviderOutput, SseHandler, StreamContext, user_agent};
 use crate::models::clamp_thinking_level;
 use crate::options::{CacheRetention, StreamOptions, ToolChoice};
 use crate::provider::ApiProvider;
 use crate::providers::openai_responses::{self, ResponsesStream};
 use crate::sse::SseEvent;
 use crate::stream::AssistantMessageEventStream;
+
+pub mod transport;
+pub mod websocket;
+
 use crate::transcript::{ToolChangeSupport, TranscriptContext, resolve_transcript_tools};
 use crate::types::{Model, ThinkingLevel};
+pub use websocket::{WebSocketStats, close_websocket_sessions, reset_websocket_debug_stats, websocket_debug_stats};
 
 /// The API id.
 pub const API: &str = "openai-codex-responses";
@@ -52,11 +56,7 @@ impl ApiProvider for OpenAiCodexResponses {
     }
 
     fn stream(&self, model: &Model, context: TranscriptContext, options: StreamOptions) -> AssistantMessageEventStream {
-        let out = ProviderOutput::new(model);
-        let handler = CodexStream::new().with_grammar_tools(openai_responses::grammar_tool_properties(model, &context));
-        let request = build_request_ref(model, &context, &options);
-        let ctx = StreamContext { model: model.clone(), options };
-        stream_sse(ctx, out, request, ErrorStyle::Codex, handler)
+        transport::stream(model, &context, options)
     }
 }
 
@@ -197,15 +197,7 @@ pub fn build_request_ref(
     let fields = body_fields(model, &view, options, session.as_deref().filter(|s| !s.is_empty()));
     let size_hint = crate::http::body::body_size_hint(&view);
     let body = crate::http::body::encode_body(fields, "input", &items, size_hint)?;
-    let mut headers = HeaderMap::new();
-    headers.set("originator", "pi");
-    headers.set("User-Agent", user_agent());
-    if let Some(h) = &model.headers {
-        headers.merge_json(h);
-    }
-    headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
-    headers.set("Authorization", format!("Bearer {token}"));
-    headers.set("chatgpt-account-id", account);
+    let mut headers = base_headers(model, options, &token, &account);
     headers.set("OpenAI-Beta", "responses=experimental");
     headers.set("accept", "text/event-stream");
     headers.set("content-type", "application/json");
@@ -216,7 +208,40 @@ pub fn build_request_ref(
     Ok(HttpRequest { url: codex_url(&model.base_url), headers, body: body.into() })
 }
 
-/// The `type` of an event, read without building the rest.
+/// pi's `buildBaseCodexHeaders`: `originator` and the user agent, the model's and the request's
+/// headers, then the token and the account id.
+fn base_headers(model: &Model, options: &StreamOptions, token: &str, account: &str) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    headers.set("originator", "pi");
+    headers.set("User-Agent", user_agent());
+    if let Some(h) = &model.headers {
+        headers.merge_json(h);
+    }
+    headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
+    headers.set("Authorization", format!("Bearer {token}"));
+    headers.set("chatgpt-account-id", account.to_owned());
+    headers
+}
+
+/// pi's `buildWebSocketHeaders`: the base headers, `OpenAI-Beta:
+/// responses_websockets=2026-02-06`, and `request_id` (the session id, else a UUIDv7) as
+/// `x-client-request-id` and `session-id`.
+pub fn websocket_headers(model: &Model, options: &StreamOptions, request_id: &str) -> Result<HeaderMap, String> {
+    let token = options
+        .api_key
+        .clone()
+        .filter(|k| !k.is_empty())
+        .ok_or_else(|| format!("No API key for provider: {}", model.provider))?;
+    let account = account_id(&token)?;
+    let mut headers = base_headers(model, options, &token, &account);
+    headers.merge([("accept", None), ("content-type", None), ("OpenAI-Beta", None)]);
+    headers.set("OpenAI-Beta", websocket::OPENAI_BETA_RESPONSES_WEBSOCKETS);
+    headers.set("x-client-request-id", request_id.to_owned());
+    headers.set("session-id", request_id.to_owned());
+    Ok(headers)
+}
+
+/// The type of an event, read without building the rest.
 #[derive(serde::Deserialize)]
 struct EventHead<'a> {
     #[serde(rename = "type", borrow, default)]
