@@ -55,9 +55,16 @@ fn recording_env() {
         ("AWS_REGION", "us-west-2"),
         ("AWS_CONFIG_FILE", "/nonexistent"),
         ("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"),
+        // The chain's last links (tests/bedrock_credentials.rs) stay out of these tests.
+        ("AWS_EC2_METADATA_DISABLED", "true"),
     ] {
         vars.retain(|(name, _)| name != k);
         vars.push((k.to_owned(), Some(v.to_owned())));
+    }
+    for k in
+        ["AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"]
+    {
+        vars.push((k.to_owned(), None));
     }
     *VARS.lock().unwrap() = vars;
     apply();

@@ -20,6 +20,7 @@
 pub mod credentials;
 pub mod eventstream;
 pub mod models;
+pub mod remote;
 pub mod request;
 pub mod sigv4;
 mod stream;
