@@ -8,6 +8,11 @@
 //!   `include: ["reasoning.encrypted_content"]`, `tool_choice` (default `auto`),
 //!   `parallel_tool_calls: true`, tools with `strict: true` or `null`, and reasoning always stated
 //!   for reasoning models (`effort: "none"` when off).
+//! - Model compat flags no catalog model sets yet, as pi: tool changes in place
+//!   ([`tool_support`]: `additional_tools` items with their incremental and removal notices, or
+//!   synthetic `tool_search_call` / `tool_search_output` items), and `configuration_update` items
+//!   carrying the effort (`supportsMidConvoEffort`: before each same-model answer with its
+//!   `providerThinkingLevel` and at the end, `reasoning.effort` then fixed at `medium`).
 //! - Response: [`CodexStream`]: Codex's `error` and `response.failed` events become errors,
 //!   `response.done` / `response.incomplete` count as `response.completed`, then the Responses
 //!   stream parser does the rest.
@@ -45,6 +50,8 @@ pub const OFFLINE_TOKEN: &str =
     "e30.eyJodHRwczovL2FwaS5vcGVuYWkuY29tL2F1dGgiOnsiY2hhdGdwdF9hY2NvdW50X2lkIjoib2ZmbGluZSJ9fQ.offline";
 const JWT_CLAIM: &str = "https://api.openai.com/auth";
 const MIN_OUTPUT_TOKENS: u64 = 16;
+/// `reasoning.effort` while `configuration_update` items carry the thinking level.
+const CONFIGURATION_UPDATE_REQUEST_EFFORT: &str = "medium";
 
 /// The `openai-codex-responses` provider.
 #[derive(Clone, Copy, Debug, Default)]
@@ -98,37 +105,96 @@ pub fn codex_url(base_url: &str) -> String {
     }
 }
 
-/// The `reasoning` field: pi's `streamSimple` sends `none` for off on reasoning models, mapped
-/// through the model's thinking-level map (`null` there means no field).
-pub fn reasoning_field(model: &Model, options: &StreamOptions) -> Option<Value> {
+/// The provider-native effort of the requested level (pi's `resolveReasoningEffort` after
+/// `streamSimple`): `none` for off on reasoning models, mapped through the model's thinking-level
+/// map (`null` there means no effort).
+fn effort_value(model: &Model, options: &StreamOptions) -> Option<Value> {
     let level = options.reasoning.map(|l| clamp_thinking_level(model, l)).unwrap_or(ThinkingLevel::Off);
     let map = model.thinking_level_map.as_ref();
-    let effort = if level != ThinkingLevel::Off {
-        map.and_then(|m| m.get(level.as_str()))
-            .filter(|v| !v.is_null())
-            .cloned()
-            .unwrap_or_else(|| json!(level.as_str()))
-    } else if model.reasoning {
-        match map.and_then(|m| m.get("off")) {
-            None => json!("none"),
-            Some(Value::Null) => return None,
-            Some(v) => v.clone(),
-        }
-    } else {
+    if level != ThinkingLevel::Off {
+        return Some(
+            map.and_then(|m| m.get(level.as_str()))
+                .filter(|v| !v.is_null())
+                .cloned()
+                .unwrap_or_else(|| json!(level.as_str())),
+        );
+    }
+    if !model.reasoning {
         return None;
+    }
+    match map.and_then(|m| m.get("off")) {
+        None => Some(json!("none")),
+        Some(Value::Null) => None,
+        Some(v) => Some(v.clone()),
+    }
+}
+
+/// The effort `configuration_update` items carry (`compat.supportsMidConvoEffort`), else `None`
+/// and the effort goes in `reasoning.effort` (pi's `getConfigurationUpdateEffort`).
+pub fn configuration_update_effort(model: &Model, options: &StreamOptions) -> Option<Value> {
+    if compat_flag(model, "supportsMidConvoEffort") != Some(true) {
+        return None;
+    }
+    effort_value(model, options)
+}
+
+/// The `reasoning` field: `{effort, summary: "auto"}`, the effort fixed at `medium` while
+/// `configuration_update` items carry it.
+pub fn reasoning_field(model: &Model, options: &StreamOptions) -> Option<Value> {
+    let effort = match configuration_update_effort(model, options) {
+        Some(_) => json!(CONFIGURATION_UPDATE_REQUEST_EFFORT),
+        None => effort_value(model, options)?,
     };
     Some(json!({"effort": effort, "summary": "auto"}))
 }
 
+/// How tool changes go in place (pi's `getResponsesToolSupport`): `additional_tools` items with
+/// mid-conversation system messages and `supportsAdditionalTools`, else tool search items with
+/// `supportsToolSearch`, else none (every tool in the top-level list).
+pub fn tool_support(model: &Model) -> ToolChangeSupport {
+    let flag = |name| compat_flag(model, name).unwrap_or(false);
+    if flag("supportsMidConvoSystemMessages") && flag("supportsAdditionalTools") {
+        ToolChangeSupport::Changes
+    } else if flag("supportsToolSearch") {
+        ToolChangeSupport::Additions
+    } else {
+        ToolChangeSupport::None
+    }
+}
+
+/// Codex's tool declarations: the Responses ones with `strict: null` for non-strict tools, and
+/// `defer_loading: true` (before `strict`) as a tool search result.
+fn codex_tools(tools: &[crate::types::Tool], compat: &openai_responses::ResponsesCompat, search: bool) -> Vec<Value> {
+    let mut converted = openai_responses::convert_tools(tools, compat);
+    for tool in &mut converted {
+        let Some(t) = tool.as_object_mut() else { continue };
+        if t.get("strict") == Some(&Value::Bool(false)) {
+            t.insert("strict".into(), Value::Null);
+        }
+        if search {
+            let strict = t.shift_remove("strict");
+            t.insert("defer_loading".into(), json!(true));
+            if let Some(strict) = strict {
+                t.insert("strict".into(), strict);
+            }
+        }
+    }
+    converted
+}
+
+fn codex_compat(model: &Model) -> openai_responses::ResponsesCompat {
+    let mut compat = openai_responses::resolve_compat(model);
+    compat.supports_strict_mode = compat_flag(model, "supportsStrictMode").unwrap_or(true);
+    compat
+}
+
 fn body_fields(
     model: &Model,
-    view: &[&crate::types::Message],
+    tools: &[crate::types::Tool],
     options: &StreamOptions,
     session: Option<&str>,
 ) -> Map<String, Value> {
-    let mut compat = openai_responses::resolve_compat(model);
-    compat.supports_strict_mode = compat_flag(model, "supportsStrictMode").unwrap_or(true);
-    let tools = resolve_transcript_tools(view, ToolChangeSupport::None).request_tools;
+    let compat = codex_compat(model);
     let mut p = Map::new();
     p.insert("model".into(), json!(model.id));
     p.insert("store".into(), json!(false));
@@ -150,13 +216,7 @@ fn body_fields(
         p.insert("temperature".into(), json!(t));
     }
     if !tools.is_empty() {
-        let mut converted = openai_responses::convert_tools(&tools, &compat);
-        for tool in &mut converted {
-            if let Some(strict) = tool.get_mut("strict").filter(|s| **s == Value::Bool(false)) {
-                *strict = Value::Null;
-            }
-        }
-        p.insert("tools".into(), Value::Array(converted));
+        p.insert("tools".into(), Value::Array(codex_tools(tools, &compat, false)));
     }
     if let Some(reasoning) = reasoning_field(model, options) {
         p.insert("reasoning".into(), reasoning);
@@ -193,8 +253,18 @@ pub fn build_request_ref(
         &crate::transcript::declared_tools(&view),
         compat_flag(model, "supportsOpenAIGrammarTools").unwrap_or(false),
     )?;
-    let items = openai_responses::convert_items(model, &handed_off, &grammar);
-    let fields = body_fields(model, &view, options, session.as_deref().filter(|s| !s.is_empty()));
+    let support = tool_support(model);
+    let resolved = resolve_transcript_tools(&view, support);
+    let compat = codex_compat(model);
+    let convert = |tools: &[crate::types::Tool], search: bool| codex_tools(tools, &compat, search);
+    let extras = openai_responses::Extras {
+        support,
+        folded_system_messages: resolved.folded_system_messages,
+        tools: &convert,
+        configuration_update_effort: configuration_update_effort(model, options),
+    };
+    let items = openai_responses::convert_items_with(model, &handed_off, &grammar, Some(&extras));
+    let fields = body_fields(model, &resolved.request_tools, options, session.as_deref().filter(|s| !s.is_empty()));
     let size_hint = crate::http::body::body_size_hint(&view);
     let body = crate::http::body::encode_body(fields, "input", &items, size_hint)?;
     let mut headers = base_headers(model, options, &token, &account);

@@ -74,6 +74,9 @@ pub fn stream(model: &Model, context: &TranscriptContext, options: StreamOptions
     let ctx = Arc::new(StreamContext { model: model.clone(), options });
     AssistantMessageEventStream::new(async_stream::stream! {
         let mut out = ProviderOutput::new(&ctx.model);
+        if let Some(Value::String(effort)) = super::configuration_update_effort(&ctx.model, &ctx.options) {
+            out.message_mut().provider_thinking_level = Some(effort);
+        }
         let mut handler = handler;
         out.message_mut().timestamp = now_ms();
         if ctx.aborted() {
