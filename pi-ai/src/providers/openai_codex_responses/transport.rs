@@ -45,31 +45,38 @@ struct WsPlan {
     grammar: std::collections::HashMap<String, String>,
 }
 
+/// The WebSocket plan of a request, `None` for SSE (the transport, a setup error, a bad token).
+fn plan(
+    model: &Model,
+    options: &StreamOptions,
+    request: &Result<HttpRequest, String>,
+    grammar: &Grammar,
+) -> Option<WsPlan> {
+    let transport = options.transport.unwrap_or_default();
+    let request = request.as_ref().ok().filter(|_| transport != Transport::Sse)?;
+    let retention = options.cache_retention.unwrap_or_else(crate::options::CacheRetention::from_env);
+    let session = options.session_id.clone().filter(|_| retention != crate::options::CacheRetention::None);
+    let clamped: Option<String> = session.as_ref().map(|s| s.chars().take(64).collect());
+    let request_id = clamped.filter(|s| !s.is_empty()).unwrap_or_else(websocket::uuid_v7);
+    let headers = websocket_headers(model, options, &request_id).ok()?;
+    let account = super::account_id(options.api_key.as_deref()?).ok()?;
+    Some(WsPlan {
+        url: websocket::websocket_url(&request.url),
+        headers,
+        session,
+        account,
+        transport,
+        grammar: grammar.clone(),
+    })
+}
+
+type Grammar = std::collections::HashMap<String, String>;
+
 /// The Codex provider's stream: hook, WebSocket when asked for, else (or on fallback) SSE.
 pub fn stream(model: &Model, context: &TranscriptContext, options: StreamOptions) -> AssistantMessageEventStream {
     let grammar = openai_responses::grammar_tool_properties(model, context);
     let request = build_request_ref(model, context, &options);
-    let transport = options.transport.unwrap_or_default();
-    let retention = options.cache_retention.unwrap_or_else(crate::options::CacheRetention::from_env);
-    let session = options.session_id.clone().filter(|_| retention != crate::options::CacheRetention::None);
-    let plan = request.as_ref().ok().filter(|_| transport != Transport::Sse).map(|request| {
-        let clamped: Option<String> = session.as_ref().map(|s| s.chars().take(64).collect());
-        let request_id = clamped.filter(|s| !s.is_empty()).unwrap_or_else(websocket::uuid_v7);
-        let headers = websocket_headers(model, &options, &request_id);
-        let account = options.api_key.as_deref().map(super::account_id);
-        (headers, account, request.url.clone())
-    });
-    let plan = match plan {
-        Some((Ok(headers), Some(Ok(account)), url)) => Some(WsPlan {
-            url: websocket::websocket_url(&url),
-            headers,
-            session: session.clone(),
-            account,
-            transport,
-            grammar: grammar.clone(),
-        }),
-        _ => None,
-    };
+    let plan = plan(model, &options, &request, &grammar);
     let handler = CodexStream::new().with_grammar_tools(grammar);
     let ctx = Arc::new(StreamContext { model: model.clone(), options });
     AssistantMessageEventStream::new(async_stream::stream! {
@@ -79,143 +86,32 @@ pub fn stream(model: &Model, context: &TranscriptContext, options: StreamOptions
         }
         let mut handler = handler;
         out.message_mut().timestamp = now_ms();
-        if ctx.aborted() {
-            out.fail("Request was aborted".to_owned(), true);
-            for e in out.take_events() { yield e; }
-            return;
-        }
-        let request = match request {
-            Ok(request) => request,
-            Err(message) => {
-                out.fail(message, false);
-                for e in out.take_events() { yield e; }
-                return;
-            }
-        };
-        let cancel = ctx.options.cancel_token();
-        let hooked = crate::http::body::apply_payload_hook(request.body.clone(), &ctx.options, &ctx.model, |v| {
-            handler.on_replaced_payload(v)
-        });
-        let body = tokio::select! {
-            biased;
-            () = cancel.cancelled() => Err("Request was aborted".to_owned()),
-            body = hooked => body,
-        };
-        let body = match body {
-            Ok(body) => body,
+        let (request, body) = match prepare(request, &ctx, &mut handler).await {
+            Ok(prepared) => prepared,
             Err(message) => {
                 out.fail(message, ctx.aborted());
                 for e in out.take_events() { yield e; }
                 return;
             }
         };
-        let session = plan.as_ref().and_then(|p| p.session.clone());
         let mut started = false;
+        let session = plan.as_ref().and_then(|p| p.session.clone());
         if let Some(plan) = plan.filter(|p| !websocket::fallback_active(p.session.as_deref())) {
-            let full: Option<Map<String, Value>> = serde_json::from_slice(&body).ok();
-            let mut retried_limit = false;
-            let mut retried_continuation = false;
+            let mut run = WsRun::new(&plan, &body);
             let outcome = loop {
-                let Some(full) = full.as_ref() else { break Err(WsError::Protocol("Codex request body is not a JSON object".to_owned())) };
-                let mut attempt_started = false;
-                let mut turn = match open_turn(&plan, full, &ctx).await {
-                    Ok(turn) => turn,
-                    Err(error) => {
-                        match classify(&error, false, &mut retried_limit, &mut retried_continuation, ctx.aborted()) {
-                            Next::Retry => continue,
-                            Next::Fail => break Err(error),
-                            Next::Fallback => break Ok(Err((error, false))),
-                        }
-                    }
-                };
-                let result = loop {
-                    let text = {
-                        let socket = match turn.acquired.socket() {
-                            Ok(socket) => socket,
-                            Err(error) => break Err(error),
-                        };
-                        websocket::next_text(socket, &cancel, ctx.options.idle_timeout(), handler.finished()).await
-                    };
-                    let text = match text {
-                        Ok(Some(text)) => text,
-                        Ok(None) => break Ok(()),
-                        Err(error) => break Err(error),
-                    };
-                    let step = on_frame(&text, &mut handler, &ctx, &mut out, &mut attempt_started, &mut started);
-                    for e in out.take_events() { yield e; }
-                    match step {
-                        Ok(true) => break Ok(()),
-                        Ok(false) => {}
-                        Err(error) => break Err(error),
-                    }
-                };
-                let result = result.and_then(|()| {
-                    if ctx.aborted() { Err(WsError::Aborted) } else { Ok(()) }
-                });
-                match result {
-                    Ok(()) => {
-                        finish_turn(turn, &plan, &ctx, &out).await;
-                        break Ok(Ok(()));
-                    }
-                    Err(error) => {
-                        if let Some(key) = turn.acquired.key() {
-                            websocket::set_continuation(key, None);
-                        }
-                        websocket::release(turn.acquired, false).await;
-                        match classify(&error, attempt_started, &mut retried_limit, &mut retried_continuation, ctx.aborted()) {
-                            Next::Retry => continue,
-                            Next::Fail => break Err(error),
-                            Next::Fallback => break Ok(Err((error, attempt_started))),
-                        }
-                    }
-                }
+                let step = run.step(&mut handler, &ctx, &mut out).await;
+                for e in out.take_events() { yield e; }
+                if let Some(outcome) = step { break outcome; }
             };
-            match outcome {
-                Ok(Ok(())) => {
-                    let result = handler.on_end(&ctx, &mut out);
-                    match result {
-                        Ok(()) => out.done(),
-                        Err(message) => {
-                            handler.on_error(&mut out);
-                            out.fail(message, false);
-                        }
-                    }
-                    for e in out.take_events() { yield e; }
-                    return;
-                }
-                Err(error) => {
-                    let aborted = ctx.aborted() || error == WsError::Aborted;
-                    if !aborted {
-                        handler.on_error(&mut out);
-                    }
-                    out.fail(error.message(), aborted);
-                    for e in out.take_events() { yield e; }
-                    return;
-                }
-                Ok(Err((error, events_emitted))) => {
-                    push_diagnostic(&mut out, &error, plan.transport, events_emitted, body.len());
-                    websocket::record_failure(plan.session.as_deref(), &error);
-                    if events_emitted {
-                        handler.on_error(&mut out);
-                        out.fail(error.message(), false);
-                        for e in out.take_events() { yield e; }
-                        return;
-                    }
-                    websocket::record_sse_fallback(plan.session.as_deref());
-                }
+            started = run.started;
+            if !fallback(outcome, &plan, &mut handler, &ctx, &mut out, body.len()) {
+                for e in out.take_events() { yield e; }
+                return;
             }
         } else if session.is_some() && ctx.options.transport.is_some_and(|t| t != Transport::Sse) {
             websocket::record_sse_fallback(session.as_deref());
         }
-        let mut sse_request = HttpRequest { url: request.url, headers: request.headers, body };
-        if let Some(compressed) = compress_body(&sse_request.body) {
-            sse_request.headers.set("content-encoding", "zstd");
-            sse_request.body = compressed.into();
-        }
-        let mut options = ctx.options.clone();
-        options.on_payload = None;
-        let sse_ctx = StreamContext { model: ctx.model.clone(), options };
-        let mut inner = stream_sse(sse_ctx, out, Ok(sse_request), ErrorStyle::Codex, handler);
+        let mut inner = sse(request, body, &ctx, out, handler);
         while let Some(event) = inner.next().await {
             if started && matches!(event, AssistantMessageEvent::Start { .. }) {
                 continue;
@@ -225,33 +121,195 @@ pub fn stream(model: &Model, context: &TranscriptContext, options: StreamOptions
     })
 }
 
-/// What to do after a failed WebSocket attempt.
-enum Next {
-    Retry,
-    Fail,
-    Fallback,
+/// The built request and its body after the payload hook (which runs once, on the JSON).
+async fn prepare(
+    request: Result<HttpRequest, String>,
+    ctx: &StreamContext,
+    handler: &mut CodexStream,
+) -> Result<(HttpRequest, bytes::Bytes), String> {
+    if ctx.aborted() {
+        return Err("Request was aborted".to_owned());
+    }
+    let request = request?;
+    let cancel = ctx.options.cancel_token();
+    let hooked = crate::http::body::apply_payload_hook(request.body.clone(), &ctx.options, &ctx.model, |v| {
+        handler.on_replaced_payload(v)
+    });
+    let body = tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err("Request was aborted".to_owned()),
+        body = hooked => body,
+    }?;
+    Ok((request, body))
 }
 
-fn classify(
-    error: &WsError,
+/// Settles a WebSocket outcome: `true` when the request goes on over SSE, else the message is
+/// finished (done or failed) in `out`.
+fn fallback(
+    outcome: Outcome,
+    plan: &WsPlan,
+    handler: &mut CodexStream,
+    ctx: &StreamContext,
+    out: &mut ProviderOutput,
+    body_bytes: usize,
+) -> bool {
+    match outcome {
+        Outcome::Done => {
+            match handler.on_end(ctx, out) {
+                Ok(()) => out.done(),
+                Err(message) => {
+                    handler.on_error(out);
+                    out.fail(message, false);
+                }
+            }
+            false
+        }
+        Outcome::Fail(error) => {
+            let aborted = ctx.aborted() || error == WsError::Aborted;
+            if !aborted {
+                handler.on_error(out);
+            }
+            out.fail(error.message(), aborted);
+            false
+        }
+        Outcome::Fallback(error, events_emitted) => {
+            push_diagnostic(out, &error, plan.transport, events_emitted, body_bytes);
+            websocket::record_failure(plan.session.as_deref(), &error);
+            if events_emitted {
+                handler.on_error(out);
+                out.fail(error.message(), false);
+                return false;
+            }
+            websocket::record_sse_fallback(plan.session.as_deref());
+            true
+        }
+    }
+}
+
+/// The SSE request: the zstd-compressed body with `content-encoding: zstd`, the hook already run.
+fn sse(
+    request: HttpRequest,
+    body: bytes::Bytes,
+    ctx: &StreamContext,
+    out: ProviderOutput,
+    handler: CodexStream,
+) -> AssistantMessageEventStream {
+    let mut sse_request = HttpRequest { url: request.url, headers: request.headers, body };
+    if let Some(compressed) = compress_body(&sse_request.body) {
+        sse_request.headers.set("content-encoding", "zstd");
+        sse_request.body = compressed.into();
+    }
+    let mut options = ctx.options.clone();
+    options.on_payload = None;
+    let sse_ctx = StreamContext { model: ctx.model.clone(), options };
+    stream_sse(sse_ctx, out, Ok(sse_request), ErrorStyle::Codex, handler)
+}
+
+/// How the WebSocket attempts ended.
+enum Outcome {
+    /// The answer completed.
+    Done,
+    /// The request failed (no fallback).
+    Fail(WsError),
+    /// The socket failed; whether events were already emitted.
+    Fallback(WsError, bool),
+}
+
+/// The WebSocket attempts of one request, one step (connect, or one frame) at a time.
+struct WsRun<'p> {
+    plan: &'p WsPlan,
+    full: Option<Map<String, Value>>,
+    turn: Option<Turn>,
+    retried_limit: bool,
+    retried_continuation: bool,
+    attempt_started: bool,
+    /// Whether `start` was emitted.
     started: bool,
-    retried_limit: &mut bool,
-    retried_continuation: &mut bool,
-    aborted: bool,
-) -> Next {
-    let limit_before_start = !started && error.api_code() == Some(websocket::CONNECTION_LIMIT_REACHED);
-    if !aborted && error.api_code() == Some(websocket::PREVIOUS_RESPONSE_NOT_FOUND) && !*retried_continuation {
-        *retried_continuation = true;
-        return Next::Retry;
+}
+
+impl<'p> WsRun<'p> {
+    fn new(plan: &'p WsPlan, body: &[u8]) -> Self {
+        WsRun {
+            plan,
+            full: serde_json::from_slice(body).ok(),
+            turn: None,
+            retried_limit: false,
+            retried_continuation: false,
+            attempt_started: false,
+            started: false,
+        }
     }
-    if !aborted && limit_before_start && !*retried_limit {
-        *retried_limit = true;
-        return Next::Retry;
+
+    /// One step; `Some` when the attempts are over.
+    async fn step(
+        &mut self,
+        handler: &mut CodexStream,
+        ctx: &StreamContext,
+        out: &mut ProviderOutput,
+    ) -> Option<Outcome> {
+        let Some(full) = self.full.as_ref() else {
+            return Some(Outcome::Fail(WsError::Protocol("Codex request body is not a JSON object".to_owned())));
+        };
+        let Some(turn) = self.turn.as_mut() else {
+            self.attempt_started = false;
+            return match open_turn(self.plan, full, ctx).await {
+                Ok(turn) => {
+                    self.turn = Some(turn);
+                    None
+                }
+                Err(error) => self.after(error, ctx),
+            };
+        };
+        let cancel = ctx.options.cancel_token();
+        let text = match turn.acquired.socket() {
+            Ok(socket) => websocket::next_text(socket, &cancel, ctx.options.idle_timeout(), handler.finished()).await,
+            Err(error) => Err(error),
+        };
+        let result = match text {
+            Ok(Some(text)) => on_frame(&text, handler, ctx, out, &mut self.attempt_started, &mut self.started),
+            Ok(None) => Ok(true),
+            Err(error) => Err(error),
+        };
+        let result = match result {
+            Ok(true) if ctx.aborted() => Err(WsError::Aborted),
+            other => other,
+        };
+        match result {
+            Ok(false) => None,
+            Ok(true) => {
+                let turn = self.turn.take()?;
+                finish_turn(turn, self.plan, ctx, out).await;
+                Some(Outcome::Done)
+            }
+            Err(error) => {
+                let turn = self.turn.take()?;
+                if let Some(key) = turn.acquired.key() {
+                    websocket::set_continuation(key, None);
+                }
+                websocket::release(turn.acquired, false).await;
+                self.after(error, ctx)
+            }
+        }
     }
-    if aborted || *error == WsError::Aborted || (error.is_non_transport() && !limit_before_start) {
-        return Next::Fail;
+
+    /// After a failed attempt: `None` to retry, else the outcome (pi's retry and fallback rules).
+    fn after(&mut self, error: WsError, ctx: &StreamContext) -> Option<Outcome> {
+        let aborted = ctx.aborted();
+        let started = self.attempt_started;
+        let limit_before_start = !started && error.api_code() == Some(websocket::CONNECTION_LIMIT_REACHED);
+        if !aborted && error.api_code() == Some(websocket::PREVIOUS_RESPONSE_NOT_FOUND) && !self.retried_continuation {
+            self.retried_continuation = true;
+            return None;
+        }
+        if !aborted && limit_before_start && !self.retried_limit {
+            self.retried_limit = true;
+            return None;
+        }
+        if aborted || error == WsError::Aborted || (error.is_non_transport() && !limit_before_start) {
+            return Some(Outcome::Fail(error));
+        }
+        Some(Outcome::Fallback(error, started))
     }
-    Next::Fallback
 }
 
 /// One request on a socket: the socket and the full body it continues from.
