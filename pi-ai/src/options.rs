@@ -40,6 +40,41 @@ pub enum ToolChoice {
     None,
 }
 
+/// Preferred transport for providers that have more than one (pi's `Transport`; only
+/// `openai-codex-responses` has a WebSocket transport).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Transport {
+    /// Server-sent events over HTTP only.
+    #[default]
+    Sse,
+    /// A WebSocket first, SSE when it cannot be used.
+    WebSocket,
+    /// A WebSocket reused across turns of a session, sending only the new input after the
+    /// previous response (`previous_response_id`); SSE when it cannot be used.
+    WebSocketCached,
+    /// pi's default: as [`WebSocketCached`](Self::WebSocketCached).
+    Auto,
+}
+
+impl Transport {
+    /// pi's name (`sse`, `websocket`, `websocket-cached`, `auto`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Sse => "sse",
+            Transport::WebSocket => "websocket",
+            Transport::WebSocketCached => "websocket-cached",
+            Transport::Auto => "auto",
+        }
+    }
+
+    /// Parses pi's name.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Transport::Sse, Transport::WebSocket, Transport::WebSocketCached, Transport::Auto]
+            .into_iter()
+            .find(|t| t.as_str() == name)
+    }
+}
+
 /// Token budgets per thinking level, for token-budget providers (Anthropic).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ThinkingBudgets {
@@ -214,6 +249,11 @@ pub struct StreamOptions {
     pub on_provider_stream_event: Option<ProviderEventHook>,
     /// Awaited observers of the headers, the response and the raw events (see [`RequestObserver`]).
     pub request_observer: Option<Arc<dyn RequestObserver>>,
+    /// Preferred transport (pi's `transport`); `None` is SSE only, see README "Deliberate
+    /// differences".
+    pub transport: Option<Transport>,
+    /// The longest wait for a WebSocket to open (pi's `websocketConnectTimeoutMs`, default 15 s).
+    pub websocket_connect_timeout: Option<Duration>,
 }
 
 impl StreamOptions {

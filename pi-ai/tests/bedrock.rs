@@ -55,9 +55,16 @@ fn recording_env() {
         ("AWS_REGION", "us-west-2"),
         ("AWS_CONFIG_FILE", "/nonexistent"),
         ("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent"),
+        // The chain's last links (tests/bedrock_credentials.rs) stay out of these tests.
+        ("AWS_EC2_METADATA_DISABLED", "true"),
     ] {
         vars.retain(|(name, _)| name != k);
         vars.push((k.to_owned(), Some(v.to_owned())));
+    }
+    for k in
+        ["AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"]
+    {
+        vars.push((k.to_owned(), None));
     }
     *VARS.lock().unwrap() = vars;
     apply();
@@ -613,4 +620,36 @@ async fn strict_tool_limits_fall_back_once_per_session() {
     assert_eq!(spec(0)["strict"], json!(true));
     assert_eq!(spec(1).get("strict"), None);
     assert_eq!(spec(2).get("strict"), None, "the session remembers the limit");
+}
+
+/// Cancelled before the request, and while the server has it but has not answered: aborted with
+/// no `start`, in the SDK's words (pi 1.6.0's outcomes, recorded against the same server).
+#[tokio::test]
+async fn cancellation_before_the_answer() {
+    let _env = ENV.lock().await;
+    recording_env();
+    let server = MockServer::start([Reply::stall()]).await;
+    let cancel = tokio_util::sync::CancellationToken::new();
+    cancel.cancel();
+    let options = StreamOptions { cancel: Some(cancel), ..Default::default() };
+    let (events, message) = run(BedrockConverseStream.stream(&nova(&server.url()), hi(), options)).await;
+    assert_eq!(events, ["error:aborted"]);
+    assert_eq!(message.error_message.as_deref(), Some("Request aborted: This operation was aborted (20)"));
+    assert!(server.requests().is_empty());
+
+    let server = std::sync::Arc::new(MockServer::start([Reply::stall()]).await);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let options = StreamOptions { cancel: Some(cancel.clone()), ..Default::default() };
+    let stream = BedrockConverseStream.stream(&nova(&server.url()), hi(), options);
+    let watcher = server.clone();
+    tokio::spawn(async move {
+        while watcher.requests().is_empty() {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        cancel.cancel();
+    });
+    let (events, message) = run(stream).await;
+    assert_eq!(events, ["error:aborted"]);
+    assert_eq!(message.error_message.as_deref(), Some("Request aborted: This operation was aborted (20)"));
+    assert_eq!(server.requests().len(), 1);
 }

@@ -1,4 +1,4 @@
-//! Grammar constrained sampling on `openai-responses` and `openai-completions` against the real pi 1.6.0
+//! Grammar constrained sampling on `openai-responses`, `openai-completions` and `openai-codex-responses` against the real pi 1.6.0
 //! (`scripts/fixtures/grammar_requests.mjs`): the `custom` tool and the replayed custom tool call and
 //! output in the request body, byte for byte, and the message rebuilt from a streamed
 //! `custom_tool_call` (events and final message) over real HTTP on 127.0.0.1.
@@ -19,8 +19,15 @@ fn fixture(name: &str) -> Value {
 }
 
 fn provider(name: &str) -> Box<dyn ApiProvider> {
-    if name == "responses" { Box::new(OpenAiResponses) } else { Box::new(OpenAiCompletions) }
+    match name {
+        "responses" => Box::new(OpenAiResponses),
+        "codex" => Box::new(pi_ai::providers::openai_codex_responses::OpenAiCodexResponses),
+        _ => Box::new(OpenAiCompletions),
+    }
 }
+
+/// A ChatGPT token (account id `acc-test-1`), as the Codex recording used.
+const CODEX_TOKEN: &str = "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJodHRwczovL2FwaS5vcGVuYWkuY29tL2F1dGgiOnsiY2hhdGdwdF9hY2NvdW50X2lkIjoiYWNjLXRlc3QtMSJ9LCJleHAiOjQxMDI0NDQ4MDB9.sig";
 
 #[tokio::test]
 async fn grammar_tools_match_pi() {
@@ -29,12 +36,21 @@ async fn grammar_tools_match_pi() {
     }
 }
 
+/// Codex (over SSE, zstd body): the `custom` tool declaration, the replayed `custom_tool_call`
+/// and its output, byte for byte as pi sent them, and a streamed `custom_tool_call` rebuilt under
+/// the declared input property.
+#[tokio::test]
+async fn codex_grammar_tools_match_pi() {
+    check("codex").await;
+}
+
 async fn check(name: &str) {
     let pi = fixture(name);
     let server = MockServer::start([Reply::sse(pi["stream"].as_str().unwrap())]).await;
     let model: Model = serde_json::from_str(&pi["model"].to_string().replace("$BASE", &server.url())).unwrap();
     let context: Context = serde_json::from_value(pi["context"].clone()).unwrap();
-    let options = StreamOptions { api_key: Some("k".into()), max_tokens: Some(4096), ..Default::default() };
+    let key = if name == "codex" { CODEX_TOKEN } else { "k" };
+    let options = StreamOptions { api_key: Some(key.into()), max_tokens: Some(4096), ..Default::default() };
     let (events, message) = run(provider(name).stream(&model, normalize_context(context), options)).await;
     pretty_assertions::assert_eq!(
         serde_json::to_string_pretty(&server.body()).unwrap(),

@@ -50,6 +50,7 @@ async fn check_bodies(api: &str) {
             "session-id",
             "x-client-request-id",
             "x-affinity",
+            "content-encoding",
         ] {
             assert_eq!(ours.header(header), pi["headers"][header].as_str(), "{api}/{name}: header {header}");
         }

@@ -200,3 +200,55 @@ async fn cancellation_mid_stream() {
     assert_eq!(message.stop_reason, StopReason::Aborted);
     assert_eq!(message.error_message.as_deref(), Some("This operation was aborted"));
 }
+
+/// The rest of the fault matrix, with pi 1.6.0's outcomes (recorded against the same replies):
+/// pi-messages sends once (no retry on 429, `retry-after` or not), and a cancellation before the
+/// request or before the answer's headers ends as aborted without `start`.
+#[tokio::test]
+async fn rate_limits_and_early_cancellation_match_pi() {
+    let cases = [
+        (
+            Reply::error(429, r#"{"error":{"message":"Slow down","code":"rate_limited"}}"#)
+                .header("retry-after", "120"),
+            "429 Too Many Requests: Slow down (rate_limited)",
+        ),
+        (
+            Reply::error(429, r#"{"error":{"message":"Slow down"}}"#).header("retry-after", "0"),
+            "429 Too Many Requests: Slow down",
+        ),
+    ];
+    for (reply, text) in cases {
+        let server = MockServer::start([reply, Reply::sse(prefix())]).await;
+        let model = issue16_support::model("pi-messages", &server.url());
+        let o = StreamOptions { max_retries: 1, ..options() };
+        let (events, message) = run(PiMessages.stream(&model, hi(), o)).await;
+        assert_eq!(events, ["error:error"], "{text}");
+        assert_eq!(message.error_message.as_deref(), Some(text));
+        assert_eq!(server.requests().len(), 1, "{text}");
+    }
+
+    let server = MockServer::start([Reply::stall()]).await;
+    let model = issue16_support::model("pi-messages", &server.url());
+    let cancel = tokio_util::sync::CancellationToken::new();
+    cancel.cancel();
+    let (events, message) =
+        run(PiMessages.stream(&model, hi(), StreamOptions { cancel: Some(cancel), ..options() })).await;
+    assert_eq!(events, ["error:aborted"]);
+    assert_eq!(message.error_message.as_deref(), Some("This operation was aborted"));
+    assert!(server.requests().is_empty());
+
+    let server = std::sync::Arc::new(MockServer::start([Reply::stall()]).await);
+    let model = issue16_support::model("pi-messages", &server.url());
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let stream = PiMessages.stream(&model, hi(), StreamOptions { cancel: Some(cancel.clone()), ..options() });
+    let watcher = server.clone();
+    tokio::spawn(async move {
+        while watcher.requests().is_empty() {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        cancel.cancel();
+    });
+    let (events, message) = run(stream).await;
+    assert_eq!(events, ["error:aborted"]);
+    assert_eq!(message.error_message.as_deref(), Some("This operation was aborted"));
+}

@@ -156,3 +156,25 @@ async fn status_429_then_success_with_one_retry() {
         }
     }
 }
+
+/// Cancelled while the server has the request but has not answered: aborted, no `start` (the
+/// cancellation fires once the server recorded the request, not after a delay).
+#[tokio::test]
+async fn cancellation_before_the_headers_like_pi() {
+    for api in APIS {
+        let server = std::sync::Arc::new(MockServer::start([Reply::stall()]).await);
+        let cancel = CancellationToken::new();
+        let o = StreamOptions { api_key: Some(key(api)), cancel: Some(cancel.clone()), ..Default::default() };
+        let stream = provider(api).stream(&model(api, &server.url()), context(), o);
+        let watcher = server.clone();
+        let trigger = cancel.clone();
+        tokio::spawn(async move {
+            while watcher.requests().is_empty() {
+                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            }
+            trigger.cancel();
+        });
+        let (events, message) = run(stream).await;
+        assert_like_pi(api, "abort_before_headers", &events, &message, server.requests().len());
+    }
+}

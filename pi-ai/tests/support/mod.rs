@@ -192,6 +192,9 @@ fn handle(state: Arc<State>, uri: Uri, headers: HeaderMap, body: Bytes) -> Optio
         .iter()
         .map(|(k, v)| (k.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
         .collect();
+    // Codex sends zstd-compressed bodies.
+    let zstd = headers.iter().any(|(k, v)| k == "content-encoding" && v == "zstd");
+    let body = if zstd { Bytes::from(zstd::decode_all(&body[..]).expect("a zstd body")) } else { body };
     let raw = String::from_utf8_lossy(&body).into_owned();
     let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
     state.requests.lock().expect("lock").push(Recorded { path: uri.to_string(), headers, body, raw });

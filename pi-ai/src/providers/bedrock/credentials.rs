@@ -7,7 +7,8 @@
 //! 4. the profile (`AWS_PROFILE`, else `default`) of the shared files (`AWS_SHARED_CREDENTIALS_FILE`
 //!    or `~/.aws/credentials`, `AWS_CONFIG_FILE` or `~/.aws/config`): static keys, a
 //!    `credential_process`, or IAM Identity Center (SSO): the cached token of
-//!    `~/.aws/sso/cache/<sha1>.json` exchanged at the portal for role credentials.
+//!    `~/.aws/sso/cache/<sha1>.json` exchanged at the portal for role credentials;
+//! 5. web identity, the container endpoint or the EC2 instance metadata service ([`super::remote`]).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -124,28 +125,39 @@ pub async fn resolve(api_key: Option<&str>) -> Result<Auth, String> {
     }
     let name = profile_name();
     let (profile, config) = load_profile(&name);
-    profile_credentials(&name, &profile, &config).await.map(Auth::SigV4)
+    if let Some(credentials) = profile_credentials(&profile, &config).await? {
+        return Ok(Auth::SigV4(credentials));
+    }
+    match super::remote::credentials().await? {
+        super::remote::Remote::Found(credentials) => Ok(Auth::SigV4(credentials)),
+        super::remote::Remote::Missing(None) => {
+            Err(format!("Could not load credentials from any providers (profile \"{name}\")"))
+        }
+        super::remote::Remote::Missing(Some(reason)) => {
+            Err(format!("Could not load credentials from any providers (profile \"{name}\"; {reason})"))
+        }
+    }
 }
 
+/// The profile's own credentials; `None` when it names no source.
 async fn profile_credentials(
-    name: &str,
     profile: &Profile,
     config: &HashMap<String, Profile>,
-) -> Result<Credentials, String> {
+) -> Result<Option<Credentials>, String> {
     if let (Some(id), Some(secret)) = (profile.get("aws_access_key_id"), profile.get("aws_secret_access_key")) {
-        return Ok(Credentials {
+        return Ok(Some(Credentials {
             access_key_id: id.clone(),
             secret_access_key: secret.clone(),
             session_token: profile.get("aws_session_token").cloned(),
-        });
+        }));
     }
     if let Some(command) = profile.get("credential_process") {
-        return process_credentials(command).await;
+        return process_credentials(command).await.map(Some);
     }
     if profile.contains_key("sso_session") || profile.contains_key("sso_start_url") {
-        return sso_credentials(profile, config).await;
+        return sso_credentials(profile, config).await.map(Some);
     }
-    Err(format!("Could not load credentials from any providers (profile \"{name}\")"))
+    Ok(None)
 }
 
 async fn process_credentials(command: &str) -> Result<Credentials, String> {

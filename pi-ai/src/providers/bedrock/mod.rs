@@ -20,6 +20,7 @@
 pub mod credentials;
 pub mod eventstream;
 pub mod models;
+pub mod remote;
 pub mod request;
 pub mod sigv4;
 mod stream;
@@ -322,6 +323,10 @@ async fn send(
     }
 }
 
+/// The text of a request cancelled before its answer started (the SDK's abort error as pi shows it;
+/// a cancellation while the answer streams reads "Request was aborted").
+const ABORTED_BEFORE_ANSWER: &str = "Request aborted: This operation was aborted (20)";
+
 fn run(model: Model, context: TranscriptContext, options: StreamOptions) -> AssistantMessageEventStream {
     let mut out = ProviderOutput::new(&model);
     let ctx = StreamContext { model, options };
@@ -329,7 +334,7 @@ fn run(model: Model, context: TranscriptContext, options: StreamOptions) -> Assi
         out.message_mut().timestamp = now_ms();
         let fail = |out: &mut ProviderOutput, text: String, aborted: bool| out.fail(text, aborted);
         if ctx.aborted() {
-            fail(&mut out, "Request was aborted".to_owned(), true);
+            fail(&mut out, ABORTED_BEFORE_ANSWER.to_owned(), true);
             for e in out.take_events() { yield e; }
             return;
         }
@@ -370,7 +375,7 @@ fn run(model: Model, context: TranscriptContext, options: StreamOptions) -> Assi
                 }
                 Err((text, _)) => {
                     let aborted = ctx.aborted();
-                    fail(&mut out, if aborted { "Request was aborted".to_owned() } else { text }, aborted);
+                    fail(&mut out, if aborted { ABORTED_BEFORE_ANSWER.to_owned() } else { text }, aborted);
                     for e in out.take_events() { yield e; }
                     return;
                 }

@@ -8,28 +8,37 @@
 //!   `include: ["reasoning.encrypted_content"]`, `tool_choice` (default `auto`),
 //!   `parallel_tool_calls: true`, tools with `strict: true` or `null`, and reasoning always stated
 //!   for reasoning models (`effort: "none"` when off).
+//! - Model compat flags no catalog model sets yet, as pi: tool changes in place
+//!   ([`tool_support`]: `additional_tools` items with their incremental and removal notices, or
+//!   synthetic `tool_search_call` / `tool_search_output` items), and `configuration_update` items
+//!   carrying the effort (`supportsMidConvoEffort`: before each same-model answer with its
+//!   `providerThinkingLevel` and at the end, `reasoning.effort` then fixed at `medium`).
 //! - Response: [`CodexStream`]: Codex's `error` and `response.failed` events become errors,
 //!   `response.done` / `response.incomplete` count as `response.completed`, then the Responses
 //!   stream parser does the rest.
 //!
-//! Transport: Server-sent events. pi's default (`auto`) tries a WebSocket first and falls back to
-//! SSE; the WebSocket transport and zstd request compression are not ported (README, "Deliberate
-//! differences").
+//! Transport ([`StreamOptions::transport`]): SSE with a zstd-compressed body
+//! (`content-encoding: zstd`), or with `websocket` / `websocket-cached` / `auto` first the
+//! WebSocket of [`websocket`] (uncompressed `response.create` frames), falling back to SSE when
+//! the socket cannot be used before the answer started (see [`transport`]).
 
 use base64::Engine;
 use serde_json::{Map, Value, json};
 
-use crate::http::{
-    ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, SseHandler, StreamContext, stream_sse, user_agent,
-};
+use crate::http::{HeaderMap, HttpRequest, ProviderOutput, SseHandler, StreamContext, user_agent};
 use crate::models::clamp_thinking_level;
 use crate::options::{CacheRetention, StreamOptions, ToolChoice};
 use crate::provider::ApiProvider;
 use crate::providers::openai_responses::{self, ResponsesStream};
 use crate::sse::SseEvent;
 use crate::stream::AssistantMessageEventStream;
+
+pub mod transport;
+pub mod websocket;
+
 use crate::transcript::{ToolChangeSupport, TranscriptContext, resolve_transcript_tools};
 use crate::types::{Model, ThinkingLevel};
+pub use websocket::{WebSocketStats, close_websocket_sessions, reset_websocket_debug_stats, websocket_debug_stats};
 
 /// The API id.
 pub const API: &str = "openai-codex-responses";
@@ -41,6 +50,8 @@ pub const OFFLINE_TOKEN: &str =
     "e30.eyJodHRwczovL2FwaS5vcGVuYWkuY29tL2F1dGgiOnsiY2hhdGdwdF9hY2NvdW50X2lkIjoib2ZmbGluZSJ9fQ.offline";
 const JWT_CLAIM: &str = "https://api.openai.com/auth";
 const MIN_OUTPUT_TOKENS: u64 = 16;
+/// `reasoning.effort` while `configuration_update` items carry the thinking level.
+const CONFIGURATION_UPDATE_REQUEST_EFFORT: &str = "medium";
 
 /// The `openai-codex-responses` provider.
 #[derive(Clone, Copy, Debug, Default)]
@@ -52,11 +63,7 @@ impl ApiProvider for OpenAiCodexResponses {
     }
 
     fn stream(&self, model: &Model, context: TranscriptContext, options: StreamOptions) -> AssistantMessageEventStream {
-        let out = ProviderOutput::new(model);
-        let handler = CodexStream::new().with_grammar_tools(openai_responses::grammar_tool_properties(model, &context));
-        let request = build_request_ref(model, &context, &options);
-        let ctx = StreamContext { model: model.clone(), options };
-        stream_sse(ctx, out, request, ErrorStyle::Codex, handler)
+        transport::stream(model, &context, options)
     }
 }
 
@@ -98,37 +105,96 @@ pub fn codex_url(base_url: &str) -> String {
     }
 }
 
-/// The `reasoning` field: pi's `streamSimple` sends `none` for off on reasoning models, mapped
-/// through the model's thinking-level map (`null` there means no field).
-pub fn reasoning_field(model: &Model, options: &StreamOptions) -> Option<Value> {
+/// The provider-native effort of the requested level (pi's `resolveReasoningEffort` after
+/// `streamSimple`): `none` for off on reasoning models, mapped through the model's thinking-level
+/// map (`null` there means no effort).
+fn effort_value(model: &Model, options: &StreamOptions) -> Option<Value> {
     let level = options.reasoning.map(|l| clamp_thinking_level(model, l)).unwrap_or(ThinkingLevel::Off);
     let map = model.thinking_level_map.as_ref();
-    let effort = if level != ThinkingLevel::Off {
-        map.and_then(|m| m.get(level.as_str()))
-            .filter(|v| !v.is_null())
-            .cloned()
-            .unwrap_or_else(|| json!(level.as_str()))
-    } else if model.reasoning {
-        match map.and_then(|m| m.get("off")) {
-            None => json!("none"),
-            Some(Value::Null) => return None,
-            Some(v) => v.clone(),
-        }
-    } else {
+    if level != ThinkingLevel::Off {
+        return Some(
+            map.and_then(|m| m.get(level.as_str()))
+                .filter(|v| !v.is_null())
+                .cloned()
+                .unwrap_or_else(|| json!(level.as_str())),
+        );
+    }
+    if !model.reasoning {
         return None;
+    }
+    match map.and_then(|m| m.get("off")) {
+        None => Some(json!("none")),
+        Some(Value::Null) => None,
+        Some(v) => Some(v.clone()),
+    }
+}
+
+/// The effort `configuration_update` items carry (`compat.supportsMidConvoEffort`), else `None`
+/// and the effort goes in `reasoning.effort` (pi's `getConfigurationUpdateEffort`).
+pub fn configuration_update_effort(model: &Model, options: &StreamOptions) -> Option<Value> {
+    if compat_flag(model, "supportsMidConvoEffort") != Some(true) {
+        return None;
+    }
+    effort_value(model, options)
+}
+
+/// The `reasoning` field: `{effort, summary: "auto"}`, the effort fixed at `medium` while
+/// `configuration_update` items carry it.
+pub fn reasoning_field(model: &Model, options: &StreamOptions) -> Option<Value> {
+    let effort = match configuration_update_effort(model, options) {
+        Some(_) => json!(CONFIGURATION_UPDATE_REQUEST_EFFORT),
+        None => effort_value(model, options)?,
     };
     Some(json!({"effort": effort, "summary": "auto"}))
 }
 
+/// How tool changes go in place (pi's `getResponsesToolSupport`): `additional_tools` items with
+/// mid-conversation system messages and `supportsAdditionalTools`, else tool search items with
+/// `supportsToolSearch`, else none (every tool in the top-level list).
+pub fn tool_support(model: &Model) -> ToolChangeSupport {
+    let flag = |name| compat_flag(model, name).unwrap_or(false);
+    if flag("supportsMidConvoSystemMessages") && flag("supportsAdditionalTools") {
+        ToolChangeSupport::Changes
+    } else if flag("supportsToolSearch") {
+        ToolChangeSupport::Additions
+    } else {
+        ToolChangeSupport::None
+    }
+}
+
+/// Codex's tool declarations: the Responses ones with `strict: null` for non-strict tools, and
+/// `defer_loading: true` (before `strict`) as a tool search result.
+fn codex_tools(tools: &[crate::types::Tool], compat: &openai_responses::ResponsesCompat, search: bool) -> Vec<Value> {
+    let mut converted = openai_responses::convert_tools(tools, compat);
+    for tool in &mut converted {
+        let Some(t) = tool.as_object_mut() else { continue };
+        if t.get("strict") == Some(&Value::Bool(false)) {
+            t.insert("strict".into(), Value::Null);
+        }
+        if search {
+            let strict = t.shift_remove("strict");
+            t.insert("defer_loading".into(), json!(true));
+            if let Some(strict) = strict {
+                t.insert("strict".into(), strict);
+            }
+        }
+    }
+    converted
+}
+
+fn codex_compat(model: &Model) -> openai_responses::ResponsesCompat {
+    let mut compat = openai_responses::resolve_compat(model);
+    compat.supports_strict_mode = compat_flag(model, "supportsStrictMode").unwrap_or(true);
+    compat
+}
+
 fn body_fields(
     model: &Model,
-    view: &[&crate::types::Message],
+    tools: &[crate::types::Tool],
     options: &StreamOptions,
     session: Option<&str>,
 ) -> Map<String, Value> {
-    let mut compat = openai_responses::resolve_compat(model);
-    compat.supports_strict_mode = compat_flag(model, "supportsStrictMode").unwrap_or(true);
-    let tools = resolve_transcript_tools(view, ToolChangeSupport::None).request_tools;
+    let compat = codex_compat(model);
     let mut p = Map::new();
     p.insert("model".into(), json!(model.id));
     p.insert("store".into(), json!(false));
@@ -150,13 +216,7 @@ fn body_fields(
         p.insert("temperature".into(), json!(t));
     }
     if !tools.is_empty() {
-        let mut converted = openai_responses::convert_tools(&tools, &compat);
-        for tool in &mut converted {
-            if let Some(strict) = tool.get_mut("strict").filter(|s| **s == Value::Bool(false)) {
-                *strict = Value::Null;
-            }
-        }
-        p.insert("tools".into(), Value::Array(converted));
+        p.insert("tools".into(), Value::Array(codex_tools(tools, &compat, false)));
     }
     if let Some(reasoning) = reasoning_field(model, options) {
         p.insert("reasoning".into(), reasoning);
@@ -193,19 +253,21 @@ pub fn build_request_ref(
         &crate::transcript::declared_tools(&view),
         compat_flag(model, "supportsOpenAIGrammarTools").unwrap_or(false),
     )?;
-    let items = openai_responses::convert_items(model, &handed_off, &grammar);
-    let fields = body_fields(model, &view, options, session.as_deref().filter(|s| !s.is_empty()));
+    let support = tool_support(model);
+    let resolved = resolve_transcript_tools(&view, support);
+    let compat = codex_compat(model);
+    let convert = |tools: &[crate::types::Tool], search: bool| codex_tools(tools, &compat, search);
+    let extras = openai_responses::Extras {
+        support,
+        folded_system_messages: resolved.folded_system_messages,
+        tools: &convert,
+        configuration_update_effort: configuration_update_effort(model, options),
+    };
+    let items = openai_responses::convert_items_with(model, &handed_off, &grammar, Some(&extras));
+    let fields = body_fields(model, &resolved.request_tools, options, session.as_deref().filter(|s| !s.is_empty()));
     let size_hint = crate::http::body::body_size_hint(&view);
     let body = crate::http::body::encode_body(fields, "input", &items, size_hint)?;
-    let mut headers = HeaderMap::new();
-    headers.set("originator", "pi");
-    headers.set("User-Agent", user_agent());
-    if let Some(h) = &model.headers {
-        headers.merge_json(h);
-    }
-    headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
-    headers.set("Authorization", format!("Bearer {token}"));
-    headers.set("chatgpt-account-id", account);
+    let mut headers = base_headers(model, options, &token, &account);
     headers.set("OpenAI-Beta", "responses=experimental");
     headers.set("accept", "text/event-stream");
     headers.set("content-type", "application/json");
@@ -216,7 +278,40 @@ pub fn build_request_ref(
     Ok(HttpRequest { url: codex_url(&model.base_url), headers, body: body.into() })
 }
 
-/// The `type` of an event, read without building the rest.
+/// pi's `buildBaseCodexHeaders`: `originator` and the user agent, the model's and the request's
+/// headers, then the token and the account id.
+fn base_headers(model: &Model, options: &StreamOptions, token: &str, account: &str) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    headers.set("originator", "pi");
+    headers.set("User-Agent", user_agent());
+    if let Some(h) = &model.headers {
+        headers.merge_json(h);
+    }
+    headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
+    headers.set("Authorization", format!("Bearer {token}"));
+    headers.set("chatgpt-account-id", account.to_owned());
+    headers
+}
+
+/// pi's `buildWebSocketHeaders`: the base headers, `OpenAI-Beta:
+/// responses_websockets=2026-02-06`, and `request_id` (the session id, else a UUIDv7) as
+/// `x-client-request-id` and `session-id`.
+pub fn websocket_headers(model: &Model, options: &StreamOptions, request_id: &str) -> Result<HeaderMap, String> {
+    let token = options
+        .api_key
+        .clone()
+        .filter(|k| !k.is_empty())
+        .ok_or_else(|| format!("No API key for provider: {}", model.provider))?;
+    let account = account_id(&token)?;
+    let mut headers = base_headers(model, options, &token, &account);
+    headers.merge([("accept", None), ("content-type", None), ("OpenAI-Beta", None)]);
+    headers.set("OpenAI-Beta", websocket::OPENAI_BETA_RESPONSES_WEBSOCKETS);
+    headers.set("x-client-request-id", request_id.to_owned());
+    headers.set("session-id", request_id.to_owned());
+    Ok(headers)
+}
+
+/// The type of an event, read without building the rest.
 #[derive(serde::Deserialize)]
 struct EventHead<'a> {
     #[serde(rename = "type", borrow, default)]

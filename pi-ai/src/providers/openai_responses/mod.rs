@@ -27,7 +27,7 @@ pub use stream::{ResponsesStream, map_stop_reason};
 /// Shared with the other Responses-family APIs (`azure-openai-responses`, `openai-codex-responses`).
 pub(crate) use request::build_body_parts;
 /// Shared with the other Responses-family APIs.
-pub(crate) use wire::{convert as convert_items, handoff};
+pub(crate) use wire::{Extras, convert as convert_items, convert_with as convert_items_with, handoff};
 
 use crate::http::{ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, StreamContext, stream_sse, user_agent};
 use crate::options::{CacheRetention, StreamOptions};

@@ -207,6 +207,89 @@ pub(crate) fn convert<'a>(
     messages: &'a [HandedOff<'a>],
     grammar: &std::collections::HashMap<String, String>,
 ) -> Vec<Item<'a>> {
+    convert_with(model, messages, grammar, None)
+}
+
+/// What a Responses transport says in place beyond the messages (pi's `convertResponsesMessages`
+/// options `supportsAdditionalTools`, `supportsToolSearch` and `configurationUpdateEffort`).
+pub(crate) struct Extras<'t> {
+    /// How tool changes are expressed.
+    pub support: crate::transcript::ToolChangeSupport,
+    /// Leading system messages whose tools are in the top-level list.
+    pub folded_system_messages: usize,
+    /// Converts tools (`true`: as a tool search result, `defer_loading`).
+    pub tools: &'t dyn Fn(&[crate::types::Tool], bool) -> Vec<Value>,
+    /// The effort of `configuration_update` items, when the model takes them.
+    pub configuration_update_effort: Option<Value>,
+}
+
+const INCREMENTAL_TOOLS_NOTICE: &str = "This is an incremental tools update. Previously declared tools remain available unless explicitly marked unavailable. A tool declared again here is available again, and its latest definition replaces the earlier one.";
+
+/// The tool changes of the system messages after the folded ones, as items.
+#[derive(Default)]
+struct ToolChanges {
+    declared: bool,
+    /// Tools announced as removed and not declared again since (in announcement order).
+    unavailable: indexmap::IndexSet<String>,
+}
+
+impl ToolChanges {
+    fn additions(
+        &mut self,
+        extras: &Extras<'_>,
+        tools: &[crate::types::Tool],
+        seed: &str,
+        role: &'static str,
+        items: &mut Vec<Item<'_>>,
+    ) {
+        for tool in tools {
+            self.unavailable.shift_remove(&tool.name);
+        }
+        if tools.is_empty() {
+            return;
+        }
+        match extras.support {
+            crate::transcript::ToolChangeSupport::Changes => {
+                if self.declared {
+                    let text = if self.unavailable.is_empty() {
+                        INCREMENTAL_TOOLS_NOTICE.to_owned()
+                    } else {
+                        let names: Vec<&str> = self.unavailable.iter().map(String::as_str).collect();
+                        format!("{INCREMENTAL_TOOLS_NOTICE}\nStill unavailable: {}.", names.join(", "))
+                    };
+                    items.push(Item::Instructions { role, text });
+                }
+                self.declared = true;
+                items.push(Item::Raw(
+                    json!({"type": "additional_tools", "role": "developer", "tools": (extras.tools)(tools, false)}),
+                ));
+            }
+            crate::transcript::ToolChangeSupport::Additions => {
+                let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+                let call_id = format!("pi_tool_load_{}", short_hash(&format!("{seed}:{}", names.join(","))));
+                items.push(Item::Raw(json!({"type": "tool_search_call", "call_id": call_id, "execution": "client",
+                    "status": "completed", "arguments": {"query": names.join(" "), "limit": names.len()}})));
+                items.push(Item::Raw(json!({"type": "tool_search_output", "call_id": call_id, "execution": "client",
+                    "status": "completed", "tools": (extras.tools)(tools, true)})));
+            }
+            crate::transcript::ToolChangeSupport::None => {}
+        }
+    }
+}
+
+fn configuration_update(effort: Value) -> Item<'static> {
+    Item::Raw(json!({"type": "configuration_update", "reasoning": {"effort": effort}}))
+}
+
+/// [`convert`] with a transport's [`Extras`].
+pub(crate) fn convert_with<'a>(
+    model: &Model,
+    messages: &'a [HandedOff<'a>],
+    grammar: &std::collections::HashMap<String, String>,
+    extras: Option<&Extras<'_>>,
+) -> Vec<Item<'a>> {
+    let mut changes = ToolChanges::default();
+    let mut system_index = 0usize;
     let raw_developer =
         model.compat.as_ref().and_then(|c| c.get("supportsDeveloperRole")).is_none_or(|v| v != &Value::Bool(false));
     let role = if model.reasoning && raw_developer { "developer" } else { "system" };
@@ -217,7 +300,34 @@ pub(crate) fn convert<'a>(
         let leading = source_index == 0 && matches!(msg, Message::System(_));
         match msg {
             Message::System(s) => {
-                let text = if leading { system_message_text(s) } else { render_system_message_update(s) };
+                let anchor = extras.filter(|e| system_index >= e.folded_system_messages);
+                system_index += 1;
+                if let Some(e) = anchor {
+                    let seed = format!("system:{msg_index}");
+                    changes.additions(e, s.tools_added.as_deref().unwrap_or_default(), &seed, role, &mut items);
+                }
+                let mut parts = vec![if leading { system_message_text(s) } else { render_system_message_update(s) }];
+                if anchor.is_some() {
+                    // A redefinition is a removal plus an addition of the same name: only true
+                    // removals are announced.
+                    let added: Vec<&str> = s.tools_added.iter().flatten().map(|t| t.name.as_str()).collect();
+                    let removed: Vec<&str> = s
+                        .tools_removed
+                        .iter()
+                        .flatten()
+                        .map(|t| t.name.as_str())
+                        .filter(|n| !added.contains(n))
+                        .collect();
+                    if !removed.is_empty() {
+                        let lines: Vec<String> = removed.iter().map(|n| format!("- {n}")).collect();
+                        parts.push(format!(
+                            "The following tools are no longer available. Do not call them:\n{}",
+                            lines.join("\n")
+                        ));
+                    }
+                    changes.unavailable.extend(removed.into_iter().map(str::to_owned));
+                }
+                let text = parts.into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>().join("\n\n");
                 if !text.is_empty() {
                     items.push(Item::Instructions { role, text });
                 }
@@ -305,6 +415,13 @@ pub(crate) fn convert<'a>(
                 if items.len() == before {
                     continue;
                 }
+                if let (Some(_), true, Some(level)) = (
+                    extras.and_then(|e| e.configuration_update_effort.as_ref()),
+                    same_model,
+                    a.provider_thinking_level.as_ref(),
+                ) {
+                    items.insert(before, configuration_update(json!(level)));
+                }
             }
             Message::ToolResult(r) => {
                 let call_id = r.tool_call_id.split('|').next().unwrap_or_default();
@@ -319,6 +436,9 @@ pub(crate) fn convert<'a>(
         if !leading {
             msg_index += 1;
         }
+    }
+    if let Some(effort) = extras.and_then(|e| e.configuration_update_effort.clone()) {
+        items.push(configuration_update(effort));
     }
     items
 }
