@@ -8,6 +8,7 @@ use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
 use pi_agent_core::StreamFn;
+use pi_coding_agent::auth::oauth::{Endpoints, RefreshWhen};
 use pi_coding_agent::auth::{AnthropicOAuth, AuthStorage, ModelRegistry};
 use serde_json::{Value, json};
 
@@ -76,12 +77,12 @@ async fn an_expiring_token_is_refreshed_and_written() {
     let path = dir.path().join("auth.json");
     std::fs::write(&path, stored(0)).unwrap();
     let (url, seen) = serve(vec![token_reply()]);
-    let endpoint = AnthropicOAuth { token_url: format!("{url}/v1/oauth/token"), ..Default::default() };
+    let endpoint = AnthropicOAuth::new(Endpoints::local(&url));
     let auth = AuthStorage::create(&path);
-    let fresh = auth.refresh_anthropic_oauth("anthropic", &endpoint).await.unwrap().unwrap();
+    let fresh = auth.refresh_oauth_with("anthropic", &endpoint, RefreshWhen::ExpiresSoon).await.unwrap().unwrap();
     assert_eq!(fresh.access(), Some("sk-ant-oat01-new"));
     let (line, headers, body) = seen.lock().unwrap()[0].clone();
-    assert_eq!(line, "POST /v1/oauth/token HTTP/1.1");
+    assert_eq!(line, "POST /platform.claude.com/v1/oauth/token HTTP/1.1");
     assert!(headers.contains(&("content-type".into(), "application/json".into())));
     let body: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(
@@ -90,15 +91,15 @@ async fn an_expiring_token_is_refreshed_and_written() {
     );
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let c = &file["anthropic"];
-    assert_eq!(
-        (c["access"].as_str(), c["refresh"].as_str(), c["accountId"].as_str()),
-        (Some("sk-ant-oat01-new"), Some("r2"), Some("acc-1"))
-    );
+    // pi stores what the refresh returns: the provider's fields, nothing of the old credential.
+    let keys: Vec<&str> = c.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["type", "refresh", "access", "expires"]);
+    assert_eq!((c["access"].as_str(), c["refresh"].as_str()), (Some("sk-ant-oat01-new"), Some("r2")));
     let expires = c["expires"].as_u64().unwrap();
     let now = pi_coding_agent::auth::oauth::now_ms();
     assert!(expires > now + 50 * 60 * 1000 && expires <= now + 55 * 60 * 1000, "an hour minus pi's five minutes");
     // Fresh now: nothing more is requested (the server would refuse a second connection).
-    let again = auth.refresh_anthropic_oauth("anthropic", &endpoint).await.unwrap().unwrap();
+    let again = auth.refresh_oauth_with("anthropic", &endpoint, RefreshWhen::ExpiresSoon).await.unwrap().unwrap();
     assert_eq!(again.access(), Some("sk-ant-oat01-new"));
     assert_eq!(seen.lock().unwrap().len(), 1);
 }
@@ -109,13 +110,16 @@ async fn a_revoked_token_fails_and_leaves_the_file_alone() {
     let path = dir.path().join("auth.json");
     std::fs::write(&path, stored(1)).unwrap();
     let (url, _) = serve(vec![(400, "application/json", r#"{"error":"invalid_grant"}"#.to_owned())]);
-    let token_url = format!("{url}/v1/oauth/token");
-    let endpoint = AnthropicOAuth { token_url: token_url.clone(), ..Default::default() };
-    let err = AuthStorage::create(&path).refresh_anthropic_oauth("anthropic", &endpoint).await.unwrap_err();
+    let token_url = "https://platform.claude.com/v1/oauth/token";
+    let endpoint = AnthropicOAuth::new(Endpoints::local(&url));
+    let err = AuthStorage::create(&path)
+        .refresh_oauth_with("anthropic", &endpoint, RefreshWhen::ExpiresSoon)
+        .await
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         format!(
-            "OAuth refresh failed for anthropic: Anthropic token refresh request failed. url={token_url}; details=HTTP request failed. status=400; url={token_url}; body={{\"error\":\"invalid_grant\"}}"
+            "OAuth refresh failed for anthropic: Anthropic token refresh request failed. url={token_url}; details=Error: HTTP request failed. status=400; url={token_url}; body={{\"error\":\"invalid_grant\"}}"
         )
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), stored(1));
@@ -136,7 +140,7 @@ async fn a_request_refreshes_first_and_sends_the_new_bearer_token() {
         .unwrap();
     let mut registry = ModelRegistry::load(dir.path());
     assert!(registry.error().is_none(), "{:?}", registry.error());
-    registry.set_anthropic_oauth(AnthropicOAuth { token_url: format!("{url}/token"), ..Default::default() });
+    registry.set_oauth_endpoints(Endpoints::local(&url));
     assert!(registry.needs_oauth_refresh("anthropic"));
     let model = registry.get_available().into_iter().find(|m| m.provider == "anthropic").unwrap().clone();
     let stream_fn: StreamFn = registry.stream_fn();
