@@ -44,8 +44,12 @@ impl LoginTerminal for Terminal {
 
 fn xai_server(token: &'static str) -> Server {
     Server::start(move |req, _| match req.path.as_str() {
-        "/auth.x.ai/oauth2/device/code" => (200, json!({"device_code": "d", "user_code": "XAI-CODE",
-            "verification_uri": "https://accounts.x.ai/device", "interval": 1, "expires_in": 60}).to_string()),
+        "/auth.x.ai/oauth2/device/code" => (
+            200,
+            json!({"device_code": "d", "user_code": "XAI-CODE",
+            "verification_uri": "https://accounts.x.ai/device", "interval": 1, "expires_in": 60})
+            .to_string(),
+        ),
         _ if token.is_empty() => (400, json!({"error": "access_denied"}).to_string()),
         _ => (200, json!({"access_token": token, "refresh_token": "xr", "expires_in": 3600}).to_string()),
     })
@@ -92,7 +96,8 @@ async fn a_denied_login_reports_it_and_stores_nothing() {
 
 #[tokio::test]
 async fn the_browser_sign_in_names_the_skipped_method_and_no_browser_picks_it() {
-    let server = Server::start(|_, _| (200, json!({"access_token": "a", "refresh_token": "r", "expires_in": 60}).to_string()));
+    let server =
+        Server::start(|_, _| (200, json!({"access_token": "a", "refresh_token": "r", "expires_in": 60}).to_string()));
     let dir = tempfile::tempdir().unwrap();
     let auth = AuthStorage::create(dir.path().join("auth.json"));
     let logins = builtin_login_registry(&Endpoints::local(&server.origin), &LoginOptions::default());
@@ -103,7 +108,11 @@ async fn the_browser_sign_in_names_the_skipped_method_and_no_browser_picks_it() 
     assert_eq!(code, 0, "{:?}", terminal.err.lock().unwrap());
     let out = terminal.out.lock().unwrap().clone();
     assert_eq!(out[0], "Select Anthropic login method: Copy code login (headless)");
-    assert!(out[1].starts_with("Open this URL to sign in:\n  https://claude.ai/oauth/authorize?code=true&"), "{}", out[1]);
+    assert!(
+        out[1].starts_with("Open this URL to sign in:\n  https://claude.ai/oauth/authorize?code=true&"),
+        "{}",
+        out[1]
+    );
     assert!(out[1].contains("redirect_uri=https%3A%2F%2Fplatform.claude.com%2Foauth%2Fcode%2Fcallback"));
     assert_eq!(out[2], "Complete login in your browser, then copy the code Anthropic shows and paste it here.");
     assert_eq!(out[3], "Paste the code Anthropic shows after you sign in: (code#state): ");
@@ -116,7 +125,10 @@ async fn the_browser_sign_in_names_the_skipped_method_and_no_browser_picks_it() 
     let code = run_oauth_login(login, "Anthropic", true, &auth, &terminal).await;
     assert_eq!(code, 1);
     let out = terminal.out.lock().unwrap().clone();
-    assert_eq!(out[1], "Complete login in your browser. If the browser is on another machine, paste the final redirect URL here.");
+    assert_eq!(
+        out[1],
+        "Complete login in your browser. If the browser is on another machine, paste the final redirect URL here."
+    );
     assert_eq!(out[2], "To use \"Copy code login (headless)\" instead, run \"pi auth login anthropic --no-browser\"");
     assert_eq!(terminal.opened.lock().unwrap().len(), 1);
     assert_eq!(*terminal.err.lock().unwrap(), ["Login cancelled."]);

@@ -36,7 +36,9 @@ fn device_code_event(script: &Scripted) -> (String, String) {
         .unwrap()
         .iter()
         .find_map(|e| match e {
-            AuthEvent::DeviceCode { user_code, verification_uri, .. } => Some((user_code.clone(), verification_uri.clone())),
+            AuthEvent::DeviceCode { user_code, verification_uri, .. } => {
+                Some((user_code.clone(), verification_uri.clone()))
+            }
             _ => None,
         })
         .expect("a device code was shown")
@@ -75,7 +77,9 @@ async fn anthropic_browser_login_exchanges_the_callback_code_with_pkce() {
     assert_eq!(body["redirect_uri"].as_str(), param(&url, "redirect_uri").as_deref());
     assert_eq!(token.header("content-type"), Some("application/json"));
     let prompts = script.prompts.lock().unwrap();
-    assert!(matches!(&prompts[1], AuthPrompt::ManualCode { message, .. } if message == "Complete login in your browser, or paste the authorization code / redirect URL here:"));
+    assert!(
+        matches!(&prompts[1], AuthPrompt::ManualCode { message, .. } if message == "Complete login in your browser, or paste the authorization code / redirect URL here:")
+    );
 }
 
 #[tokio::test]
@@ -194,7 +198,10 @@ async fn copilot_enterprise_device_login_honours_slow_down_and_derives_the_proxy
     let flow = GitHubCopilotOAuth::new(Endpoints::local(&server.origin));
     let script = Scripted::new(vec![text("https://ghe.example.com/")], None);
     let credential = login(&flow, &script).await.unwrap();
-    assert_eq!(keys(credential.as_json()), ["type", "refresh", "access", "expires", "enterpriseUrl", "availableModelIds"]);
+    assert_eq!(
+        keys(credential.as_json()),
+        ["type", "refresh", "access", "expires", "enterpriseUrl", "availableModelIds"]
+    );
     assert_eq!(credential.refresh(), Some("ghu_github"));
     assert_eq!(credential.expires(), Some(4_000_000_000_000.0 - 300_000.0));
     assert_eq!(credential.get("enterpriseUrl"), Some(&json!("ghe.example.com")));
@@ -293,7 +300,12 @@ async fn meta_login_mints_an_api_key_from_the_identity_token() {
     let credential = login(&flow, &script).await.unwrap();
     assert_eq!(keys(credential.as_json()), ["type", "refresh", "access", "expires"]);
     assert_eq!((credential.access(), credential.refresh()), (Some("meta-key"), Some("identity")));
-    let progress = script.events.lock().unwrap().iter().any(|e| matches!(e, AuthEvent::Progress { message } if message == "Enabling Meta Model API access..."));
+    let progress = script
+        .events
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|e| matches!(e, AuthEvent::Progress { message } if message == "Enabling Meta Model API access..."));
     assert!(progress);
 }
 
@@ -309,7 +321,12 @@ async fn openrouter_exchanges_the_code_for_a_permanent_key_in_the_callback() {
     let (browser, pages) = redirecting_browser(|_| "code=or-code".into());
     let script = Scripted::new(vec![Answer::Wait], Some(browser));
     let credential = login(&flow, &script).await.unwrap();
-    assert_eq!(credential.as_json(), json!({"type": "oauth", "access": "sk-or-v1-key", "refresh": "", "expires": 9_007_199_254_740_991u64}).as_object().unwrap());
+    assert_eq!(
+        credential.as_json(),
+        json!({"type": "oauth", "access": "sk-or-v1-key", "refresh": "", "expires": 9_007_199_254_740_991u64})
+            .as_object()
+            .unwrap()
+    );
     assert_eq!(*pages.lock().unwrap(), [200]);
     assert_eq!(flow.refresh(&credential).await.unwrap(), credential);
 }
@@ -323,7 +340,9 @@ async fn radius_device_login_and_refresh_against_the_gateway() {
             let polls = before.iter().filter(|s| s.path == req.path).count();
             match polls {
                 0 => (400, json!({"error": "authorization_pending"}).to_string()),
-                _ => ok(json!({"access_token": "rad-a", "refresh_token": "rad-r", "expires_in": 3600, "scope": "gateway offline_access"})),
+                _ => ok(
+                    json!({"access_token": "rad-a", "refresh_token": "rad-r", "expires_in": 3600, "scope": "gateway offline_access"}),
+                ),
             }
         }
         other => panic!("unexpected {other}"),
@@ -332,7 +351,9 @@ async fn radius_device_login_and_refresh_against_the_gateway() {
     let script = Scripted::new(vec![text("device-code")], None);
     let credential = login(&flow, &script).await.unwrap();
     assert_eq!(keys(credential.as_json()), ["type", "access", "refresh", "expires", "scope"]);
-    assert!(matches!(&script.prompts.lock().unwrap()[0], AuthPrompt::Select { message, .. } if message == "Sign in to Radius:"));
+    assert!(
+        matches!(&script.prompts.lock().unwrap()[0], AuthPrompt::Select { message, .. } if message == "Sign in to Radius:")
+    );
     let next = flow.refresh(&credential).await.unwrap();
     assert_eq!(next.access(), Some("rad-a"));
     let refresh = server.requests("/radius.pi.dev/v1/oauth/token").pop().unwrap();
@@ -350,7 +371,8 @@ async fn chatgpt_sign_in_uses_the_issued_client_id_and_requires_the_direct_scope
             "scope": "openid chatgpt.tokens.use.direct"}))
     });
     let flow = OpenAIChatGPTOAuth::new(Endpoints::local(&server.origin));
-    let (browser, pages) = redirecting_browser(|url| format!("code=c&state={}&client_id=issued-client", param(url, "state").unwrap()));
+    let (browser, pages) =
+        redirecting_browser(|url| format!("code=c&state={}&client_id=issued-client", param(url, "state").unwrap()));
     let script = Scripted::new(vec![Answer::Wait], Some(browser));
     let credential = login(&flow, &script).await.unwrap();
     assert_eq!(keys(credential.as_json()), ["type", "access", "refresh", "expires", "clientId", "scopes"]);
@@ -360,7 +382,10 @@ async fn chatgpt_sign_in_uses_the_issued_client_id_and_requires_the_direct_scope
         AuthEvent::AuthUrl { url, .. } => Some(url.clone()),
         _ => None,
     });
-    assert_eq!(param(&url.unwrap(), "ext_agent_host_id").as_deref(), Some("urn:uuid:0b3c0a4e-8f3a-4c55-9a52-2f3c1d9e7a10"));
+    assert_eq!(
+        param(&url.unwrap(), "ext_agent_host_id").as_deref(),
+        Some("urn:uuid:0b3c0a4e-8f3a-4c55-9a52-2f3c1d9e7a10")
+    );
     let no_device = flow.login(&Scripted::new(vec![], None), &LoginOptions::default()).await.unwrap_err();
     assert_eq!(no_device.to_string(), "Sign in with ChatGPT requires a device ID (UUID) for this installation");
 }
@@ -369,7 +394,10 @@ async fn chatgpt_sign_in_uses_the_issued_client_id_and_requires_the_direct_scope
 fn every_oauth_provider_of_the_reference_has_a_flow() {
     let logins = pi_coding_agent::auth::logins::builtin_logins();
     let oauth: Vec<&str> = logins.iter().filter(|(_, i)| i.oauth.is_some()).map(|(id, _)| id.as_str()).collect();
-    assert_eq!(oauth, ["anthropic", "github-copilot", "kimi-coding", "meta", "openai", "openai-codex", "openrouter", "radius", "xai"]);
+    assert_eq!(
+        oauth,
+        ["anthropic", "github-copilot", "kimi-coding", "meta", "openai", "openai-codex", "openrouter", "radius", "xai"]
+    );
     let endpoints = Endpoints::default();
     for id in oauth {
         let flow = pi_coding_agent::auth::oauth::builtin_flow(id, &endpoints).unwrap_or_else(|| panic!("{id}"));

@@ -254,7 +254,8 @@ async fn a_reference_written_oauth_credential_is_refreshed_here_and_read_back_by
     let fresh = auth.refresh_oauth_with("anthropic", &flow, RefreshWhen::ExpiresSoon).await.unwrap().unwrap();
     let body: Value = serde_json::from_str(&seen.lock().unwrap()[0].2).unwrap();
     assert_eq!(body["refresh_token"], "sk-ant-ort01-refresh");
-    let read: Value = serde_json::from_str(&run(&["read", path.to_str().unwrap(), "anthropic", "github-copilot"])).unwrap();
+    let read: Value =
+        serde_json::from_str(&run(&["read", path.to_str().unwrap(), "anthropic", "github-copilot"])).unwrap();
     assert_eq!(read["anthropic"], Value::Object(fresh.into_json()));
     assert_eq!(read["github-copilot"]["enterpriseUrl"], "ghe.example.com");
 }

@@ -178,7 +178,8 @@ impl LoginRegistry {
     /// Adds `provider`, replacing one with the same id and kind.
     pub fn register(&self, provider: Arc<dyn LoginProvider>) {
         let mut providers = self.providers.write().unwrap_or_else(|e| e.into_inner());
-        let same = |p: &Arc<dyn LoginProvider>| p.provider_id() == provider.provider_id() && p.kind() == provider.kind();
+        let same =
+            |p: &Arc<dyn LoginProvider>| p.provider_id() == provider.provider_id() && p.kind() == provider.kind();
         match providers.iter_mut().find(|p| same(p)) {
             Some(slot) => *slot = provider,
             None => providers.push(provider),

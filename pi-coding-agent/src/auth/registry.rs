@@ -294,7 +294,11 @@ impl ModelRegistry {
                     return fail(e.to_string()).boxed();
                 }
                 let used = registry.oauth_access(&model.provider);
-                let first = registry.models.stream_simple(&registry.with_oauth_base_url(&model), context.clone(), options.clone());
+                let first = registry.models.stream_simple(
+                    &registry.with_oauth_base_url(&model),
+                    context.clone(),
+                    options.clone(),
+                );
                 let (head, rest) = split_head(first).await;
                 if !head.iter().any(is_unauthorized) {
                     return futures::stream::iter(head).chain(rest).boxed();

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::login::{AuthEvent, AuthInteraction, AuthOption, AuthPrompt, LoginError, LoginProvider};
 use crate::auth::AuthStorage;
+use crate::auth::login::{AuthEvent, AuthInteraction, AuthOption, AuthPrompt, LoginError, LoginProvider};
 
 /// The terminal a login talks through (pi's `LoginTerminal`).
 #[async_trait]
@@ -68,7 +68,11 @@ impl LoginTerminal for ProcessTerminal {
             let _ = out.flush();
             drop(out);
             let stty = |arg: &str| {
-                std::process::Command::new("stty").arg(arg).stdin(std::process::Stdio::inherit()).status().is_ok_and(|s| s.success())
+                std::process::Command::new("stty")
+                    .arg(arg)
+                    .stdin(std::process::Stdio::inherit())
+                    .status()
+                    .is_ok_and(|s| s.success())
             };
             let quiet = stty("-echo");
             let line = read_line();
@@ -130,7 +134,9 @@ impl TerminalInteraction<'_> {
     }
 
     async fn select_method(&self, message: &str, options: &[AuthOption]) -> Result<String, LoginError> {
-        let Some((first, others)) = options.split_first() else { return self.select_in_terminal(message, options).await };
+        let Some((first, others)) = options.split_first() else {
+            return self.select_in_terminal(message, options).await;
+        };
         if self.browser {
             *self.skipped.lock().unwrap_or_else(|e| e.into_inner()) = others.iter().map(|o| o.label.clone()).collect();
             return Ok(first.id.clone());
@@ -258,7 +264,8 @@ pub fn run_process_oauth_login(
     let terminal = ProcessTerminal;
     let cwd = std::env::current_dir().unwrap_or_else(|_| agent_dir.to_path_buf());
     let settings = crate::settings::SettingsManager::create(&cwd, agent_dir);
-    let options = crate::auth::oauth::LoginOptions { device_id: settings.get_or_create_device_id().ok(), agent_name: None };
+    let options =
+        crate::auth::oauth::LoginOptions { device_id: settings.get_or_create_device_id().ok(), agent_name: None };
     let logins = crate::auth::builtin_login_registry(&crate::auth::oauth::Endpoints::from_env(), &options);
     let Some(login) = logins.get_kind(provider_id, crate::auth::LoginKind::OAuth) else {
         terminal.error(&format!("Failed to log in to {provider_name}: no account sign-in"));

@@ -8,7 +8,9 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::callback::{CallbackOptions, CallbackOrManual, CallbackServer, callback_host, wait_for_callback_or_manual_input};
+use super::callback::{
+    CallbackOptions, CallbackOrManual, CallbackServer, callback_host, wait_for_callback_or_manual_input,
+};
 use super::support::{Body, JSON_HEADERS, Pkce, credential, expires_in, form, parse_authorization_input, send};
 use super::{Endpoints, LoginOptions, OAuthFlow, OAuthRequestAuth};
 use crate::auth::Credential;
@@ -38,9 +40,10 @@ impl AnthropicOAuth {
     }
 
     async fn post(&self, body: Value, cancel: &CancellationToken) -> Result<String, String> {
-        let reply = send(&self.endpoints, "POST", TOKEN_URL, &JSON_HEADERS, Body::Json(body), Duration::from_secs(30), cancel)
-            .await
-            .map_err(|e| format!("TypeError: {e}"))?;
+        let reply =
+            send(&self.endpoints, "POST", TOKEN_URL, &JSON_HEADERS, Body::Json(body), Duration::from_secs(30), cancel)
+                .await
+                .map_err(|e| format!("TypeError: {e}"))?;
         if !reply.ok() {
             return Err(format!(
                 "Error: HTTP request failed. status={}; url={TOKEN_URL}; body={}",
@@ -51,8 +54,9 @@ impl AnthropicOAuth {
     }
 
     fn tokens(text: &str, what: &str) -> Result<Credential, String> {
-        let data: Value = serde_json::from_str(text)
-            .map_err(|e| format!("{what} returned invalid JSON. url={TOKEN_URL}; body={text}; details=SyntaxError: {e}"))?;
+        let data: Value = serde_json::from_str(text).map_err(|e| {
+            format!("{what} returned invalid JSON. url={TOKEN_URL}; body={text}; details=SyntaxError: {e}")
+        })?;
         let expires = data.get("expires_in").and_then(Value::as_f64).unwrap_or(f64::NAN);
         Ok(credential(vec![
             ("refresh", data.get("refresh_token").cloned().unwrap_or(Value::Null)),
@@ -166,7 +170,8 @@ impl AnthropicOAuth {
         if state.as_ref().is_some_and(|s| *s != pkce.verifier) {
             return Err(LoginError::Failed("OAuth state mismatch".into()));
         }
-        let code = code.filter(|c| !c.is_empty()).ok_or_else(|| LoginError::Failed("Missing authorization code".into()))?;
+        let code =
+            code.filter(|c| !c.is_empty()).ok_or_else(|| LoginError::Failed("Missing authorization code".into()))?;
         interaction.notify(AuthEvent::Progress { message: "Exchanging authorization code for tokens...".into() });
         let state = state.unwrap_or_else(|| pkce.verifier.clone());
         self.exchange(&code, &state, &pkce.verifier, COPY_CODE_REDIRECT_URI, &interaction.cancel()).await
@@ -179,12 +184,19 @@ impl OAuthFlow for AnthropicOAuth {
         "Anthropic (Claude Pro/Max)"
     }
 
-    async fn login(&self, interaction: &dyn AuthInteraction, _options: &LoginOptions) -> Result<Credential, LoginError> {
+    async fn login(
+        &self,
+        interaction: &dyn AuthInteraction,
+        _options: &LoginOptions,
+    ) -> Result<Credential, LoginError> {
         let option = |id: &str, label: &str| AuthOption { id: id.into(), label: label.into(), description: None };
         let method = interaction
             .prompt(AuthPrompt::Select {
                 message: "Select Anthropic login method:".into(),
-                options: vec![option("browser", "Browser login (default)"), option("copy_code", "Copy code login (headless)")],
+                options: vec![
+                    option("browser", "Browser login (default)"),
+                    option("copy_code", "Copy code login (headless)"),
+                ],
             })
             .await?;
         match method.as_str() {
@@ -197,9 +209,10 @@ impl OAuthFlow for AnthropicOAuth {
     async fn refresh(&self, credential: &Credential) -> Result<Credential, String> {
         let token = credential.refresh().unwrap_or_default();
         let body = json!({"grant_type": "refresh_token", "client_id": CLIENT_ID, "refresh_token": token});
-        let text = self.post(body, &CancellationToken::new()).await.map_err(|details| {
-            format!("Anthropic token refresh request failed. url={TOKEN_URL}; details={details}")
-        })?;
+        let text = self
+            .post(body, &CancellationToken::new())
+            .await
+            .map_err(|details| format!("Anthropic token refresh request failed. url={TOKEN_URL}; details={details}"))?;
         Self::tokens(&text, "Anthropic token refresh")
     }
 

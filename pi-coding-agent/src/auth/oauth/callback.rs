@@ -19,7 +19,9 @@ use super::support::{SimpleUrl, query_get, query_pairs};
 
 /// Turns the received code (and the callback's whole query) into the flow's result (an exchange,
 /// or the code itself).
-pub type Complete<T> = Arc<dyn Fn(String, Vec<(String, String)>) -> Pin<Box<dyn Future<Output = Result<T, LoginError>> + Send>> + Send + Sync>;
+pub type Complete<T> = Arc<
+    dyn Fn(String, Vec<(String, String)>) -> Pin<Box<dyn Future<Output = Result<T, LoginError>> + Send>> + Send + Sync,
+>;
 
 /// Where and how the server listens.
 #[derive(Clone, Debug)]
@@ -131,7 +133,10 @@ impl<T: Clone + Send + Sync + 'static> CallbackServer<T> {
     /// before a callback arrived, or the failure.
     pub async fn wait(&self) -> Result<Option<T>, LoginError> {
         let mut rx = self.rx.clone();
-        let outcome = rx.wait_for(Option::is_some).await.map_err(|_| LoginError::Failed("OAuth callback server closed".into()))?;
+        let outcome = rx
+            .wait_for(Option::is_some)
+            .await
+            .map_err(|_| LoginError::Failed("OAuth callback server closed".into()))?;
         match outcome.clone() {
             Some(Ok(value)) => Ok(value),
             Some(Err(message)) if message == "Login cancelled" => Err(LoginError::Cancelled),

@@ -38,7 +38,11 @@ fn normalize_domain(input: &str) -> Option<String> {
     if trimmed.is_empty() {
         return None;
     }
-    let url = if trimmed.contains("://") { SimpleUrl::parse(trimmed) } else { SimpleUrl::parse(&format!("https://{trimmed}")) };
+    let url = if trimmed.contains("://") {
+        SimpleUrl::parse(trimmed)
+    } else {
+        SimpleUrl::parse(&format!("https://{trimmed}"))
+    };
     url.map(|u| u.host().to_ascii_lowercase()).filter(|h| !h.is_empty())
 }
 
@@ -117,7 +121,12 @@ impl GitHubCopilotOAuth {
         GitHubCopilotOAuth { endpoints }
     }
 
-    async fn copilot_token(&self, github_token: &str, enterprise: Option<&str>, cancel: &CancellationToken) -> Result<Credential, String> {
+    async fn copilot_token(
+        &self,
+        github_token: &str,
+        enterprise: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<Credential, String> {
         let domain = enterprise.unwrap_or("github.com");
         let auth = format!("Bearer {github_token}");
         let mut headers = vec![("Accept", "application/json"), ("Authorization", auth.as_str())];
@@ -130,7 +139,8 @@ impl GitHubCopilotOAuth {
             return Err(fail(&reply));
         }
         let raw = reply.object().ok_or("Invalid Copilot token response")?;
-        let (Some(token), Some(expires_at)) = (str_of(&raw, "token"), raw.get("expires_at").and_then(Value::as_f64)) else {
+        let (Some(token), Some(expires_at)) = (str_of(&raw, "token"), raw.get("expires_at").and_then(Value::as_f64))
+        else {
             return Err("Invalid Copilot token response fields".into());
         };
         let mut fields = vec![
@@ -144,22 +154,41 @@ impl GitHubCopilotOAuth {
         Ok(credential(fields))
     }
 
-    async fn models(&self, token: &str, enterprise: Option<&str>, cancel: &CancellationToken) -> Result<Catalog, String> {
+    async fn models(
+        &self,
+        token: &str,
+        enterprise: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<Catalog, String> {
         let base = copilot_base_url(token, enterprise);
         let auth = format!("Bearer {token}");
         let mut headers = vec![("Accept", "application/json"), ("Authorization", auth.as_str())];
         headers.extend(COPILOT_HEADERS);
         headers.push(("X-GitHub-Api-Version", COPILOT_API_VERSION));
-        let reply = send(&self.endpoints, "GET", &format!("{base}/models"), &headers, Body::None, Duration::from_secs(5), cancel)
-            .await
-            .map_err(|e| e.to_string())?;
+        let reply = send(
+            &self.endpoints,
+            "GET",
+            &format!("{base}/models"),
+            &headers,
+            Body::None,
+            Duration::from_secs(5),
+            cancel,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
         if !reply.ok() {
             return Err(fail(&reply));
         }
         parse_catalog(reply.object(), base == INDIVIDUAL)
     }
 
-    async fn enable(&self, token: &str, ids: &[String], enterprise: Option<&str>, cancel: &CancellationToken) -> Vec<String> {
+    async fn enable(
+        &self,
+        token: &str,
+        ids: &[String],
+        enterprise: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Vec<String> {
         let base = copilot_base_url(token, enterprise);
         let auth = format!("Bearer {token}");
         let mut enabled = Vec::new();
@@ -178,8 +207,16 @@ impl GitHubCopilotOAuth {
         enabled
     }
 
-    async fn start_device(&self, domain: &str, cancel: &CancellationToken) -> Result<(String, String, String, Option<f64>, f64), LoginError> {
-        let headers = [("Accept", "application/json"), ("Content-Type", "application/x-www-form-urlencoded"), ("User-Agent", USER_AGENT)];
+    async fn start_device(
+        &self,
+        domain: &str,
+        cancel: &CancellationToken,
+    ) -> Result<(String, String, String, Option<f64>, f64), LoginError> {
+        let headers = [
+            ("Accept", "application/json"),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+            ("User-Agent", USER_AGENT),
+        ];
         let body = Body::Form(form(&[("client_id", CLIENT_ID), ("scope", "read:user")]));
         let url = format!("https://{domain}/login/device/code");
         let reply = send(&self.endpoints, "POST", &url, &headers, body, Duration::from_secs(60), cancel).await?;
@@ -188,7 +225,12 @@ impl GitHubCopilotOAuth {
         }
         let data = reply.object().ok_or_else(|| LoginError::Failed("Invalid device code response".into()))?;
         let interval = data.get("interval");
-        let fields = (str_of(&data, "device_code"), str_of(&data, "user_code"), str_of(&data, "verification_uri"), data.get("expires_in").and_then(Value::as_f64));
+        let fields = (
+            str_of(&data, "device_code"),
+            str_of(&data, "user_code"),
+            str_of(&data, "verification_uri"),
+            data.get("expires_in").and_then(Value::as_f64),
+        );
         let (Some(device), Some(user), Some(_), Some(expires)) = fields else {
             return Err(LoginError::Failed("Invalid device code response fields".into()));
         };
@@ -207,12 +249,17 @@ fn access_token_status(reply: &Reply) -> Result<PollStatus<String>, LoginError> 
     }
     let raw = reply.object();
     Ok(match raw {
-        Some(r) if str_of(&r, "access_token").is_some() => PollStatus::Complete(str_of(&r, "access_token").unwrap_or_default().to_owned()),
+        Some(r) if str_of(&r, "access_token").is_some() => {
+            PollStatus::Complete(str_of(&r, "access_token").unwrap_or_default().to_owned())
+        }
         Some(r) if str_of(&r, "error").is_some() => match str_of(&r, "error").unwrap_or_default() {
             "authorization_pending" => PollStatus::Pending,
             "slow_down" => PollStatus::SlowDown(r.get("interval").and_then(Value::as_f64)),
             error => {
-                let suffix = str_of(&r, "error_description").filter(|d| !d.is_empty()).map(|d| format!(": {d}")).unwrap_or_default();
+                let suffix = str_of(&r, "error_description")
+                    .filter(|d| !d.is_empty())
+                    .map(|d| format!(": {d}"))
+                    .unwrap_or_default();
                 PollStatus::Failed(format!("Device flow failed: {error}{suffix}"))
             }
         },
@@ -226,7 +273,11 @@ impl OAuthFlow for GitHubCopilotOAuth {
         "GitHub Copilot"
     }
 
-    async fn login(&self, interaction: &dyn AuthInteraction, _options: &LoginOptions) -> Result<Credential, LoginError> {
+    async fn login(
+        &self,
+        interaction: &dyn AuthInteraction,
+        _options: &LoginOptions,
+    ) -> Result<Credential, LoginError> {
         let input = interaction
             .prompt(AuthPrompt::Text {
                 message: "GitHub Enterprise URL/domain (blank for github.com)".into(),
@@ -242,7 +293,8 @@ impl OAuthFlow for GitHubCopilotOAuth {
             return Err(LoginError::Failed("Invalid GitHub Enterprise URL/domain".into()));
         }
         let domain = enterprise.clone().unwrap_or_else(|| "github.com".into());
-        let (device_code, user_code, verification_uri, interval, expires_in) = self.start_device(&domain, &cancel).await?;
+        let (device_code, user_code, verification_uri, interval, expires_in) =
+            self.start_device(&domain, &cancel).await?;
         interaction.notify(AuthEvent::DeviceCode {
             user_code,
             verification_uri,
@@ -251,20 +303,35 @@ impl OAuthFlow for GitHubCopilotOAuth {
             interval_seconds: interval.map(|i| i as u64),
             expires_in_seconds: Some(expires_in as u64),
         });
-        let options = PollOptions { interval_seconds: interval, expires_in_seconds: Some(expires_in), wait_before_first_poll: true };
+        let options = PollOptions {
+            interval_seconds: interval,
+            expires_in_seconds: Some(expires_in),
+            wait_before_first_poll: true,
+        };
         let url = format!("https://{domain}/login/oauth/access_token");
-        let body = form(&[("client_id", CLIENT_ID), ("device_code", &device_code), ("grant_type", "urn:ietf:params:oauth:grant-type:device_code")]);
+        let body = form(&[
+            ("client_id", CLIENT_ID),
+            ("device_code", &device_code),
+            ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
+        ]);
         let github_token = poll_device_code(options, &cancel, || {
             let (url, body, cancel) = (url.clone(), body.clone(), cancel.clone());
             async move {
-                let headers = [("Accept", "application/json"), ("Content-Type", "application/x-www-form-urlencoded"), ("User-Agent", USER_AGENT)];
-                let reply = send(&self.endpoints, "POST", &url, &headers, Body::Form(body), Duration::from_secs(60), &cancel).await?;
+                let headers = [
+                    ("Accept", "application/json"),
+                    ("Content-Type", "application/x-www-form-urlencoded"),
+                    ("User-Agent", USER_AGENT),
+                ];
+                let reply =
+                    send(&self.endpoints, "POST", &url, &headers, Body::Form(body), Duration::from_secs(60), &cancel)
+                        .await?;
                 access_token_status(&reply)
             }
         })
         .await?;
         let enterprise = enterprise.as_deref();
-        let mut credential = self.copilot_token(&github_token, enterprise, &cancel).await.map_err(LoginError::Failed)?;
+        let mut credential =
+            self.copilot_token(&github_token, enterprise, &cancel).await.map_err(LoginError::Failed)?;
         let access = credential.access().unwrap_or_default().to_owned();
         let catalog = self.models(&access, enterprise, &cancel).await.map_err(LoginError::Failed)?;
         let mut enabled = Vec::new();
@@ -285,7 +352,8 @@ impl OAuthFlow for GitHubCopilotOAuth {
     async fn refresh(&self, credential: &Credential) -> Result<Credential, String> {
         let enterprise = enterprise_of(credential);
         let cancel = CancellationToken::new();
-        let mut next = self.copilot_token(credential.refresh().unwrap_or_default(), enterprise.as_deref(), &cancel).await?;
+        let mut next =
+            self.copilot_token(credential.refresh().unwrap_or_default(), enterprise.as_deref(), &cancel).await?;
         let access = next.access().unwrap_or_default().to_owned();
         let catalog = self.models(&access, enterprise.as_deref(), &cancel).await?;
         next.set("availableModelIds", Value::from(catalog.available));

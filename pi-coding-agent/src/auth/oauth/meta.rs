@@ -9,7 +9,9 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::device::{PollOptions, PollStatus, poll_device_code};
-use super::support::{Body, FORM_HEADERS, Reply, credential, form, js_json, now, positive, send, str_of, trusted_http_url};
+use super::support::{
+    Body, FORM_HEADERS, Reply, credential, form, js_json, now, positive, send, str_of, trusted_http_url,
+};
 use super::{Endpoints, LoginOptions, OAuthFlow, OAuthRequestAuth};
 use crate::auth::Credential;
 use crate::auth::login::{AuthEvent, AuthInteraction, LoginError};
@@ -46,7 +48,11 @@ fn poll_status(reply: &Reply) -> PollStatus<String> {
         Some("slow_down") => PollStatus::SlowDown(json.as_ref().and_then(|j| positive(j, "interval"))),
         Some("access_denied") => PollStatus::Failed("Meta login was denied.".into()),
         Some("expired_token") => PollStatus::Failed("Meta device authorization expired. Please restart login.".into()),
-        _ => PollStatus::Failed(format!("Meta device token request failed with status {}{}", reply.status, detail(json.as_ref()))),
+        _ => PollStatus::Failed(format!(
+            "Meta device token request failed with status {}{}",
+            reply.status,
+            detail(json.as_ref())
+        )),
     }
 }
 
@@ -58,20 +64,40 @@ impl MetaOAuth {
 
     async fn mint(&self, identity: &str, cancel: &CancellationToken) -> Result<Credential, String> {
         let auth = format!("Bearer {identity}");
-        let headers = [("Accept", "application/json"), ("Authorization", auth.as_str()), ("Content-Type", "application/json"), ("x-api-version", "1.0.0")];
-        let reply = send(&self.endpoints, "POST", API_KEY_MINT_URL, &headers, Body::Json(Value::Object(Map::new())), REQUEST_TIMEOUT, cancel)
-            .await
-            .map_err(|e| e.to_string())?;
+        let headers = [
+            ("Accept", "application/json"),
+            ("Authorization", auth.as_str()),
+            ("Content-Type", "application/json"),
+            ("x-api-version", "1.0.0"),
+        ];
+        let reply = send(
+            &self.endpoints,
+            "POST",
+            API_KEY_MINT_URL,
+            &headers,
+            Body::Json(Value::Object(Map::new())),
+            REQUEST_TIMEOUT,
+            cancel,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
         let json = reply.object();
         if reply.status == 401 || reply.status == 403 {
-            return Err(format!("Meta session expired (status {}). Run `/login meta` to sign in again.{}", reply.status, detail(json.as_ref())));
+            return Err(format!(
+                "Meta session expired (status {}). Run `/login meta` to sign in again.{}",
+                reply.status,
+                detail(json.as_ref())
+            ));
         }
         if !reply.ok() {
             return Err(format!("Meta API key mint failed with status {}{}", reply.status, detail(json.as_ref())));
         }
         let Some(key) = json.as_ref().and_then(|j| str_of(j, "api_key")).filter(|k| !k.is_empty()) else {
             let action = trusted_http_url(json.as_ref().and_then(|j| j.get("action_url")));
-            return Err(format!("Meta did not issue an API key.{}", action.map(|a| format!(" Complete setup at {a}")).unwrap_or_default()));
+            return Err(format!(
+                "Meta did not issue an API key.{}",
+                action.map(|a| format!(" Complete setup at {a}")).unwrap_or_default()
+            ));
         };
         Ok(credential(vec![
             ("refresh", Value::from(identity)),
@@ -80,19 +106,37 @@ impl MetaOAuth {
         ]))
     }
 
-    async fn run(&self, interaction: &dyn AuthInteraction, cancel: &CancellationToken) -> Result<Credential, LoginError> {
+    async fn run(
+        &self,
+        interaction: &dyn AuthInteraction,
+        cancel: &CancellationToken,
+    ) -> Result<Credential, LoginError> {
         let body = Body::Form(form(&[("client_id", CLIENT_ID)]));
-        let reply = send(&self.endpoints, "POST", DEVICE_AUTHORIZATION_URL, &FORM_HEADERS, body, REQUEST_TIMEOUT, cancel).await?;
+        let reply =
+            send(&self.endpoints, "POST", DEVICE_AUTHORIZATION_URL, &FORM_HEADERS, body, REQUEST_TIMEOUT, cancel)
+                .await?;
         let json = reply.object();
         if !reply.ok() {
-            return Err(LoginError::Failed(format!("Meta device authorization failed with status {}{}", reply.status, detail(json.as_ref()))));
+            return Err(LoginError::Failed(format!(
+                "Meta device authorization failed with status {}{}",
+                reply.status,
+                detail(json.as_ref())
+            )));
         }
         let parsed = json.as_ref().and_then(|j| {
-            let uri = trusted_http_url(j.get("verification_uri_complete")).or_else(|| trusted_http_url(j.get("verification_uri")))?;
-            Some((str_of(j, "device_code").filter(|s| !s.is_empty())?.to_owned(), str_of(j, "user_code").filter(|s| !s.is_empty())?.to_owned(), uri))
+            let uri = trusted_http_url(j.get("verification_uri_complete"))
+                .or_else(|| trusted_http_url(j.get("verification_uri")))?;
+            Some((
+                str_of(j, "device_code").filter(|s| !s.is_empty())?.to_owned(),
+                str_of(j, "user_code").filter(|s| !s.is_empty())?.to_owned(),
+                uri,
+            ))
         });
         let Some((device_code, user_code, uri)) = parsed else {
-            return Err(LoginError::Failed(format!("Invalid Meta device authorization response: {}", js_json(json.as_ref()))));
+            return Err(LoginError::Failed(format!(
+                "Invalid Meta device authorization response: {}",
+                js_json(json.as_ref())
+            )));
         };
         let j = json.unwrap_or_default();
         let (interval, expires) = (positive(&j, "interval"), positive(&j, "expires_in"));
@@ -104,12 +148,26 @@ impl MetaOAuth {
             interval_seconds: interval.map(|i| i as u64),
             expires_in_seconds: expires.map(|e| e as u64),
         });
-        let options = PollOptions { interval_seconds: interval, expires_in_seconds: expires, wait_before_first_poll: true };
+        let options =
+            PollOptions { interval_seconds: interval, expires_in_seconds: expires, wait_before_first_poll: true };
         let identity = poll_device_code(options, cancel, || {
             let (device_code, cancel) = (device_code.clone(), cancel.clone());
             async move {
-                let fields = [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", device_code.as_str()), ("client_id", CLIENT_ID)];
-                let reply = send(&self.endpoints, "POST", DEVICE_TOKEN_URL, &FORM_HEADERS, Body::Form(form(&fields)), REQUEST_TIMEOUT, &cancel).await?;
+                let fields = [
+                    ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
+                    ("device_code", device_code.as_str()),
+                    ("client_id", CLIENT_ID),
+                ];
+                let reply = send(
+                    &self.endpoints,
+                    "POST",
+                    DEVICE_TOKEN_URL,
+                    &FORM_HEADERS,
+                    Body::Form(form(&fields)),
+                    REQUEST_TIMEOUT,
+                    &cancel,
+                )
+                .await?;
                 Ok(poll_status(&reply))
             }
         })
@@ -125,7 +183,11 @@ impl OAuthFlow for MetaOAuth {
         "Meta (Muse subscription)"
     }
 
-    async fn login(&self, interaction: &dyn AuthInteraction, _options: &LoginOptions) -> Result<Credential, LoginError> {
+    async fn login(
+        &self,
+        interaction: &dyn AuthInteraction,
+        _options: &LoginOptions,
+    ) -> Result<Credential, LoginError> {
         let cancel = interaction.cancel();
         let result = self.run(interaction, &cancel).await;
         if cancel.is_cancelled() { Err(LoginError::Cancelled) } else { result }

@@ -100,8 +100,7 @@ pub trait OAuthFlow: Send + Sync + std::fmt::Debug {
     fn name(&self) -> &str;
 
     /// Runs the sign-in through `interaction`.
-    async fn login(&self, interaction: &dyn AuthInteraction, options: &LoginOptions)
-    -> Result<Credential, LoginError>;
+    async fn login(&self, interaction: &dyn AuthInteraction, options: &LoginOptions) -> Result<Credential, LoginError>;
 
     /// Exchanges the refresh token; pi's message on failure.
     async fn refresh(&self, credential: &Credential) -> Result<Credential, String>;

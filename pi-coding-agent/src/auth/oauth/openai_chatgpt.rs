@@ -11,7 +11,9 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::callback::{CallbackOptions, CallbackServer, Complete, callback_host};
-use super::support::{Body, Pkce, SimpleUrl, base64url, credential, form, now, query_get, query_pairs, random_bytes, send, str_of};
+use super::support::{
+    Body, Pkce, SimpleUrl, base64url, credential, form, now, query_get, query_pairs, random_bytes, send, str_of,
+};
 use super::{Endpoints, LoginOptions, OAuthFlow, OAuthRequestAuth};
 use crate::auth::Credential;
 use crate::auth::login::{AuthEvent, AuthInteraction, AuthPrompt, LoginError};
@@ -27,7 +29,8 @@ const REDIRECT_URI: &str = "http://127.0.0.1:1455/auth/callback";
 const DIRECT_TOKEN_SCOPE: &str = "chatgpt.tokens.use.direct";
 const SCOPE: &str = "openid profile email offline_access resource.invoke chatgpt.tokens.use.direct";
 const EXPIRY_MARGIN_MS: f64 = 3.0 * 60.0 * 1000.0;
-const HEADERS: [(&str, &str); 2] = [("accept", "application/json"), ("content-type", "application/x-www-form-urlencoded")];
+const HEADERS: [(&str, &str); 2] =
+    [("accept", "application/json"), ("content-type", "application/x-www-form-urlencoded")];
 
 /// Sign in with ChatGPT.
 #[derive(Clone, Debug, Default)]
@@ -59,7 +62,12 @@ fn result_from_manual(input: &str, expected_state: &str) -> Result<(String, Stri
 }
 
 fn credential_from(token: &Map<String, Value>, client_id: &str) -> Result<Credential, String> {
-    let string = |f: &str| str_of(token, f).filter(|s| !s.trim().is_empty()).map(str::to_owned).ok_or_else(|| format!("OpenAI OAuth token response has invalid {f}"));
+    let string = |f: &str| {
+        str_of(token, f)
+            .filter(|s| !s.trim().is_empty())
+            .map(str::to_owned)
+            .ok_or_else(|| format!("OpenAI OAuth token response has invalid {f}"))
+    };
     let (access, refresh, scope) = (string("access_token")?, string("refresh_token")?, string("scope")?);
     let expires_in = token.get("expires_in").and_then(Value::as_f64).filter(|e| e.is_finite() && *e > 0.0);
     let expires_in = expires_in.ok_or("OpenAI OAuth token response has invalid expires_in")?;
@@ -83,9 +91,17 @@ impl OpenAIChatGPTOAuth {
     }
 
     async fn token(&self, fields: &[(&str, &str)], cancel: &CancellationToken) -> Result<Map<String, Value>, String> {
-        let reply = send(&self.endpoints, "POST", TOKEN_URL, &HEADERS, Body::Form(form(fields)), Duration::from_secs(60), cancel)
-            .await
-            .map_err(|e| e.to_string())?;
+        let reply = send(
+            &self.endpoints,
+            "POST",
+            TOKEN_URL,
+            &HEADERS,
+            Body::Form(form(fields)),
+            Duration::from_secs(60),
+            cancel,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
         if !reply.ok() {
             let body = if reply.text.is_empty() { reply.status_text.clone() } else { reply.text.clone() };
             return Err(format!("OpenAI OAuth token request failed ({}): {body}", reply.status));
@@ -93,8 +109,21 @@ impl OpenAIChatGPTOAuth {
         reply.object().ok_or_else(|| "OpenAI OAuth token response must be an object".into())
     }
 
-    async fn exchange(&self, code: &str, verifier: &str, client_id: &str, cancel: &CancellationToken) -> Result<Credential, String> {
-        let fields = [("grant_type", "authorization_code"), ("client_id", client_id), ("code", code), ("code_verifier", verifier), ("redirect_uri", REDIRECT_URI), ("resource", RESOURCE)];
+    async fn exchange(
+        &self,
+        code: &str,
+        verifier: &str,
+        client_id: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Credential, String> {
+        let fields = [
+            ("grant_type", "authorization_code"),
+            ("client_id", client_id),
+            ("code", code),
+            ("code_verifier", verifier),
+            ("redirect_uri", REDIRECT_URI),
+            ("resource", RESOURCE),
+        ];
         let token = self.token(&fields, cancel).await?;
         if str_of(&token, "id_token").is_none_or(|t| t.trim().is_empty()) {
             return Err("OpenAI OAuth token response did not contain an ID token".into());
@@ -105,7 +134,9 @@ impl OpenAIChatGPTOAuth {
 
 fn host_id(device_id: Option<&str>) -> Result<String, LoginError> {
     let valid = device_id.filter(|d| uuid::Uuid::parse_str(d).is_ok() && d.len() == 36);
-    let id = valid.ok_or_else(|| LoginError::Failed("Sign in with ChatGPT requires a device ID (UUID) for this installation".into()))?;
+    let id = valid.ok_or_else(|| {
+        LoginError::Failed("Sign in with ChatGPT requires a device ID (UUID) for this installation".into())
+    })?;
     Ok(format!("urn:uuid:{}", id.to_lowercase()))
 }
 
@@ -176,8 +207,14 @@ impl OAuthFlow for OpenAIChatGPTOAuth {
 
     async fn refresh(&self, credential: &Credential) -> Result<Credential, String> {
         let client_id = credential.get("clientId").and_then(Value::as_str).filter(|c| !c.trim().is_empty());
-        let client_id = client_id.ok_or("Stored OpenAI OAuth credential does not contain an issued client ID; reconnect ChatGPT")?;
-        let fields = [("grant_type", "refresh_token"), ("client_id", client_id), ("refresh_token", credential.refresh().unwrap_or_default()), ("resource", RESOURCE)];
+        let client_id = client_id
+            .ok_or("Stored OpenAI OAuth credential does not contain an issued client ID; reconnect ChatGPT")?;
+        let fields = [
+            ("grant_type", "refresh_token"),
+            ("client_id", client_id),
+            ("refresh_token", credential.refresh().unwrap_or_default()),
+            ("resource", RESOURCE),
+        ];
         let token = self.token(&fields, &CancellationToken::new()).await?;
         credential_from(&token, client_id)
     }

@@ -9,9 +9,13 @@ use base64::Engine;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::callback::{CallbackOptions, CallbackOrManual, CallbackServer, callback_host, wait_for_callback_or_manual_input};
+use super::callback::{
+    CallbackOptions, CallbackOrManual, CallbackServer, callback_host, wait_for_callback_or_manual_input,
+};
 use super::device::{PollOptions, PollStatus, poll_device_code};
-use super::support::{Body, Pkce, Reply, credential, form, js_json, now, parse_authorization_input, random_bytes, send, str_of};
+use super::support::{
+    Body, Pkce, Reply, credential, form, js_json, now, parse_authorization_input, random_bytes, send, str_of,
+};
 use super::{Endpoints, LoginOptions, OAuthFlow, OAuthRequestAuth};
 use crate::auth::Credential;
 use crate::auth::login::{AuthEvent, AuthInteraction, AuthOption, AuthPrompt, LoginError};
@@ -102,20 +106,25 @@ impl OpenAICodexOAuth {
             ("code_verifier", verifier),
             ("redirect_uri", redirect_uri),
         ]);
-        let reply = send(&self.endpoints, "POST", TOKEN_URL, &FORM, Body::Form(body), Duration::from_secs(60), cancel).await?;
+        let reply =
+            send(&self.endpoints, "POST", TOKEN_URL, &FORM, Body::Form(body), Duration::from_secs(60), cancel).await?;
         Self::read_tokens(&reply, "exchange").map_err(LoginError::Failed)
     }
 
     async fn login_device(&self, interaction: &dyn AuthInteraction) -> Result<Credential, LoginError> {
         let cancel = interaction.cancel();
         let body = Body::Json(json!({"client_id": CLIENT_ID}));
-        let reply = send(&self.endpoints, "POST", DEVICE_USER_CODE_URL, &JSON, body, Duration::from_secs(60), &cancel).await?;
+        let reply =
+            send(&self.endpoints, "POST", DEVICE_USER_CODE_URL, &JSON, body, Duration::from_secs(60), &cancel).await?;
         if !reply.ok() {
             if reply.status == 404 {
                 return Err(LoginError::Failed("OpenAI Codex device code login is not enabled for this server. Use browser login or verify the server URL.".into()));
             }
             let suffix = if reply.text.is_empty() { String::new() } else { format!(": {}", reply.text) };
-            return Err(LoginError::Failed(format!("OpenAI Codex device code request failed with status {}{suffix}", reply.status)));
+            return Err(LoginError::Failed(format!(
+                "OpenAI Codex device code request failed with status {}{suffix}",
+                reply.status
+            )));
         }
         let json = reply.object();
         let interval = json.as_ref().and_then(|j| match j.get("interval") {
@@ -124,9 +133,14 @@ impl OpenAICodexOAuth {
             None => None,
         });
         let (Some(j), Some(interval)) = (json.as_ref(), interval.filter(|i| i.is_finite() && *i >= 0.0)) else {
-            return Err(LoginError::Failed(format!("Invalid OpenAI Codex device code response: {}", js_json(json.as_ref()))));
+            return Err(LoginError::Failed(format!(
+                "Invalid OpenAI Codex device code response: {}",
+                js_json(json.as_ref())
+            )));
         };
-        let (Some(device_auth_id), Some(user_code)) = (str_of(j, "device_auth_id").filter(|s| !s.is_empty()), str_of(j, "user_code").filter(|s| !s.is_empty())) else {
+        let (Some(device_auth_id), Some(user_code)) =
+            (str_of(j, "device_auth_id").filter(|s| !s.is_empty()), str_of(j, "user_code").filter(|s| !s.is_empty()))
+        else {
             return Err(LoginError::Failed(format!("Invalid OpenAI Codex device code response: {}", js_json(Some(j)))));
         };
         interaction.notify(AuthEvent::DeviceCode {
@@ -138,12 +152,18 @@ impl OpenAICodexOAuth {
             expires_in_seconds: Some(DEVICE_CODE_TIMEOUT_SECONDS as u64),
         });
         let poll_body = json!({"device_auth_id": device_auth_id, "user_code": user_code});
-        let options = PollOptions { interval_seconds: Some(interval), expires_in_seconds: Some(DEVICE_CODE_TIMEOUT_SECONDS), wait_before_first_poll: false };
+        let options = PollOptions {
+            interval_seconds: Some(interval),
+            expires_in_seconds: Some(DEVICE_CODE_TIMEOUT_SECONDS),
+            wait_before_first_poll: false,
+        };
         let (code, verifier) = poll_device_code(options, &cancel, || {
             let body = Body::Json(poll_body.clone());
             let cancel = cancel.clone();
             async move {
-                let reply = send(&self.endpoints, "POST", DEVICE_TOKEN_URL, &JSON, body, Duration::from_secs(60), &cancel).await?;
+                let reply =
+                    send(&self.endpoints, "POST", DEVICE_TOKEN_URL, &JSON, body, Duration::from_secs(60), &cancel)
+                        .await?;
                 Ok(device_poll_status(&reply))
             }
         })
@@ -151,7 +171,11 @@ impl OpenAICodexOAuth {
         self.exchange(&code, &verifier, DEVICE_REDIRECT_URI, &cancel).await
     }
 
-    async fn login_browser(&self, interaction: &dyn AuthInteraction, options: &LoginOptions) -> Result<Credential, LoginError> {
+    async fn login_browser(
+        &self,
+        interaction: &dyn AuthInteraction,
+        options: &LoginOptions,
+    ) -> Result<Credential, LoginError> {
         let pkce = Pkce::generate();
         let state: String = random_bytes(16).iter().map(|b| format!("{b:02x}")).collect();
         let originator = options.agent_name.clone().unwrap_or_else(|| "pi".into());
@@ -180,7 +204,10 @@ impl OpenAICodexOAuth {
         };
         let complete = super::callback::code_only();
         let callback = CallbackServer::start(callback_options, complete, &cancel).await.ok();
-        interaction.notify(AuthEvent::AuthUrl { url, instructions: Some("A browser window should open. Complete login to finish.".into()) });
+        interaction.notify(AuthEvent::AuthUrl {
+            url,
+            instructions: Some("A browser window should open. Complete login to finish.".into()),
+        });
         let result = async {
             let got = wait_for_callback_or_manual_input(
                 interaction,
@@ -199,7 +226,9 @@ impl OpenAICodexOAuth {
                     code
                 }
             };
-            let code = code.filter(|c| !c.is_empty()).ok_or_else(|| LoginError::Failed("Missing authorization code".into()))?;
+            let code = code
+                .filter(|c| !c.is_empty())
+                .ok_or_else(|| LoginError::Failed("Missing authorization code".into()))?;
             self.exchange(&code, &pkce.verifier, REDIRECT_URI, &cancel).await
         }
         .await;
@@ -214,11 +243,17 @@ fn device_poll_status(reply: &Reply) -> PollStatus<(String, String)> {
     if reply.ok() {
         let json = reply.object();
         let pair = json.as_ref().and_then(|j| {
-            Some((str_of(j, "authorization_code").filter(|s| !s.is_empty())?.to_owned(), str_of(j, "code_verifier").filter(|s| !s.is_empty())?.to_owned()))
+            Some((
+                str_of(j, "authorization_code").filter(|s| !s.is_empty())?.to_owned(),
+                str_of(j, "code_verifier").filter(|s| !s.is_empty())?.to_owned(),
+            ))
         });
         return match pair {
             Some(pair) => PollStatus::Complete(pair),
-            None => PollStatus::Failed(format!("Invalid OpenAI Codex device auth token response: {}", js_json(json.as_ref()))),
+            None => PollStatus::Failed(format!(
+                "Invalid OpenAI Codex device auth token response: {}",
+                js_json(json.as_ref())
+            )),
         };
     }
     if reply.status == 403 || reply.status == 404 {
@@ -251,7 +286,10 @@ impl OAuthFlow for OpenAICodexOAuth {
         let method = interaction
             .prompt(AuthPrompt::Select {
                 message: "Select OpenAI Codex login method:".into(),
-                options: vec![option("browser", "Browser login (default)"), option("device_code", "Device code login (headless)")],
+                options: vec![
+                    option("browser", "Browser login (default)"),
+                    option("device_code", "Device code login (headless)"),
+                ],
             })
             .await?;
         match method.as_str() {
@@ -262,10 +300,22 @@ impl OAuthFlow for OpenAICodexOAuth {
     }
 
     async fn refresh(&self, credential: &Credential) -> Result<Credential, String> {
-        let body = form(&[("grant_type", "refresh_token"), ("refresh_token", credential.refresh().unwrap_or_default()), ("client_id", CLIENT_ID)]);
-        let reply = send(&self.endpoints, "POST", TOKEN_URL, &FORM, Body::Form(body), Duration::from_secs(60), &CancellationToken::new())
-            .await
-            .map_err(|e| format!("OpenAI Codex token refresh error: {e}"))?;
+        let body = form(&[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", credential.refresh().unwrap_or_default()),
+            ("client_id", CLIENT_ID),
+        ]);
+        let reply = send(
+            &self.endpoints,
+            "POST",
+            TOKEN_URL,
+            &FORM,
+            Body::Form(body),
+            Duration::from_secs(60),
+            &CancellationToken::new(),
+        )
+        .await
+        .map_err(|e| format!("OpenAI Codex token refresh error: {e}"))?;
         Self::read_tokens(&reply, "refresh")
     }
 

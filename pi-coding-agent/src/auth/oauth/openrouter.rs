@@ -9,7 +9,9 @@ use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::callback::{CallbackOptions, CallbackOrManual, CallbackServer, Complete, callback_host, wait_for_callback_or_manual_input};
+use super::callback::{
+    CallbackOptions, CallbackOrManual, CallbackServer, Complete, callback_host, wait_for_callback_or_manual_input,
+};
 use super::support::{Body, Pkce, SendError, SimpleUrl, credential, form, query_get, query_pairs, send, str_of};
 use super::{Endpoints, LoginOptions, OAuthFlow, OAuthRequestAuth};
 use crate::auth::Credential;
@@ -50,7 +52,12 @@ fn error_detail(body: &Map<String, Value>) -> Option<String> {
     body.get("error").and_then(|e| e.get("message")).and_then(Value::as_str).map(str::to_owned)
 }
 
-async fn exchange(endpoints: &Endpoints, code: &str, verifier: &str, cancel: &CancellationToken) -> Result<Credential, LoginError> {
+async fn exchange(
+    endpoints: &Endpoints,
+    code: &str,
+    verifier: &str,
+    cancel: &CancellationToken,
+) -> Result<Credential, LoginError> {
     if cancel.is_cancelled() {
         return Err(LoginError::Cancelled);
     }
@@ -70,7 +77,10 @@ async fn exchange(endpoints: &Endpoints, code: &str, verifier: &str, cancel: &Ca
     let body = body.unwrap_or_default();
     if !reply.ok() {
         let detail = error_detail(&body).map(|d| format!(": {d}")).unwrap_or_default();
-        return Err(LoginError::Failed(format!("OpenRouter OAuth key exchange failed (HTTP {}){detail}", reply.status)));
+        return Err(LoginError::Failed(format!(
+            "OpenRouter OAuth key exchange failed (HTTP {}){detail}",
+            reply.status
+        )));
     }
     let Some(key) = str_of(&body, "key").filter(|k| !k.is_empty()) else {
         return Err(LoginError::Failed("OpenRouter OAuth response carries no \"key\"".into()));
@@ -91,7 +101,11 @@ impl OAuthFlow for OpenRouterOAuth {
         "OpenRouter OAuth"
     }
 
-    async fn login(&self, interaction: &dyn AuthInteraction, _options: &LoginOptions) -> Result<Credential, LoginError> {
+    async fn login(
+        &self,
+        interaction: &dyn AuthInteraction,
+        _options: &LoginOptions,
+    ) -> Result<Credential, LoginError> {
         let pkce = Pkce::generate();
         let cancel = interaction.cancel();
         let options = CallbackOptions {

@@ -76,10 +76,23 @@ fn token_credential(data: &Map<String, Value>) -> Credential {
     credential(fields)
 }
 
-async fn request_token(endpoints: &Endpoints, gateway: &str, body: String, cancel: &CancellationToken) -> Result<Credential, Result<OAuthAnswer, LoginError>> {
-    let reply = send(endpoints, "POST", &format!("{gateway}/v1/oauth/token"), &FORM, Body::Form(body), Duration::from_secs(60), cancel)
-        .await
-        .map_err(|e| Err(e.into()))?;
+async fn request_token(
+    endpoints: &Endpoints,
+    gateway: &str,
+    body: String,
+    cancel: &CancellationToken,
+) -> Result<Credential, Result<OAuthAnswer, LoginError>> {
+    let reply = send(
+        endpoints,
+        "POST",
+        &format!("{gateway}/v1/oauth/token"),
+        &FORM,
+        Body::Form(body),
+        Duration::from_secs(60),
+        cancel,
+    )
+    .await
+    .map_err(|e| Err(e.into()))?;
     if !reply.ok() {
         return Err(Ok(oauth_answer(&reply, "Radius OAuth token request failed")));
     }
@@ -97,15 +110,35 @@ fn flatten(e: Result<OAuthAnswer, LoginError>) -> LoginError {
 impl RadiusOAuth {
     /// The gateway at `gateway` (a scheme is added when missing), named `name` in prompts.
     pub fn new(endpoints: Endpoints, name: &str, gateway: &str) -> Self {
-        let with_scheme = if gateway.starts_with("http://") || gateway.starts_with("https://") { gateway.to_owned() } else { format!("https://{gateway}") };
+        let with_scheme = if gateway.starts_with("http://") || gateway.starts_with("https://") {
+            gateway.to_owned()
+        } else {
+            format!("https://{gateway}")
+        };
         RadiusOAuth { endpoints, name: name.to_owned(), gateway: with_scheme.trim_end_matches('/').to_owned() }
     }
 
-    async fn browser(&self, interaction: &dyn AuthInteraction, cancel: &CancellationToken) -> Result<Credential, LoginError> {
+    async fn browser(
+        &self,
+        interaction: &dyn AuthInteraction,
+        cancel: &CancellationToken,
+    ) -> Result<Credential, LoginError> {
         let gateway = &self.gateway;
-        let reply = send(&self.endpoints, "GET", &format!("{gateway}/v1/oauth"), &[("accept", "application/json")], Body::None, Duration::from_secs(60), cancel).await?;
+        let reply = send(
+            &self.endpoints,
+            "GET",
+            &format!("{gateway}/v1/oauth"),
+            &[("accept", "application/json")],
+            Body::None,
+            Duration::from_secs(60),
+            cancel,
+        )
+        .await?;
         if !reply.ok() {
-            return Err(LoginError::Failed(format!("Could not load Radius OAuth config from {gateway}: {} {}", reply.status, reply.text)));
+            return Err(LoginError::Failed(format!(
+                "Could not load Radius OAuth config from {gateway}: {} {}",
+                reply.status, reply.text
+            )));
         }
         let authorization = reply
             .object()
@@ -125,11 +158,19 @@ impl RadiusOAuth {
         ]);
         let authorize_url = format!("{}?{query}", authorization.split('?').next().unwrap_or(&authorization));
         let complete: Complete<Credential> = {
-            let (endpoints, gateway, verifier, cancel) = (self.endpoints.clone(), gateway.clone(), pkce.verifier.clone(), cancel.clone());
+            let (endpoints, gateway, verifier, cancel) =
+                (self.endpoints.clone(), gateway.clone(), pkce.verifier.clone(), cancel.clone());
             Arc::new(move |code, _| {
-                let (endpoints, gateway, verifier, cancel) = (endpoints.clone(), gateway.clone(), verifier.clone(), cancel.clone());
+                let (endpoints, gateway, verifier, cancel) =
+                    (endpoints.clone(), gateway.clone(), verifier.clone(), cancel.clone());
                 Box::pin(async move {
-                    let body = form(&[("grant_type", "authorization_code"), ("client_id", CLIENT_ID), ("redirect_uri", REDIRECT_URI), ("code", &code), ("code_verifier", &verifier)]);
+                    let body = form(&[
+                        ("grant_type", "authorization_code"),
+                        ("client_id", CLIENT_ID),
+                        ("redirect_uri", REDIRECT_URI),
+                        ("code", &code),
+                        ("code_verifier", &verifier),
+                    ]);
                     request_token(&endpoints, &gateway, body, &cancel).await.map_err(flatten)
                 })
             })
@@ -145,26 +186,44 @@ impl RadiusOAuth {
         };
         let callback = CallbackServer::start(options, complete, cancel).await?;
         interaction.notify(AuthEvent::Progress { message: format!("Listening for OAuth callback on {REDIRECT_URI}") });
-        interaction.notify(AuthEvent::AuthUrl { url: authorize_url, instructions: Some("Continue in your browser.".into()) });
+        interaction
+            .notify(AuthEvent::AuthUrl { url: authorize_url, instructions: Some("Continue in your browser.".into()) });
         let result = callback.wait().await;
         callback.close();
         result?.ok_or_else(|| LoginError::Failed("OAuth callback did not complete.".into()))
     }
 
-    async fn device(&self, interaction: &dyn AuthInteraction, cancel: &CancellationToken) -> Result<Credential, LoginError> {
+    async fn device(
+        &self,
+        interaction: &dyn AuthInteraction,
+        cancel: &CancellationToken,
+    ) -> Result<Credential, LoginError> {
         let gateway = &self.gateway;
         let body = Body::Form(form(&[("client_id", CLIENT_ID), ("scope", SCOPE)]));
-        let reply = send(&self.endpoints, "POST", &format!("{gateway}/v1/oauth/device"), &FORM, body, Duration::from_secs(60), cancel).await?;
+        let reply = send(
+            &self.endpoints,
+            "POST",
+            &format!("{gateway}/v1/oauth/device"),
+            &FORM,
+            body,
+            Duration::from_secs(60),
+            cancel,
+        )
+        .await?;
         if !reply.ok() {
             return Err(LoginError::Failed(oauth_answer(&reply, "Radius OAuth device authorization failed").message));
         }
         let data = reply.object().unwrap_or_default();
-        let truthy = |k: &str| data.get(k).is_some_and(|v| !matches!(v, Value::Null | Value::Bool(false)) && v != "" && v != 0);
+        let truthy =
+            |k: &str| data.get(k).is_some_and(|v| !matches!(v, Value::Null | Value::Bool(false)) && v != "" && v != 0);
         if !["device_code", "user_code", "verification_uri", "expires_in"].iter().all(|k| truthy(k)) {
-            return Err(LoginError::Failed("Radius OAuth device authorization response is missing required fields".into()));
+            return Err(LoginError::Failed(
+                "Radius OAuth device authorization response is missing required fields".into(),
+            ));
         }
-        let uri = trusted_http_url(data.get("verification_uri"))
-            .ok_or_else(|| LoginError::Failed("Untrusted verification_uri in Radius OAuth device authorization response".into()))?;
+        let uri = trusted_http_url(data.get("verification_uri")).ok_or_else(|| {
+            LoginError::Failed("Untrusted verification_uri in Radius OAuth device authorization response".into())
+        })?;
         let device_code = str_of(&data, "device_code").unwrap_or_default().to_owned();
         let interval = data.get("interval").and_then(Value::as_f64);
         let expires = data.get("expires_in").and_then(Value::as_f64);
@@ -176,11 +235,13 @@ impl RadiusOAuth {
             interval_seconds: interval.map(|i| i as u64),
             expires_in_seconds: expires.map(|e| e as u64),
         });
-        let options = PollOptions { interval_seconds: interval, expires_in_seconds: expires, wait_before_first_poll: false };
+        let options =
+            PollOptions { interval_seconds: interval, expires_in_seconds: expires, wait_before_first_poll: false };
         poll_device_code(options, cancel, || {
             let (device_code, cancel) = (device_code.clone(), cancel.clone());
             async move {
-                let body = form(&[("grant_type", DEVICE_GRANT), ("client_id", CLIENT_ID), ("device_code", &device_code)]);
+                let body =
+                    form(&[("grant_type", DEVICE_GRANT), ("client_id", CLIENT_ID), ("device_code", &device_code)]);
                 match request_token(&self.endpoints, &self.gateway, body, &cancel).await {
                     Ok(c) => Ok(PollStatus::Complete(c)),
                     Err(Err(e)) => Err(e),
@@ -204,7 +265,11 @@ impl OAuthFlow for RadiusOAuth {
         &self.name
     }
 
-    async fn login(&self, interaction: &dyn AuthInteraction, _options: &LoginOptions) -> Result<Credential, LoginError> {
+    async fn login(
+        &self,
+        interaction: &dyn AuthInteraction,
+        _options: &LoginOptions,
+    ) -> Result<Credential, LoginError> {
         let option = |id: &str, label: &str| AuthOption { id: id.into(), label: label.into(), description: None };
         let method = interaction
             .prompt(AuthPrompt::Select {
@@ -224,8 +289,14 @@ impl OAuthFlow for RadiusOAuth {
     }
 
     async fn refresh(&self, credential: &Credential) -> Result<Credential, String> {
-        let body = form(&[("grant_type", "refresh_token"), ("client_id", CLIENT_ID), ("refresh_token", credential.refresh().unwrap_or_default())]);
-        request_token(&self.endpoints, &self.gateway, body, &CancellationToken::new()).await.map_err(|e| flatten(e).to_string())
+        let body = form(&[
+            ("grant_type", "refresh_token"),
+            ("client_id", CLIENT_ID),
+            ("refresh_token", credential.refresh().unwrap_or_default()),
+        ]);
+        request_token(&self.endpoints, &self.gateway, body, &CancellationToken::new())
+            .await
+            .map_err(|e| flatten(e).to_string())
     }
 
     fn to_auth(&self, credential: &Credential) -> OAuthRequestAuth {

@@ -42,13 +42,19 @@ fn number(body: &Map<String, Value>, field: &str) -> Result<f64, String> {
 
 fn https_uri(raw: &str) -> Result<String, String> {
     match SimpleUrl::parse(raw) {
-        Some(u) if u.scheme == "https" => Ok(super::support::trusted_http_url(Some(&Value::from(raw))).unwrap_or_else(|| raw.to_owned())),
+        Some(u) if u.scheme == "https" => {
+            Ok(super::support::trusted_http_url(Some(&Value::from(raw))).unwrap_or_else(|| raw.to_owned()))
+        }
         _ => Err("Untrusted verification URI in xAI OAuth response".into()),
     }
 }
 
 fn failure(action: &str, reply: &FormReply) -> String {
-    let detail: Vec<&str> = [str_of(&reply.body, "error"), str_of(&reply.body, "error_description")].into_iter().flatten().filter(|s| !s.is_empty()).collect();
+    let detail: Vec<&str> = [str_of(&reply.body, "error"), str_of(&reply.body, "error_description")]
+        .into_iter()
+        .flatten()
+        .filter(|s| !s.is_empty())
+        .collect();
     let detail = if detail.is_empty() { String::new() } else { format!(": {}", detail.join(": ")) };
     format!("xAI OAuth {action} failed (HTTP {}){detail}", reply.status)
 }
@@ -73,17 +79,32 @@ impl XaiOAuth {
         XaiOAuth { endpoints }
     }
 
-    async fn post(&self, url: &str, fields: &[(&str, &str)], cancel: &CancellationToken) -> Result<FormReply, LoginError> {
-        let reply = send(&self.endpoints, "POST", url, &FORM_HEADERS, Body::Form(form(fields)), Duration::from_secs(60), cancel)
-            .await
-            .map_err(|e| match e {
-                SendError::Cancelled => LoginError::Cancelled,
-                SendError::Failed(m) => LoginError::Failed(m),
-            })?;
+    async fn post(
+        &self,
+        url: &str,
+        fields: &[(&str, &str)],
+        cancel: &CancellationToken,
+    ) -> Result<FormReply, LoginError> {
+        let reply = send(
+            &self.endpoints,
+            "POST",
+            url,
+            &FORM_HEADERS,
+            Body::Form(form(fields)),
+            Duration::from_secs(60),
+            cancel,
+        )
+        .await
+        .map_err(|e| match e {
+            SendError::Cancelled => LoginError::Cancelled,
+            SendError::Failed(m) => LoginError::Failed(m),
+        })?;
         let body = match serde_json::from_str::<Value>(&reply.text) {
             Ok(Value::Object(map)) => map,
             Ok(_) => Map::new(),
-            Err(_) => return Err(LoginError::Failed(format!("xAI OAuth returned invalid JSON (HTTP {})", reply.status))),
+            Err(_) => {
+                return Err(LoginError::Failed(format!("xAI OAuth returned invalid JSON (HTTP {})", reply.status)));
+            }
         };
         Ok(FormReply { ok: reply.ok(), status: reply.status, body })
     }
@@ -99,7 +120,9 @@ fn poll_status(reply: FormReply) -> PollStatus<Credential> {
     match str_of(&reply.body, "error") {
         Some("authorization_pending") => PollStatus::Pending,
         Some("slow_down") => PollStatus::SlowDown(reply.body.get("interval").and_then(Value::as_f64)),
-        Some("access_denied" | "authorization_denied") => PollStatus::Failed("xAI device authorization was denied".into()),
+        Some("access_denied" | "authorization_denied") => {
+            PollStatus::Failed("xAI device authorization was denied".into())
+        }
         Some("expired_token") => PollStatus::Failed("xAI device code expired".into()),
         _ => PollStatus::Failed(failure("device token polling", &reply)),
     }
@@ -111,9 +134,15 @@ impl OAuthFlow for XaiOAuth {
         "xAI (Grok/X subscription)"
     }
 
-    async fn login(&self, interaction: &dyn AuthInteraction, _options: &LoginOptions) -> Result<Credential, LoginError> {
+    async fn login(
+        &self,
+        interaction: &dyn AuthInteraction,
+        _options: &LoginOptions,
+    ) -> Result<Credential, LoginError> {
         let cancel = interaction.cancel();
-        let reply = self.post(DEVICE_CODE_URL, &[("client_id", CLIENT_ID), ("scope", SCOPE), ("referrer", "pi")], &cancel).await?;
+        let reply = self
+            .post(DEVICE_CODE_URL, &[("client_id", CLIENT_ID), ("scope", SCOPE), ("referrer", "pi")], &cancel)
+            .await?;
         if !reply.ok {
             return Err(LoginError::Failed(failure("device authorization", &reply)));
         }
@@ -125,7 +154,8 @@ impl OAuthFlow for XaiOAuth {
         };
         let device_code = required(b, "device_code").map_err(LoginError::Failed)?.to_owned();
         let user_code = required(b, "user_code").map_err(LoginError::Failed)?.to_owned();
-        let verification = https_uri(required(b, "verification_uri").map_err(LoginError::Failed)?).map_err(LoginError::Failed)?;
+        let verification =
+            https_uri(required(b, "verification_uri").map_err(LoginError::Failed)?).map_err(LoginError::Failed)?;
         let expires = number(b, "expires_in").map_err(LoginError::Failed)?;
         interaction.notify(AuthEvent::DeviceCode {
             user_code,
@@ -135,11 +165,16 @@ impl OAuthFlow for XaiOAuth {
             interval_seconds: interval.map(|i| i as u64),
             expires_in_seconds: Some(expires as u64),
         });
-        let options = PollOptions { interval_seconds: interval, expires_in_seconds: Some(expires), wait_before_first_poll: true };
+        let options =
+            PollOptions { interval_seconds: interval, expires_in_seconds: Some(expires), wait_before_first_poll: true };
         poll_device_code(options, &cancel, || {
             let (device_code, cancel) = (device_code.clone(), cancel.clone());
             async move {
-                let fields = [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("client_id", CLIENT_ID), ("device_code", device_code.as_str())];
+                let fields = [
+                    ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
+                    ("client_id", CLIENT_ID),
+                    ("device_code", device_code.as_str()),
+                ];
                 Ok(poll_status(self.post(TOKEN_URL, &fields, &cancel).await?))
             }
         })
