@@ -106,7 +106,8 @@ impl App {
                 return false;
             }
             "trust" => self.command_trust(tui),
-            "login" | "logout" | "share" | "bug" => {
+            "logout" => self.command_logout(tui),
+            "login" | "share" | "bug" => {
                 self.show_line("warning", &format!("/{name} arrives with its feature; it is not available yet"))
             }
             _ => return false,

@@ -27,6 +27,7 @@ mod import;
 mod keys;
 mod layout;
 mod live;
+mod login;
 mod reload;
 mod run;
 mod scoped_models;
