@@ -10,8 +10,12 @@ use auth_support::Server;
 use cli_support::Env;
 use serde_json::json;
 
-const SECRETS: [&str; 4] =
-    ["sk-ant-oat01-OLD-SECRET-ACCESS", "sk-ant-ort01-OLD-SECRET-REFRESH", "sk-ant-oat01-NEW-SECRET-ACCESS", "sk-ant-ort01-NEW-SECRET-REFRESH"];
+const SECRETS: [&str; 4] = [
+    "sk-ant-oat01-OLD-SECRET-ACCESS",
+    "sk-ant-ort01-OLD-SECRET-REFRESH",
+    "sk-ant-oat01-NEW-SECRET-ACCESS",
+    "sk-ant-ort01-NEW-SECRET-REFRESH",
+];
 
 fn files_under(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
@@ -68,7 +72,12 @@ fn no_token_in_a_session_file_a_log_or_an_export() {
     let export = env.run(&["--export", sessions[0].to_str().unwrap(), html.to_str().unwrap()]);
     assert!(export.status.success(), "{}", String::from_utf8_lossy(&export.stderr));
     // A second run logging to pi.log (PI_LOG unset) with the refreshed token.
-    let again = env.pi().env_remove("PI_LOG").args(["-p", "-c", "--provider", "anthropic", "--model", model, "again"]).output().unwrap();
+    let again = env
+        .pi()
+        .env_remove("PI_LOG")
+        .args(["-p", "-c", "--provider", "anthropic", "--model", model, "again"])
+        .output()
+        .unwrap();
     assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
 
     let mut files = Vec::new();

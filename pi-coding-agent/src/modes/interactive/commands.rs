@@ -107,7 +107,8 @@ impl App {
             }
             "trust" => self.command_trust(tui),
             "logout" => self.command_logout(tui),
-            "login" | "share" | "bug" => {
+            "login" => self.command_login(args),
+            "share" | "bug" => {
                 self.show_line("warning", &format!("/{name} arrives with its feature; it is not available yet"))
             }
             _ => return false,
