@@ -98,7 +98,7 @@ impl LoginProvider for OAuthLogin {
     }
 }
 
-/// A provider's API-key login: "Enter <name>" (and, for Cloudflare, its account and gateway ids,
+/// A provider's API-key login: "Enter `<name>`" (and, for Cloudflare, its account and gateway ids,
 /// stored in the credential's `env`).
 #[derive(Clone, Debug)]
 pub struct ApiKeyLogin {
