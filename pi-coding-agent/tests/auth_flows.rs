@@ -7,7 +7,7 @@ mod auth_support;
 
 use std::sync::Arc;
 
-use auth_support::{Answer, Scripted, Server, challenge_of, keys, param, redirecting_browser};
+use auth_support::{Answer, Scripted, Server, challenge_of, keys, pages_after, param, redirecting_browser};
 use pi_coding_agent::auth::login::{AuthEvent, AuthPrompt, LoginError};
 use pi_coding_agent::auth::oauth::{
     AnthropicOAuth, Endpoints, GitHubCopilotOAuth, KimiCodingOAuth, LoginOptions, MetaOAuth, OAuthFlow,
@@ -60,7 +60,7 @@ async fn anthropic_browser_login_exchanges_the_callback_code_with_pkce() {
     let now = pi_coding_agent::auth::oauth::now_ms() as f64;
     let expires = credential.expires().unwrap();
     assert!(expires > now + 50.0 * 60_000.0 && expires <= now + 55.0 * 60_000.0, "an hour less pi's five minutes");
-    assert_eq!(*pages.lock().unwrap(), [200]);
+    assert_eq!(pages_after(&pages, 1), [200]);
     let token = &server.requests("/platform.claude.com")[0];
     let body: Value = serde_json::from_str(&token.body).unwrap();
     let url = script.events.lock().unwrap().iter().find_map(|e| match e {
@@ -109,14 +109,7 @@ async fn anthropic_denied_in_the_browser_fails_with_the_providers_reason() {
     let script = Scripted::new(vec![text("browser"), Answer::Wait], Some(browser));
     let err = login(&flow, &script).await.unwrap_err();
     assert_eq!(err.to_string(), "Anthropic authorization failed: User said no");
-    // The browser gets its page before the flow fails; its thread may record it a moment later.
-    for _ in 0..500 {
-        if !pages.lock().unwrap().is_empty() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    assert_eq!(*pages.lock().unwrap(), [400]);
+    assert_eq!(pages_after(&pages, 1), [400]);
     assert!(server.requests("/").is_empty(), "no token request after a denial");
 }
 
@@ -327,7 +320,7 @@ async fn openrouter_exchanges_the_code_for_a_permanent_key_in_the_callback() {
             .as_object()
             .unwrap()
     );
-    assert_eq!(*pages.lock().unwrap(), [200]);
+    assert_eq!(pages_after(&pages, 1), [200]);
     assert_eq!(flow.refresh(&credential).await.unwrap(), credential);
 }
 
@@ -377,7 +370,7 @@ async fn chatgpt_sign_in_uses_the_issued_client_id_and_requires_the_direct_scope
     let credential = login(&flow, &script).await.unwrap();
     assert_eq!(keys(credential.as_json()), ["type", "access", "refresh", "expires", "clientId", "scopes"]);
     assert_eq!(credential.get("scopes"), Some(&json!(["openid", "chatgpt.tokens.use.direct"])));
-    assert_eq!(*pages.lock().unwrap(), [200]);
+    assert_eq!(pages_after(&pages, 1), [200]);
     let url = script.events.lock().unwrap().iter().find_map(|e| match e {
         AuthEvent::AuthUrl { url, .. } => Some(url.clone()),
         _ => None,

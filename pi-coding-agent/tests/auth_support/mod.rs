@@ -227,3 +227,15 @@ pub fn challenge_of(verifier: &str) -> String {
 pub fn keys(value: &serde_json::Map<String, serde_json::Value>) -> Vec<&str> {
     value.keys().map(String::as_str).collect()
 }
+
+/// The browser's page statuses once `n` arrived (its thread records each after reading the page,
+/// which may be a moment after the flow finished).
+pub fn pages_after(pages: &Mutex<Vec<u16>>, n: usize) -> Vec<u16> {
+    for _ in 0..1000 {
+        if pages.lock().unwrap().len() >= n {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    pages.lock().unwrap().clone()
+}
