@@ -71,6 +71,10 @@ pub type PayloadFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Opti
 /// is abandoned when the request is cancelled. [`sync_payload_hook`] wraps a plain function.
 pub type PayloadHook = Arc<dyn Fn(&Value, &Model) -> PayloadFuture + Send + Sync>;
 
+/// Whether a [`PayloadHook`] wants the body of the request about to be sent
+/// ([`StreamOptions::on_payload_wanted`]).
+pub type PayloadWanted = Arc<dyn Fn() -> bool + Send + Sync>;
+
 /// A [`PayloadHook`] from a synchronous function.
 ///
 /// ```
@@ -151,12 +155,24 @@ pub struct StreamOptions {
     pub tool_choice: Option<ToolChoice>,
     /// May replace the request body.
     pub on_payload: Option<PayloadHook>,
+    /// Whether [`StreamOptions::on_payload`] wants this request's body (asked once per request);
+    /// when it answers `false` the hook is skipped and the body is never read back as JSON. For
+    /// a hook installed for handlers that may or may not exist. `None`: always wanted.
+    pub on_payload_wanted: Option<PayloadWanted>,
     /// Sees the response status and headers.
     pub on_response: Option<ResponseHook>,
     /// Sees the status and headers of the failed response a request ends with.
     pub on_error_response: Option<ErrorResponseHook>,
     /// Sees each raw provider event.
     pub on_provider_stream_event: Option<ProviderEventHook>,
+}
+
+impl StreamOptions {
+    /// The payload hook to run for this request: [`StreamOptions::on_payload`] unless
+    /// [`StreamOptions::on_payload_wanted`] says it does not want the body.
+    pub fn active_payload_hook(&self) -> Option<&PayloadHook> {
+        self.on_payload.as_ref().filter(|_| self.on_payload_wanted.as_ref().is_none_or(|wanted| wanted()))
+    }
 }
 
 impl fmt::Debug for StreamOptions {

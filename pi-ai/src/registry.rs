@@ -85,7 +85,8 @@ fn azure_endpoint(
     resolved.base_url = crate::models::resolve_azure_base_url(&model.base_url, env)?;
     let deployment = crate::models::resolve_azure_deployment(&model.id, env);
     if deployment != model.id {
-        let user = options.on_payload.take();
+        let user = options.active_payload_hook().cloned();
+        options.on_payload_wanted = None;
         options.on_payload = Some(Arc::new(move |payload: &serde_json::Value, m: &Model| {
             let mut params = payload.clone();
             if let Some(o) = params.as_object_mut() {

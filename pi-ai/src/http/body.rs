@@ -102,7 +102,7 @@ pub(crate) async fn apply_payload_hook(
     model: &Model,
     on_replaced: impl FnOnce(&mut Value),
 ) -> Result<bytes::Bytes, String> {
-    let Some(hook) = &options.on_payload else {
+    let Some(hook) = options.active_payload_hook() else {
         return Ok(body);
     };
     let value: Value = serde_json::from_slice(&body).map_err(serialize_error)?;
@@ -164,6 +164,33 @@ mod tests {
         let body: bytes::Bytes = encode_body(map, "messages", &vec![S("x")], 0).unwrap_or_default().into();
         let out = futures::executor::block_on(apply_payload_hook(body.clone(), &options, &Model::default(), |_| {}));
         assert_eq!(out.ok(), Some(body));
+    }
+
+    #[test]
+    fn a_hook_that_does_not_want_the_body_is_skipped_without_reading_it() {
+        let called = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let seen = called.clone();
+        let hook = crate::options::sync_payload_hook(move |_, _| {
+            seen.store(true, std::sync::atomic::Ordering::SeqCst);
+            Some(json!({"replaced": 1}))
+        });
+        let wanted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let answer = wanted.clone();
+        let options = StreamOptions {
+            on_payload: Some(hook),
+            on_payload_wanted: Some(std::sync::Arc::new(move || answer.load(std::sync::atomic::Ordering::SeqCst))),
+            ..Default::default()
+        };
+        // Not JSON at all: a skipped hook never reads the body back.
+        let body = bytes::Bytes::from_static(b"not json");
+        let out = futures::executor::block_on(apply_payload_hook(body.clone(), &options, &Model::default(), |_| {}));
+        assert_eq!(out.ok(), Some(body));
+        assert!(!called.load(std::sync::atomic::Ordering::SeqCst));
+        wanted.store(true, std::sync::atomic::Ordering::SeqCst);
+        let body = bytes::Bytes::from_static(b"{}");
+        let out = futures::executor::block_on(apply_payload_hook(body, &options, &Model::default(), |_| {}));
+        assert_eq!(out.ok().as_deref(), Some(br#"{"replaced":1}"#.as_slice()));
+        assert!(called.load(std::sync::atomic::Ordering::SeqCst));
     }
 
     /// Nesting deeper than serde_json reads back.

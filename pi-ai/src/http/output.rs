@@ -142,7 +142,7 @@ async fn with_payload_hook(
     ctx: &StreamContext,
     handler: &mut impl SseHandler,
 ) -> Result<HttpRequest, String> {
-    if ctx.options.on_payload.is_none() {
+    if ctx.options.active_payload_hook().is_none() {
         return Ok(request);
     }
     let body = std::mem::take(&mut request.body);

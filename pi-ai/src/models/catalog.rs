@@ -12,13 +12,27 @@ static CATALOG: OnceLock<IndexMap<String, Vec<Model>>> = OnceLock::new();
 
 /// The whole catalog by provider id, parsed on first use.
 pub fn builtin_catalog() -> &'static IndexMap<String, Vec<Model>> {
-    CATALOG.get_or_init(|| match serde_json::from_str(include_str!("catalog.json")) {
+    CATALOG.get_or_init(parse_catalog)
+}
+
+/// The whole catalog as an owned copy, for a registry that changes it (models.json): a copy of
+/// the shared catalog when something already parsed it, else parsed anew without keeping the
+/// shared one (a one-shot run then holds the catalog once, not twice).
+pub fn builtin_catalog_owned() -> IndexMap<String, Vec<Model>> {
+    match CATALOG.get() {
+        Some(catalog) => catalog.clone(),
+        None => parse_catalog(),
+    }
+}
+
+fn parse_catalog() -> IndexMap<String, Vec<Model>> {
+    match serde_json::from_str(include_str!("catalog.json")) {
         Ok(catalog) => catalog,
         Err(error) => {
             tracing::error!(%error, "the built-in model catalog does not parse");
             IndexMap::new()
         }
-    })
+    }
 }
 
 /// A built-in model (pi's `getBuiltinModel`).

@@ -142,8 +142,8 @@ impl ModelsConfig {
                 models: Vec::new(),
                 model_overrides: object("modelOverrides")?.unwrap_or_default(),
             };
-            let builtin = !super::get_models(id).is_empty();
-            if !builtin && provider.base_url.is_none() && entry.get("models").is_some() {
+            // The catalog is consulted only when it decides something (parsing it costs a one-shot run).
+            if provider.base_url.is_none() && entry.get("models").is_some() && super::get_models(id).is_empty() {
                 let any_model_url = entry
                     .get("models")
                     .and_then(Value::as_array)

@@ -13,7 +13,8 @@ mod thinking;
 
 pub use azure::{AZURE_ENV, resolve_azure_base_url, resolve_azure_deployment};
 pub use catalog::{
-    ProviderInfo, builtin_catalog, builtin_providers, get_model, get_models, get_providers, provider_info,
+    ProviderInfo, builtin_catalog, builtin_catalog_owned, builtin_providers, get_model, get_models, get_providers,
+    provider_info,
 };
 pub use config::{ModelsConfig, ModelsConfigError, ProviderConfig};
 pub use config_value::{

@@ -92,7 +92,7 @@ impl ModelRegistry {
     /// A registry over `auth` and an optional models.json. A broken models.json leaves the
     /// built-in catalog and is kept as [`ModelRegistry::error`]; so is a broken auth.json.
     pub fn new(auth: AuthStorage, models_json: Option<&Path>) -> Self {
-        let mut catalog = pi_ai::models::builtin_catalog().clone();
+        let mut catalog = pi_ai::models::builtin_catalog_owned();
         let mut configured = HashMap::new();
         let mut error = None;
         if let Some(path) = models_json.filter(|p| p.is_file()) {
@@ -105,7 +105,7 @@ impl ModelRegistry {
                     }
                 }
                 Err(e) => {
-                    catalog = pi_ai::models::builtin_catalog().clone();
+                    catalog = pi_ai::models::builtin_catalog_owned();
                     error = Some(Arc::new(RegistryError::from(e)));
                 }
             }
@@ -171,7 +171,20 @@ impl ModelRegistry {
 
     /// The models whose provider has credentials.
     pub fn get_available(&self) -> Vec<&Model> {
-        self.models.get_models(None).into_iter().filter(|m| self.has_configured_auth(&m.provider)).collect()
+        let mut last: Option<(&str, bool)> = None;
+        self.models
+            .get_models(None)
+            .into_iter()
+            .filter(|m| match last {
+                // The catalog lists a provider's models together: one credential check each.
+                Some((provider, has)) if provider == m.provider => has,
+                _ => {
+                    let has = self.has_configured_auth(&m.provider);
+                    last = Some((&m.provider, has));
+                    has
+                }
+            })
+            .collect()
     }
 
     /// One model by provider and id.

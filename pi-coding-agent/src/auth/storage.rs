@@ -47,6 +47,8 @@ fn revision(path: &Path) -> Option<Revision> {
 struct Snapshot {
     data: Map<String, Value>,
     revision: Option<Revision>,
+    /// Whether `data` was read at all (a missing file has no revision but is read).
+    loaded: bool,
 }
 
 #[derive(Debug)]
@@ -195,7 +197,7 @@ impl AuthStorage {
         let text = serde_json::to_string_pretty(data)
             .map_err(|e| AuthError::Parse { path: self.display_path(), message: e.to_string() })?;
         write_file(path, &text).map_err(|e| self.io(e))?;
-        *lock(&self.inner.snapshot) = Snapshot { data: data.clone(), revision: revision(path) };
+        *lock(&self.inner.snapshot) = Snapshot { data: data.clone(), revision: revision(path), loaded: true };
         Ok(())
     }
 
@@ -207,34 +209,39 @@ impl AuthStorage {
             let data = self.parse(text)?;
             Ok(((data, path.as_deref().and_then(revision)), None))
         })?;
-        *lock(&self.inner.snapshot) = Snapshot { data, revision: rev };
+        *lock(&self.inner.snapshot) = Snapshot { data, revision: rev, loaded: true };
         Ok(())
     }
 
     /// The credentials as stored, re-read when the file changed since the last read.
     pub fn data(&self) -> Result<Map<String, Value>, AuthError> {
+        self.with_data(Map::clone)
+    }
+
+    /// `f` of the credentials as stored (re-read first when the file changed), without copying
+    /// them.
+    fn with_data<R>(&self, f: impl FnOnce(&Map<String, Value>) -> R) -> Result<R, AuthError> {
         let stale = match self.path() {
             Some(path) => {
                 let snapshot = lock(&self.inner.snapshot);
-                snapshot.revision.is_none() || revision(path) != snapshot.revision
+                !snapshot.loaded || revision(path) != snapshot.revision
             }
             None => true,
         };
         if stale {
             self.reload()?;
         }
-        Ok(lock(&self.inner.snapshot).data.clone())
+        Ok(f(&lock(&self.inner.snapshot).data))
     }
 
     /// One provider's stored credential, exactly as stored (nothing resolved).
     pub fn get(&self, provider: &str) -> Result<Option<Credential>, AuthError> {
-        let data = self.data()?;
-        Ok(data.get(provider).and_then(Value::as_object).cloned().map(Credential::from_json))
+        self.with_data(|data| data.get(provider).and_then(Value::as_object).cloned().map(Credential::from_json))
     }
 
     /// Whether auth.json holds a credential for `provider`.
     pub fn has(&self, provider: &str) -> Result<bool, AuthError> {
-        Ok(self.data()?.contains_key(provider))
+        self.with_data(|data| data.contains_key(provider))
     }
 
     /// Every stored provider with its credential type, in file order (values not resolved).
@@ -271,7 +278,7 @@ impl AuthStorage {
                 }
             }
         })?;
-        *lock(&self.inner.snapshot) = Snapshot { data, revision: path.as_deref().and_then(revision) };
+        *lock(&self.inner.snapshot) = Snapshot { data, revision: path.as_deref().and_then(revision), loaded: true };
         Ok(result)
     }
 
@@ -291,7 +298,7 @@ impl AuthStorage {
                 .map_err(|e| AuthError::Parse { path: self.display_path(), message: e.to_string() })?;
             Ok((data, Some(text)))
         })?;
-        *lock(&self.inner.snapshot) = Snapshot { data, revision: path.as_deref().and_then(revision) };
+        *lock(&self.inner.snapshot) = Snapshot { data, revision: path.as_deref().and_then(revision), loaded: true };
         lock(&self.inner.runtime).remove(provider);
         Ok(())
     }

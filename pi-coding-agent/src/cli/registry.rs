@@ -49,7 +49,7 @@ impl CliRegistry {
 
     /// The models whose provider has credentials.
     pub fn available_models(&self) -> Vec<&Model> {
-        self.models().get_models(None).into_iter().filter(|m| self.has_auth(&m.provider)).collect()
+        self.registry.get_available()
     }
 
     /// A stream function dispatching through this registry.

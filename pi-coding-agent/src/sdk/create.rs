@@ -255,6 +255,9 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     }
     if let Some(runner) = &runner {
         stream_options.on_payload = Some(extension_bridge::payload_hook(runner.clone()));
+        // Without a `before_provider_request` handler the body is sent as built, never parsed back.
+        let handlers = runner.clone();
+        stream_options.on_payload_wanted = Some(Arc::new(move || handlers.has_handlers("before_provider_request")));
     }
     let retry_after = session::RetryAfter::default();
     stream_options.on_error_response = Some(retry_after.hook(stream_options.on_error_response.take()));

@@ -87,7 +87,7 @@ impl ModelRegistry {
 
     /// [`ModelRegistry::load`] with another credential source.
     pub fn load_with(agent_dir: &Path, credentials: Arc<dyn CredentialSource>) -> (Self, Option<ModelsConfigError>) {
-        let mut catalog = pi_ai::models::builtin_catalog().clone();
+        let mut catalog = pi_ai::models::builtin_catalog_owned();
         let path = agent_dir.join("models.json");
         let mut keys = HashMap::new();
         let mut error = None;
@@ -101,7 +101,7 @@ impl ModelRegistry {
                     }
                 }
                 Err(e) => {
-                    catalog = pi_ai::models::builtin_catalog().clone();
+                    catalog = pi_ai::models::builtin_catalog_owned();
                     error = Some(e);
                 }
             }
@@ -137,7 +137,20 @@ impl ModelRegistry {
 
     /// The models whose provider has credentials.
     pub fn available_models(&self) -> Vec<&Model> {
-        self.models.get_models(None).into_iter().filter(|m| self.has_auth(&m.provider)).collect()
+        let mut last: Option<(&str, bool)> = None;
+        self.models
+            .get_models(None)
+            .into_iter()
+            .filter(|m| match last {
+                // The catalog lists a provider's models together: one credential check each.
+                Some((provider, has)) if provider == m.provider => has,
+                _ => {
+                    let has = self.has_auth(&m.provider);
+                    last = Some((&m.provider, has));
+                    has
+                }
+            })
+            .collect()
     }
 
     /// A model by provider and id.

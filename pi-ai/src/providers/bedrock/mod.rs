@@ -104,7 +104,7 @@ pub async fn apply_payload_hook(
     model: &Model,
     options: &StreamOptions,
 ) -> Result<(), String> {
-    let Some(hook) = &options.on_payload else { return Ok(()) };
+    let Some(hook) = options.active_payload_hook() else { return Ok(()) };
     let fields: serde_json::Map<String, Value> =
         serde_json::from_slice(&request.body).map_err(|e| format!("Could not serialize the request: {e}"))?;
     let mut input = serde_json::Map::new();
