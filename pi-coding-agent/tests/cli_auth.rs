@@ -93,12 +93,9 @@ fn login_with_a_typed_key_saves_it() {
     assert_eq!(outcome.code, 0);
     let auth = pi_coding_agent::auth::AuthStorage::create(&path);
     assert_eq!(auth.api_key("groq").unwrap().as_deref(), Some("gsk-typed"));
-    let argv: Vec<String> = ["auth", "login", "anthropic"].map(String::from).to_vec();
+    // Account sign-in is tested in auth_cli_login.rs; a provider with only that refuses --api-key.
+    let argv: Vec<String> = ["auth", "login", "openai-codex", "--api-key"].map(String::from).to_vec();
     let outcome = execute(&argv, dir.path(), true, &mut || None);
     assert_eq!(outcome.code, 1);
-    assert!(
-        outcome.stderr.starts_with("Failed to log in to Anthropic: account sign-in is not available"),
-        "{}",
-        outcome.stderr
-    );
+    assert_eq!(outcome.stderr, "OpenAI Codex has no API key login. Omit --api-key to sign in.\n");
 }

@@ -80,8 +80,8 @@ fn slash_commands_answer_in_the_transcript() {
     let mut pty = Pty::spawn(&env, &[]);
     pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
     // Enter in the `/` menu completes the highlighted command and submits it, as pi's editor.
-    pty.send("/login\r");
-    pty.wait_for("the login notice", |s| s.contains("/login arrives with its feature"));
+    pty.send("/share\r");
+    pty.wait_for("the share notice", |s| s.contains("/share arrives with its feature"));
     pty.send("/name demo\r");
     let screen = pty.wait_for("the name in the footer", |s| s.contains("• demo"));
     assert!(screen.contains("Session name set: demo"));

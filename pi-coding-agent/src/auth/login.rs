@@ -162,7 +162,8 @@ pub trait LoginProvider: Send + Sync {
 }
 
 /// The providers `/login` offers, in registration order; a later registration with the same
-/// provider id replaces the earlier one in place.
+/// provider id and [`LoginKind`] replaces the earlier one in place (a provider may offer both an
+/// account sign-in and an API key).
 #[derive(Clone, Default)]
 pub struct LoginRegistry {
     providers: Arc<RwLock<Vec<Arc<dyn LoginProvider>>>>,
@@ -174,10 +175,12 @@ impl LoginRegistry {
         Self::default()
     }
 
-    /// Adds `provider`, replacing one with the same id.
+    /// Adds `provider`, replacing one with the same id and kind.
     pub fn register(&self, provider: Arc<dyn LoginProvider>) {
         let mut providers = self.providers.write().unwrap_or_else(|e| e.into_inner());
-        match providers.iter_mut().find(|p| p.provider_id() == provider.provider_id()) {
+        let same =
+            |p: &Arc<dyn LoginProvider>| p.provider_id() == provider.provider_id() && p.kind() == provider.kind();
+        match providers.iter_mut().find(|p| same(p)) {
             Some(slot) => *slot = provider,
             None => providers.push(provider),
         }
@@ -195,6 +198,12 @@ impl LoginRegistry {
     pub fn get(&self, provider_id: &str) -> Option<Arc<dyn LoginProvider>> {
         let providers = self.providers.read().unwrap_or_else(|e| e.into_inner());
         providers.iter().find(|p| p.provider_id() == provider_id).cloned()
+    }
+
+    /// The login of this id and kind.
+    pub fn get_kind(&self, provider_id: &str, kind: LoginKind) -> Option<Arc<dyn LoginProvider>> {
+        let providers = self.providers.read().unwrap_or_else(|e| e.into_inner());
+        providers.iter().find(|p| p.provider_id() == provider_id && p.kind() == kind).cloned()
     }
 
     /// Every provider, in order.

@@ -6,12 +6,14 @@
 mod credential;
 pub mod lock;
 pub mod login;
+pub mod logins;
 pub mod oauth;
 mod registry;
 mod storage;
 
 pub use credential::{Credential, CredentialType};
 pub use login::{AuthEvent, AuthInteraction, AuthPrompt, LoginError, LoginKind, LoginProvider, LoginRegistry};
-pub use oauth::{AnthropicOAuth, OAuthError};
+pub use logins::{ApiKeyLogin, OAuthLogin, builtin_login_registry};
+pub use oauth::{AnthropicOAuth, OAuthError, OAuthFlow};
 pub use registry::{ModelRegistry, RegistryError};
 pub use storage::{AuthError, AuthStorage};

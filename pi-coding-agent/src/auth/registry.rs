@@ -10,11 +10,46 @@ use futures::StreamExt;
 use pi_agent_core::StreamFn;
 use pi_ai::models::{ModelsConfig, ModelsConfigError, ResolvedAuth, config_value_env_names, is_command_config_value};
 use pi_ai::registry::{KeySource, Models, ProviderAuth, ProviderEntry};
-use pi_ai::{AssistantMessage, AssistantMessageEventStream, Context, Model, StopReason};
+use pi_ai::{AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream, Context, Model, StopReason};
 
 use super::credential::CredentialType;
-use super::oauth::{AnthropicOAuth, OAuthError, expires_soon, now_ms};
+use super::oauth::RefreshWhen;
+use super::oauth::{Endpoints, OAuthError, OAuthFlow, builtin_flow, expires_soon, now_ms};
 use super::storage::{AuthError, AuthStorage};
+
+/// The OAuth flows requests may refresh with, by provider id.
+#[derive(Clone, Debug, Default)]
+struct Flows {
+    endpoints: Endpoints,
+}
+
+impl Flows {
+    fn get(&self, provider: &str) -> Option<Arc<dyn OAuthFlow>> {
+        builtin_flow(provider, &self.endpoints)
+    }
+}
+
+/// The request auth of `provider`: a stored OAuth credential through its flow's `toAuth`
+/// (unless a runtime or request key wins), else [`AuthStorage::resolve`].
+fn resolve_auth(
+    auth: &AuthStorage,
+    flows: &Flows,
+    provider: &str,
+    override_key: Option<&str>,
+    configured: Option<&str>,
+) -> Result<Option<ResolvedAuth>, AuthError> {
+    if override_key.is_none()
+        && auth.runtime_api_key(provider).is_none()
+        && let Some(credential) = auth.get(provider)?
+        && credential.kind() == CredentialType::OAuth
+        && let Some(flow) = flows.get(provider)
+    {
+        let derived = flow.to_auth(&credential);
+        let headers = derived.headers.into_iter().map(|(k, v)| (k, Some(v))).collect();
+        return Ok(Some(ResolvedAuth { api_key: derived.api_key, headers, env: HashMap::new() }));
+    }
+    auth.resolve(provider, override_key, configured)
+}
 
 /// Why the registry is partly loaded: pi reports both as "errors loading models.json".
 #[derive(Debug, thiserror::Error)]
@@ -40,7 +75,7 @@ pub enum RegistryError {
 /// ```
 #[derive(Clone, Debug)]
 pub struct ModelRegistry {
-    anthropic_oauth: AnthropicOAuth,
+    flows: Flows,
     /// Shared: the catalog is large, and every clone (the stream function holds one) reads it.
     models: Arc<Models>,
     auth: AuthStorage,
@@ -85,10 +120,11 @@ impl ModelRegistry {
         for api in pi_ai::providers::http_apis() {
             models.register_api(api);
         }
+        let flows = Flows { endpoints: Endpoints::from_env() };
         let source = {
-            let (auth, configured) = (auth.clone(), configured.clone());
+            let (auth, configured, flows) = (auth.clone(), configured.clone(), flows.clone());
             KeySource::new(move |provider, override_key| {
-                auth.resolve(provider, override_key, configured.get(provider).map(String::as_str))
+                resolve_auth(&auth, &flows, provider, override_key, configured.get(provider).map(String::as_str))
                     .map_err(|e| format!("API key auth failed for provider {provider}: {e}"))
             })
         };
@@ -100,7 +136,7 @@ impl ModelRegistry {
                 apis: HashMap::new(),
             });
         }
-        ModelRegistry { anthropic_oauth: AnthropicOAuth::default(), models: Arc::new(models), auth, configured, error }
+        ModelRegistry { flows, models: Arc::new(models), auth, configured, error }
     }
 
     /// The models.json or auth.json problem found while loading, if any.
@@ -178,7 +214,7 @@ impl ModelRegistry {
     /// The whole auth a request to `provider` would use: key, headers (`ANTHROPIC_AUTH_TOKEN` as
     /// a bearer token, Cloudflare AI Gateway's header) and variables (Cloudflare's account id).
     pub fn resolve(&self, provider: &str) -> Result<Option<ResolvedAuth>, AuthError> {
-        self.auth.resolve(provider, None, self.configured.get(provider).map(String::as_str))
+        resolve_auth(&self.auth, &self.flows, provider, None, self.configured.get(provider).map(String::as_str))
     }
 
     /// Sets a key for this process only (pi's `--api-key`); it wins over every stored key.
@@ -186,16 +222,21 @@ impl ModelRegistry {
         self.auth.set_runtime_api_key(provider, key);
     }
 
-    /// Uses another Anthropic token endpoint (a local server in tests, a proxy).
-    pub fn set_anthropic_oauth(&mut self, endpoint: AnthropicOAuth) {
-        self.anthropic_oauth = endpoint;
+    /// Sends every OAuth request (refreshes) to `endpoints` (a local server in tests).
+    pub fn set_oauth_endpoints(&mut self, endpoints: Endpoints) {
+        self.flows = Flows { endpoints };
     }
 
-    /// Whether `provider`'s stored OAuth credential expires within five minutes and this port can
-    /// refresh it.
+    /// The OAuth flow of `provider`, when it signs in with one.
+    pub fn oauth_flow(&self, provider: &str) -> Option<Arc<dyn OAuthFlow>> {
+        self.flows.get(provider)
+    }
+
+    /// Whether `provider`'s stored OAuth credential expires within five minutes and has a flow
+    /// to refresh it with.
     pub fn needs_oauth_refresh(&self, provider: &str) -> bool {
-        provider == "anthropic"
-            && self.auth.runtime_api_key(provider).is_none()
+        self.auth.runtime_api_key(provider).is_none()
+            && self.flows.get(provider).is_some()
             && matches!(self.auth.get(provider), Ok(Some(c)) if c.kind() == CredentialType::OAuth && expires_soon(&c, now_ms()))
     }
 
@@ -203,37 +244,107 @@ impl ModelRegistry {
     /// lock, written before it is released). Requests through [`ModelRegistry::stream_fn`] do this
     /// themselves.
     pub async fn refresh_oauth(&self, provider: &str) -> Result<(), OAuthError> {
-        if provider == "anthropic" {
-            self.auth.refresh_anthropic_oauth(provider, &self.anthropic_oauth).await?;
+        self.refresh_oauth_when(provider, RefreshWhen::ExpiresSoon).await
+    }
+
+    async fn refresh_oauth_when(&self, provider: &str, when: RefreshWhen) -> Result<(), OAuthError> {
+        if let Some(flow) = self.flows.get(provider) {
+            self.auth.refresh_oauth_with(provider, flow.as_ref(), when).await?;
         }
         Ok(())
     }
 
-    /// A stream function dispatching through this registry (keys looked up per request; an
-    /// expiring OAuth token is refreshed first, and a failed refresh fails the request).
+    /// The stored OAuth access token of `provider` when a request would use it.
+    fn oauth_access(&self, provider: &str) -> Option<String> {
+        if self.auth.runtime_api_key(provider).is_some() || self.flows.get(provider).is_none() {
+            return None;
+        }
+        let credential = self.auth.get(provider).ok().flatten().filter(|c| c.kind() == CredentialType::OAuth)?;
+        credential.access().map(str::to_owned)
+    }
+
+    /// `model` as a request with `provider`'s stored OAuth credential sends it (GitHub Copilot's
+    /// proxy endpoint as its base URL).
+    fn with_oauth_base_url(&self, model: &Model) -> Model {
+        let mut model = model.clone();
+        if let (Some(flow), Ok(Some(c))) = (self.flows.get(&model.provider), self.auth.get(&model.provider))
+            && c.kind() == CredentialType::OAuth
+            && self.auth.runtime_api_key(&model.provider).is_none()
+            && let Some(base) = flow.to_auth(&c).base_url
+        {
+            model.base_url = base;
+        }
+        model
+    }
+
+    /// A stream function dispatching through this registry (keys looked up per request). With a
+    /// stored OAuth credential, an expiring token is refreshed first (a failed refresh fails the
+    /// request), and a request refused with 401 before anything streamed is retried once after a
+    /// refresh.
     pub fn stream_fn(&self) -> StreamFn {
         let registry = self.clone();
         Arc::new(move |model: &Model, transcript, options| {
             let context = Context { system_prompt: None, messages: transcript.into_messages(), tools: None };
-            if !registry.needs_oauth_refresh(&model.provider) {
+            if registry.oauth_access(&model.provider).is_none() {
                 return registry.models.stream_simple(model, context, options);
             }
             let (registry, model) = (registry.clone(), model.clone());
             let start = async move {
-                if let Err(e) = registry.refresh_oauth(&model.provider).await {
-                    return AssistantMessageEventStream::failed(AssistantMessage {
+                let fail = |message: String| {
+                    AssistantMessageEventStream::failed(AssistantMessage {
                         api: model.api.clone(),
                         provider: model.provider.clone(),
                         model: model.id.clone(),
                         stop_reason: StopReason::Error,
-                        error_message: Some(e.to_string()),
+                        error_message: Some(message),
                         timestamp: pi_ai::now_ms(),
                         ..Default::default()
-                    });
+                    })
+                };
+                if registry.needs_oauth_refresh(&model.provider)
+                    && let Err(e) = registry.refresh_oauth(&model.provider).await
+                {
+                    return fail(e.to_string()).boxed();
                 }
-                registry.models.stream_simple(&model, context, options)
+                let used = registry.oauth_access(&model.provider);
+                let first = registry.models.stream_simple(
+                    &registry.with_oauth_base_url(&model),
+                    context.clone(),
+                    options.clone(),
+                );
+                let (head, rest) = split_head(first).await;
+                if !head.iter().any(is_unauthorized) {
+                    return futures::stream::iter(head).chain(rest).boxed();
+                }
+                let Some(used) = used else { return futures::stream::iter(head).chain(rest).boxed() };
+                if let Err(e) = registry.refresh_oauth_when(&model.provider, RefreshWhen::AccessIs(used)).await {
+                    return fail(e.to_string()).boxed();
+                }
+                registry.models.stream_simple(&registry.with_oauth_base_url(&model), context, options).boxed()
             };
             AssistantMessageEventStream::new(futures::stream::once(start).flatten())
         })
     }
+}
+
+/// The events up to and including the first that is not `Start`, and the rest of the stream.
+async fn split_head(
+    mut stream: AssistantMessageEventStream,
+) -> (Vec<AssistantMessageEvent>, futures::stream::BoxStream<'static, AssistantMessageEvent>) {
+    let mut head = Vec::new();
+    while let Some(event) = stream.next().await {
+        let start = matches!(event, AssistantMessageEvent::Start { .. });
+        head.push(event);
+        if !start {
+            break;
+        }
+    }
+    (head, stream.boxed())
+}
+
+/// Whether `event` is an error for an HTTP 401 answer.
+fn is_unauthorized(event: &AssistantMessageEvent) -> bool {
+    let AssistantMessageEvent::Error { error, .. } = event else { return false };
+    let message = error.error_message.as_deref().unwrap_or("");
+    message.strip_prefix("401").is_some_and(|rest| !rest.starts_with(|c: char| c.is_ascii_digit()))
 }

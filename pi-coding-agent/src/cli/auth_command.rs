@@ -1,6 +1,6 @@
 //! `pi auth …`: log in with an API key, log out, print a provider's credential for scripts, check
 //! that a provider is ready — pi 1.6.0's command with its messages and exit codes. Account
-//! sign-in (OAuth in a browser or with a device code) is not ported: it says so and exits 1.
+//! sign-in (OAuth in a browser or with a device code) runs through [`super::auth_login`].
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
@@ -86,7 +86,7 @@ pub fn execute(
     }
     let registry = ModelRegistry::load(agent_dir);
     match args[0] {
-        "login" => login(&args[1..], &registry, interactive, secret),
+        "login" => login(&args[1..], &registry, agent_dir, interactive, secret),
         "logout" => logout(&args[1..], registry.auth_storage()),
         "check" | "print-api-key" | "print-bearer-token" => query(args[0], &args[1..], &registry),
         other => Outcome::err(
@@ -105,6 +105,7 @@ fn display_name(provider: &str) -> String {
 fn login(
     args: &[&str],
     registry: &ModelRegistry,
+    agent_dir: &Path,
     interactive: bool,
     secret: &mut dyn FnMut() -> Option<String>,
 ) -> Outcome {
@@ -129,11 +130,12 @@ fn login(
     if !interactive {
         return Outcome::err(format!("\"{LOGIN_USAGE}\" requires an interactive terminal"), 1);
     }
-    if info.oauth && !api_key || !info.api_key {
-        return Outcome::err(
-            format!("Failed to log in to {}: account sign-in is not available in this port; use --api-key", info.name),
-            1,
-        );
+    if info.oauth && !api_key {
+        let code = super::auth_login::run_process_oauth_login(provider, &info.name, browser, registry, agent_dir);
+        return Outcome { code, ..Outcome::default() };
+    }
+    if !info.api_key {
+        return Outcome::err(format!("{} has no API key login. Omit --api-key to sign in.", info.name), 1);
     }
     let Some(key) = secret().filter(|k| !k.trim().is_empty()) else { return Outcome::err("Login cancelled.", 1) };
     let auth = registry.auth_storage();

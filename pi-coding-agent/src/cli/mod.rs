@@ -4,6 +4,7 @@
 
 pub mod args;
 pub mod auth_command;
+pub mod auth_login;
 pub mod export_html;
 pub mod file_args;
 pub mod list_models;

@@ -106,7 +106,9 @@ impl App {
                 return false;
             }
             "trust" => self.command_trust(tui),
-            "login" | "logout" | "share" | "bug" => {
+            "logout" => self.command_logout(tui),
+            "login" => self.command_login(args),
+            "share" | "bug" => {
                 self.show_line("warning", &format!("/{name} arrives with its feature; it is not available yet"))
             }
             _ => return false,

@@ -28,6 +28,8 @@ mod import;
 mod keys;
 mod layout;
 mod live;
+mod login;
+mod login_flow;
 mod reload;
 mod run;
 mod scoped_models;
