@@ -221,3 +221,27 @@ fn a_load_in_progress_can_be_stopped() {
     assert!(!pty.screen().contains("Loaded slow-model"));
     assert_eq!(pty.quit(), 0);
 }
+
+#[test]
+fn login_llama_cpp_stores_the_router_through_the_extensions_login() {
+    let router = FakeRouter::start(catalog());
+    let server = ScriptedServer::start(vec![]);
+    let env = Env::new(&server.base_url);
+    dark_theme(&env);
+    let mut pty = spawn(&env, None);
+    type_keys(&mut pty, &["/login llama.cpp", "WAIT", "Enter"]);
+    pty.wait_for("the URL question", |s| s.contains("llama.cpp server URL"));
+    pty.send(&router.url);
+    type_keys(&mut pty, &["WAIT", "Enter"]);
+    pty.wait_for("the key question", |s| s.contains("API key (optional)"));
+    type_keys(&mut pty, &["Enter"]);
+    let screen = pty.wait_for("the guidance", |s| s.contains("Saved API key for llama.cpp server."));
+    assert!(screen.contains("Use /llama"), "{screen}");
+    let auth: Value = serde_json::from_str(&std::fs::read_to_string(env.agent().join("auth.json")).expect("auth.json"))
+        .expect("auth.json is JSON");
+    assert_eq!(auth["llama.cpp"]["type"], "api_key");
+    assert_eq!(auth["llama.cpp"]["env"]["LLAMA_BASE_URL"], router.url.trim_end_matches('/'));
+    // The login checked the server with the router's model list.
+    assert!(router.seen().iter().any(|(m, p, _)| m == "GET" && p.starts_with("/models")));
+    assert_eq!(pty.quit(), 0);
+}

@@ -83,12 +83,25 @@ impl AuthInteraction for UiInteraction {
 }
 
 /// The provider's display name.
-fn provider_name(id: &str) -> String {
-    pi_ai::models::provider_info(id).map_or_else(|| id.to_owned(), |p| p.name.clone())
+/// The name `/login` shows: the built-in provider's, else the login's own ("llama.cpp server").
+fn login_name(provider: &dyn LoginProvider) -> String {
+    match pi_ai::models::provider_info(provider.provider_id()) {
+        Some(info) => info.name.clone(),
+        None => provider.name().to_owned(),
+    }
 }
 
+/// How many models an extension-registered provider has now (for llama.cpp's guidance).
+type ModelCount = Arc<dyn Fn(&str) -> usize + Send + Sync>;
+
 /// Runs `/login [provider]` on `ui` with `logins`, storing into `auth`.
-pub(crate) async fn run_login(ui: Arc<dyn UiHost>, logins: LoginRegistry, auth: AuthStorage, provider_ref: String) {
+pub(crate) async fn run_login(
+    ui: Arc<dyn UiHost>,
+    logins: LoginRegistry,
+    auth: AuthStorage,
+    provider_ref: String,
+    extension_models: Option<ModelCount>,
+) {
     let all = logins.list();
     let candidates: Vec<Arc<dyn LoginProvider>> = if provider_ref.is_empty() {
         let options = vec!["Sign in with an account".to_owned(), "Sign in with an API key".to_owned()];
@@ -112,7 +125,7 @@ pub(crate) async fn run_login(ui: Arc<dyn UiHost>, logins: LoginRegistry, auth: 
                     let configured = stored.iter().any(|(id, _)| id == p.provider_id());
                     let status = if configured { " ✓ configured" } else { " • not configured" };
                     let kind = if p.kind() == LoginKind::OAuth { "subscription" } else { "API key" };
-                    format!("{} [{kind}]{status}", provider_name(p.provider_id()))
+                    format!("{} [{kind}]{status}", login_name(p.as_ref()))
                 })
                 .collect();
             let Some(label) = ui.select("Select provider to configure:", &labels, DialogOptions::default()).await
@@ -123,12 +136,18 @@ pub(crate) async fn run_login(ui: Arc<dyn UiHost>, logins: LoginRegistry, auth: 
             many[i].clone()
         }
     };
-    let name = provider_name(chosen.provider_id());
+    let name = login_name(chosen.as_ref());
     let interaction = UiInteraction { ui: ui.clone(), cancel: CancellationToken::new() };
     let result = chosen.login(&interaction).await;
     let stored = result.and_then(|c| auth.set(chosen.provider_id(), c).map_err(LoginError::from));
     match stored {
         Ok(()) if chosen.kind() == LoginKind::OAuth => ui.notify(&format!("Logged in to {name}"), NotifyKind::Info),
+        Ok(()) if chosen.provider_id() == crate::builtin_extensions::llama::LLAMA_PROVIDER_ID => {
+            let models = extension_models.map_or(0, |count| count(chosen.provider_id()));
+            let guidance =
+                crate::builtin_extensions::llama::post_login_guidance(&format!("Saved API key for {name}"), models);
+            ui.notify(&guidance, NotifyKind::Info)
+        }
         Ok(()) => ui.notify(&format!("Saved API key for {name}"), NotifyKind::Info),
         Err(LoginError::Cancelled) => ui.notify("Login cancelled", NotifyKind::Info),
         Err(e) => ui.notify(&format!("Failed to login to {name}: {e}"), NotifyKind::Error),
@@ -144,9 +163,25 @@ impl App {
             agent_name: None,
         };
         let logins = builtin_login_registry(&Endpoints::from_env(), &options);
+        // Logins extensions registered (llama.cpp's server URL and key) follow the built-in ones.
+        let mut extension_models = None;
+        if let Some(runner) = self.session.extension_runner() {
+            for provider in runner.login_providers().list() {
+                logins.register(provider);
+            }
+            let runner = runner.clone();
+            extension_models = Some(Arc::new(move |provider: &str| {
+                runner
+                    .registered_providers()
+                    .iter()
+                    .filter(|p| p.name == provider)
+                    .map(|p| p.model_values().len())
+                    .sum()
+            }) as ModelCount);
+        }
         let ui: Arc<dyn UiHost> =
             Arc::new(super::host::TuiHost::new(self.tx.clone(), self.editor_text.clone(), (*self.theme).clone()));
         let auth = AuthStorage::for_agent_dir(&agent_dir);
-        tokio::spawn(run_login(ui, logins, auth, args.trim().to_owned()));
+        tokio::spawn(run_login(ui, logins, auth, args.trim().to_owned(), extension_models));
     }
 }
