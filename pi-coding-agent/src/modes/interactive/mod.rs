@@ -19,6 +19,7 @@ mod clipboard;
 mod commands;
 mod context_view;
 mod dialogs;
+mod external_editor;
 mod footer;
 mod guard;
 mod header;
@@ -36,6 +37,7 @@ mod settings_list;
 mod settings_menu;
 mod shortcuts;
 mod startup_trust;
+mod suspend;
 mod tree_view;
 mod trust_command;
 
