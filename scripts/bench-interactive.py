@@ -6,7 +6,12 @@
               10 000 lines, then the keystroke-to-frame median
   stream      CPU per streamed delta with the UI on: one answer of 3000 deltas, the process's
               user+system CPU while it streams, divided by 3000
-  resume      time to first frame and peak memory (VmHWM) resuming a 100 MB session
+  resume      time to first frame and peak memory (VmHWM) resuming a 100 MB session written by
+              scripts/bench/gen_session.py
+
+"First frame" of a resumed session is the first frame that shows the end of its transcript (the
+reference draws the footer over an empty transcript first and the resumed messages later), and a
+prompt is typed only once the program echoes it (the reference ignores keys during its startup).
 
 Usage: python3 scripts/bench-interactive.py PI_BINARY [BENCH...]   (release build; default: all)
 The reference comes from PI_ANCHOR_DIR (default ~/.cache/pi-anchor, scripts/install-reference.sh).
@@ -17,7 +22,8 @@ import fcntl, json, os, pty, select, shutil, signal, statistics, struct, subproc
 HERE = os.path.dirname(os.path.abspath(__file__))
 SERVER = os.path.join(HERE, "..", "pi-coding-agent", "tests", "fixtures", "interactive", "scripted_server.py")
 ANCHOR = os.path.join(os.environ.get("PI_ANCHOR_DIR", os.path.expanduser("~/.cache/pi-anchor")), "node_modules")
-PORT = 18577
+GEN_SESSION = os.path.join(HERE, "bench", "gen_session.py")
+PORT = int(os.environ.get("PI_BENCH_PORT", "18577"))
 FOOTER = b"smollm2-135m"
 
 
@@ -184,13 +190,16 @@ def bench_transcript(name, cmd):
         path = session_file(env, cmd, 0, 20)
         big = session_file_lines(env, cmd, path, 250)
         pid, fd = spawn(cmd + ["--session", big], env.env, env.cwd)
-        read_until(fd, lambda b: FOOTER in b)
+        read_until(fd, lambda b: FOOTER in b and LAST_LINE in b)
         drain(fd, 3.0)
         key = keystrokes(fd)
         stop(pid, fd)
         return {"keystroke ms (10k lines)": key}
     finally:
         env.close()
+
+
+LAST_LINE = b"Line 19 of a long answer"
 
 
 def session_file_lines(env, cmd, path, pairs):
@@ -217,10 +226,20 @@ def bench_stream(name, cmd):
         pid, fd = spawn(cmd, env.env, env.cwd)
         read_until(fd, lambda b: FOOTER in b)
         drain(fd, 2.5)
+        os.write(fd, b"stream")
+        read_until(fd, lambda b: b"stream" in b, limit=30)
+        drain(fd, 0.5)
         before = cpu_seconds(pid)
         t0 = time.perf_counter()
-        os.write(fd, b"stream\r")
-        read_until(fd, lambda b: b"w2999" in b and b"\xe2\x86\x9110" in b)  # the answer and "↑10"
+        os.write(fd, b"\r")
+        seen = bytearray()
+
+        def done(b):
+            seen[:] = b
+            return b"w2999" in b and b"\xe2\x86\x9110" in b  # the answer and "↑10"
+
+        if read_until(fd, done) is None:
+            raise RuntimeError(f"{name}: the streamed answer did not end; last output: {bytes(seen[-400:])!r}")
         drain(fd, 0.5)
         cpu = cpu_seconds(pid) - before
         wall = time.perf_counter() - t0
@@ -233,9 +252,10 @@ def bench_stream(name, cmd):
 def bench_resume(name, cmd):
     env = Env([{"words": ["ok"]}])
     try:
-        path = session_file(env, cmd, 100 * 1024 * 1024, 4)
+        path = f"{env.base}/big.jsonl"
+        subprocess.run([sys.executable, GEN_SESSION, "100", path, env.cwd], check=True)
         pid, fd = spawn(cmd + ["--session", path], env.env, env.cwd)
-        first = read_until(fd, lambda b: FOOTER in b, limit=300)
+        first = read_until(fd, lambda b: FOOTER in b and b"Nothing else to change here." in b, limit=300)
         drain(fd, 2.0)
         peak = peak_rss_mb(pid)
         stop(pid, fd)

@@ -28,10 +28,15 @@ impl Pty {
 
     /// As [`Pty::spawn`], with more environment variables.
     pub fn spawn_with(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Pty {
+        Self::spawn_program(env, env!("CARGO_BIN_EXE_pi"), args, vars)
+    }
+
+    /// As [`Pty::spawn_with`], running `program` (a wrapper that starts pi) instead of pi.
+    pub fn spawn_program(env: &Env, program: &str, args: &[&str], vars: &[(&str, &str)]) -> Pty {
         let pair = native_pty_system()
             .openpty(PtySize { rows: ROWS, cols: COLS, pixel_width: 0, pixel_height: 0 })
             .expect("openpty");
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_pi"));
+        let mut cmd = CommandBuilder::new(program);
         cmd.args(args);
         cmd.cwd(env.proj());
         cmd.env("PI_CODING_AGENT_DIR", env.agent());
