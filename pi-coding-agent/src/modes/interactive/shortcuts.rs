@@ -77,7 +77,10 @@ impl App {
             let path = s.extension_path.clone();
             match builtin_action(&self.keys, &s.shortcut) {
                 Some((_, true)) => {
-                    let m = format!("Extension shortcut '{}' from {path} conflicts with built-in shortcut. Skipping.", s.shortcut);
+                    let m = format!(
+                        "Extension shortcut '{}' from {path} conflicts with built-in shortcut. Skipping.",
+                        s.shortcut
+                    );
                     warnings.push((path, m));
                     continue;
                 }
