@@ -15,7 +15,7 @@ prompt is typed only once the program echoes it (the reference ignores keys duri
 
 Usage: python3 scripts/bench-interactive.py PI_BINARY [BENCH...]   (release build; default: all)
 The reference comes from PI_ANCHOR_DIR (default ~/.cache/pi-anchor, scripts/install-reference.sh).
-Each figure is the median of three runs; the load average is printed with them.
+Each figure is the median of three runs (PI_BENCH_RUNS); the load average is printed with them.
 """
 import fcntl, json, os, pty, select, shutil, signal, statistics, struct, subprocess, sys, tempfile, termios, time
 
@@ -24,6 +24,7 @@ SERVER = os.path.join(HERE, "..", "pi-coding-agent", "tests", "fixtures", "inter
 ANCHOR = os.path.join(os.environ.get("PI_ANCHOR_DIR", os.path.expanduser("~/.cache/pi-anchor")), "node_modules")
 GEN_SESSION = os.path.join(HERE, "bench", "gen_session.py")
 PORT = int(os.environ.get("PI_BENCH_PORT", "18577"))
+RUNS = int(os.environ.get("PI_BENCH_RUNS", "3"))
 FOOTER = b"smollm2-135m"
 
 
@@ -273,7 +274,7 @@ def main():
     print(f"load average: {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}")
     for bench in chosen:
         for name, cmd in ours_and_ref(binary):
-            runs = [BENCHES[bench](name, cmd) for _ in range(3)]
+            runs = [BENCHES[bench](name, cmd) for _ in range(RUNS)]
             summary = {k: round(statistics.median(r[k] for r in runs), 2) for k in runs[0]}
             print(f"{bench:10} {name:9} {summary}", flush=True)
     print(f"load average: {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}")
