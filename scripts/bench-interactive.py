@@ -97,11 +97,30 @@ def peak_rss_mb(pid):
 
 
 def stop(pid, fd):
+    """SIGTERM, reading the pty meanwhile (a program that writes its restore sequences to a full pty
+    would never exit), then SIGKILL after 10 s."""
     try:
         os.kill(pid, signal.SIGTERM)
-        os.waitpid(pid, 0)
     except OSError:
         pass
+    deadline = time.perf_counter() + 10
+    while True:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if done:
+            break
+        if time.perf_counter() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            break
+        r, _, _ = select.select([fd], [], [], 0.05)
+        if r:
+            try:
+                os.read(fd, 1 << 20)
+            except OSError:
+                pass
     os.close(fd)
 
 
