@@ -6,18 +6,25 @@
               10 000 lines, then the keystroke-to-frame median
   stream      CPU per streamed delta with the UI on: one answer of 3000 deltas, the process's
               user+system CPU while it streams, divided by 3000
-  resume      time to first frame and peak memory (VmHWM) resuming a 100 MB session
+  resume      time to first frame and peak memory (VmHWM) resuming a 100 MB session written by
+              scripts/bench/gen_session.py
+
+"First frame" of a resumed session is the first frame that shows the end of its transcript (the
+reference draws the footer over an empty transcript first and the resumed messages later), and a
+prompt is typed only once the program echoes it (the reference ignores keys during its startup).
 
 Usage: python3 scripts/bench-interactive.py PI_BINARY [BENCH...]   (release build; default: all)
 The reference comes from PI_ANCHOR_DIR (default ~/.cache/pi-anchor, scripts/install-reference.sh).
-Each figure is the median of three runs; the load average is printed with them.
+Each figure is the median of three runs (PI_BENCH_RUNS); the load average is printed with them.
 """
 import fcntl, json, os, pty, select, shutil, signal, statistics, struct, subprocess, sys, tempfile, termios, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SERVER = os.path.join(HERE, "..", "pi-coding-agent", "tests", "fixtures", "interactive", "scripted_server.py")
 ANCHOR = os.path.join(os.environ.get("PI_ANCHOR_DIR", os.path.expanduser("~/.cache/pi-anchor")), "node_modules")
-PORT = 18577
+GEN_SESSION = os.path.join(HERE, "bench", "gen_session.py")
+PORT = int(os.environ.get("PI_BENCH_PORT", "18577"))
+RUNS = int(os.environ.get("PI_BENCH_RUNS", "3"))
 FOOTER = b"smollm2-135m"
 
 
@@ -90,11 +97,30 @@ def peak_rss_mb(pid):
 
 
 def stop(pid, fd):
+    """SIGTERM, reading the pty meanwhile (a program that writes its restore sequences to a full pty
+    would never exit), then SIGKILL after 10 s."""
     try:
         os.kill(pid, signal.SIGTERM)
-        os.waitpid(pid, 0)
     except OSError:
         pass
+    deadline = time.perf_counter() + 10
+    while True:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if done:
+            break
+        if time.perf_counter() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            break
+        r, _, _ = select.select([fd], [], [], 0.05)
+        if r:
+            try:
+                os.read(fd, 1 << 20)
+            except OSError:
+                pass
     os.close(fd)
 
 
@@ -184,13 +210,16 @@ def bench_transcript(name, cmd):
         path = session_file(env, cmd, 0, 20)
         big = session_file_lines(env, cmd, path, 250)
         pid, fd = spawn(cmd + ["--session", big], env.env, env.cwd)
-        read_until(fd, lambda b: FOOTER in b)
+        read_until(fd, lambda b: FOOTER in b and LAST_LINE in b)
         drain(fd, 3.0)
         key = keystrokes(fd)
         stop(pid, fd)
         return {"keystroke ms (10k lines)": key}
     finally:
         env.close()
+
+
+LAST_LINE = b"Line 19 of a long answer"
 
 
 def session_file_lines(env, cmd, path, pairs):
@@ -217,10 +246,20 @@ def bench_stream(name, cmd):
         pid, fd = spawn(cmd, env.env, env.cwd)
         read_until(fd, lambda b: FOOTER in b)
         drain(fd, 2.5)
+        os.write(fd, b"stream")
+        read_until(fd, lambda b: b"stream" in b, limit=30)
+        drain(fd, 0.5)
         before = cpu_seconds(pid)
         t0 = time.perf_counter()
-        os.write(fd, b"stream\r")
-        read_until(fd, lambda b: b"w2999" in b and b"\xe2\x86\x9110" in b)  # the answer and "↑10"
+        os.write(fd, b"\r")
+        seen = bytearray()
+
+        def done(b):
+            seen[:] = b
+            return b"w2999" in b and b"\xe2\x86\x9110" in b  # the answer and "↑10"
+
+        if read_until(fd, done) is None:
+            raise RuntimeError(f"{name}: the streamed answer did not end; last output: {bytes(seen[-400:])!r}")
         drain(fd, 0.5)
         cpu = cpu_seconds(pid) - before
         wall = time.perf_counter() - t0
@@ -233,9 +272,10 @@ def bench_stream(name, cmd):
 def bench_resume(name, cmd):
     env = Env([{"words": ["ok"]}])
     try:
-        path = session_file(env, cmd, 100 * 1024 * 1024, 4)
+        path = f"{env.base}/big.jsonl"
+        subprocess.run([sys.executable, GEN_SESSION, "100", path, env.cwd], check=True)
         pid, fd = spawn(cmd + ["--session", path], env.env, env.cwd)
-        first = read_until(fd, lambda b: FOOTER in b, limit=300)
+        first = read_until(fd, lambda b: FOOTER in b and b"Nothing else to change here." in b, limit=300)
         drain(fd, 2.0)
         peak = peak_rss_mb(pid)
         stop(pid, fd)
@@ -253,7 +293,7 @@ def main():
     print(f"load average: {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}")
     for bench in chosen:
         for name, cmd in ours_and_ref(binary):
-            runs = [BENCHES[bench](name, cmd) for _ in range(3)]
+            runs = [BENCHES[bench](name, cmd) for _ in range(RUNS)]
             summary = {k: round(statistics.median(r[k] for r in runs), 2) for k in runs[0]}
             print(f"{bench:10} {name:9} {summary}", flush=True)
     print(f"load average: {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}")

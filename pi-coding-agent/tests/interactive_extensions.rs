@@ -2,7 +2,8 @@
 //! `audit-note` entry renderer (写法二) and the UI seam (`ctx.ui`), drawn by `run_interactive_on`
 //! on a real pseudo-terminal opened by the test, read back through vt100 and compared with the
 //! reference pi 1.6.0's screen of the same scenario (`fixtures/interactive/audit.ref.txt`, the
-//! seed's `audit-extension.ts` loaded with `-e`).
+//! seed's `audit-extension.ts` loaded with `-e`); and a Rust extension's shortcuts bound in the
+//! editor (`register_shortcut`: a free key runs, a reserved one is refused with pi's warning).
 
 mod http_support;
 
@@ -61,9 +62,8 @@ impl Screen {
         cfmakeraw(&mut attrs);
         tcsetattr(&pty.slave, SetArg::TCSANOW, &attrs).expect("raw mode");
         let slave = File::from(pty.slave);
-        let input = slave.try_clone().expect("slave clone");
-        let terminal =
-            CrosstermTerminal::from_io(Box::new(input), Box::new(slave), Box::new(|| (COLS as usize, ROWS as usize)));
+        let input = std::os::fd::OwnedFd::from(slave.try_clone().expect("slave clone"));
+        let terminal = CrosstermTerminal::from_fd(input, Box::new(slave), Box::new(|| (COLS as usize, ROWS as usize)));
         let mut master = File::from(pty.master);
         let keys = master.try_clone().expect("master clone");
         let parser = Arc::new(Mutex::new(vt100::Parser::new(
@@ -248,4 +248,58 @@ async fn extension_dialogs_go_through_the_ui_seam_as_the_reference_shows_them() 
     };
     assert_eq!(normalize(&dialog, &proj), normalize(&fixture("ui_select.ref.txt"), &proj));
     assert_eq!(normalize(&picked, &proj), normalize(&fixture("ui_picked.ref.txt"), &proj));
+}
+
+/// A Rust extension with two shortcuts: Alt+K notifies, Ctrl+C (reserved) is refused.
+fn shortcut_extension() -> FnExtension {
+    FnExtension::new("/ext/shortcut-extension.rs", |pi| {
+        pi.register_shortcut("alt+k", Some("Say hello"), |ctx| {
+            Box::pin(async move {
+                ctx.ui().notify("rust shortcut ran", pi_coding_agent::ui::NotifyKind::Info);
+                Ok(())
+            })
+        })?;
+        pi.register_shortcut("ctrl+c", Some("Never bound"), |ctx| {
+            Box::pin(async move {
+                ctx.ui().notify("ctrl+c taken", pi_coding_agent::ui::NotifyKind::Info);
+                Ok(())
+            })
+        })?;
+        Ok(())
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rust_extension_shortcuts_are_bound_in_the_editor() {
+    let exts: Vec<Arc<dyn Extension>> = vec![Arc::new(shortcut_extension())];
+    let hs = Setup { extensions: exts, ..Default::default() }.start().await;
+    let (mut screen, terminal) = Screen::open();
+    let options = InteractiveOptions {
+        agent_dir: hs.dir.path().canonicalize().expect("dir").join("agent"),
+        theme: Some("dark".into()),
+        models: vec![hs.session.model()],
+        version: "1.6.0".into(),
+        color_mode: Some(pi_tui::ColorMode::Truecolor),
+        ..Default::default()
+    };
+    let user = std::thread::spawn(move || {
+        let steps = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let start = screen.wait_for("the footer", |s| s.contains("smollm2-135m"));
+            screen.send("\x1bk");
+            let ran = screen.wait_for("the notification", |s| s.contains("rust shortcut ran"));
+            (start, ran)
+        }));
+        // Ctrl+C was refused to the extension: twice quits.
+        screen.send("\x03\x03");
+        steps.unwrap_or_else(|p| std::panic::resume_unwind(p))
+    });
+    let code = run_interactive_on(hs.session.clone(), options, terminal).await;
+    let (start, ran) = user.join().expect("user thread");
+    assert_eq!(code, 0);
+    let flat = start.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("[Extension issues] path (temp) /ext/shortcut-extension.rs Extension shortcut 'ctrl+c' from /ext/shortcut-extension.rs conflicts with built-in shortcut. Skipping."),
+        "{start}"
+    );
+    assert!(!ran.contains("ctrl+c taken"), "{ran}");
 }

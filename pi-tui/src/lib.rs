@@ -44,6 +44,7 @@ pub mod component;
 pub mod components;
 pub mod error;
 pub mod fuzzy;
+mod input_reader;
 pub mod keys;
 pub mod render;
 pub mod terminal;

@@ -2,11 +2,14 @@
 
 use std::collections::VecDeque;
 use std::io::{Read, Write};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
 use crate::ansi::replace_control_characters;
 use crate::error::TuiError;
+use crate::input_reader::{InputSource, ReaderThread};
 use crate::keys::{StdinBuffer, StdinEvent, set_kitty_protocol_active};
 
 /// Something that happened at the terminal.
@@ -128,22 +131,33 @@ impl Terminal for CaptureTerminal {
 
 /// The real terminal: crossterm for raw mode and size, stdout for output, and a thread reading
 /// raw stdin bytes (crossterm's event reader would decode keys lossily) through a [`StdinBuffer`].
+///
+/// The terminal can be stopped and started again any number of times (an external editor, a
+/// suspend): the reader thread waits on the input with `poll(2)` and a wake pipe, so after
+/// [`Terminal::stop`] nothing reads the terminal, and bytes read before the stop are delivered
+/// after the next [`Terminal::start`].
 pub struct CrosstermTerminal {
     out: Box<dyn Write>,
     size: (usize, usize),
-    /// Input other than the process's stdin (taken by [`Terminal::start`]).
-    custom_input: Option<Box<dyn Read + Send>>,
+    /// The input: the process's stdin unless the terminal was built over other streams.
+    source: Option<InputSource>,
     /// Size other than the process terminal's.
     size_fn: Option<Box<dyn Fn() -> (usize, usize)>>,
     /// Whether start/stop switch the process terminal's raw mode.
     manage_raw_mode: bool,
+    tx: Sender<Vec<u8>>,
     input: Option<Receiver<Vec<u8>>>,
+    reader: Option<ReaderThread>,
     buffer: StdinBuffer,
     pending: VecDeque<TerminalEvent>,
     kitty: bool,
+    /// The Kitty protocol was pushed (`CSI > 7 u`) and not popped yet.
+    kitty_pushed: bool,
+    /// xterm's modifyOtherKeys is on (`CSI > 4 ; 2 m`).
+    modify_other_keys: bool,
     started: bool,
     utf8_tail: Vec<u8>,
-    wakeup: Option<std::sync::Arc<dyn Fn() + Send + Sync>>,
+    wakeup: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
 impl Default for CrosstermTerminal {
@@ -155,30 +169,49 @@ impl Default for CrosstermTerminal {
 impl CrosstermTerminal {
     /// A terminal on the process's stdin/stdout (not started).
     pub fn new() -> Self {
+        let (tx, rx) = channel();
         Self {
             out: Box::new(std::io::stdout()),
             size: Self::query_size(),
-            custom_input: None,
+            source: None,
             size_fn: None,
             manage_raw_mode: true,
-            input: None,
+            tx,
+            input: Some(rx),
+            reader: None,
             buffer: StdinBuffer::new(escape_timeout()),
             pending: VecDeque::new(),
             kitty: false,
+            kitty_pushed: false,
+            modify_other_keys: false,
             started: false,
             utf8_tail: Vec::new(),
             wakeup: None,
         }
     }
 
-    /// A terminal over other streams than the process's stdio (a pseudo-terminal opened by the
-    /// application or a test): `input` is read on the reader thread, `output` receives the frames,
+    /// A terminal over a descriptor the caller opened (a pseudo-terminal's slave side): `input`
+    /// is polled like the process's stdin, so the terminal stops and restarts cleanly; `output`
+    /// receives the frames, `size` reports columns and rows. Raw mode is the caller's business.
+    pub fn from_fd(input: OwnedFd, output: Box<dyn Write>, size: Box<dyn Fn() -> (usize, usize)>) -> Self {
+        let mut t = Self::new();
+        t.size = size();
+        t.out = output;
+        t.source = Some(InputSource::Fd(Arc::new(input)));
+        t.size_fn = Some(size);
+        t.manage_raw_mode = false;
+        t
+    }
+
+    /// A terminal over other streams than the process's stdio: `input` is read on a thread of its
+    /// own until it ends (a reader cannot be polled, so this terminal cannot hand its input to
+    /// another program; prefer [`CrosstermTerminal::from_fd`]), `output` receives the frames,
     /// `size` reports columns and rows. Raw mode is the caller's business.
     pub fn from_io(input: Box<dyn Read + Send>, output: Box<dyn Write>, size: Box<dyn Fn() -> (usize, usize)>) -> Self {
         let mut t = Self::new();
         t.size = size();
         t.out = output;
-        t.custom_input = Some(input);
+        t.source = Some(InputSource::Reader(Some(input)));
         t.size_fn = Some(size);
         t.manage_raw_mode = false;
         t
@@ -191,7 +224,7 @@ impl CrosstermTerminal {
 
     /// Call `wakeup` from the stdin reader thread after each read (set before
     /// [`Terminal::start`]), so an event loop can sleep until input arrives instead of polling.
-    pub fn set_wakeup(&mut self, wakeup: std::sync::Arc<dyn Fn() + Send + Sync>) {
+    pub fn set_wakeup(&mut self, wakeup: Arc<dyn Fn() + Send + Sync>) {
         self.wakeup = Some(wakeup);
     }
 
@@ -240,22 +273,47 @@ impl CrosstermTerminal {
                 // Kitty flags reply `CSI ? flags u`; DA1 reply `CSI ? ... c`.
                 if let Some(flags) = seq.strip_prefix("\x1b[?").and_then(|s| s.strip_suffix('u')) {
                     if flags.parse::<u32>().map(|f| f != 0).unwrap_or(false) {
+                        self.disable_modify_other_keys();
                         self.kitty = true;
                         set_kitty_protocol_active(true);
                     } else {
-                        self.write("\x1b[>4;2m");
+                        self.enable_modify_other_keys();
                     }
                     return;
                 }
                 if seq.starts_with("\x1b[?") && seq.ends_with('c') {
                     if !self.kitty {
-                        self.write("\x1b[>4;2m");
+                        self.enable_modify_other_keys();
                     }
                     return;
                 }
                 self.pending.push_back(TerminalEvent::Input(seq));
             }
         }
+    }
+
+    fn enable_modify_other_keys(&mut self) {
+        if self.kitty || self.modify_other_keys {
+            return;
+        }
+        self.write("\x1b[>4;2m");
+        self.modify_other_keys = true;
+    }
+
+    fn disable_modify_other_keys(&mut self) {
+        if self.modify_other_keys {
+            self.write("\x1b[>4;0m");
+            self.modify_other_keys = false;
+        }
+    }
+
+    /// The input source, made on first use: a duplicate of the process's stdin descriptor, or
+    /// (stdin closed or not a descriptor) a blocking reader of it.
+    fn source(&mut self) -> &mut InputSource {
+        self.source.get_or_insert_with(|| match std::io::stdin().as_fd().try_clone_to_owned() {
+            Ok(fd) => InputSource::Fd(Arc::new(fd)),
+            Err(_) => InputSource::Reader(Some(Box::new(std::io::stdin()))),
+        })
     }
 
     fn feed(&mut self, bytes: Vec<u8>) {
@@ -287,36 +345,24 @@ pub fn escape_timeout() -> Duration {
 
 impl Terminal for CrosstermTerminal {
     fn start(&mut self) -> Result<(), TuiError> {
+        if self.started {
+            return Ok(());
+        }
         if self.manage_raw_mode {
             crossterm::terminal::enable_raw_mode()?;
         }
         self.started = true;
+        // pi's ProcessTerminal.start: bracketed paste, then the Kitty query (push flags 7, ask
+        // for the flags) with a DA1 sentinel; a DA1 reply without Kitty flags turns on xterm's
+        // modifyOtherKeys instead.
         self.write("\x1b[?2004h");
         self.write("\x1b[>7u\x1b[?u\x1b[c");
-        let (tx, rx) = channel();
+        self.kitty_pushed = true;
+        let tx = self.tx.clone();
         let wakeup = self.wakeup.clone();
-        let custom = self.custom_input.take();
-        std::thread::Builder::new().name("pi-tui-stdin".into()).spawn(move || {
-            let mut stdin: Box<dyn Read> = match custom {
-                Some(input) => input,
-                None => Box::new(std::io::stdin()),
-            };
-            let mut buf = [0u8; 4096];
-            loop {
-                match stdin.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        if tx.send(buf[..n].to_vec()).is_err() {
-                            break;
-                        }
-                        if let Some(w) = &wakeup {
-                            w();
-                        }
-                    }
-                }
-            }
-        })?;
-        self.input = Some(rx);
+        self.reader = Some(ReaderThread::start(self.source(), tx, wakeup)?);
+        // The size may have changed while stopped (SIGWINCH is lost while suspended).
+        self.check_resize();
         Ok(())
     }
 
@@ -325,9 +371,25 @@ impl Terminal for CrosstermTerminal {
             return Ok(());
         }
         self.started = false;
-        self.write("\x1b[?2004l\x1b[<u\x1b[>4;0m\x1b[?25h");
+        // pi's ProcessTerminal.stop: bracketed paste off, the Kitty flags popped if pushed,
+        // modifyOtherKeys off if on; the cursor is shown by the caller (`Tui::stop`).
+        let mut seq = String::from("\x1b[?2004l");
+        if self.kitty_pushed || self.kitty {
+            seq.push_str("\x1b[<u");
+        }
+        if self.modify_other_keys {
+            seq.push_str("\x1b[>4;0m");
+        }
+        seq.push_str("\x1b[?25h");
+        self.write(&seq);
+        self.kitty_pushed = false;
+        self.kitty = false;
+        self.modify_other_keys = false;
         set_kitty_protocol_active(false);
-        self.input = None;
+        // After this nothing reads the terminal until the next start.
+        if let Some(reader) = self.reader.take() {
+            reader.stop();
+        }
         if self.manage_raw_mode {
             crossterm::terminal::disable_raw_mode()?;
         }

@@ -28,10 +28,15 @@ impl Pty {
 
     /// As [`Pty::spawn`], with more environment variables.
     pub fn spawn_with(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Pty {
+        Self::spawn_program(env, env!("CARGO_BIN_EXE_pi"), args, vars)
+    }
+
+    /// As [`Pty::spawn_with`], running `program` (a wrapper that starts pi) instead of pi.
+    pub fn spawn_program(env: &Env, program: &str, args: &[&str], vars: &[(&str, &str)]) -> Pty {
         let pair = native_pty_system()
             .openpty(PtySize { rows: ROWS, cols: COLS, pixel_width: 0, pixel_height: 0 })
             .expect("openpty");
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_pi"));
+        let mut cmd = CommandBuilder::new(program);
         cmd.args(args);
         cmd.cwd(env.proj());
         cmd.env("PI_CODING_AGENT_DIR", env.agent());
@@ -122,12 +127,18 @@ impl Pty {
     }
 
     pub fn wait_exit(&mut self) -> u32 {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        // A safety net only: a debug build on a loaded machine can take long to dispose a session.
+        let deadline = Instant::now() + Duration::from_secs(90);
         loop {
             if let Some(status) = self.child.try_wait().expect("try_wait") {
                 return status.exit_code();
             }
-            assert!(Instant::now() < deadline, "pi did not exit; screen:\n{}", self.screen());
+            if Instant::now() >= deadline {
+                // Whether pi began to quit (left the alternate screen) tells a lost key from a slow exit.
+                let raw = String::from_utf8_lossy(&self.raw.lock().unwrap()).into_owned();
+                let left = raw.rfind("\x1b[?1049l").is_some_and(|l| raw.rfind("\x1b[?1049h").is_none_or(|h| l > h));
+                panic!("pi did not exit (alternate screen left: {left}); screen:\n{}", self.screen());
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
     }

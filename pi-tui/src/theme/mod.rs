@@ -4,6 +4,7 @@
 //! (pi's third built-in, `system`, derives colours from the terminal's queried palette and is not
 //! ported here.)
 
+pub mod auto;
 mod color;
 
 pub use color::{Color, ColorMode, okhsl_to_rgb, parse_color};

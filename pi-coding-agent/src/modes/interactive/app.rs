@@ -140,6 +140,8 @@ pub(crate) fn load_theme(
     mode: ColorMode,
 ) -> (Theme, Option<String>) {
     let fallback = || Theme::dark(mode).unwrap_or_else(|_| Theme::dark(ColorMode::Ansi256).expect("built-in theme"));
+    // A `light/dark` pair picks by the terminal's appearance (pi's `resolveThemeSetting`).
+    let name = pi_tui::theme::auto::resolve_theme_setting(name, pi_tui::theme::auto::terminal_appearance());
     let Some(name) = name.filter(|n| !n.is_empty() && *n != "system") else { return (fallback(), None) };
     if let Ok(t) = Theme::builtin(name, mode) {
         return (t, None);
@@ -343,9 +345,8 @@ impl App {
                 let _ = errors.send(UiEvent::Ui(UiRequest::ExtensionError(e.clone())));
             })
             .await;
-        for w in self.bind_extension_shortcuts() {
-            self.show_warning(&w);
-        }
+        let issues = self.bind_extension_shortcuts();
+        self.show_extension_issues(&issues);
         self.install_completions(&options.commands);
         self.rebuild_transcript();
         if options.resume_picker {

@@ -37,6 +37,14 @@ impl App {
             }
             return true;
         }
+        if is("app.suspend") {
+            self.suspend(tui);
+            return true;
+        }
+        if is("app.editor.external") {
+            self.open_external_editor(tui);
+            return true;
+        }
         if is("app.exit") && self.editor.borrow().text().is_empty() {
             self.quit = Some(0);
             return true;

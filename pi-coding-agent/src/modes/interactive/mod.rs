@@ -20,6 +20,7 @@ mod commands;
 mod context_view;
 mod custom_component;
 mod dialogs;
+mod external_editor;
 mod footer;
 mod guard;
 mod header;
@@ -39,6 +40,7 @@ mod settings_list;
 mod settings_menu;
 mod shortcuts;
 mod startup_trust;
+mod suspend;
 mod tree_view;
 mod trust_command;
 
