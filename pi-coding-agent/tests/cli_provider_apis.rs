@@ -43,6 +43,10 @@ fn run(provider: &str, model: &str, base_suffix: &str, reply: String, key: (&str
     let base = server.base_url.trim_end_matches("/v1").to_owned() + base_suffix;
     let models = json!({"providers": {provider: {"baseUrl": base}}});
     std::fs::write(env.agent().join("models.json"), models.to_string()).expect("models.json");
+    if provider == "openai-codex" {
+        // pi's default transport tries a WebSocket first; this scripted server speaks HTTP only.
+        std::fs::write(env.agent().join("settings.json"), r#"{"transport":"sse"}"#).expect("settings.json");
+    }
     let target = format!("{provider}/{model}");
     let mut args = vec!["-p", "--model", target.as_str(), "--no-tools", "--no-session"];
     args.extend_from_slice(extra);

@@ -37,6 +37,7 @@ fn timeout_setting(value: Option<&Value>) -> Option<Duration> {
 /// let o = request_options_from_settings(&settings, Default::default());
 /// assert_eq!(o.timeout, Some(std::time::Duration::from_millis(1500)));
 /// assert_eq!((o.max_retries, o.max_retry_delay), (2, Some(std::time::Duration::ZERO)));
+/// assert_eq!(o.transport, Some(pi_ai::options::Transport::Auto));
 /// ```
 pub fn request_options_from_settings(settings: &Settings, base: StreamOptions) -> StreamOptions {
     let mut o = base;
@@ -56,6 +57,15 @@ pub fn request_options_from_settings(settings: &Settings, base: StreamOptions) -
         && let Some(ms) = settings.get_path("retry.provider.maxRetryDelayMs").and_then(Value::as_u64)
     {
         o.max_retry_delay = Some(Duration::from_millis(ms));
+    }
+    // pi's agent always passes the `transport` setting (default `auto`: Codex tries its WebSocket).
+    if o.transport.is_none() {
+        o.transport = Some(match settings.transport() {
+            crate::settings::Transport::Auto => pi_ai::options::Transport::Auto,
+            crate::settings::Transport::Sse => pi_ai::options::Transport::Sse,
+            crate::settings::Transport::Websocket => pi_ai::options::Transport::WebSocket,
+            crate::settings::Transport::WebsocketCached => pi_ai::options::Transport::WebSocketCached,
+        });
     }
     o
 }

@@ -69,17 +69,24 @@ impl ScriptedServer {
                 let Ok(mut stream) = stream else { continue };
                 let mut reader = BufReader::new(stream.try_clone().expect("clone"));
                 let mut length = 0usize;
+                let mut zstd = false;
                 loop {
                     let mut line = String::new();
                     if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
                         break;
                     }
-                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    let lower = line.to_ascii_lowercase();
+                    if let Some(v) = lower.strip_prefix("content-length:") {
                         length = v.trim().parse().unwrap_or(0);
                     }
+                    zstd |= lower.starts_with("content-encoding:") && lower.contains("zstd");
                 }
                 let mut body = vec![0; length];
                 let _ = reader.read_exact(&mut body);
+                if zstd {
+                    // Codex's SSE bodies are zstd-compressed, as pi sends them.
+                    body = zstd::decode_all(body.as_slice()).expect("a zstd body");
+                }
                 if let Ok(v) = serde_json::from_slice(&body) {
                     recorded.lock().unwrap().push(v);
                 }
