@@ -9,6 +9,7 @@ pub mod login;
 pub mod logins;
 pub mod oauth;
 mod registry;
+pub(crate) use registry::with_provider_auth;
 mod storage;
 
 pub use credential::{Credential, CredentialType};

@@ -171,20 +171,7 @@ impl ModelRegistry {
 
     /// The models whose provider has credentials.
     pub fn get_available(&self) -> Vec<&Model> {
-        let mut last: Option<(&str, bool)> = None;
-        self.models
-            .get_models(None)
-            .into_iter()
-            .filter(|m| match last {
-                // The catalog lists a provider's models together: one credential check each.
-                Some((provider, has)) if provider == m.provider => has,
-                _ => {
-                    let has = self.has_configured_auth(&m.provider);
-                    last = Some((&m.provider, has));
-                    has
-                }
-            })
-            .collect()
+        with_provider_auth(self.models.get_models(None), |p| self.has_configured_auth(p))
     }
 
     /// One model by provider and id.
@@ -347,4 +334,21 @@ fn is_unauthorized(event: &AssistantMessageEvent) -> bool {
     let AssistantMessageEvent::Error { error, .. } = event else { return false };
     let message = error.error_message.as_deref().unwrap_or("");
     message.strip_prefix("401").is_some_and(|rest| !rest.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// The models whose provider `has_auth`, asking once per run of one provider's models (a catalog
+/// lists a provider's models together; a credential check may read auth.json).
+pub(crate) fn with_provider_auth<'a>(models: Vec<&'a Model>, has_auth: impl Fn(&str) -> bool) -> Vec<&'a Model> {
+    let mut last: Option<(&str, bool)> = None;
+    models
+        .into_iter()
+        .filter(|m| match last {
+            Some((provider, has)) if provider == m.provider => has,
+            _ => {
+                let has = has_auth(&m.provider);
+                last = Some((&m.provider, has));
+                has
+            }
+        })
+        .collect()
 }

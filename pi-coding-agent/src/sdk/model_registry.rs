@@ -137,20 +137,7 @@ impl ModelRegistry {
 
     /// The models whose provider has credentials.
     pub fn available_models(&self) -> Vec<&Model> {
-        let mut last: Option<(&str, bool)> = None;
-        self.models
-            .get_models(None)
-            .into_iter()
-            .filter(|m| match last {
-                // The catalog lists a provider's models together: one credential check each.
-                Some((provider, has)) if provider == m.provider => has,
-                _ => {
-                    let has = self.has_auth(&m.provider);
-                    last = Some((&m.provider, has));
-                    has
-                }
-            })
-            .collect()
+        crate::auth::with_provider_auth(self.models.get_models(None), |p| self.has_auth(p))
     }
 
     /// A model by provider and id.
