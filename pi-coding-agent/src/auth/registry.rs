@@ -338,7 +338,7 @@ fn is_unauthorized(event: &AssistantMessageEvent) -> bool {
 
 /// The models whose provider `has_auth`, asking once per run of one provider's models (a catalog
 /// lists a provider's models together; a credential check may read auth.json).
-pub(crate) fn with_provider_auth<'a>(models: Vec<&'a Model>, has_auth: impl Fn(&str) -> bool) -> Vec<&'a Model> {
+pub(crate) fn with_provider_auth(models: Vec<&Model>, has_auth: impl Fn(&str) -> bool) -> Vec<&Model> {
     let mut last: Option<(&str, bool)> = None;
     models
         .into_iter()
