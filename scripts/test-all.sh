@@ -60,4 +60,4 @@ else
     unset PI_LOCAL_LLM_URL
 fi
 
-cargo test --workspace "$@"
+cargo test --workspace --no-fail-fast "$@"

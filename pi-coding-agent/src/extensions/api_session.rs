@@ -90,3 +90,21 @@ impl super::runner::ExtensionRunner {
         self.runtime.login_providers.clone()
     }
 }
+
+impl ExtensionApi {
+    /// pi's `registerMarkdownTransformer(transformer, {messageTypes?})`: replaces this
+    /// extension's transformer; `message_types` defaults to [`DEFAULT_MARKDOWN_MESSAGE_TYPES`](super::markdown::DEFAULT_MARKDOWN_MESSAGE_TYPES).
+    pub fn register_markdown_transformer(
+        &self,
+        transformer: impl Fn(&str, &super::markdown::MarkdownTransformContext) -> Option<String> + Send + Sync + 'static,
+        message_types: Option<&[&str]>,
+    ) -> Result<(), ExtensionApiError> {
+        self.assert_active()?;
+        let types = message_types.unwrap_or(super::markdown::DEFAULT_MARKDOWN_MESSAGE_TYPES);
+        *lock(&self.record.markdown_transformer) = Some(super::markdown::MarkdownTransformerRegistration {
+            transformer: std::sync::Arc::new(transformer),
+            message_types: types.iter().map(|t| (*t).to_owned()).collect(),
+        });
+        Ok(())
+    }
+}

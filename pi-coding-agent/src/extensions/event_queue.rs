@@ -6,12 +6,10 @@
 
 use std::sync::{Arc, Weak};
 
-use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::oneshot;
 
 use super::api::ExtensionRecord;
 use super::events::NotifyEvent;
-use super::runner::ExtensionRunner;
 use super::runtime::{Runtime, lock};
 
 /// One queued event and who waits for its delivery.
@@ -23,6 +21,18 @@ tokio::task_local! {
     static IN_QUEUE: ();
 }
 
+/// How the queue's task delivers an event: the runner's `emit` over these extensions and this
+/// runtime (set by the runner, which this module does not import).
+pub(crate) type Emit =
+    fn(Vec<Arc<ExtensionRecord>>, Arc<Runtime>, NotifyEvent) -> futures::future::BoxFuture<'static, ()>;
+
+static EMIT: std::sync::OnceLock<Emit> = std::sync::OnceLock::new();
+
+/// Sets how queued events are delivered (once; the runner's emit).
+pub(crate) fn set_emitter(emit: Emit) {
+    let _ = EMIT.set(emit);
+}
+
 /// Starts the queue's task for `runtime` (once; later calls keep the running one). The task
 /// holds the runtime weakly and ends with it.
 pub(crate) fn start(runtime: &Arc<Runtime>, extensions: Vec<Arc<ExtensionRecord>>) {
@@ -31,14 +41,13 @@ pub(crate) fn start(runtime: &Arc<Runtime>, extensions: Vec<Arc<ExtensionRecord>
         return;
     }
     let Ok(handle) = tokio::runtime::Handle::try_current() else { return };
+    let Some(&emit) = EMIT.get() else { return };
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Queued>();
     let weak: Weak<Runtime> = Arc::downgrade(runtime);
     handle.spawn(IN_QUEUE.scope((), async move {
         while let Some((event, ack)) = rx.recv().await {
             let Some(runtime) = weak.upgrade() else { break };
-            let runner = ExtensionRunner::over(extensions.clone(), runtime);
-            runner.emit(event).await;
-            drop(runner);
+            emit(extensions.clone(), runtime, event).await;
             if let Some(ack) = ack {
                 // The waiter may have been cancelled; nothing waits for this answer then.
                 let _ = ack.send(());
@@ -62,6 +71,3 @@ pub(crate) fn push(runtime: &Runtime, event: NotifyEvent, wait: bool) -> Option<
     tx.send((event, ack)).ok()?;
     rx
 }
-
-/// The queue's sending side, kept on the runtime.
-pub(crate) type Sender = UnboundedSender<Queued>;

@@ -468,14 +468,14 @@ pub enum NotifyEvent {
         tool_result_entry_ids: Option<Vec<String>>,
         /// The boundary state (drafts, continuation, context preview, outcome).
         #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
-        boundary: Option<super::boundary::BoundaryState>,
+        boundary: Option<super::boundary_state::BoundaryState>,
     },
     /// Before the run settles: a boundary event; handlers may append entries and ask for one more
     /// request.
     AgentBeforeSettle {
         /// The boundary state.
         #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
-        boundary: Option<super::boundary::BoundaryState>,
+        boundary: Option<super::boundary_state::BoundaryState>,
     },
     /// A message entered the transcript.
     MessageStart {

@@ -9,6 +9,7 @@ use super::errors::ExtensionError;
 use super::events::{ExtensionEvent, NotifyEvent};
 use super::registrations::RegisteredMcpServer;
 use super::runner::ExtensionRunner;
+pub use super::ui_prompt::UiPromptKind;
 
 /// `resources_discover`: fired after `session_start` so extensions can add skill, prompt and
 /// theme paths.
@@ -113,35 +114,6 @@ pub struct CacheWarmingDecisionResult {
 impl ExtensionEvent for CacheWarmingDecisionEvent {
     const NAME: &'static str = "cache_warming_decision";
     type Output = CacheWarmingDecisionResult;
-}
-
-/// The kind of a blocking extension UI prompt (pi's `UIPromptKind`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum UiPromptKind {
-    /// `ctx.ui.select`.
-    Select,
-    /// `ctx.ui.confirm`.
-    Confirm,
-    /// `ctx.ui.input`.
-    Input,
-    /// `ctx.ui.editor`.
-    Editor,
-    /// `ctx.ui.custom`.
-    Custom,
-}
-
-impl UiPromptKind {
-    /// pi's name of the kind.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            UiPromptKind::Select => "select",
-            UiPromptKind::Confirm => "confirm",
-            UiPromptKind::Input => "input",
-            UiPromptKind::Editor => "editor",
-            UiPromptKind::Custom => "custom",
-        }
-    }
 }
 
 fn other(kind: &str, payload: Value) -> NotifyEvent {

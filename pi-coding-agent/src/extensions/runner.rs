@@ -157,6 +157,7 @@ impl ExtensionRunner {
         self.runtime.bind(actions);
         // Servers registered from now on reach the extension that connects them right away
         // (pi's change listener: `mcp_servers_change`, not awaited, in order).
+        super::event_queue::set_emitter(emit_queued);
         super::event_queue::start(&self.runtime, self.extensions.clone());
         let runtime = Arc::downgrade(&self.runtime);
         let listener: Arc<dyn Fn() + Send + Sync> = Arc::new(move || {
@@ -183,6 +184,7 @@ impl ExtensionRunner {
     pub fn set_ui(&self, ui: std::sync::Arc<dyn crate::ui::UiHost>) {
         let mode = self.runtime.context_mode();
         self.runtime.set_mode(mode, ui.has_ui());
+        super::event_queue::set_emitter(emit_queued);
         super::event_queue::start(&self.runtime, self.extensions.clone());
         self.runtime.set_ui(super::ui_prompt::PromptEventsUi::wrap(
             ui,
@@ -467,4 +469,16 @@ impl ExtensionRunner {
             .into_iter()
             .find_map(|r| r.render_result.and_then(|f| f(tool_name, args, result, &options, theme)))
     }
+}
+
+/// The queue's delivery of one event (see `event_queue::Emit`).
+fn emit_queued(
+    extensions: Vec<Arc<ExtensionRecord>>,
+    runtime: Arc<Runtime>,
+    event: super::events::NotifyEvent,
+) -> futures::future::BoxFuture<'static, ()> {
+    Box::pin(async move {
+        let runner = ExtensionRunner::over(extensions, runtime);
+        runner.emit(event).await;
+    })
 }

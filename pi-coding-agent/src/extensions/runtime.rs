@@ -70,6 +70,11 @@ pub enum ExtensionMode {
 
 type ErrorListener = Arc<dyn Fn(&ExtensionError) + Send + Sync>;
 
+/// The sender of the queue of events emitted without being awaited (see `event_queue`): an event
+/// and, when its caller waits for the delivery, who to tell.
+pub(crate) type QueueSender =
+    tokio::sync::mpsc::UnboundedSender<(super::events::NotifyEvent, Option<tokio::sync::oneshot::Sender<()>>)>;
+
 /// Shared by the runner, every [`ExtensionApi`](crate::extensions::ExtensionApi) and every context.
 pub(crate) struct Runtime {
     pub(crate) cwd: String,
@@ -96,7 +101,7 @@ pub(crate) struct Runtime {
     /// `mcp_servers_change`).
     pub(crate) mcp_listener: Mutex<Option<Arc<dyn Fn() + Send + Sync>>>,
     /// The queue of events emitted without being awaited (see `event_queue`).
-    pub(crate) event_queue: Mutex<Option<super::event_queue::Sender>>,
+    pub(crate) event_queue: Mutex<Option<QueueSender>>,
 }
 
 impl Runtime {

@@ -16,7 +16,6 @@ use tokio::sync::oneshot;
 use super::api::ExtensionRecord;
 use super::event_queue;
 use super::events::NotifyEvent;
-use super::lifecycle_events::UiPromptKind;
 use super::runtime::Runtime;
 use crate::ui::{
     ComponentFactory, CustomFactory, CustomOptions, CustomResult, DialogOptions, NotifyKind, ThemeInfo, UiHost,
@@ -24,6 +23,35 @@ use crate::ui::{
 };
 
 /// The outer prompt being awaited and how deep prompts are nested.
+/// The kind of a blocking extension UI prompt (pi's `UIPromptKind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UiPromptKind {
+    /// `ctx.ui.select`.
+    Select,
+    /// `ctx.ui.confirm`.
+    Confirm,
+    /// `ctx.ui.input`.
+    Input,
+    /// `ctx.ui.editor`.
+    Editor,
+    /// `ctx.ui.custom`.
+    Custom,
+}
+
+impl UiPromptKind {
+    /// pi's name of the kind.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UiPromptKind::Select => "select",
+            UiPromptKind::Confirm => "confirm",
+            UiPromptKind::Input => "input",
+            UiPromptKind::Editor => "editor",
+            UiPromptKind::Custom => "custom",
+        }
+    }
+}
+
 #[derive(Default)]
 struct PromptState {
     depth: usize,

@@ -24,11 +24,6 @@ pub(crate) fn number(n: f64) -> Value {
     if n.fract() == 0.0 && n.abs() < 9.0e15 { json!(n as i64) } else { json!(n) }
 }
 
-/// Milliseconds since the epoch.
-pub(crate) fn now_ms() -> f64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as f64).unwrap_or(0.0)
-}
-
 /// A server's `oauth` settings (pi's `connection.oauthSettings()`).
 #[derive(Clone, Debug, Default)]
 pub struct OAuthSettings {
@@ -256,7 +251,7 @@ impl Provider {
     }
 
     fn save_tokens(&self, tokens: Map<String, Value>) -> Result<(), OAuthError> {
-        let expires = tokens.get("expires_in").and_then(Value::as_f64).map(|s| now_ms() + s * 1000.0);
+        let expires = tokens.get("expires_in").and_then(Value::as_f64).map(|s| epoch_ms() + s * 1000.0);
         self.update(|s| {
             s.insert("tokens".into(), Value::Object(tokens));
             match expires {
@@ -579,6 +574,11 @@ pub async fn refresh_stored_tokens(
         .unwrap_or_else(|| DEFAULT_REDIRECT_URL.to_owned());
     let provider = Provider::new(server_url, settings, store, &redirect);
     authorize_mcp(&provider, &FlowOptions { resource_metadata_url, refresh_only: true, ..Default::default() }).await
+}
+
+/// Milliseconds since the epoch as a JavaScript number (pi's `Date.now()` in token arithmetic).
+pub(crate) fn epoch_ms() -> f64 {
+    pi_ai::js::now_ms() as f64
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use serde_json::Value;
 
-use super::oauth::{Flow, OAuthSettings, now_ms, refresh_stored_tokens};
+use super::oauth::{Flow, OAuthSettings, epoch_ms, refresh_stored_tokens};
 use super::oauth_http::{Challenge, parse_www_authenticate};
 use super::oauth_store::ServerStore;
 
@@ -91,7 +91,7 @@ impl McpAuthProvider {
     /// The access token to send, refreshed first when it is about to expire.
     pub async fn token(&self) -> Option<String> {
         let (token, expires, refreshable) = self.stored_token();
-        let expired = expires.is_some_and(|at| at - REFRESH_SKEW_MS <= now_ms());
+        let expired = expires.is_some_and(|at| at - REFRESH_SKEW_MS <= epoch_ms());
         if !expired || !refreshable {
             return token;
         }

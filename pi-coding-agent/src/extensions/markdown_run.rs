@@ -1,0 +1,31 @@
+//! Running the markdown transformers extensions registered ([`super::markdown`]): in extension
+//! load order, each on the previous one's output (pi's `applyMarkdownTransformers`).
+
+use std::panic::AssertUnwindSafe;
+
+use super::markdown::{MarkdownTransformContext, MarkdownTransformerRegistration};
+use super::runner::ExtensionRunner;
+use super::runtime::lock;
+
+impl ExtensionRunner {
+    /// The registered transformers, in extension load order (pi's `getMarkdownTransformers`).
+    pub fn markdown_transformers(&self) -> Vec<MarkdownTransformerRegistration> {
+        self.extensions.iter().filter_map(|e| lock(&e.markdown_transformer).clone()).collect()
+    }
+
+    /// Runs every transformer registered for `context.message_type` over `markdown`, chained; a
+    /// transformer that panics or answers `None` keeps the current Markdown.
+    pub fn transform_markdown(&self, markdown: &str, context: &MarkdownTransformContext) -> String {
+        let mut current = markdown.to_owned();
+        for registration in self.markdown_transformers() {
+            if !registration.message_types.contains(&context.message_type) {
+                continue;
+            }
+            let transformer = registration.transformer.clone();
+            if let Ok(Some(next)) = std::panic::catch_unwind(AssertUnwindSafe(|| transformer(&current, context))) {
+                current = next;
+            }
+        }
+        current
+    }
+}
