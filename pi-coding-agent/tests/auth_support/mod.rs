@@ -55,6 +55,16 @@ pub struct Server {
 impl Server {
     /// Serves with `route` (called with each request and the requests before it).
     pub fn start(route: impl Fn(&Seen, &[Seen]) -> Reply + Send + Sync + 'static) -> Server {
+        Server::start_with_headers(move |request, before| {
+            let (status, body) = route(request, before);
+            (status, Vec::new(), body)
+        })
+    }
+
+    /// Serves with `route`, whose replies also name extra response headers.
+    pub fn start_with_headers(
+        route: impl Fn(&Seen, &[Seen]) -> (u16, Vec<(String, String)>, String) + Send + Sync + 'static,
+    ) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let origin = format!("http://{}", listener.local_addr().unwrap());
         let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
@@ -94,15 +104,16 @@ impl Server {
                         headers,
                         body: String::from_utf8(buf).unwrap(),
                     };
-                    let (status, body) = {
+                    let (status, extra, body) = {
                         let mut log = log.lock().unwrap();
                         let reply = route(&request, &log);
                         log.push(request);
                         reply
                     };
                     let kind = if body.starts_with("event:") { "text/event-stream" } else { "application/json" };
+                    let extra: String = extra.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
                     let head = format!(
-                        "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                        "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n{extra}connection: close\r\n\r\n",
                         body.len()
                     );
                     let mut stream = reader.into_inner();

@@ -10,7 +10,8 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::device::{PollOptions, PollStatus, poll_device_code};
-use super::support::{Body, Reply, SimpleUrl, credential, form, send, str_of, trusted_http_url};
+use super::rate_limit::{RetryPolicy, send_with_rate_limit_retry};
+use super::support::{Body, Reply, SendError, SimpleUrl, credential, form, send, str_of, trusted_http_url};
 use super::{Endpoints, LoginOptions, OAuthFlow, OAuthRequestAuth};
 use crate::auth::Credential;
 use crate::auth::login::{AuthEvent, AuthInteraction, AuthPrompt, LoginError};
@@ -159,36 +160,32 @@ impl GitHubCopilotOAuth {
         token: &str,
         enterprise: Option<&str>,
         cancel: &CancellationToken,
+        policy: RetryPolicy,
     ) -> Result<Catalog, String> {
         let base = copilot_base_url(token, enterprise);
         let auth = format!("Bearer {token}");
         let mut headers = vec![("Accept", "application/json"), ("Authorization", auth.as_str())];
         headers.extend(COPILOT_HEADERS);
         headers.push(("X-GitHub-Api-Version", COPILOT_API_VERSION));
-        let reply = send(
-            &self.endpoints,
-            "GET",
-            &format!("{base}/models"),
-            &headers,
-            Body::None,
-            Duration::from_secs(5),
-            cancel,
-        )
-        .await
-        .map_err(|e| e.to_string())?;
+        let url = format!("{base}/models");
+        let reply = send_with_rate_limit_retry(&self.endpoints, "GET", &url, &headers, Body::None, cancel, policy)
+            .await
+            .map_err(|e| e.to_string())?;
         if !reply.ok() {
             return Err(fail(&reply));
         }
         parse_catalog(reply.object(), base == INDIVIDUAL)
     }
 
+    /// Enables each model's policy, best effort: a request that fails skips its model, a rate
+    /// limit that outlasts its retries stops the batch, cancelling stops the login.
     async fn enable(
         &self,
         token: &str,
         ids: &[String],
         enterprise: Option<&str>,
         cancel: &CancellationToken,
-    ) -> Vec<String> {
+    ) -> Result<Vec<String>, SendError> {
         let base = copilot_base_url(token, enterprise);
         let auth = format!("Bearer {token}");
         let mut enabled = Vec::new();
@@ -198,13 +195,16 @@ impl GitHubCopilotOAuth {
             headers.extend([("openai-intent", "chat-policy"), ("x-interaction-type", "chat-policy")]);
             let body = Body::Json(serde_json::json!({"state": "enabled"}));
             let url = format!("{base}/models/{id}/policy");
-            match send(&self.endpoints, "POST", &url, &headers, body, Duration::from_secs(5), cancel).await {
+            match send_with_rate_limit_retry(&self.endpoints, "POST", &url, &headers, body, cancel, RetryPolicy::LOGIN)
+                .await
+            {
                 Ok(reply) if reply.status == 429 => break,
                 Ok(reply) if reply.ok() => enabled.push(id.clone()),
+                Err(SendError::Cancelled) => return Err(SendError::Cancelled),
                 _ => {}
             }
         }
-        enabled
+        Ok(enabled)
     }
 
     async fn start_device(
@@ -333,11 +333,12 @@ impl OAuthFlow for GitHubCopilotOAuth {
         let mut credential =
             self.copilot_token(&github_token, enterprise, &cancel).await.map_err(LoginError::Failed)?;
         let access = credential.access().unwrap_or_default().to_owned();
-        let catalog = self.models(&access, enterprise, &cancel).await.map_err(LoginError::Failed)?;
+        let catalog =
+            self.models(&access, enterprise, &cancel, RetryPolicy::LOGIN).await.map_err(LoginError::Failed)?;
         let mut enabled = Vec::new();
         if !catalog.policy.is_empty() {
             interaction.notify(AuthEvent::Progress { message: "Enabling models...".into() });
-            enabled = self.enable(&access, &catalog.policy, enterprise, &cancel).await;
+            enabled = self.enable(&access, &catalog.policy, enterprise, &cancel).await?;
         }
         let mut ids = catalog.available;
         for id in enabled {
@@ -355,7 +356,7 @@ impl OAuthFlow for GitHubCopilotOAuth {
         let mut next =
             self.copilot_token(credential.refresh().unwrap_or_default(), enterprise.as_deref(), &cancel).await?;
         let access = next.access().unwrap_or_default().to_owned();
-        let catalog = self.models(&access, enterprise.as_deref(), &cancel).await?;
+        let catalog = self.models(&access, enterprise.as_deref(), &cancel, RetryPolicy::NONE).await?;
         next.set("availableModelIds", Value::from(catalog.available));
         Ok(next)
     }

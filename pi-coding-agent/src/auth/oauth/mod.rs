@@ -18,6 +18,7 @@ mod openai_codex;
 mod openrouter;
 mod page;
 mod radius;
+pub mod rate_limit;
 mod refresh;
 pub mod support;
 mod xai;

@@ -215,6 +215,8 @@ pub struct Reply {
     pub status_text: String,
     /// The body.
     pub text: String,
+    /// The `Retry-After` header, when the reply has one.
+    pub retry_after: Option<String>,
 }
 
 impl Reply {
@@ -233,6 +235,7 @@ impl Reply {
 }
 
 /// A body to send.
+#[derive(Clone)]
 pub enum Body {
     /// No body (a GET).
     None,
@@ -267,8 +270,15 @@ pub async fn send(
     let run = async {
         let response = request.send().await.map_err(|e| SendError::Failed(fetch_error(&e)))?;
         let status = response.status();
+        let retry_after =
+            response.headers().get(reqwest::header::RETRY_AFTER).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let text = response.text().await.map_err(|e| SendError::Failed(fetch_error(&e)))?;
-        Ok(Reply { status: status.as_u16(), status_text: status.canonical_reason().unwrap_or("").to_owned(), text })
+        Ok(Reply {
+            status: status.as_u16(),
+            status_text: status.canonical_reason().unwrap_or("").to_owned(),
+            text,
+            retry_after,
+        })
     };
     tokio::select! {
         biased;
