@@ -52,6 +52,7 @@ pub mod options;
 pub mod provider;
 pub mod providers;
 pub mod registry;
+pub mod session_resources;
 pub mod sse;
 pub mod stream;
 pub mod tool_args;

@@ -43,6 +43,8 @@ const HEADERS: [&str; 9] = [
 struct Server {
     script: Arc<Mutex<VecDeque<Value>>>,
     log: Arc<Mutex<Vec<Value>>>,
+    /// The close frames clients sent: code and reason.
+    closes: Arc<Mutex<Vec<(u16, String)>>>,
 }
 
 impl Server {
@@ -119,6 +121,9 @@ async fn serve(server: Server, mut stream: TcpStream) {
         }
         let mut ws = WebSocketStream::from_raw_socket(stream, Role::Server, None).await;
         while let Some(Ok(message)) = ws.next().await {
+            if let WsMessage::Close(Some(frame)) = &message {
+                server.closes.lock().expect("lock").push((u16::from(frame.code), frame.reason.to_string()));
+            }
             let WsMessage::Text(text) = message else { continue };
             let body: Value = serde_json::from_str(&text).expect("a JSON frame");
             server.log(json!({"kind": "frame", "body": body}));
@@ -344,4 +349,42 @@ async fn cancellation_mid_stream_aborts() {
     assert_eq!(message.error_message.as_deref(), Some("Request was aborted"));
     let stats = websocket_debug_stats("ws-cancel").expect("stats");
     assert_eq!(stats.websocket_failures, 0, "a cancellation is no transport failure");
+}
+
+/// Releasing a session's resources (what `AgentSession::dispose` does) closes its cached socket
+/// with pi's `1000 debug_close`.
+#[tokio::test]
+async fn session_cleanup_closes_the_cached_socket() {
+    let pi = fixture("two_turns");
+    let (server, base) = start(&pi["script"]).await;
+    let model: Model = serde_json::from_str(&pi["model"].to_string().replace("$BASE", &base)).expect("model");
+    let turn = &pi["turns"][0];
+    let messages: Vec<Message> = serde_json::from_value(turn["context"]["messages"].clone()).expect("messages");
+    let options = StreamOptions {
+        api_key: pi["apiKey"].as_str().map(str::to_owned),
+        session_id: Some("ws-cleanup".into()),
+        transport: turn["options"]["transport"].as_str().and_then(Transport::parse),
+        ..Default::default()
+    };
+    let context = Context { messages, ..Default::default() };
+    let mut stream = OpenAiCodexResponses.stream(&model, normalize_context(context), options);
+    let mut done = false;
+    while let Some(event) = stream.next().await {
+        done |= matches!(event, AssistantMessageEvent::Done { .. });
+    }
+    assert!(done, "the first turn completes");
+    assert!(server.closes.lock().expect("lock").is_empty(), "the socket stays cached after the answer");
+    pi_ai::session_resources::cleanup_session_resources("ws-cleanup").await;
+    // The close frame is sent before the cleanup returns; the server's task records it when it
+    // reads it.
+    for _ in 0..500 {
+        if !server.closes.lock().expect("lock").is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(server.closes.lock().expect("lock").clone(), vec![(1000, "debug_close".to_owned())]);
+    // Another session's cleanup has nothing to close.
+    pi_ai::session_resources::cleanup_session_resources("ws-other").await;
+    assert_eq!(server.closes.lock().expect("lock").len(), 1);
 }

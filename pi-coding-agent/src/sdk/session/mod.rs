@@ -669,7 +669,8 @@ impl AgentSession {
     }
 
     /// Aborts any run and user `!cmd`, waits for the tasks the session spawned (detached
-    /// extension events and actions), and drops every listener.
+    /// extension events and actions), drops every listener, and releases what the providers keep
+    /// for the session (cached Codex WebSockets).
     pub async fn dispose(&self) {
         self.abort_bash();
         self.abort().await;
@@ -693,5 +694,8 @@ impl AgentSession {
         if let Some(handle) = lock(&self.shared.error_listener).take() {
             handle.remove();
         }
+        // The providers' per-session resources (the Codex WebSocket cache), as pi's
+        // `cleanupSessionResources(sessionId)`.
+        pi_ai::session_resources::cleanup_session_resources(&self.session_id()).await;
     }
 }
