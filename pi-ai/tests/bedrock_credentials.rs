@@ -276,3 +276,99 @@ async fn the_chain_order() {
     assert!(imds_hits.lock().expect("lock").is_empty(), "the container endpoint wins over instance metadata");
     set_provider_env(None);
 }
+
+/// The `Credential=<key>/<date>/<region>/<service>` scope of a SigV4 `Authorization`, without
+/// the date.
+fn scope(authorization: &str) -> Option<String> {
+    let credential = authorization.split("Credential=").nth(1)?.split(',').next()?;
+    let parts: Vec<&str> = credential.split('/').collect();
+    Some(format!("{}/{}/{}", parts.first()?, parts.get(2)?, parts.get(3)?))
+}
+
+/// Profiles that assume a role, replayed against what the real pi-ai (the AWS SDK's `fromIni`)
+/// did with the same files (`scripts/fixtures/bedrock_assume_role.mjs`): the STS `AssumeRole`
+/// requests (parameters, order, signed with the source credentials in the right region), the
+/// credentials Bedrock is then signed with, and the errors.
+#[tokio::test]
+async fn profiles_that_assume_a_role_match_the_sdk() {
+    let _guard = LOCK.lock().await;
+    let dir = format!("{}/tests/fixtures/bedrock", env!("CARGO_MANIFEST_DIR"));
+    let scenarios: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(format!("{dir}/assume_role_scenarios.json")).expect("scenarios"))
+            .expect("JSON");
+    let recorded: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(format!("{dir}/assume_role.json")).expect("fixture"))
+            .expect("JSON");
+    for (scenario, theirs) in scenarios.iter().zip(&recorded) {
+        let name = scenario["name"].as_str().expect("name");
+        let (url, seen) = server(Arc::new(|req: &Seen| {
+            if req.path.starts_with("/container") {
+                return (200, JSON_CREDS.to_owned());
+            }
+            let role = req.body.split('&').find_map(|p| p.strip_prefix("RoleArn=")).unwrap_or_default();
+            let role = role.rsplit("%2F").next().unwrap_or_default().to_uppercase();
+            (200, format!("<AssumeRoleResponse><AssumeRoleResult><Credentials><AccessKeyId>ASIA{role}</AccessKeyId><SecretAccessKey>secret-{role}</SecretAccessKey><SessionToken>token-{role}</SessionToken><Expiration>2099-01-01T00:00:00Z</Expiration></Credentials></AssumeRoleResult></AssumeRoleResponse>"))
+        }))
+        .await;
+        let config = temp_file(&format!("{name}.config"), scenario["config"].as_str().expect("config"));
+        let credentials = temp_file(&format!("{name}.credentials"), scenario["credentials"].as_str().expect("creds"));
+        let extra: Vec<(String, String)> = scenario["env"]
+            .as_object()
+            .expect("env")
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().expect("value").replace("$BASE", &url)))
+            .collect();
+        let mut vars: Vec<(&str, &str)> = vec![
+            ("AWS_CONFIG_FILE", config.to_str().expect("path")),
+            ("AWS_SHARED_CREDENTIALS_FILE", credentials.to_str().expect("path")),
+            ("AWS_ENDPOINT_URL_STS", &url),
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+        ];
+        vars.extend(extra.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        env(&vars);
+        let result = resolve(None).await;
+        let ours: Vec<serde_json::Value> = seen
+            .lock()
+            .expect("lock")
+            .iter()
+            .map(|r| {
+                let auth = r.headers.get("authorization").and_then(|a| scope(a));
+                serde_json::json!({"method": r.method, "path": r.path, "scope": auth, "token": r.headers.get("x-amz-security-token"),
+                    "body": r.body})
+            })
+            .collect();
+        let requests = theirs["requests"].as_array().expect("requests");
+        let expected: Vec<serde_json::Value> = requests
+            .iter()
+            .filter(|r| !r["path"].as_str().unwrap_or_default().starts_with("/model/"))
+            .map(|r| {
+                let auth = r["headers"]["authorization"].as_str().and_then(scope);
+                serde_json::json!({"method": r["method"], "path": r["path"], "scope": auth,
+                    "token": r["headers"]["x-amz-security-token"], "body": r["body"]})
+            })
+            .collect();
+        pretty_assertions::assert_eq!(ours, expected, "{name}: what STS and the container endpoint saw");
+        match requests.iter().find(|r| r["path"].as_str().unwrap_or_default().starts_with("/model/")) {
+            Some(bedrock) => {
+                let key = scope(bedrock["headers"]["authorization"].as_str().expect("auth")).expect("scope");
+                let key = key.split('/').next().expect("key").to_owned();
+                let token = bedrock["headers"]["x-amz-security-token"].as_str().expect("token");
+                let Ok(Auth::SigV4(c)) = result else { panic!("{name}: {result:?}") };
+                assert_eq!(
+                    (c.access_key_id.as_str(), c.session_token.as_deref()),
+                    (key.as_str(), Some(token)),
+                    "{name}"
+                );
+            }
+            None => {
+                let message = result.expect_err(name);
+                let theirs = theirs["errorMessage"].as_str().expect("error");
+                assert!(message.starts_with(theirs), "{name}: {message} vs {theirs}");
+                if name == "cycle" {
+                    assert!(message.ends_with("(profile \"a\"; Detected a cycle attempting to resolve credentials for profile a. Profiles visited: b, a)"), "{message}");
+                }
+            }
+        }
+    }
+    set_provider_env(None);
+}

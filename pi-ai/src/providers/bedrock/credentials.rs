@@ -5,9 +5,10 @@
 //! 2. a bearer token: the request's API key or `AWS_BEARER_TOKEN_BEDROCK`;
 //! 3. `AWS_ACCESS_KEY_ID` + `AWS_SECRET_ACCESS_KEY` (+ `AWS_SESSION_TOKEN`);
 //! 4. the profile (`AWS_PROFILE`, else `default`) of the shared files (`AWS_SHARED_CREDENTIALS_FILE`
-//!    or `~/.aws/credentials`, `AWS_CONFIG_FILE` or `~/.aws/config`): static keys, a
-//!    `credential_process`, or IAM Identity Center (SSO): the cached token of
-//!    `~/.aws/sso/cache/<sha1>.json` exchanged at the portal for role credentials;
+//!    or `~/.aws/credentials`, `AWS_CONFIG_FILE` or `~/.aws/config`): a role to assume
+//!    ([`super::assume_role`]), static keys, a `web_identity_token_file`, a `credential_process`,
+//!    or IAM Identity Center (SSO): the cached token of `~/.aws/sso/cache/<sha1>.json` exchanged
+//!    at the portal for role credentials;
 //! 5. web identity, the container endpoint or the EC2 instance metadata service ([`super::remote`]).
 
 use std::collections::HashMap;
@@ -15,6 +16,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+use super::assume_role::ProfileError;
 use super::sigv4::Credentials;
 
 /// How a request authenticates.
@@ -99,6 +101,16 @@ pub fn load_profile(name: &str) -> (Profile, HashMap<String, Profile>) {
     (profile, config)
 }
 
+/// Every profile of both files, merged per name (the credentials file's keys win), with the
+/// config file's other sections (`sso-session x`).
+pub fn all_profiles() -> HashMap<String, Profile> {
+    let mut all = read_ini("AWS_CONFIG_FILE", "config", true);
+    for (name, keys) in read_ini("AWS_SHARED_CREDENTIALS_FILE", "credentials", false) {
+        all.entry(name).or_default().extend(keys);
+    }
+    all
+}
+
 /// The region of the active profile's config.
 pub fn profile_region() -> Option<String> {
     load_profile(&profile_name()).0.get("region").cloned().filter(|r| !r.is_empty())
@@ -124,23 +136,32 @@ pub async fn resolve(api_key: Option<&str>) -> Result<Auth, String> {
         return Ok(Auth::SigV4(credentials));
     }
     let name = profile_name();
-    let (profile, config) = load_profile(&name);
-    if let Some(credentials) = profile_credentials(&profile, &config).await? {
+    let profiles = all_profiles();
+    let profile = profiles.get(&name).cloned().unwrap_or_default();
+    let mut passed_over = None;
+    if super::assume_role::is_assume_role(&profile) {
+        match super::assume_role::resolve(&name, &profiles, &super::remote::default_sts_region()).await {
+            Ok(credentials) => return Ok(Auth::SigV4(credentials)),
+            Err(ProfileError::Stop(e)) => return Err(e),
+            Err(ProfileError::Next(reason)) => passed_over = Some(reason),
+        }
+    } else if let Some(credentials) = profile_credentials(&profile, &profiles).await? {
         return Ok(Auth::SigV4(credentials));
     }
     match super::remote::credentials().await? {
         super::remote::Remote::Found(credentials) => Ok(Auth::SigV4(credentials)),
-        super::remote::Remote::Missing(None) => {
-            Err(format!("Could not load credentials from any providers (profile \"{name}\")"))
-        }
-        super::remote::Remote::Missing(Some(reason)) => {
-            Err(format!("Could not load credentials from any providers (profile \"{name}\"; {reason})"))
-        }
+        super::remote::Remote::Missing(reason) => match reason.or(passed_over) {
+            None => Err(format!("Could not load credentials from any providers (profile \"{name}\")")),
+            Some(reason) => {
+                Err(format!("Could not load credentials from any providers (profile \"{name}\"; {reason})"))
+            }
+        },
     }
 }
 
-/// The profile's own credentials; `None` when it names no source.
-async fn profile_credentials(
+/// The profile's own credentials (static keys, web identity, `credential_process`, SSO); `None`
+/// when it names no source.
+pub(super) async fn profile_credentials(
     profile: &Profile,
     config: &HashMap<String, Profile>,
 ) -> Result<Option<Credentials>, String> {
@@ -150,6 +171,10 @@ async fn profile_credentials(
             secret_access_key: secret.clone(),
             session_token: profile.get("aws_session_token").cloned(),
         }));
+    }
+    if let (Some(file), Some(role)) = (profile.get("web_identity_token_file"), profile.get("role_arn")) {
+        let session = profile.get("role_session_name").cloned();
+        return super::remote::web_identity(file, role, session).await.map(Some);
     }
     if let Some(command) = profile.get("credential_process") {
         return process_credentials(command).await.map(Some);

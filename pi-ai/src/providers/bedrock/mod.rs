@@ -17,6 +17,7 @@
 //! Not ported: HTTP proxies, `AWS_BEDROCK_FORCE_HTTP1` (we always speak HTTP/1.1 to http:// and let
 //! TLS negotiate otherwise), ECS/IMDS/web-identity credentials, request metadata.
 
+pub mod assume_role;
 pub mod credentials;
 pub mod eventstream;
 pub mod models;

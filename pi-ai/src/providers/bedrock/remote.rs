@@ -32,13 +32,13 @@ const EXPIRY_MARGIN: Duration = Duration::from_secs(5 * 60);
 
 static CACHE: Mutex<Option<(String, Credentials, SystemTime)>> = Mutex::new(None);
 
-fn cached(source: &str) -> Option<Credentials> {
+pub(super) fn cached(source: &str) -> Option<Credentials> {
     let guard = CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let (key, credentials, expires) = guard.as_ref()?;
     (key == source && SystemTime::now() + EXPIRY_MARGIN < *expires).then(|| credentials.clone())
 }
 
-fn remember(source: &str, credentials: &Credentials, expiration: Option<&str>) {
+pub(super) fn remember(source: &str, credentials: &Credentials, expiration: Option<&str>) {
     if let Some(expires) = expiration.and_then(parse_rfc3339) {
         *CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
             Some((source.to_owned(), credentials.clone(), expires));
@@ -58,7 +58,7 @@ pub enum Remote {
 /// The next links of the chain. A web identity failure is an error (the SDK's chain stops there).
 pub async fn credentials() -> Result<Remote, String> {
     if let (Some(file), Some(role)) = (env("AWS_WEB_IDENTITY_TOKEN_FILE"), env("AWS_ROLE_ARN")) {
-        return web_identity(&file, &role).await.map(Remote::Found);
+        return web_identity(&file, &role, env("AWS_ROLE_SESSION_NAME")).await.map(Remote::Found);
     }
     let found = if env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI").is_some()
         || env("AWS_CONTAINER_CREDENTIALS_FULL_URI").is_some()
@@ -140,7 +140,7 @@ pub fn container_url_allowed(url: &reqwest::Url) -> bool {
     }
 }
 
-async fn container() -> Result<Credentials, String> {
+pub(super) async fn container() -> Result<Credentials, String> {
     let address = match env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") {
         Some(relative) => format!("http://169.254.170.2{relative}"),
         None => env("AWS_CONTAINER_CREDENTIALS_FULL_URI").unwrap_or_default(),
@@ -206,7 +206,7 @@ async fn imds_get(url: &str, token: Option<&str>) -> Result<String, String> {
     Ok(text)
 }
 
-async fn instance_metadata() -> Result<Credentials, String> {
+pub(super) async fn instance_metadata() -> Result<Credentials, String> {
     let base = imds_endpoint();
     if let Some(c) = cached(&base) {
         return Ok(c);
@@ -242,14 +242,24 @@ async fn instance_metadata() -> Result<Credentials, String> {
     Ok(credentials)
 }
 
+/// The region STS is called in without another choice: `AWS_REGION`, `AWS_DEFAULT_REGION`, the
+/// profile's, else `us-east-1`.
+pub(super) fn default_sts_region() -> String {
+    env("AWS_REGION")
+        .or_else(|| env("AWS_DEFAULT_REGION"))
+        .or_else(super::credentials::profile_region)
+        .unwrap_or_else(|| "us-east-1".to_owned())
+}
+
 fn sts_endpoint() -> String {
+    sts_endpoint_in(&default_sts_region())
+}
+
+/// STS's endpoint for `region` (`AWS_ENDPOINT_URL_STS` or `AWS_ENDPOINT_URL` when set).
+pub(super) fn sts_endpoint_in(region: &str) -> String {
     if let Some(e) = env("AWS_ENDPOINT_URL_STS").or_else(|| env("AWS_ENDPOINT_URL")) {
         return e.trim_end_matches('/').to_owned();
     }
-    let region = env("AWS_REGION")
-        .or_else(|| env("AWS_DEFAULT_REGION"))
-        .or_else(super::credentials::profile_region)
-        .unwrap_or_else(|| "us-east-1".to_owned());
     format!("https://sts.{region}.amazonaws.com")
 }
 
@@ -258,7 +268,7 @@ fn form_encode(text: &str) -> String {
 }
 
 /// The text of the first `<tag>…</tag>` of an XML answer, unescaped.
-fn xml_text(xml: &str, tag: &str) -> Option<String> {
+pub(super) fn xml_text(xml: &str, tag: &str) -> Option<String> {
     let open = format!("<{tag}>");
     let start = xml.find(&open)? + open.len();
     let end = start + xml[start..].find(&format!("</{tag}>"))?;
@@ -272,14 +282,16 @@ fn xml_text(xml: &str, tag: &str) -> Option<String> {
     )
 }
 
-async fn web_identity(file: &str, role: &str) -> Result<Credentials, String> {
+/// STS `AssumeRoleWithWebIdentity` for the token in `file` (session name `session`, else the
+/// SDK's `aws-sdk-js-session-<ms>`).
+pub(super) async fn web_identity(file: &str, role: &str, session: Option<String>) -> Result<Credentials, String> {
     let source = format!("web-identity:{file}:{role}");
     if let Some(c) = cached(&source) {
         return Ok(c);
     }
     let token =
         std::fs::read_to_string(file).map_err(|e| format!("Could not read the web identity token {file}: {e}"))?;
-    let session = env("AWS_ROLE_SESSION_NAME").unwrap_or_else(|| {
+    let session = session.filter(|s| !s.is_empty()).unwrap_or_else(|| {
         let ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
         format!("aws-sdk-js-session-{ms}")
     });
