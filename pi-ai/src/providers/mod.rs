@@ -4,6 +4,7 @@ pub mod anthropic;
 pub mod azure_openai_responses;
 pub mod bedrock;
 pub mod constrained;
+pub mod copilot_headers;
 pub mod faux;
 pub mod google;
 pub mod mistral;

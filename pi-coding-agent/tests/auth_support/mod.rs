@@ -110,7 +110,11 @@ impl Server {
                         log.push(request);
                         reply
                     };
-                    let kind = if body.starts_with("event:") { "text/event-stream" } else { "application/json" };
+                    let kind = if body.starts_with("event:") || body.starts_with("data:") {
+                        "text/event-stream"
+                    } else {
+                        "application/json"
+                    };
                     let extra: String = extra.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
                     let head = format!(
                         "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n{extra}connection: close\r\n\r\n",

@@ -231,6 +231,7 @@ pub fn build_request_with(
     if let Some(h) = &model.headers {
         headers.merge_json(h);
     }
+    crate::providers::copilot_headers::apply(&mut headers, &model.provider, context.messages());
     headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
     let features: Vec<String> = match configured {
         Some(None) => Vec::new(),

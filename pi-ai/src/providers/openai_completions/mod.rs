@@ -124,6 +124,7 @@ pub fn build_request_ref(
     if let Some(h) = &model.headers {
         headers.merge_json(h);
     }
+    crate::providers::copilot_headers::apply(&mut headers, &model.provider, context.messages());
     let cache_off = options.cache_retention.unwrap_or_else(crate::options::CacheRetention::from_env)
         == crate::options::CacheRetention::None;
     if let Some(session) = options.session_id.as_ref().filter(|_| !cache_off && compat.send_session_affinity_headers) {

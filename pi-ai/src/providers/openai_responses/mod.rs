@@ -126,6 +126,7 @@ pub fn build_request_ref(
     if let Some(h) = &model.headers {
         headers.merge_json(h);
     }
+    crate::providers::copilot_headers::apply(&mut headers, &model.provider, context.messages());
     let cache_on = options.cache_retention.unwrap_or_else(CacheRetention::from_env) != CacheRetention::None;
     if let Some(session) = options.session_id.as_ref().filter(|_| cache_on) {
         if compat.session_affinity_format == "openrouter" {

@@ -366,7 +366,8 @@ impl OAuthFlow for GitHubCopilotOAuth {
         OAuthRequestAuth {
             api_key: Some(access.to_owned()),
             headers: Vec::new(),
-            base_url: Some(copilot_base_url(access, enterprise_of(credential).as_deref())),
+            // Through `endpoints`, so tests with `PI_TEST_OAUTH_ORIGIN` reach their own server.
+            base_url: Some(self.endpoints.url(&copilot_base_url(access, enterprise_of(credential).as_deref()))),
         }
     }
 }
