@@ -102,6 +102,9 @@ fn display_name(provider: &str) -> String {
     pi_ai::models::provider_info(provider).map_or_else(|| provider.to_owned(), |p| p.name.clone())
 }
 
+/// The providers whose API-key login asks which credential source to use.
+const ASKS_SOURCE: [&str; 2] = ["amazon-bedrock", "google-vertex"];
+
 fn login(
     args: &[&str],
     registry: &ModelRegistry,
@@ -136,6 +139,11 @@ fn login(
     }
     if !info.api_key {
         return Outcome::err(format!("{} has no API key login. Omit --api-key to sign in.", info.name), 1);
+    }
+    if ASKS_SOURCE.contains(&provider) {
+        let kind = crate::auth::LoginKind::ApiKey;
+        let code = super::auth_login::run_process_login(provider, &info.name, kind, browser, registry, agent_dir);
+        return Outcome { code, ..Outcome::default() };
     }
     let Some(key) = secret().filter(|k| !k.trim().is_empty()) else { return Outcome::err("Login cancelled.", 1) };
     let auth = registry.auth_storage();
