@@ -152,7 +152,8 @@ impl App {
                     env_source(&id).map(|source| ("api_key".to_owned(), source))
                 };
                 LoginOption {
-                    name: info.map_or_else(|| p.name().to_owned(), |i| i.name.clone()),
+                    // An extension's provider is named by its id (llama.cpp), as pi names it.
+                    name: info.map_or_else(|| id.clone(), |i| i.name.clone()),
                     kind: p.kind(),
                     method_name: p.name().to_owned(),
                     login_label: oauth.and_then(|o| o.login_label.clone()),
