@@ -207,11 +207,6 @@ impl DialogModel {
             let _ = answer.send(None);
         }
     }
-
-    /// pi's `showInfo(…, [], true)` for a provider configured outside pi (no login of its own).
-    pub(crate) fn show_outside(&mut self, message: &str) {
-        self.show_info(message, &[], true);
-    }
 }
 
 /// An [`AuthInteraction`] on a login dialog: prompts wait for the component's answer, events
@@ -352,8 +347,8 @@ impl LoginDialog {
         }
     }
 
-    fn part_lines(&self, part: &Part, width: usize, out: &mut Vec<String>) {
-        let t = &self.theme;
+    fn part_lines(&mut self, part: &Part, width: usize, out: &mut Vec<String>) {
+        let t = &self.theme.clone();
         let text = |s: String, out: &mut Vec<String>| out.extend(Text::new(s, 1, 0).render(width).iter().cloned());
         match part {
             Part::Spacer => out.push(String::new()),
@@ -511,7 +506,7 @@ mod tests {
     use super::*;
 
     fn strip(lines: &[String]) -> Vec<String> {
-        lines.iter().map(|l| pi_tui::ansi::strip_ansi(l).trim_end().to_owned()).collect()
+        lines.iter().map(|l| pi_tui::ansi::strip_terminal_sequences(l).trim_end().to_owned()).collect()
     }
 
     #[test]
@@ -528,7 +523,7 @@ mod tests {
             expires_in_seconds: None,
         });
         let mut dialog = LoginDialog::new(
-            Rc::new(Theme::dark()),
+            Rc::new(Theme::dark(pi_tui::ColorMode::Truecolor).unwrap()),
             Rc::new(Keybindings::default()),
             model.clone(),
             CancellationToken::new(),
@@ -548,7 +543,7 @@ mod tests {
         let cancel = CancellationToken::new();
         let interaction = DialogInteraction::new(model.clone(), cancel.clone(), tx);
         let mut dialog =
-            LoginDialog::new(Rc::new(Theme::dark()), Rc::new(Keybindings::default()), model.clone(), cancel.clone());
+            LoginDialog::new(Rc::new(Theme::dark(pi_tui::ColorMode::Truecolor).unwrap()), Rc::new(Keybindings::default()), model.clone(), cancel.clone());
         let prompt = interaction.prompt(AuthPrompt::Secret { message: "Enter Groq API key".into(), placeholder: None });
         let answer = async {
             tokio::task::yield_now().await;
