@@ -69,9 +69,14 @@ fn converse(program: &Path, args: &[&str], agent: &Path, answers: &[(&str, &str)
     drop(writer);
     drop(pair.master);
     let _ = collector.join();
-    let printed = text();
-    assert!(status.success(), "{printed}");
-    printed.replace(&agent.display().to_string(), "<AGENT>")
+    assert!(status.success(), "{}", text());
+    // The screen, as the terminal shows it (the reference's readline redraws the typed line).
+    let rows = std::num::NonZero::new(40).expect("rows");
+    let cols = std::num::NonZero::new(200).expect("cols");
+    let mut screen = vt100::Parser::new(rows, cols, 0);
+    screen.process(&out.lock().unwrap());
+    let lines: Vec<String> = screen.screen().contents().lines().map(|l| l.trim_end().to_owned()).collect();
+    lines.join("\n").trim_end().replace(&agent.display().to_string(), "<AGENT>")
 }
 
 /// Ours, and the reference's when installed: the same lines and the same auth.json.
