@@ -85,9 +85,17 @@ fn print_bearer_token_keeps_the_token_min_expiry_allows() {
     let o = pi(dir.path(), &server.origin, &["auth", "print-bearer-token", "--provider", "anthropic"]);
     assert_eq!(out(&o).0, "a-new\n");
     assert_eq!(server.requests(TOKEN_PATH).len(), 1);
-    let bad = pi(dir.path(), &server.origin, &["auth", "print-bearer-token", "--provider", "anthropic", "--min-expiry", "soon"]);
-    assert_eq!(out(&bad), (String::new(), "Error: --min-expiry must use a duration such as 30m or 1h\n".into(), Some(1)));
-    let misplaced = pi(dir.path(), &server.origin, &["auth", "print-api-key", "--provider", "anthropic", "--min-expiry", "1h"]);
+    let bad = pi(
+        dir.path(),
+        &server.origin,
+        &["auth", "print-bearer-token", "--provider", "anthropic", "--min-expiry", "soon"],
+    );
+    assert_eq!(
+        out(&bad),
+        (String::new(), "Error: --min-expiry must use a duration such as 30m or 1h\n".into(), Some(1))
+    );
+    let misplaced =
+        pi(dir.path(), &server.origin, &["auth", "print-api-key", "--provider", "anthropic", "--min-expiry", "1h"]);
     assert_eq!(out(&misplaced).1, "Error: --min-expiry is only supported by print-bearer-token\n");
 }
 
@@ -113,7 +121,11 @@ fn a_refused_refresh_is_reported_and_leaves_the_file() {
     let o = pi(dir.path(), &server.origin, &["auth", "check", "--provider", "anthropic", "--json"]);
     assert_eq!(
         out(&o),
-        ("{\"status\":\"invalid\",\"provider\":\"anthropic\",\"reason\":\"invalid_state\"}\n".into(), String::new(), Some(2))
+        (
+            "{\"status\":\"invalid\",\"provider\":\"anthropic\",\"reason\":\"invalid_state\"}\n".into(),
+            String::new(),
+            Some(2)
+        )
     );
     let o = pi(dir.path(), &server.origin, &["auth", "print-bearer-token", "--provider", "anthropic"]);
     assert_eq!(out(&o), (String::new(), "Error: Failed to resolve credential\n".into(), Some(1)));

@@ -95,7 +95,8 @@ fn login(provider: &str, answers: &[(&str, &str)]) -> (String, Value) {
         let mut args: Vec<&str> = prefix.iter().map(String::as_str).collect();
         args.extend(["auth", "login", provider]);
         let printed = converse(&program, &args, dir.path(), answers);
-        let file: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("auth.json")).unwrap()).unwrap();
+        let file: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("auth.json")).unwrap()).unwrap();
         runs.push((printed, file));
     }
     let ours = runs.pop().unwrap();
@@ -172,10 +173,8 @@ const BEDROCK_MENU: &str = "Select Amazon Bedrock authentication method:\n  1. B
 
 #[test]
 fn bedrock_stores_a_bearer_token_that_requests_send() {
-    let (printed, file) = login(
-        "amazon-bedrock",
-        &[("Select 1-3: ", "1"), ("Enter Amazon Bedrock bearer token: ", "br-token-1")],
-    );
+    let (printed, file) =
+        login("amazon-bedrock", &[("Select 1-3: ", "1"), ("Enter Amazon Bedrock bearer token: ", "br-token-1")]);
     assert!(printed.starts_with(BEDROCK_MENU), "{printed}");
     assert!(printed.contains("Saved API key for Amazon Bedrock. Credentials saved to <AGENT>/auth.json"), "{printed}");
     assert!(!printed.contains("br-token-1"), "the token is not echoed: {printed}");
@@ -208,8 +207,14 @@ fn bedrock_stores_a_profile_or_nothing_for_the_credential_chain() {
 fn vertex_stores_an_api_key_that_requests_send() {
     let (printed, file) =
         login("google-vertex", &[("Select 1-3: ", "1"), ("Enter Google Cloud API key: ", "gcp-key-1")]);
-    assert!(printed.starts_with("Select Google Vertex AI authentication method:\n  1. Google Cloud API key\n"), "{printed}");
-    assert!(printed.contains("Saved API key for Google Vertex AI. Credentials saved to <AGENT>/auth.json"), "{printed}");
+    assert!(
+        printed.starts_with("Select Google Vertex AI authentication method:\n  1. Google Cloud API key\n"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("Saved API key for Google Vertex AI. Credentials saved to <AGENT>/auth.json"),
+        "{printed}"
+    );
     assert_eq!(file, json!({"google-vertex": {"type": "api_key", "key": "gcp-key-1"}}));
     let (url, seen) = serve(403, "application/json", br#"{"error":{"code":403,"message":"denied here"}}"#.to_vec());
     let out = request(&file, "google-vertex", &url, "google-vertex/gemini-2.5-flash");

@@ -327,7 +327,8 @@ fn the_credentials_hint_is_the_references() {
     let help = format!(
         "Use /login to log into a provider via OAuth or API key. See:\n  {docs}/providers.md\n  {docs}/models.md"
     );
-    let expected = format!("Warning: No models available. {help}\nNo API key found for the selected model.\n\n{help}\n");
+    let expected =
+        format!("Warning: No models available. {help}\nNo API key found for the selected model.\n\n{help}\n");
     assert_eq!(stderr, expected);
     let out = env.run(&["--list-models"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), format!("No models available. {help}\n"));

@@ -142,8 +142,7 @@ fn keys<'a>(parts: &[&[&'a str]]) -> Vec<&'a str> {
 
 #[test]
 fn login_opens_the_method_menu_as_the_reference_does() {
-    let (ours, reference, _env) =
-        login_screen(&METHODS, |s| s.contains("Sign in with Radius"), "login_methods");
+    let (ours, reference, _env) = login_screen(&METHODS, |s| s.contains("Sign in with Radius"), "login_methods");
     pretty_assertions::assert_eq!(ours, reference);
 }
 

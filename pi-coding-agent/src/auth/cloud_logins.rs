@@ -7,7 +7,9 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 
 use super::credential::Credential;
-use super::login::{AuthEvent, AuthInfoLink, AuthInteraction, AuthOption, AuthPrompt, LoginError, LoginKind, LoginProvider};
+use super::login::{
+    AuthEvent, AuthInfoLink, AuthInteraction, AuthOption, AuthPrompt, LoginError, LoginKind, LoginProvider,
+};
 
 fn option(id: &str, label: &str) -> AuthOption {
     AuthOption { id: id.into(), label: label.into(), description: None }

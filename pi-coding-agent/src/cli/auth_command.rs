@@ -343,7 +343,8 @@ fn check_provider(provider: &str, known: bool, q: &QueryArgs, registry: &ModelRe
             None => request_credential(registry, provider).ok().flatten(),
         };
         if credential.is_none() {
-            status = serde_json::json!({"status": "not_ready", "provider": provider, "reason": "credential_not_available"});
+            status =
+                serde_json::json!({"status": "not_ready", "provider": provider, "reason": "credential_not_available"});
         }
     }
     let code = match status["status"].as_str() {
@@ -385,7 +386,9 @@ fn print_credential(bearer: bool, provider: &str, known: bool, q: &QueryArgs, re
     }
     if bearer && !oauth {
         return match by_provider {
-            true => Outcome::err(format!("Error: Provider \"{provider}\" is not configured with an OAuth bearer token"), 1),
+            true => {
+                Outcome::err(format!("Error: Provider \"{provider}\" is not configured with an OAuth bearer token"), 1)
+            }
             false => Outcome::err("Error: No usable OAuth bearer token is configured", 1),
         };
     }

@@ -33,10 +33,19 @@ pub(crate) struct AuthRow {
 }
 
 /// pi's `formatAuthSelectorProviderStatus`.
-pub(crate) fn format_status(t: &Theme, auth_type: &str, subscription: bool, status: Option<&(String, String)>) -> String {
+pub(crate) fn format_status(
+    t: &Theme,
+    auth_type: &str,
+    subscription: bool,
+    status: Option<&(String, String)>,
+) -> String {
     let Some((kind, source)) = status else { return t.fg("muted", " • not configured") };
     if kind != auth_type {
-        return format!("{}{}", t.fg("muted", " • "), t.fg("warning", &format!("{} configured", type_label(kind, subscription))));
+        return format!(
+            "{}{}",
+            t.fg("muted", " • "),
+            t.fg("warning", &format!("{} configured", type_label(kind, subscription)))
+        );
     }
     if source.is_empty() || source == "OAuth" || source == "stored credential" {
         return t.fg("success", " ✓ configured");
@@ -77,7 +86,10 @@ pub(crate) fn logout_rows(auth: &AuthStorage) -> Result<Vec<AuthRow>, crate::aut
             name: pi_ai::models::provider_info(&id).map_or_else(|| id.clone(), |p| p.name.clone()),
             auth_type: if kind == CredentialType::OAuth { "oauth" } else { kind.as_str() }.to_owned(),
             subscription: logins.get(&id).and_then(|l| l.oauth.as_ref()).is_some_and(|o| o.is_subscription),
-            status: Some((if kind == CredentialType::OAuth { "oauth" } else { kind.as_str() }.to_owned(), "stored credential".to_owned())),
+            status: Some((
+                if kind == CredentialType::OAuth { "oauth" } else { kind.as_str() }.to_owned(),
+                "stored credential".to_owned(),
+            )),
             method_name: String::new(),
             id,
         })
@@ -237,7 +249,8 @@ impl App {
             return self.show_status("No stored credentials to remove. /logout only removes credentials saved by /login; environment variables and models.json config are unchanged.");
         }
         let done: DoneCell = Rc::new(RefCell::new(None));
-        let selector = AuthSelector::new(self.theme.clone(), self.keys.clone(), false, rows.clone(), None, done.clone());
+        let selector =
+            AuthSelector::new(self.theme.clone(), self.keys.clone(), false, rows.clone(), None, done.clone());
         self.open_dialog(
             tui,
             shared(selector),

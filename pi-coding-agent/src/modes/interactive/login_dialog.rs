@@ -15,8 +15,8 @@ use async_trait::async_trait;
 use pi_tui::keys::Keybindings;
 use pi_tui::theme::bold;
 use pi_tui::{Component, Input, Lines, Text, Theme, TruncatedText};
-use tokio::sync::oneshot;
 use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::app::UiEvent;
@@ -282,7 +282,11 @@ impl AuthInteraction for DialogInteraction {
             match event {
                 AuthEvent::AuthUrl { url, instructions } => model.show_auth(&url, instructions.as_deref()),
                 AuthEvent::DeviceCode {
-                    user_code, verification_uri, open_browser_on_confirm, copy_code_on_confirm, ..
+                    user_code,
+                    verification_uri,
+                    open_browser_on_confirm,
+                    copy_code_on_confirm,
+                    ..
                 } => {
                     model.show_device_code(DeviceAction {
                         user_code,
@@ -339,7 +343,8 @@ impl LoginDialog {
             Some(p) if self.selector.is_none() => {
                 let done: DoneCell = Rc::new(RefCell::new(None));
                 let options = p.labels.iter().map(|l| (l.clone(), l.clone())).collect();
-                let selector = Selector::new(self.theme.clone(), self.keys.clone(), &p.message, options, false, done.clone());
+                let selector =
+                    Selector::new(self.theme.clone(), self.keys.clone(), &p.message, options, false, done.clone());
                 self.selector = Some((selector, done));
             }
             None => self.selector = None,
@@ -542,8 +547,12 @@ mod tests {
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         let cancel = CancellationToken::new();
         let interaction = DialogInteraction::new(model.clone(), cancel.clone(), tx);
-        let mut dialog =
-            LoginDialog::new(Rc::new(Theme::dark(pi_tui::ColorMode::Truecolor).unwrap()), Rc::new(Keybindings::default()), model.clone(), cancel.clone());
+        let mut dialog = LoginDialog::new(
+            Rc::new(Theme::dark(pi_tui::ColorMode::Truecolor).unwrap()),
+            Rc::new(Keybindings::default()),
+            model.clone(),
+            cancel.clone(),
+        );
         let prompt = interaction.prompt(AuthPrompt::Secret { message: "Enter Groq API key".into(), placeholder: None });
         let answer = async {
             tokio::task::yield_now().await;

@@ -24,7 +24,8 @@ use crate::auth::oauth::{Endpoints, LoginOptions};
 use crate::auth::{AuthStorage, CredentialType, builtin_login_registry};
 
 /// pi's docs page on providers, as `/login` for Amazon Bedrock names it.
-const PROVIDERS_DOC_URL: &str = "https://github.com/earendil-works/pi/blob/main/packages/coding-agent/docs/providers.md";
+const PROVIDERS_DOC_URL: &str =
+    "https://github.com/earendil-works/pi/blob/main/packages/coding-agent/docs/providers.md";
 
 /// One entry of `/login`'s lists (pi's login provider option).
 #[derive(Clone)]
