@@ -538,7 +538,7 @@ mod tests {
         assert!(lines.contains(&" Enter code: KIMI-42".to_owned()), "{lines:?}");
         assert!(lines.contains(&" (enter to open browser and copy code)".to_owned()), "{lines:?}");
         assert!(lines.contains(&" Waiting for authentication...".to_owned()), "{lines:?}");
-        assert!(lines.contains(&" (escape to cancel)".to_owned()), "{lines:?}");
+        assert!(lines.contains(&" (escape/ctrl+c to cancel)".to_owned()), "{lines:?}");
     }
 
     #[tokio::test]
