@@ -315,15 +315,23 @@ fn provider_retries_honour_retry_after_within_the_settings_cap() {
 }
 
 #[test]
-fn the_credentials_hint_names_only_what_exists() {
+fn the_credentials_hint_is_the_references() {
+    // pi 1.6.0 with no credentials: a warning that no model is available, then the failed prompt,
+    // each with its /login guidance (pi lists its install's docs; this port links them).
     let env = Env::new("http://127.0.0.1:9/v1");
     std::fs::remove_file(env.agent().join("models.json")).unwrap();
     let out = env.run(&["-p", "hi"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr.starts_with("No API key found for the selected model.\n\n"), "{stderr}");
-    assert!(!stderr.contains("/login"), "this port has no /login: {stderr}");
-    assert!(stderr.contains("--api-key") && stderr.contains("models.json"), "{stderr}");
+    let docs = pi_coding_agent::cli::DOCS_DIR;
+    let help = format!(
+        "Use /login to log into a provider via OAuth or API key. See:\n  {docs}/providers.md\n  {docs}/models.md"
+    );
+    let expected =
+        format!("Warning: No models available. {help}\nNo API key found for the selected model.\n\n{help}\n");
+    assert_eq!(stderr, expected);
+    let out = env.run(&["--list-models"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), format!("No models available. {help}\n"));
 }
 
 #[test]

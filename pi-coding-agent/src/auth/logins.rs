@@ -147,10 +147,6 @@ impl LoginProvider for ApiKeyLogin {
     }
 }
 
-/// The providers without a prompt-only API-key login in this port (their logins choose between
-/// AWS or Google Cloud credential sources).
-const AMBIENT_CHOICE: [&str; 2] = ["amazon-bedrock", "google-vertex"];
-
 /// A registry with every built-in login: account sign-ins first in catalog order, then API-key
 /// logins, as `/login` lists them. OAuth requests go to `endpoints`.
 pub fn builtin_login_registry(endpoints: &Endpoints, options: &LoginOptions) -> LoginRegistry {
@@ -163,8 +159,12 @@ pub fn builtin_login_registry(endpoints: &Endpoints, options: &LoginOptions) -> 
         }
     }
     for (id, info) in builtin_logins() {
-        if let Some(key) = info.api_key.as_ref().filter(|_| !AMBIENT_CHOICE.contains(&id.as_str())) {
-            registry.register(Arc::new(ApiKeyLogin::new(id, &key.name)));
+        let Some(key) = info.api_key.as_ref() else { continue };
+        // Amazon Bedrock and Google Vertex AI ask which credential source to use.
+        match id.as_str() {
+            "amazon-bedrock" => registry.register(Arc::new(super::cloud_logins::BedrockLogin)),
+            "google-vertex" => registry.register(Arc::new(super::cloud_logins::VertexLogin)),
+            _ => registry.register(Arc::new(ApiKeyLogin::new(id, &key.name))),
         }
     }
     registry

@@ -3,6 +3,7 @@
 //! A program that only needs a key asks [`AuthStorage::api_key`] (runtime key, auth.json,
 //! environment) or, with models.json too, [`ModelRegistry::api_key`].
 
+pub mod cloud_logins;
 mod credential;
 pub mod lock;
 pub mod login;

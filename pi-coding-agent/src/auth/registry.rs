@@ -234,6 +234,13 @@ impl ModelRegistry {
         self.refresh_oauth_when(provider, RefreshWhen::ExpiresSoon).await
     }
 
+    /// Refreshes `provider`'s stored OAuth credential when it expires within `min_validity_ms`
+    /// (or five minutes, whichever is longer), under the auth.json lock (pi's
+    /// `getAuth(provider, { minOAuthValidityMs })`).
+    pub async fn refresh_oauth_within(&self, provider: &str, min_validity_ms: u64) -> Result<(), OAuthError> {
+        self.refresh_oauth_when(provider, RefreshWhen::ExpiresWithin(min_validity_ms)).await
+    }
+
     async fn refresh_oauth_when(&self, provider: &str, when: RefreshWhen) -> Result<(), OAuthError> {
         if let Some(flow) = self.flows.get(provider) {
             self.auth.refresh_oauth_with(provider, flow.as_ref(), when).await?;

@@ -315,6 +315,8 @@ async fn run(mut args: Args) -> Result<i32> {
         })
     };
     let Some(model) = model else {
+        // pi warns that no model is available, then fails the prompt on its placeholder model.
+        eprintln!("Warning: {}", no_models_message());
         eprintln!("{}", no_api_key_message(None));
         return Ok(1);
     };

@@ -5,7 +5,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
-use crate::auth::{AuthStorage, Credential, CredentialType, ModelRegistry};
+use crate::auth::{AuthError, AuthStorage, Credential, CredentialType, ModelRegistry};
 
 const LOGIN_USAGE: &str = "pi auth login <provider> [--api-key] [--no-browser]";
 
@@ -102,6 +102,9 @@ fn display_name(provider: &str) -> String {
     pi_ai::models::provider_info(provider).map_or_else(|| provider.to_owned(), |p| p.name.clone())
 }
 
+/// The providers whose API-key login asks which credential source to use.
+const ASKS_SOURCE: [&str; 2] = ["amazon-bedrock", "google-vertex"];
+
 fn login(
     args: &[&str],
     registry: &ModelRegistry,
@@ -136,6 +139,11 @@ fn login(
     }
     if !info.api_key {
         return Outcome::err(format!("{} has no API key login. Omit --api-key to sign in.", info.name), 1);
+    }
+    if ASKS_SOURCE.contains(&provider) {
+        let kind = crate::auth::LoginKind::ApiKey;
+        let code = super::auth_login::run_process_login(provider, &info.name, kind, browser, registry, agent_dir);
+        return Outcome { code, ..Outcome::default() };
     }
     let Some(key) = secret().filter(|k| !k.trim().is_empty()) else { return Outcome::err("Login cancelled.", 1) };
     let auth = registry.auth_storage();
@@ -183,40 +191,110 @@ fn logout(args: &[&str], auth: &AuthStorage) -> Outcome {
     }
 }
 
-fn query(command: &str, args: &[&str], registry: &ModelRegistry) -> Outcome {
+/// The default `--min-expiry` of `print-bearer-token` (pi: 30 minutes).
+const DEFAULT_MIN_EXPIRY_MS: u64 = 30 * 60_000;
+
+/// `--min-expiry`'s duration (`30m`, `1h`, `90s`, `500ms`) in milliseconds.
+fn parse_duration(value: &str) -> Option<u64> {
+    let lower = value.to_ascii_lowercase();
+    let digits = lower.bytes().take_while(u8::is_ascii_digit).count();
+    let amount: u64 = lower[..digits].parse().ok()?;
+    let unit = match &lower[digits..] {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => return None,
+    };
+    amount.checked_mul(unit)
+}
+
+/// The options of `check`, `print-api-key` and `print-bearer-token`.
+#[derive(Default)]
+struct QueryArgs {
+    provider: Option<String>,
+    model: Option<String>,
+    json: bool,
+    credentials: bool,
+    no_refresh: bool,
+    min_expiry_ms: Option<u64>,
+}
+
+fn parse_query(command: &str, args: &[&str]) -> Result<QueryArgs, Outcome> {
     let check = command == "check";
-    let fail_code = if check { 2 } else { 1 };
-    let (mut provider, mut model, mut json) = (None, None, false);
+    let mut q = QueryArgs::default();
     let mut i = 0;
     while i < args.len() {
         match args[i] {
+            "--min-expiry" if command != "print-bearer-token" => {
+                return Err(Outcome::err("Error: --min-expiry is only supported by print-bearer-token", 1));
+            }
+            "--min-expiry" => {
+                let Some(ms) = args.get(i + 1).and_then(|v| parse_duration(v)) else {
+                    return Err(Outcome::err("Error: --min-expiry must use a duration such as 30m or 1h", 1));
+                };
+                q.min_expiry_ms = Some(ms);
+                i += 1;
+            }
             "--provider" | "--model" if i + 1 < args.len() => {
                 let value = args[i + 1].trim().to_owned();
                 if args[i] == "--provider" {
-                    provider = Some(value)
+                    q.provider = Some(value)
                 } else {
-                    model = Some(value)
+                    q.model = Some(value)
                 }
                 i += 1;
             }
             "--json" | "--credentials" | "--no-refresh" if !check => {
-                return Outcome::err(format!("Error: {} is only supported by auth check", args[i]), 1);
+                return Err(Outcome::err(format!("Error: {} is only supported by auth check", args[i]), 1));
             }
-            "--json" => json = true,
-            "--credentials" | "--no-refresh" => {}
+            "--json" => q.json = true,
+            "--credentials" => q.credentials = true,
+            "--no-refresh" => q.no_refresh = true,
             other => {
                 let name = match command {
                     "check" => "auth check",
                     "print-api-key" => "auth print-api-key",
                     _ => "auth print-bearer-token",
                 };
-                return Outcome::err(format!("Unknown option {other} for \"{name}\"."), 1);
+                return Err(Outcome::err(format!("Unknown option {other} for \"{name}\"."), 1));
             }
         }
         i += 1;
     }
-    let provider = provider.filter(|p| !p.is_empty()).or_else(|| {
-        let m = model.as_deref().filter(|m| !m.is_empty())?;
+    Ok(q)
+}
+
+/// Runs `refresh` (an OAuth refresh under the auth.json lock) to its end.
+fn block_on<T>(future: impl std::future::Future<Output = T>) -> Result<T, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    Ok(runtime.block_on(future))
+}
+
+/// The credential a request would send (pi's `getAuthCredential`): the API key, else the bearer
+/// token of an `Authorization` header.
+fn request_credential(registry: &ModelRegistry, provider: &str) -> Result<Option<String>, AuthError> {
+    let Some(auth) = registry.resolve(provider)? else { return Ok(None) };
+    if auth.api_key.is_some() {
+        return Ok(auth.api_key);
+    }
+    let header = auth.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+    let bearer = header.and_then(|(_, v)| v.as_deref()).and_then(|v| {
+        let (scheme, token) = v.split_once(char::is_whitespace)?;
+        scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_owned())
+    });
+    Ok(bearer.filter(|t| !t.is_empty()))
+}
+
+fn query(command: &str, args: &[&str], registry: &ModelRegistry) -> Outcome {
+    let check = command == "check";
+    let fail_code = if check { 2 } else { 1 };
+    let q = match parse_query(command, args) {
+        Ok(q) => q,
+        Err(outcome) => return outcome,
+    };
+    let provider = q.provider.clone().filter(|p| !p.is_empty()).or_else(|| {
+        let m = q.model.as_deref().filter(|m| !m.is_empty())?;
         match m.split_once('/') {
             Some((p, _)) if pi_ai::models::provider_info(p).is_some() => Some(p.to_owned()),
             _ => registry.get_all().into_iter().find(|x| x.id == m).map(|x| x.provider.clone()),
@@ -228,38 +306,102 @@ fn query(command: &str, args: &[&str], registry: &ModelRegistry) -> Outcome {
     };
     let known =
         pi_ai::models::provider_info(&provider).is_some() || !registry.models().get_models(Some(&provider)).is_empty();
-    let stored_kind = registry.auth_storage().get(&provider).ok().flatten().map(|c| c.kind());
-    let resolved = registry.resolve(&provider);
     if check {
-        let status = match (&resolved, known) {
-            (Err(_), _) => serde_json::json!({"status": "invalid", "provider": provider, "reason": "invalid_state"}),
-            (_, false) => {
-                serde_json::json!({"status": "not_ready", "provider": provider, "reason": "provider_not_found"})
-            }
-            (Ok(Some(_)), _) => {
-                let auth_type = if stored_kind == Some(CredentialType::OAuth) { "oauth" } else { "api_key" };
-                serde_json::json!({"status": "ready", "provider": provider, "authType": auth_type})
-            }
-            (Ok(None), _) => {
-                serde_json::json!({"status": "not_ready", "provider": provider, "reason": "credentials_not_configured"})
-            }
-        };
-        let code = match status["status"].as_str() {
-            Some("ready") => 0,
-            Some("not_ready") => 1,
-            _ => 2,
-        };
-        let text = if json { status.to_string() } else { status["status"].as_str().unwrap_or_default().to_owned() };
-        return Outcome::out(text, code);
+        return check_provider(&provider, known, &q, registry);
     }
-    let bearer = command == "print-bearer-token";
-    match resolved {
-        Ok(Some(auth)) if !bearer || stored_kind == Some(CredentialType::OAuth) => match auth.api_key {
-            Some(key) => Outcome::out(key, 0),
-            None => Outcome::err("Error: No usable API key is configured", 1),
-        },
-        Ok(_) if bearer => Outcome::err("Error: No usable OAuth bearer token is configured", 1),
-        Ok(_) => Outcome::err("Error: No usable API key is configured", 1),
+    print_credential(command == "print-bearer-token", &provider, known, &q, registry)
+}
+
+/// `pi auth check`: the provider's status, an expiring OAuth token refreshed first unless
+/// `--no-refresh`; with `--credentials` the credential too.
+fn check_provider(provider: &str, known: bool, q: &QueryArgs, registry: &ModelRegistry) -> Outcome {
+    let stored_kind = registry.auth_storage().get(provider).ok().flatten().map(|c| c.kind());
+    let oauth = stored_kind == Some(CredentialType::OAuth);
+    let invalid = serde_json::json!({"status": "invalid", "provider": provider, "reason": "invalid_state"});
+    let mut status = match (registry.resolve(provider), known) {
+        (Err(_), _) => invalid.clone(),
+        (_, false) => serde_json::json!({"status": "not_ready", "provider": provider, "reason": "provider_not_found"}),
+        (Ok(Some(_)), _) => {
+            let auth_type = if oauth { "oauth" } else { "api_key" };
+            serde_json::json!({"status": "ready", "provider": provider, "authType": auth_type})
+        }
+        (Ok(None), _) => {
+            serde_json::json!({"status": "not_ready", "provider": provider, "reason": "credentials_not_configured"})
+        }
+    };
+    if status["status"] == "ready" && oauth && !q.no_refresh {
+        let refreshed = block_on(registry.refresh_oauth(provider));
+        if !matches!(refreshed, Ok(Ok(()))) {
+            status = invalid.clone();
+        }
+    }
+    let mut credential = None;
+    if q.credentials && status["status"] == "ready" {
+        let stored = registry.auth_storage().get(provider).ok().flatten();
+        credential = match stored.filter(|c| q.no_refresh && c.kind() == CredentialType::OAuth) {
+            Some(c) => c.access().map(str::to_owned),
+            None => request_credential(registry, provider).ok().flatten(),
+        };
+        if credential.is_none() {
+            status =
+                serde_json::json!({"status": "not_ready", "provider": provider, "reason": "credential_not_available"});
+        }
+    }
+    let code = match status["status"].as_str() {
+        Some("ready") => 0,
+        Some("not_ready") => 1,
+        _ => 2,
+    };
+    let text = match (&credential, q.json) {
+        (Some(c), true) => {
+            if let Some(object) = status.as_object_mut() {
+                object.insert("credentials".into(), serde_json::Value::String(c.clone()));
+            }
+            status.to_string()
+        }
+        (None, true) => status.to_string(),
+        (Some(c), false) => c.clone(),
+        (None, false) => status["status"].as_str().unwrap_or_default().to_owned(),
+    };
+    Outcome::out(text, code)
+}
+
+/// `pi auth print-api-key` / `print-bearer-token`: the credential a request would send; a bearer
+/// token expiring within `--min-expiry` (30 minutes by default) is refreshed first, under the
+/// auth.json lock.
+fn print_credential(bearer: bool, provider: &str, known: bool, q: &QueryArgs, registry: &ModelRegistry) -> Outcome {
+    if q.provider.is_some() && !known {
+        return Outcome::err(
+            format!("Error: Unknown provider \"{provider}\". Use --list-models to see available providers."),
+            1,
+        );
+    }
+    let oauth = registry.auth_storage().get(provider).ok().flatten().is_some_and(|c| c.kind() == CredentialType::OAuth);
+    let by_provider = q.provider.is_some();
+    if !bearer && oauth {
+        return match by_provider {
+            true => Outcome::err(format!("Error: Provider \"{provider}\" is configured with OAuth, not an API key"), 1),
+            false => Outcome::err("Error: No usable API key is configured", 1),
+        };
+    }
+    if bearer && !oauth {
+        return match by_provider {
+            true => {
+                Outcome::err(format!("Error: Provider \"{provider}\" is not configured with an OAuth bearer token"), 1)
+            }
+            false => Outcome::err("Error: No usable OAuth bearer token is configured", 1),
+        };
+    }
+    if bearer {
+        let min = q.min_expiry_ms.unwrap_or(DEFAULT_MIN_EXPIRY_MS);
+        if !matches!(block_on(registry.refresh_oauth_within(provider, min)), Ok(Ok(()))) {
+            return Outcome::err("Error: Failed to resolve credential", 1);
+        }
+    }
+    match request_credential(registry, provider) {
+        Ok(Some(value)) => Outcome::out(value, 0),
+        Ok(None) if bearer => Outcome::err("Error: No usable OAuth bearer token is configured", 1),
+        Ok(None) => Outcome::err("Error: No usable API key is configured", 1),
         Err(_) => Outcome::err("Error: Failed to resolve credential", 1),
     }
 }

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::AuthStorage;
-use crate::auth::login::{AuthEvent, AuthInteraction, AuthOption, AuthPrompt, LoginError, LoginProvider};
+use crate::auth::login::{AuthEvent, AuthInteraction, AuthOption, AuthPrompt, LoginError, LoginKind, LoginProvider};
 
 /// The terminal a login talks through (pi's `LoginTerminal`).
 #[async_trait]
@@ -111,6 +111,8 @@ struct TerminalInteraction<'a> {
     terminal: &'a dyn LoginTerminal,
     provider_id: String,
     browser: bool,
+    /// API-key setups ask every selection (pi's `methodChoice === "ask"`).
+    ask: bool,
     skipped: Mutex<Vec<String>>,
     cancel: CancellationToken,
 }
@@ -134,7 +136,7 @@ impl TerminalInteraction<'_> {
     }
 
     async fn select_method(&self, message: &str, options: &[AuthOption]) -> Result<String, LoginError> {
-        let Some((first, others)) = options.split_first() else {
+        let Some((first, others)) = options.split_first().filter(|_| !self.ask) else {
             return self.select_in_terminal(message, options).await;
         };
         if self.browser {
@@ -226,10 +228,25 @@ pub async fn run_oauth_login(
     auth: &AuthStorage,
     terminal: &dyn LoginTerminal,
 ) -> i32 {
+    run_login(login, provider_name, browser, auth, terminal).await
+}
+
+/// Runs any `login` (an account sign-in, or an API-key setup that asks its questions: Amazon
+/// Bedrock's, Google Vertex AI's) through `terminal` and stores the credential in `auth`; pi's
+/// lines ("Logged in to …" or "Saved API key for …") and exit code (0 or 1).
+pub async fn run_login(
+    login: Arc<dyn LoginProvider>,
+    provider_name: &str,
+    browser: bool,
+    auth: &AuthStorage,
+    terminal: &dyn LoginTerminal,
+) -> i32 {
+    let api_key = login.kind() == LoginKind::ApiKey;
     let interaction = TerminalInteraction {
         terminal,
         provider_id: login.provider_id().to_owned(),
         browser,
+        ask: api_key,
         skipped: Mutex::new(Vec::new()),
         cancel: CancellationToken::new(),
     };
@@ -238,7 +255,8 @@ pub async fn run_oauth_login(
     match stored {
         Ok(()) => {
             let path = auth.path().map(|p| p.display().to_string()).unwrap_or_default();
-            terminal.write(&format!("Logged in to {provider_name}. Credentials saved to {path}"));
+            let action = if api_key { "Saved API key for" } else { "Logged in to" };
+            terminal.write(&format!("{action} {provider_name}. Credentials saved to {path}"));
             0
         }
         Err(LoginError::Cancelled) => {
@@ -261,14 +279,27 @@ pub fn run_process_oauth_login(
     registry: &crate::auth::ModelRegistry,
     agent_dir: &std::path::Path,
 ) -> i32 {
+    run_process_login(provider_id, provider_name, LoginKind::OAuth, browser, registry, agent_dir)
+}
+
+/// [`run_login`] for the `pi` process: the built-in login of `provider_id` of this `kind` on the
+/// process terminal.
+pub fn run_process_login(
+    provider_id: &str,
+    provider_name: &str,
+    kind: LoginKind,
+    browser: bool,
+    registry: &crate::auth::ModelRegistry,
+    agent_dir: &std::path::Path,
+) -> i32 {
     let terminal = ProcessTerminal;
     let cwd = std::env::current_dir().unwrap_or_else(|_| agent_dir.to_path_buf());
     let settings = crate::settings::SettingsManager::create(&cwd, agent_dir);
     let options =
         crate::auth::oauth::LoginOptions { device_id: settings.get_or_create_device_id().ok(), agent_name: None };
     let logins = crate::auth::builtin_login_registry(&crate::auth::oauth::Endpoints::from_env(), &options);
-    let Some(login) = logins.get_kind(provider_id, crate::auth::LoginKind::OAuth) else {
-        terminal.error(&format!("Failed to log in to {provider_name}: no account sign-in"));
+    let Some(login) = logins.get_kind(provider_id, kind) else {
+        terminal.error(&format!("Failed to log in to {provider_name}: no such login"));
         return 1;
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
@@ -278,7 +309,7 @@ pub fn run_process_oauth_login(
             return 1;
         }
     };
-    let code = runtime.block_on(run_oauth_login(login, provider_name, browser, registry.auth_storage(), &terminal));
+    let code = runtime.block_on(run_login(login, provider_name, browser, registry.auth_storage(), &terminal));
     // A pasted-code prompt may still wait on stdin; it must not keep the process.
     runtime.shutdown_background();
     code

@@ -23,9 +23,8 @@ pub const VERSION: &str = pi_ai::http::PI_VERSION;
 /// Where pi's docs live; pi prints its install's docs folder in its auth guidance.
 pub const DOCS_DIR: &str = "https://github.com/earendil-works/pi/blob/main/packages/coding-agent/docs";
 
-/// How to give pi credentials. pi says "Use /login to log into a provider via OAuth or API key.";
-/// this port has no `/login` yet, so it names what works (see README, deliberate differences).
-pub const LOGIN_HINT: &str = "Store a key with `pi auth login`, set the provider's API key environment variable (e.g. ANTHROPIC_API_KEY), pass --api-key, or set apiKey in models.json.";
+/// How to give pi credentials (pi's `getProviderLoginHelp`, before its list of docs).
+pub const LOGIN_HINT: &str = "Use /login to log into a provider via OAuth or API key.";
 
 /// pi's guidance when no model has credentials (`formatNoModelsAvailableMessage`).
 pub fn no_models_message() -> String {

@@ -25,6 +25,8 @@ pub enum RefreshWhen {
     /// Its access token is still this one (a request with it was refused); another process that
     /// already refreshed wins.
     AccessIs(String),
+    /// It expires within this many milliseconds (`pi auth print-bearer-token --min-expiry`).
+    ExpiresWithin(u64),
 }
 
 impl RefreshWhen {
@@ -32,6 +34,10 @@ impl RefreshWhen {
         match self {
             RefreshWhen::ExpiresSoon => expires_soon(credential, now_ms()),
             RefreshWhen::AccessIs(access) => credential.access() == Some(access.as_str()),
+            RefreshWhen::ExpiresWithin(ms) => {
+                let limit = (now_ms() + ms.max(&(REFRESH_BEFORE_EXPIRY.as_millis() as u64))) as f64;
+                credential.expires().is_none_or(|e| limit >= e)
+            }
         }
     }
 }

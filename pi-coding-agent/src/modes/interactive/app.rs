@@ -47,6 +47,8 @@ pub(crate) enum UiEvent {
     Rebuilt(String),
     /// A user `!command` finished.
     BashDone { id: u64, result: Result<crate::sdk::BashResult, String> },
+    /// A step of `/login` (its selectors and its dialog's end).
+    Login(super::login_flow::LoginStep),
 }
 
 /// A modal component in place of the editor (selectors, dialogs).
@@ -714,6 +716,7 @@ impl App {
             },
             UiEvent::Status(t) => self.show_status(&t),
             UiEvent::OpenResume => self.command_resume(tui),
+            UiEvent::Login(step) => self.on_login_step(tui, step),
             UiEvent::TreeChoice { id, choice } => self.on_tree_choice(tui, id, choice),
             UiEvent::Rebuilt(t) => {
                 self.rebuild_transcript();

@@ -107,7 +107,7 @@ impl App {
             }
             "trust" => self.command_trust(tui),
             "logout" => self.command_logout(tui),
-            "login" => self.command_login(args),
+            "login" => self.command_login(tui, args),
             "share" | "bug" => {
                 self.show_line("warning", &format!("/{name} arrives with its feature; it is not available yet"))
             }

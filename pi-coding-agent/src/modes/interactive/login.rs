@@ -1,6 +1,7 @@
-//! `/logout` as pi 1.6.0 draws it: the provider selector (pi's `OAuthSelectorComponent` in logout
-//! mode: a search line, eight rows, the stored credential's type when the list mixes them, preferred
-//! partners first and marked) over the credentials auth.json holds; choosing one removes it.
+//! pi's provider selector (`OAuthSelectorComponent`): a search line, eight rows, each provider's
+//! auth type when the list mixes them, its status (`✓ configured`, `✓ env: GROQ_API_KEY`,
+//! `• not configured`), preferred partners first and marked. `/login` lists the logins with it
+//! (`login_flow.rs`); `/logout` lists the credentials auth.json holds and removes the chosen one.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -25,9 +26,40 @@ pub(crate) struct AuthRow {
     /// `api_key` or `oauth`.
     pub(crate) auth_type: String,
     pub(crate) subscription: bool,
+    /// How the provider is configured now: its credential's type and source (pi's `status`).
+    pub(crate) status: Option<(String, String)>,
+    /// The login method's name, searched too ("Groq API key").
+    pub(crate) method_name: String,
 }
 
-fn type_label(auth_type: &str, subscription: bool) -> &'static str {
+/// pi's `formatAuthSelectorProviderStatus`.
+pub(crate) fn format_status(
+    t: &Theme,
+    auth_type: &str,
+    subscription: bool,
+    status: Option<&(String, String)>,
+) -> String {
+    let Some((kind, source)) = status else { return t.fg("muted", " • not configured") };
+    if kind != auth_type {
+        return format!(
+            "{}{}",
+            t.fg("muted", " • "),
+            t.fg("warning", &format!("{} configured", type_label(kind, subscription)))
+        );
+    }
+    if source.is_empty() || source == "OAuth" || source == "stored credential" {
+        return t.fg("success", " ✓ configured");
+    }
+    let env_names = source.split(", ").all(|name| {
+        let mut chars = name.chars();
+        chars.next().is_some_and(|c| c.is_ascii_uppercase())
+            && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    });
+    let shown = if env_names { format!("env: {source}") } else { source.clone() };
+    t.fg("success", &format!(" ✓ {shown}"))
+}
+
+pub(crate) fn type_label(auth_type: &str, subscription: bool) -> &'static str {
     match (auth_type, subscription) {
         ("api_key", _) => "API key",
         (_, false) => "account",
@@ -36,6 +68,10 @@ fn type_label(auth_type: &str, subscription: bool) -> &'static str {
 }
 
 /// pi's `compareProviders`: preferred partners first, in their order, then by name.
+pub(crate) fn compare_rows(a_id: &str, a_name: &str, b_id: &str, b_name: &str) -> std::cmp::Ordering {
+    rank(a_id).cmp(&rank(b_id)).then_with(|| a_name.to_lowercase().cmp(&b_name.to_lowercase()))
+}
+
 fn rank(id: &str) -> usize {
     PREFERRED.iter().position(|p| *p == id).unwrap_or(PREFERRED.len())
 }
@@ -50,10 +86,15 @@ pub(crate) fn logout_rows(auth: &AuthStorage) -> Result<Vec<AuthRow>, crate::aut
             name: pi_ai::models::provider_info(&id).map_or_else(|| id.clone(), |p| p.name.clone()),
             auth_type: if kind == CredentialType::OAuth { "oauth" } else { kind.as_str() }.to_owned(),
             subscription: logins.get(&id).and_then(|l| l.oauth.as_ref()).is_some_and(|o| o.is_subscription),
+            status: Some((
+                if kind == CredentialType::OAuth { "oauth" } else { kind.as_str() }.to_owned(),
+                "stored credential".to_owned(),
+            )),
+            method_name: String::new(),
             id,
         })
         .collect();
-    rows.sort_by(|a, b| rank(&a.id).cmp(&rank(&b.id)).then_with(|| a.name.to_lowercase().cmp(&b.name.to_lowercase())));
+    rows.sort_by(|a, b| compare_rows(&a.id, &a.name, &b.id, &b.name));
     Ok(rows)
 }
 
@@ -77,6 +118,7 @@ impl AuthSelector {
         keys: Rc<Keybindings>,
         login: bool,
         rows: Vec<AuthRow>,
+        initial_search: Option<&str>,
         done: DoneCell,
     ) -> Self {
         let types: std::collections::HashSet<&str> = rows.iter().map(|r| r.auth_type.as_str()).collect();
@@ -87,7 +129,7 @@ impl AuthSelector {
         } else {
             ("Select provider to logout:", "No providers logged in. Use /login first.")
         };
-        AuthSelector {
+        let mut selector = AuthSelector {
             theme,
             keys,
             title: title.into(),
@@ -98,7 +140,12 @@ impl AuthSelector {
             selected: 0,
             search,
             done,
+        };
+        if let Some(query) = initial_search.filter(|q| !q.is_empty()) {
+            selector.search.set_value(query);
+            selector.filter();
         }
+        selector
     }
 
     fn filter(&mut self) {
@@ -106,14 +153,16 @@ impl AuthSelector {
         self.filtered = if query.is_empty() {
             self.rows.clone()
         } else {
-            pi_tui::fuzzy::fuzzy_filter(&self.rows, &query, |r| format!("{} {} {} ", r.name, r.id, r.auth_type))
+            pi_tui::fuzzy::fuzzy_filter(&self.rows, &query, |r| {
+                format!("{} {} {} {}", r.name, r.id, r.auth_type, r.method_name)
+            })
         };
         self.selected = if query.is_empty() { self.selected.min(self.filtered.len().saturating_sub(1)) } else { 0 };
     }
 
     fn row_line(&self, row: &AuthRow, selected: bool) -> String {
         let t = &self.theme;
-        let status = t.fg("success", " ✓ configured");
+        let status = format_status(t, &row.auth_type, row.subscription, row.status.as_ref());
         let partner = if PREFERRED.contains(&row.id.as_str()) { t.fg("muted", " ✦") } else { String::new() };
         let label = if self.show_types {
             t.fg("muted", &format!(" [{}]", type_label(&row.auth_type, row.subscription)))
@@ -200,7 +249,8 @@ impl App {
             return self.show_status("No stored credentials to remove. /logout only removes credentials saved by /login; environment variables and models.json config are unchanged.");
         }
         let done: DoneCell = Rc::new(RefCell::new(None));
-        let selector = AuthSelector::new(self.theme.clone(), self.keys.clone(), false, rows.clone(), done.clone());
+        let selector =
+            AuthSelector::new(self.theme.clone(), self.keys.clone(), false, rows.clone(), None, done.clone());
         self.open_dialog(
             tui,
             shared(selector),

@@ -30,6 +30,7 @@ mod keys;
 mod layout;
 mod live;
 mod login;
+mod login_dialog;
 mod login_flow;
 mod reload;
 mod run;
