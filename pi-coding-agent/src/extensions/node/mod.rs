@@ -14,6 +14,8 @@
 mod binary;
 mod calls;
 mod component;
+mod component_calls;
+mod component_input;
 mod files;
 mod process;
 
@@ -35,6 +37,7 @@ use crate::extensions::subprocess::register::register_all;
 
 pub use self::binary::set_node_path;
 pub use self::process::HOST_PATH;
+pub(crate) use self::component::session_changed;
 
 /// Whether `path` is an extension for the JavaScript host: a `.ts`, `.mts`, `.cts`, `.js`, `.mjs`
 /// or `.cjs` file, or a folder.

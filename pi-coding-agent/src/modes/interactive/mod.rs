@@ -19,6 +19,7 @@ mod clipboard;
 mod commands;
 mod context_view;
 mod custom_component;
+mod extension_ui;
 mod dialogs;
 mod external_editor;
 mod footer;
