@@ -173,6 +173,9 @@ const realSetImmediate = globalThis.setImmediate;
  * while nothing changes. */
 export function sweep() {
 	sweepQueued = false;
+	const frame = frameAfterSweep;
+	frameAfterSweep = false;
+	let pushed = false;
 	for (const [id, last] of lastRender) {
 		const entry = components.get(id);
 		if (!entry) continue;
@@ -181,9 +184,15 @@ export function sweep() {
 		if (json === last.json) continue;
 		last.json = json;
 		sweepCount.pushed++;
+		pushed = true;
 		notify("ui.componentLines", { id, width: last.width, ...answer });
 	}
+	if (frame && pushed) notify("ui.requestRender", {});
 }
+
+/** Whether the next sweep asks for a frame when lines changed (pi-rs moved the focus: pi's
+ * `setFocus` draws a frame). */
+let frameAfterSweep = false;
 
 /** How many line sets crossed to pi-rs unasked (`host.stats`). */
 export const sweepCount = { pushed: 0 };
@@ -257,6 +266,8 @@ export function focusComponent(params) {
 	if (!entry) return null;
 	focusOf.set(params.id, Boolean(params.focused));
 	if ("focused" in entry.component) entry.component.focused = Boolean(params.focused);
+	frameAfterSweep = true;
+	scheduleSweep();
 	return null;
 }
 
