@@ -1,8 +1,11 @@
 // The component bridge: components an extension hands to pi's UI (`ctx.ui.custom`, component
-// widgets, `setFooter`, `setHeader`) stay here, in the extension's process; pi-rs draws them
-// through a proxy that asks for their lines at the width it draws them (`component.render`),
-// delivers keys (`component.input`) and drops them (`component.dispose`). `tui.requestRender()`
-// tells pi-rs to draw again (`ui.requestRender`).
+// widgets, `setFooter`, `setHeader`, `setEditorComponent`, `tui.showOverlay`) stay here, in the
+// extension's process; pi-rs draws them through a proxy that asks for their lines at the width it
+// draws them (`component.render`), delivers keys (`component.input`) and the focus
+// (`component.focus`), and drops them (`component.dispose`). Lines that change afterwards are
+// pushed (`sweep`); `tui.requestRender()` tells pi-rs to draw again (`ui.requestRender`). Raw
+// input listeners (`terminal.input`) and completion providers (`autocomplete.suggest`) are
+// answered here too.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, statSync, watch } from "node:fs";
 import * as path from "node:path";
@@ -23,7 +26,7 @@ const overlays = new Map();
 const focusOf = new Map();
 
 /** pi-tui's OverlayHandle for the overlay `key` (component `id`). */
-function overlayHandle(key, id, capturing) {
+function overlayHandle(key, id) {
 	const state = { hidden: false, gone: false };
 	overlays.set(key, state);
 	const op = (name, extra) => notify("ui.overlay", { key, op: name, ...extra });
@@ -49,7 +52,7 @@ function overlayHandle(key, id, capturing) {
 			if (state.gone) return;
 			op("unfocus");
 		},
-		isFocused: () => !state.gone && !state.hidden && capturing && Boolean(focusOf.get(id)),
+		isFocused: () => !state.gone && Boolean(focusOf.get(id)),
 		getBounds: () => undefined,
 	};
 }
@@ -69,7 +72,7 @@ export function tuiFor(extensionPath) {
 			const key = `overlay:${id}`;
 			const overlayOptions = overlayOptionsOf({ overlayOptions: options }, component);
 			notify("ui.showOverlay", { extensionPath, id, key, overlayOptions });
-			return overlayHandle(key, id, !options?.nonCapturing);
+			return overlayHandle(key, id);
 		},
 		hideOverlay() {
 			const last = [...overlays.keys()].pop();
@@ -478,7 +481,7 @@ export function custom(extensionPath, theme, factory, options) {
 					() => close(undefined),
 					() => close(undefined),
 				);
-				if (overlay) options?.onHandle?.(overlayHandle(handleKey, id, !overlayOptions?.nonCapturing));
+				if (overlay) options?.onHandle?.(overlayHandle(handleKey, id));
 			})
 			.catch((error) => {
 				if (closed) return;

@@ -166,7 +166,9 @@ pub type TerminalInputListener = Arc<dyn Fn(&str) -> pi_tui::InputAction + Send 
 /// Wraps the editor's completion provider (pi's `addAutocompleteProvider(factory)`); called on the
 /// UI thread with the provider in force.
 pub type AutocompleteWrapper = Arc<
-    dyn Fn(std::rc::Rc<dyn pi_tui::components::AutocompleteProvider>) -> std::rc::Rc<dyn pi_tui::components::AutocompleteProvider>
+    dyn Fn(
+            std::rc::Rc<dyn pi_tui::components::AutocompleteProvider>,
+        ) -> std::rc::Rc<dyn pi_tui::components::AutocompleteProvider>
         + Send
         + Sync,
 >;

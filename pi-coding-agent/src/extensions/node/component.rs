@@ -126,7 +126,13 @@ pub(crate) struct JsComponent {
 
 impl JsComponent {
     pub(crate) fn new(handle: ComponentHandle, theme: &Theme) -> JsComponent {
-        JsComponent { handle, theme: theme.clone(), cache: None, reported: None, epoch: SESSION_EPOCH.load(Ordering::Acquire) }
+        JsComponent {
+            handle,
+            theme: theme.clone(),
+            cache: None,
+            reported: None,
+            epoch: SESSION_EPOCH.load(Ordering::Acquire),
+        }
     }
 
     /// A fresh context snapshot when the session changed since the last one sent.

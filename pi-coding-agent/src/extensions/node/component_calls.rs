@@ -85,9 +85,8 @@ pub(crate) async fn component_call(
             handle.factory()
         })),
         "ui.setHeader" => ui.set_header(component_id(params).map(|id| handle_of(runtime, conn, params, id).factory())),
-        "ui.setEditorComponent" => ui.set_editor_component(
-            component_id(params).map(|id| handle_of(runtime, conn, params, id).editor_factory()),
-        ),
+        "ui.setEditorComponent" => ui
+            .set_editor_component(component_id(params).map(|id| handle_of(runtime, conn, params, id).editor_factory())),
         "ui.showOverlay" => {
             let id = component_id(params)?;
             let options = params.get("overlayOptions").filter(|o| o.is_object()).cloned();

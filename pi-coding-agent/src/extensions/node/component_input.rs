@@ -55,7 +55,8 @@ impl AutocompleteProvider for JsCompletions {
             let start = prefix.len().saturating_sub(*n);
             json!({"items": items.iter().map(item_json).collect::<Vec<_>>(), "prefix": prefix.get(start..).unwrap_or("")})
         });
-        let Ok(answer) = c.call_blocking("autocomplete.suggest", json!({"text": prefix, "base": base}), c.render_timeout)
+        let Ok(answer) =
+            c.call_blocking("autocomplete.suggest", json!({"text": prefix, "base": base}), c.render_timeout)
         else {
             return own;
         };

@@ -330,7 +330,9 @@ impl App {
             }
         }
         let host = super::host::TuiHost::new(self.tx.clone(), self.editor_text.clone(), (*self.theme).clone());
-        host.set_provider_count(self.models.iter().map(|m| m.provider.as_str()).collect::<std::collections::BTreeSet<_>>().len());
+        host.set_provider_count(
+            self.models.iter().map(|m| m.provider.as_str()).collect::<std::collections::BTreeSet<_>>().len(),
+        );
         if let Some(runner) = self.session.extension_runner() {
             runner.set_mode(crate::extensions::ExtensionMode::Tui, true);
             runner.set_ui(std::sync::Arc::new(host));
