@@ -169,7 +169,11 @@ fn a_footer_reads_the_git_branch_statuses_and_provider_count() {
 
 #[test]
 fn a_footer_reads_the_session_as_it_is_now() {
-    compare("jsui2_footer_git_note", "live-footer.ts", &[(&["/note", "Enter"], &|s| s.contains("note=noted"))]);
+    compare(
+        "jsui2_footer_git_note",
+        "live-footer.ts",
+        &[(&["/note", "Enter"], &|s| s.contains("note=noted") && s.contains("entries=3"))],
+    );
 }
 
 #[test]

@@ -141,10 +141,14 @@ impl JsComponent {
         if epoch == self.epoch {
             return None;
         }
-        self.epoch = epoch;
         let runtime = self.handle.runtime.upgrade()?;
         let ctx = crate::extensions::runtime::ExtensionContext { runtime, command: true };
-        Some(crate::extensions::subprocess::link::context_snapshot(&ctx, true))
+        let snapshot = crate::extensions::subprocess::link::context_snapshot(&ctx, true);
+        // The session's entries are left out while its lock is busy: the next frame asks again.
+        if snapshot.get("entries").is_some() {
+            self.epoch = epoch;
+        }
+        Some(snapshot)
     }
 
     fn problem(&mut self, error: String) {
