@@ -144,8 +144,8 @@ impl JsComponent {
         let runtime = self.handle.runtime.upgrade()?;
         let ctx = crate::extensions::runtime::ExtensionContext { runtime, command: true };
         let snapshot = crate::extensions::subprocess::link::context_snapshot(&ctx, true);
-        // The session's entries are left out while its lock is busy: the next frame asks again.
-        if snapshot.get("entries").is_some() {
+        // A bound session's entries are left out while its lock is busy: the next frame asks again.
+        if snapshot.get("entries").is_some() || snapshot.get("bound") != Some(&Value::Bool(true)) {
             self.epoch = epoch;
         }
         Some(snapshot)
