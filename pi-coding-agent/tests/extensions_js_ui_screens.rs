@@ -49,7 +49,7 @@ fn key(name: &str) -> &str {
 /// Runs `extension` (a fixture of `fixtures/jsui2/` or a reference example), plays `steps` and
 /// compares the last screen with `NAME.ref.txt`. A name with "git" runs in a git repository on
 /// branch `main`, as the recording does.
-fn compare(name: &str, extension: &str, steps: &[Step]) {
+fn compare(name: &str, extension: &str, steps: &[Step<'_>]) {
     if !js_support::node_available() {
         return;
     }
