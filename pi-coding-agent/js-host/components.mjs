@@ -186,7 +186,6 @@ export function sweep() {
 		const json = JSON.stringify(answer);
 		if (json === last.json) continue;
 		last.json = json;
-		sweepCount.pushed++;
 		pushed = true;
 		notify("ui.componentLines", { id, width: last.width, ...answer });
 	}
@@ -197,8 +196,6 @@ export function sweep() {
  * `setFocus` draws a frame). */
 let frameAfterSweep = false;
 
-/** How many line sets crossed to pi-rs unasked (`host.stats`). */
-export const sweepCount = { pushed: 0 };
 
 /** Runs `sweep` once after the current extension code finished. */
 export function scheduleSweep() {

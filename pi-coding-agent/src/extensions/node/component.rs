@@ -44,8 +44,6 @@ pub(crate) struct BridgeState {
     pushed: Mutex<HashMap<u64, (usize, u64, Value)>>,
     /// Whether the host's completion providers are in the editor already.
     pub(crate) autocomplete: AtomicBool,
-    /// How many answers were asked for (`component.render` round trips), for measurements.
-    pub(crate) fetched: AtomicU64,
 }
 
 impl BridgeState {
@@ -160,7 +158,6 @@ impl JsComponent {
 
     /// Asks the host for the lines at `width`; `extra` joins the parameters.
     fn fetch(&mut self, conn: &Connection, width: usize, extra: Value) -> Vec<String> {
-        conn.bridge.fetched.fetch_add(1, Ordering::Relaxed);
         let mut params = self.handle.params(json!({"width": width}));
         if let (Some(obj), Value::Object(more)) = (params.as_object_mut(), extra) {
             obj.extend(more);
