@@ -1,9 +1,13 @@
 // The component bridge: components an extension hands to pi's UI (`ctx.ui.custom`, component
-// widgets, `setFooter`, `setHeader`) stay here, in the extension's process; pi-rs draws them
-// through a proxy that asks for their lines at the width it draws them (`component.render`),
-// delivers keys (`component.input`) and drops them (`component.dispose`). `tui.requestRender()`
-// tells pi-rs to draw again (`ui.requestRender`).
-import { existsSync, readFileSync } from "node:fs";
+// widgets, `setFooter`, `setHeader`, `setEditorComponent`, `tui.showOverlay`) stay here, in the
+// extension's process; pi-rs draws them through a proxy that asks for their lines at the width it
+// draws them (`component.render`), delivers keys (`component.input`) and the focus
+// (`component.focus`), and drops them (`component.dispose`). Lines that change afterwards are
+// pushed (`sweep`); `tui.requestRender()` tells pi-rs to draw again (`ui.requestRender`). Raw
+// input listeners (`terminal.input`) and completion providers (`autocomplete.suggest`) are
+// answered here too.
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, statSync, watch } from "node:fs";
 import * as path from "node:path";
 import { errorMessage, rpc } from "./rpc.mjs";
 
@@ -16,19 +20,73 @@ function notify(method, params) {
 	rpc.send({ method, params });
 }
 
-/** The `tui` handed to factories (pi's TUI, what extensions use of it). */
-export const tui = {
-	requestRender: () => notify("ui.requestRender", {}),
-	get terminal() {
-		return { columns: rpc.state.columns ?? 80, rows: rpc.state.rows ?? 24 };
-	},
-	showOverlay: () => ({ hide() {}, setHidden() {}, isHidden: () => false, focus() {}, unfocus() {}, isFocused: () => false }),
-	hideOverlay() {},
-	hasOverlay: () => false,
-	setFocus() {},
-	start() {},
-	stop() {},
-};
+/** The overlays shown through `tui.showOverlay` or `ctx.ui.custom({overlay})`, by key. */
+const overlays = new Map();
+/** Whether each component has focus, as pi-rs last told (`component.focus`). */
+const focusOf = new Map();
+
+/** pi-tui's OverlayHandle for the overlay `key` (component `id`). */
+function overlayHandle(key, id) {
+	const state = { hidden: false, gone: false };
+	overlays.set(key, state);
+	const op = (name, extra) => notify("ui.overlay", { key, op: name, ...extra });
+	return {
+		hide() {
+			if (state.gone) return;
+			state.gone = true;
+			overlays.delete(key);
+			op("hide");
+			if (!String(key).startsWith("custom:")) dispose(id);
+		},
+		setHidden(hidden) {
+			if (state.gone || state.hidden === Boolean(hidden)) return;
+			state.hidden = Boolean(hidden);
+			op("setHidden", { hidden: state.hidden });
+		},
+		isHidden: () => state.hidden,
+		focus() {
+			if (state.gone || state.hidden) return;
+			op("focus");
+		},
+		unfocus() {
+			if (state.gone) return;
+			op("unfocus");
+		},
+		isFocused: () => !state.gone && Boolean(focusOf.get(id)),
+		getBounds: () => undefined,
+	};
+}
+
+/** The `tui` handed to an extension's factories (pi's TUI, what extensions use of it). */
+export function tuiFor(extensionPath) {
+	return {
+		requestRender: () => {
+			sweep();
+			notify("ui.requestRender", {});
+		},
+		get terminal() {
+			return { columns: rpc.state.columns ?? 80, rows: rpc.state.rows ?? 24 };
+		},
+		showOverlay(component, options) {
+			const id = register(component, extensionPath);
+			const key = `overlay:${id}`;
+			const overlayOptions = overlayOptionsOf({ overlayOptions: options }, component);
+			notify("ui.showOverlay", { extensionPath, id, key, overlayOptions });
+			return overlayHandle(key, id);
+		},
+		hideOverlay() {
+			const last = [...overlays.keys()].pop();
+			if (last !== undefined) notify("ui.overlay", { key: last, op: "hide" });
+		},
+		hasOverlay: () => overlays.size > 0,
+		setFocus() {},
+		start() {},
+		stop() {},
+	};
+}
+
+/** The `tui` of factories outside any extension. */
+export const tui = tuiFor("");
 
 /** pi's keybindings manager, as far as components use it. */
 export const keybindings = {
@@ -48,6 +106,8 @@ export function dispose(id) {
 	const entry = components.get(id);
 	if (!entry) return;
 	components.delete(id);
+	lastRender.delete(id);
+	focusOf.delete(id);
 	try {
 		entry.component?.dispose?.();
 	} catch {
@@ -63,13 +123,20 @@ export function fillSlot(slot, id) {
 	else slots.set(slot, id);
 }
 
-/** `component.render`: the lines at `width`, with what was wrong with them in `error`. */
-export function renderComponent(params) {
-	const entry = components.get(params.id);
-	if (!entry) return { lines: [] };
+/** Records a fresh context snapshot (set by context.mjs, which imports this module). */
+let noteSnapshotHook;
+export function setSnapshotHook(hook) {
+	noteSnapshotHook = hook;
+}
+
+/** The width each component was last drawn at and the answer sent then (`sweep` compares). */
+const lastRender = new Map();
+
+function linesOf(entry, width, base) {
+	if (base !== undefined && entry.component.__editorBridge) entry.component.__editorBridge.base = base;
 	let lines;
 	try {
-		lines = entry.component.render(params.width);
+		lines = entry.component.render(width);
 	} catch (error) {
 		return { lines: [], error: `render() threw: ${errorMessage(error)}` };
 	}
@@ -83,11 +150,124 @@ export function renderComponent(params) {
 	return error ? { lines: out, error } : { lines: out };
 }
 
-/** `component.input`: a key for the component's `handleInput`. */
+/** `component.render`: the lines at `width`, with what was wrong with them in `error`. An editor
+ * gets the built-in editor's lines (`base`, what its `super.render` returns) and text. */
+export function renderComponent(params) {
+	const entry = components.get(params.id);
+	if (!entry) return { lines: [] };
+	if (params.footerData) footerState(params.footerData);
+	if (params.ctx) {
+		if (params.ctx.state) rpc.updateState(params.ctx.state);
+		noteSnapshotHook?.(params.ctx);
+	}
+	if (params.text !== undefined && entry.component.__editorBridge) entry.component.__editorBridge.text = params.text;
+	const answer = linesOf(entry, params.width, params.base);
+	lastRender.set(params.id, { width: params.width, json: JSON.stringify(answer) });
+	return answer;
+}
+
+let sweepQueued = false;
+const realSetImmediate = globalThis.setImmediate;
+
+/** pi's TUI calls `render(width)` on every frame, so a component's new state shows on the next
+ * frame whatever changed it. pi-rs keeps the lines instead: after extension code ran (a timer, a
+ * message, `requestRender`) every drawn component renders again here and only lines that changed
+ * cross to pi-rs (`ui.componentLines`), which draws them with its next frame. Nothing crosses
+ * while nothing changes. */
+export function sweep() {
+	sweepQueued = false;
+	const frame = frameAfterSweep;
+	frameAfterSweep = false;
+	let pushed = false;
+	for (const [id, last] of lastRender) {
+		const entry = components.get(id);
+		if (!entry) continue;
+		const answer = linesOf(entry, last.width);
+		const json = JSON.stringify(answer);
+		if (json === last.json) continue;
+		last.json = json;
+		pushed = true;
+		notify("ui.componentLines", { id, width: last.width, ...answer });
+	}
+	if (frame && pushed) notify("ui.requestRender", {});
+}
+
+/** Whether the next sweep asks for a frame when lines changed (pi-rs moved the focus: pi's
+ * `setFocus` draws a frame). */
+let frameAfterSweep = false;
+
+
+/** Runs `sweep` once after the current extension code finished. */
+export function scheduleSweep() {
+	if (sweepQueued || lastRender.size === 0) return;
+	sweepQueued = true;
+	realSetImmediate(sweep);
+}
+
+// Timers are how components change on their own: each callback is followed by a sweep.
+for (const name of ["setTimeout", "setInterval", "setImmediate"]) {
+	const original = globalThis[name];
+	const wrapped = (callback, ...rest) =>
+		typeof callback === "function"
+			? original(
+					(...args) => {
+						try {
+							return callback(...args);
+						} finally {
+							scheduleSweep();
+						}
+					},
+					...rest,
+				)
+			: original(callback, ...rest);
+	// `util.promisify(setTimeout)` and friends keep working.
+	Object.defineProperties(wrapped, Object.getOwnPropertyDescriptors(original));
+	globalThis[name] = wrapped;
+}
+
+/** `component.input`: a key for the component's `handleInput`. A custom editor answers with the
+ * keys it passed on to the built-in editor (its `super.handleInput` calls). */
 export function inputComponent(params) {
 	const entry = components.get(params.id);
 	if (!entry || typeof entry.component.handleInput !== "function") return null;
+	const bridge = entry.component.__editorBridge;
+	if (bridge) {
+		if (params.text !== undefined) bridge.text = params.text;
+		bridge.forward = [];
+	}
 	entry.component.handleInput(params.data);
+	if (!bridge) return null;
+	const forward = bridge.forward;
+	bridge.forward = undefined;
+	return { forward };
+}
+
+/** What a custom editor (`ctx.ui.setEditorComponent`) of the shim's `CustomEditor` sees of
+ * pi-rs's built-in editor: `super.handleInput` keys collect in `forward` while pi-rs waits for
+ * them, `super.render` is the built-in editor's lines (`base`), `getText` its text (updated at
+ * every call, and guessed for plain typing in between). */
+export function editorBridge(component) {
+	const bridge = {
+		forward: undefined,
+		base: [],
+		text: "",
+		setText: (text) => {
+			bridge.text = String(text);
+			notify("ui.setEditorText", { text: bridge.text });
+		},
+	};
+	component.__editorBridge = bridge;
+	return bridge;
+}
+
+/** `component.focus`: pi-tui's Focusable (`focused`) as pi-rs moves the focus. */
+export function focusComponent(params) {
+	const entry = components.get(params.id);
+	if (!entry) return null;
+	focusOf.set(params.id, Boolean(params.focused));
+	if ("focused" in entry.component) entry.component.focused = Boolean(params.focused);
+	frameAfterSweep = true;
+	scheduleSweep();
 	return null;
 }
 
@@ -97,15 +277,57 @@ export function invalidateComponent(params) {
 	return null;
 }
 
-function gitBranch(cwd) {
+/** `ctx.ui.onTerminalInput` handlers, in the order added. */
+const inputHandlers = [];
+
+/** pi's `onTerminalInput`: the handler sees raw input before anything else; returns the
+ * unsubscribe function. */
+export function onTerminalInput(extensionPath, handler) {
+	const entry = { extensionPath, handler };
+	inputHandlers.push(entry);
+	if (inputHandlers.length === 1) notify("ui.terminalInput", { active: true });
+	return () => {
+		const at = inputHandlers.indexOf(entry);
+		if (at < 0) return;
+		inputHandlers.splice(at, 1);
+		if (inputHandlers.length === 0) notify("ui.terminalInput", { active: false });
+	};
+}
+
+/** `terminal.input`: runs the handlers as pi-tui's input listeners: `{consume}` stops, `{data}`
+ * replaces what the next one (and pi) sees; empty data at the end stops. */
+export function terminalInput(params) {
+	let data = String(params.data ?? "");
+	for (const { extensionPath, handler } of [...inputHandlers]) {
+		let result;
+		try {
+			result = handler(data);
+		} catch (error) {
+			notify("pi.reportError", { extensionPath, event: "terminal_input", error: errorMessage(error) });
+			continue;
+		}
+		if (result?.consume) return { consume: true };
+		if (result?.data !== undefined) data = String(result.data);
+	}
+	return data.length === 0 ? { consume: true } : { data };
+}
+
+/** pi's `findGitPaths`: the repository's HEAD file, walking up from `cwd` (worktrees too). */
+function findGitPaths(cwd) {
 	let dir = cwd;
 	for (;;) {
-		const head = path.join(dir, ".git", "HEAD");
-		if (existsSync(head)) {
+		const gitPath = path.join(dir, ".git");
+		if (existsSync(gitPath)) {
 			try {
-				const text = readFileSync(head, "utf8").trim();
-				const ref = /^ref: refs\/heads\/(.+)$/.exec(text);
-				return ref ? ref[1] : "detached";
+				const stat = statSync(gitPath);
+				if (stat.isFile()) {
+					const content = readFileSync(gitPath, "utf8").trim();
+					if (!content.startsWith("gitdir: ")) return null;
+					const headPath = path.join(path.resolve(dir, content.slice(8).trim()), "HEAD");
+					return existsSync(headPath) ? { repoDir: dir, headPath } : null;
+				}
+				const headPath = path.join(gitPath, "HEAD");
+				return existsSync(headPath) ? { repoDir: dir, headPath } : null;
 			} catch {
 				return null;
 			}
@@ -116,16 +338,88 @@ function gitBranch(cwd) {
 	}
 }
 
-/** Statuses the host's extensions set (`ctx.ui.setStatus`), for footers. */
-export const statuses = new Map();
+/** The branch HEAD names: `null` outside a repository, `"detached"` on a detached HEAD. */
+function readBranch(gitPaths) {
+	if (!gitPaths) return null;
+	try {
+		const content = readFileSync(gitPaths.headPath, "utf8").trim();
+		if (!content.startsWith("ref: refs/heads/")) return "detached";
+		const branch = content.slice(16);
+		if (branch !== ".invalid") return branch;
+		const result = spawnSync("git", ["--no-optional-locks", "symbolic-ref", "--quiet", "--short", "HEAD"], {
+			cwd: gitPaths.repoDir,
+			encoding: "utf8",
+			stdio: ["ignore", "pipe", "ignore"],
+		});
+		return (result.status === 0 ? result.stdout.trim() : "") || "detached";
+	} catch {
+		return null;
+	}
+}
 
-/** pi's ReadonlyFooterDataProvider. */
+/** Every extension's status texts (`ctx.ui.setStatus`), as pi-rs's footer has them; kept in
+ * order of their first setting, as pi's Map. */
+export const statuses = new Map();
+const footerShared = { providerCount: 0 };
+
+/** What pi-rs sends with a footer's render: the statuses of every extension and the number of
+ * providers with models. */
+function footerState(data) {
+	if (Array.isArray(data.statuses)) {
+		statuses.clear();
+		for (const [key, text] of data.statuses) statuses.set(key, text);
+	}
+	if (typeof data.providerCount === "number") footerShared.providerCount = data.providerCount;
+}
+
+const WATCH_DEBOUNCE_MS = 500;
+
+/** pi's ReadonlyFooterDataProvider (`FooterDataProvider`): the git branch, read once and again
+ * when HEAD changes (watched, 500 ms debounce, then `onBranchChange` callbacks), the extension
+ * statuses and the available provider count. */
 export function footerData(cwd) {
+	const gitPaths = findGitPaths(cwd);
+	const callbacks = new Set();
+	let branch;
+	let timer = null;
+	let watcher = null;
+	const refresh = () => {
+		timer = null;
+		const next = readBranch(gitPaths);
+		if (branch !== undefined && next !== branch) {
+			branch = next;
+			for (const cb of [...callbacks]) cb();
+			return;
+		}
+		branch = next;
+	};
+	if (gitPaths) {
+		try {
+			watcher = watch(path.dirname(gitPaths.headPath), (_type, file) => {
+				if (file && file !== "HEAD") return;
+				if (!timer) timer = setTimeout(refresh, WATCH_DEBOUNCE_MS);
+			});
+			watcher.unref?.();
+			watcher.on("error", () => {});
+		} catch {
+			watcher = null;
+		}
+	}
 	return {
-		getGitBranch: () => gitBranch(cwd),
+		getGitBranch: () => {
+			if (branch === undefined) branch = readBranch(gitPaths);
+			return branch;
+		},
 		getExtensionStatuses: () => statuses,
-		getAvailableProviderCount: () => rpc.state.providerCount ?? 0,
-		onBranchChange: () => () => {},
+		getAvailableProviderCount: () => footerShared.providerCount,
+		onBranchChange: (callback) => {
+			callbacks.add(callback);
+			return () => callbacks.delete(callback);
+		},
+		dispose: () => {
+			watcher?.close();
+			callbacks.clear();
+		},
 	};
 }
 
@@ -165,22 +459,26 @@ export function custom(extensionPath, theme, factory, options) {
 			if (closed) return;
 			closed = true;
 			if (id !== undefined) {
+				overlays.delete(`custom:${id}`);
 				notify("ui.customDone", { extensionPath, id });
 				dispose(id);
 			}
 			resolve(result);
 		};
 		Promise.resolve()
-			.then(() => factory(tui, theme, keybindings, close))
+			.then(() => factory(tuiFor(extensionPath), theme, keybindings, close))
 			.then((component) => {
 				if (closed) return;
 				id = register(component, extensionPath);
-				const params = { extensionPath, id, overlay: Boolean(options?.overlay), overlayOptions: overlayOptionsOf(options, component) };
+				const overlay = Boolean(options?.overlay);
+				const overlayOptions = overlayOptionsOf(options, component);
+				const handleKey = overlay ? `custom:${id}` : undefined;
+				const params = { extensionPath, id, overlay, overlayOptions, handleKey };
 				rpc.call("ui.custom", params).then(
 					() => close(undefined),
 					() => close(undefined),
 				);
-				if (options?.overlay) options?.onHandle?.(tui.showOverlay());
+				if (overlay) options?.onHandle?.(overlayHandle(handleKey, id));
 			})
 			.catch((error) => {
 				if (closed) return;
@@ -188,4 +486,40 @@ export function custom(extensionPath, theme, factory, options) {
 				reject(error);
 			});
 	});
+}
+
+/** `ctx.ui.addAutocompleteProvider` factories, in the order added (each wraps the one before). */
+const autocompleteFactories = [];
+
+/** pi's `addAutocompleteProvider(factory)`: the factory wraps the editor's provider. */
+export function addAutocompleteProvider(extensionPath, factory) {
+	autocompleteFactories.push({ extensionPath, factory });
+	notify("ui.addAutocompleteProvider", { extensionPath });
+}
+
+/** `autocomplete.suggest`: the wrapped providers' suggestions for the text before the cursor;
+ * pi-rs's own provider (the innermost `current`) answers with what pi-rs found (`base`). */
+export async function suggest(params) {
+	const base = params.base ?? null;
+	let provider = {
+		getSuggestions: async () => base,
+		applyCompletion: (lines, cursorLine, cursorCol, item, prefix) => {
+			const line = lines[cursorLine] ?? "";
+			const start = cursorCol - prefix.length;
+			const next = line.slice(0, start) + item.value + line.slice(cursorCol);
+			const out = [...lines];
+			out[cursorLine] = next;
+			return { lines: out, cursorLine, cursorCol: start + item.value.length };
+		},
+		shouldTriggerFileCompletion: () => true,
+	};
+	for (const { factory } of autocompleteFactories) provider = factory(provider) ?? provider;
+	const controller = new AbortController();
+	const lines = [String(params.text ?? "")];
+	const result = await provider.getSuggestions(lines, 0, lines[0].length, { signal: controller.signal, force: Boolean(params.force) });
+	if (!result || !Array.isArray(result.items) || result.items.length === 0) return null;
+	return {
+		prefix: String(result.prefix ?? ""),
+		items: result.items.map((i) => ({ value: String(i.value), label: String(i.label ?? i.value), description: i.description })),
+	};
 }

@@ -1,7 +1,7 @@
 // `ctx` (pi's ExtensionContext and ExtensionCommandContext), `ctx.ui` and the theme, built from
 // the snapshot pi-rs sends with every event, tool call and command.
 import { rpc } from "./rpc.mjs";
-import { custom, fillSlot, footerData, register, statuses, tui } from "./components.mjs";
+import { addAutocompleteProvider, custom, editorBridge, setSnapshotHook, fillSlot, footerData, keybindings, onTerminalInput, register, statuses, tuiFor } from "./components.mjs";
 
 /** The theme extensions draw with. Colors are placeholders (OSC `pi:fg:<token>` / `pi:bg:<token>`)
  * that pi-rs replaces with the active theme's escape sequences; they have no width. */
@@ -20,9 +20,28 @@ export const theme = {
 	},
 };
 
+/** The custom editor's factory (`getEditorComponent`). */
+let editorFactory;
+
+/** The snapshot of the latest event, merged over the older ones: a context kept by a component
+ * (or a timer) reads the state pi-rs last sent, not the one of its creation. */
+let latest = {};
+
+/** Records the snapshot an event, tool call, command or component render came with. */
+export function noteSnapshot(snapshot) {
+	if (snapshot && typeof snapshot === "object") latest = { ...latest, ...snapshot };
+}
+setSnapshotHook(noteSnapshot);
+
+/** A field of the freshest snapshot (`latest`), or of the context's own when it lacks it. */
+function live(snapshot, key) {
+	return key in latest ? latest[key] : snapshot[key];
+}
+
 function uiContext(extensionPath, snapshot) {
 	// Components are drawn only by the interactive mode; elsewhere pi never calls their factories.
 	const drawsComponents = Boolean(snapshot.hasUI) && snapshot.mode === "tui";
+	const tui = tuiFor(extensionPath);
 	const fire = (method, params) => rpc.fire(method, { extensionPath, ...params }, extensionPath);
 	const ask = (method, params) => rpc.call(method, { extensionPath, ...params });
 	const dialogOptions = (opts) => (opts ? { timeout: opts.timeout } : undefined);
@@ -32,7 +51,7 @@ function uiContext(extensionPath, snapshot) {
 		input: (title, placeholder, opts) => ask("ui.input", { title, placeholder, opts: dialogOptions(opts) }).then((v) => v ?? undefined),
 		editor: (title, prefill) => ask("ui.editor", { title, prefill }).then((v) => v ?? undefined),
 		notify: (message, type) => void fire("ui.notify", { message, type: type ?? "info" }),
-		onTerminalInput: () => () => {},
+		onTerminalInput: (handler) => (drawsComponents && typeof handler === "function" ? onTerminalInput(extensionPath, handler) : () => {}),
 		setStatus: (key, text) => {
 			if (text === undefined || text === null) statuses.delete(key);
 			else statuses.set(key, String(text));
@@ -69,14 +88,30 @@ function uiContext(extensionPath, snapshot) {
 		custom: (factory, options) => (drawsComponents ? custom(extensionPath, theme, factory, options) : Promise.resolve(undefined)),
 		pasteToEditor: (text) => void fire("ui.pasteToEditor", { text }),
 		setEditorText: (text) => void fire("ui.setEditorText", { text }),
-		getEditorText: () => snapshot.editorText ?? "",
-		addAutocompleteProvider: () => {},
-		setEditorComponent: () => {},
-		getEditorComponent: () => undefined,
+		getEditorText: () => live(snapshot, "editorText") ?? "",
+		addAutocompleteProvider: (factory) => {
+			if (drawsComponents && typeof factory === "function") addAutocompleteProvider(extensionPath, factory);
+		},
+		setEditorComponent: (factory) => {
+			if (!drawsComponents) return;
+			editorFactory = typeof factory === "function" ? factory : undefined;
+			if (!editorFactory) {
+				fillSlot("editor", undefined);
+				void fire("ui.setEditorComponent", { componentId: null });
+				return;
+			}
+			const editorTheme = { borderColor: (text) => theme.fg("borderMuted", text), selectList: {} };
+			const component = editorFactory(tui, editorTheme, keybindings);
+			if (!component.__editorBridge) editorBridge(component);
+			const id = register(component, extensionPath);
+			fillSlot("editor", id);
+			void fire("ui.setEditorComponent", { componentId: id });
+		},
+		getEditorComponent: () => editorFactory,
 		get theme() {
 			return theme;
 		},
-		getAllThemes: () => snapshot.themes ?? [],
+		getAllThemes: () => live(snapshot, "themes") ?? [],
 		getTheme: () => undefined,
 		setTheme: (name) => {
 			// pi answers a failure ({success: false}) to the caller and reports nothing; the
@@ -84,29 +119,29 @@ function uiContext(extensionPath, snapshot) {
 			void rpc.quiet("ui.setTheme", { extensionPath, name: typeof name === "string" ? name : name?.name });
 			return { success: true };
 		},
-		getToolsExpanded: () => Boolean(snapshot.toolsExpanded),
+		getToolsExpanded: () => Boolean(live(snapshot, "toolsExpanded")),
 		setToolsExpanded: (expanded) => void fire("ui.setToolsExpanded", { expanded }),
 	};
 }
 
 function sessionManager(snapshot) {
-	const entries = () => snapshot.entries ?? [];
+	const entries = () => live(snapshot, "entries") ?? [];
 	const byId = () => new Map(entries().map((e) => [e.id, e]));
 	return {
-		getCwd: () => snapshot.cwd,
-		getSessionId: () => snapshot.sessionId,
-		getSessionFile: () => snapshot.sessionFile ?? undefined,
-		getSessionDir: () => snapshot.sessionDir ?? undefined,
+		getCwd: () => live(snapshot, "cwd"),
+		getSessionId: () => live(snapshot, "sessionId"),
+		getSessionFile: () => live(snapshot, "sessionFile") ?? undefined,
+		getSessionDir: () => live(snapshot, "sessionDir") ?? undefined,
 		getSessionName: () => rpc.state.sessionName ?? undefined,
-		getLeafId: () => snapshot.leafId ?? null,
+		getLeafId: () => live(snapshot, "leafId") ?? null,
 		getEntries: () => structuredClone(entries()),
 		getEntry: (id) => structuredClone(byId().get(id)),
 		getLabel: (id) => byId().get(id)?.label,
-		getHeader: () => structuredClone(snapshot.header ?? null),
+		getHeader: () => structuredClone(live(snapshot, "header") ?? null),
 		getBranch: (fromId) => {
 			const map = byId();
 			const out = [];
-			let id = fromId ?? snapshot.leafId ?? null;
+			let id = fromId ?? live(snapshot, "leafId") ?? null;
 			while (id) {
 				const entry = map.get(id);
 				if (!entry) break;
@@ -115,7 +150,7 @@ function sessionManager(snapshot) {
 			}
 			return out;
 		},
-		getLeafEntry: () => structuredClone(byId().get(snapshot.leafId)),
+		getLeafEntry: () => structuredClone(byId().get(live(snapshot, "leafId"))),
 		getChildren: (id) => structuredClone(entries().filter((e) => e.parentId === id)),
 	};
 }
@@ -126,24 +161,36 @@ export function createContext(extensionPath, snapshot = {}, command = false, sig
 	const fire = (method, params) => rpc.fire(method, { extensionPath, ...params }, extensionPath);
 	const ctx = {
 		ui: uiContext(extensionPath, snapshot),
-		mode: snapshot.mode ?? "print",
-		hasUI: Boolean(snapshot.hasUI),
-		cwd: snapshot.cwd ?? process.cwd(),
+		get mode() {
+			return live(snapshot, "mode") ?? "print";
+		},
+		get hasUI() {
+			return Boolean(live(snapshot, "hasUI"));
+		},
+		get cwd() {
+			return live(snapshot, "cwd") ?? process.cwd();
+		},
 		sessionManager: sessionManager(snapshot),
-		modelRegistry: { getAll: () => snapshot.models ?? [], find: (p, id) => (snapshot.models ?? []).find((m) => m.provider === p && m.id === id) },
-		model: snapshot.model ?? undefined,
-		scopedModels: snapshot.scopedModels ?? [],
-		thinkingLevel: rpc.state.thinkingLevel,
-		isIdle: () => snapshot.isIdle ?? true,
-		isProjectTrusted: () => Boolean(snapshot.projectTrusted),
+		modelRegistry: { getAll: () => live(snapshot, "models") ?? [], find: (p, id) => (live(snapshot, "models") ?? []).find((m) => m.provider === p && m.id === id) },
+		get model() {
+			return live(snapshot, "model") ?? undefined;
+		},
+		get scopedModels() {
+			return live(snapshot, "scopedModels") ?? [];
+		},
+		get thinkingLevel() {
+			return rpc.state.thinkingLevel;
+		},
+		isIdle: () => live(snapshot, "isIdle") ?? true,
+		isProjectTrusted: () => Boolean(live(snapshot, "projectTrusted")),
 		signal,
 		abort: () => void fire("ctx.abort", {}),
-		hasPendingMessages: () => Boolean(snapshot.hasPendingMessages),
+		hasPendingMessages: () => Boolean(live(snapshot, "hasPendingMessages")),
 		shutdown: () => void fire("ctx.shutdown", {}),
-		getContextUsage: () => snapshot.contextUsage ?? undefined,
+		getContextUsage: () => live(snapshot, "contextUsage") ?? undefined,
 		compact: (options) => void fire("ctx.compact", { customInstructions: options?.customInstructions }),
-		getSystemPrompt: () => snapshot.systemPrompt ?? "",
-		getSystemPromptOptions: () => structuredClone(snapshot.systemPromptOptions ?? {}),
+		getSystemPrompt: () => live(snapshot, "systemPrompt") ?? "",
+		getSystemPromptOptions: () => structuredClone(live(snapshot, "systemPromptOptions") ?? {}),
 	};
 	if (command) {
 		// After a replacement, `withSession(ctx)` gets a context of the new session (pi's
@@ -151,7 +198,9 @@ export function createContext(extensionPath, snapshot = {}, command = false, sig
 		const replaced = async (result, options) => {
 			const outcome = result ?? { cancelled: false };
 			if (!outcome.cancelled && typeof options?.withSession === "function") {
-				const fresh = createContext(extensionPath, await call("ctx.snapshot", {}), true);
+				const snapshotNow = await call("ctx.snapshot", {});
+				noteSnapshot(snapshotNow);
+				const fresh = createContext(extensionPath, snapshotNow, true);
 				fresh.sendMessage = (message, opts) => call("pi.sendMessage", { message, options: opts }).then(() => undefined);
 				fresh.sendUserMessage = (content, opts) => call("pi.sendUserMessage", { content, options: opts }).then(() => undefined);
 				await options.withSession(fresh);

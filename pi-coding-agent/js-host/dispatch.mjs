@@ -1,6 +1,6 @@
 // Running what pi-rs asks for: one event handler, a tool, a command, a shortcut, a renderer.
 import { extensions } from "./loader.mjs";
-import { createContext, theme } from "./context.mjs";
+import { createContext, noteSnapshot, theme } from "./context.mjs";
 import { rpc } from "./rpc.mjs";
 import { toTree } from "./shims/pi-tui.mjs";
 
@@ -16,6 +16,7 @@ function snapshotOf(params) {
 	if (params.ctx?.state) rpc.updateState(params.ctx.state);
 	if (params.ctx && "bound" in params.ctx) rpc.state.bound = params.ctx.bound;
 	if (params.ctx?.flags) rpc.state.flags = params.ctx.flags;
+	noteSnapshot(params.ctx);
 	return params.ctx ?? {};
 }
 

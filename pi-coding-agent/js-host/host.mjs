@@ -6,7 +6,7 @@ import { register } from "node:module";
 import { createInterface } from "node:readline";
 import { rpc } from "./rpc.mjs";
 import { loadExtension, extensions } from "./loader.mjs";
-import { dispose, inputComponent, invalidateComponent, renderComponent } from "./components.mjs";
+import { dispose, focusComponent, inputComponent, invalidateComponent, renderComponent, scheduleSweep, suggest, terminalInput } from "./components.mjs";
 import { runEvent, runTool, runCommand, runRender, runShortcut, cancelTool } from "./dispatch.mjs";
 
 register("./hooks.mjs", import.meta.url);
@@ -34,6 +34,9 @@ const methods = {
 	"component.render": (params) => renderComponent(params),
 	"component.input": (params) => inputComponent(params),
 	"component.invalidate": (params) => invalidateComponent(params),
+	"component.focus": (params) => focusComponent(params),
+	"terminal.input": (params) => terminalInput(params),
+	"autocomplete.suggest": (params) => suggest(params),
 	"component.dispose": (params) => {
 		dispose(params.id);
 		return null;
@@ -45,8 +48,14 @@ const methods = {
 };
 
 rpc.serve(methods);
-for (const m of ["component.render", "component.input", "component.invalidate", "component.dispose"]) rpc.immediate.add(m);
+for (const m of ["component.render", "component.input", "component.invalidate", "component.dispose", "component.focus", "terminal.input", "autocomplete.suggest"]) {
+	rpc.immediate.add(m);
+}
 
 const input = createInterface({ input: process.stdin, crlfDelay: Infinity });
-input.on("line", (line) => rpc.receive(line));
+// Whatever a message ran may have changed a drawn component (`sweep`); drawing itself does not.
+input.on("line", (line) => {
+	rpc.receive(line);
+	if (!line.includes('"component.render"')) scheduleSweep();
+});
 input.on("close", () => process.exit(0));

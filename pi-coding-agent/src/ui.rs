@@ -125,7 +125,53 @@ pub struct CustomOptions {
     /// `anchor`, `offsetX`, `offsetY`, `row`, `col`, `margin`, `nonCapturing`; sizes are numbers
     /// or `"N%"` strings); `None`: pi's defaults.
     pub overlay_options: Option<serde_json::Value>,
+    /// The name [`UiHost::overlay`] controls the overlay by (pi's `onHandle`); `None`: none.
+    pub handle_key: Option<String>,
 }
+
+/// What an overlay handle asks of its overlay (pi-tui's `OverlayHandle`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OverlayOp {
+    /// Removes it for good (`hide`).
+    Hide,
+    /// Hides or shows it again (`setHidden`).
+    SetHidden(bool),
+    /// Gives it the focus and brings it to the front (`focus`).
+    Focus,
+    /// Hands the focus back (`unfocus`).
+    Unfocus,
+}
+
+/// An extension's editor in place of the built-in one (pi's `setEditorComponent`), on the UI
+/// thread: it sees each key first and passes on what the built-in editor should get (pi's
+/// `super.handleInput`), and draws over the built-in editor's lines (`super.render`).
+pub trait EditorComponent {
+    /// A key, with the built-in editor's text; returns the keys passed on, in order.
+    fn input(&mut self, data: &str, text: &str) -> Vec<String>;
+    /// The lines at `width`, given the built-in editor's lines and text there.
+    fn render(&mut self, width: usize, base: &pi_tui::Lines, text: &str) -> pi_tui::Lines;
+    /// The theme changed.
+    fn invalidate(&mut self) {}
+    /// It got or lost the focus.
+    fn set_focused(&mut self, _focused: bool) {}
+}
+
+/// Builds an [`EditorComponent`] on the UI thread with the theme in force.
+pub type EditorComponentFactory = Arc<dyn Fn(&Theme) -> Box<dyn EditorComponent> + Send + Sync>;
+
+/// A raw terminal input listener (pi's `onTerminalInput`): sees every input before anything else
+/// and passes it, consumes it or replaces it. Called on the UI thread.
+pub type TerminalInputListener = Arc<dyn Fn(&str) -> pi_tui::InputAction + Send + Sync>;
+
+/// Wraps the editor's completion provider (pi's `addAutocompleteProvider(factory)`); called on the
+/// UI thread with the provider in force.
+pub type AutocompleteWrapper = Arc<
+    dyn Fn(
+            std::rc::Rc<dyn pi_tui::components::AutocompleteProvider>,
+        ) -> std::rc::Rc<dyn pi_tui::components::AutocompleteProvider>
+        + Send
+        + Sync,
+>;
 
 /// What a widget shows (pi's `setWidget(key, string[] | factory)`).
 #[derive(Clone)]
@@ -268,6 +314,34 @@ pub trait UiHost: Send + Sync {
 
     /// Expands or collapses tool output (pi's `setToolsExpanded`).
     fn set_tools_expanded(&self, _expanded: bool) {}
+
+    /// Shows a component as an overlay without waiting for it (pi-tui's `tui.showOverlay`); `key`
+    /// names it for [`UiHost::overlay`]. `options` as [`CustomOptions::overlay_options`].
+    fn show_overlay(&self, _key: &str, _factory: ComponentFactory, _options: Option<serde_json::Value>) {}
+
+    /// Hides, shows, focuses or unfocuses the overlay named `key` (pi-tui's `OverlayHandle`).
+    fn overlay(&self, _key: &str, _op: OverlayOp) {}
+
+    /// Puts an extension's editor in place of the built-in one; `None` restores it (pi's
+    /// `setEditorComponent`).
+    fn set_editor_component(&self, _factory: Option<EditorComponentFactory>) {}
+
+    /// Adds (or with `None` removes) the raw input listener named `key` (pi's `onTerminalInput`).
+    fn set_terminal_input_listener(&self, _key: &str, _listener: Option<TerminalInputListener>) {}
+
+    /// Wraps the editor's completion provider (pi's `addAutocompleteProvider`).
+    fn add_autocomplete_provider(&self, _wrapper: AutocompleteWrapper) {}
+
+    /// Every extension's footer status, in the order first set (pi's
+    /// `footerData.getExtensionStatuses()`); empty without a UI.
+    fn extension_statuses(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    /// How many providers have models (pi's `footerData.getAvailableProviderCount()`).
+    fn available_provider_count(&self) -> usize {
+        0
+    }
 }
 
 /// The host of print and json modes, and of an unbound runner: pi's `noOpUIContext`.

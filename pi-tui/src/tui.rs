@@ -205,11 +205,78 @@ impl<T: Terminal> Tui<T> {
         self.request_render(false);
     }
 
-    /// Hide or show an overlay without removing it.
+    /// Hide or show an overlay without removing it. Hiding the focused overlay moves the focus
+    /// to the topmost visible capturing overlay (or the focus before it); showing a capturing
+    /// one again brings it to the front with the focus (pi-tui's `setHidden`).
     pub fn set_overlay_hidden(&mut self, id: OverlayId, hidden: bool) {
-        if let Some(o) = self.overlays.iter_mut().find(|o| o.id == id) {
-            o.hidden = hidden;
+        let next = self.next_id;
+        let Some(o) = self.overlays.iter_mut().find(|o| o.id == id) else {
+            return;
+        };
+        if o.hidden == hidden {
+            return;
         }
+        o.hidden = hidden;
+        let (component, capturing, pre_focus) = (o.component.clone(), !o.options.non_capturing, o.pre_focus.clone());
+        if hidden {
+            if self.focused.as_ref().is_some_and(|f| Rc::ptr_eq(f, &component)) {
+                let top = self
+                    .overlays
+                    .iter()
+                    .filter(|o| !o.hidden && !o.options.non_capturing)
+                    .max_by_key(|o| o.focus_order)
+                    .map(|o| o.component.clone());
+                self.set_focus(top.or(pre_focus));
+            }
+        } else if capturing {
+            self.next_id += 1;
+            if let Some(o) = self.overlays.iter_mut().find(|o| o.id == id) {
+                o.focus_order = next;
+            }
+            self.set_focus(Some(component));
+        }
+        self.request_render(false);
+    }
+
+    /// Whether an overlay is shown and has the focus (pi-tui's `OverlayHandle.isFocused`).
+    pub fn is_overlay_focused(&self, id: OverlayId) -> bool {
+        self.overlays
+            .iter()
+            .find(|o| o.id == id)
+            .is_some_and(|o| self.focused.as_ref().is_some_and(|f| Rc::ptr_eq(f, &o.component)))
+    }
+
+    /// Give an overlay the focus and bring it to the front (pi-tui's `OverlayHandle.focus`);
+    /// a hidden or removed overlay stays as it is.
+    pub fn focus_overlay(&mut self, id: OverlayId) {
+        let next = self.next_id;
+        let Some(o) = self.overlays.iter_mut().find(|o| o.id == id && !o.hidden) else {
+            return;
+        };
+        self.next_id += 1;
+        o.focus_order = next;
+        let component = o.component.clone();
+        self.set_focus(Some(component));
+        self.request_render(false);
+    }
+
+    /// Release an overlay's focus to the topmost other visible capturing overlay, or to the
+    /// focus held before it was shown (pi-tui's `OverlayHandle.unfocus`).
+    pub fn unfocus_overlay(&mut self, id: OverlayId) {
+        let Some(entry) = self.overlays.iter().find(|o| o.id == id) else {
+            return;
+        };
+        if !self.focused.as_ref().is_some_and(|f| Rc::ptr_eq(f, &entry.component)) {
+            return;
+        }
+        let next = self
+            .overlays
+            .iter()
+            .filter(|o| o.id != id && !o.hidden && !o.options.non_capturing)
+            .max_by_key(|o| o.focus_order)
+            .map(|o| o.component.clone())
+            .or_else(|| entry.pre_focus.clone());
+        self.set_focus(next);
         self.request_render(false);
     }
 

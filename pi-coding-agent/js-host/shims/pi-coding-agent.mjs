@@ -186,10 +186,45 @@ export class BorderedLoader extends Container {
 	}
 }
 
+/** pi's CustomEditor. Installed with `ctx.ui.setEditorComponent`, it stands in front of pi-rs's
+ * own editor: `super.handleInput(data)` passes keys on to it (app keys included, as pi's
+ * CustomEditor runs them), `super.render(width)` is its lines, `getText` / `setText` its text. */
 export class CustomEditor extends Editor {
 	constructor(tui, theme, keybindings) {
 		super(tui, theme);
 		this.keybindings = keybindings;
+		this.actionHandlers = new Map();
+		this.onEscape = undefined;
+		this.onCtrlD = undefined;
+		this.onPasteImage = undefined;
+		this.onExtensionShortcut = undefined;
+	}
+	onAction(action, handler) {
+		this.actionHandlers.set(action, handler);
+	}
+	handleInput(data) {
+		const bridge = this.__editorBridge;
+		if (!bridge) return super.handleInput(data);
+		bridge.forward?.push(data);
+		// The real text comes with pi-rs's next call; plain typing is guessed until then.
+		if (data === "\x7f" || data === "\b") bridge.text = bridge.text.slice(0, -1);
+		else if (data.length > 0 && !/[\x00-\x1f\x7f]/.test(data)) bridge.text += data;
+	}
+	render(width) {
+		const bridge = this.__editorBridge;
+		return bridge ? [...bridge.base] : super.render(width);
+	}
+	getText() {
+		const bridge = this.__editorBridge;
+		return bridge ? bridge.text : super.getText();
+	}
+	getExpandedText() {
+		return this.getText();
+	}
+	setText(text) {
+		const bridge = this.__editorBridge;
+		if (bridge) bridge.setText(text);
+		else super.setText(text);
 	}
 }
 

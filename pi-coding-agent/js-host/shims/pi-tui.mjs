@@ -1,7 +1,8 @@
 // pi-rs's @earendil-works/pi-tui for extensions: components that render to lines. Trees of Text,
 // Box, Container and Spacer cross to pi-rs, which draws them with its own pi-tui; any other
 // component (a custom class with render(width)) is rendered here, to lines.
-const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
+// CSI, OSC, APC (pi's CURSOR_MARKER) and two-byte escapes, all zero-width.
+const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[\]_][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
 
 export const CURSOR_MARKER = "\x1b_pi:c\x07";
 

@@ -241,4 +241,32 @@ impl UiHost for PromptEventsUi {
     fn set_tools_expanded(&self, expanded: bool) {
         self.inner.set_tools_expanded(expanded)
     }
+
+    fn show_overlay(&self, key: &str, factory: ComponentFactory, options: Option<serde_json::Value>) {
+        self.inner.show_overlay(key, factory, options)
+    }
+
+    fn overlay(&self, key: &str, op: crate::ui::OverlayOp) {
+        self.inner.overlay(key, op)
+    }
+
+    fn set_editor_component(&self, factory: Option<crate::ui::EditorComponentFactory>) {
+        self.inner.set_editor_component(factory)
+    }
+
+    fn set_terminal_input_listener(&self, key: &str, listener: Option<crate::ui::TerminalInputListener>) {
+        self.inner.set_terminal_input_listener(key, listener)
+    }
+
+    fn add_autocomplete_provider(&self, wrapper: crate::ui::AutocompleteWrapper) {
+        self.inner.add_autocomplete_provider(wrapper)
+    }
+
+    fn extension_statuses(&self) -> Vec<(String, String)> {
+        self.inner.extension_statuses()
+    }
+
+    fn available_provider_count(&self) -> usize {
+        self.inner.available_provider_count()
+    }
 }

@@ -37,11 +37,12 @@ pub(crate) struct Connection {
     pub(crate) dialogs: AtomicUsize,
     /// Bumped when the host asks for a frame (`tui.requestRender()`): the host's components are
     /// drawn again.
-    pub(crate) render_generation: AtomicU64,
     /// The custom components on screen (`None`: the extension finished it before pi-rs showed it).
     pub(crate) customs: Mutex<HashMap<u64, Option<Arc<crate::ui::CustomDone>>>>,
     /// How long a component's `render` may take.
     pub(crate) render_timeout: Duration,
+    /// What the component bridge keeps per connection (pushed lines, completion providers).
+    pub(crate) bridge: super::component::BridgeState,
 }
 
 impl Connection {
@@ -71,9 +72,9 @@ impl Connection {
             stopped: AtomicBool::new(false),
             next_id: AtomicU64::new(1),
             dialogs: AtomicUsize::new(0),
-            render_generation: AtomicU64::new(0),
             customs: Mutex::new(HashMap::new()),
             render_timeout,
+            bridge: Default::default(),
         });
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         spawn_stderr(stderr, tail.clone());

@@ -332,6 +332,9 @@ impl App {
             }
         }
         let host = super::host::TuiHost::new(self.tx.clone(), self.editor_text.clone(), (*self.theme).clone());
+        host.set_provider_count(
+            self.models.iter().map(|m| m.provider.as_str()).collect::<std::collections::BTreeSet<_>>().len(),
+        );
         if let Some(runner) = self.session.extension_runner() {
             runner.set_mode(crate::extensions::ExtensionMode::Tui, true);
             runner.set_ui(std::sync::Arc::new(host));
@@ -391,7 +394,8 @@ impl App {
             }
         }
         let cwd = std::path::PathBuf::from(self.session.cwd());
-        self.editor.borrow_mut().set_autocomplete_provider(Rc::new(super::autocomplete::Completions { commands, cwd }));
+        let provider = self.wrap_autocomplete(Rc::new(super::autocomplete::Completions { commands, cwd }));
+        self.editor.borrow_mut().set_autocomplete_provider(provider);
     }
 
     /// Redraws the whole transcript from the session's branch (resume, expand toggle, /tree).
@@ -552,6 +556,8 @@ impl App {
     /// One input sequence: a dialog gets everything; otherwise the app's keys, then the editor.
     pub(crate) fn on_input(&mut self, tui: &mut Tui<CrosstermTerminal>, data: &str) {
         self.dirty = true;
+        let Some(data) = self.listen_terminal_input(data) else { return };
+        let data = data.as_str();
         if self.dialog.is_some() {
             if let Err(e) = tui.handle_input(data) {
                 tracing::warn!(error = %e, "input handling failed");
@@ -562,6 +568,14 @@ impl App {
             self.finish_dialog(tui);
             return;
         }
+        match self.custom_editor_keys(tui, data) {
+            Some(keys) => keys.iter().for_each(|key| self.on_editor_key(tui, key)),
+            None => self.on_editor_key(tui, data),
+        }
+    }
+
+    /// A key for the editor: the app's keys, then the editor itself.
+    fn on_editor_key(&mut self, tui: &mut Tui<CrosstermTerminal>, data: &str) {
         if self.handle_app_key(tui, data) {
             return;
         }
@@ -610,7 +624,7 @@ impl App {
     fn restore_editor(&mut self, tui: &mut Tui<CrosstermTerminal>) {
         let mut slot = self.editor_slot.borrow_mut();
         slot.clear();
-        slot.add_child(self.editor.clone());
+        slot.add_child(self.editor_view());
         drop(slot);
         tui.set_focus(Some(self.editor.clone()));
         self.dirty = true;
@@ -746,6 +760,16 @@ impl App {
         {
             self.bash_output(id, delta);
             return;
+        }
+        if !matches!(
+            ev,
+            SessionEvent::Agent(_)
+                | SessionEvent::NestedToolExecution { .. }
+                | SessionEvent::QueueUpdate { .. }
+                | SessionEvent::BashExecutionUpdate { .. }
+        ) {
+            // Extensions' components see the session as it is now.
+            crate::extensions::node::session_changed();
         }
         let theme = self.theme.clone();
         let chat = self.chat.clone();

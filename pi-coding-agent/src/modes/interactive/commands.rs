@@ -727,6 +727,11 @@ impl App {
             UiRequest::Redraw => {}
             UiRequest::ExtensionError(error) => self.show_extension_error(&error),
             UiRequest::ToolsExpanded(expanded) => self.set_expanded(expanded),
+            req @ (UiRequest::ShowOverlay { .. }
+            | UiRequest::Overlay { .. }
+            | UiRequest::EditorComponent(_)
+            | UiRequest::TerminalInput { .. }
+            | UiRequest::Autocomplete(_)) => self.on_extension_ui(tui, req),
             UiRequest::WorkingMessage(message) => {
                 if let Some(w) = self.live.working.as_mut() {
                     w.message = message.unwrap_or_else(|| "Working".to_owned());

@@ -29,6 +29,17 @@ pub(crate) struct Customs {
     open: HashMap<u64, Open>,
     /// The extension's header in place of the built-in one (`setHeader`).
     header: Option<ComponentRef>,
+    /// Overlays extensions control through a handle, by key: the overlay and, for a custom
+    /// component's, its token.
+    pub(crate) overlays: HashMap<String, (OverlayId, Option<u64>)>,
+    /// An extension's editor in place of the built-in one (`setEditorComponent`).
+    pub(crate) editor: Option<Rc<RefCell<super::extension_ui::CustomEditorView>>>,
+    /// Raw input listeners (`onTerminalInput`), by key, in the order added.
+    pub(crate) listeners: Vec<(String, crate::ui::TerminalInputListener)>,
+    /// Completion provider wrappers (`addAutocompleteProvider`), the first innermost.
+    pub(crate) autocomplete: Vec<crate::ui::AutocompleteWrapper>,
+    /// The editor's own completion provider, before the wrappers.
+    pub(crate) completions: Option<Rc<dyn pi_tui::components::AutocompleteProvider>>,
 }
 
 /// An extension's component with focus: renders isolated from panics, gets every key.
@@ -133,6 +144,9 @@ impl App {
                 }
                 self.dialog = Some(Dialog { done: done.clone(), on_done: Box::new(|_, _| {}) });
             }
+            if let Some(key) = opts.handle_key {
+                self.customs.overlays.insert(key, (id, Some(token)));
+            }
             Some(id)
         } else {
             self.open_dialog(tui, component, done.clone(), Box::new(|_, _| {}));
@@ -188,6 +202,7 @@ impl App {
     /// Takes a finished custom component off the screen.
     pub(crate) fn close_custom(&mut self, tui: &mut Tui<CrosstermTerminal>, token: u64) {
         let Some(open) = self.customs.open.remove(&token) else { return };
+        self.customs.overlays.retain(|_, (_, t)| *t != Some(token));
         if let Some(id) = open.overlay {
             tui.hide_overlay(id);
         }

@@ -2,6 +2,7 @@
 //! the UI task (which owns the components) and awaiting its answers. Extensions call it from the
 //! `Send` world; nothing here touches a component.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -11,8 +12,9 @@ use tokio::sync::oneshot;
 
 use super::app::UiEvent;
 use crate::ui::{
-    ComponentFactory, CustomFactory, CustomOptions, CustomResult, DialogOptions, NotifyKind, ThemeInfo, UiHost,
-    WidgetContent, WidgetPlacement,
+    AutocompleteWrapper, ComponentFactory, CustomFactory, CustomOptions, CustomResult, DialogOptions,
+    EditorComponentFactory, NotifyKind, OverlayOp, TerminalInputListener, ThemeInfo, UiHost, WidgetContent,
+    WidgetPlacement,
 };
 
 /// A request to the UI task.
@@ -53,6 +55,16 @@ pub(crate) enum UiRequest {
     ToolsExpanded(bool),
     /// The working message.
     WorkingMessage(Option<String>),
+    /// An overlay shown without waiting (`tui.showOverlay`), named `key`.
+    ShowOverlay { key: String, factory: ComponentFactory, options: Option<serde_json::Value> },
+    /// An overlay handle's call.
+    Overlay { key: String, op: OverlayOp },
+    /// An extension's editor (`None`: the built-in one).
+    EditorComponent(Option<EditorComponentFactory>),
+    /// A raw input listener added or removed.
+    TerminalInput { key: String, listener: Option<TerminalInputListener> },
+    /// A completion provider wrapper.
+    Autocomplete(AutocompleteWrapper),
 }
 
 /// The interactive mode's [`UiHost`].
@@ -61,11 +73,26 @@ pub(crate) struct TuiHost {
     editor_text: Arc<Mutex<String>>,
     theme: Theme,
     expanded: Mutex<bool>,
+    /// Every status set, in the order first set (for extension footers).
+    statuses: Mutex<Vec<(String, String)>>,
+    provider_count: AtomicUsize,
 }
 
 impl TuiHost {
     pub(crate) fn new(tx: UnboundedSender<UiEvent>, editor_text: Arc<Mutex<String>>, theme: Theme) -> Self {
-        TuiHost { tx, editor_text, theme, expanded: Mutex::new(false) }
+        TuiHost {
+            tx,
+            editor_text,
+            theme,
+            expanded: Mutex::new(false),
+            statuses: Mutex::new(Vec::new()),
+            provider_count: AtomicUsize::new(0),
+        }
+    }
+
+    /// Sets what `footerData.getAvailableProviderCount()` answers.
+    pub(crate) fn set_provider_count(&self, count: usize) {
+        self.provider_count.store(count, Ordering::Relaxed);
     }
 
     fn send(&self, req: UiRequest) {
@@ -128,6 +155,18 @@ impl UiHost for TuiHost {
     }
 
     fn set_status(&self, key: &str, text: Option<&str>) {
+        {
+            let mut statuses = self.statuses.lock().unwrap_or_else(|e| e.into_inner());
+            let at = statuses.iter().position(|(k, _)| k == key);
+            match (at, text) {
+                (Some(i), Some(t)) => statuses[i].1 = t.to_owned(),
+                (None, Some(t)) => statuses.push((key.to_owned(), t.to_owned())),
+                (Some(i), None) => {
+                    statuses.remove(i);
+                }
+                (None, None) => {}
+            }
+        }
         self.send(UiRequest::Status { key: key.to_owned(), text: text.map(str::to_owned) });
     }
 
@@ -189,5 +228,33 @@ impl UiHost for TuiHost {
     fn set_tools_expanded(&self, expanded: bool) {
         *self.expanded.lock().unwrap_or_else(|e| e.into_inner()) = expanded;
         self.send(UiRequest::ToolsExpanded(expanded));
+    }
+
+    fn show_overlay(&self, key: &str, factory: ComponentFactory, options: Option<serde_json::Value>) {
+        self.send(UiRequest::ShowOverlay { key: key.to_owned(), factory, options });
+    }
+
+    fn overlay(&self, key: &str, op: OverlayOp) {
+        self.send(UiRequest::Overlay { key: key.to_owned(), op });
+    }
+
+    fn set_editor_component(&self, factory: Option<EditorComponentFactory>) {
+        self.send(UiRequest::EditorComponent(factory));
+    }
+
+    fn set_terminal_input_listener(&self, key: &str, listener: Option<TerminalInputListener>) {
+        self.send(UiRequest::TerminalInput { key: key.to_owned(), listener });
+    }
+
+    fn add_autocomplete_provider(&self, wrapper: AutocompleteWrapper) {
+        self.send(UiRequest::Autocomplete(wrapper));
+    }
+
+    fn extension_statuses(&self) -> Vec<(String, String)> {
+        self.statuses.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn available_provider_count(&self) -> usize {
+        self.provider_count.load(Ordering::Relaxed)
     }
 }

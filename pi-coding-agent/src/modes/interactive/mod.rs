@@ -20,6 +20,7 @@ mod commands;
 mod context_view;
 mod custom_component;
 mod dialogs;
+mod extension_ui;
 mod external_editor;
 mod footer;
 mod guard;

@@ -229,7 +229,8 @@ impl Editor {
         let at_start = self.state.line == 0 && self.current().starts_with('/') && !self.current().contains(' ');
         let before = &self.current()[..self.state.col];
         let token_start = before.rfind(char::is_whitespace).map_or(0, |i| i + 1);
-        let at_file = before[token_start..].starts_with('@');
+        // pi-tui's default trigger characters: `@` (files) and `#` (extension providers).
+        let at_file = before[token_start..].starts_with(['@', '#']);
         if at_start || at_file || self.autocomplete_list.is_some() {
             self.update_autocomplete();
         }
