@@ -8,6 +8,7 @@ import { rpc } from "./rpc.mjs";
 import { loadExtension, extensions } from "./loader.mjs";
 import { dispose, inputComponent, invalidateComponent, renderComponent } from "./components.mjs";
 import { runEvent, runTool, runCommand, runRender, runShortcut, cancelTool } from "./dispatch.mjs";
+import { runMarkdownTransform, runVirtualRoute } from "./virtual-models.mjs";
 
 register("./hooks.mjs", import.meta.url);
 
@@ -23,6 +24,8 @@ const methods = {
 	"command.run": (params) => runCommand(params),
 	"shortcut.run": (params) => runShortcut(params),
 	render: (params) => runRender(params),
+	"virtualModel.route": (params) => runVirtualRoute(params),
+	"markdown.transform": (params) => runMarkdownTransform(params),
 	"flags.set": (params) => {
 		for (const ext of extensions.values()) ext.setFlagValues(params.values ?? {});
 		return null;
@@ -45,7 +48,7 @@ const methods = {
 };
 
 rpc.serve(methods);
-for (const m of ["component.render", "component.input", "component.invalidate", "component.dispose"]) rpc.immediate.add(m);
+for (const m of ["markdown.transform", "component.render", "component.input", "component.invalidate", "component.dispose"]) rpc.immediate.add(m);
 
 const input = createInterface({ input: process.stdin, crlfDelay: Infinity });
 input.on("line", (line) => rpc.receive(line));

@@ -105,6 +105,7 @@ class LoadedExtension {
 			entryRenderers: [...this.entryRenderers.keys()],
 			toolRenderers: this.toolRenderers.length,
 			markdownTransformer: this.markdownTransformer !== undefined,
+			markdownTransformerTypes: this.markdownTransformer?.messageTypes ?? (this.markdownTransformer ? ["user", "assistant", "assistant-thinking"] : undefined),
 		};
 	}
 }
@@ -273,9 +274,12 @@ function createApi(ext, cwd) {
 			return structuredClone(state().mcpServers ?? []);
 		},
 		registerVirtualModel(model) {
+			assertActive();
+			(ext.virtualModels ??= new Map()).set(`${model?.provider}/${model?.id}`, model);
 			change("pi.registerVirtualModel", { model: { ...model, route: undefined } });
 		},
 		unregisterVirtualModel(provider, id) {
+			ext.virtualModels?.delete(`${provider}/${id}`);
 			change("pi.unregisterVirtualModel", { provider, id });
 		},
 		events: {

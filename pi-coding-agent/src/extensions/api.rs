@@ -306,6 +306,7 @@ impl ExtensionRecord {
         runtime.bus.clear_extension(&self.path);
         lock(&runtime.mcp_servers).retain(|s| s.extension_path != *self.path);
         lock(&runtime.providers).retain(|p| p.extension_path != *self.path);
+        lock(&runtime.virtual_models).retain(|m| m.extension_path != *self.path);
     }
 
     /// Whether the extension loaded.

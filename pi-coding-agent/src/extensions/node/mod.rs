@@ -15,7 +15,9 @@ mod binary;
 mod calls;
 mod component;
 mod files;
+mod markdown;
 mod process;
+mod virtual_models;
 
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -192,7 +194,7 @@ pub(crate) async fn setup(api: &ExtensionApi, path: &str, options: SubprocessOpt
     let answer =
         conn.call(METHOD_INITIALIZE, METHOD_INITIALIZE, host.init_params(path), host.options.init_timeout).await?;
     let init: InitializeResult =
-        serde_json::from_value(answer).map_err(|e| format!("Invalid initialize result: {e}"))?;
+        serde_json::from_value(answer.clone()).map_err(|e| format!("Invalid initialize result: {e}"))?;
     {
         let mut loaded = lock(&host.loaded);
         if !loaded.iter().any(|p| p == path) {
@@ -201,7 +203,8 @@ pub(crate) async fn setup(api: &ExtensionApi, path: &str, options: SubprocessOpt
     }
     let link: Arc<dyn Link> = Arc::new(NodeLink { host: host.clone(), path: path.to_owned() });
     let flag_defaults = Mutex::new(std::collections::HashMap::new());
-    register_all(api, &link, init, &flag_defaults)
+    register_all(api, &link, init, &flag_defaults)?;
+    markdown::register(api, &host, path, &answer)
 }
 
 #[async_trait]
