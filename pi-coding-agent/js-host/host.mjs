@@ -9,6 +9,7 @@ import { loadExtension, extensions } from "./loader.mjs";
 import { dispose, inputComponent, invalidateComponent, renderComponent } from "./components.mjs";
 import { runEvent, runTool, runCommand, runRender, runShortcut, cancelTool } from "./dispatch.mjs";
 import { runMarkdownTransform, runVirtualRoute } from "./virtual-models.mjs";
+import { abortProviderStream, runProviderStream } from "./provider-stream.mjs";
 
 register("./hooks.mjs", import.meta.url);
 
@@ -26,6 +27,11 @@ const methods = {
 	render: (params) => runRender(params),
 	"virtualModel.route": (params) => runVirtualRoute(params),
 	"markdown.transform": (params) => runMarkdownTransform(params),
+	"provider.stream": (params) => runProviderStream(params),
+	"provider.abort": (params) => {
+		abortProviderStream(params.streamId);
+		return null;
+	},
 	"flags.set": (params) => {
 		for (const ext of extensions.values()) ext.setFlagValues(params.values ?? {});
 		return null;
@@ -48,7 +54,7 @@ const methods = {
 };
 
 rpc.serve(methods);
-for (const m of ["markdown.transform", "component.render", "component.input", "component.invalidate", "component.dispose"]) rpc.immediate.add(m);
+for (const m of ["provider.abort", "markdown.transform", "component.render", "component.input", "component.invalidate", "component.dispose"]) rpc.immediate.add(m);
 
 const input = createInterface({ input: process.stdin, crlfDelay: Infinity });
 input.on("line", (line) => rpc.receive(line));

@@ -73,7 +73,8 @@ fn register_phys(pi: &ExtensionApi, base_url: &str) {
 async fn a_virtual_model_is_listed_selected_and_routed_per_request() {
     let slot = Arc::new(Mutex::new(None));
     let seen: Seen = Arc::default();
-    let replies = vec![tool_reply("call_1", "read", json!({"path": "missing.txt"})), text_reply("listed"), text_reply("second")];
+    let replies =
+        vec![tool_reply("call_1", "read", json!({"path": "missing.txt"})), text_reply("listed"), text_reply("second")];
     let h = Setup { replies, extensions: vec![router(slot.clone(), seen.clone())], ..Default::default() }.start().await;
     let pi = slot.lock().unwrap().clone().unwrap();
     register_phys(&pi, &h.server.base_url);
@@ -95,12 +96,18 @@ async fn a_virtual_model_is_listed_selected_and_routed_per_request() {
         let seen = seen.lock().unwrap();
         assert_eq!(seen.len(), 2, "{seen:?}");
         assert_eq!(seen[0], (RouteReason::User, ThinkingLevel::High, None, None));
-        assert_eq!(seen[1], (RouteReason::Continuation, ThinkingLevel::High, Some("big".into()), Some(json!({"count": 1}))));
+        assert_eq!(
+            seen[1],
+            (RouteReason::Continuation, ThinkingLevel::High, Some("big".into()), Some(json!({"count": 1})))
+        );
     }
     let bodies = h.server.bodies();
     assert_eq!(bodies.len(), 2);
     assert!(bodies.iter().all(|b| b["model"] == "big"), "{bodies:?}");
-    assert_eq!(h.server.headers.lock().unwrap()[0].iter().find(|(k, _)| k == "authorization").unwrap().1, "Bearer phys-key");
+    assert_eq!(
+        h.server.headers.lock().unwrap()[0].iter().find(|(k, _)| k == "authorization").unwrap().1,
+        "Bearer phys-key"
+    );
 
     // The selection stays virtual; assistant messages name the physical model.
     assert_eq!(h.session.model().id, "auto");

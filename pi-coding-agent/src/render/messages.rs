@@ -156,7 +156,11 @@ impl TranscriptRenderer {
     }
 
     /// The extensions' Markdown transform for a `message_type` (none without extensions).
-    pub(super) fn markdown_transform(&self, message_type: &str, streaming: bool) -> Option<pi_tui::components::MarkdownTransform> {
+    pub(super) fn markdown_transform(
+        &self,
+        message_type: &str,
+        streaming: bool,
+    ) -> Option<pi_tui::components::MarkdownTransform> {
         self.runner.as_ref()?.markdown_transform(message_type, streaming)
     }
 

@@ -17,6 +17,7 @@ mod component;
 mod files;
 mod markdown;
 mod process;
+mod provider_stream;
 mod virtual_models;
 
 use std::sync::{Arc, Mutex, Weak};

@@ -219,6 +219,7 @@ fn in_order(method: &str) -> bool {
         && method != super::calls::UI_CUSTOM)
         || crate::extensions::subprocess::registry_calls::handles(method)
         || super::virtual_models::handles(method)
+        || super::provider_stream::handles(method)
         || IMMEDIATE_ACTIONS.contains(&method)
 }
 

@@ -42,7 +42,8 @@ pub(crate) async fn route_request(
         virtual_model_state(&sm.get_branch(None), &model.provider, &model.id)
     };
     let runner = shared.runner.as_ref().ok_or_else(|| not_registered(model))?;
-    let request = RouteRequest { model: model.clone(), thinking_level, reason, previous: None, failed, state, messages: llm };
+    let request =
+        RouteRequest { model: model.clone(), thinking_level, reason, previous: None, failed, state, messages: llm };
     let route = resolve_model(runner, request).await?;
     if let Some(new_state) = route.state.clone() {
         store_state(shared, model, new_state)?;
