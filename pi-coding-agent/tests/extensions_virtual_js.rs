@@ -27,6 +27,11 @@ fn handle(slot: Arc<Mutex<Option<ExtensionApi>>>) -> Arc<dyn Extension> {
     }))
 }
 
+fn model(id: &str) -> Value {
+    json!({"id": id, "name": id, "reasoning": false, "input": ["text"], "contextWindow": 8192, "maxTokens": 256,
+           "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}})
+}
+
 fn states(entries: &[Value]) -> Vec<Value> {
     entries.iter().filter(|e| e["customType"] == "pi.virtual-model-state").map(|e| e["data"]["state"].clone()).collect()
 }
@@ -50,12 +55,12 @@ async fn a_typescript_router_routes_every_request_and_its_transformer_rewrites_a
     pi.register_provider(
         "phys",
         json!({"baseUrl": h.server.base_url, "api": "openai-completions", "apiKey": "phys-key",
-               "models": [{"id": "small", "contextWindow": 8192, "maxTokens": 256},
-                          {"id": "big", "contextWindow": 8192, "maxTokens": 256}]}),
+               "models": [model("small"), model("big")]}),
     )
     .unwrap();
-    let runner = h.session.extension_runner().unwrap();
-    let auto = runner.virtual_model("router", "auto").expect("registered by the TypeScript extension");
+    let runner = h.session.extension_runner().unwrap().clone();
+    let auto = runner.virtual_model("router", "auto");
+    let auto = auto.unwrap_or_else(|| panic!("not registered: {:?} {:?}", runner.load_errors(), h.error_pairs()));
     assert_eq!(
         (auto.model.api.as_str(), auto.model.name.as_str(), auto.model.context_window),
         (VIRTUAL_MODEL_API, "Auto", 1000)
@@ -65,7 +70,8 @@ async fn a_typescript_router_routes_every_request_and_its_transformer_rewrites_a
 
     h.session.prompt("list").await.unwrap();
     let bodies = h.server.bodies();
-    assert_eq!(bodies.iter().map(|b| b["model"].clone()).collect::<Vec<_>>(), vec![json!("big"), json!("big")]);
+    let models: Vec<Value> = bodies.iter().map(|b| b["model"].clone()).collect();
+    assert_eq!(models, vec![json!("big"), json!("big")], "{:#?}", h.entries().last());
     assert_eq!(
         states(&h.entries()),
         vec![

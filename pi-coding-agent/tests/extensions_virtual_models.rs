@@ -59,12 +59,16 @@ fn router(slot: Arc<Mutex<Option<ExtensionApi>>>, seen: Seen) -> Arc<dyn Extensi
     }))
 }
 
+fn model(id: &str) -> Value {
+    json!({"id": id, "name": id, "reasoning": false, "input": ["text"], "contextWindow": 8192, "maxTokens": 256,
+           "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}})
+}
+
 fn register_phys(pi: &ExtensionApi, base_url: &str) {
     pi.register_provider(
         "phys",
         json!({"baseUrl": base_url, "api": "openai-completions", "apiKey": "phys-key",
-               "models": [{"id": "small", "contextWindow": 8192, "maxTokens": 256},
-                          {"id": "big", "contextWindow": 8192, "maxTokens": 256}]}),
+               "models": [model("small"), model("big")]}),
     )
     .unwrap();
 }
@@ -76,6 +80,7 @@ async fn a_virtual_model_is_listed_selected_and_routed_per_request() {
     let replies =
         vec![tool_reply("call_1", "read", json!({"path": "missing.txt"})), text_reply("listed"), text_reply("second")];
     let h = Setup { replies, extensions: vec![router(slot.clone(), seen.clone())], ..Default::default() }.start().await;
+    h.session.bind_extensions(|_| {}).await;
     let pi = slot.lock().unwrap().clone().unwrap();
     register_phys(&pi, &h.server.base_url);
     let runner = h.session.extension_runner().unwrap();
@@ -94,7 +99,7 @@ async fn a_virtual_model_is_listed_selected_and_routed_per_request() {
     // The tool follow-up is a continuation with the previous response's physical model.
     {
         let seen = seen.lock().unwrap();
-        assert_eq!(seen.len(), 2, "{seen:?}");
+        assert_eq!(seen.len(), 2, "{seen:?} {:#?}", h.entries());
         assert_eq!(seen[0], (RouteReason::User, ThinkingLevel::High, None, None));
         assert_eq!(
             seen[1],
@@ -148,6 +153,7 @@ async fn a_failed_routing_ends_the_run_with_an_error_naming_the_virtual_model() 
     let slot = Arc::new(Mutex::new(None));
     let seen: Seen = Arc::default();
     let h = Setup { extensions: vec![router(slot.clone(), seen.clone())], ..Default::default() }.start().await;
+    h.session.bind_extensions(|_| {}).await;
     let pi = slot.lock().unwrap().clone().unwrap();
     register_phys(&pi, &h.server.base_url);
     assert!(pi.set_model("router", "auto").await.unwrap());

@@ -205,6 +205,9 @@ pub(crate) async fn setup(api: &ExtensionApi, path: &str, options: SubprocessOpt
     let link: Arc<dyn Link> = Arc::new(NodeLink { host: host.clone(), path: path.to_owned() });
     let flag_defaults = Mutex::new(std::collections::HashMap::new());
     register_all(api, &link, init, &flag_defaults)?;
+    // The host serves the extension's routers, transformers and provider streams while it is
+    // loaded, even when nothing else it registered holds the host.
+    lock(&api.record.keep_alive).push(host.clone() as Arc<dyn std::any::Any + Send + Sync>);
     markdown::register(api, &host, path, &answer)
 }
 

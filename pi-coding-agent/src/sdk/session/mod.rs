@@ -112,6 +112,10 @@ pub(crate) struct RunState {
     pub(crate) forced_system_prompt: Option<String>,
     /// The last assistant message of the current low-level run.
     pub(crate) last_assistant: Option<AssistantMessage>,
+    /// The virtual selection the run's latest request was routed from, and the model it was
+    /// routed to (the loop keeps the routed model for the rest of the run; pi routes every
+    /// request from the selection).
+    pub(crate) routed: Option<(Model, ThinkingLevel, Model)>,
     /// The failed response an auto-retry repeats, for a virtual model's router (`failed`).
     pub(crate) retry_failed: Option<crate::extensions::RoutedPair>,
     /// Auto-retry attempt (0 when not retrying).

@@ -25,7 +25,17 @@ pub(crate) async fn route_request(
     thinking_level: ThinkingLevel,
     messages: &[CodingAgentMessage],
 ) -> Result<Option<(Model, ThinkingLevel)>, BoxError> {
+    // After a routed request the loop holds the routed model: route again from the selection.
+    let selection = match shared.run_state().routed.clone() {
+        Some((selected, level, target)) if !is_virtual_model(model) && target.same_as(model) => Some((selected, level)),
+        _ => None,
+    };
+    let (model, thinking_level) = match &selection {
+        Some((selected, level)) => (selected, *level),
+        None => (model, thinking_level),
+    };
     if !is_virtual_model(model) {
+        shared.run_state().routed = None;
         return Ok(None);
     }
     let failed = shared.run_state().retry_failed.take();
@@ -48,6 +58,7 @@ pub(crate) async fn route_request(
     if let Some(new_state) = route.state.clone() {
         store_state(shared, model, new_state)?;
     }
+    shared.run_state().routed = Some((model.clone(), thinking_level, route.model.clone()));
     Ok(Some((route.model, route.thinking_level)))
 }
 
