@@ -53,7 +53,12 @@ async fn a_javascript_stream_simple_answers_fails_and_aborts_as_the_reference() 
     });
     let pi = slot.lock().unwrap().clone().unwrap();
     let registered = h.session.extension_runner().unwrap().registered_providers();
-    assert!(pi.set_model("jsprov", "echo").await.unwrap(), "{registered:?} {:?} {:?}", h.error_pairs(), h.session.extension_runner().unwrap().load_errors());
+    assert!(
+        pi.set_model("jsprov", "echo").await.unwrap(),
+        "{registered:?} {:?} {:?}",
+        h.error_pairs(),
+        h.session.extension_runner().unwrap().load_errors()
+    );
 
     h.session.prompt("hello there").await.unwrap();
     let message = last_assistant(&h);

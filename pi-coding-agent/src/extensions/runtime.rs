@@ -94,7 +94,7 @@ pub(crate) struct Runtime {
     /// Model providers extensions registered, in registration order.
     pub(crate) providers: Mutex<Vec<super::registrations::RegisteredProvider>>,
     /// Virtual models extensions registered, in registration order.
-    pub(crate) virtual_models: Mutex<Vec<super::virtual_models::RegisteredVirtualModel>>,
+    pub(crate) virtual_models: Mutex<Vec<super::registrations::VirtualModelSlot>>,
     /// The event bus extensions share (`pi.events`).
     pub(crate) bus: Arc<super::bus::EventBusState>,
     /// Logins extensions registered for `/login` (llama.cpp's server URL and key).

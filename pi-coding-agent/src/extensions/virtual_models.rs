@@ -12,7 +12,8 @@ use serde_json::Value;
 
 use super::api::ExtensionApi;
 use super::errors::ExtensionApiError;
-use super::runtime::{ExtensionContext, lock};
+use super::registrations::VirtualModelSlot;
+use super::runtime::{ExtensionContext, Runtime, lock};
 use crate::session::SessionEntry;
 
 /// The API id of virtual catalog entries (pi's `VIRTUAL_MODEL_API`).
@@ -188,29 +189,52 @@ impl ExtensionApi {
             return Err(ExtensionApiError::Invalid("Virtual model provider and id must not be empty.".to_owned()));
         }
         let model = create_virtual_model(&definition);
-        let entry = RegisteredVirtualModel { model, definition, extension_path: self.record.path.to_string() };
-        let mut models = lock(&self.runtime.virtual_models);
-        models.retain(|m| !(m.model.provider == entry.model.provider && m.model.id == entry.model.id));
-        models.push(entry);
+        store(
+            &self.runtime,
+            RegisteredVirtualModel { model, definition, extension_path: self.record.path.to_string() },
+        );
         Ok(())
     }
 
     /// pi's `unregisterVirtualModel(provider, id)`.
     pub fn unregister_virtual_model(&self, provider: &str, id: &str) {
-        lock(&self.runtime.virtual_models).retain(|m| !(m.model.provider == provider && m.model.id == id));
+        remove(&self.runtime, provider, id);
     }
 }
 
 impl super::runner::ExtensionRunner {
     /// The virtual models extensions registered, in registration order.
     pub fn virtual_models(&self) -> Vec<RegisteredVirtualModel> {
-        lock(&self.runtime.virtual_models).clone()
+        all(&self.runtime)
     }
 
     /// The registered virtual model `provider`/`id`.
     pub fn virtual_model(&self, provider: &str, id: &str) -> Option<RegisteredVirtualModel> {
-        lock(&self.runtime.virtual_models).iter().find(|m| m.model.provider == provider && m.model.id == id).cloned()
+        all(&self.runtime).into_iter().find(|m| m.model.provider == provider && m.model.id == id)
     }
+}
+
+/// Registers (or replaces) a virtual model in the runtime.
+pub(crate) fn store(runtime: &Runtime, entry: RegisteredVirtualModel) {
+    let slot = VirtualModelSlot {
+        provider: entry.model.provider.clone(),
+        id: entry.model.id.clone(),
+        extension_path: entry.extension_path.clone(),
+        entry: Arc::new(entry),
+    };
+    let mut models = lock(&runtime.virtual_models);
+    models.retain(|m| !(m.provider == slot.provider && m.id == slot.id));
+    models.push(slot);
+}
+
+/// Removes the virtual model `provider`/`id`.
+pub(crate) fn remove(runtime: &Runtime, provider: &str, id: &str) {
+    lock(&runtime.virtual_models).retain(|m| !(m.provider == provider && m.id == id));
+}
+
+fn all(runtime: &Runtime) -> Vec<RegisteredVirtualModel> {
+    let slots = lock(&runtime.virtual_models).clone();
+    slots.iter().filter_map(|s| s.entry.downcast_ref::<RegisteredVirtualModel>().cloned()).collect()
 }
 
 /// Adds the virtual models to a model list: each hides a physical model with its provider and id

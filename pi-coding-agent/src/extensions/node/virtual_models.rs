@@ -14,7 +14,7 @@ use crate::extensions::subprocess::link::context_snapshot;
 use crate::extensions::subprocess::protocol::{ERROR_INVALID_PARAMS, RpcError};
 use crate::extensions::virtual_models::{
     RegisteredVirtualModel, Route, RouteRequest, RoutedPair, VirtualModelDefinition, VirtualModelRouter,
-    create_virtual_model,
+    create_virtual_model, remove, store,
 };
 
 /// The host method that runs a router.
@@ -38,7 +38,7 @@ pub(crate) fn host_call(runtime: &Arc<Runtime>, method: &str, params: &Value) ->
     if method == "pi.unregisterVirtualModel" {
         let provider = params.get("provider").and_then(Value::as_str).unwrap_or_default();
         let id = params.get("id").and_then(Value::as_str).unwrap_or_default();
-        lock(&runtime.virtual_models).retain(|m| !(m.model.provider == provider && m.model.id == id));
+        remove(runtime, provider, id);
         return Some(Ok(Value::Null));
     }
     Some(register(runtime, path, params.get("model").unwrap_or(&Value::Null)).map(|()| Value::Null))
@@ -68,10 +68,10 @@ fn register(runtime: &Arc<Runtime>, path: String, model: &Value) -> Result<(), R
         max_tokens: model.get("maxTokens").and_then(Value::as_u64),
         input,
     };
-    let entry = RegisteredVirtualModel { model: create_virtual_model(&definition), definition, extension_path: path };
-    let mut models = lock(&runtime.virtual_models);
-    models.retain(|m| !(m.model.provider == entry.model.provider && m.model.id == entry.model.id));
-    models.push(entry);
+    store(
+        runtime,
+        RegisteredVirtualModel { model: create_virtual_model(&definition), definition, extension_path: path },
+    );
     Ok(())
 }
 
