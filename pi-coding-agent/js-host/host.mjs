@@ -8,6 +8,8 @@ import { rpc } from "./rpc.mjs";
 import { loadExtension, extensions } from "./loader.mjs";
 import { dispose, focusComponent, inputComponent, invalidateComponent, renderComponent, scheduleSweep, suggest, terminalInput } from "./components.mjs";
 import { runEvent, runTool, runCommand, runRender, runShortcut, cancelTool } from "./dispatch.mjs";
+import { runMarkdownTransform, runVirtualRoute } from "./virtual-models.mjs";
+import { abortProviderStream, runProviderStream } from "./provider-stream.mjs";
 
 register("./hooks.mjs", import.meta.url);
 
@@ -23,6 +25,13 @@ const methods = {
 	"command.run": (params) => runCommand(params),
 	"shortcut.run": (params) => runShortcut(params),
 	render: (params) => runRender(params),
+	"virtualModel.route": (params) => runVirtualRoute(params),
+	"markdown.transform": (params) => runMarkdownTransform(params),
+	"provider.stream": (params) => runProviderStream(params),
+	"provider.abort": (params) => {
+		abortProviderStream(params.streamId);
+		return null;
+	},
 	"flags.set": (params) => {
 		for (const ext of extensions.values()) ext.setFlagValues(params.values ?? {});
 		return null;
@@ -48,7 +57,7 @@ const methods = {
 };
 
 rpc.serve(methods);
-for (const m of ["component.render", "component.input", "component.invalidate", "component.dispose", "component.focus", "terminal.input", "autocomplete.suggest"]) {
+for (const m of ["provider.abort", "markdown.transform", "component.render", "component.input", "component.invalidate", "component.dispose", "component.focus", "terminal.input", "autocomplete.suggest"]) {
 	rpc.immediate.add(m);
 }
 

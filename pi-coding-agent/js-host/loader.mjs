@@ -105,6 +105,7 @@ class LoadedExtension {
 			entryRenderers: [...this.entryRenderers.keys()],
 			toolRenderers: this.toolRenderers.length,
 			markdownTransformer: this.markdownTransformer !== undefined,
+			markdownTransformerTypes: this.markdownTransformer?.messageTypes ?? (this.markdownTransformer ? ["user", "assistant", "assistant-thinking"] : undefined),
 		};
 	}
 }
@@ -257,7 +258,13 @@ function createApi(ext, cwd) {
 			assertActive();
 			if (typeof providerOrName === "string" && !config) throw new Error("Provider config is required when registering by name");
 			const name = typeof providerOrName === "string" ? providerOrName : providerOrName?.name;
-			change("pi.registerProvider", { name, config: typeof providerOrName === "string" ? config : providerOrName });
+			const cfg = typeof providerOrName === "string" ? config : providerOrName;
+			// A JavaScript `streamSimple` stays here; pi-rs asks for it (`provider.stream`).
+			const streams = (ext.providerStreams ??= new Map());
+			if (typeof cfg?.streamSimple === "function") streams.set(name, cfg.streamSimple);
+			else streams.delete(name);
+			const sent = typeof cfg?.streamSimple === "function" ? { ...cfg, streamSimple: true } : cfg;
+			change("pi.registerProvider", { name, config: sent });
 		},
 		unregisterProvider(name) {
 			change("pi.unregisterProvider", { name });
@@ -273,9 +280,12 @@ function createApi(ext, cwd) {
 			return structuredClone(state().mcpServers ?? []);
 		},
 		registerVirtualModel(model) {
+			assertActive();
+			(ext.virtualModels ??= new Map()).set(`${model?.provider}/${model?.id}`, model);
 			change("pi.registerVirtualModel", { model: { ...model, route: undefined } });
 		},
 		unregisterVirtualModel(provider, id) {
+			ext.virtualModels?.delete(`${provider}/${id}`);
 			change("pi.unregisterVirtualModel", { provider, id });
 		},
 		events: {

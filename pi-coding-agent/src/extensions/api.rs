@@ -251,6 +251,8 @@ pub(crate) struct ExtensionRecord {
     pub(crate) shortcuts: Mutex<IndexMap<String, super::shortcuts::RegisteredShortcut>>,
     pub(crate) tool_renderers: Mutex<IndexMap<String, super::tool_renderers::ToolRenderers>>,
     pub(crate) markdown_transformer: Mutex<Option<super::markdown::MarkdownTransformerRegistration>>,
+    /// What the extension's registrations need while it is loaded (its JavaScript host).
+    pub(crate) keep_alive: Mutex<Vec<Arc<dyn std::any::Any + Send + Sync>>>,
     state: AtomicU8,
 }
 
@@ -267,6 +269,7 @@ impl ExtensionRecord {
             shortcuts: Mutex::new(IndexMap::new()),
             tool_renderers: Mutex::new(IndexMap::new()),
             markdown_transformer: Mutex::new(None),
+            keep_alive: Mutex::new(Vec::new()),
             state: AtomicU8::new(LOADING),
         })
     }
@@ -302,10 +305,12 @@ impl ExtensionRecord {
         lock(&self.message_renderers).clear();
         lock(&self.shortcuts).clear();
         *lock(&self.markdown_transformer) = None;
+        lock(&self.keep_alive).clear();
         lock(&self.tool_renderers).clear();
         runtime.bus.clear_extension(&self.path);
         lock(&runtime.mcp_servers).retain(|s| s.extension_path != *self.path);
         lock(&runtime.providers).retain(|p| p.extension_path != *self.path);
+        lock(&runtime.virtual_models).retain(|m| m.extension_path != *self.path);
     }
 
     /// Whether the extension loaded.

@@ -29,3 +29,30 @@ impl ExtensionRunner {
         current
     }
 }
+
+impl ExtensionRunner {
+    /// The transform a transcript Markdown of `message_type` draws with (pi's
+    /// `createMarkdownTransform`), or `None` when no transformer runs on that type. `streaming`
+    /// is the message's state when drawn.
+    pub fn markdown_transform(
+        self: &std::sync::Arc<Self>,
+        message_type: &str,
+        streaming: bool,
+    ) -> Option<pi_tui::components::MarkdownTransform> {
+        if !self.markdown_transformers().iter().any(|r| r.message_types.contains(message_type)) {
+            return None;
+        }
+        let runner = self.clone();
+        let message_type = message_type.to_owned();
+        Some(std::rc::Rc::new(move |markdown: &str, available_width: usize| {
+            let context = MarkdownTransformContext {
+                message_type: message_type.clone(),
+                is_streaming: streaming,
+                available_width,
+                message_id: None,
+                timestamp: None,
+            };
+            runner.transform_markdown(markdown, &context)
+        }))
+    }
+}

@@ -69,6 +69,7 @@ mod shortcuts;
 pub mod subprocess;
 mod tool_renderers;
 mod ui_prompt;
+mod virtual_models;
 
 pub use actions::{
     DeliverAs, ExtensionActions, ExtensionMessage, ForkPosition, NavigateTreeRequest, SendMessageOptions,
@@ -109,3 +110,8 @@ pub use runner::{ErrorListenerHandle, ExtensionRunner};
 pub use runtime::{ExtensionContext, ExtensionMode, FlagValue};
 pub use shortcuts::{RegisteredShortcut, ShortcutHandler};
 pub use tool_renderers::{ANY_TOOL, ToolCallRenderer, ToolRenderOptions, ToolRenderers, ToolResultRenderer};
+pub use virtual_models::{
+    RegisteredVirtualModel, Route, RouteReason, RouteRequest, RoutedPair, VIRTUAL_MODEL_API, VIRTUAL_MODEL_STATE_ENTRY,
+    VirtualModelDefinition, VirtualModelRouter, create_virtual_model, find_latest_response, is_virtual_model,
+    virtual_model_state, with_virtual_models,
+};

@@ -56,3 +56,17 @@ impl RegisteredProvider {
             .collect()
     }
 }
+
+/// A virtual model an extension registered, as the runtime keeps it (plain data here: the
+/// `RegisteredVirtualModel` with its router is opaque to this module).
+#[derive(Clone)]
+pub(crate) struct VirtualModelSlot {
+    /// The provider it is listed under.
+    pub(crate) provider: String,
+    /// Its id.
+    pub(crate) id: String,
+    /// The extension that registered it.
+    pub(crate) extension_path: String,
+    /// The `RegisteredVirtualModel`.
+    pub(crate) entry: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+}

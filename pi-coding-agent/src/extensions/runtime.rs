@@ -93,6 +93,8 @@ pub(crate) struct Runtime {
     pub(crate) mcp_servers: Mutex<Vec<super::registrations::RegisteredMcpServer>>,
     /// Model providers extensions registered, in registration order.
     pub(crate) providers: Mutex<Vec<super::registrations::RegisteredProvider>>,
+    /// Virtual models extensions registered, in registration order.
+    pub(crate) virtual_models: Mutex<Vec<super::registrations::VirtualModelSlot>>,
     /// The event bus extensions share (`pi.events`).
     pub(crate) bus: Arc<super::bus::EventBusState>,
     /// Logins extensions registered for `/login` (llama.cpp's server URL and key).
@@ -118,6 +120,7 @@ impl Runtime {
             tool_updates: Mutex::new(HashMap::new()),
             mcp_servers: Mutex::new(Vec::new()),
             providers: Mutex::new(Vec::new()),
+            virtual_models: Mutex::new(Vec::new()),
             bus: Arc::new(Default::default()),
             login_providers: crate::auth::LoginRegistry::new(),
             mcp_listener: Mutex::new(None),

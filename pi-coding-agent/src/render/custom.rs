@@ -158,6 +158,7 @@ impl TranscriptRenderer {
             color: Some(Rc::new(move |t: &str| theme.fg("customMessageText", t))),
             ..Default::default()
         }));
+        md.set_transform(self.markdown_transform("custom", false));
         b.add_child(shared(md));
         shared(b)
     }

@@ -26,8 +26,10 @@ impl TranscriptRenderer {
         pad_y: usize,
         fg: &'static str,
         bg: Option<&'static str>,
+        message_type: &str,
     ) -> Markdown {
         let mut md = Markdown::new(text, pad, pad_y, self.markdown.clone());
+        md.set_transform(self.markdown_transform(message_type, false));
         let (t1, t2) = (self.theme.clone(), self.theme.clone());
         md.set_default_style(Some(DefaultTextStyle {
             color: Some(Rc::new(move |s: &str| t1.fg(fg, s))),
@@ -46,7 +48,7 @@ impl TranscriptRenderer {
         let pad = self.options.output_pad;
         let mut out: Vec<ComponentRef> = vec![shared(Spacer::new(1))];
         let Some(block) = parse_skill_block(&text) else {
-            out.push(shared(self.styled_markdown(&text, pad, 1, "userMessageText", Some("userMessageBg"))));
+            out.push(shared(self.styled_markdown(&text, pad, 1, "userMessageText", Some("userMessageBg"), "user")));
             return out;
         };
         let label = self.theme.fg("customMessageLabel", "\x1b[1m[skill]\x1b[22m");
@@ -54,7 +56,7 @@ impl TranscriptRenderer {
             let mut c = Container::new();
             c.add_child(shared(Text::new(label, pad, 0)));
             let body = format!("**{}**\n\n{}", block.name, block.content);
-            c.add_child(shared(self.styled_markdown(&body, pad, 0, "customMessageText", None)));
+            c.add_child(shared(self.styled_markdown(&body, pad, 0, "customMessageText", None, "custom")));
             out.push(shared(c));
         } else {
             let line = format!(
@@ -66,7 +68,7 @@ impl TranscriptRenderer {
         }
         if let Some(user) = &block.user_message {
             out.push(shared(Spacer::new(1)));
-            out.push(shared(self.styled_markdown(user, pad, 1, "userMessageText", Some("userMessageBg"))));
+            out.push(shared(self.styled_markdown(user, pad, 1, "userMessageText", Some("userMessageBg"), "user")));
         }
         out
     }
@@ -75,6 +77,12 @@ impl TranscriptRenderer {
     /// thinking blocks as italic markdown (or the `Thinking...` label when hidden), a blank line
     /// before each visible block, then the truncation, abort or error line.
     pub fn assistant_message(&self, message: &AssistantMessage) -> Vec<ComponentRef> {
+        self.assistant_message_drawn(message, false)
+    }
+
+    /// [`Self::assistant_message`] for a message still `streaming` (the extensions' Markdown
+    /// transformers are told).
+    pub fn assistant_message_drawn(&self, message: &AssistantMessage, streaming: bool) -> Vec<ComponentRef> {
         let pad = self.options.output_pad;
         let mut out: Vec<ComponentRef> = Vec::new();
         let mut needs_spacer = true;
@@ -90,11 +98,9 @@ impl TranscriptRenderer {
         while i < blocks.len() {
             match &blocks[i] {
                 AssistantBlock::Text(t) if !t.text.trim().is_empty() => {
-                    add(
-                        &mut out,
-                        shared(Markdown::new(t.text.trim(), pad, 0, self.markdown.clone())),
-                        &mut needs_spacer,
-                    );
+                    let mut md = Markdown::new(t.text.trim(), pad, 0, self.markdown.clone());
+                    md.set_transform(self.markdown_transform("assistant", streaming));
+                    add(&mut out, shared(md), &mut needs_spacer);
                 }
                 AssistantBlock::Thinking(_) => {
                     let mut run = Vec::new();
@@ -115,6 +121,7 @@ impl TranscriptRenderer {
                                 italic: true,
                                 ..Default::default()
                             }));
+                            md.set_transform(self.markdown_transform("assistant-thinking", streaming));
                             shared(md)
                         };
                         add(&mut out, component, &mut needs_spacer);
@@ -146,6 +153,15 @@ impl TranscriptRenderer {
             _ => {}
         }
         out
+    }
+
+    /// The extensions' Markdown transform for a `message_type` (none without extensions).
+    pub(super) fn markdown_transform(
+        &self,
+        message_type: &str,
+        streaming: bool,
+    ) -> Option<pi_tui::components::MarkdownTransform> {
+        self.runner.as_ref()?.markdown_transform(message_type, streaming)
     }
 
     /// A tool call with its result, as pi's tool row (see `render/tools.rs`).
@@ -229,7 +245,7 @@ impl TranscriptRenderer {
         b.add_child(shared(Text::new(self.theme.fg("customMessageLabel", &bold(&format!("[{label}]"))), 0, 0)));
         if self.options.expanded {
             b.add_child(shared(Spacer::new(1)));
-            b.add_child(shared(self.styled_markdown(summary, 0, 0, "customMessageText", None)));
+            b.add_child(shared(self.styled_markdown(summary, 0, 0, "customMessageText", None, "summary")));
         } else {
             b.add_child(shared(Text::new(self.theme.fg("dim", &italic(&format!("({EXPAND_KEY} to expand)"))), 0, 0)));
         }

@@ -468,6 +468,7 @@ fn session_models(session: &AgentSession, available_only: bool) -> Vec<pi_ai::Mo
         for provider in runner.registered_providers() {
             out.extend(provider.model_values().into_iter().filter_map(|m| serde_json::from_value(m).ok()));
         }
+        out = crate::extensions::with_virtual_models(out, &runner.virtual_models());
     }
     out
 }
@@ -477,6 +478,9 @@ fn extension_model(session: &AgentSession, provider: &str, id: &str) -> Option<p
         return Some(model);
     }
     let runner = session.shared.runner.as_ref()?;
+    if let Some(v) = runner.virtual_model(provider, id) {
+        return Some(v.model);
+    }
     runner
         .registered_providers()
         .into_iter()

@@ -18,6 +18,9 @@ pub(crate) fn with_registered_providers(runner: Arc<ExtensionRunner>, inner: Str
     Arc::new(move |model: &Model, transcript, mut options| {
         let registered = runner.registered_providers().into_iter().rev().find(|p| p.name == model.provider);
         let Some(provider) = registered else { return inner(model, transcript, options) };
+        if provider.config.get("streamSimple").and_then(Value::as_bool) == Some(true) {
+            return runner.js_provider_stream(&provider, model, transcript, options);
+        }
         let key = provider.config.get("apiKey").and_then(Value::as_str).and_then(pi_ai::models::resolve_config_value);
         if let Some(headers) = provider.config.get("headers").and_then(Value::as_object) {
             for (name, value) in headers {

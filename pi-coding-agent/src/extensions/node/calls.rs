@@ -28,6 +28,12 @@ pub(crate) async fn handle_host_call(
     if let Some(answer) = component_call(runtime, conn, method, &params).await {
         return answer;
     }
+    if let Some(answer) = super::virtual_models::host_call(runtime, method, &params) {
+        return answer;
+    }
+    if let Some(answer) = super::provider_stream::host_call(method, &params) {
+        return answer;
+    }
     // Flags are answered inside the host; this map only serves `pi.getFlag` of other clients.
     let flags = Mutex::new(HashMap::new());
     if !is_dialog(method) {

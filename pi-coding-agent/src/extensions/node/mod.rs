@@ -17,7 +17,10 @@ mod component;
 mod component_calls;
 mod component_input;
 mod files;
+mod markdown;
 mod process;
+mod provider_stream;
+mod virtual_models;
 
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -195,7 +198,7 @@ pub(crate) async fn setup(api: &ExtensionApi, path: &str, options: SubprocessOpt
     let answer =
         conn.call(METHOD_INITIALIZE, METHOD_INITIALIZE, host.init_params(path), host.options.init_timeout).await?;
     let init: InitializeResult =
-        serde_json::from_value(answer).map_err(|e| format!("Invalid initialize result: {e}"))?;
+        serde_json::from_value(answer.clone()).map_err(|e| format!("Invalid initialize result: {e}"))?;
     {
         let mut loaded = lock(&host.loaded);
         if !loaded.iter().any(|p| p == path) {
@@ -204,7 +207,11 @@ pub(crate) async fn setup(api: &ExtensionApi, path: &str, options: SubprocessOpt
     }
     let link: Arc<dyn Link> = Arc::new(NodeLink { host: host.clone(), path: path.to_owned() });
     let flag_defaults = Mutex::new(std::collections::HashMap::new());
-    register_all(api, &link, init, &flag_defaults)
+    register_all(api, &link, init, &flag_defaults)?;
+    // The host serves the extension's routers, transformers and provider streams while it is
+    // loaded, even when nothing else it registered holds the host.
+    lock(&api.record.keep_alive).push(host.clone() as Arc<dyn std::any::Any + Send + Sync>);
+    markdown::register(api, &host, path, &answer)
 }
 
 #[async_trait]

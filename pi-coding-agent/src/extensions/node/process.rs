@@ -219,6 +219,8 @@ fn in_order(method: &str) -> bool {
         && !crate::extensions::subprocess::ui_calls::is_dialog(method)
         && method != super::calls::UI_CUSTOM)
         || crate::extensions::subprocess::registry_calls::handles(method)
+        || super::virtual_models::handles(method)
+        || super::provider_stream::handles(method)
         || IMMEDIATE_ACTIONS.contains(&method)
 }
 

@@ -161,7 +161,8 @@ impl App {
             models.retain(|m| m.provider != provider.name);
             models.extend(provider.model_values().into_iter().filter_map(|v| serde_json::from_value(v).ok()));
         }
-        models
+        let virtual_models = self.session.extension_runner().map(|r| r.virtual_models()).unwrap_or_default();
+        crate::extensions::with_virtual_models(models, &virtual_models)
     }
 
     fn apply_model(&mut self, key: &str) {

@@ -89,7 +89,7 @@ impl Live {
             _ => None,
         });
         if let Some(message) = partial {
-            let components = self.assistant_components(&message);
+            let components = self.renderer.assistant_message_drawn(&message, true);
             let mut c = slot.borrow_mut();
             c.clear();
             for x in components {

@@ -33,6 +33,7 @@ mod settings;
 mod stats;
 mod switching;
 mod tree;
+mod virtual_route;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -111,6 +112,12 @@ pub(crate) struct RunState {
     pub(crate) forced_system_prompt: Option<String>,
     /// The last assistant message of the current low-level run.
     pub(crate) last_assistant: Option<AssistantMessage>,
+    /// The virtual selection the run's latest request was routed from, and the model it was
+    /// routed to (the loop keeps the routed model for the rest of the run; pi routes every
+    /// request from the selection).
+    pub(crate) routed: Option<(Model, ThinkingLevel, Model)>,
+    /// The failed response an auto-retry repeats, for a virtual model's router (`failed`).
+    pub(crate) retry_failed: Option<crate::extensions::RoutedPair>,
     /// Auto-retry attempt (0 when not retrying).
     pub(crate) retry_attempt: u32,
     /// Cancels the retry back-off sleep.
@@ -322,11 +329,13 @@ struct SessionContextHook {
 impl TurnHooks<CodingMessage> for SessionContextHook {
     async fn prepare_request(
         &self,
-        _ctx: PrepareRequestContext<'_, CodingMessage>,
+        ctx: PrepareRequestContext<'_, CodingMessage>,
         _cancel: &CancellationToken,
     ) -> Result<Option<RequestUpdate<CodingMessage>>, BoxError> {
         let messages = lock(&self.shared.session_manager).build_session_context().messages;
-        Ok(Some(RequestUpdate { messages: Some(messages), ..Default::default() }))
+        let routed = virtual_route::route_request(&self.shared, ctx.model, ctx.thinking_level, &messages).await?;
+        let (model, thinking_level) = routed.map_or((None, None), |(m, l)| (Some(m), Some(l)));
+        Ok(Some(RequestUpdate { messages: Some(messages), model, thinking_level, ..Default::default() }))
     }
 
     /// `turn_end` reaches the extensions here, before the agent's `turn_end` event (pi's

@@ -282,6 +282,7 @@ impl AgentSession {
         }
         let Some(message) = message else { return self.agent.has_queued_messages() };
         if self.is_retryable(&message) && self.prepare_retry(&message).await {
+            self.shared.run_state().retry_failed = Some(super::virtual_route::failed_pair(&message));
             if self.abort_requested() {
                 self.finish_cancelled_retry();
             }

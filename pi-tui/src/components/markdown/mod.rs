@@ -112,7 +112,12 @@ pub struct Markdown {
     cache: Option<(usize, Lines)>,
     blocks: HashMap<(String, usize, &'static str), Vec<String>>,
     hyperlinks: bool,
+    transform: Option<MarkdownTransform>,
 }
+
+/// Rewrites the Markdown before it is drawn, given the content width (pi-tui's `transform`
+/// option).
+pub type MarkdownTransform = Rc<dyn Fn(&str, usize) -> String>;
 
 impl Markdown {
     /// Markdown with padding and a theme.
@@ -126,7 +131,15 @@ impl Markdown {
             cache: None,
             blocks: HashMap::new(),
             hyperlinks: false,
+            transform: None,
         }
+    }
+
+    /// Rewrites the text before each render (pi-tui's `transform` option): called with the text
+    /// and the content width (the width minus the horizontal padding).
+    pub fn set_transform(&mut self, transform: Option<MarkdownTransform>) {
+        self.transform = transform;
+        self.cache = None;
     }
 
     /// Set the default text style.
@@ -170,13 +183,15 @@ impl Component for Markdown {
         {
             return lines.clone();
         }
-        if self.text.trim().is_empty() {
+        let content_width = width.saturating_sub(self.padding_x * 2).max(1);
+        let transformed = self.transform.as_ref().map(|t| t(&self.text, content_width));
+        let text = transformed.as_deref().unwrap_or(&self.text);
+        if text.trim().is_empty() {
             let empty: Lines = Vec::new().into();
             self.cache = Some((width, empty.clone()));
             return empty;
         }
-        let content_width = width.saturating_sub(self.padding_x * 2).max(1);
-        let normalized = self.text.replace("\r\n", "\n").replace('\r', "\n").replace('\t', "   ");
+        let normalized = text.replace("\r\n", "\n").replace('\r', "\n").replace('\t', "   ");
         let blocks = ast::parse(&normalized);
         let renderer = render::Renderer {
             theme: &self.theme,

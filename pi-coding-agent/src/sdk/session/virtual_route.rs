@@ -1,0 +1,126 @@
+//! Routing a request made with a virtual model (pi's `prepareRequest` under a virtual selection
+//! and `ModelRuntime.resolveModel`): the router of the selected virtual model picks the physical
+//! model and thinking level of this one request; the selection stays in the agent's state. New
+//! router state is stored on the branch before the request is sent. A routing failure ends the
+//! run with an error response naming the virtual model.
+
+use std::sync::Arc;
+
+use pi_agent_core::BoxError;
+use pi_ai::{AssistantMessage, Message, Model, ThinkingLevel};
+use serde_json::json;
+
+use super::{SessionEvent, SessionShared, lock};
+use crate::extensions::{
+    ExtensionRunner, Route, RouteReason, RouteRequest, RoutedPair, VIRTUAL_MODEL_STATE_ENTRY, find_latest_response,
+    is_virtual_model, virtual_model_state,
+};
+use crate::messages::{CodingAgentMessage, convert_to_llm};
+
+/// The physical model and level for a request under the virtual `model`, or `None` when `model`
+/// is physical.
+pub(crate) async fn route_request(
+    shared: &Arc<SessionShared>,
+    model: &Model,
+    thinking_level: ThinkingLevel,
+    messages: &[CodingAgentMessage],
+) -> Result<Option<(Model, ThinkingLevel)>, BoxError> {
+    // After a routed request the loop holds the routed model: route again from the selection.
+    let selection = match shared.run_state().routed.clone() {
+        Some((selected, level, target)) if !is_virtual_model(model) && target.same_as(model) => Some((selected, level)),
+        _ => None,
+    };
+    let (model, thinking_level) = match &selection {
+        Some((selected, level)) => (selected, *level),
+        None => (model, thinking_level),
+    };
+    if !is_virtual_model(model) {
+        shared.run_state().routed = None;
+        return Ok(None);
+    }
+    let failed = shared.run_state().retry_failed.take();
+    let llm = convert_to_llm(messages);
+    let reason = if failed.is_some() {
+        RouteReason::Retry
+    } else if user_turn(&llm) {
+        RouteReason::User
+    } else {
+        RouteReason::Continuation
+    };
+    let state = {
+        let sm = lock(&shared.session_manager);
+        virtual_model_state(&sm.get_branch(None), &model.provider, &model.id)
+    };
+    let runner = shared.runner.as_ref().ok_or_else(|| not_registered(model))?;
+    let request =
+        RouteRequest { model: model.clone(), thinking_level, reason, previous: None, failed, state, messages: llm };
+    let route = resolve_model(runner, request).await?;
+    if let Some(new_state) = route.state.clone() {
+        store_state(shared, model, new_state)?;
+    }
+    shared.run_state().routed = Some((model.clone(), thinking_level, route.model.clone()));
+    Ok(Some((route.model, route.thinking_level)))
+}
+
+/// pi's `ModelRuntime.resolveModel`: asks the router and checks its answer. `request.previous`
+/// is filled from `request.messages`; `request.failed` holds the failed message when retrying.
+pub(crate) async fn resolve_model(runner: &Arc<ExtensionRunner>, mut request: RouteRequest) -> Result<Route, BoxError> {
+    let model = request.model.clone();
+    let name = format!("Virtual model {}/{}", model.provider, model.id);
+    let virtual_model = runner.virtual_model(&model.provider, &model.id).ok_or_else(|| not_registered(&model))?;
+    let ctx = runner.create_context();
+    let registry = ctx.model_registry();
+    let physical = |provider: &str, id: &str| registry.find(provider, id).filter(|m| !is_virtual_model(m));
+    request.previous = find_latest_response(&request.messages).and_then(|latest| {
+        let model = physical(&latest.provider, &latest.model)?;
+        Some(RoutedPair { model, thinking_level: latest.thinking_level, message: None })
+    });
+    if let Some(failed) = request.failed.take() {
+        let message = failed.message.clone();
+        request.failed = message.as_ref().and_then(|m| physical(&m.provider, &m.model)).map(|model| RoutedPair {
+            model,
+            thinking_level: failed.thinking_level,
+            message,
+        });
+    }
+    let route = (virtual_model.definition.route)(request, ctx.clone()).await?;
+    let routed = format!("{name} routed to {}/{}", route.model.provider, route.model.id);
+    let Some(target) = physical(&route.model.provider, &route.model.id) else {
+        return Err(format!("{routed}, which is not a physical model.").into());
+    };
+    if !registry.has_configured_auth(&target) {
+        return Err(format!("{routed}, which has no credentials.").into());
+    }
+    let thinking_level = pi_ai::models::clamp_thinking_level(&target, route.thinking_level);
+    Ok(Route { model: target, thinking_level, state: route.state })
+}
+
+/// The failed message of a retry, as the router's `failed` before the physical lookup.
+pub(crate) fn failed_pair(message: &AssistantMessage) -> RoutedPair {
+    let message = message.clone();
+    RoutedPair { model: Model::default(), thinking_level: message.thinking_level, message: Some(message) }
+}
+
+fn not_registered(model: &Model) -> BoxError {
+    format!("Virtual model {}/{} is not registered.", model.provider, model.id).into()
+}
+
+/// Only messages the user wrote start a turn: a user message after the latest response.
+fn user_turn(messages: &[Message]) -> bool {
+    let last = messages.iter().rposition(|m| matches!(m, Message::Assistant(_)));
+    messages[last.map_or(0, |i| i + 1)..].iter().any(|m| matches!(m, Message::User(_)))
+}
+
+fn store_state(shared: &Arc<SessionShared>, model: &Model, state: serde_json::Value) -> Result<(), BoxError> {
+    let data = json!({"provider": model.provider, "modelId": model.id, "state": state});
+    let entry = {
+        let mut sm = lock(&shared.session_manager);
+        let id = sm.append_custom_entry(VIRTUAL_MODEL_STATE_ENTRY, Some(data))?;
+        sm.entry(&id).cloned()
+    };
+    shared.settle_writes_later();
+    if let Some(entry) = entry {
+        shared.emit(&SessionEvent::EntryAppended { entry: Arc::new(entry) });
+    }
+    Ok(())
+}
