@@ -41,6 +41,7 @@ mod settings_menu;
 mod shortcuts;
 mod startup_trust;
 mod suspend;
+mod theme_controller;
 mod tree_view;
 mod trust_command;
 
