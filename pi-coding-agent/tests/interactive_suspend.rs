@@ -56,12 +56,13 @@ fn stat_field(pid: i32, index: usize) -> Option<String> {
 fn pi_pid(wrapper: u32) -> i32 {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
-        let found = std::fs::read_dir("/proc").expect("/proc").filter_map(|e| e.ok()?.file_name().into_string().ok()).find_map(
-            |p| {
+        let found = std::fs::read_dir("/proc")
+            .expect("/proc")
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .find_map(|p| {
                 let pid: i32 = p.parse().ok()?;
                 (stat_field(pid, 1)?.parse::<u32>().ok()? == wrapper).then_some(pid)
-            },
-        );
+            });
         if let Some(pid) = found {
             return pid;
         }
@@ -83,7 +84,7 @@ fn cooked(settings: &str) -> bool {
 
 /// Starts pi under the wrapper with one finished exchange in its session.
 fn started(python: &str) -> (ScriptedServer, Env, Pty, i32) {
-    let server = ScriptedServer::start(vec![text_reply(&["kept", "answer"])]);
+    let server = ScriptedServer::start(vec![text_reply(&["Kept answer."])]);
     let env = Env::new(&server.base_url);
     dark_theme(&env);
     let pty = Pty::spawn_program(&env, python, &["-c", WRAPPER, env!("CARGO_BIN_EXE_pi")], &[]);
@@ -96,7 +97,7 @@ fn exchange(pty: &mut Pty) {
     pty.send("first question");
     pty.wait_for("the draft", |s| s.contains("first question"));
     pty.send("\r");
-    pty.wait_for("the answer", |s| s.contains("kept answer") && s.contains("smollm2-135m"));
+    pty.wait_for("the answer", |s| s.contains("Kept answer.") && s.contains("smollm2-135m"));
 }
 
 /// Sends SIGTSTP from outside and checks everything pi restored before it stopped.
@@ -175,7 +176,7 @@ fn ends_while_suspended(signal: Signal, status: u32) {
     assert!(after.starts_with(&text_before), "finished entries are kept");
     let lines: Vec<serde_json::Value> = cli_support::json_lines(&after);
     let roles: Vec<&str> = lines.iter().filter_map(|l| l["message"]["role"].as_str()).collect();
-    assert_eq!(roles, ["user", "assistant"], "{after}");
+    assert!(roles.ends_with(&["user", "assistant"]), "{after}");
 }
 
 #[test]

@@ -66,16 +66,19 @@ fn replies(text: &str, from: usize, answers: &Answers) -> (String, usize) {
                 let Some(close) = text[start..].find('\x07') else { return (out, pos) };
                 let body = &text[start + 4..start + close];
                 let index: usize = body.trim_end_matches(";?").parse().unwrap_or(99);
-                let reply = answers.colors.as_ref().and_then(|(_, _, p)| p.get(index)).map(|c| {
-                    format!("\x1b]4;{index};{}\x1b\\", hex(c))
-                });
+                let reply = answers
+                    .colors
+                    .as_ref()
+                    .and_then(|(_, _, p)| p.get(index))
+                    .map(|c| format!("\x1b]4;{index};{}\x1b\\", hex(c)));
                 (start + close + 1, reply)
             }
             p => {
                 let which = if p.contains("10") { 10 } else { 11 };
-                let reply = answers.colors.as_ref().map(|(fg, bg, _)| {
-                    format!("\x1b]{which};{}\x07", hex(if which == 10 { fg } else { bg }))
-                });
+                let reply = answers
+                    .colors
+                    .as_ref()
+                    .map(|(fg, bg, _)| format!("\x1b]{which};{}\x07", hex(if which == 10 { fg } else { bg })));
                 (start + p.len(), reply)
             }
         };
@@ -263,7 +266,9 @@ fn answered_colours_draw_the_reference_system_theme_and_never_reach_the_editor()
         (border(s) == Some((want_border, false)) && footer_model(s) == Some(want_dim)).then_some(())
     });
     term.send("hello");
-    term.wait_for("the typed text alone", |s| (editor_lines(s).first().map(String::as_str) == Some("hello")).then_some(()));
+    term.wait_for("the typed text alone", |s| {
+        (editor_lines(s).first().map(String::as_str) == Some("hello")).then_some(())
+    });
     let raw = term.raw();
     assert_eq!(raw.matches(COLOR_QUERY_START).count(), 1, "one colour query at startup");
     assert!(raw.contains("\x1b]4;15;?\x07\x1b[c"), "the palette query ends with DA1");

@@ -50,9 +50,8 @@ fn group_is_orphaned() -> bool {
     let Ok(dir) = std::fs::read_dir("/proc") else { return false };
     let pids: Vec<String> = dir.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect();
     !pids.iter().filter_map(|p| stat_ids(p)).filter(|(_, pgrp, _)| *pgrp == group).any(|(ppid, _, _)| {
-        stat_ids(&ppid.to_string()).is_some_and(|(_, parent_group, parent_session)| {
-            parent_group != group && parent_session == session
-        })
+        stat_ids(&ppid.to_string())
+            .is_some_and(|(_, parent_group, parent_session)| parent_group != group && parent_session == session)
     })
 }
 

@@ -14,8 +14,7 @@ use std::time::{Duration, Instant};
 
 use pi_tui::theme::auto::{Appearance, colorfgbg_appearance, parse_auto_theme_setting, resolve_theme_setting};
 use pi_tui::theme::osc::{
-    OscTarget, is_device_attributes_reply, parse_color_scheme_report, parse_osc_color_response,
-    terminal_color_query,
+    OscTarget, is_device_attributes_reply, parse_color_scheme_report, parse_osc_color_response, terminal_color_query,
 };
 use pi_tui::theme::system::{Rgb, SYSTEM_THEME_NAME, TerminalColors};
 use pi_tui::{ColorMode, CrosstermTerminal, Terminal, TerminalEvent, Theme, Tui};
@@ -41,7 +40,8 @@ struct Query {
 
 impl Query {
     fn result(&self) -> TerminalColors {
-        let palette = self.palette.iter().all(Option::is_some).then(|| self.palette.iter().flatten().copied().collect());
+        let palette =
+            self.palette.iter().all(Option::is_some).then(|| self.palette.iter().flatten().copied().collect());
         TerminalColors { foreground: self.foreground, background: self.background, palette }
     }
 }
@@ -384,7 +384,10 @@ mod tests {
     #[test]
     fn colours_merge_and_decide_the_appearance() {
         reset();
-        assert!(record_colors(TerminalColors { background: Some(Rgb { r: 250, g: 250, b: 250 }), ..Default::default() }));
+        assert!(record_colors(TerminalColors {
+            background: Some(Rgb { r: 250, g: 250, b: 250 }),
+            ..Default::default()
+        }));
         assert_eq!(terminal_appearance(), Appearance::Light);
         // A timeout with nothing keeps what was reported and changes nothing.
         assert!(!record_colors(TerminalColors::default()));
