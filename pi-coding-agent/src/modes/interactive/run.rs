@@ -107,6 +107,8 @@ async fn event_loop(app: &mut App, tui: &mut Tui<CrosstermTerminal>, mut rx: Unb
             }
         }
         app.check_color_query_timeouts();
+        // A theme chosen in /settings turns light/dark reports on or off (pi's `setThemeSetting`).
+        app.sync_theme_notifications(tui);
         while let Ok(ev) = rx.try_recv() {
             app.on_event(tui, ev);
         }
