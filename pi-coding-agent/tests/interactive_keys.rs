@@ -120,7 +120,8 @@ fn ctrl_z_suspends_and_sigcont_redraws() {
     pty.send("before");
     pty.wait_for("the draft", |s| editor_lines(s).iter().any(|l| l == "before"));
     pty.send("\x1a");
-    let screen = pty.wait_for("the stop", |s| s.contains("stopped by SIGTSTP]"));
+    // SIGSTOP: the event loop's SIGTSTP listener keeps SIGTSTP from stopping pi (suspend.rs).
+    let screen = pty.wait_for("the stop", |s| s.contains("stopped by SIGSTOP]"));
     // pi left the alternate screen: what it drew was printed to the main screen, the report below.
     let pid: i32 = screen
         .lines()

@@ -155,6 +155,9 @@ pub struct CrosstermTerminal {
     kitty_pushed: bool,
     /// xterm's modifyOtherKeys is on (`CSI > 4 ; 2 m`).
     modify_other_keys: bool,
+    /// DA1 replies owed to the keyboard protocol queries; later ones answer other queries (the
+    /// colour query) and are passed on as input, as pi's `ProcessTerminal` does.
+    owed_device_attributes: usize,
     started: bool,
     utf8_tail: Vec<u8>,
     wakeup: Option<Arc<dyn Fn() + Send + Sync>>,
@@ -184,6 +187,7 @@ impl CrosstermTerminal {
             kitty: false,
             kitty_pushed: false,
             modify_other_keys: false,
+            owed_device_attributes: 0,
             started: false,
             utf8_tail: Vec::new(),
             wakeup: None,
@@ -281,7 +285,8 @@ impl CrosstermTerminal {
                     }
                     return;
                 }
-                if seq.starts_with("\x1b[?") && seq.ends_with('c') {
+                if seq.starts_with("\x1b[?") && seq.ends_with('c') && self.owed_device_attributes > 0 {
+                    self.owed_device_attributes -= 1;
                     if !self.kitty {
                         self.enable_modify_other_keys();
                     }
@@ -358,6 +363,7 @@ impl Terminal for CrosstermTerminal {
         self.write("\x1b[?2004h");
         self.write("\x1b[>7u\x1b[?u\x1b[c");
         self.kitty_pushed = true;
+        self.owed_device_attributes += 1;
         let tx = self.tx.clone();
         let wakeup = self.wakeup.clone();
         self.reader = Some(ReaderThread::start(self.source(), tx, wakeup)?);

@@ -196,6 +196,42 @@ pub fn okhsl_to_rgb(hue: f64, saturation: f64, lightness: f64) -> (u8, u8, u8) {
     (r as u8, g as u8, b as u8)
 }
 
+/// pi's `oklabToOkhslLightness`: OKLab lightness to OKHSL lightness.
+pub(crate) fn oklab_to_okhsl_lightness(x: f64) -> f64 {
+    0.5 * (K3 * x - K1 + ((K3 * x - K1).powi(2) + 4.0 * K2 * K3 * x).sqrt())
+}
+
+/// OKLab `[L, a, b]` of sRGB channels (0–255).
+pub(crate) fn rgb_oklab(rgb: [f64; 3]) -> [f64; 3] {
+    rgb_to_oklab(rgb)
+}
+
+/// pi's `rgbToOkhsl`: hue degrees (0 for greys), saturation and lightness 0–1.
+pub(crate) fn rgb_to_okhsl(rgb: [f64; 3]) -> (f64, f64, f64) {
+    let [l, a, b] = rgb_to_oklab(rgb);
+    let chroma = a.hypot(b);
+    let lightness = oklab_to_okhsl_lightness(l);
+    if chroma < 1e-9 || lightness <= 0.0 || lightness >= 1.0 {
+        return (0.0, 0.0, lightness);
+    }
+    let hue = (b.atan2(a) * 180.0 / std::f64::consts::PI + 360.0) % 360.0;
+    let (c0, c_mid, c_max) = chroma_stops(l, a / chroma, b / chroma);
+    let saturation = if chroma < c_mid {
+        let k1 = 0.8 * c0;
+        0.8 * (chroma / (k1 + (1.0 - k1 / c_mid) * chroma))
+    } else {
+        let k1 = 0.2 * c_mid.powi(2) * 1.25f64.powi(2) / c0;
+        let offset = chroma - c_mid;
+        0.8 + 0.2 * (offset / (k1 + (1.0 - k1 / (c_max - c_mid)) * offset))
+    };
+    (hue, saturation.clamp(0.0, 1.0), lightness)
+}
+
+/// pi's `colorToRgb(oklchColor(l, c, h))`: gamut-mapped, rounded sRGB.
+pub(crate) fn oklch_rgb(l: f64, c: f64, h: f64) -> [f64; 3] {
+    oklch_to_rgb(l, c, ((h % 360.0) + 360.0) % 360.0)
+}
+
 fn in_gamut(v: Vec3) -> bool {
     v.iter().all(|c| *c >= -1e-7 && *c <= 1.0 + 1e-7)
 }

@@ -1,15 +1,16 @@
 //! Themes: pi's theme JSON format, its 56 colour tokens, and `fg`/`bg`/`style` helpers.
 //!
 //! The built-in `dark` and `light` themes are pi 1.6.0's files, embedded from `pi-tui/themes/`.
-//! (pi's third built-in, `system`, derives colours from the terminal's queried palette and is not
-//! ported here.)
+//! pi's third built-in, `system`, is generated from the terminal's reported colours ([`system`]).
 
 pub mod auto;
 mod color;
+pub mod osc;
+pub mod system;
 
 pub use color::{Color, ColorMode, okhsl_to_rgb, parse_color};
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Deserialize;
 
@@ -146,6 +147,8 @@ pub struct Theme {
     mode: ColorMode,
     fg_ansi: HashMap<String, String>,
     bg_ansi: HashMap<String, String>,
+    /// Foreground tokens drawn faint (SGR 2) on top of their colour (the `system` theme's).
+    dim: HashSet<String>,
 }
 
 fn resolve_var(
@@ -208,13 +211,51 @@ impl Theme {
             };
             values.insert(name, resolve_var(value, &file.vars, &mut Vec::new())?);
         }
-        let mut theme = Theme {
-            name: file.name.clone(),
-            appearance: file.appearance.clone(),
-            mode,
-            fg_ansi: HashMap::new(),
-            bg_ansi: HashMap::new(),
-        };
+        Self::build(&file.name, file.appearance.clone(), &values, HashSet::new(), mode)
+    }
+
+    /// pi's `system` theme for what the terminal reported; grayscale while `pending` (the query is
+    /// in flight); `hint` is the appearance without a reported background.
+    pub fn system(
+        colors: &system::TerminalColors,
+        pending: bool,
+        hint: auto::Appearance,
+        mode: ColorMode,
+    ) -> Result<Self, TuiError> {
+        let generated = system::generate_system_theme_colors(&system::SystemThemeInput {
+            colors: colors.clone(),
+            saturation: if pending { 0.0 } else { 1.0 },
+            appearance_hint: Some(hint),
+        });
+        let values: HashMap<&str, ColorValue> = generated
+            .colors
+            .iter()
+            .map(|(token, value)| {
+                let value = match value {
+                    system::SystemColor::Default => ColorValue::Text(String::new()),
+                    system::SystemColor::Hex(h) => ColorValue::Text(h.clone()),
+                    system::SystemColor::Index(i) => ColorValue::Index(*i),
+                };
+                (*token, value)
+            })
+            .collect();
+        let appearance = generated.appearance.map(|a| match a {
+            auto::Appearance::Dark => "dark".to_owned(),
+            auto::Appearance::Light => "light".to_owned(),
+        });
+        let dim = generated.dim.iter().map(|t| (*t).to_owned()).collect();
+        Self::build(system::SYSTEM_THEME_NAME, appearance, &values, dim, mode)
+    }
+
+    fn build(
+        name: &str,
+        appearance: Option<String>,
+        values: &HashMap<&str, ColorValue>,
+        dim: HashSet<String>,
+        mode: ColorMode,
+    ) -> Result<Self, TuiError> {
+        let mut theme =
+            Theme { name: name.to_owned(), appearance, mode, fg_ansi: HashMap::new(), bg_ansi: HashMap::new(), dim };
         for (name, slot, fallback) in THEME_TOKENS {
             let value = match (values.get(name), fallback) {
                 (Some(v), _) => v.clone(),
@@ -225,11 +266,14 @@ impl Theme {
                 (None, None) => return Err(TuiError::Theme(format!("Theme is missing color: {name}"))),
             };
             let background = *slot == Slot::Background;
-            let ansi = match &value {
+            let mut ansi = match &value {
                 ColorValue::Text(s) if s.is_empty() => (if background { "\x1b[49m" } else { "\x1b[39m" }).to_string(),
                 ColorValue::Text(s) => parse_color(s)?.ansi(mode, background),
                 ColorValue::Index(i) => Color::Indexed(*i).ansi(mode, background),
             };
+            if !background && theme.dim.contains(*name) {
+                ansi.push_str("\x1b[2m");
+            }
             let map = if background { &mut theme.bg_ansi } else { &mut theme.fg_ansi };
             map.insert((*name).to_string(), ansi);
         }
@@ -264,6 +308,7 @@ impl Theme {
     /// `fgAnsi(token) + text + ESC[39m`. An unknown token renders the text unstyled and logs.
     pub fn fg(&self, token: &str, text: &str) -> String {
         match self.fg_ansi(token) {
+            Ok(a) if self.dim.contains(token) => format!("{a}{text}\x1b[22;39m"),
             Ok(a) => format!("{a}{text}\x1b[39m"),
             Err(e) => {
                 tracing::warn!(%e, "theme fg");
@@ -287,8 +332,14 @@ impl Theme {
     pub fn style(&self, text: &str, o: StyleOptions<'_>) -> Result<String, TuiError> {
         let mut prefix = String::new();
         let mut suffix = String::new();
+        let mut o = o;
         if let Some(fg) = o.fg {
-            prefix.push_str(self.fg_ansi(fg)?);
+            // A faint token is styled as its colour plus `dim` (pi's `style`).
+            let ansi = self.fg_ansi(fg)?;
+            if self.dim.contains(fg) {
+                o.dim = true;
+            }
+            prefix.push_str(ansi.strip_suffix("\x1b[2m").filter(|_| self.dim.contains(fg)).unwrap_or(ansi));
             suffix = "\x1b[39m".into();
         }
         if let Some(bg) = o.bg {

@@ -133,21 +133,24 @@ pub(crate) fn select_theme(theme: &Rc<Theme>) -> SelectListTheme {
     }
 }
 
-/// The theme named by the setting: built-in `dark` / `light`, or `<name>.json` in the agent's or
-/// the project's `themes/` folder; `dark` when it cannot be loaded (with a warning).
+/// The theme named by the setting: pi's generated `system` theme (no setting, `system`, or a
+/// `light/dark` pair that does not resolve), built-in `dark` / `light`, or `<name>.json` in the
+/// agent's or the project's `themes/` folder; the system theme when it cannot be loaded (with
+/// pi's error).
 pub(crate) fn load_theme(
     name: Option<&str>,
     agent_dir: &std::path::Path,
     cwd: &str,
     mode: ColorMode,
 ) -> (Theme, Option<String>) {
-    let fallback = || Theme::dark(mode).unwrap_or_else(|_| Theme::dark(ColorMode::Ansi256).expect("built-in theme"));
+    let fallback = || super::theme_controller::system_theme(mode);
     // A `light/dark` pair picks by the terminal's appearance (pi's `resolveThemeSetting`).
-    let name = pi_tui::theme::auto::resolve_theme_setting(name, pi_tui::theme::auto::terminal_appearance());
+    let name = pi_tui::theme::auto::resolve_theme_setting(name, super::theme_controller::terminal_appearance());
     let Some(name) = name.filter(|n| !n.is_empty() && *n != "system") else { return (fallback(), None) };
     if let Ok(t) = Theme::builtin(name, mode) {
         return (t, None);
     }
+    let failed = |e: &str| format!("Failed to load theme \"{name}\": {e}\nFell back to the system theme.");
     let candidates = [
         agent_dir.join("themes").join(format!("{name}.json")),
         std::path::Path::new(cwd).join(".pi/themes").join(format!("{name}.json")),
@@ -156,11 +159,11 @@ pub(crate) fn load_theme(
         if let Ok(text) = std::fs::read_to_string(&path) {
             return match Theme::from_json(&text, mode) {
                 Ok(t) => (t, None),
-                Err(e) => (fallback(), Some(format!("Failed to load theme \"{name}\": {e}"))),
+                Err(e) => (fallback(), Some(failed(&e.to_string()))),
             };
         }
     }
-    (fallback(), Some(format!("Theme \"{name}\" not found, using dark")))
+    (fallback(), Some(failed(&format!("Theme not found: {name}"))))
 }
 
 /// pi's compact extension label: the file name, or the folder of an `index.*` file.

@@ -540,6 +540,7 @@ impl App {
 
     /// Writes the labels the tree navigator changed.
     pub(crate) fn apply_tree_labels(&mut self) {
+        self.apply_tree_copies();
         let Some(view) = self.tree_view.clone() else { return };
         let changes: Vec<_> = view.borrow_mut().label_changes.drain(..).collect();
         for (id, label) in changes {

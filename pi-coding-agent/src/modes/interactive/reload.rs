@@ -20,7 +20,7 @@ impl App {
         self.set_theme(Rc::new(theme));
     }
 
-    fn set_theme(&mut self, theme: Rc<pi_tui::Theme>) {
+    pub(crate) fn set_theme(&mut self, theme: Rc<pi_tui::Theme>) {
         self.theme = theme.clone();
         {
             let mut f = self.footer.borrow_mut();

@@ -52,10 +52,20 @@ async fn run_local(session: AgentSession, options: InteractiveOptions, mut termi
         eprintln!("Error: cannot start the terminal UI: {e}");
         return 1;
     }
+    // pi asks the terminal for its colours and builds the header once they arrived (≤ 100 ms).
+    let held = super::theme_controller::startup_query(&mut tui);
     let mut app = App::new(session.clone(), tx.clone(), &options, &mut tui);
+    app.sync_theme_notifications(&mut tui);
     app.start(options).await;
+    for ev in held {
+        match ev {
+            TerminalEvent::Input(data) => app.on_input(&mut tui, &data),
+            TerminalEvent::Resize => app.on_resize(&mut tui),
+        }
+    }
     let code = event_loop(&mut app, &mut tui, rx).await;
     app.shutdown();
+    super::theme_controller::before_stop(&mut tui);
     if let Err(e) = tui.stop() {
         tracing::warn!(error = %e, "stopping the terminal UI failed");
     }
@@ -77,15 +87,28 @@ async fn event_loop(app: &mut App, tui: &mut Tui<CrosstermTerminal>, mut rx: Unb
     let mut hup = signal(SignalKind::hangup()).ok();
     let mut term = signal(SignalKind::terminate()).ok();
     let mut winch = signal(SignalKind::window_change()).ok();
+    // An external `kill -TSTP` suspends as Ctrl+Z does, restoring the terminal first.
+    let mut tstp = signal(SignalKind::from_raw(nix::sys::signal::Signal::SIGTSTP as i32)).ok();
+    // SIGINT (never Ctrl+C, which raw mode reads as a key) ends pi with the terminal restored,
+    // except one that arrived while suspended: pi ignores those.
+    let interrupted = super::suspend::sigint_flag();
+    let mut int = signal(SignalKind::interrupt()).ok();
     let mut last_frame: Option<Instant> = None;
     loop {
         // Terminal input first: it is what the user waits for.
         while let Some(ev) = tui.terminal_mut().poll_event(Duration::ZERO) {
             match ev {
-                TerminalEvent::Input(data) => app.on_input(tui, &data),
+                TerminalEvent::Input(data) => {
+                    if !app.consume_terminal_reply(tui, &data) {
+                        app.on_input(tui, &data)
+                    }
+                }
                 TerminalEvent::Resize => app.on_resize(tui),
             }
         }
+        app.check_color_query_timeouts();
+        // A theme chosen in /settings turns light/dark reports on or off (pi's `setThemeSetting`).
+        app.sync_theme_notifications(tui);
         while let Ok(ev) = rx.try_recv() {
             app.on_event(tui, ev);
         }
@@ -104,7 +127,7 @@ async fn event_loop(app: &mut App, tui: &mut Tui<CrosstermTerminal>, mut rx: Unb
             last_frame = Some(Instant::now());
         }
         let mut wait = if app.needs_frame() || app.animating() { TICK } else { IDLE };
-        if let Some(d) = tui.terminal().input_deadline() {
+        for d in [tui.terminal().input_deadline(), super::theme_controller::next_deadline()].into_iter().flatten() {
             wait = wait.min(d.saturating_duration_since(Instant::now()));
         }
         tokio::select! {
@@ -116,6 +139,10 @@ async fn event_loop(app: &mut App, tui: &mut Tui<CrosstermTerminal>, mut rx: Unb
             _ = recv(&mut hup) => return 129,
             _ = recv(&mut term) => return 143,
             _ = recv(&mut winch) => app.on_resize(tui),
+            _ = recv(&mut tstp) => app.suspend(tui),
+            _ = recv(&mut int) => if interrupted.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                return 130;
+            },
         }
     }
 }

@@ -1,7 +1,8 @@
 //! `/tree`: pi's session tree navigator (`TreeSelectorComponent`). Every entry of the session
 //! file as a tree (branches indented with connectors, the current path marked `•`), pi's filters
 //! (default, no-tools, user-only, labeled-only, all), type-to-search, folding of branches, page
-//! keys, and labels edited in place (`shift+l`, written as `label` entries).
+//! keys, labels edited in place (`shift+l`, written as `label` entries), label times shown on
+//! `shift+t`, and the selected entry's text copied on `ctrl+x`.
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -41,6 +42,10 @@ struct Row {
     text: String,
     search: String,
     label: Option<String>,
+    /// ISO time of the latest label change.
+    label_time: Option<String>,
+    /// pi's `getEntryCopyText`.
+    copy: Option<String>,
 }
 
 fn normalize(s: &str) -> String {
@@ -176,6 +181,8 @@ fn flatten(roots: &[SessionTreeNode<'_>], leaf: Option<&str>, theme: &Theme) -> 
             text,
             search,
             label: node.label.map(|l| l.label.clone()),
+            label_time: node.label.map(|l| l.timestamp.clone()),
+            copy: copy_text(node.entry),
         });
         let many = node.children.len() > 1;
         let mut children: Vec<&SessionTreeNode<'_>> = node.children.iter().collect();
@@ -194,6 +201,66 @@ fn flatten(roots: &[SessionTreeNode<'_>], leaf: Option<&str>, theme: &Theme) -> 
         }
     }
     out
+}
+
+/// Text blocks joined without a separator (pi's `extractFullContent`).
+fn full_text(content: &pi_ai::Content<pi_ai::UserBlock>) -> String {
+    match content {
+        pi_ai::Content::Text(s) => s.clone(),
+        pi_ai::Content::Blocks(blocks) => blocks.iter().filter_map(|b| b.as_text()).collect(),
+    }
+}
+
+/// pi's `getEntryCopyText`: what `ctrl+x` copies; `None` without text.
+fn copy_text(entry: &SessionEntry) -> Option<String> {
+    use crate::messages::CodingMessage;
+    let text = match entry {
+        SessionEntry::Message(m) => match &m.message {
+            AgentMessage::User(u) => full_text(&u.content),
+            AgentMessage::Assistant(a) => {
+                let text: String = a
+                    .content
+                    .iter()
+                    .filter_map(|b| match b {
+                        pi_ai::AssistantBlock::Text(t) => Some(t.text.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                if text.is_empty() { a.error_message.clone().unwrap_or_default() } else { text }
+            }
+            AgentMessage::ToolResult(r) => r.content.iter().filter_map(|b| b.as_text()).collect(),
+            AgentMessage::System(sys) => match &sys.content {
+                pi_ai::Content::Text(t) => t.clone(),
+                pi_ai::Content::Blocks(blocks) => blocks.iter().map(|b| b.text.as_str()).collect(),
+            },
+            AgentMessage::Custom(CodingMessage::BashExecution(b)) => b.command.clone(),
+            AgentMessage::Custom(CodingMessage::Custom(c)) => full_text(&c.content),
+            _ => String::new(),
+        },
+        SessionEntry::CustomMessage(c) => full_text(&c.content),
+        SessionEntry::Compaction(c) => c.summary.clone(),
+        SessionEntry::BranchSummary(b) => b.summary.clone(),
+        _ => String::new(),
+    };
+    (!text.trim().is_empty()).then_some(text)
+}
+
+/// pi's `formatLabelTimestamp` (`HH:MM` today, `M/D HH:MM` this year, else `YY/M/D HH:MM`), in
+/// UTC: this port reads no time zone database.
+fn format_label_time(iso: &str, now_ms: i64) -> String {
+    let Some(ms) = crate::session::parse_iso(iso) else { return String::new() };
+    let at = crate::session::format_iso(ms);
+    let now = crate::session::format_iso(now_ms);
+    let num = |s: &str, r: std::ops::Range<usize>| s.get(r).and_then(|v| v.parse::<u32>().ok()).unwrap_or(0);
+    let time = at.get(11..16).unwrap_or("00:00").to_owned();
+    if at.get(..10) == now.get(..10) {
+        return time;
+    }
+    let (month, day) = (num(&at, 5..7), num(&at, 8..10));
+    if at.get(..4) == now.get(..4) {
+        return format!("{month}/{day} {time}");
+    }
+    format!("{}/{month}/{day} {time}", at.get(2..4).unwrap_or("00"))
 }
 
 fn first_arg(args: &serde_json::Map<String, serde_json::Value>) -> String {
@@ -219,8 +286,12 @@ pub(crate) struct TreeView {
     folded: HashSet<String>,
     max_lines: usize,
     label_input: Option<(String, Input)>,
+    /// `shift+t`: label times shown.
+    show_label_times: bool,
     /// `(entry id, label)` changes for the app to write.
     pub(crate) label_changes: Vec<(String, Option<String>)>,
+    /// `ctrl+x` requests for the app: the selected entry's text (`None`: it has none).
+    pub(crate) copy_requests: Vec<Option<String>>,
     done: DoneCell,
 }
 
@@ -257,7 +328,9 @@ impl TreeView {
             folded: HashSet::new(),
             max_lines: (rows_on_screen / 2).max(5),
             label_input: None,
+            show_label_times: false,
             label_changes: Vec::new(),
+            copy_requests: Vec::new(),
             done,
         };
         view.apply_filter(initial.or(leaf));
@@ -411,9 +484,16 @@ impl TreeView {
         let fold = if folded && !r.connector { t.fg("accent", "⊞ ") } else { String::new() };
         let path = if self.active.contains(&r.id) { t.fg("accent", "• ") } else { String::new() };
         let label = r.label.as_ref().map_or(String::new(), |l| t.fg("warning", &format!("[{l}] ")));
+        let label_time = match (&r.label, &r.label_time) {
+            (Some(_), Some(at)) if self.show_label_times => {
+                let now = i64::try_from(crate::session::now_ms()).unwrap_or(i64::MAX);
+                t.fg("muted", &format!("{} ", format_label_time(at, now)))
+            }
+            _ => String::new(),
+        };
         let content = if selected { bold(&r.text) } else { r.text.clone() };
         let mut gutter = cursor;
-        let mut body = format!("{}{fold}{path}{label}{content}", t.fg("dim", &prefix));
+        let mut body = format!("{}{fold}{path}{label}{label_time}{content}", t.fg("dim", &prefix));
         if selected {
             gutter = t.bg("selectedBg", &gutter);
             body = t.bg("selectedBg", &body);
@@ -443,10 +523,16 @@ impl TreeView {
     }
 
     fn status_labels(&self) -> String {
-        match FILTERS[self.filter] {
+        let mut labels = match FILTERS[self.filter] {
             "default" => String::new(),
+            "user-only" => " [user]".to_owned(),
+            "labeled-only" => " [labeled]".to_owned(),
             f => format!(" [{f}]"),
+        };
+        if self.show_label_times {
+            labels.push_str(" [+label time]");
         }
+        labels
     }
 
     fn set_filter(&mut self, i: usize) {
@@ -497,6 +583,7 @@ impl Component for TreeView {
                 let id = id.clone();
                 if let Some(r) = self.rows.iter_mut().find(|r| r.id == id) {
                     r.label.clone_from(&label);
+                    r.label_time = label.as_ref().map(|_| crate::session::iso_now());
                 }
                 self.label_changes.push((id, label));
                 self.label_input = None;
@@ -538,6 +625,11 @@ impl Component for TreeView {
                 self.query.clear();
                 self.apply_filter(current);
             }
+        } else if kb.matches(data, "app.message.copy") {
+            let text = self.visible.get(self.selected).and_then(|i| self.rows[*i].copy.clone());
+            self.copy_requests.push(text);
+        } else if kb.matches(data, "app.tree.toggleLabelTimestamp") {
+            self.show_label_times = !self.show_label_times;
         } else if kb.matches(data, "app.tree.editLabel") {
             if let Some(id) = current {
                 let mut input = Input::default();
@@ -572,5 +664,43 @@ impl Component for TreeView {
             self.query.push_str(&ch);
             self.apply_filter(current);
         }
+    }
+}
+
+impl super::app::App {
+    /// pi's tree `onCopy`: the selected entry's text to the clipboard (OSC 52, as `/copy`), or
+    /// an error when it has none.
+    pub(crate) fn apply_tree_copies(&mut self) {
+        let Some(view) = self.tree_view.clone() else { return };
+        let requests: Vec<_> = view.borrow_mut().copy_requests.drain(..).collect();
+        for request in requests {
+            match request {
+                None => self.show_error("Selected entry has no text to copy"),
+                Some(text) => {
+                    use base64::Engine;
+                    let b64 = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+                    let mut out = std::io::stdout();
+                    let written = std::io::Write::write_all(&mut out, format!("\x1b]52;c;{b64}\x07").as_bytes())
+                        .and_then(|()| std::io::Write::flush(&mut out));
+                    match written {
+                        Ok(()) => self.show_status("Copied selected message to clipboard"),
+                        Err(e) => self.show_error(&e.to_string()),
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_label_time;
+
+    #[test]
+    fn label_times_shorten_as_pi_does() {
+        let now = crate::session::parse_iso("2026-12-02T10:00:00.000Z").unwrap_or(0);
+        assert_eq!(format_label_time("2026-12-02T08:05:00.000Z", now), "08:05");
+        assert_eq!(format_label_time("2026-03-04T23:59:00.000Z", now), "3/4 23:59");
+        assert_eq!(format_label_time("2025-11-30T07:00:00.000Z", now), "25/11/30 07:00");
     }
 }
