@@ -353,7 +353,7 @@ impl AgentTool for CodemodeTool {
             if let Some(value) = &outcome.value {
                 let text = match value {
                     Value::String(s) => s.clone(),
-                    v => v.to_string(),
+                    v => pi_ai::json::to_js_json(v),
                 };
                 output.push(super::sandbox::OutputItem::Text { text, console: false });
             }
