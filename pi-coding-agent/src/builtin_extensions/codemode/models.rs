@@ -9,9 +9,10 @@ mod checks;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use calls::{CallSink, ModelAuth, ModelCalls};
+pub use calls::{CallSink, ModelAuth, ModelCall, ModelCalls};
 
 use super::sandbox::SandboxGlobal;
+pub(crate) use checks::describe_value;
 
 /// The catalog scripts see: every known model and the ones with working credentials.
 #[derive(Clone, Debug, Default)]
@@ -121,23 +122,6 @@ fn with_article(word: &str) -> String {
     format!("{article} {word}")
 }
 
-/// pi's `describeValue`: `undefined`, `a string`, `an array`, or the keys (`{ prompt }`).
-pub(crate) fn describe_value(value: Option<&Value>) -> String {
-    match value {
-        None => "undefined".into(),
-        Some(Value::Null) => "null".into(),
-        Some(Value::Array(a)) => if a.is_empty() { "an empty array" } else { "an array" }.into(),
-        Some(Value::Object(o)) if o.is_empty() => "{}".into(),
-        Some(Value::Object(o)) => {
-            let keys: Vec<&str> = o.keys().take(6).map(String::as_str).collect();
-            format!("{{ {}{} }}", keys.join(", "), if o.len() > 6 { ", ..." } else { "" })
-        }
-        Some(Value::String(_)) => "a string".into(),
-        Some(Value::Number(_)) => "a number".into(),
-        Some(Value::Bool(_)) => "a boolean".into(),
-    }
-}
-
 fn of_type<'a>(models: &'a [Value], kind: &str, provider: Option<&str>) -> Vec<&'a Value> {
     models
         .iter()
@@ -204,7 +188,8 @@ pub async fn call_model_run(
     } else {
         checks::check_images_context(args.get(1))?
     };
-    calls.run(name, kind, &model, context, models.auth(), cancel, sink).await.map(Some)
+    let call = ModelCall { name, kind, model, context, auth: models.auth(), cancel };
+    calls.run(call, sink).await.map(Some)
 }
 
 /// Runs the catalog's `models.<method>` (the listings) with the script's spread arguments.

@@ -43,6 +43,23 @@ impl Default for ModelCalls {
     }
 }
 
+/// One checked call: which global, the model's type, its catalog entry, the context, the
+/// credentials and the script's cancellation.
+pub struct ModelCall<'a> {
+    /// `models.classify` or `models.generateImages`.
+    pub name: &'a str,
+    /// `classifier` or `image`.
+    pub kind: &'a str,
+    /// The catalog entry.
+    pub model: Value,
+    /// The checked context.
+    pub context: Value,
+    /// The session's credential lookup.
+    pub auth: Option<&'a ModelAuth>,
+    /// Fires when the script ends or the run is aborted.
+    pub cancel: CancellationToken,
+}
+
 /// Where a call is recorded: the script's call list and its update publisher.
 pub struct CallSink<'a> {
     /// The `codemode` tool call id.
@@ -114,17 +131,10 @@ impl ModelCalls {
         self.images.load(Ordering::SeqCst)
     }
 
-    /// Runs one checked call of `model` (`kind` `classifier` or `image`), recorded in `sink`.
-    pub async fn run(
-        &self,
-        name: &str,
-        kind: &str,
-        model: &Value,
-        context: Value,
-        auth: Option<&ModelAuth>,
-        cancel: CancellationToken,
-        sink: &CallSink<'_>,
-    ) -> Result<Value, String> {
+    /// Runs one checked call, recorded in `sink`.
+    pub async fn run(&self, call: ModelCall<'_>, sink: &CallSink<'_>) -> Result<Value, String> {
+        let ModelCall { name, kind, model, context, auth, cancel } = call;
+        let model = &model;
         let provider = model.get("provider").and_then(Value::as_str).unwrap_or_default();
         let id = model.get("id").and_then(Value::as_str).unwrap_or_default();
         let n = self.count.fetch_add(1, Ordering::SeqCst) + 1;

@@ -3,7 +3,6 @@
 
 use serde_json::Value;
 
-use super::describe_value;
 use crate::builtin_extensions::codemode::description::codemode_docs_path;
 
 const CLASSIFIER_CONTEXT_SHAPE: &str = "{ state: { ... }, images?: [{ type: \"image\", data: <base64>, mimeType }], questions: { <id>: { type: \"choice\", instructions, criteria: { <label>: <meaning> } } | { type: \"score\", instructions, criteria: [<lowest level>, ..., <highest level>] } | { type: \"bool\", instructions, criteria: { true: <meaning>, false: <meaning> } } } }";
@@ -131,4 +130,21 @@ pub(super) fn check_images_context(context: Option<&Value>) -> Result<Value, Str
         }
     }
     Ok(Value::Object(object.clone()))
+}
+
+/// pi's `describeValue`: `undefined`, `a string`, `an array`, or the keys (`{ prompt }`).
+pub(crate) fn describe_value(value: Option<&Value>) -> String {
+    match value {
+        None => "undefined".into(),
+        Some(Value::Null) => "null".into(),
+        Some(Value::Array(a)) => if a.is_empty() { "an empty array" } else { "an array" }.into(),
+        Some(Value::Object(o)) if o.is_empty() => "{}".into(),
+        Some(Value::Object(o)) => {
+            let keys: Vec<&str> = o.keys().take(6).map(String::as_str).collect();
+            format!("{{ {}{} }}", keys.join(", "), if o.len() > 6 { ", ..." } else { "" })
+        }
+        Some(Value::String(_)) => "a string".into(),
+        Some(Value::Number(_)) => "a number".into(),
+        Some(Value::Bool(_)) => "a boolean".into(),
+    }
 }
