@@ -1,7 +1,7 @@
 //! `models.*` for scripts (pi's `createModelGlobals`): the model catalog by type (`chat`,
 //! `classifier`, `image`; an entry without `type` is a chat model), and `classify()` /
 //! `generateImages()` run through pi-ai's classifier and image APIs with the session's
-//! credentials ([`calls`]). Chat models are listed but cannot be run from scripts.
+//! credentials (`models/calls.rs`). Chat models are listed but cannot be run from scripts.
 
 mod calls;
 mod checks;
