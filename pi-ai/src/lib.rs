@@ -43,8 +43,10 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod classify;
 pub mod handoff;
 pub mod http;
+pub mod images;
 pub mod js;
 pub mod json;
 pub mod models;

@@ -70,3 +70,37 @@ fn the_committed_catalog_matches_the_installed_reference() {
         "pi-ai/src/models/catalog.json differs from the installed reference: regenerate it with scripts/fixtures/pi_ai_catalog.mjs"
     );
 }
+
+fn committed_typed(path: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    serde_json::from_str(&std::fs::read_to_string(&path).expect("typed catalog")).expect("typed catalog parses")
+}
+
+#[test]
+fn the_parsed_classifier_and_image_catalogs_keep_every_field() {
+    let classifiers = serde_json::to_value(pi_ai::classify::builtin_classifier_models()).expect("serialize");
+    assert!(classifiers == committed_typed("src/classify/catalog.json"), "a classifier model field is lost");
+    let images = serde_json::to_value(pi_ai::images::builtin_image_models()).expect("serialize");
+    assert!(images == committed_typed("src/images/catalog.json"), "an image model field is lost");
+}
+
+#[test]
+fn the_committed_classifier_and_image_catalogs_match_the_installed_reference() {
+    let Some((anchor, base)) = anchor() else {
+        eprintln!(
+            "SKIP the_committed_classifier_and_image_catalogs_match_the_installed_reference: the reference pi (anchor.sh) is not installed"
+        );
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/fixtures/pi_ai_catalog.mjs");
+    for (kind, path) in [("classifier", "src/classify/catalog.json"), ("image", "src/images/catalog.json")] {
+        let out =
+            Command::new(&anchor).arg("node").arg(&script).arg(&base).arg(kind).output().expect("run the generator");
+        assert!(out.status.success(), "generator failed: {}", String::from_utf8_lossy(&out.stderr));
+        let fresh: Value = serde_json::from_slice(&out.stdout).expect("generator JSON");
+        assert!(
+            fresh == committed_typed(path),
+            "pi-ai/{path} differs from the installed reference: regenerate it with scripts/fixtures/pi_ai_catalog.mjs <base> {kind}"
+        );
+    }
+}

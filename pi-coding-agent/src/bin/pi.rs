@@ -429,7 +429,12 @@ async fn run(mut args: Args) -> Result<i32> {
             default_tools: settings.default_tools(),
             codemode_inline_budget: Some(settings.codemode_inline_budget()),
             codemode_only: settings.codemode_mode() == "only",
-            codemode_models: codemode_models(registry.registry().shared_models(), available.clone()),
+            codemode_models: codemode_models(
+                registry.registry().shared_models(),
+                available.clone(),
+                registry.registry().clone(),
+                agent_dir.join("models.json"),
+            ),
         }),
         ..Default::default()
     })
@@ -654,15 +659,34 @@ fn menu_commands(loader: &DefaultResourceLoader) -> Vec<(String, String)> {
     templates.chain(skills).collect()
 }
 
-/// codemode's `models.*` catalog, turned into pi's JSON only when a script first asks.
+/// codemode's `models.*` catalog, turned into pi's JSON only when a script first asks: the chat
+/// models, the classifier and image models (available when their provider has credentials; an
+/// `openai` ChatGPT login does not work with OpenAI's Decisions API), and the credentials
+/// `classify()` / `generateImages()` run with.
 fn codemode_models(
     all: std::sync::Arc<pi_ai::registry::Models>,
     available: Vec<pi_ai::Model>,
+    registry: pi_coding_agent::auth::ModelRegistry,
+    models_json: PathBuf,
 ) -> pi_coding_agent::builtin_extensions::codemode::LazyModelCatalog {
-    pi_coding_agent::builtin_extensions::codemode::LazyModelCatalog::new(move || {
-        pi_coding_agent::builtin_extensions::codemode::ModelCatalog {
-            all: all.get_models(None).iter().filter_map(|m| serde_json::to_value(m).ok()).collect(),
-            available: available.iter().filter_map(|m| serde_json::to_value(m).ok()).collect(),
+    use pi_coding_agent::builtin_extensions::codemode::models::typed_model_entries;
+    use pi_coding_agent::builtin_extensions::codemode::{LazyModelCatalog, ModelCatalog};
+    let lookup = registry.clone();
+    LazyModelCatalog::new(move || {
+        let config = pi_ai::models::ModelsConfig::load(&models_json).ok();
+        let typed = typed_model_entries(config.as_ref());
+        let openai_oauth = matches!(registry.auth_storage().get("openai"),
+            Ok(Some(c)) if c.kind() == pi_coding_agent::auth::CredentialType::OAuth);
+        let usable = |m: &serde_json::Value| {
+            let provider = m.get("provider").and_then(serde_json::Value::as_str).unwrap_or_default();
+            let decisions = m.get("api").and_then(serde_json::Value::as_str) == Some("openai-decisions");
+            registry.has_configured_auth(provider) && !(decisions && provider == "openai" && openai_oauth)
+        };
+        let typed_available: Vec<serde_json::Value> = typed.iter().filter(|m| usable(m)).cloned().collect();
+        ModelCatalog {
+            all: all.get_models(None).iter().filter_map(|m| serde_json::to_value(m).ok()).chain(typed).collect(),
+            available: available.iter().filter_map(|m| serde_json::to_value(m).ok()).chain(typed_available).collect(),
         }
     })
+    .with_auth(std::sync::Arc::new(move |provider: &str| lookup.resolve(provider).map_err(|e| e.to_string())))
 }

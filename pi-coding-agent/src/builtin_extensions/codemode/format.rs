@@ -30,6 +30,8 @@ pub struct CallRecord {
     pub duration_ms: Option<f64>,
     /// Error preview.
     pub error: Option<String>,
+    /// Cost in USD of a model call that reported usage.
+    pub cost: Option<f64>,
 }
 
 impl CallRecord {
@@ -41,6 +43,9 @@ impl CallRecord {
         }
         if let Some(e) = &self.error {
             v["error"] = serde_json::json!(e);
+        }
+        if let Some(c) = self.cost {
+            v["cost"] = serde_json::json!(c);
         }
         v
     }

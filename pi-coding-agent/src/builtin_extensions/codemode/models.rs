@@ -1,12 +1,18 @@
-//! `models.*` for scripts (pi's `createModelGlobals`): the model catalog by type. Every model our
-//! providers offer is a chat model; pi-ai has no classifier or image-generation models yet, so
-//! `classify()` and `generateImages()` fail with the reference's "Unknown classifier model" and
-//! "is a chat model" errors.
+//! `models.*` for scripts (pi's `createModelGlobals`): the model catalog by type (`chat`,
+//! `classifier`, `image`; an entry without `type` is a chat model), and `classify()` /
+//! `generateImages()` run through pi-ai's classifier and image APIs with the session's
+//! credentials (`models/calls.rs`). Chat models are listed but cannot be run from scripts.
+
+mod calls;
+mod checks;
 
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
-use super::description::codemode_docs_path;
+pub use calls::{CallSink, ModelAuth, ModelCall, ModelCalls};
+
 use super::sandbox::SandboxGlobal;
+pub(crate) use checks::describe_value;
 
 /// The catalog scripts see: every known model and the ones with working credentials.
 #[derive(Clone, Debug, Default)]
@@ -18,9 +24,10 @@ pub struct ModelCatalog {
 }
 
 /// A [`ModelCatalog`] built on first use: a run whose scripts never ask for `models.*` (nearly
-/// every run) does not turn the ~1 700-model catalog into JSON.
+/// every run) does not turn the ~1 700-model catalog into JSON. It carries the session's
+/// credentials for `classify()` and `generateImages()` ([`LazyModelCatalog::with_auth`]).
 #[derive(Clone)]
-pub struct LazyModelCatalog(std::sync::Arc<LazyInner>);
+pub struct LazyModelCatalog(std::sync::Arc<LazyInner>, Option<ModelAuth>);
 
 struct LazyInner {
     cell: std::sync::OnceLock<ModelCatalog>,
@@ -30,14 +37,29 @@ struct LazyInner {
 impl LazyModelCatalog {
     /// A catalog `build` makes when a script first needs it.
     pub fn new(build: impl Fn() -> ModelCatalog + Send + Sync + 'static) -> Self {
-        LazyModelCatalog(std::sync::Arc::new(LazyInner { cell: std::sync::OnceLock::new(), build: Box::new(build) }))
+        LazyModelCatalog(
+            std::sync::Arc::new(LazyInner { cell: std::sync::OnceLock::new(), build: Box::new(build) }),
+            None,
+        )
+    }
+
+    /// The same catalog, running models with the credentials `auth` resolves per provider
+    /// (without it every `classify()` and `generateImages()` fails as unconfigured).
+    pub fn with_auth(mut self, auth: ModelAuth) -> Self {
+        self.1 = Some(auth);
+        self
+    }
+
+    /// The credential lookup, if any.
+    pub fn auth(&self) -> Option<&ModelAuth> {
+        self.1.as_ref()
     }
 
     /// A catalog that is already built.
     pub fn ready(catalog: ModelCatalog) -> Self {
         let cell = std::sync::OnceLock::new();
         let _ = cell.set(catalog);
-        LazyModelCatalog(std::sync::Arc::new(LazyInner { cell, build: Box::new(ModelCatalog::default) }))
+        LazyModelCatalog(std::sync::Arc::new(LazyInner { cell, build: Box::new(ModelCatalog::default) }), None)
     }
 
     /// The catalog, built now if this is the first use.
@@ -68,7 +90,7 @@ pub fn model_globals() -> Vec<SandboxGlobal> {
 
 const MODEL_TYPES: [&str; 3] = ["chat", "image", "classifier"];
 
-/// A catalog entry without `headers` (models.json headers can carry credentials), typed `chat`.
+/// A catalog entry without `headers` (models.json headers can carry credentials).
 fn model_info(model: &Value) -> Value {
     let mut info = model.clone();
     if let Some(map) = info.as_object_mut() {
@@ -100,36 +122,21 @@ fn with_article(word: &str) -> String {
     format!("{article} {word}")
 }
 
-/// pi's `describeValue`: `undefined`, `a string`, `an array`, or the keys (`{ prompt }`).
-fn describe_value(value: Option<&Value>) -> String {
-    match value {
-        None => "undefined".into(),
-        Some(Value::Null) => "null".into(),
-        Some(Value::Array(a)) => if a.is_empty() { "an empty array" } else { "an array" }.into(),
-        Some(Value::Object(o)) if o.is_empty() => "{}".into(),
-        Some(Value::Object(o)) => {
-            let keys: Vec<&str> = o.keys().take(6).map(String::as_str).collect();
-            format!("{{ {}{} }}", keys.join(", "), if o.len() > 6 { ", ..." } else { "" })
-        }
-        Some(Value::String(_)) => "a string".into(),
-        Some(Value::Number(_)) => "a number".into(),
-        Some(Value::Bool(_)) => "a boolean".into(),
-    }
-}
-
 fn of_type<'a>(models: &'a [Value], kind: &str, provider: Option<&str>) -> Vec<&'a Value> {
-    if kind != "chat" {
-        return Vec::new();
-    }
-    models.iter().filter(|m| provider.is_none_or(|p| m.get("provider").and_then(Value::as_str) == Some(p))).collect()
+    models
+        .iter()
+        .filter(|m| m.get("type").and_then(Value::as_str).unwrap_or("chat") == kind)
+        .filter(|m| provider.is_none_or(|p| m.get("provider").and_then(Value::as_str) == Some(p)))
+        .collect()
 }
 
 fn find<'a>(models: &'a [Value], kind: &str, provider: &str, id: &str) -> Option<&'a Value> {
     of_type(models, kind, Some(provider)).into_iter().find(|m| m.get("id").and_then(Value::as_str) == Some(id))
 }
 
-/// `classify()` / `generateImages()`: the model is resolved by provider and id before anything runs.
-fn run_model_call(catalog: &ModelCatalog, name: &str, kind: &str, args: &[Value]) -> Result<Option<Value>, String> {
+/// `classify()` / `generateImages()`: the model is resolved by provider and id and the context
+/// checked before anything runs.
+fn resolve_model<'a>(catalog: &'a ModelCatalog, name: &str, kind: &str, args: &[Value]) -> Result<&'a Value, String> {
     let list_hint = format!("List the {kind} models you can use with models.getAvailableOfType(\"{kind}\").");
     let model = args.first();
     let (Some(provider), Some(id)) = (
@@ -148,22 +155,44 @@ fn run_model_call(catalog: &ModelCatalog, name: &str, kind: &str, args: &[Value]
         ));
     };
     let reference = format!("{provider}/{id}");
-    if find(&catalog.all, kind, provider, id).is_none() {
-        let actual =
-            MODEL_TYPES.iter().find(|other| **other != kind && find(&catalog.all, other, provider, id).is_some());
-        return Err(match actual {
-            Some(actual) => format!(
-                "\"{reference}\" is {} model, not {} model. {list_hint}",
-                with_article(actual),
-                with_article(kind)
-            ),
-            None => format!("Unknown {kind} model \"{reference}\". {list_hint}"),
-        });
+    match find(&catalog.all, kind, provider, id) {
+        Some(model) => Ok(model),
+        None => {
+            let actual =
+                MODEL_TYPES.iter().find(|other| **other != kind && find(&catalog.all, other, provider, id).is_some());
+            Err(match actual {
+                Some(actual) => format!(
+                    "\"{reference}\" is {} model, not {} model. {list_hint}",
+                    with_article(actual),
+                    with_article(kind)
+                ),
+                None => format!("Unknown {kind} model \"{reference}\". {list_hint}"),
+            })
+        }
     }
-    Err(format!("{name}() is not supported: no provider runs {kind} models. See {}.", codemode_docs_path().display()))
 }
 
-/// Runs `models.<method>` with the script's spread arguments.
+/// Runs `models.classify` / `models.generateImages`: resolved, checked, then run and recorded.
+pub async fn call_model_run(
+    models: &LazyModelCatalog,
+    calls: &ModelCalls,
+    name: &str,
+    args: &[Value],
+    cancel: CancellationToken,
+    sink: &CallSink<'_>,
+) -> Result<Option<Value>, String> {
+    let kind = if name == "models.classify" { "classifier" } else { "image" };
+    let model = resolve_model(models.get(), name, kind, args)?.clone();
+    let context = if kind == "classifier" {
+        checks::check_classifier_context(args.get(1))?
+    } else {
+        checks::check_images_context(args.get(1))?
+    };
+    let call = ModelCall { name, kind, model, context, auth: models.auth(), cancel };
+    calls.run(call, sink).await.map(Some)
+}
+
+/// Runs the catalog's `models.<method>` (the listings) with the script's spread arguments.
 pub fn call_model_global(catalog: &ModelCatalog, name: &str, args: &[Value]) -> Result<Option<Value>, String> {
     let list = |models: &[Value]| -> Result<Option<Value>, String> {
         let kind = model_type(args.first())?;
@@ -187,8 +216,33 @@ pub fn call_model_global(catalog: &ModelCatalog, name: &str, args: &[Value]) -> 
             let kind = model_type(args.first())?;
             Ok(find(&catalog.all, kind, provider, id).map(model_info))
         }
-        "models.classify" => run_model_call(catalog, "models.classify", "classifier", args),
-        "models.generateImages" => run_model_call(catalog, "models.generateImages", "image", args),
         other => Err(format!("Unknown global \"{other}\"")),
     }
+}
+
+/// The built-in classifier and image models as catalog entries, with models.json's provider-level
+/// `baseUrl`, `headers` and `compat` applied (so a provider pointed elsewhere keeps its models).
+pub fn typed_model_entries(config: Option<&pi_ai::models::ModelsConfig>) -> Vec<Value> {
+    let classifiers = pi_ai::classify::builtin_classifier_models().values().flatten().map(serde_json::to_value);
+    let images = pi_ai::images::builtin_image_models().values().flatten().map(serde_json::to_value);
+    classifiers
+        .chain(images)
+        .filter_map(Result::ok)
+        .map(|mut entry| {
+            let provider = entry.get("provider").and_then(Value::as_str).unwrap_or_default().to_owned();
+            if let (Some(p), Some(map)) = (config.and_then(|c| c.providers.get(&provider)), entry.as_object_mut()) {
+                if let Some(base_url) = &p.base_url {
+                    map.insert("baseUrl".into(), Value::String(base_url.clone()));
+                }
+                for (key, extra) in [("headers", &p.headers), ("compat", &p.compat)] {
+                    if let Some(extra) = extra {
+                        let mut merged = map.get(key).and_then(Value::as_object).cloned().unwrap_or_default();
+                        merged.extend(extra.clone());
+                        map.insert(key.into(), Value::Object(merged));
+                    }
+                }
+            }
+            entry
+        })
+        .collect()
 }

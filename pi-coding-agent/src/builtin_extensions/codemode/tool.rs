@@ -21,7 +21,7 @@ use super::format::{
     to_blocks, truncate_output, truncate_text,
 };
 use super::loadout::{LoadoutOptions, prepare_codemode_loadout};
-use super::models::{LazyModelCatalog, call_model_global, model_globals};
+use super::models::{CallSink, LazyModelCatalog, ModelCalls, call_model_global, call_model_run, model_globals};
 use super::sandbox::{SandboxHost, SandboxTool, ScriptRequest, run_script};
 use super::source::parse_codemode_source;
 use crate::builtin_extensions::tool_search::ToolCatalog;
@@ -138,6 +138,8 @@ struct Host {
     calls: Arc<Mutex<Vec<CallRecord>>>,
     ctx: ToolContext,
     models: LazyModelCatalog,
+    /// The script's `models.classify()` / `models.generateImages()` calls.
+    model_calls: Arc<ModelCalls>,
     /// Nested calls made so far: the session numbers them `<callerId>/<n>` as they are made.
     made: Mutex<u64>,
 }
@@ -179,6 +181,7 @@ impl SandboxHost for Host {
                 status: "running".into(),
                 duration_ms: None,
                 error: None,
+                cost: None,
             });
             calls.len() - 1
         };
@@ -224,12 +227,17 @@ impl SandboxHost for Host {
         &self,
         name: &str,
         args: Option<Value>,
-        _cancel: CancellationToken,
+        cancel: CancellationToken,
     ) -> Result<Option<Value>, String> {
         let args = match args {
             Some(Value::Array(a)) => a,
             _ => Vec::new(),
         };
+        if name == "models.classify" || name == "models.generateImages" {
+            let publish = || self.publish();
+            let sink = CallSink { tool_call_id: &self.tool_call_id, calls: &self.calls, publish: &publish };
+            return call_model_run(&self.models, &self.model_calls, name, &args, cancel, &sink).await;
+        }
         if name.starts_with("models.") {
             return call_model_global(self.models.get(), name, &args);
         }
@@ -318,6 +326,7 @@ impl AgentTool for CodemodeTool {
             store: self.read_store(),
             timeout: source.options.timeout_ms.map(Duration::from_millis),
         };
+        let model_calls = Arc::new(ModelCalls::default());
         let host = Arc::new(Host {
             api: self.api.clone(),
             tool_call_id: tool_call_id.to_owned(),
@@ -325,6 +334,7 @@ impl AgentTool for CodemodeTool {
             calls: calls.clone(),
             ctx: ctx.clone(),
             models: self.models.clone(),
+            model_calls: model_calls.clone(),
             made: Mutex::new(0),
         });
         let outcome = run_script(request, host, ctx.cancel_token().clone()).await;
@@ -343,7 +353,7 @@ impl AgentTool for CodemodeTool {
             if let Some(value) = &outcome.value {
                 let text = match value {
                     Value::String(s) => s.clone(),
-                    v => v.to_string(),
+                    v => pi_ai::json::to_js_json(v),
                 };
                 output.push(super::sandbox::OutputItem::Text { text, console: false });
             }
@@ -351,6 +361,13 @@ impl AgentTool for CodemodeTool {
         let mut items = format_output(&output);
         if let Some(error) = &outcome.error {
             items.push(Item::Text(format!("Script error:\n{}", format_error(error, &calls))));
+        }
+        let generated = model_calls.generated_images();
+        if generated > 0 && !items.iter().any(|i| matches!(i, Item::Image(..))) {
+            items.push(Item::Text(format!(
+                "Note: models.generateImages() returned {generated} image{} that the script did not show. Show each image block of result.output with image(block).",
+                if generated == 1 { "" } else { "s" }
+            )));
         }
         let max_tokens = source.options.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS);
         let (items, full_output_path) = truncate_output(join_adjacent_text(items), max_tokens);
@@ -362,6 +379,6 @@ impl AgentTool for CodemodeTool {
         if let Some(path) = full_output_path {
             details["fullOutputPath"] = json!(path);
         }
-        Ok(AgentToolResult { content, details, is_error: !ok, ..Default::default() })
+        Ok(AgentToolResult { content, details, usage: model_calls.usage(), is_error: !ok, ..Default::default() })
     }
 }
