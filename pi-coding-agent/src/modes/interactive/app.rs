@@ -47,6 +47,8 @@ pub(crate) enum UiEvent {
     Rebuilt(String),
     /// A user `!command` finished.
     BashDone { id: u64, result: Result<crate::sdk::BashResult, String> },
+    /// An extension called `ctx.shutdown()`.
+    ShutdownRequested,
 }
 
 /// A modal component in place of the editor (selectors, dialogs).
@@ -81,6 +83,8 @@ pub(crate) struct App {
     pub(crate) dirty: bool,
     pub(crate) last_ctrl_c: Option<Instant>,
     pub(crate) quit: Option<i32>,
+    /// An extension called `ctx.shutdown()`: quit once the session is idle.
+    pub(crate) shutdown_requested: bool,
     pub(crate) expanded: bool,
     pub(crate) hide_thinking: bool,
     pub(crate) statuses: BTreeMap<String, String>,
@@ -269,6 +273,7 @@ impl App {
             dirty: true,
             last_ctrl_c: None,
             quit: None,
+            shutdown_requested: false,
             expanded: false,
             hide_thinking: options.hide_thinking,
             statuses: BTreeMap::new(),
@@ -339,6 +344,10 @@ impl App {
             let _ = tx.send(UiEvent::Session(Box::new(ev.clone())));
         });
         std::mem::forget(_unsubscribe_on_drop);
+        let shutdown = self.tx.clone();
+        self.session.set_extension_shutdown_handler(move || {
+            let _ = shutdown.send(UiEvent::ShutdownRequested);
+        });
         let errors = self.tx.clone();
         self.session
             .bind_extensions(move |e| {
@@ -714,6 +723,12 @@ impl App {
             },
             UiEvent::Status(t) => self.show_status(&t),
             UiEvent::OpenResume => self.command_resume(tui),
+            UiEvent::ShutdownRequested => {
+                self.shutdown_requested = true;
+                if !self.session.is_streaming() {
+                    self.quit = Some(0);
+                }
+            }
             UiEvent::TreeChoice { id, choice } => self.on_tree_choice(tui, id, choice),
             UiEvent::Rebuilt(t) => {
                 self.rebuild_transcript();
@@ -747,6 +762,9 @@ impl App {
         let theme = self.theme.clone();
         let chat = self.chat.clone();
         self.live.on_event(&ev, &theme, &chat);
+        if self.shutdown_requested && matches!(ev, SessionEvent::AgentSettled { .. }) {
+            self.quit = Some(0);
+        }
         if let SessionEvent::QueueUpdate { .. } = &ev {
             self.update_pending();
         }

@@ -314,7 +314,8 @@ impl App {
     fn command_session(&mut self) {
         let s = self.session.get_session_stats();
         let name = self.session.session_name();
-        let mode = self.session.settings_manager().settings().cache_warming().as_str().to_owned();
+        let mode = self.session.settings_manager().cache_warming().as_str().to_owned();
+        let warming = self.session.cache_warming_status();
         let t = self.theme.clone();
         let dim = |x: &str| t.fg("dim", x);
         let b = pi_tui::theme::bold;
@@ -347,7 +348,12 @@ impl App {
         info.push_str(&format!("{} {}\n", dim("Total:"), grouped(s.tokens.total())));
         info.push_str(&format!("\n{}\n", b("Cache Warming")));
         info.push_str(&format!("{} {mode}\n", dim("Mode:")));
-        info.push_str(&format!("{} Inactive (cache warming unavailable)\n", dim("Status:")));
+        let status = crate::sdk::cache_warmer::format_cache_warming_status(&warming, pi_ai::now_ms());
+        info.push_str(&format!("{} {status}\n", dim("Status:")));
+        if let Some(d) = warming.decision.filter(|d| d.economics_available) {
+            info.push_str(&format!("{} ${:.3}\n", dim("Cache miss penalty:"), d.miss_cost));
+            info.push_str(&format!("{} ${:.3}\n", dim("Refresh cost:"), d.warm_cost));
+        }
         if s.cost > 0.0 {
             info.push_str(&format!("\n{}\n{} ${:.3}", b("Cost"), dim("Total:"), s.cost));
         }

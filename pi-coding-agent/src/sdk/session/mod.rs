@@ -174,6 +174,12 @@ pub(crate) struct SessionShared {
     pub(crate) last_request: Arc<Mutex<Option<pi_ai::transcript::TranscriptContext>>>,
     /// The `Retry-After` of the last failed 429/503 answer (see [`RetryAfter`]).
     pub(crate) retry_after: RetryAfter,
+    /// The prompt cache warmer (see `sdk/cache_warmer`).
+    pub(crate) cache_warmer: Arc<crate::sdk::cache_warmer::CacheWarmer>,
+    /// The session's agent, without keeping it alive (its hooks hold this state).
+    pub(crate) agent: std::sync::OnceLock<pi_agent_core::WeakAgent<CodingMessage>>,
+    /// What an extension's `ctx.shutdown()` does (the mode's; none in print mode, as pi).
+    pub(crate) shutdown_handler: Mutex<Option<Arc<dyn Fn() + Send + Sync>>>,
 }
 
 /// The server-requested delay of the last failed 429/503 response, recorded by the
@@ -250,6 +256,9 @@ impl SessionShared {
             tasks: Mutex::new(Vec::new()),
             last_request: Arc::new(Mutex::new(None)),
             retry_after: parts.retry_after,
+            cache_warmer: Arc::new(crate::sdk::cache_warmer::CacheWarmer::new()),
+            agent: std::sync::OnceLock::new(),
+            shutdown_handler: Mutex::new(None),
         }
     }
 
@@ -671,6 +680,7 @@ impl AgentSession {
     /// Aborts any run and user `!cmd`, waits for the tasks the session spawned (detached
     /// extension events and actions), and drops every listener.
     pub async fn dispose(&self) {
+        self.shared.cache_warmer.cancel();
         self.abort_bash();
         self.abort().await;
         loop {
