@@ -2,6 +2,7 @@
 // the snapshot pi-rs sends with every event, tool call and command.
 import { rpc } from "./rpc.mjs";
 import { custom, fillSlot, footerData, register, statuses, tui } from "./components.mjs";
+import { modelRegistry } from "./model_registry.mjs";
 
 /** The theme extensions draw with. Colors are placeholders (OSC `pi:fg:<token>` / `pi:bg:<token>`)
  * that pi-rs replaces with the active theme's escape sequences; they have no width. */
@@ -130,7 +131,7 @@ export function createContext(extensionPath, snapshot = {}, command = false, sig
 		hasUI: Boolean(snapshot.hasUI),
 		cwd: snapshot.cwd ?? process.cwd(),
 		sessionManager: sessionManager(snapshot),
-		modelRegistry: { getAll: () => snapshot.models ?? [], find: (p, id) => (snapshot.models ?? []).find((m) => m.provider === p && m.id === id) },
+		modelRegistry: modelRegistry(extensionPath),
 		model: snapshot.model ?? undefined,
 		scopedModels: snapshot.scopedModels ?? [],
 		thinkingLevel: rpc.state.thinkingLevel,

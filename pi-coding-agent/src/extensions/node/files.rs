@@ -13,6 +13,7 @@ const FILES: &[(&str, &str)] = &[
     ("dispatch.mjs", include_str!("../../../js-host/dispatch.mjs")),
     ("bus.mjs", include_str!("../../../js-host/bus.mjs")),
     ("components.mjs", include_str!("../../../js-host/components.mjs")),
+    ("model_registry.mjs", include_str!("../../../js-host/model_registry.mjs")),
     ("shims/pi-tui.mjs", include_str!("../../../js-host/shims/pi-tui.mjs")),
     ("shims/pi-ai.mjs", include_str!("../../../js-host/shims/pi-ai.mjs")),
     ("shims/pi-agent-core.mjs", include_str!("../../../js-host/shims/pi-agent-core.mjs")),

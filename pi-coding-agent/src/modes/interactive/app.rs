@@ -85,6 +85,7 @@ pub(crate) struct App {
     pub(crate) quit: Option<i32>,
     /// An extension called `ctx.shutdown()`: quit once the session is idle.
     pub(crate) shutdown_requested: bool,
+    pub(crate) cache_notice: Option<super::cache_notice::CacheNotice>,
     pub(crate) expanded: bool,
     pub(crate) hide_thinking: bool,
     pub(crate) statuses: BTreeMap<String, String>,
@@ -274,6 +275,7 @@ impl App {
             last_ctrl_c: None,
             quit: None,
             shutdown_requested: false,
+            cache_notice: None,
             expanded: false,
             hide_thinking: options.hide_thinking,
             statuses: BTreeMap::new(),
@@ -762,8 +764,10 @@ impl App {
         let theme = self.theme.clone();
         let chat = self.chat.clone();
         self.live.on_event(&ev, &theme, &chat);
-        if self.shutdown_requested && matches!(ev, SessionEvent::AgentSettled { .. }) {
-            self.quit = Some(0);
+        match &ev {
+            SessionEvent::AgentSettled { .. } if self.shutdown_requested => self.quit = Some(0),
+            SessionEvent::EntryAppended { entry } => self.on_cache_warm_entry(entry),
+            _ => {}
         }
         if let SessionEvent::QueueUpdate { .. } = &ev {
             self.update_pending();

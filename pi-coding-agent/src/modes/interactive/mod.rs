@@ -13,6 +13,7 @@
 
 mod app;
 mod app_keys;
+mod cache_notice;
 mod autocomplete;
 mod changelog;
 mod clipboard;
