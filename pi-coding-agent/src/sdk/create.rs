@@ -285,12 +285,12 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     // The agent's requests (not summaries) are kept for `AgentSession::last_request`.
     let captured = shared.last_request.clone();
     let warming = Arc::downgrade(&shared);
-    shared.cache_warmer.bind(&shared);
+    session::cache_warming::bind_warmer(&shared);
     let agent_stream_fn: StreamFn =
         Arc::new(move |m: &Model, context: pi_ai::transcript::TranscriptContext, o: StreamOptions| {
             *captured.lock().unwrap_or_else(|e| e.into_inner()) = Some(context.clone());
             if let Some(shared) = warming.upgrade() {
-                super::cache_warmer::start_for_request(&shared, m, &context, &o);
+                session::cache_warming::start_for_request(&shared, m, &context, &o);
             }
             stream_fn(m, context, o)
         });

@@ -4,8 +4,6 @@
 //! [`pi_ai::cache_warming`]. Each refresh is a `usage` entry of kind `cache_warm`.
 
 mod clock;
-mod request;
-mod session_api;
 mod status;
 
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -18,19 +16,30 @@ use pi_ai::cache_warming::{
 };
 use pi_ai::options::{CacheRetention, StreamOptions};
 use pi_ai::transcript::TranscriptContext;
-use pi_ai::{Model, StopReason};
+use pi_ai::{AssistantMessageEventStream, Model, StopReason, Usage};
 use tokio_util::sync::CancellationToken;
 
 pub use clock::{CacheWarmingClock, SystemClock};
-pub(crate) use request::start_for_request;
 pub use status::{
     CacheWarmingState, CacheWarmingStatus, format_cache_warming_status, format_cache_warming_usage,
 };
 
-use super::session::SessionShared;
-use crate::extensions::CacheWarmingDecisionEvent;
-use crate::session::SessionEntry;
+use crate::extensions::{CacheWarmingDecisionEvent, ExtensionRunner};
 use crate::settings::CacheWarming;
+
+/// What the warmer needs from its session (the session implements it; the warmer holds it weakly).
+pub(crate) trait WarmHost: Send + Sync {
+    /// The global `cacheWarming` mode.
+    fn mode(&self) -> CacheWarming;
+    /// Prompt size of the most recent real request on the branch, as the provider reported it.
+    fn last_prompt_tokens(&self) -> u64;
+    /// The extensions that decide with pi.
+    fn runner(&self) -> Option<Arc<ExtensionRunner>>;
+    /// Sends a request with the session's request function.
+    fn stream(&self, model: &Model, context: TranscriptContext, options: StreamOptions) -> AssistantMessageEventStream;
+    /// Appends a `usage` entry of `kind` and announces it.
+    fn record_usage(&self, kind: &str, provider: &str, model: &str, usage: Usage, note: Option<&str>);
+}
 
 /// Whether the conversation still extends the request a run keeps warm.
 pub(crate) type IsCurrent = Box<dyn Fn() -> bool + Send + Sync>;
@@ -69,7 +78,7 @@ struct State {
 pub struct CacheWarmer {
     state: Mutex<State>,
     clock: Mutex<Arc<dyn CacheWarmingClock>>,
-    shared: OnceLock<Weak<SessionShared>>,
+    host: OnceLock<Weak<dyn WarmHost>>,
 }
 
 impl std::fmt::Debug for CacheWarmer {
@@ -91,13 +100,13 @@ impl CacheWarmer {
                 next_id: 1,
             }),
             clock: Mutex::new(Arc::new(SystemClock)),
-            shared: OnceLock::new(),
+            host: OnceLock::new(),
         }
     }
 
     /// Binds the warmer to its session (once, after the session exists).
-    pub(crate) fn bind(&self, shared: &Arc<SessionShared>) {
-        let _ = self.shared.set(Arc::downgrade(shared));
+    pub(crate) fn bind(&self, host: Weak<dyn WarmHost>) {
+        let _ = self.host.set(host);
     }
 
     /// Replaces the clock (tests advance a manual one); affects runs started afterwards.
@@ -109,29 +118,16 @@ impl CacheWarmer {
         lock(&self.clock).clone()
     }
 
-    fn host(&self) -> Option<Arc<SessionShared>> {
-        self.shared.get()?.upgrade()
+    fn host(&self) -> Option<Arc<dyn WarmHost>> {
+        self.host.get()?.upgrade()
     }
 
     fn mode(&self) -> CacheWarming {
-        self.host().map(|s| s.settings_manager.cache_warming()).unwrap_or(CacheWarming::Off)
+        self.host().map(|h| h.mode()).unwrap_or(CacheWarming::Off)
     }
 
-    /// Prompt size of the most recent real request on the branch, as the provider reported it.
     fn last_prompt_tokens(&self) -> u64 {
-        let Some(shared) = self.host() else { return 0 };
-        let sm = super::session::lock(&shared.session_manager);
-        sm.get_branch(None)
-            .into_iter()
-            .rev()
-            .find_map(|e| match e {
-                SessionEntry::Message(m) => m.message.as_assistant().map(|a| {
-                    let u = &a.usage;
-                    u.input + u.cache_read + u.cache_write
-                }),
-                _ => None,
-            })
-            .unwrap_or(0)
+        self.host().map(|h| h.last_prompt_tokens()).unwrap_or(0)
     }
 
     fn evaluate(&self, model: &Model, phase: CacheWarmingPhase) -> CacheWarmingDecision {
@@ -344,7 +340,7 @@ impl CacheWarmer {
                 continuation_probability: decision.continuation_probability,
                 action: decision.action,
             };
-            let runner = self.host().and_then(|s| s.runner.clone());
+            let runner = self.host().and_then(|h| h.runner());
             let action = match runner {
                 Some(runner) => runner.emit_cache_warming_decision(event).await,
                 None => decision.action,
@@ -377,28 +373,15 @@ impl CacheWarmer {
 
     /// Sends the refresh and records its usage; failures are best-effort silence, as pi.
     async fn send(&self, id: u64, request: &WarmRequest, cancel: CancellationToken, extension_override: bool) {
-        let Some(shared) = self.host() else { return };
+        let Some(host) = self.host() else { return };
         let mut options = get_cache_warming_request_options(&request.options);
         options.cancel = Some(cancel);
-        let message = (shared.stream_fn)(&request.model, request.context.clone(), options).result().await;
+        let message = host.stream(&request.model, request.context.clone(), options).result().await;
         if self.validate(id).is_none() || matches!(message.stop_reason, StopReason::Error | StopReason::Aborted) {
             return;
         }
         let model = message.response_model.as_deref().unwrap_or(&message.model);
         let note = extension_override.then_some("extension override");
-        let entry = {
-            let mut sm = super::session::lock(&shared.session_manager);
-            match sm.append_usage("cache_warm", &message.provider, model, message.usage.clone(), note) {
-                Ok(id) => sm.entry(&id).cloned().map(Arc::new),
-                Err(e) => {
-                    tracing::warn!(error = %e, "cache warming usage was not recorded");
-                    None
-                }
-            }
-        };
-        if let Some(entry) = entry {
-            shared.settle_writes_later();
-            shared.emit(&super::SessionEvent::EntryAppended { entry });
-        }
+        host.record_usage("cache_warm", &message.provider, model, message.usage.clone(), note);
     }
 }

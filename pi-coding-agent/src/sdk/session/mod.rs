@@ -17,6 +17,7 @@
 mod bash;
 mod bash_exec;
 mod boundary;
+pub(crate) mod cache_warming;
 mod compaction;
 mod discover;
 mod event;
