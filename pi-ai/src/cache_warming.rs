@@ -176,8 +176,7 @@ mod tests {
     #[test]
     fn budget_thinking_is_not_replayable() {
         let m = sonnet();
-        let thinking =
-            StreamOptions { reasoning: Some(crate::ThinkingLevel::High), ..Default::default() };
+        let thinking = StreamOptions { reasoning: Some(crate::ThinkingLevel::High), ..Default::default() };
         assert!(!is_cache_warming_replayable(&m, &thinking));
         assert!(is_cache_warming_replayable(&m, &StreamOptions::default()));
         let mut adaptive = sonnet();

@@ -18,9 +18,7 @@ use http_support::{HttpSession, Setup};
 use pi_coding_agent::extensions::{
     CacheWarmingAction, CacheWarmingDecisionEvent, CacheWarmingDecisionResult, Extension, FnExtension,
 };
-use pi_coding_agent::sdk::cache_warmer::{
-    CacheWarmingClock, CacheWarmingState, format_cache_warming_status,
-};
+use pi_coding_agent::sdk::cache_warmer::{CacheWarmingClock, CacheWarmingState, format_cache_warming_status};
 use pi_coding_agent::settings::CacheWarming;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -103,7 +101,12 @@ fn decider(answer: Option<CacheWarmingAction>, sink: Decisions) -> Arc<dyn Exten
     }))
 }
 
-async fn start(reply: String, ttl_s: u64, extensions: Vec<Arc<dyn Extension>>, clock: &Arc<ManualClock>) -> HttpSession {
+async fn start(
+    reply: String,
+    ttl_s: u64,
+    extensions: Vec<Arc<dyn Extension>>,
+    clock: &Arc<ManualClock>,
+) -> HttpSession {
     let h = Setup {
         api: Some("anthropic-messages"),
         replies: vec![reply, anthropic_reply("warm", 3, 1_000_000)],
@@ -196,10 +199,7 @@ async fn extension_override_warms() {
 async fn extension_stop_is_reported() {
     let h = scenario("extension_stop", anthropic_reply("hi", 1_000_000, 0), Some(CacheWarmingAction::Stop)).await;
     let line = format_cache_warming_status(&h.session.cache_warming_status(), START + 1_000);
-    assert_eq!(
-        line,
-        "Stopped (extension override, 15% continuation probability, expected savings $0.217 >= $0.050)"
-    );
+    assert_eq!(line, "Stopped (extension override, 15% continuation probability, expected savings $0.217 >= $0.050)");
     h.session.dispose().await;
 }
 

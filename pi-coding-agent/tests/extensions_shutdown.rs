@@ -43,7 +43,10 @@ export default function (pi) {
 "#;
 
 /// Spawns `pi --mode rpc -e <source>`; returns the child, its stdin and a receiver of its JSON lines.
-fn rpc_pi(env: &Env, source: &str) -> (std::process::Child, std::process::ChildStdin, std::sync::mpsc::Receiver<Value>) {
+fn rpc_pi(
+    env: &Env,
+    source: &str,
+) -> (std::process::Child, std::process::ChildStdin, std::sync::mpsc::Receiver<Value>) {
     let node = js_support::node_path().expect("node");
     let ext = env.proj().join("ext.ts");
     std::fs::write(&ext, source).expect("extension");

@@ -48,7 +48,8 @@ async fn turn_end_lists_queued_steering() {
         });
     });
     let h = Setup {
-        replies: vec![tool_reply("call_1", "no_such_tool", json!({})), text_reply("after steer")],
+        replies: vec![tool_reply("call_1", "read", json!({"path": "notes.txt"})), text_reply("after steer")],
+        files: vec![("notes.txt", "alpha\n")],
         extensions: vec![recorder],
         ..Default::default()
     }

@@ -214,7 +214,6 @@ fn next_line_blocking(reader: &mut impl std::io::BufRead) -> Option<String> {
     }
 }
 
-
 /// Handles one command; `None` when the handler answered itself (`prompt`).
 async fn handle(session: AgentSession, ctx: Arc<RpcContext>, request: RpcRequest) -> Option<Value> {
     let (session, ctx) = (&session, &*ctx);

@@ -767,6 +767,9 @@ impl App {
         match &ev {
             SessionEvent::AgentSettled { .. } if self.shutdown_requested => self.quit = Some(0),
             SessionEvent::EntryAppended { entry } => self.on_cache_warm_entry(entry),
+            SessionEvent::Agent(pi_agent_core::AgentEvent::MessageEnd {
+                message: pi_agent_core::AgentMessage::Assistant(a),
+            }) => self.on_assistant_end(a),
             _ => {}
         }
         if let SessionEvent::QueueUpdate { .. } = &ev {

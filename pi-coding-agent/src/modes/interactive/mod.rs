@@ -13,8 +13,8 @@
 
 mod app;
 mod app_keys;
-mod cache_notice;
 mod autocomplete;
+mod cache_notice;
 mod changelog;
 mod clipboard;
 mod commands;

@@ -4,6 +4,7 @@
 //! [`pi_ai::cache_warming`]. Each refresh is a `usage` entry of kind `cache_warm`.
 
 mod clock;
+mod stats;
 mod status;
 
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -20,9 +21,8 @@ use pi_ai::{AssistantMessageEventStream, Model, StopReason, Usage};
 use tokio_util::sync::CancellationToken;
 
 pub use clock::{CacheWarmingClock, SystemClock};
-pub use status::{
-    CacheWarmingState, CacheWarmingStatus, format_cache_warming_status, format_cache_warming_usage,
-};
+pub use stats::{CACHE_TTL_MS, CacheMiss, CacheWaste, compute_cache_waste, detect_cache_miss};
+pub use status::{CacheWarmingState, CacheWarmingStatus, format_cache_warming_status, format_cache_warming_usage};
 
 use crate::extensions::{CacheWarmingDecisionEvent, ExtensionRunner};
 use crate::settings::CacheWarming;
@@ -142,7 +142,14 @@ impl CacheWarmer {
         let (model, phase, is_current, refreshing, next_warm_at, extension_override) = {
             let st = lock(&self.state);
             let Some(run) = &st.run else { return st.inactive.clone() };
-            (run.request.model.clone(), run.phase, run.is_current.clone(), !run.timer, run.next_warm_at, run.extension_override)
+            (
+                run.request.model.clone(),
+                run.phase,
+                run.is_current.clone(),
+                !run.timer,
+                run.next_warm_at,
+                run.extension_override,
+            )
         };
         if !is_current() {
             return CacheWarmingStatus::inactive("conversation context changed");

@@ -1,7 +1,9 @@
 //! The warmer's status and pi's texts for it (`/session`'s line, the transcript's
 //! "Cache warmed" notice).
 
-use pi_ai::cache_warming::{CACHE_WARMING_MINIMUM_EXPECTED_SAVINGS, CacheWarmingAction, CacheWarmingDecision, CacheWarmingPhase};
+use pi_ai::cache_warming::{
+    CACHE_WARMING_MINIMUM_EXPECTED_SAVINGS, CacheWarmingAction, CacheWarmingDecision, CacheWarmingPhase,
+};
 use serde::Serialize;
 
 /// What the warmer is doing.
@@ -92,7 +94,9 @@ fn decision_time(next_warm_at: Option<u64>, now: u64) -> String {
 pub fn format_cache_warming_status(status: &CacheWarmingStatus, now: u64) -> String {
     let decision = match &status.decision {
         Some(d)
-            if !(status.state == CacheWarmingState::Inactive && !d.economics_available && !status.extension_override) =>
+            if !(status.state == CacheWarmingState::Inactive
+                && !d.economics_available
+                && !status.extension_override) =>
         {
             d
         }
@@ -160,7 +164,10 @@ mod tests {
     #[test]
     fn usage_line_trims_zeros_to_three_decimals() {
         assert_eq!(format_cache_warming_usage(0.03, None), "Cache warmed: $0.030");
-        assert_eq!(format_cache_warming_usage(0.030015, Some("extension override")), "Cache warmed (extension override): $0.030015");
+        assert_eq!(
+            format_cache_warming_usage(0.030015, Some("extension override")),
+            "Cache warmed (extension override): $0.030015"
+        );
         assert_eq!(format_cache_warming_usage(0.1234, None), "Cache warmed: $0.1234");
     }
 }
