@@ -37,7 +37,7 @@ impl ManualClock {
 }
 
 impl CacheWarmingClock for ManualClock {
-    fn now_ms(&self) -> u64 {
+    fn now(&self) -> u64 {
         *self.0.borrow()
     }
     fn sleep_until(&self, at_ms: u64) -> BoxFuture<'static, ()> {

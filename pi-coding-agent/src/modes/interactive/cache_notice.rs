@@ -72,7 +72,9 @@ impl App {
             let end = entries
                 .iter()
                 .rposition(|e| match e {
-                    SessionEntry::Message(m) => m.message.as_assistant().is_some_and(|a| a.timestamp == message.timestamp),
+                    SessionEntry::Message(m) => {
+                        m.message.as_assistant().is_some_and(|a| a.timestamp == message.timestamp)
+                    }
                     _ => false,
                 })
                 .unwrap_or(entries.len());

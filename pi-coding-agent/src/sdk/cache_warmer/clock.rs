@@ -6,8 +6,8 @@ use futures::future::BoxFuture;
 /// Time as the cache warmer sees it.
 pub trait CacheWarmingClock: Send + Sync {
     /// Milliseconds since the Unix epoch.
-    fn now_ms(&self) -> u64;
-    /// Resolves once [`now_ms`](Self::now_ms) reaches `at_ms`.
+    fn now(&self) -> u64;
+    /// Resolves once [`now`](Self::now) reaches `at_ms`.
     fn sleep_until(&self, at_ms: u64) -> BoxFuture<'static, ()>;
 }
 
@@ -16,7 +16,7 @@ pub trait CacheWarmingClock: Send + Sync {
 pub struct SystemClock;
 
 impl CacheWarmingClock for SystemClock {
-    fn now_ms(&self) -> u64 {
+    fn now(&self) -> u64 {
         pi_ai::now_ms()
     }
 

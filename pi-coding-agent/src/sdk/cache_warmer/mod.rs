@@ -198,7 +198,7 @@ impl CacheWarmer {
                 ttl_ms,
                 delay_ms,
                 refresh_deadline_at: 0,
-                started_at: self.clock().now_ms(),
+                started_at: self.clock().now(),
                 cancel: CancellationToken::new(),
                 phase: CacheWarmingPhase::Streaming,
                 next_warm_at: 0,
@@ -221,7 +221,7 @@ impl CacheWarmer {
             } else {
                 run.phase = CacheWarmingPhase::Idle;
                 let deadline = run.started_at + CACHE_WARMING_MAX_IDLE_AGE_MS;
-                (run.next_warm_at > deadline || self.clock().now_ms() >= deadline)
+                (run.next_warm_at > deadline || self.clock().now() >= deadline)
                     .then_some("30-minute idle safety limit reached")
             }
         };
@@ -270,7 +270,7 @@ impl CacheWarmer {
 
     fn schedule(self: &Arc<Self>, id: u64) {
         let clock = self.clock();
-        let now = clock.now_ms();
+        let now = clock.now();
         let (at, cancel, stop) = {
             let mut st = lock(&self.state);
             let Some(run) = st.run.as_mut().filter(|r| r.id == id) else { return };
@@ -324,7 +324,7 @@ impl CacheWarmer {
             Some(run) => run.refresh_deadline_at,
             None => return true,
         };
-        if self.clock().now_ms() <= deadline {
+        if self.clock().now() <= deadline {
             return false;
         }
         self.stop("cache refresh deadline missed", None, false);

@@ -45,7 +45,11 @@ struct Previous {
     reported_cache: bool,
 }
 
-fn detect(prev: Option<&Previous>, m: &AssistantMessage, lookup: &dyn Fn(&str, &str) -> Option<Model>) -> Option<CacheMiss> {
+fn detect(
+    prev: Option<&Previous>,
+    m: &AssistantMessage,
+    lookup: &dyn Fn(&str, &str) -> Option<Model>,
+) -> Option<CacheMiss> {
     let u = &m.usage;
     let prompt = u.input + u.cache_read + u.cache_write;
     let prev = prev?;
@@ -57,8 +61,7 @@ fn detect(prev: Option<&Previous>, m: &AssistantMessage, lookup: &dyn Fn(&str, &
         return None;
     }
     let paid_tokens = u.input + u.cache_write;
-    let paid_per_token =
-        if paid_tokens > 0 { (u.cost.input + u.cost.cache_write) / paid_tokens as f64 } else { 0.0 };
+    let paid_per_token = if paid_tokens > 0 { (u.cost.input + u.cost.cache_write) / paid_tokens as f64 } else { 0.0 };
     let read_per_token = if u.cache_read > 0 {
         u.cost.cache_read / u.cache_read as f64
     } else {
