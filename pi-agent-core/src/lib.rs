@@ -71,6 +71,7 @@ mod typed_tool;
 
 pub use agent::{
     AbortHandle, Agent, AgentBuilder, AgentError, AgentState, PromptInput, QueueMode, StreamingMessage, Unsubscribe,
+    WeakAgent,
 };
 pub use agent_loop::{
     AgentContext, AgentLoopConfig, AgentLoopError, EventSink, FnSink, run_agent_loop, run_agent_loop_continue,

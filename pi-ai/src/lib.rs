@@ -43,6 +43,7 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod cache_warming;
 pub mod classify;
 pub mod handoff;
 pub mod http;

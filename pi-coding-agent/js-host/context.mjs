@@ -2,6 +2,7 @@
 // the snapshot pi-rs sends with every event, tool call and command.
 import { rpc } from "./rpc.mjs";
 import { addAutocompleteProvider, custom, editorBridge, setSnapshotHook, fillSlot, footerData, keybindings, onTerminalInput, register, statuses, tuiFor } from "./components.mjs";
+import { modelRegistry } from "./model_registry.mjs";
 
 /** The theme extensions draw with. Colors are placeholders (OSC `pi:fg:<token>` / `pi:bg:<token>`)
  * that pi-rs replaces with the active theme's escape sequences; they have no width. */
@@ -171,7 +172,7 @@ export function createContext(extensionPath, snapshot = {}, command = false, sig
 			return live(snapshot, "cwd") ?? process.cwd();
 		},
 		sessionManager: sessionManager(snapshot),
-		modelRegistry: { getAll: () => live(snapshot, "models") ?? [], find: (p, id) => (live(snapshot, "models") ?? []).find((m) => m.provider === p && m.id === id) },
+		modelRegistry: modelRegistry(extensionPath),
 		get model() {
 			return live(snapshot, "model") ?? undefined;
 		},

@@ -2,6 +2,7 @@
 import { extensions } from "./loader.mjs";
 import { createContext, noteSnapshot, theme } from "./context.mjs";
 import { rpc } from "./rpc.mjs";
+import { syncModelRegistry } from "./model_registry.mjs";
 import { toTree } from "./shims/pi-tui.mjs";
 
 const cancels = new Map();
@@ -20,13 +21,20 @@ function snapshotOf(params) {
 	return params.ctx ?? {};
 }
 
+/** The snapshot, with `ctx.modelRegistry`'s copy brought up to date first. */
+async function contextOf(params) {
+	const snapshot = snapshotOf(params);
+	await syncModelRegistry(snapshot);
+	return snapshot;
+}
+
 /** Runs the handler `handlerId` of an event; returns its result in pi's shape, `null` for none. */
 export async function runEvent(params) {
 	const ext = extensionOf(params);
 	const entry = ext.handlerList.find((h) => h.id === params.handlerId);
 	const handlers = entry ? [entry] : ext.handlers.get(params.event) ?? [];
 	const event = params.payload ?? { type: params.event };
-	const ctx = createContext(ext.path, snapshotOf(params));
+	const ctx = createContext(ext.path, await contextOf(params));
 	const before = params.event === "context" ? JSON.stringify(event.messages) : undefined;
 	const inputBefore = params.event === "tool_call" ? JSON.stringify(event.input) : undefined;
 	const sectionsBefore = params.event === "before_agent_start" ? JSON.stringify(event.systemPromptOptions?.sections) : undefined;
@@ -65,7 +73,7 @@ export async function runTool(params) {
 	rpc.state.bound = true;
 	const controller = new AbortController();
 	cancels.set(params.toolCallId, controller);
-	const ctx = createContext(ext.path, snapshotOf(params), false, controller.signal);
+	const ctx = createContext(ext.path, await contextOf(params), false, controller.signal);
 	// A request, so the result waits until every update has been delivered.
 	const onUpdate = (partial) => {
 		rpc.fire("tool.update", { extensionPath: ext.path, toolCallId: params.toolCallId, partial }, ext.path);
@@ -92,7 +100,7 @@ export async function runCommand(params) {
 	const ext = extensionOf(params);
 	const command = ext.commands.get(params.name);
 	if (!command) throw new Error(`Command not found: ${params.name}`);
-	await command.handler(params.args ?? "", createContext(ext.path, snapshotOf(params), true));
+	await command.handler(params.args ?? "", createContext(ext.path, await contextOf(params), true));
 	return null;
 }
 
@@ -100,7 +108,7 @@ export async function runShortcut(params) {
 	const ext = extensionOf(params);
 	const shortcut = ext.shortcuts.get(params.shortcut);
 	if (!shortcut) throw new Error(`Shortcut not found: ${params.shortcut}`);
-	await shortcut.handler(createContext(ext.path, snapshotOf(params)));
+	await shortcut.handler(createContext(ext.path, await contextOf(params)));
 	return null;
 }
 

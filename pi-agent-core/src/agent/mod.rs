@@ -120,7 +120,30 @@ impl<C: CustomMessage> Clone for Agent<C> {
     }
 }
 
+/// A handle to an [`Agent`] that does not keep it alive (for hooks the agent itself holds).
+pub struct WeakAgent<C: CustomMessage = UnknownMessage> {
+    inner: std::sync::Weak<Inner<C>>,
+}
+
+impl<C: CustomMessage> Clone for WeakAgent<C> {
+    fn clone(&self) -> Self {
+        WeakAgent { inner: self.inner.clone() }
+    }
+}
+
+impl<C: CustomMessage> WeakAgent<C> {
+    /// The agent, while it exists.
+    pub fn upgrade(&self) -> Option<Agent<C>> {
+        self.inner.upgrade().map(|inner| Agent { inner })
+    }
+}
+
 impl<C: CustomMessage> Agent<C> {
+    /// A handle that does not keep the agent alive.
+    pub fn downgrade(&self) -> WeakAgent<C> {
+        WeakAgent { inner: Arc::downgrade(&self.inner) }
+    }
+
     /// Reads the state under its lock. Do not call other `Agent` methods from inside `f`.
     pub fn with_state<R>(&self, f: impl FnOnce(&AgentState<C>) -> R) -> R {
         f(&lock(&self.inner.state))

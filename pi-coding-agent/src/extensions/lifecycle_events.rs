@@ -80,14 +80,7 @@ pub fn extension_source_label(extension_path: &str) -> String {
 }
 
 /// What pi's cache warmer decided before a refresh (`"warm"` or `"stop"`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CacheWarmingAction {
-    /// Send the refresh.
-    Warm,
-    /// Stop warming until the next real request.
-    Stop,
-}
+pub use pi_ai::cache_warming::CacheWarmingAction;
 
 /// `cache_warming_decision`: before each cache refresh, with pi's decision filled in.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -2,13 +2,12 @@
 //! Shutdown on stdin EOF (running user commands and the active run are aborted; commands still
 //! running are awaited).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 
 use pi_ai::{Model, ThinkingLevel};
 use serde_json::{Map, Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::json_event::{JsonEventEncoder, agent_settled};
 use super::output::{write_line, write_record};
@@ -102,11 +101,50 @@ pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
                 "event": e.event, "error": e.error}));
         })
     });
+    // pi's `shutdownHandler`: an extension's `ctx.shutdown()` ends the loop once no command is
+    // being handled (a prompt counts until it settles) and the session is idle.
+    let shutdown = Arc::new((AtomicBool::new(false), tokio::sync::Notify::new(), AtomicUsize::new(0)));
+    let gate = shutdown.clone();
+    session.set_extension_shutdown_handler(move || {
+        gate.0.store(true, Ordering::SeqCst);
+        gate.1.notify_one();
+    });
+    let gate = shutdown.clone();
+    let _settled = session.subscribe(move |event| {
+        if matches!(event, crate::sdk::SessionEvent::AgentSettled { .. }) {
+            gate.1.notify_one();
+        }
+    });
     // Errors are reported by the listener registered above.
     session.bind_extensions(|_| {}).await;
-    let mut stdin = BufReader::new(tokio::io::stdin());
+    // A plain thread reads stdin, so a shutdown with stdin still open leaves no blocking read
+    // the runtime would wait for (the process exits past it).
+    let (line_tx, mut lines) = tokio::sync::mpsc::unbounded_channel();
+    let reader = std::thread::Builder::new().name("rpc-stdin".into()).spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        while let Some(line) = next_line_blocking(&mut stdin) {
+            if line_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    if let Err(e) = reader {
+        eprintln!("Error: reading stdin: {e}");
+        return 1;
+    }
     let mut running: Vec<tokio::task::JoinHandle<()>> = Vec::new();
-    while let Some(line) = next_line(&mut stdin).await {
+    loop {
+        running.retain(|task| !task.is_finished());
+        if shutdown.0.load(Ordering::SeqCst) && shutdown.2.load(Ordering::SeqCst) == 0 && !session.is_streaming() {
+            break;
+        }
+        let line = tokio::select! {
+            line = lines.recv() => match line {
+                Some(line) => line,
+                None => break,
+            },
+            _ = shutdown.1.notified() => continue,
+        };
         if line.trim().is_empty() {
             continue;
         }
@@ -128,11 +166,14 @@ pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
                 }
             }
             Poll::Pending => {
-                running.retain(|task| !task.is_finished());
+                let done = shutdown.clone();
+                done.2.fetch_add(1, Ordering::SeqCst);
                 running.push(tokio::spawn(async move {
                     if let Some(response) = command.await {
                         write_record(&response);
                     }
+                    done.2.fetch_sub(1, Ordering::SeqCst);
+                    done.1.notify_one();
                 }));
             }
         }
@@ -153,9 +194,9 @@ pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
 /// The next `\n`-terminated line of stdin (the last one may lack it), decoded as pi's
 /// `StringDecoder` does: bytes that are not UTF-8 become U+FFFD, so a garbled line is answered with
 /// the parse error and the loop goes on. `None` at end of input or on a read error.
-async fn next_line<R: tokio::io::AsyncBufRead + Unpin>(reader: &mut R) -> Option<String> {
+fn next_line_blocking(reader: &mut impl std::io::BufRead) -> Option<String> {
     let mut bytes = Vec::new();
-    match reader.read_until(b'\n', &mut bytes).await {
+    match reader.read_until(b'\n', &mut bytes) {
         Ok(0) => None,
         Ok(_) => {
             if bytes.last() == Some(&b'\n') {

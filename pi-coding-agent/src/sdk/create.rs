@@ -284,9 +284,14 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     *shared.prompt_templates.lock().unwrap_or_else(|e| e.into_inner()) = resources.prompt_templates.clone();
     // The agent's requests (not summaries) are kept for `AgentSession::last_request`.
     let captured = shared.last_request.clone();
+    let warming = Arc::downgrade(&shared);
+    session::cache_warming::bind_warmer(&shared);
     let agent_stream_fn: StreamFn =
         Arc::new(move |m: &Model, context: pi_ai::transcript::TranscriptContext, o: StreamOptions| {
             *captured.lock().unwrap_or_else(|e| e.into_inner()) = Some(context.clone());
+            if let Some(shared) = warming.upgrade() {
+                session::cache_warming::start_for_request(&shared, m, &context, &o);
+            }
             stream_fn(m, context, o)
         });
     let mut builder = Agent::builder(model.clone(), agent_stream_fn)
@@ -304,6 +309,7 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
             .tool_hooks(hooks);
     }
     let agent: Agent<CodingMessage> = builder.build();
+    let _ = shared.agent.set(agent.downgrade());
     let session = AgentSession::new(agent, shared, cwd);
     if is_new {
         session.with_session_manager(|sm| {

@@ -38,6 +38,14 @@ impl AgentSession {
         runner.emit(NotifyEvent::SessionStart { reason: "startup".into(), previous_session_file: None }).await;
         self.extend_resources_from_extensions("startup").await;
     }
+
+    /// What an extension's `ctx.shutdown()` does from now on (pi's `shutdownHandler` binding):
+    /// the interactive and RPC modes quit once the session is idle; without a handler (print
+    /// and JSON modes, as pi) the request does nothing. Set it before `bind_extensions` so a
+    /// request from `session_start` is heard.
+    pub fn set_extension_shutdown_handler(&self, handler: impl Fn() + Send + Sync + 'static) {
+        *self.shared.shutdown_handler.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(handler));
+    }
 }
 
 fn lock_listener(shared: &SessionShared) -> std::sync::MutexGuard<'_, Option<crate::extensions::ErrorListenerHandle>> {
@@ -305,6 +313,14 @@ impl ExtensionActions for SessionActions {
         // pi's `void this.abort()`: the request takes effect at once; nobody waits for idle.
         if let Ok(session) = self.session() {
             session.request_abort();
+        }
+    }
+
+    fn shutdown(&self) {
+        let Some(shared) = self.session.upgrade() else { return };
+        let handler = shared.shutdown_handler.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(handler) = handler {
+            handler();
         }
     }
 

@@ -33,6 +33,7 @@
 
 mod agent_wire;
 mod builder;
+pub mod cache_warmer;
 mod create;
 pub mod diagnostics;
 pub(crate) mod discovery;

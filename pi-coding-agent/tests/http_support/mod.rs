@@ -231,6 +231,8 @@ pub struct Setup {
     /// Automatic compaction and retry (default: as the temp agent dir's settings say, i.e.
     /// pi's defaults).
     pub settings: Option<pi_coding_agent::sdk::SessionSettings>,
+    /// Extra fields of the models.json model (`cost`, `promptCache`, …).
+    pub model_fields: Option<Value>,
 }
 
 /// models.json with provider `local` (key "none") speaking `api` at `base_url`.
@@ -262,7 +264,13 @@ impl Setup {
         for (name, text) in self.files {
             std::fs::write(cwd.join(name), text).expect("project file");
         }
-        std::fs::write(agent.join("models.json"), models_json(&provider_url, api).to_string()).expect("models.json");
+        let mut models = models_json(&provider_url, api);
+        if let (Some(Value::Object(extra)), Some(Value::Object(model))) =
+            (self.model_fields, models.pointer_mut("/providers/local/models/0"))
+        {
+            model.extend(extra);
+        }
+        std::fs::write(agent.join("models.json"), models.to_string()).expect("models.json");
         let (registry, error) = CliRegistry::load(&agent);
         assert!(error.is_none(), "models.json: {error:?}");
         let model = registry

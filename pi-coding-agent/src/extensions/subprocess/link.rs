@@ -76,9 +76,29 @@ pub(crate) fn context_snapshot(ctx: &ExtensionContext, with_session: bool) -> Va
             obj.insert("model".into(), model);
         }
         obj.insert("state".into(), state);
+        obj.insert("modelsVersion".into(), json!(models_version(ctx)));
         if with_session && let Some(Value::Object(session)) = actions.session_snapshot() {
             obj.extend(session);
         }
     }
     snapshot
+}
+
+/// A fingerprint of the extension-registered providers: an out-of-process extension fetches the
+/// registry again (`ctx.modelRegistry`) when it changes.
+fn models_version(ctx: &ExtensionContext) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for p in crate::extensions::runtime::lock(&ctx.runtime.providers).iter() {
+        p.name.hash(&mut hasher);
+        p.config.to_string().hash(&mut hasher);
+    }
+    format!("{:x}", hasher.finish())
+}
+
+/// What `ctx.modelRegistry` answers across the process boundary: every model the session knows
+/// and the `provider/id` keys of those whose provider has configured auth.
+pub(crate) fn model_registry_snapshot(actions: &dyn crate::extensions::ExtensionActions) -> Value {
+    let available: Vec<String> = actions.models(true).iter().map(|m| format!("{}/{}", m.provider, m.id)).collect();
+    json!({"models": actions.models(false), "available": available})
 }

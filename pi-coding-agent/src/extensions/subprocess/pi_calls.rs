@@ -150,6 +150,9 @@ pub(crate) async fn handle_pi_call(
             actions.shutdown();
             Ok(Value::Null)
         }
+        // `ctx.modelRegistry` of an out-of-process extension: the registry as the session sees
+        // it now.
+        "ctx.modelRegistry" => Ok(super::link::model_registry_snapshot(&*actions)),
         other => {
             Err(RpcError { code: ERROR_METHOD_NOT_FOUND, message: format!("Unknown method: {other}"), data: None })
         }

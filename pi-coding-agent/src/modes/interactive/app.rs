@@ -49,6 +49,8 @@ pub(crate) enum UiEvent {
     BashDone { id: u64, result: Result<crate::sdk::BashResult, String> },
     /// A step of `/login` (its selectors and its dialog's end).
     Login(super::login_flow::LoginStep),
+    /// An extension called `ctx.shutdown()`.
+    ShutdownRequested,
 }
 
 /// A modal component in place of the editor (selectors, dialogs).
@@ -83,6 +85,9 @@ pub(crate) struct App {
     pub(crate) dirty: bool,
     pub(crate) last_ctrl_c: Option<Instant>,
     pub(crate) quit: Option<i32>,
+    /// An extension called `ctx.shutdown()`: quit once the session is idle.
+    pub(crate) shutdown_requested: bool,
+    pub(crate) cache_notice: Option<super::cache_notice::CacheNotice>,
     pub(crate) expanded: bool,
     pub(crate) hide_thinking: bool,
     pub(crate) statuses: BTreeMap<String, String>,
@@ -274,6 +279,8 @@ impl App {
             dirty: true,
             last_ctrl_c: None,
             quit: None,
+            shutdown_requested: false,
+            cache_notice: None,
             expanded: false,
             hide_thinking: options.hide_thinking,
             statuses: BTreeMap::new(),
@@ -347,6 +354,10 @@ impl App {
             let _ = tx.send(UiEvent::Session(Box::new(ev.clone())));
         });
         std::mem::forget(_unsubscribe_on_drop);
+        let shutdown = self.tx.clone();
+        self.session.set_extension_shutdown_handler(move || {
+            let _ = shutdown.send(UiEvent::ShutdownRequested);
+        });
         let errors = self.tx.clone();
         self.session
             .bind_extensions(move |e| {
@@ -734,6 +745,12 @@ impl App {
             UiEvent::Status(t) => self.show_status(&t),
             UiEvent::OpenResume => self.command_resume(tui),
             UiEvent::Login(step) => self.on_login_step(tui, step),
+            UiEvent::ShutdownRequested => {
+                self.shutdown_requested = true;
+                if !self.session.is_streaming() {
+                    self.quit = Some(0);
+                }
+            }
             UiEvent::TreeChoice { id, choice } => self.on_tree_choice(tui, id, choice),
             UiEvent::Rebuilt(t) => {
                 self.rebuild_transcript();
@@ -777,6 +794,14 @@ impl App {
         let theme = self.theme.clone();
         let chat = self.chat.clone();
         self.live.on_event(&ev, &theme, &chat);
+        match &ev {
+            SessionEvent::AgentSettled { .. } if self.shutdown_requested => self.quit = Some(0),
+            SessionEvent::EntryAppended { entry } => self.on_cache_warm_entry(entry),
+            SessionEvent::Agent(pi_agent_core::AgentEvent::MessageEnd {
+                message: pi_agent_core::AgentMessage::Assistant(a),
+            }) => self.on_assistant_end(a),
+            _ => {}
+        }
         if let SessionEvent::QueueUpdate { .. } = &ev {
             self.update_pending();
         }

@@ -315,7 +315,7 @@ impl App {
     fn command_session(&mut self) {
         let s = self.session.get_session_stats();
         let name = self.session.session_name();
-        let mode = self.session.settings_manager().settings().cache_warming().as_str().to_owned();
+        let mode = self.session.settings_manager().cache_warming().as_str().to_owned();
         let t = self.theme.clone();
         let dim = |x: &str| t.fg("dim", x);
         let b = pi_tui::theme::bold;
@@ -346,12 +346,7 @@ impl App {
         }
         info.push_str(&format!("{} {}\n", dim("Output:"), grouped(s.tokens.output)));
         info.push_str(&format!("{} {}\n", dim("Total:"), grouped(s.tokens.total())));
-        info.push_str(&format!("\n{}\n", b("Cache Warming")));
-        info.push_str(&format!("{} {mode}\n", dim("Mode:")));
-        info.push_str(&format!("{} Inactive (cache warming unavailable)\n", dim("Status:")));
-        if s.cost > 0.0 {
-            info.push_str(&format!("\n{}\n{} ${:.3}", b("Cost"), dim("Total:"), s.cost));
-        }
+        info.push_str(&self.session_cache_lines(&mode, s.cost));
         self.add_chat(shared(Spacer::new(1)));
         self.add_chat(shared(Text::new(info, 1, 0)));
     }
@@ -785,7 +780,7 @@ pub(crate) fn capitalize_key(key: &str) -> String {
 }
 
 /// JavaScript's `toLocaleString()` of an integer in the `en-US` locale: `12,345`.
-fn grouped(n: u64) -> String {
+pub(crate) fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {

@@ -14,6 +14,7 @@
 mod app;
 mod app_keys;
 mod autocomplete;
+mod cache_notice;
 mod changelog;
 mod clipboard;
 mod commands;

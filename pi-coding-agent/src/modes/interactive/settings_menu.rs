@@ -549,6 +549,7 @@ impl App {
             }
             "cache-warming-mode" => {
                 let r = sm.set_global("cacheWarming", Some(json!(value)));
+                self.session.cache_warmer().on_mode_changed();
                 self.show_status(&format!("Cache warming: {value}"));
                 r
             }

@@ -185,9 +185,12 @@ pub(crate) async fn dispatch_turn_end(
         tool_result_entry_ids: Some(tool_result_entry_ids),
         boundary: None,
     };
-    let result = runner.emit_boundary(base, outcome, |drafts| preview(shared, drafts, Boundary::TurnEnd, &[])).await;
+    // pi's `_getPendingBoundaryMessages`: the agent's queued steering and follow-up messages.
+    let queued = shared.agent.get().and_then(|a| a.upgrade()).map(|a| a.peek_queued_messages()).unwrap_or_default();
+    let result =
+        runner.emit_boundary(base, outcome, |drafts| preview(shared, drafts, Boundary::TurnEnd, &queued)).await;
     commit(shared, &result.entries, &runner, "turn_end");
-    let can_continue = preview(shared, &[], Boundary::TurnEnd, &[]).is_ok_and(|p| p.can_continue);
+    let can_continue = preview(shared, &[], Boundary::TurnEnd, &queued).is_ok_and(|p| p.can_continue);
     if result.continue_run && !can_continue {
         report_invalid_continuation(&runner, Boundary::TurnEnd);
         return false;

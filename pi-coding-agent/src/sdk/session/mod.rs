@@ -17,6 +17,7 @@
 mod bash;
 mod bash_exec;
 mod boundary;
+pub(crate) mod cache_warming;
 mod compaction;
 mod discover;
 mod event;
@@ -181,6 +182,12 @@ pub(crate) struct SessionShared {
     pub(crate) last_request: Arc<Mutex<Option<pi_ai::transcript::TranscriptContext>>>,
     /// The `Retry-After` of the last failed 429/503 answer (see [`RetryAfter`]).
     pub(crate) retry_after: RetryAfter,
+    /// The prompt cache warmer (see `sdk/cache_warmer`).
+    pub(crate) cache_warmer: Arc<crate::sdk::cache_warmer::CacheWarmer>,
+    /// The session's agent, without keeping it alive (its hooks hold this state).
+    pub(crate) agent: std::sync::OnceLock<pi_agent_core::WeakAgent<CodingMessage>>,
+    /// What an extension's `ctx.shutdown()` does (the mode's; none in print mode, as pi).
+    pub(crate) shutdown_handler: Mutex<Option<Arc<dyn Fn() + Send + Sync>>>,
 }
 
 /// The server-requested delay of the last failed 429/503 response, recorded by the
@@ -257,6 +264,9 @@ impl SessionShared {
             tasks: Mutex::new(Vec::new()),
             last_request: Arc::new(Mutex::new(None)),
             retry_after: parts.retry_after,
+            cache_warmer: Arc::new(crate::sdk::cache_warmer::CacheWarmer::new()),
+            agent: std::sync::OnceLock::new(),
+            shutdown_handler: Mutex::new(None),
         }
     }
 
@@ -681,6 +691,7 @@ impl AgentSession {
     /// extension events and actions), drops every listener, and releases what the providers keep
     /// for the session (cached Codex WebSockets).
     pub async fn dispose(&self) {
+        self.shared.cache_warmer.cancel();
         self.abort_bash();
         self.abort().await;
         loop {

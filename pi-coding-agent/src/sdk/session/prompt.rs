@@ -303,6 +303,7 @@ impl AgentSession {
     /// `agent_settled`. Prompts and triggered runs requested meanwhile run afterwards, in call
     /// order; the first failing one ends them and its error is returned.
     async fn emit_agent_settled(&self, aborted: bool) -> Result<(), SdkError> {
+        self.shared.cache_warmer.on_agent_settled();
         {
             let mut st = self.shared.run_state();
             st.run_active = false;
