@@ -140,6 +140,9 @@ pub(crate) async fn run_login(
     let interaction = UiInteraction { ui: ui.clone(), cancel: CancellationToken::new() };
     let result = chosen.login(&interaction).await;
     let stored = result.and_then(|c| auth.set(chosen.provider_id(), c).map_err(LoginError::from));
+    if stored.is_ok() {
+        chosen.after_stored().await;
+    }
     match stored {
         Ok(()) if chosen.kind() == LoginKind::OAuth => ui.notify(&format!("Logged in to {name}"), NotifyKind::Info),
         Ok(()) if chosen.provider_id() == crate::builtin_extensions::llama::LLAMA_PROVIDER_ID => {
