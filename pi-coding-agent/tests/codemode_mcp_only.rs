@@ -1,6 +1,6 @@
 //! `codemode.mode: "only"` with a `direct` MCP server, as pi 1.6.0 presents it: the server's
 //! declared tools are listed in the `codemode` description under the server's `## mcp__<server>`
-//! heading (with its instructions) and left out of the request's tools; and `codemode.mode` is read
+//! heading, after the tools without a server, and left out of the request's tools; and `codemode.mode` is read
 //! again from the settings at the next loadout change, so switching it to `on` declares the MCP
 //! tools again with how scripts call them. With a `codemode` server, the MCP resource tools are
 //! callable from scripts (pi registers them with the servers' exposure) though never declared.
@@ -71,9 +71,10 @@ async fn only_mode_groups_direct_mcp_tools_under_their_server_and_is_read_at_eac
     assert!(!names.iter().any(|n| n.starts_with("mcp__")), "{names:?}");
     let listing = description(&first, "codemode");
     let heading = listing.find("\n## mcp__t").unwrap_or_else(|| panic!("no server heading:\n{listing}"));
-    let echo = listing.find("tools.mcp__t__echo").unwrap_or_else(|| panic!("echo is not listed:\n{listing}"));
+    let echo = listing.find("### `mcp__t__echo`").unwrap_or_else(|| panic!("echo is not listed:\n{listing}"));
     assert!(heading < echo, "echo is listed before its server's heading:\n{listing}");
-    assert!(listing[heading..].contains("Tools for testing pi."), "the server's instructions:\n{listing}");
+    let read = listing.find("### `read`").unwrap_or_else(|| panic!("read is not listed:\n{listing}"));
+    assert!(read < heading, "tools without a server come first:\n{listing}");
 
     // `on` from now: the next loadout change declares the MCP tools with how scripts call them.
     h.session.settings_manager().set_global_nested("codemode", "mode", Some(json!("on"))).expect("settings");
@@ -101,6 +102,8 @@ async fn resource_tools_are_callable_from_scripts_when_their_servers_are_not_dir
     let replies = vec![tool_reply("call_1", "codemode", json!({ "code": script })), text_reply("ok")];
     let h = Setup { replies, extensions, ..Default::default() }.start().await;
     h.session.bind_extensions(|_| {}).await;
+    // The script names no server, so it does not wait for one (as pi's `reachesTools`): connect first.
+    mcp.manager().expect("manager").wait_for_all().await;
     h.session.prompt("go").await.expect("prompt");
     let bodies = h.server.bodies();
     let names = tool_names(&bodies[0]);

@@ -235,8 +235,17 @@ fn login_llama_cpp_stores_the_router_through_the_extensions_login() {
     type_keys(&mut pty, &["WAIT", "Enter"]);
     pty.wait_for("the key question", |s| s.contains("API key (optional)"));
     type_keys(&mut pty, &["Enter"]);
+    // The provider's models were refreshed right after the login, so the loaded one is counted.
     let screen = pty.wait_for("the guidance", |s| s.contains("Saved API key for llama.cpp server."));
-    assert!(screen.contains("Use /llama"), "{screen}");
+    assert!(screen.contains("Use /model to select a loaded llama.cpp model"), "{screen}");
+    let store: Value =
+        serde_json::from_str(&std::fs::read_to_string(env.agent().join("models-store.json")).expect("models-store"))
+            .expect("models-store.json is JSON");
+    let stored: Vec<&str> = store["llama.cpp"]["models"]
+        .as_array()
+        .map(|m| m.iter().filter_map(|m| m["id"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(stored.contains(&"smollm2-b"), "{store}");
     let auth: Value = serde_json::from_str(&std::fs::read_to_string(env.agent().join("auth.json")).expect("auth.json"))
         .expect("auth.json is JSON");
     assert_eq!(auth["llama.cpp"]["type"], "api_key");

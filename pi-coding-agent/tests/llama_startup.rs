@@ -2,7 +2,8 @@
 //! stored catalog (`models-store.json`) when a server is configured, before the built-in extension
 //! registers the provider; a model missing from the stored catalog is not found (pi does not ask
 //! the router at startup either). Recorded from the reference with the same files: the stored
-//! model answers through its `baseUrl`, and the missing one fails with the same message.
+//! model answers through its `baseUrl` (also as the saved default model), and the missing one
+//! fails with the same message.
 
 mod cli_support;
 
@@ -54,4 +55,17 @@ fn a_llama_model_missing_from_the_stored_catalog_is_not_found() {
         "{stderr}"
     );
     assert!(server.requests.lock().unwrap().is_empty());
+}
+
+#[test]
+fn a_saved_default_llama_model_is_used_at_startup() {
+    let server = ScriptedServer::start(vec![text_reply(&["hello from m1"])]);
+    let env = env_with_llama(&server, true);
+    let settings = json!({"defaultProvider": "llama.cpp", "defaultModel": "m1"});
+    std::fs::write(env.agent().join("settings.json"), settings.to_string()).unwrap();
+    let out = env.pi().env("PI_OFFLINE", "1").args(["-p", "hi"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout.trim(), "hello from m1");
+    assert_eq!(server.requests.lock().unwrap()[0]["model"], "m1");
 }

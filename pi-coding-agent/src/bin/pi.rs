@@ -295,10 +295,14 @@ async fn run(mut args: Args) -> Result<i32> {
             Err(e) => return fail(&e),
         }
     } else {
-        let saved = settings
-            .default_provider()
-            .zip(settings.default_model())
-            .and_then(|(p, m)| registry.models().get_model(p, m).cloned());
+        let saved = settings.default_provider().zip(settings.default_model()).and_then(|(p, m)| {
+            registry.models().get_model(p, m).cloned().or_else(|| {
+                // A saved llama.cpp model, from the provider's stored catalog.
+                (p == llama::LLAMA_PROVIDER_ID && !args.no_extensions)
+                    .then(|| llama::startup_models(&agent_dir).into_iter().find(|model| model.id == m))
+                    .flatten()
+            })
+        });
         let scoped = match scope.models.as_slice() {
             [] => None,
             _ if has_existing_session => None,
@@ -315,7 +319,7 @@ async fn run(mut args: Args) -> Result<i32> {
         };
         scoped.or_else(|| {
             saved
-                .filter(|m| registry.has_auth(&m.provider))
+                .filter(|m| registry.has_auth(&m.provider) || m.provider == llama::LLAMA_PROVIDER_ID)
                 .or_else(|| registry.available_models().first().map(|m| (*m).clone()))
         })
     };

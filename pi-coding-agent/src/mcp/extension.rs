@@ -180,6 +180,11 @@ fn has_direct_tools(server: &ServerHandle) -> bool {
     server.entry().configured_exposures().contains(&Exposure::Direct)
 }
 
+/// Whether `manager` is the session's (a replaced session's connections may settle late).
+fn is_current(state: &State, manager: &Arc<McpManager>) -> bool {
+    lock(&state.manager).as_ref().is_some_and(|current| Arc::ptr_eq(current, manager))
+}
+
 /// Activates `add` and deactivates `remove` (one `set_active_tools` when something changed).
 fn update_active(api: &ExtensionApi, add: &[String], remove: &[String]) {
     let Ok(active) = api.get_active_tools() else { return };
@@ -205,6 +210,9 @@ fn register_server_tools(
     state: &State,
     server: &ServerHandle,
 ) {
+    if !is_current(state, manager) {
+        return;
+    }
     let (mut direct, mut unreachable) = (Vec::new(), Vec::new());
     for tool in manager.registered_tools().into_iter().filter(|t| t.server == server.name()) {
         if !options.allows(&tool.name) {
@@ -274,6 +282,9 @@ fn apply_server_change(
     server: &ServerHandle,
     change: ServerChange,
 ) {
+    if !is_current(state, manager) {
+        return;
+    }
     let tools = manager.registered_tools().into_iter().filter(|t| t.server == server.name());
     let leaving: Vec<String> = match change {
         ServerChange::Disabled => tools.map(|t| t.name).collect(),
