@@ -237,6 +237,15 @@ fn login_llama_cpp_stores_the_router_through_the_extensions_login() {
     type_keys(&mut pty, &["Enter"]);
     // pi's llama.cpp guidance follows a login only when no model was selected; this one has one.
     pty.wait_for("the saved line", |s| s.contains("Saved API key for llama.cpp. Credentials saved to"));
+    // The provider's models were refreshed right after the login.
+    let store: Value =
+        serde_json::from_str(&std::fs::read_to_string(env.agent().join("models-store.json")).expect("models-store"))
+            .expect("models-store.json is JSON");
+    let stored: Vec<&str> = store["llama.cpp"]["models"]
+        .as_array()
+        .map(|m| m.iter().filter_map(|m| m["id"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(stored.contains(&"smollm2-b"), "{store}");
     let auth: Value = serde_json::from_str(&std::fs::read_to_string(env.agent().join("auth.json")).expect("auth.json"))
         .expect("auth.json is JSON");
     assert_eq!(auth["llama.cpp"]["type"], "api_key");

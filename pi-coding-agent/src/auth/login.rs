@@ -159,6 +159,10 @@ pub trait LoginProvider: Send + Sync {
 
     /// Runs the login through `interaction`; the caller stores the credential.
     async fn login(&self, interaction: &dyn AuthInteraction) -> Result<Credential, LoginError>;
+
+    /// Called once the caller stored the credential (pi refreshes the provider's models then);
+    /// a failure is the provider's to report.
+    async fn after_stored(&self) {}
 }
 
 /// The providers `/login` offers, in registration order; a later registration with the same

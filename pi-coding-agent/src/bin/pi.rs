@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use pi_ai::ThinkingLevel;
-use pi_coding_agent::builtin_extensions::BuiltinOptions;
+use pi_coding_agent::builtin_extensions::{BuiltinOptions, llama};
 use pi_coding_agent::cli::args::{Args, ListModels, Mode, ParseSeverity, UnknownFlagValue};
 use pi_coding_agent::cli::export_html::export_from_file;
 use pi_coding_agent::cli::file_args::{build_initial_message, process_file_paths};
@@ -279,7 +279,12 @@ async fn run(mut args: Args) -> Result<i32> {
             thinking: args.thinking.as_deref(),
             inline_api_key: args.api_key.is_some(),
         };
-        match resolve_cli_model(&request, &registry.all_models(), &|p| registry.has_auth(p)) {
+        // The llama.cpp provider's stored catalog (the built-in extension registers it later).
+        let llama = if args.no_extensions { Vec::new() } else { llama::startup_models(&agent_dir) };
+        let mut candidates = registry.all_models();
+        candidates.extend(llama.iter());
+        let has_auth = |p: &str| registry.has_auth(p) || (!llama.is_empty() && p == llama::LLAMA_PROVIDER_ID);
+        match resolve_cli_model(&request, &candidates, &has_auth) {
             Ok(r) => {
                 if let Some(w) = &r.warning {
                     eprintln!("Warning: {w}");
@@ -290,10 +295,14 @@ async fn run(mut args: Args) -> Result<i32> {
             Err(e) => return fail(&e),
         }
     } else {
-        let saved = settings
-            .default_provider()
-            .zip(settings.default_model())
-            .and_then(|(p, m)| registry.models().get_model(p, m).cloned());
+        let saved = settings.default_provider().zip(settings.default_model()).and_then(|(p, m)| {
+            registry.models().get_model(p, m).cloned().or_else(|| {
+                // A saved llama.cpp model, from the provider's stored catalog.
+                (p == llama::LLAMA_PROVIDER_ID && !args.no_extensions)
+                    .then(|| llama::startup_models(&agent_dir).into_iter().find(|model| model.id == m))
+                    .flatten()
+            })
+        });
         let scoped = match scope.models.as_slice() {
             [] => None,
             _ if has_existing_session => None,
@@ -310,7 +319,7 @@ async fn run(mut args: Args) -> Result<i32> {
         };
         scoped.or_else(|| {
             saved
-                .filter(|m| registry.has_auth(&m.provider))
+                .filter(|m| registry.has_auth(&m.provider) || m.provider == llama::LLAMA_PROVIDER_ID)
                 .or_else(|| registry.available_models().first().map(|m| (*m).clone()))
         })
     };
@@ -320,7 +329,8 @@ async fn run(mut args: Args) -> Result<i32> {
         eprintln!("{}", no_api_key_message(None));
         return Ok(1);
     };
-    if args.api_key.is_none() && !registry.has_auth(&model.provider) {
+    let llama_ready = model.provider == llama::LLAMA_PROVIDER_ID && llama::has_startup_auth(&agent_dir);
+    if args.api_key.is_none() && !registry.has_auth(&model.provider) && !llama_ready {
         eprintln!("{}", no_api_key_message(Some(&model.provider)));
         return Ok(1);
     }

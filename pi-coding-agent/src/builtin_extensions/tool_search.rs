@@ -53,6 +53,11 @@ pub trait ToolCatalog: Send + Sync {
     async fn ready(&self);
     /// The searchable tools (`codemode` or `deferred` exposure).
     fn searchable_tools(&self) -> Vec<SearchableTool>;
+    /// The namespace of one of the source's tools whatever its exposure (a `direct` MCP tool's
+    /// server), for codemode's listing; `None` when the tool is not the catalog's.
+    fn namespace_of(&self, _name: &str) -> Option<ToolNamespace> {
+        None
+    }
 }
 
 const STOP_WORDS: [&str; 22] = [

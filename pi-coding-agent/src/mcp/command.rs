@@ -18,7 +18,7 @@ pub const MCP_USAGE: &str = "Usage: /mcp, /mcp login [server], /mcp logout [serv
 
 /// pi's `describeState`.
 pub fn describe_state(server: &ServerHandle) -> String {
-    if !server.entry.enabled() {
+    if !server.entry().enabled() {
         return "disabled".into();
     }
     match server.state() {
@@ -40,7 +40,7 @@ pub fn describe_state(server: &ServerHandle) -> String {
 /// failed or disconnected one, else a choice.
 async fn pick_reconnect(manager: &McpManager, name: Option<&str>, ctx: &ExtensionContext) -> Option<Arc<ServerHandle>> {
     let none = "No enabled MCP server to reconnect.";
-    let eligible = |s: &ServerHandle| s.entry.enabled();
+    let eligible = |s: &ServerHandle| s.entry().enabled();
     if let Some(name) = name {
         let Some(server) = manager.server(name) else {
             ctx.ui().notify(&format!("No MCP server named \"{name}\"."), NotifyKind::Error);
@@ -73,7 +73,7 @@ async fn pick_reconnect(manager: &McpManager, name: Option<&str>, ctx: &Extensio
 /// pi's `oauthPick`: enabled OAuth servers, preferring one that needs sign-in.
 async fn pick_oauth(manager: &McpManager, name: Option<&str>, ctx: &ExtensionContext) -> Option<Arc<ServerHandle>> {
     let none = "No enabled MCP server uses OAuth. Only HTTP servers without an Authorization header do.";
-    let eligible = |s: &ServerHandle| s.entry.enabled() && oauth_url(&s.entry).is_some();
+    let eligible = |s: &ServerHandle| s.entry().enabled() && oauth_url(&s.entry()).is_some();
     if let Some(name) = name {
         let Some(server) = manager.server(name) else {
             ctx.ui().notify(&format!("No MCP server named \"{name}\"."), NotifyKind::Error);
@@ -110,10 +110,11 @@ pub async fn sign_in_server(
     paste: Option<PastePrompt>,
 ) -> Option<String> {
     let name = server.name();
-    let (Some(url), Some(store)) = (oauth_url(&server.entry), manager.credentials()) else {
+    let entry = server.entry();
+    let (Some(url), Some(store)) = (oauth_url(&entry), manager.credentials()) else {
         return Some(format!("MCP server \"{name}\" does not use OAuth."));
     };
-    let settings = match OAuthSettings::of(&server.entry) {
+    let settings = match OAuthSettings::of(&entry) {
         Ok(s) => s,
         Err(e) => return Some(format!("Sign-in failed: {e}")),
     };
@@ -174,7 +175,8 @@ async fn login(manager: &McpManager, server: &Arc<ServerHandle>, ctx: &Extension
 /// `/mcp logout [server]`: deletes the stored credentials and disconnects.
 async fn logout(manager: &McpManager, server: &Arc<ServerHandle>, ctx: &ExtensionContext) {
     let name = server.name();
-    let removed = match (oauth_url(&server.entry), manager.credentials()) {
+    let entry = server.entry();
+    let removed = match (oauth_url(&entry), manager.credentials()) {
         (Some(url), Some(store)) => match store.remove(name, url) {
             Ok(r) => r,
             Err(e) => {

@@ -13,8 +13,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use pi_agent_core::AgentTool;
 
-use super::config::{Exposure, LoadedMcpConfig, load_mcp_config, matches_any, project_trusted};
-use super::manager::{ConnState, McpManager, ServerHandle};
+use super::config::{Exposure, LoadedMcpConfig, McpServerEntry, load_mcp_config, matches_any, project_trusted};
+use super::manager::{ConnState, McpManager, ServerChange, ServerHandle};
 use super::naming::mcp_namespace;
 use super::section::{MCP_SERVERS_SECTION, SectionServer, render_servers_section};
 use super::tools::{McpTool, normalize_input_schema, resource_tools, tool_description};
@@ -63,6 +63,8 @@ struct State {
     config: Mutex<LoadedMcpConfig>,
     waited: AtomicBool,
     resources_registered: AtomicBool,
+    /// The exposure the resource tools were last synced with (`None`: no server has resources).
+    resource_exposure: Mutex<Option<Exposure>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -102,13 +104,26 @@ impl ToolCatalog for McpCatalog {
 
     fn searchable_tools(&self) -> Vec<SearchableTool> {
         let Some(manager) = lock(&self.state.manager).clone() else { return Vec::new() };
-        manager
+        // The resource tools, while the servers they reach are not `direct` (then they are declared).
+        let resources: Vec<SearchableTool> = match *lock(&self.state.resource_exposure) {
+            Some(Exposure::Codemode | Exposure::Deferred) => resource_tools(&manager)
+                .iter()
+                .map(|t| SearchableTool {
+                    name: t.name().to_owned(),
+                    description: t.description().to_owned(),
+                    parameters: t.parameters().clone(),
+                    namespace: None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let tools = manager
             .registered_tools()
             .into_iter()
             .filter(|t| matches!(t.exposure, Exposure::Codemode | Exposure::Deferred))
             .filter_map(|t| {
                 let server = manager.server(&t.server)?;
-                if !server.entry.enabled() {
+                if !server.entry().enabled() {
                     return None;
                 }
                 Some(SearchableTool {
@@ -117,12 +132,34 @@ impl ToolCatalog for McpCatalog {
                     parameters: normalize_input_schema(t.tool.get("inputSchema").unwrap_or(&serde_json::Value::Null)),
                     namespace: Some(ToolNamespace {
                         name: mcp_namespace(&t.server),
-                        description: server.entry.description().map(|d| d.trim().to_owned()).filter(|d| !d.is_empty()),
+                        description: server
+                            .entry()
+                            .description()
+                            .map(|d| d.trim().to_owned())
+                            .filter(|d| !d.is_empty()),
                         instructions: server.instructions(),
                     }),
                 })
-            })
-            .collect()
+            });
+        tools.chain(resources).collect()
+    }
+
+    fn namespace_of(&self, name: &str) -> Option<ToolNamespace> {
+        self.namespace(name)
+    }
+}
+
+impl McpCatalog {
+    /// The namespace of `name`'s server, whatever the tool's exposure (hidden tools have none).
+    fn namespace(&self, name: &str) -> Option<ToolNamespace> {
+        let manager = lock(&self.state.manager).clone()?;
+        let tool = manager.registered_tools().into_iter().find(|t| t.name == name && t.exposure != Exposure::Hidden)?;
+        let server = manager.server(&tool.server)?;
+        Some(ToolNamespace {
+            name: mcp_namespace(&tool.server),
+            description: server.entry().description().map(|d| d.trim().to_owned()).filter(|d| !d.is_empty()),
+            instructions: server.instructions(),
+        })
     }
 }
 
@@ -140,10 +177,32 @@ impl std::fmt::Debug for McpExtension {
 }
 
 fn has_direct_tools(server: &ServerHandle) -> bool {
-    server.entry.configured_exposures().contains(&Exposure::Direct)
+    server.entry().configured_exposures().contains(&Exposure::Direct)
 }
 
-/// Registers the tools of `server` with the session and activates the direct ones.
+/// Whether `manager` is the session's (a replaced session's connections may settle late).
+fn is_current(state: &State, manager: &Arc<McpManager>) -> bool {
+    lock(&state.manager).as_ref().is_some_and(|current| Arc::ptr_eq(current, manager))
+}
+
+/// Activates `add` and deactivates `remove` (one `set_active_tools` when something changed).
+fn update_active(api: &ExtensionApi, add: &[String], remove: &[String]) {
+    let Ok(active) = api.get_active_tools() else { return };
+    let mut next: Vec<String> = active.iter().filter(|n| !remove.contains(n)).cloned().collect();
+    for name in add {
+        if !next.contains(name) {
+            next.push(name.clone());
+        }
+    }
+    if next != active
+        && let Err(e) = api.set_active_tools(&next)
+    {
+        tracing::warn!(error = %e, "MCP tools could not be (de)activated");
+    }
+}
+
+/// Registers the tools of `server` with the session, activates the direct ones and deactivates
+/// the ones the server withdrew (pi re-registers those as hidden).
 fn register_server_tools(
     api: &ExtensionApi,
     options: &McpExtensionOptions,
@@ -151,9 +210,16 @@ fn register_server_tools(
     state: &State,
     server: &ServerHandle,
 ) {
-    let mut direct = Vec::new();
+    if !is_current(state, manager) {
+        return;
+    }
+    let (mut direct, mut unreachable) = (Vec::new(), Vec::new());
     for tool in manager.registered_tools().into_iter().filter(|t| t.server == server.name()) {
-        if tool.exposure == Exposure::Hidden || !options.allows(&tool.name) {
+        if !options.allows(&tool.name) {
+            continue;
+        }
+        if tool.exposure == Exposure::Hidden {
+            unreachable.push(tool.name.clone());
             continue;
         }
         if tool.exposure == Exposure::Direct {
@@ -164,31 +230,72 @@ fn register_server_tools(
             tracing::warn!(error = %e, "MCP tool registration failed");
         }
     }
-    if server.has_resources() && server.entry.exposure() != Exposure::Hidden {
-        let widest_direct = manager
-            .servers()
-            .iter()
-            .any(|s| s.has_resources() && s.entry.enabled() && s.entry.exposure() == Exposure::Direct);
-        if !state.resources_registered.swap(true, Ordering::AcqRel) || widest_direct {
-            for tool in resource_tools(manager) {
-                if widest_direct {
-                    direct.push(tool.name().to_owned());
-                }
-                let _ = api.register_tool(tool);
-            }
-        }
-    }
-    if direct.is_empty() {
+    update_active(api, &direct, &unreachable);
+    sync_resource_tools(api, manager, state);
+}
+
+/// The exposure the resource tools reach their servers with (pi's `syncResourceTools`): the
+/// widest of the enabled, not hidden servers with resources (`direct`, then `codemode`, then
+/// `deferred`); `None` when no server has resources.
+fn resource_exposure(manager: &McpManager) -> Option<Exposure> {
+    let exposures: Vec<Exposure> = manager
+        .servers()
+        .iter()
+        .filter(|s| s.has_resources() && s.entry().enabled() && s.entry().exposure() != Exposure::Hidden)
+        .map(|s| s.entry().exposure())
+        .collect();
+    [Exposure::Direct, Exposure::Codemode, Exposure::Deferred].into_iter().find(|e| exposures.contains(e))
+}
+
+/// Registers the resource tools once a server has resources, declares them while one of their
+/// servers is `direct`, and leaves the declared set when none is any more.
+fn sync_resource_tools(api: &ExtensionApi, manager: &Arc<McpManager>, state: &State) {
+    let next = resource_exposure(manager);
+    let previous = std::mem::replace(&mut *lock(&state.resource_exposure), next);
+    if previous == next {
         return;
     }
-    if let Ok(mut active) = api.get_active_tools() {
-        for name in direct {
-            if !active.contains(&name) {
-                active.push(name);
+    let tools = resource_tools(manager);
+    let names: Vec<String> = tools.iter().map(|t| t.name().to_owned()).collect();
+    if next.is_some() && !state.resources_registered.swap(true, Ordering::AcqRel) {
+        for tool in tools {
+            if let Err(e) = api.register_tool(tool) {
+                tracing::warn!(error = %e, "MCP resource tool registration failed");
             }
         }
-        let _ = api.set_active_tools(&active);
     }
+    if next == Some(Exposure::Direct) {
+        update_active(api, &names, &[]);
+    } else if previous == Some(Exposure::Direct) {
+        update_active(api, &[], &names);
+    }
+}
+
+/// What the session does after `/mcp` changed a server (pi's `setEnabled` / `setExposure`):
+/// a disabled server's tools leave the declared set, tools no longer `direct` leave it after an
+/// exposure change, the resource tools follow, and codemode or tool_search is activated when the
+/// servers now need it.
+fn apply_server_change(
+    api: &ExtensionApi,
+    manager: &Arc<McpManager>,
+    state: &State,
+    server: &ServerHandle,
+    change: ServerChange,
+) {
+    if !is_current(state, manager) {
+        return;
+    }
+    let tools = manager.registered_tools().into_iter().filter(|t| t.server == server.name());
+    let leaving: Vec<String> = match change {
+        ServerChange::Disabled => tools.map(|t| t.name).collect(),
+        ServerChange::Exposure => tools.filter(|t| t.exposure != Exposure::Direct).map(|t| t.name).collect(),
+        ServerChange::Enabled => Vec::new(),
+    };
+    update_active(api, &[], &leaving);
+    sync_resource_tools(api, manager, state);
+    let entries: Vec<_> = manager.servers().iter().map(|s| s.entry()).collect();
+    let auto_enable = lock(&state.config).auto_enable_codemode;
+    activate_discovery(api, entries.iter().map(|e| e.as_ref()), auto_enable);
 }
 
 /// Servers extensions registered, after those of `mcp.json`, which win over a registered server
@@ -221,8 +328,12 @@ fn add_registered_servers(api: &ExtensionApi, loaded: &mut LoadedMcpConfig) {
 
 /// pi's `ensureDiscoveryActive` for tool_search: activated when an enabled server has deferred
 /// tools and a `tool_search` tool is registered.
-fn activate_discovery(api: &ExtensionApi, loaded: &LoadedMcpConfig) {
-    let needs = |e: Exposure| loaded.servers.iter().any(|s| s.enabled() && s.configured_exposures().contains(&e));
+fn activate_discovery<'a>(
+    api: &ExtensionApi,
+    servers: impl Iterator<Item = &'a McpServerEntry> + Clone,
+    auto_enable_codemode: Option<bool>,
+) {
+    let needs = |e: Exposure| servers.clone().any(|s| s.enabled() && s.configured_exposures().contains(&e));
     let (codemode, deferred) = (needs(Exposure::Codemode), needs(Exposure::Deferred));
     if !codemode && !deferred {
         return;
@@ -238,7 +349,7 @@ fn activate_discovery(api: &ExtensionApi, loaded: &LoadedMcpConfig) {
         }
     };
     // codemode unless `autoEnableCodemode` is false, tool_search for deferred tools.
-    let mut changed = codemode && loaded.auto_enable_codemode != Some(false) && activate(CODEMODE_TOOL_NAME);
+    let mut changed = codemode && auto_enable_codemode != Some(false) && activate(CODEMODE_TOOL_NAME);
     changed |= deferred && activate(TOOL_SEARCH_TOOL_NAME);
     if changed {
         let _ = api.set_active_tools(&active);
@@ -277,14 +388,14 @@ pub fn format_status(manager: &McpManager, config: &LoadedMcpConfig, agent_dir: 
         .servers()
         .iter()
         .map(|server| {
-            let exposure = server.entry.exposure().as_str();
+            let exposure = server.entry().exposure().as_str();
             let state = server.state();
-            if state == ConnState::NeedsAuth && server.entry.enabled() {
+            if state == ConnState::NeedsAuth && server.entry().enabled() {
                 return format!("{}: needs sign-in, run /mcp login {} ({exposure})", server.name(), server.name());
             }
             let tools =
                 if state == ConnState::Connected { format!(", {} tools", server.tools().len()) } else { String::new() };
-            let (label, error) = match (&state, server.entry.enabled()) {
+            let (label, error) = match (&state, server.entry().enabled()) {
                 (_, false) => ("disabled".to_owned(), None),
                 (ConnState::Disconnected(e), _) => {
                     ("disconnected, reconnects on next call".to_owned(), Some(e.clone()))
@@ -319,8 +430,16 @@ impl McpExtension {
                 register_server_tools(&api2, &options, &manager, &state, server);
             }
         }));
+        let (api2, weak, state) = (api.clone(), Arc::downgrade(&manager), self.state.clone());
+        manager.set_change_listener(Arc::new(move |server, change| {
+            if let Some(manager) = weak.upgrade() {
+                apply_server_change(&api2, &manager, &state, server, change);
+            }
+        }));
         self.state.waited.store(false, Ordering::Release);
-        activate_discovery(api, &loaded);
+        self.state.resources_registered.store(false, Ordering::Release);
+        *lock(&self.state.resource_exposure) = None;
+        activate_discovery(api, loaded.servers.iter(), loaded.auto_enable_codemode);
         let config_errors = loaded.errors.clone();
         *lock(&self.state.config) = loaded;
         if let Some(old) = lock(&self.state.manager).replace(manager.clone()) {
@@ -362,7 +481,7 @@ impl Extension for McpExtension {
                     let direct: Vec<Arc<ServerHandle>> = manager
                         .servers()
                         .iter()
-                        .filter(|s| s.entry.enabled() && has_direct_tools(s))
+                        .filter(|s| s.entry().enabled() && has_direct_tools(s))
                         .cloned()
                         .collect();
                     if !direct.is_empty() && !manager.wait_for(&direct, Some(wait)).await {
@@ -372,13 +491,9 @@ impl Extension for McpExtension {
                         );
                     }
                 }
-                let instructions: Vec<Option<String>> = manager.servers().iter().map(|s| s.instructions()).collect();
-                let servers: Vec<SectionServer<'_>> = manager
-                    .servers()
-                    .iter()
-                    .zip(&instructions)
-                    .map(|(s, i)| SectionServer { entry: &s.entry, instructions: i.as_deref() })
-                    .collect();
+                let current: Vec<_> = manager.servers().iter().map(|s| (s.entry(), s.instructions())).collect();
+                let servers: Vec<SectionServer<'_>> =
+                    current.iter().map(|(e, i)| SectionServer { entry: e, instructions: i.as_deref() }).collect();
                 match render_servers_section(&servers) {
                     Some(section) => {
                         event.sections.insert(MCP_SERVERS_SECTION.to_owned(), section);

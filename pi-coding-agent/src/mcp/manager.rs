@@ -62,8 +62,9 @@ impl RegisteredMcpTool {
 
 /// One configured server of the session.
 pub struct ServerHandle {
-    /// Its entry.
-    pub entry: McpServerEntry,
+    name: String,
+    /// Its entry; `/mcp` replaces it when it saves a change (pi's `server.entry = …`).
+    entry: Mutex<Arc<McpServerEntry>>,
     state: Mutex<ConnState>,
     client: Mutex<Option<Arc<McpClient>>>,
     tools: Mutex<Vec<Value>>,
@@ -77,7 +78,7 @@ pub struct ServerHandle {
 
 impl std::fmt::Debug for ServerHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerHandle").field("name", &self.entry.name).field("state", &self.state()).finish()
+        f.debug_struct("ServerHandle").field("name", &self.name).field("state", &self.state()).finish()
     }
 }
 
@@ -85,7 +86,8 @@ impl ServerHandle {
     fn new(entry: McpServerEntry) -> Arc<Self> {
         let (settled, _) = tokio::sync::watch::channel(!entry.enabled());
         Arc::new(ServerHandle {
-            entry,
+            name: entry.name.clone(),
+            entry: Mutex::new(Arc::new(entry)),
             state: Mutex::new(ConnState::Starting),
             client: Mutex::new(None),
             tools: Mutex::new(Vec::new()),
@@ -99,7 +101,17 @@ impl ServerHandle {
 
     /// The server name.
     pub fn name(&self) -> &str {
-        &self.entry.name
+        &self.name
+    }
+
+    /// Its current entry.
+    pub fn entry(&self) -> Arc<McpServerEntry> {
+        lock(&self.entry).clone()
+    }
+
+    /// Replaces its entry (a change saved by `/mcp`; the name stays).
+    pub fn set_entry(&self, entry: McpServerEntry) {
+        *lock(&self.entry) = Arc::new(entry);
     }
 
     /// The current state (a dropped connection shows as disconnected).
@@ -147,6 +159,20 @@ impl ServerHandle {
 /// Called after a server's tools were (re)registered.
 pub type ToolsListener = Arc<dyn Fn(&Arc<ServerHandle>) + Send + Sync>;
 
+/// A change `/mcp` applied to a server during the session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerChange {
+    /// It was enabled; its connection started.
+    Enabled,
+    /// It was disabled: its connection closed and its tools became unreachable.
+    Disabled,
+    /// Its exposure changed; its tools were registered again with the new exposure.
+    Exposure,
+}
+
+/// Called after `/mcp` applied a change to a server (pi's `setEnabled` / `setExposure` follow-ups).
+pub type ChangeListener = Arc<dyn Fn(&Arc<ServerHandle>, ServerChange) + Send + Sync>;
+
 /// The servers of a session.
 pub struct McpManager {
     cwd: PathBuf,
@@ -156,6 +182,7 @@ pub struct McpManager {
     owners: Mutex<HashMap<String, String>>,
     registered: Mutex<Vec<RegisteredMcpTool>>,
     listener: Mutex<Option<ToolsListener>>,
+    change_listener: Mutex<Option<ChangeListener>>,
     weak: Weak<McpManager>,
     credentials: Mutex<Option<McpOAuthCredentialStore>>,
 }
@@ -176,6 +203,7 @@ impl McpManager {
             owners: Mutex::new(HashMap::new()),
             registered: Mutex::new(Vec::new()),
             listener: Mutex::new(None),
+            change_listener: Mutex::new(None),
             weak: weak.clone(),
             credentials: Mutex::new(None),
         })
@@ -194,13 +222,14 @@ impl McpManager {
     /// The OAuth state of `server`'s connections, made on first use; `None` for servers without
     /// OAuth or without a credential store.
     pub fn oauth_for(&self, server: &ServerHandle) -> Result<Option<Arc<McpAuthProvider>>, String> {
-        let Some(url) = oauth_url(&server.entry) else { return Ok(None) };
+        let entry = server.entry();
+        let Some(url) = oauth_url(&entry) else { return Ok(None) };
         let Some(store) = self.credentials() else { return Ok(None) };
         let mut slot = lock(&server.oauth);
         if let Some(existing) = slot.as_ref() {
             return Ok(Some(existing.clone()));
         }
-        let settings = OAuthSettings::of(&server.entry)?;
+        let settings = OAuthSettings::of(&entry)?;
         let provider = Arc::new(McpAuthProvider::new(url, store.for_server(server.name(), url), settings));
         *slot = Some(provider.clone());
         Ok(Some(provider))
@@ -209,6 +238,50 @@ impl McpManager {
     /// Sets the listener told when a server's tools change.
     pub fn set_tools_listener(&self, listener: ToolsListener) {
         *lock(&self.listener) = Some(listener);
+    }
+
+    /// Sets the listener told when `/mcp` changed a server.
+    pub fn set_change_listener(&self, listener: ChangeListener) {
+        *lock(&self.change_listener) = Some(listener);
+    }
+
+    fn changed(&self, server: &Arc<ServerHandle>, change: ServerChange) {
+        let listener = lock(&self.change_listener).clone();
+        if let Some(listener) = listener {
+            listener(server, change);
+        }
+    }
+
+    /// Applies an `enabled` change already saved to the server's entry (pi's `setEnabled`):
+    /// disabling closes the connection and makes its tools unreachable; enabling connects.
+    pub async fn apply_enabled(self: &Arc<Self>, server: &Arc<ServerHandle>) {
+        if server.entry().enabled() {
+            self.changed(server, ServerChange::Enabled);
+            let _ = self.connect(server).await;
+            return;
+        }
+        let old = lock(&server.client).take();
+        {
+            let mut registered = lock(&self.registered);
+            for tool in registered.iter_mut().filter(|t| t.server == server.name()) {
+                tool.exposure = Exposure::Hidden;
+            }
+        }
+        *lock(&server.state) = ConnState::Starting;
+        server.settled.send_replace(true);
+        self.changed(server, ServerChange::Disabled);
+        if let Some(old) = old {
+            old.close().await;
+        }
+    }
+
+    /// Applies an exposure change already saved to the server's entry (pi's `setExposure`): its
+    /// offered tools are registered again with their new exposure.
+    pub fn apply_exposure(&self, server: &Arc<ServerHandle>) {
+        if server.state() == ConnState::Connected {
+            self.register_tools(server);
+        }
+        self.changed(server, ServerChange::Exposure);
     }
 
     /// Every configured server, enabled or not.
@@ -228,7 +301,7 @@ impl McpManager {
 
     /// Starts connecting every enabled server in the background.
     pub fn start_all(self: &Arc<Self>) {
-        for server in self.servers.iter().filter(|s| s.entry.enabled()) {
+        for server in self.servers.iter().filter(|s| s.entry().enabled()) {
             server.settled.send_replace(false);
             let (manager, server) = (self.clone(), server.clone());
             tokio::spawn(async move {
@@ -295,7 +368,7 @@ impl McpManager {
         server.settled.send_replace(false);
         *lock(&server.state) = ConnState::Connecting;
         let result = match self.events_for(server) {
-            Ok(events) => McpClient::connect(&server.entry, &self.cwd, events).await,
+            Ok(events) => McpClient::connect(&server.entry(), &self.cwd, events).await,
             Err(message) => Err(super::client::ConnectError { message, needs_auth: false }),
         };
         let out = match result {
@@ -348,7 +421,7 @@ impl McpManager {
         let Some(server) = self.server(name).cloned() else {
             return Err(format!("MCP server \"{name}\" is disabled."));
         };
-        if !server.entry.enabled() {
+        if !server.entry().enabled() {
             return Err(format!("MCP server \"{name}\" is disabled."));
         }
         self.connect(&server).await
@@ -399,7 +472,7 @@ impl McpManager {
                     name: pi_name,
                     server: name.clone(),
                     tool: tool.clone(),
-                    exposure: server.entry.tool_exposure(tool_name),
+                    exposure: server.entry().tool_exposure(tool_name),
                 });
             }
         }

@@ -36,7 +36,7 @@ struct Ctx {
 }
 
 fn attention_rank(server: &ServerHandle) -> u8 {
-    if !server.entry.enabled() {
+    if !server.entry().enabled() {
         return 5;
     }
     match server.state() {
@@ -54,12 +54,12 @@ fn servers_menu(c: &Ctx) -> Menu {
     let items = servers
         .iter()
         .map(|s| {
-            let scope = if s.entry.override_path.is_some() {
+            let scope = if s.entry().override_path.is_some() {
                 "global, project override".to_owned()
             } else {
-                s.entry.scope.as_str().to_owned()
+                s.entry().scope.as_str().to_owned()
             };
-            let description = format!("{} · {} · {scope}", describe_state(s), s.entry.exposure().as_str());
+            let description = format!("{} · {} · {scope}", describe_state(s), s.entry().exposure().as_str());
             (s.name().to_owned(), s.name().to_owned(), Some(description))
         })
         .collect();
@@ -91,7 +91,7 @@ fn server_menu(c: &Ctx, name: &str) -> Menu {
             ..Default::default()
         };
     };
-    let entry = &server.entry;
+    let entry = &server.entry();
     let saved = match (entry.scope, &entry.override_path) {
         (Scope::Extension, _) => "for this session".to_owned(),
         (_, Some(_)) => "saved to the project mcp.json".to_owned(),
@@ -162,8 +162,9 @@ fn first_line(text: &str) -> &str {
 async fn show_tools(c: &Ctx, server: &Arc<ServerHandle>) {
     let server = server.clone();
     let build: MenuBuilder = Arc::new(move || {
-        let exposure = server.entry.exposure();
-        let overridden = server.entry.raw.get("toolExposure").and_then(Value::as_object).is_some_and(|m| !m.is_empty());
+        let exposure = server.entry().exposure();
+        let overridden =
+            server.entry().raw.get("toolExposure").and_then(Value::as_object).is_some_and(|m| !m.is_empty());
         let meaning = EXPOSURES.iter().find(|(e, _)| *e == exposure.as_str()).map(|(_, d)| *d).unwrap_or("unreachable");
         let mut details = format!("Exposure {}: {meaning}", exposure.as_str());
         if overridden {
@@ -175,7 +176,7 @@ async fn show_tools(c: &Ctx, server: &Arc<ServerHandle>) {
             .map(|t| {
                 let name = t.get("name").and_then(Value::as_str).unwrap_or("").to_owned();
                 let description = first_line(t.get("description").and_then(Value::as_str).unwrap_or("")).to_owned();
-                let own = server.entry.tool_exposure(&name);
+                let own = server.entry().tool_exposure(&name);
                 let description =
                     if own == exposure { description } else { format!("[{}] {description}", own.as_str()) };
                 (name.clone(), name, Some(description))
@@ -194,27 +195,36 @@ async fn show_tools(c: &Ctx, server: &Arc<ServerHandle>) {
     c.ui.menu(build).await;
 }
 
-/// Saves `patch` to the file that defines the server; `Some(error)` when it could not be written.
+/// Saves `patch` to the file that defines the server, then to the server's entry (pi's
+/// `saveConfig`; a registered server's change applies to this session only); `Some(error)` when
+/// it could not be written.
 fn save(server: &ServerHandle, key: &str, value: Value, project: Option<&PathBuf>) -> Option<String> {
-    let entry = &server.entry;
-    if entry.scope == Scope::Extension {
-        return None;
+    let mut entry = (*server.entry()).clone();
+    if let Some(p) = project {
+        entry.override_path = Some(p.display().to_string());
     }
-    let (path, is_override) = match (project, &entry.override_path) {
-        (Some(p), _) => (p.clone(), true),
-        (None, Some(o)) => (PathBuf::from(o), true),
-        (None, None) => (PathBuf::from(&entry.source), false),
-    };
-    update_server_config(&path, &entry.name, key, value, is_override)
-        .err()
-        .map(|e| format!("Could not update {}: {e}", path.display()))
+    if entry.scope != Scope::Extension {
+        let (path, is_override) = match &entry.override_path {
+            Some(o) => (PathBuf::from(o), true),
+            None => (PathBuf::from(&entry.source), false),
+        };
+        if let Err(e) = update_server_config(&path, &entry.name, key, value.clone(), is_override) {
+            return Some(format!("Could not update {}: {e}", path.display()));
+        }
+    }
+    entry.raw.insert(key.to_owned(), value);
+    server.set_entry(entry);
+    None
 }
 
 async fn choose_exposure(c: &Ctx, server: &Arc<ServerHandle>) -> Option<String> {
-    let current = server.entry.exposure();
-    let details = match server.entry.scope {
-        Scope::Extension => format!("Applies to this session; the server is registered by {}.", server.entry.source),
-        _ => format!("Saved to {}.", server.entry.override_path.clone().unwrap_or_else(|| server.entry.source.clone())),
+    let current = server.entry().exposure();
+    let details = match server.entry().scope {
+        Scope::Extension => format!("Applies to this session; the server is registered by {}.", server.entry().source),
+        _ => format!(
+            "Saved to {}.",
+            server.entry().override_path.clone().unwrap_or_else(|| server.entry().source.clone())
+        ),
     };
     let name = server.name().to_owned();
     let build: MenuBuilder = Arc::new(move || Menu {
@@ -236,8 +246,11 @@ async fn choose_exposure(c: &Ctx, server: &Arc<ServerHandle>) -> Option<String> 
     if Exposure::parse(&choice) == Some(current) {
         return None;
     }
-    save(server, "exposure", Value::String(choice), None)
-        .or_else(|| Some("Saved. The new exposure applies from the next session.".to_owned()))
+    let failed = save(server, "exposure", Value::String(choice), None);
+    if failed.is_none() {
+        c.manager.apply_exposure(server);
+    }
+    failed
 }
 
 /// pi's `signInWithUi`: the sign-in screen with the URL; Escape cancels.
@@ -280,7 +293,8 @@ async fn run_action(c: &Ctx, server: &Arc<ServerHandle>, action: &str) {
             None
         }
         "signout" => {
-            if let (Some(url), Some(store)) = (oauth_url(&server.entry), c.manager.credentials()) {
+            let entry = server.entry();
+            if let (Some(url), Some(store)) = (oauth_url(&entry), c.manager.credentials()) {
                 let _ = store.remove(server.name(), url);
             }
             c.manager.sign_out(server).await;
@@ -293,8 +307,16 @@ async fn run_action(c: &Ctx, server: &Arc<ServerHandle>, action: &str) {
         "exposure" => choose_exposure(c, server).await,
         "enable" | "disable" | "enable-project" | "disable-project" => {
             let project = action.ends_with("-project").then(|| c.config.project_config.clone()).flatten();
-            save(server, "enabled", Value::Bool(action.starts_with("enable")), project.as_ref())
-                .or_else(|| Some("Saved. The change applies from the next session.".to_owned()))
+            let failed = save(server, "enabled", Value::Bool(action.starts_with("enable")), project.as_ref());
+            if failed.is_none() {
+                // The connection opens or closes in the background; the menu follows its state.
+                let (manager, server, ui) = (c.manager.clone(), server.clone(), c.ui.clone());
+                tokio::spawn(async move {
+                    manager.apply_enabled(&server).await;
+                    ui.refresh();
+                });
+            }
+            failed
         }
         _ => None,
     };

@@ -104,7 +104,7 @@ impl AgentTool for McpTool {
         let manager = self.manager.upgrade().ok_or_else(manager_gone)?;
         let server = manager.server(&self.server).cloned();
         if let Some(server) = &server
-            && (server.entry.tool_exposure(&self.tool_name) == Exposure::Hidden
+            && (server.entry().tool_exposure(&self.tool_name) == Exposure::Hidden
                 || !server.tools().iter().any(|t| t.get("name").and_then(Value::as_str) == Some(&self.tool_name)))
         {
             return Err(format!("MCP tool \"{}/{}\" is no longer available.", self.server, self.tool_name).into());
@@ -115,7 +115,7 @@ impl AgentTool for McpTool {
             r = call => r?,
             _ = ctx.cancel_token().cancelled() => return Err("Operation aborted".into()),
         };
-        let readable = server.is_some_and(|s| s.has_resources() && s.entry.exposure() != Exposure::Hidden);
+        let readable = server.is_some_and(|s| s.has_resources() && s.entry().exposure() != Exposure::Hidden);
         Ok(convert_mcp_result(&self.server, &self.tool_name, &result, readable))
     }
 }
@@ -211,7 +211,7 @@ impl McpResourceTool {
         let mut names: Vec<String> = manager
             .servers()
             .iter()
-            .filter(|s| s.has_resources() && s.entry.enabled() && s.entry.exposure() != Exposure::Hidden)
+            .filter(|s| s.has_resources() && s.entry().enabled() && s.entry().exposure() != Exposure::Hidden)
             .map(|s| s.name().to_owned())
             .collect();
         names.sort_by_key(|a| a.to_lowercase());

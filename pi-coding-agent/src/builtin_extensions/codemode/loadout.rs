@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::declarations::{render_output_type, resolve_schema_ref, to_codemode_identifier};
 use super::description::{CODEMODE_TOOL_NAME, ListedTool, create_codemode_description, to_codemode_declaration};
-use crate::builtin_extensions::tool_search::TOOL_SEARCH_TOOL_NAME;
+use crate::builtin_extensions::tool_search::{TOOL_SEARCH_TOOL_NAME, ToolNamespace};
 
 /// Tools with pi's `model-only` exposure: the model calls them, scripts cannot.
 const MODEL_ONLY: [&str; 2] = [CODEMODE_TOOL_NAME, TOOL_SEARCH_TOOL_NAME];
@@ -24,11 +24,13 @@ pub struct LoadoutOptions {
     pub inline_budget: u64,
 }
 
-/// The changes for `declared`; `guidelines` gives a tool's prompt guidelines.
+/// The changes for `declared`; `guidelines` gives a tool's prompt guidelines, `namespace` its
+/// namespace (an MCP server: `only` groups its listed tools under the server's heading).
 pub fn prepare_codemode_loadout(
     declared: &[Arc<dyn AgentTool>],
     options: LoadoutOptions,
     guidelines: impl Fn(&str) -> Vec<String>,
+    namespace: impl Fn(&str) -> Option<ToolNamespace>,
 ) -> LoadoutChanges {
     // The declared tools scripts may call: `direct` ones. Tools only scripts reach (MCP tools
     // with `codemode` or `deferred` exposure) are never listed, so they change nothing here.
@@ -50,7 +52,7 @@ pub fn prepare_codemode_loadout(
                     &guidelines(t.name()),
                     t.output_schema(),
                 ),
-                namespace: None,
+                namespace: namespace(t.name()),
                 deferred: false,
             })
             .collect()

@@ -68,6 +68,24 @@ impl CodemodeTool {
         self
     }
 
+    /// The loadout options: `codemode.mode` and `codemode.inlineBudget` as the session's settings
+    /// have them now (pi's `getMode` / `getInlineBudget`), else the ones the tool was made with.
+    fn current_loadout(&self) -> LoadoutOptions {
+        let settings = self.api.get_settings().ok();
+        let codemode = settings.as_ref().and_then(|s| s.get("codemode"));
+        let only = match codemode.and_then(|c| c.get("mode")) {
+            Some(mode) => mode.as_str() == Some("only"),
+            None => self.loadout.only,
+        };
+        let inline_budget = codemode
+            .and_then(|c| c.get("inlineBudget"))
+            .and_then(Value::as_f64)
+            .filter(|b| b.is_finite() && *b >= 0.0)
+            .map(|b| b as u64)
+            .unwrap_or(self.loadout.inline_budget);
+        LoadoutOptions { only, inline_budget }
+    }
+
     /// The tools a script may call: the active tools and the catalogs' tools, never `codemode`.
     fn callable(&self) -> Vec<Callable> {
         let active: HashSet<String> = self.api.get_active_tools().unwrap_or_default().into_iter().collect();
@@ -285,12 +303,16 @@ impl AgentTool for CodemodeTool {
     }
 
     /// pi's `prepareCodemodeLoadout`.
+    /// pi's `prepareCodemodeLoadout`, with `codemode.mode` and `codemode.inlineBudget` read again
+    /// from the session's settings at every loadout change.
     fn prepare_loadout(&self, declared: &[Arc<dyn AgentTool>]) -> Option<LoadoutChanges> {
-        let infos = if self.loadout.only { self.api.get_all_tools().unwrap_or_default() } else { Vec::new() };
+        let loadout = self.current_loadout();
+        let infos = if loadout.only { self.api.get_all_tools().unwrap_or_default() } else { Vec::new() };
         let guidelines = |name: &str| {
             infos.iter().find(|t| t.name == name).and_then(|t| t.prompt_guidelines.clone()).unwrap_or_default()
         };
-        Some(prepare_codemode_loadout(declared, self.loadout, guidelines))
+        let namespace = |name: &str| self.catalogs.iter().find_map(|c| c.namespace_of(name));
+        Some(prepare_codemode_loadout(declared, loadout, guidelines, namespace))
     }
 
     async fn execute(

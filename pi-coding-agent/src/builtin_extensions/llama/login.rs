@@ -13,9 +13,13 @@ use crate::auth::{AuthInteraction, AuthPrompt, Credential, LoginError, LoginKind
 /// Reads an environment variable.
 type EnvFn = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
+/// Runs after the credential was stored: the extension refreshes the provider's models.
+pub type AfterStored = Arc<dyn Fn() -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
+
 /// The llama.cpp login.
 pub struct LlamaLogin {
     env: EnvFn,
+    after_stored: Option<AfterStored>,
 }
 
 impl std::fmt::Debug for LlamaLogin {
@@ -26,13 +30,19 @@ impl std::fmt::Debug for LlamaLogin {
 
 /// The llama.cpp entry of `/login`, reading `LLAMA_BASE_URL` from the process environment.
 pub fn login_provider() -> Arc<dyn LoginProvider> {
-    Arc::new(LlamaLogin { env: Arc::new(|n| std::env::var(n).ok()) })
+    Arc::new(LlamaLogin { env: Arc::new(|n| std::env::var(n).ok()), after_stored: None })
 }
 
 impl LlamaLogin {
     /// A login reading variables through `env` (tests).
     pub fn with_env(env: impl Fn(&str) -> Option<String> + Send + Sync + 'static) -> Self {
-        LlamaLogin { env: Arc::new(env) }
+        LlamaLogin { env: Arc::new(env), after_stored: None }
+    }
+
+    /// Runs `after` once `/login` stored the credential (the extension's catalog refresh).
+    pub fn with_after_stored(mut self, after: AfterStored) -> Self {
+        self.after_stored = Some(after);
+        self
     }
 }
 
@@ -48,6 +58,13 @@ impl LoginProvider for LlamaLogin {
 
     fn kind(&self) -> LoginKind {
         LoginKind::ApiKey
+    }
+
+    /// pi refreshes the provider's models right after `/login` stored the credential.
+    async fn after_stored(&self) {
+        if let Some(after) = &self.after_stored {
+            after().await;
+        }
     }
 
     async fn login(&self, interaction: &dyn AuthInteraction) -> Result<Credential, LoginError> {

@@ -14,6 +14,7 @@ pub mod login;
 pub mod provider;
 pub mod router;
 mod search;
+mod startup;
 pub mod view;
 
 use std::path::PathBuf;
@@ -24,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use login::login_provider;
 pub use provider::{DEFAULT_LLAMA_SERVER_URL, LLAMA_PROVIDER_ID, LlamaProvider};
+pub use startup::{has_startup_auth, startup_models};
 
 use crate::extensions::{BoxError, Extension, ExtensionApi};
 
@@ -94,7 +96,20 @@ impl Extension for LlamaExtension {
             self.provider.set(stored);
         }
         self.publish(api)?;
-        api.register_login_provider(login_provider());
+        // pi's `/login` refreshes the provider's models once the credential is stored, so
+        // `/model` lists the router's models right away.
+        let (this, login_api) = (self.clone(), api.clone());
+        let after: login::AfterStored = Arc::new(move || {
+            let (this, api) = (this.clone(), login_api.clone());
+            Box::pin(async move {
+                if let Err(e) = this.refresh(&api, &CancellationToken::new()).await {
+                    tracing::warn!(error = %e, "llama.cpp catalog refresh after /login failed");
+                }
+            })
+        });
+        api.register_login_provider(Arc::new(
+            login::LlamaLogin::with_env(|n| std::env::var(n).ok()).with_after_stored(after),
+        ));
         let this = self.clone();
         let command_api = api.clone();
         api.register_command("llama", Some("Manage llama.cpp router models"), move |_args, ctx| {

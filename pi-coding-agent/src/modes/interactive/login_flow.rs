@@ -324,6 +324,10 @@ impl App {
             let interaction = DialogInteraction::new(model, cancel.clone(), tx.clone());
             let result = option.provider.login(&interaction).await;
             let stored = result.and_then(|c| auth.set(&option.id, c).map_err(LoginError::from));
+            if stored.is_ok() {
+                // pi refreshes the provider's models once the credential is stored (llama.cpp).
+                option.provider.after_stored().await;
+            }
             let finished = match stored {
                 Ok(()) => Finished::Saved,
                 Err(LoginError::Cancelled) if interaction.prompt_dismissed() => Finished::Cancelled,

@@ -1,0 +1,71 @@
+//! `--model llama.cpp/<id>` at startup, as pi 1.6.0 resolves it: from the llama.cpp provider's
+//! stored catalog (`models-store.json`) when a server is configured, before the built-in extension
+//! registers the provider; a model missing from the stored catalog is not found (pi does not ask
+//! the router at startup either). Recorded from the reference with the same files: the stored
+//! model answers through its `baseUrl` (also as the saved default model), and the missing one
+//! fails with the same message.
+
+mod cli_support;
+
+use cli_support::{Env, ScriptedServer, text_reply};
+use serde_json::json;
+
+fn stored_catalog(base_url: &str) -> serde_json::Value {
+    json!({"llama.cpp": {"models": [{"id": "m1", "name": "m1", "api": "openai-completions", "provider": "llama.cpp",
+        "baseUrl": base_url, "reasoning": false, "input": ["text"],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": 4096, "maxTokens": 4096,
+        "compat": {"supportsStore": false, "supportsReasoningEffort": false, "supportsUsageInStreaming": true,
+            "supportsStrictMode": false, "maxTokensField": "max_tokens"}}], "checkedAt": 1}})
+}
+
+fn env_with_llama(server: &ScriptedServer, stored: bool) -> Env {
+    let env = Env::new(&server.base_url);
+    let root = server.base_url.trim_end_matches("/v1");
+    let auth = json!({"llama.cpp": {"type": "api_key", "env": {"LLAMA_BASE_URL": root}}});
+    std::fs::write(env.agent().join("auth.json"), auth.to_string()).unwrap();
+    if stored {
+        std::fs::write(env.agent().join("models-store.json"), stored_catalog(&server.base_url).to_string()).unwrap();
+    }
+    env
+}
+
+#[test]
+fn a_stored_llama_model_is_chosen_with_model_at_startup() {
+    let server = ScriptedServer::start(vec![text_reply(&["hello from m1"])]);
+    let env = env_with_llama(&server, true);
+    let out = env.pi().env("PI_OFFLINE", "1").args(["-p", "--model", "llama.cpp/m1", "hi"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout.trim(), "hello from m1");
+    let requests = server.requests.lock().unwrap();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0]["model"], "m1");
+}
+
+#[test]
+fn a_llama_model_missing_from_the_stored_catalog_is_not_found() {
+    let server = ScriptedServer::start(vec![]);
+    let env = env_with_llama(&server, false);
+    let out = env.pi().env("PI_OFFLINE", "1").args(["-p", "--model", "llama.cpp/m1", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Model \"llama.cpp/m1\" not found. Use --list-models to see available models."),
+        "{stderr}"
+    );
+    assert!(server.requests.lock().unwrap().is_empty());
+}
+
+#[test]
+fn a_saved_default_llama_model_is_used_at_startup() {
+    let server = ScriptedServer::start(vec![text_reply(&["hello from m1"])]);
+    let env = env_with_llama(&server, true);
+    let settings = json!({"defaultProvider": "llama.cpp", "defaultModel": "m1"});
+    std::fs::write(env.agent().join("settings.json"), settings.to_string()).unwrap();
+    let out = env.pi().env("PI_OFFLINE", "1").args(["-p", "hi"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout.trim(), "hello from m1");
+    assert_eq!(server.requests.lock().unwrap()[0]["model"], "m1");
+}
