@@ -10,7 +10,8 @@
 # the ratio reference / ours per measure.
 #
 #   scripts/bench-budget.sh [runs]            (default 5; PI_BENCH_SKIP_REFERENCE=1: ours only,
-#                                              PI_BENCH_SIZES="10 100": the session sizes in MB)
+#                                              PI_BENCH_SIZES="10 100": the session sizes in MB,
+#                                              PI_BENCH_OURS=path: that binary, not a fresh build)
 #
 # Ours is built with `cargo build --release` (CARGO_TARGET_DIR honoured); the reference runs
 # through /work/shared/tools/anchor.sh (or $PI_ANCHOR). Print `uptime` with the figures: other
@@ -30,9 +31,13 @@ PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$WORK"; }
 trap cleanup EXIT INT TERM
 
-echo "[bench-budget] building pi (release)" >&2
-cargo build --release -q -p pi-coding-agent --bin pi --manifest-path "$ROOT/Cargo.toml"
-OURS="${CARGO_TARGET_DIR:-$ROOT/target}/release/pi"
+if [[ -n "${PI_BENCH_OURS:-}" ]]; then
+    OURS="$PI_BENCH_OURS"
+else
+    echo "[bench-budget] building pi (release)" >&2
+    cargo build --release -q -p pi-coding-agent --bin pi --manifest-path "$ROOT/Cargo.toml"
+    OURS="${CARGO_TARGET_DIR:-$ROOT/target}/release/pi"
+fi
 
 # server NAME ARGS...: starts an instant server, sets PORT_<NAME>.
 server() {

@@ -32,6 +32,8 @@ struct Api {
     open: String,
     delta: String,
     handler: fn() -> Box<dyn SseHandler>,
+    /// A raw-event hook is set (openai-completions then reads every chunk as a `Value`).
+    hooked: bool,
 }
 
 fn apis() -> Vec<Api> {
@@ -42,6 +44,14 @@ fn apis() -> Vec<Api> {
             open: String::new(),
             delta: format!("data: {}\n\n", json!({"id": "c", "choices": [{"index": 0, "delta": {"content": DELTA}, "finish_reason": null}]})),
             handler: || Box::new(CompletionsStream::new(resolve_compat(&model("openai-completions")))),
+            hooked: false,
+        },
+        Api {
+            name: "openai-completions-value-path",
+            open: String::new(),
+            delta: format!("data: {}\n\n", json!({"id": "c", "choices": [{"index": 0, "delta": {"content": DELTA}, "finish_reason": null}]})),
+            handler: || Box::new(CompletionsStream::new(resolve_compat(&model("openai-completions")))),
+            hooked: true,
         },
         Api {
             name: "anthropic-messages",
@@ -52,38 +62,55 @@ fn apis() -> Vec<Api> {
             .concat(),
             delta: ev("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": DELTA}})),
             handler: || Box::new(AnthropicStream::new()),
+            hooked: false,
         },
         Api {
             name: "openai-responses",
             open: ev("response.output_item.added", json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": "msg", "content": []}})),
             delta: ev("response.output_text.delta", json!({"type": "response.output_text.delta", "output_index": 0, "delta": DELTA})),
             handler: || Box::new(ResponsesStream::new()),
+            hooked: false,
         },
         Api {
             name: "google-generative-ai",
             open: String::new(),
             delta: format!("data: {}\r\n\r\n", json!({"candidates": [{"content": {"role": "model", "parts": [{"text": DELTA}]}}]})),
             handler: || Box::new(pi_ai::providers::google::GoogleStream::new("Google")),
+            hooked: false,
         },
         Api {
             name: "mistral-conversations",
             open: String::new(),
             delta: format!("data: {}\n\n", json!({"id": "c", "choices": [{"index": 0, "delta": {"content": DELTA}, "finish_reason": null}]})),
             handler: || Box::new(pi_ai::providers::mistral::MistralStream::new()),
+            hooked: false,
         },
         Api {
             name: "azure-openai-responses",
             open: ev("response.output_item.added", json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": "msg", "content": []}})),
             delta: ev("response.output_text.delta", json!({"type": "response.output_text.delta", "output_index": 0, "delta": DELTA})),
             handler: || Box::new(ResponsesStream::new()),
+            hooked: false,
         },
         Api {
             name: "openai-codex-responses",
             open: ev("response.output_item.added", json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": "msg", "content": []}})),
             delta: ev("response.output_text.delta", json!({"type": "response.output_text.delta", "output_index": 0, "delta": DELTA})),
             handler: || Box::new(pi_ai::providers::openai_codex_responses::CodexStream::new()),
+            hooked: false,
         },
     ]
+}
+
+/// The options of `api`'s requests: with a raw-event hook when it is `hooked`.
+fn options(api: &Api) -> StreamOptions {
+    let mut options = StreamOptions::default();
+    if api.hooked {
+        options.on_provider_stream_event = Some(std::sync::Arc::new(|raw, _| {
+            std::hint::black_box(raw);
+        }));
+    }
+    options
 }
 
 fn parse(bytes: &str) -> Vec<SseEvent> {
@@ -96,7 +123,7 @@ fn parse(bytes: &str) -> Vec<SseEvent> {
 
 /// A handler and output that have already streamed `bytes` of text.
 fn prefilled(api: &Api, bytes: usize) -> (Box<dyn SseHandler>, ProviderOutput, StreamContext) {
-    let ctx = StreamContext { model: model(api.name), options: StreamOptions::default() };
+    let ctx = StreamContext { model: model(api.name), options: options(api) };
     let mut out = ProviderOutput::new(&ctx.model);
     let mut handler = (api.handler)();
     out.start();
@@ -144,7 +171,7 @@ fn whole_message(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(body.len() as u64));
         group.bench_function(api.name, |b| {
             b.iter(|| {
-                let ctx = StreamContext { model: model(api.name), options: StreamOptions::default() };
+                let ctx = StreamContext { model: model(api.name), options: options(&api) };
                 let mut out = ProviderOutput::new(&ctx.model);
                 let mut handler = (api.handler)();
                 let mut parser = SseParser::new();

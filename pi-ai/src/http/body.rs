@@ -9,6 +9,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::http::BodySource;
 use crate::http::json_out::{WriteJson, write_str};
 use crate::options::StreamOptions;
 use crate::types::{Message, Model};
@@ -57,7 +58,12 @@ pub(crate) fn resolved_view<'a>(
 /// a large body is not copied again and again while it grows). It looks at the count only: a pass
 /// over the messages' heap data would cost more cache misses than the copies it saves.
 pub(crate) fn body_size_hint(messages: &[&Message]) -> usize {
-    messages.len() * 192 + 4096
+    size_hint_for(messages.len())
+}
+
+/// [`body_size_hint`] for `count` messages.
+pub(crate) fn size_hint_for(count: usize) -> usize {
+    count * 192 + 4096
 }
 
 /// Serializes the body: `map` with `items` under `key`. `size_hint` is the expected byte length
@@ -70,21 +76,62 @@ pub(crate) fn encode_body<T: WriteJson + ?Sized>(
     size_hint: usize,
 ) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(size_hint);
+    encode_body_flushing(&map, key, items, &mut out, &mut |_| {})?;
+    Ok(out)
+}
+
+/// [`encode_body`] into `out`, calling `flush` with the buffer between the items of the list
+/// (where a caller may hand off and clear what is written so far).
+pub(crate) fn encode_body_flushing<T: WriteJson + ?Sized>(
+    map: &Map<String, Value>,
+    key: &str,
+    items: &T,
+    out: &mut Vec<u8>,
+    flush: &mut dyn FnMut(&mut Vec<u8>),
+) -> Result<(), String> {
     out.push(b'{');
     for (i, (k, v)) in map.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        write_str(&mut out, k);
+        write_str(out, k);
         out.push(b':');
         if k == key {
-            items.write_json(&mut out);
+            items.write_json_flushing(out, flush);
         } else {
-            serde_json::to_writer(&mut out, v).map_err(serialize_error)?;
+            serde_json::to_writer(&mut *out, v).map_err(serialize_error)?;
         }
     }
     out.push(b'}');
-    Ok(out)
+    Ok(())
+}
+
+/// A body up to this size is built whole; a larger one is written into the connection in pieces
+/// of about this size as it is produced ([`encode_or_defer`]).
+pub(crate) const STREAMED_BODY_CHUNK: usize = 1 << 20;
+
+/// Builds a body with `write` (which writes it into the buffer, calling the flush callback where
+/// the text may be cut). A body of at most [`STREAMED_BODY_CHUNK`] bytes comes back whole; a
+/// larger one is measured (its pieces dropped as they are written) and comes back as a
+/// [`BodySource`] that writes it again, piece by piece, when it is sent: a large transcript's
+/// request is never held whole beside the transcript. `write` must write the same bytes each time.
+pub(crate) fn encode_or_defer<F>(write: F) -> Result<(bytes::Bytes, Option<BodySource>), String>
+where
+    F: Fn(&mut Vec<u8>, &mut dyn FnMut(&mut Vec<u8>)) -> Result<(), String> + Send + Sync + 'static,
+{
+    let mut out = Vec::with_capacity(64 * 1024);
+    let mut dropped = 0u64;
+    write(&mut out, &mut |buf: &mut Vec<u8>| {
+        if buf.len() >= STREAMED_BODY_CHUNK {
+            dropped += buf.len() as u64;
+            buf.clear();
+        }
+    })?;
+    if dropped == 0 {
+        return Ok((out.into(), None));
+    }
+    let len = dropped + out.len() as u64;
+    Ok((bytes::Bytes::new(), Some(BodySource::new(len, write))))
 }
 
 fn serialize_error(e: serde_json::Error) -> String {

@@ -8,6 +8,13 @@ use serde::Serialize;
 pub(crate) trait WriteJson {
     /// Appends the JSON text to `out`.
     fn write_json(&self, out: &mut Vec<u8>);
+
+    /// [`WriteJson::write_json`], calling `flush` with the buffer wherever the text may be cut
+    /// (between the items of a list), so a caller can hand off what is written so far.
+    fn write_json_flushing(&self, out: &mut Vec<u8>, flush: &mut dyn FnMut(&mut Vec<u8>)) {
+        self.write_json(out);
+        flush(out);
+    }
 }
 
 impl<T: WriteJson> WriteJson for [T] {
@@ -21,11 +28,27 @@ impl<T: WriteJson> WriteJson for [T] {
         }
         out.push(b']');
     }
+
+    fn write_json_flushing(&self, out: &mut Vec<u8>, flush: &mut dyn FnMut(&mut Vec<u8>)) {
+        out.push(b'[');
+        for (i, item) in self.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            item.write_json(out);
+            flush(out);
+        }
+        out.push(b']');
+    }
 }
 
 impl<T: WriteJson> WriteJson for Vec<T> {
     fn write_json(&self, out: &mut Vec<u8>) {
         self.as_slice().write_json(out);
+    }
+
+    fn write_json_flushing(&self, out: &mut Vec<u8>, flush: &mut dyn FnMut(&mut Vec<u8>)) {
+        self.as_slice().write_json_flushing(out, flush);
     }
 }
 

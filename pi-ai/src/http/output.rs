@@ -145,6 +145,8 @@ async fn with_payload_hook(
     if ctx.options.active_payload_hook().is_none() {
         return Ok(request);
     }
+    // The hook sees the payload as JSON: a body written on demand is written whole for it.
+    request.materialize()?;
     let body = std::mem::take(&mut request.body);
     let hooked =
         crate::http::body::apply_payload_hook(body, &ctx.options, &ctx.model, move |v| handler.on_replaced_payload(v));

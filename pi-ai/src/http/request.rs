@@ -22,8 +22,112 @@ pub struct HttpRequest {
     pub url: String,
     /// Headers, already merged (defaults, model headers, option headers).
     pub headers: HeaderMap,
-    /// The serialized JSON body, shared (not copied) by every attempt to send it.
+    /// The serialized JSON body, shared (not copied) by every attempt to send it. Empty when
+    /// [`source`](Self::source) writes the body.
     pub body: Bytes,
+    /// A large body written into the connection as it is produced (with its `Content-Length`),
+    /// instead of [`body`](Self::body); [`HttpRequest::materialize`] turns it into `body`.
+    pub source: Option<BodySource>,
+}
+
+impl HttpRequest {
+    /// A request with a body held whole.
+    pub fn new(url: String, headers: HeaderMap, body: Bytes) -> Self {
+        HttpRequest { url, headers, body, source: None }
+    }
+
+    /// Writes a [`source`](Self::source) body whole into [`body`](Self::body) (for a payload hook
+    /// that must see it, or a transport that needs the bytes); a whole body is left as it is.
+    pub fn materialize(&mut self) -> Result<(), String> {
+        if let Some(source) = self.source.take() {
+            self.body = source.materialize()?;
+        }
+        Ok(())
+    }
+}
+
+/// What writes a body: JSON into the buffer, calling the flush callback where the text may be cut.
+type BodyWrite = dyn Fn(&mut Vec<u8>, &mut dyn FnMut(&mut Vec<u8>)) -> Result<(), String> + Send + Sync;
+
+/// A request body written on demand, each time it is sent, in pieces handed to the connection as
+/// they are produced (so it is never held whole), with its length known beforehand.
+#[derive(Clone)]
+pub struct BodySource {
+    len: u64,
+    write: std::sync::Arc<BodyWrite>,
+}
+
+impl std::fmt::Debug for BodySource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BodySource").field("len", &self.len).finish_non_exhaustive()
+    }
+}
+
+impl BodySource {
+    /// A body of `len` bytes that `write` writes (the same bytes every time).
+    pub fn new(
+        len: u64,
+        write: impl Fn(&mut Vec<u8>, &mut dyn FnMut(&mut Vec<u8>)) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        BodySource { len, write: std::sync::Arc::new(write) }
+    }
+
+    /// The body's length in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the body is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The whole body.
+    pub fn materialize(&self) -> Result<Bytes, String> {
+        let mut out = Vec::with_capacity(usize::try_from(self.len).unwrap_or(0));
+        (self.write)(&mut out, &mut |_| {})?;
+        self.check_len(out.len() as u64)?;
+        Ok(out.into())
+    }
+
+    fn check_len(&self, written: u64) -> Result<(), String> {
+        if written == self.len {
+            return Ok(());
+        }
+        Err(format!("Could not serialize the request: its body changed length ({written} bytes, not {})", self.len))
+    }
+
+    /// The body as a stream of pieces, written on a blocking thread at most two pieces ahead of
+    /// the connection. Dropping the stream stops handing pieces over.
+    fn stream(&self) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(2);
+        let source = self.clone();
+        tokio::task::spawn_blocking(move || source.produce(&tx));
+        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|item| (item, rx)) })
+    }
+
+    fn produce(&self, tx: &tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>) {
+        let chunk = crate::http::body::STREAMED_BODY_CHUNK;
+        let mut written = 0u64;
+        let mut closed = false;
+        let mut hand_over = |buf: &mut Vec<u8>, at_least: usize| {
+            if buf.len() < at_least.max(1) {
+                return;
+            }
+            written += buf.len() as u64;
+            let piece = std::mem::replace(buf, Vec::with_capacity(chunk + chunk / 8));
+            // A closed channel: the request was dropped; the rest is written and discarded.
+            closed = closed || tx.blocking_send(Ok(Bytes::from(piece))).is_err();
+        };
+        let mut out = Vec::with_capacity(chunk + chunk / 8);
+        let result = (self.write)(&mut out, &mut |buf| hand_over(buf, chunk));
+        if result.is_ok() {
+            hand_over(&mut out, 1);
+        }
+        if let Err(error) = result.and_then(|()| self.check_len(written)) {
+            let _ = tx.blocking_send(Err(std::io::Error::other(error)));
+        }
+    }
 }
 
 type ByteStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
@@ -166,10 +270,16 @@ async fn send_once(
 ) -> Result<(u16, Vec<(String, String)>, reqwest::Response), HttpError> {
     let timeout = Some(options.idle_timeout());
     let client = client_with_connect_timeout(options.effective_connect_timeout());
-    let mut builder = client.post(&request.url).body(reqwest::Body::from(request.body.clone()));
+    let mut builder = client.post(&request.url);
     for (name, value) in request.headers.iter() {
         builder = builder.header(name, value);
     }
+    builder = match &request.source {
+        Some(source) => builder
+            .header(reqwest::header::CONTENT_LENGTH, source.len())
+            .body(reqwest::Body::wrap_stream(source.stream())),
+        None => builder.body(reqwest::Body::from(request.body.clone())),
+    };
     let send = builder.send();
     let result = tokio::select! {
         biased;

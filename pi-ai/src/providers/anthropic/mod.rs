@@ -251,5 +251,5 @@ pub fn build_request_with(
         headers.set("anthropic-beta", features.join(","));
     }
     let url = format!("{}/v1/messages?beta=true", model.base_url.trim_end_matches('/'));
-    Ok(HttpRequest { url, headers, body: body.into() })
+    Ok(HttpRequest { url, headers, body: body.into(), source: None })
 }

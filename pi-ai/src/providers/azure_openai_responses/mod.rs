@@ -96,7 +96,7 @@ pub fn build_request_with_env(
     headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
     headers.set("api-key", key);
     let url = format!("{}/responses?api-version={api_version}", base.trim_end_matches('/'));
-    Ok(HttpRequest { url, headers, body: body.into() })
+    Ok(HttpRequest { url, headers, body: body.into(), source: None })
 }
 
 #[cfg(test)]

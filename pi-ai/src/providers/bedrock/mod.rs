@@ -96,7 +96,7 @@ pub fn build_request_ref(
             !k.starts_with("x-amz-") && k != "authorization" && k != "host"
         });
     headers.merge(custom);
-    Ok((HttpRequest { url, headers, body: body.into() }, region, has_preferred))
+    Ok((HttpRequest { url, headers, body: body.into(), source: None }, region, has_preferred))
 }
 
 /// Awaits the payload hook on `request`'s body as pi's hook sees it (`modelId` first, the

@@ -189,7 +189,12 @@ pub fn build_request_ref(
         base => base,
     };
     let url = format!("{base}/models/{}:streamGenerateContent?alt=sse", model.id);
-    Ok(HttpRequest { url, headers: common_headers(model, options, ("x-goog-api-key", key)), body: body.into() })
+    Ok(HttpRequest {
+        url,
+        headers: common_headers(model, options, ("x-goog-api-key", key)),
+        body: body.into(),
+        source: None,
+    })
 }
 
 /// Whether a base URL already names an API version (`/v1`, `/v1beta1`, …).
@@ -240,7 +245,12 @@ pub fn build_vertex_request(
         None => {
             let key = vertex_api_key(options).unwrap_or_default().to_owned();
             let url = vertex_url(model, None);
-            Ok(HttpRequest { url, headers: common_headers(model, options, ("x-goog-api-key", key)), body: body.into() })
+            Ok(HttpRequest {
+                url,
+                headers: common_headers(model, options, ("x-goog-api-key", key)),
+                body: body.into(),
+                source: None,
+            })
         }
         Some((target, token)) => {
             let url = vertex_url(model, Some(&target));
@@ -249,7 +259,7 @@ pub fn build_vertex_request(
             if let Some(project) = token.quota_project {
                 headers.set("x-goog-user-project", project);
             }
-            Ok(HttpRequest { url, headers, body: body.into() })
+            Ok(HttpRequest { url, headers, body: body.into(), source: None })
         }
     }
 }

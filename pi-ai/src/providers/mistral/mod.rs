@@ -198,7 +198,7 @@ pub fn build_request_ref(
         headers.set("x-affinity", session.to_owned());
     }
     let url = format!("{}/v1/chat/completions", model.base_url.trim_end_matches('/'));
-    Ok(HttpRequest { url, headers, body: body.into() })
+    Ok(HttpRequest { url, headers, body: body.into(), source: None })
 }
 
 #[cfg(test)]

@@ -275,7 +275,7 @@ pub fn build_request_ref(
         headers.set("session-id", session.clone());
         headers.set("x-client-request-id", session);
     }
-    Ok(HttpRequest { url: codex_url(&model.base_url), headers, body: body.into() })
+    Ok(HttpRequest { url: codex_url(&model.base_url), headers, body: body.into(), source: None })
 }
 
 /// pi's `buildBaseCodexHeaders`: `originator` and the user agent, the model's and the request's

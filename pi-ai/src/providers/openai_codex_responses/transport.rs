@@ -194,7 +194,7 @@ fn sse(
     out: ProviderOutput,
     handler: CodexStream,
 ) -> AssistantMessageEventStream {
-    let mut sse_request = HttpRequest { url: request.url, headers: request.headers, body };
+    let mut sse_request = HttpRequest { url: request.url, headers: request.headers, body, source: None };
     if let Some(compressed) = compress_body(&sse_request.body) {
         sse_request.headers.set("content-encoding", "zstd");
         sse_request.body = compressed.into();

@@ -61,7 +61,7 @@ impl ApiProvider for OpenAiCompletions {
             compat.supports_openai_grammar_tools,
         )
         .unwrap_or_default();
-        let request = build_request(model, context, &options, &compat);
+        let request = build_request_streamed(model, context, &options, &compat);
         let ctx = StreamContext { model: model.clone(), options };
         let handler = CompletionsStream::new(compat).with_grammar_tools(grammar);
         stream_sse(ctx, out, request, ErrorStyle::OpenAiCompletions, handler)
@@ -102,6 +102,39 @@ pub fn build_request_ref(
     options: &StreamOptions,
     compat: &CompletionsCompat,
 ) -> Result<HttpRequest, String> {
+    let key = check_request(model, context, options, compat)?;
+    let size_hint = crate::http::body::size_hint_for(context.messages().len());
+    let mut body = Vec::with_capacity(size_hint);
+    write_body(model, context, options, compat, &mut body, &mut |_| {})?;
+    let (url, headers) = request_head(model, options, compat, &key);
+    Ok(HttpRequest::new(url, headers, body.into()))
+}
+
+/// The request [`OpenAiCompletions::stream`] sends: as [`build_request`], but a large body is
+/// not built whole: it is written into the connection as it is produced (the same bytes), from the
+/// transcript the request owns (see [`crate::http::BodySource`]).
+fn build_request_streamed(
+    model: &Model,
+    context: TranscriptContext,
+    options: &StreamOptions,
+    compat: &CompletionsCompat,
+) -> Result<HttpRequest, String> {
+    let key = check_request(model, &context, options, compat)?;
+    let (url, headers) = request_head(model, options, compat, &key);
+    let (owned_model, owned_options, owned_compat) = (model.clone(), options.clone(), compat.clone());
+    let (body, source) = crate::http::body::encode_or_defer(move |out, flush| {
+        write_body(&owned_model, &context, &owned_options, &owned_compat, out, flush)
+    })?;
+    Ok(HttpRequest { url, headers, body, source })
+}
+
+/// The checks before a body is built; the API key.
+fn check_request(
+    model: &Model,
+    context: &TranscriptContext,
+    options: &StreamOptions,
+    compat: &CompletionsCompat,
+) -> Result<String, String> {
     let key = client_api_key(model, options)?;
     let declared = crate::transcript::declared_tools(context.messages());
     crate::providers::constrained::check_tools(&declared, compat.supports_strict_mode, None)?;
@@ -110,12 +143,27 @@ pub fn build_request_ref(
         &declared,
         compat.supports_openai_grammar_tools,
     )?;
+    Ok(key)
+}
+
+/// Writes the JSON body into `out`, calling `flush` between messages.
+fn write_body(
+    model: &Model,
+    context: &TranscriptContext,
+    options: &StreamOptions,
+    compat: &CompletionsCompat,
+    out: &mut Vec<u8>,
+    flush: &mut dyn FnMut(&mut Vec<u8>),
+) -> Result<(), String> {
     let head = crate::http::body::collapsed_head(context.messages(), compat.supports_mid_convo_system_messages);
     let view = crate::http::body::resolved_view(context.messages(), &head, compat.supports_mid_convo_system_messages);
     let handed_off = request::handoff(model, &view);
     let (fields, messages) = request::build_body_parts(model, &view, &handed_off, options, compat);
-    let size_hint = crate::http::body::body_size_hint(&view);
-    let body = crate::http::body::encode_body(fields, "messages", &messages, size_hint)?;
+    crate::http::body::encode_body_flushing(&fields, "messages", &messages, out, flush)
+}
+
+/// The URL and headers.
+fn request_head(model: &Model, options: &StreamOptions, compat: &CompletionsCompat, key: &str) -> (String, HeaderMap) {
     let mut headers = HeaderMap::new();
     headers.set("Accept", "application/json");
     headers.set("Content-Type", "application/json");
@@ -140,5 +188,5 @@ pub fn build_request_ref(
     }
     headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
     let url = format!("{}/chat/completions", model.base_url.trim_end_matches('/'));
-    Ok(HttpRequest { url, headers, body: body.into() })
+    (url, headers)
 }

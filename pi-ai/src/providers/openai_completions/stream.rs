@@ -164,12 +164,7 @@ impl CompletionsStream {
             message.usage = parse_usage(u, &ctx.model);
         }
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str).filter(|s| !s.is_empty()) {
-            message.raw_stop_reason = Some(reason.to_owned());
-            let (stop, error) = map_stop_reason(reason);
-            message.stop_reason = stop;
-            if let Some(error) = error {
-                message.error_message = Some(error);
-            }
+            apply_finish_reason(message, reason);
             self.has_finish_reason = true;
         }
         let Some(delta) = choice.get("delta").filter(|d| d.is_object()) else {
@@ -243,6 +238,110 @@ impl CompletionsStream {
     }
 }
 
+impl CompletionsStream {
+    /// [`CompletionsStream::on_chunk`] for a chunk read as a [`TextChunk`].
+    fn on_text_chunk(&mut self, chunk: TextChunk<'_>, ctx: &StreamContext, out: &mut ProviderOutput) {
+        let message = out.message_mut();
+        if message.response_id.as_deref().is_none_or(str::is_empty)
+            && let Some(id) = chunk.id
+        {
+            message.response_id = Some(id.into_owned());
+        }
+        if let Some(m) = chunk.model
+            && !m.is_empty()
+            && m != ctx.model.id
+            && message.response_model.is_none()
+        {
+            message.response_model = Some(m.into_owned());
+        }
+        let Some(choice) = chunk.choices.into_iter().next() else {
+            return;
+        };
+        if let Some(reason) = choice.finish_reason.as_deref().filter(|s| !s.is_empty()) {
+            apply_finish_reason(message, reason);
+            self.has_finish_reason = true;
+        }
+        if let Some(text) = choice.delta.and_then(|d| d.content).filter(|s| !s.is_empty()) {
+            let index = self.ensure_text(out);
+            out.emit(E::TextDelta { content_index: index, delta: text.into_owned() });
+        }
+    }
+}
+
+/// Sets the stop reason a `finish_reason` maps to.
+fn apply_finish_reason(message: &mut crate::types::AssistantMessage, reason: &str) {
+    message.raw_stop_reason = Some(reason.to_owned());
+    let (stop, error) = map_stop_reason(reason);
+    message.stop_reason = stop;
+    if let Some(error) = error {
+        message.error_message = Some(error);
+    }
+}
+
+/// The chunk almost every streamed delta is: a text delta (or a finish reason) in its one
+/// choice, nothing else that matters. It is read typed and borrowing, straight from the event's
+/// text; any other chunk (usage, an error, reasoning, tool calls, fields of another type) does not
+/// read as this and takes the `Value` path, which handles every field.
+#[derive(serde::Deserialize)]
+struct TextChunk<'a> {
+    #[serde(borrow, default)]
+    id: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    model: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    usage: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+    #[serde(borrow)]
+    choices: Vec<TextChoice<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct TextChoice<'a> {
+    #[serde(borrow, default)]
+    delta: Option<TextDelta<'a>>,
+    #[serde(borrow, default)]
+    finish_reason: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    usage: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct TextDelta<'a> {
+    #[serde(borrow, default)]
+    content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    reasoning_content: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    reasoning: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    reasoning_text: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    reasoning_details: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    tool_calls: Option<serde::de::IgnoredAny>,
+}
+
+impl<'a> TextChunk<'a> {
+    /// The chunk, when `data` is one the typed path handles exactly as the `Value` path would.
+    fn read(data: &'a str) -> Option<Self> {
+        let chunk: TextChunk<'a> = serde_json::from_str(data).ok()?;
+        let plain = chunk.usage.is_none()
+            && chunk.error.is_none()
+            && chunk.choices.first().is_none_or(|c| {
+                c.usage.is_none()
+                    && c.delta.as_ref().is_none_or(|d| {
+                        d.reasoning_content.is_none()
+                            && d.reasoning.is_none()
+                            && d.reasoning_text.is_none()
+                            && d.reasoning_details.is_none()
+                            && d.tool_calls.is_none()
+                    })
+            });
+        plain.then_some(chunk)
+    }
+}
+
 impl SseHandler for CompletionsStream {
     fn on_event(&mut self, event: SseEvent, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
         if self.done {
@@ -250,6 +349,14 @@ impl SseHandler for CompletionsStream {
         }
         if event.data == "[DONE]" {
             self.done = true;
+            return Ok(());
+        }
+        // No one sees the raw chunk and it is no error event: the common chunk is read typed.
+        if ctx.options.on_provider_stream_event.is_none()
+            && event.event.as_deref() != Some("error")
+            && let Some(chunk) = TextChunk::read(&event.data)
+        {
+            self.on_text_chunk(chunk, ctx, out);
             return Ok(());
         }
         let chunk = crate::http::shared::parse_openai_sse_data(&event)?;

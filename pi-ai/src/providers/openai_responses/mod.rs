@@ -140,5 +140,5 @@ pub fn build_request_ref(
     }
     headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
     let url = format!("{}/responses", model.base_url.trim_end_matches('/'));
-    Ok(HttpRequest { url, headers, body: body.into() })
+    Ok(HttpRequest { url, headers, body: body.into(), source: None })
 }

@@ -98,7 +98,7 @@ pub fn build_request_ref(
     }
     headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
     let url = format!("{}/messages", model.base_url.trim_end_matches('/'));
-    Ok(HttpRequest { url, headers, body: body.into() })
+    Ok(HttpRequest { url, headers, body: body.into(), source: None })
 }
 
 /// `<status> <reason>: <error.message or body>[ (<code>)]`.
