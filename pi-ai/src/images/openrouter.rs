@@ -120,11 +120,11 @@ pub async fn generate_images(model: &ImageModel, context: &ImagesContext, option
             None => headers.remove(name),
         }
     }
-    let request = HttpRequest {
-        url: format!("{}/chat/completions", model.base_url.trim_end_matches('/')),
+    let request = HttpRequest::new(
+        format!("{}/chat/completions", model.base_url.trim_end_matches('/')),
         headers,
-        body: to_js_json(&params(model, context)).into(),
-    };
+        to_js_json(&params(model, context)).into(),
+    );
     let stream_options = StreamOptions {
         cancel: Some(cancel.clone()),
         timeout: Some(options.timeout.unwrap_or(DEFAULT_TIMEOUT)),

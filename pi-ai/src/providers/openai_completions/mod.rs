@@ -106,7 +106,7 @@ pub fn build_request_ref(
     let size_hint = crate::http::body::size_hint_for(context.messages().len());
     let mut body = Vec::with_capacity(size_hint);
     write_body(model, context, options, compat, &mut body, &mut |_| {})?;
-    let (url, headers) = request_head(model, options, compat, &key);
+    let (url, headers) = request_head(model, context.messages(), options, compat, &key);
     Ok(HttpRequest::new(url, headers, body.into()))
 }
 
@@ -120,7 +120,7 @@ fn build_request_streamed(
     compat: &CompletionsCompat,
 ) -> Result<HttpRequest, String> {
     let key = check_request(model, &context, options, compat)?;
-    let (url, headers) = request_head(model, options, compat, &key);
+    let (url, headers) = request_head(model, context.messages(), options, compat, &key);
     let (owned_model, owned_options, owned_compat) = (model.clone(), options.clone(), compat.clone());
     let (body, source) = crate::http::body::encode_or_defer(move |out, flush| {
         write_body(&owned_model, &context, &owned_options, &owned_compat, out, flush)
@@ -162,8 +162,14 @@ fn write_body(
     crate::http::body::encode_body_flushing(&fields, "messages", &messages, out, flush)
 }
 
-/// The URL and headers.
-fn request_head(model: &Model, options: &StreamOptions, compat: &CompletionsCompat, key: &str) -> (String, HeaderMap) {
+/// The URL and headers (`messages` for Copilot's per-request headers).
+fn request_head(
+    model: &Model,
+    messages: &[crate::types::Message],
+    options: &StreamOptions,
+    compat: &CompletionsCompat,
+    key: &str,
+) -> (String, HeaderMap) {
     let mut headers = HeaderMap::new();
     headers.set("Accept", "application/json");
     headers.set("Content-Type", "application/json");
@@ -172,7 +178,7 @@ fn request_head(model: &Model, options: &StreamOptions, compat: &CompletionsComp
     if let Some(h) = &model.headers {
         headers.merge_json(h);
     }
-    crate::providers::copilot_headers::apply(&mut headers, &model.provider, context.messages());
+    crate::providers::copilot_headers::apply(&mut headers, &model.provider, messages);
     let cache_off = options.cache_retention.unwrap_or_else(crate::options::CacheRetention::from_env)
         == crate::options::CacheRetention::None;
     if let Some(session) = options.session_id.as_ref().filter(|_| !cache_off && compat.send_session_affinity_headers) {
