@@ -42,7 +42,7 @@ tokio::task_local! {
     static REQUEST_ENV: Option<std::sync::Arc<HashMap<String, String>>>;
 }
 
-/// Polls `inner` with `env` as the request's provider environment: [`env`] reads it first, so two
+/// Polls `inner` with `env` as the request's provider environment: [`env()`] reads it first, so two
 /// requests with different environments never see each other's.
 pub fn with_request_env<S: futures::Stream + Send>(
     env: Option<std::sync::Arc<HashMap<String, String>>>,
