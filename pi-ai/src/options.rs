@@ -254,9 +254,23 @@ pub struct StreamOptions {
     pub transport: Option<Transport>,
     /// The longest wait for a WebSocket to open (pi's `websocketConnectTimeoutMs`, default 15 s).
     pub websocket_connect_timeout: Option<Duration>,
+    /// The request's provider environment (pi's `options.env`, read by `getProviderEnvValue`
+    /// before the process environment): a stored credential's `env` (Bedrock's `AWS_PROFILE`,
+    /// Vertex's project, location and credentials file). Per request, so two sessions may differ.
+    pub env: Option<Arc<std::collections::HashMap<String, String>>>,
 }
 
 impl StreamOptions {
+    /// A variable of the request's provider environment ([`StreamOptions::env`]), else of the
+    /// process; empty counts as unset.
+    pub fn provider_env(&self, name: &str) -> Option<String> {
+        match self.env.as_ref().and_then(|env| env.get(name)) {
+            Some(value) => Some(value.clone()),
+            None => std::env::var(name).ok(),
+        }
+        .filter(|v| !v.is_empty())
+    }
+
     /// The payload hook to run for this request: [`StreamOptions::on_payload`] unless
     /// [`StreamOptions::on_payload_wanted`] says it does not want the body.
     pub fn active_payload_hook(&self) -> Option<&PayloadHook> {

@@ -278,6 +278,14 @@ impl Models {
                 options.headers = auth.headers.clone();
                 options.headers.extend(explicit);
             }
+            if !auth.env.is_empty() {
+                // pi passes a credential's `env` as `options.env`; the caller's own entries win.
+                let mut env = auth.env.clone();
+                if let Some(explicit) = &options.env {
+                    env.extend(explicit.iter().map(|(k, v)| (k.clone(), v.clone())));
+                }
+                options.env = Some(Arc::new(env));
+            }
             if !auth.env.is_empty() && model.base_url.contains('{') {
                 filled = model.clone();
                 filled.base_url = auth.fill_base_url(&model.base_url);

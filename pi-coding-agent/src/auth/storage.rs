@@ -377,7 +377,14 @@ impl AuthStorage {
             let env = credential.env();
             let lookup = |name: &str| env.get(name).cloned().or_else(|| std::env::var(name).ok());
             let key = credential.key().and_then(|k| resolve_config_value_with(k, &|n| env.get(n).cloned()));
-            return Ok(resolve_provider_auth(provider, key.as_deref(), &lookup));
+            // pi hands the credential's `env` to the provider as `options.env` (Bedrock's
+            // `AWS_PROFILE`, Vertex's project and location): it travels with the request.
+            return Ok(resolve_provider_auth(provider, key.as_deref(), &lookup).map(|mut auth| {
+                for (name, value) in &env {
+                    auth.env.entry(name.clone()).or_insert_with(|| value.clone());
+                }
+                auth
+            }));
         }
         if let Some(raw) = configured {
             let key = pi_ai::models::resolve_config_value(raw);

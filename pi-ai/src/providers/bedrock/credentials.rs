@@ -37,8 +37,28 @@ pub fn set_provider_env(env: Option<HashMap<String, Option<String>>>) {
     *PROVIDER_ENV.write().unwrap_or_else(std::sync::PoisonError::into_inner) = env;
 }
 
-/// Reads a variable (provider environment first), empty counting as unset.
+tokio::task_local! {
+    /// The provider environment of the request being polled ([`StreamOptions::env`](crate::options::StreamOptions::env)).
+    static REQUEST_ENV: Option<std::sync::Arc<HashMap<String, String>>>;
+}
+
+/// Polls `inner` with `env` as the request's provider environment: [`env()`] reads it first, so two
+/// requests with different environments never see each other's.
+pub fn with_request_env<S: futures::Stream + Send>(
+    env: Option<std::sync::Arc<HashMap<String, String>>>,
+    inner: S,
+) -> impl futures::Stream<Item = S::Item> + Send {
+    let mut inner = Box::pin(inner);
+    futures::stream::poll_fn(move |cx| REQUEST_ENV.sync_scope(env.clone(), || inner.as_mut().poll_next(cx)))
+}
+
+/// Reads a variable (the request's provider environment, then the process-wide one of
+/// [`set_provider_env`], then the process's), empty counting as unset.
 pub fn env(name: &str) -> Option<String> {
+    let request = REQUEST_ENV.try_with(|env| env.as_ref().and_then(|e| e.get(name).cloned())).ok().flatten();
+    if let Some(value) = request {
+        return Some(value).filter(|v| !v.is_empty());
+    }
     let overrides = PROVIDER_ENV.read().unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(value) = overrides.as_ref().and_then(|m| m.get(name)) {
         return value.clone().filter(|v| !v.is_empty());
@@ -323,5 +343,29 @@ mod tests {
         assert_eq!(parsed["sso-session corp"]["sso_region"], "eu-west-1");
         let credentials = parse_ini("[profile x]\na=1", false);
         assert!(credentials.contains_key("profile x"));
+    }
+}
+
+#[cfg(test)]
+mod request_env_tests {
+    use std::sync::Arc;
+
+    use futures::StreamExt;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn each_request_reads_its_own_environment() {
+        let vars = |profile: &str| Some(Arc::new(HashMap::from([("AWS_PROFILE".to_owned(), profile.to_owned())])));
+        let read = || futures::stream::iter([env("AWS_PROFILE"), env("AWS_BEDROCK_SKIP_AUTH_TEST_UNSET")]);
+        let mut a =
+            Box::pin(with_request_env(vars("alpha"), futures::stream::once(async {}).flat_map(move |_| read())));
+        let mut b = Box::pin(with_request_env(vars("beta"), futures::stream::once(async {}).flat_map(move |_| read())));
+        assert_eq!(b.next().await, Some(Some("beta".to_owned())));
+        assert_eq!(a.next().await, Some(Some("alpha".to_owned())));
+        assert_eq!(a.next().await, Some(None));
+        let empty = Some(Arc::new(HashMap::from([("AWS_PROFILE".to_owned(), String::new())])));
+        let mut hidden = Box::pin(with_request_env(empty, futures::stream::once(async { env("AWS_PROFILE") })));
+        assert_eq!(hidden.next().await, Some(None));
     }
 }

@@ -330,110 +330,114 @@ const ABORTED_BEFORE_ANSWER: &str = "Request aborted: This operation was aborted
 
 fn run(model: Model, context: TranscriptContext, options: StreamOptions) -> AssistantMessageEventStream {
     let mut out = ProviderOutput::new(&model);
+    let request_env = options.env.clone();
     let ctx = StreamContext { model, options };
-    AssistantMessageEventStream::new(async_stream::stream! {
-        out.message_mut().timestamp = now_ms();
-        let fail = |out: &mut ProviderOutput, text: String, aborted: bool| out.fail(text, aborted);
-        if ctx.aborted() {
-            fail(&mut out, ABORTED_BEFORE_ANSWER.to_owned(), true);
-            for e in out.take_events() { yield e; }
-            return;
-        }
-        let auth = match credentials::resolve(ctx.options.api_key.as_deref()).await {
-            Ok(auth) => auth,
-            Err(text) => {
-                fail(&mut out, text, false);
+    AssistantMessageEventStream::new(credentials::with_request_env(
+        request_env,
+        async_stream::stream! {
+            out.message_mut().timestamp = now_ms();
+            let fail = |out: &mut ProviderOutput, text: String, aborted: bool| out.fail(text, aborted);
+            if ctx.aborted() {
+                fail(&mut out, ABORTED_BEFORE_ANSWER.to_owned(), true);
                 for e in out.take_events() { yield e; }
                 return;
             }
-        };
-        let session = ctx.options.session_id.clone();
-        let mut no_prefer = strict_limits::has_exceeded(session.as_deref());
-        let (status, headers, mut body) = loop {
-            let (mut request, region, has_preferred) = match build_request_ref(&ctx.model, &context, &ctx.options, no_prefer) {
-                Ok(built) => built,
+            let auth = match credentials::resolve(ctx.options.api_key.as_deref()).await {
+                Ok(auth) => auth,
                 Err(text) => {
                     fail(&mut out, text, false);
                     for e in out.take_events() { yield e; }
                     return;
                 }
             };
-            if let Err(text) = apply_payload_hook(&mut request, &ctx.model, &ctx.options).await {
-                fail(&mut out, text, false);
-                for e in out.take_events() { yield e; }
-                return;
-            }
-            match send(&mut request, &region, &auth, &ctx.options).await {
-                Ok(response) => break response,
-                Err((text, Some(400))) if has_preferred && !no_prefer && text.starts_with("Validation error: ")
-                    && strict_limits::is_limit_error(&text) => {
-                    no_prefer = true;
-                    strict_limits::mark_exceeded(session.as_deref());
-                    let message = text.strip_prefix("Validation error: ").unwrap_or(&text).to_owned();
-                    let diagnostic = serde_json::json!({"type": "bedrock_strict_tools_fallback", "timestamp": now_ms(),
-                        "error": {"message": message}, "details": {"reason": "strict_tool_limits_exceeded"}});
-                    out.message_mut().diagnostics.get_or_insert_with(Vec::new).push(diagnostic);
-                }
-                Err((text, _)) => {
-                    let aborted = ctx.aborted();
-                    fail(&mut out, if aborted { ABORTED_BEFORE_ANSWER.to_owned() } else { text }, aborted);
+            let session = ctx.options.session_id.clone();
+            let mut no_prefer = strict_limits::has_exceeded(session.as_deref());
+            let (status, headers, mut body) = loop {
+                let (mut request, region, has_preferred) = match build_request_ref(&ctx.model, &context, &ctx.options, no_prefer) {
+                    Ok(built) => built,
+                    Err(text) => {
+                        fail(&mut out, text, false);
+                        for e in out.take_events() { yield e; }
+                        return;
+                    }
+                };
+                if let Err(text) = apply_payload_hook(&mut request, &ctx.model, &ctx.options).await {
+                    fail(&mut out, text, false);
                     for e in out.take_events() { yield e; }
                     return;
                 }
-            }
-        };
-        if let Some(hook) = &ctx.options.on_response {
-            hook(&crate::options::ProviderResponse { status, headers }, &ctx.model);
-        }
-        let mut handler = BedrockStream::new();
-        let mut decoder = eventstream::Decoder::default();
-        let mut failure: Option<String> = None;
-        let mut started = false;
-        'read: loop {
-            match body.next_chunk().await {
-                Ok(Some(chunk)) => decoder.push(&chunk),
-                Ok(None) => break,
-                Err(HttpError::Aborted) => break,
-                Err(error) => {
-                    failure = Some(http_error_text(&error));
-                    break;
+                match send(&mut request, &region, &auth, &ctx.options).await {
+                    Ok(response) => break response,
+                    Err((text, Some(400))) if has_preferred && !no_prefer && text.starts_with("Validation error: ")
+                        && strict_limits::is_limit_error(&text) => {
+                        no_prefer = true;
+                        strict_limits::mark_exceeded(session.as_deref());
+                        let message = text.strip_prefix("Validation error: ").unwrap_or(&text).to_owned();
+                        let diagnostic = serde_json::json!({"type": "bedrock_strict_tools_fallback", "timestamp": now_ms(),
+                            "error": {"message": message}, "details": {"reason": "strict_tool_limits_exceeded"}});
+                        out.message_mut().diagnostics.get_or_insert_with(Vec::new).push(diagnostic);
+                    }
+                    Err((text, _)) => {
+                        let aborted = ctx.aborted();
+                        fail(&mut out, if aborted { ABORTED_BEFORE_ANSWER.to_owned() } else { text }, aborted);
+                        for e in out.take_events() { yield e; }
+                        return;
+                    }
                 }
+            };
+            if let Some(hook) = &ctx.options.on_response {
+                hook(&crate::options::ProviderResponse { status, headers }, &ctx.model);
             }
-            loop {
-                match decoder.next_message() {
-                    Ok(Some(frame)) => {
-                        if !started && frame.header(":event-type") == Some("messageStart") {
-                            started = true;
-                            out.start();
+            let mut handler = BedrockStream::new();
+            let mut decoder = eventstream::Decoder::default();
+            let mut failure: Option<String> = None;
+            let mut started = false;
+            'read: loop {
+                match body.next_chunk().await {
+                    Ok(Some(chunk)) => decoder.push(&chunk),
+                    Ok(None) => break,
+                    Err(HttpError::Aborted) => break,
+                    Err(error) => {
+                        failure = Some(http_error_text(&error));
+                        break;
+                    }
+                }
+                loop {
+                    match decoder.next_message() {
+                        Ok(Some(frame)) => {
+                            if !started && frame.header(":event-type") == Some("messageStart") {
+                                started = true;
+                                out.start();
+                            }
+                            if let Err(text) = handler.on_frame(&frame, &ctx, &mut out) {
+                                failure = Some(text);
+                                break 'read;
+                            }
                         }
-                        if let Err(text) = handler.on_frame(&frame, &ctx, &mut out) {
-                            failure = Some(text);
+                        Ok(None) => break,
+                        Err(error) => {
+                            failure = Some(error.to_string());
                             break 'read;
                         }
                     }
-                    Ok(None) => break,
-                    Err(error) => {
-                        failure = Some(error.to_string());
-                        break 'read;
-                    }
+                }
+                for e in out.take_events() { yield e; }
+            }
+            let result = match failure {
+                Some(text) => Err(text),
+                None if ctx.aborted() => Err("Request was aborted".to_owned()),
+                None => handler.on_end(&mut out),
+            };
+            match result {
+                Ok(()) => out.done(),
+                Err(text) => {
+                    handler.flush(&mut out);
+                    crate::http::shared::settle_open_tool_calls(&mut out);
+                    let aborted = ctx.aborted();
+                    fail(&mut out, if aborted { "Request was aborted".to_owned() } else { text }, aborted);
                 }
             }
             for e in out.take_events() { yield e; }
-        }
-        let result = match failure {
-            Some(text) => Err(text),
-            None if ctx.aborted() => Err("Request was aborted".to_owned()),
-            None => handler.on_end(&mut out),
-        };
-        match result {
-            Ok(()) => out.done(),
-            Err(text) => {
-                handler.flush(&mut out);
-                crate::http::shared::settle_open_tool_calls(&mut out);
-                let aborted = ctx.aborted();
-                fail(&mut out, if aborted { "Request was aborted".to_owned() } else { text }, aborted);
-            }
-        }
-        for e in out.take_events() { yield e; }
-    })
+        },
+    ))
 }

@@ -84,10 +84,15 @@ impl ApiProvider for GoogleVertex {
             return stream_sse(ctx, out, request, ErrorStyle::Google, GoogleStream::new("Google Vertex"));
         }
         let vars = self.env.clone();
+        let request_env = options.env.clone();
         AssistantMessageEventStream::new(async_stream::stream! {
-            let env = |name: &str| match &vars {
-                Some(vars) => vars.get(name).cloned(),
-                None => std::env::var(name).ok(),
+            // The request's provider environment (a stored credential's `env`) first.
+            let env = |name: &str| match request_env.as_ref().and_then(|e| e.get(name)) {
+                Some(value) => Some(value.clone()),
+                None => match &vars {
+                    Some(vars) => vars.get(name).cloned(),
+                    None => std::env::var(name).ok(),
+                },
             };
             let request = match vertex_target(&env) {
                 Err(text) => Err(text),
