@@ -54,7 +54,7 @@ async fn copilot_requests_carry_pis_dynamic_headers() {
             serde_json::from_value(serde_json::json!({"messages": messages(scenario, api, &model.id)}))
                 .expect("context");
         // What pi's `streamSimple` takes from the model.
-        let max_tokens = Some(u64::from(model.max_tokens));
+        let max_tokens = Some(model.max_tokens);
         let options =
             StreamOptions { api_key: Some("tid=1;proxy-ep=proxy.x".into()), max_tokens, ..Default::default() };
         let result = provider(api).stream(&model, normalize_context(context), options).result().await;

@@ -5,6 +5,7 @@
 
 pub mod cloud_logins;
 mod credential;
+pub mod guidance;
 pub mod lock;
 pub mod login;
 pub mod logins;

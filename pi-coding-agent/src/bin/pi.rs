@@ -21,6 +21,7 @@ use pi_coding_agent::extensions::FlagValue as ExtFlagValue;
 use pi_coding_agent::modes::rpc::RpcContext;
 use pi_coding_agent::modes::rpc_queries::SourceRoots;
 use pi_coding_agent::modes::{EXIT_INTERRUPTED, interactive, json, print, rpc};
+use pi_coding_agent::sdk::default_models::{initial_available_model, is_unknown_model, unknown_model};
 use pi_coding_agent::sdk::request_options::request_options_from_settings;
 use pi_coding_agent::sdk::{
     CreateAgentSessionOptions, DefaultResourceLoader, NoTools, PromptOptions, create_agent_session,
@@ -320,17 +321,28 @@ async fn run(mut args: Args) -> Result<i32> {
         scoped.or_else(|| {
             saved
                 .filter(|m| registry.has_auth(&m.provider) || m.provider == llama::LLAMA_PROVIDER_ID)
-                .or_else(|| registry.available_models().first().map(|m| (*m).clone()))
+                .or_else(|| initial_available_model(&registry.available_models()).cloned())
         })
     };
-    let Some(model) = model else {
-        // pi warns that no model is available, then fails the prompt on its placeholder model.
-        eprintln!("Warning: {}", no_models_message());
-        eprintln!("{}", no_api_key_message(None));
-        return Ok(1);
+    // In a terminal without any model, pi opens the interactive screen on its placeholder model
+    // and warns there, so the user can `/login`; the other modes fail the prompt at once.
+    let opens_interactive =
+        mode.is_none() && !args.print && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let mut startup_warnings = Vec::new();
+    let model = match model {
+        Some(model) => model,
+        None if opens_interactive => {
+            startup_warnings.push(no_models_message());
+            unknown_model()
+        }
+        None => {
+            eprintln!("Warning: {}", no_models_message());
+            eprintln!("{}", no_api_key_message(None));
+            return Ok(1);
+        }
     };
     let llama_ready = model.provider == llama::LLAMA_PROVIDER_ID && llama::has_startup_auth(&agent_dir);
-    if args.api_key.is_none() && !registry.has_auth(&model.provider) && !llama_ready {
+    if args.api_key.is_none() && !registry.has_auth(&model.provider) && !llama_ready && !is_unknown_model(&model) {
         eprintln!("{}", no_api_key_message(Some(&model.provider)));
         return Ok(1);
     }
@@ -506,7 +518,7 @@ async fn run(mut args: Args) -> Result<i32> {
             models: available.clone(),
             scoped_models: scope.models.iter().map(|m| m.model.clone()).collect(),
             resources: startup.unwrap_or_default(),
-            warnings: Vec::new(),
+            warnings: startup_warnings,
             version: VERSION.to_owned(),
             color_mode: None,
             commands: menu,

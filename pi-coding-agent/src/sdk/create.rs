@@ -91,14 +91,15 @@ pub fn default_stream_fn() -> StreamFn {
 }
 
 /// pi's `findInitialModel` without a scope: the saved default when its provider has
-/// credentials, else the first available model.
+/// credentials, else the first provider's default model with credentials, else the first
+/// available model.
 pub(crate) fn initial_model(registry: &ModelRegistry, settings: &Settings) -> Option<Model> {
     let saved = settings
         .default_provider()
         .zip(settings.default_model())
         .and_then(|(p, m)| registry.find(p, m))
         .filter(|m| registry.has_auth(&m.provider));
-    saved.or_else(|| registry.available_models().first().map(|m| (*m).clone()))
+    saved.or_else(|| super::default_models::initial_available_model(&registry.available_models()).cloned())
 }
 
 /// The tools of a new session: the registry (built-in, SDK, extension; filtered by the
@@ -313,7 +314,10 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     let session = AgentSession::new(agent, shared, cwd);
     if is_new {
         session.with_session_manager(|sm| {
-            sm.append_model_change(&model.provider, &model.id)?;
+            // The placeholder of a terminal start without credentials is no model to record.
+            if !super::default_models::is_unknown_model(&model) {
+                sm.append_model_change(&model.provider, &model.id)?;
+            }
             sm.append_thinking_level_change(thinking_level.as_str())
         })?;
     }

@@ -35,6 +35,7 @@ mod agent_wire;
 mod builder;
 pub mod cache_warmer;
 mod create;
+pub mod default_models;
 pub mod diagnostics;
 pub(crate) mod discovery;
 mod error;

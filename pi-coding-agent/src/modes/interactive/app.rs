@@ -306,7 +306,7 @@ impl App {
             exit_note: None,
             color_mode: options.color_mode.unwrap_or_else(ColorMode::detect),
         };
-        for w in theme_warning.into_iter().chain(key_warnings).chain(options.warnings.iter().cloned()) {
+        for w in theme_warning.into_iter().chain(key_warnings) {
             app.show_warning(&w);
         }
         app
@@ -368,6 +368,10 @@ impl App {
         self.show_extension_issues(&issues);
         self.install_completions(&options.commands);
         self.rebuild_transcript();
+        // Startup warnings (no models available) come after the resumed transcript, as pi's.
+        for w in &options.warnings {
+            self.show_warning(w);
+        }
         if options.resume_picker {
             self.startup_resume = true;
             let _ = self.tx.send(UiEvent::OpenResume);
@@ -663,6 +667,11 @@ impl App {
                 self.run_user_bash(command.to_owned(), exclude);
                 return;
             }
+        }
+        if crate::sdk::default_models::is_unknown_model(&self.session.model()) {
+            // pi fails the prompt before it is sent or drawn: there is no model to answer it.
+            self.show_error(&crate::auth::guidance::no_api_key_message(None));
+            return;
         }
         let streaming = self.session.is_streaming();
         let behavior = if follow_up {

@@ -258,7 +258,11 @@ impl App {
             Box::new(move |app, choice| {
                 let Some((id, _)) = choice.as_deref().and_then(|c| c.split_once('\n')) else { return };
                 let Some(row) = rows.iter().find(|r| r.id == id) else { return };
-                match auth.remove(&row.id) {
+                let removed = auth.remove(&row.id);
+                if removed.is_ok() {
+                    app.refresh_available_models();
+                }
+                match removed {
                     Ok(()) if row.auth_type == "oauth" => app.show_status(&format!("Logged out of {}", row.name)),
                     Ok(()) => app.show_status(&format!(
                         "Removed stored API key for {}. Environment variables and models.json config are unchanged.",
@@ -268,5 +272,17 @@ impl App {
                 }
             }),
         );
+    }
+
+    /// The models with credentials, read again after `/login` or `/logout` changed auth.json
+    /// (pi refreshes its available snapshot then): the registry's in catalog order, then the
+    /// models of providers the registry does not know (extension providers), as they were.
+    pub(crate) fn refresh_available_models(&mut self) {
+        let registry = crate::auth::ModelRegistry::load(&crate::session::get_agent_dir());
+        let mut fresh: Vec<pi_ai::Model> = registry.get_available().into_iter().cloned().collect();
+        let known: std::collections::BTreeSet<String> =
+            registry.models().get_models(None).iter().map(|m| m.provider.clone()).collect();
+        fresh.extend(self.models.iter().filter(|m| !known.contains(&m.provider)).cloned());
+        self.models = fresh;
     }
 }

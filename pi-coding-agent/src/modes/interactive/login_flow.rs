@@ -355,9 +355,19 @@ impl App {
         let oauth = option.kind == LoginKind::OAuth;
         match finished {
             Finished::Saved => {
+                self.refresh_available_models();
                 let action = if oauth { format!("Logged in to {name}") } else { format!("Saved API key for {name}") };
                 let path = crate::session::get_agent_dir().join("auth.json");
-                self.show_status(&format!("{action}. Credentials saved to {}", path.display()));
+                match self.select_after_login(&option.id, &action) {
+                    Ok(Some(id)) => {
+                        self.show_status(&format!("{action}. Selected {id}. Credentials saved to {}", path.display()))
+                    }
+                    Ok(None) => self.show_status(&format!("{action}. Credentials saved to {}", path.display())),
+                    Err(e) => {
+                        self.show_status(&format!("{action}. Credentials saved to {}", path.display()));
+                        self.show_error(&e);
+                    }
+                }
             }
             Finished::Cancelled => {
                 if let Some(back) = back {
@@ -368,5 +378,44 @@ impl App {
             Finished::Failed(e) if oauth => self.show_error(&format!("Failed to login to {name}: {e}")),
             Finished::Failed(e) => self.show_error(&format!("Failed to save API key for {name}: {e}")),
         }
+    }
+
+    /// pi's `completeProviderAuthentication`: on the placeholder model of a start without
+    /// credentials, the new provider's default model is selected (and saved as the default);
+    /// `Ok(Some(id))` names it, `Err` is pi's reason it could not.
+    fn select_after_login(&mut self, provider: &str, action: &str) -> Result<Option<String>, String> {
+        if !crate::sdk::default_models::is_unknown_model(&self.session.model()) {
+            return Ok(None);
+        }
+        let models: Vec<pi_ai::Model> = self.models.iter().filter(|m| m.provider == provider).cloned().collect();
+        if provider == crate::builtin_extensions::llama::LLAMA_PROVIDER_ID {
+            return Err(crate::builtin_extensions::llama::post_login_guidance(action, models.len()));
+        }
+        let Some(default_id) = crate::sdk::default_models::default_model_id(provider) else {
+            return Err(format!(
+                "{action}, but no default model is configured for provider \"{provider}\". Use /model to select a model."
+            ));
+        };
+        if models.is_empty() {
+            return Err(format!(
+                "{action}, but no models are available for that provider. Use /model to select a model."
+            ));
+        }
+        let chosen = models
+            .iter()
+            .find(|m| m.id == default_id)
+            .or_else(|| if provider == "radius" { models.first() } else { None })
+            .cloned()
+            .ok_or_else(|| {
+                format!(
+                    "{action}, but its default model \"{default_id}\" is not available. Use /model to select a model."
+                )
+            })?;
+        let id = chosen.id.clone();
+        self.session.set_model(chosen).map_err(|e| {
+            format!("{action}, but selecting its default model failed: {e}. Use /model to select a model.")
+        })?;
+        self.dirty = true;
+        Ok(Some(id))
     }
 }
