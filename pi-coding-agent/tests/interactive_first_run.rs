@@ -56,6 +56,13 @@ fn a_terminal_without_credentials_opens_on_the_placeholder_model_and_logs_in() {
     pty.quit();
     let auth = std::fs::read_to_string(env.agent().join("auth.json")).expect("auth.json");
     assert!(auth.contains("\"cerebras\""), "{auth}");
+    let settings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(env.agent().join("settings.json")).expect("settings"))
+            .expect("JSON");
+    assert_eq!(
+        (settings["defaultProvider"].as_str(), settings["defaultModel"].as_str()),
+        (Some("cerebras"), Some("gpt-oss-120b"))
+    );
 }
 
 #[test]

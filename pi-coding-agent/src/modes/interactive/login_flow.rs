@@ -412,9 +412,20 @@ impl App {
                 )
             })?;
         let id = chosen.id.clone();
-        self.session.set_model(chosen).map_err(|e| {
-            format!("{action}, but selecting its default model failed: {e}. Use /model to select a model.")
-        })?;
+        let (chosen_provider, chosen_id) = (chosen.provider.clone(), chosen.id.clone());
+        self.session
+            .set_model(chosen)
+            .map_err(|e| e.to_string())
+            // pi selects it with `persist: true`: the next start opens on it too.
+            .and_then(|()| {
+                self.session
+                    .settings_manager()
+                    .set_default_model_and_provider(&chosen_provider, &chosen_id)
+                    .map_err(|e| e.to_string())
+            })
+            .map_err(|e| {
+                format!("{action}, but selecting its default model failed: {e}. Use /model to select a model.")
+            })?;
         self.dirty = true;
         Ok(Some(id))
     }

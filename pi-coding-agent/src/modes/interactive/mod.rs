@@ -43,6 +43,7 @@ mod settings_list;
 mod settings_menu;
 mod shortcuts;
 mod startup_trust;
+mod submit;
 mod suspend;
 mod theme_controller;
 mod tree_view;
