@@ -27,8 +27,9 @@ fn normalize_codemode(screen: &str) -> String {
         .join("\n")
 }
 
-/// Runs one recorded scenario; the screen is read once it shows `done` and then `last`.
-fn codemode_scenario(script: &str, keys: &[&str], done: &str, last: &str, name: &str) -> (String, String) {
+/// Runs one recorded scenario: types `run it`, waits for the reply `done` (then presses Ctrl+O when
+/// `expand`), and reads the screen once it shows `done` and then `last`.
+fn codemode_scenario(script: &str, expand: bool, done: &str, last: &str, name: &str) -> (String, String) {
     let replies = vec![tool_reply("call_1", "codemode", serde_json::json!({ "code": script })), text_reply(&[done])];
     let server = ScriptedServer::start(replies);
     let env = Env::new(&server.base_url);
@@ -36,8 +37,12 @@ fn codemode_scenario(script: &str, keys: &[&str], done: &str, last: &str, name: 
     std::fs::write(env.proj().join("notes.txt"), "line one\nline two\n").expect("notes");
     let mut pty = Pty::spawn(&env, &["--tools", "codemode,read,bash"]);
     pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
-    type_keys(&mut pty, keys);
-    let settled = |s: &str| s.find(done).is_some_and(|at| s[at..].contains(last)) && s.contains("↑20");
+    type_keys(&mut pty, &["run it", "Enter"]);
+    if expand {
+        pty.wait_for(done, |s| s.contains(done) && s.contains("↑20"));
+        type_keys(&mut pty, &["C-o"]);
+    }
+    let settled = |s: &str| s.rfind(done).is_some_and(|at| s[at..].contains(last)) && s.contains("↑20");
     let screen = pty.wait_for(name, settled);
     pty.quit();
     let proj = env.proj().display().to_string();
@@ -48,22 +53,46 @@ fn codemode_scenario(script: &str, keys: &[&str], done: &str, last: &str, name: 
 
 #[test]
 fn a_script_with_nested_calls_draws_as_the_reference() {
-    let (ours, reference) = codemode_scenario(OK_SCRIPT, &["run it", "Enter"], "Done.", "↑20", "codemode_ok");
+    let (ours, reference) = codemode_scenario(OK_SCRIPT, false, "Done.", "↑20", "codemode_ok");
     assert!(ours.contains(" ✓ read {\"path\":\"notes.txt\"} <D>"), "{ours}");
     assert_eq!(ours, reference);
 }
 
 #[test]
 fn ctrl_o_expands_the_codemode_row_as_the_reference() {
-    let keys = ["run it", "Enter", "WAIT", "C-o"];
-    let (ours, reference) = codemode_scenario(OK_SCRIPT, &keys, "Done.", "Tool output: expanded", "codemode_expanded");
+    let (ours, reference) = codemode_scenario(OK_SCRIPT, true, "Done.", "Tool output: expanded", "codemode_expanded");
     assert!(ours.contains("Tool output: expanded"), "{ours}");
     assert_eq!(ours, reference);
 }
 
 #[test]
 fn a_script_that_throws_draws_as_the_reference() {
-    let (ours, reference) = codemode_scenario(THROW_SCRIPT, &["run it", "Enter"], "Failed.", "↑20", "codemode_throw");
+    let (ours, reference) = codemode_scenario(THROW_SCRIPT, false, "Failed.", "↑20", "codemode_throw");
     assert!(ours.contains(" ✗ read {\"path\":\"missing.txt\"} <D>"), "{ours}");
+    assert_eq!(ours, reference);
+}
+
+const LONG_SCRIPT: &str = "// @options: {\"timeout_ms\": 5000}\nconst lines = [];\nfor (let i = 1; i <= 8; i++) {\n  lines.push(\"output line \" + i);\n}\nconst a = await tools.bash({ command: \"echo a\" });\nconst b = await tools.bash({ command: \"echo b\" });\nconst c = await tools.bash({ command: \"echo c\" });\nconst d = [a, b, c];\nconsole.log(d.length);\nconsole.log(\"end\");\nreturn lines.join(\"\\n\");";
+
+#[test]
+fn a_long_script_and_output_are_cut_to_previews_as_the_reference() {
+    let (ours, reference) = codemode_scenario(LONG_SCRIPT, false, "Long.", "↑20", "codemode_long");
+    assert!(ours.contains(" ... (7 more lines, ctrl+o to expand)"), "{ours}");
+    assert_eq!(ours, reference);
+}
+
+#[test]
+fn ctrl_o_shows_the_whole_script_and_output_as_the_reference() {
+    let (ours, reference) =
+        codemode_scenario(LONG_SCRIPT, true, "Long.", "Tool output: expanded", "codemode_long_expanded");
+    assert!(ours.contains(" output line 8"), "{ours}");
+    assert_eq!(ours, reference);
+}
+
+#[test]
+fn an_expanded_failed_call_shows_its_error_as_the_reference() {
+    let (ours, reference) =
+        codemode_scenario(THROW_SCRIPT, true, "Failed.", "Tool output: expanded", "codemode_throw_expanded");
+    assert!(ours.contains("     ENOENT: no such file or directory"), "{ours}");
     assert_eq!(ours, reference);
 }
