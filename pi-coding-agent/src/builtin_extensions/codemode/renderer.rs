@@ -53,9 +53,10 @@ fn format_cost(cost: f64) -> String {
         return "$0.0".into();
     }
     // JavaScript's `toPrecision(2)` for 0 < cost < 0.01: fixed notation with two significant digits.
-    let exponent = cost.log10().floor() as i32;
-    let decimals = (1 - exponent).max(0) as usize;
-    format!("${cost:.decimals$}")
+    let scale = 10f64.powi(1 - cost.log10().floor() as i32);
+    let rounded = (cost * scale).round() / scale;
+    let decimals = (1 - rounded.log10().floor() as i32).max(0) as usize;
+    format!("${rounded:.decimals$}")
 }
 
 /// Text wrapped to the width, cut to its first `max` visual lines, then a hint naming how many
@@ -257,6 +258,8 @@ mod tests {
         assert_eq!(format_cost(0.25), "$0.25");
         assert_eq!(format_cost(0.0012), "$0.0012");
         assert_eq!(format_cost(0.005), "$0.0050");
+        assert_eq!(format_cost(0.00999), "$0.010");
+        assert_eq!(format_cost(0.000123), "$0.00012");
     }
 
     #[test]
