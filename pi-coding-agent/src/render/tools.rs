@@ -11,6 +11,7 @@ use pi_tui::{ComponentRef, Spacer, Text, Theme, shared};
 use serde_json::{Map, Value};
 
 use super::TranscriptRenderer;
+use crate::builtin_extensions::codemode;
 
 /// The default key of `app.tools.expand`, named in hints.
 const EXPAND_KEY: &str = "ctrl+o";
@@ -249,12 +250,19 @@ impl TranscriptRenderer {
         let mut b = pi_tui::Box::new(self.options.output_pad, 1, Some(Rc::new(move |s: &str| theme.bg(bg, s))));
         match self.extension_tool_call(row) {
             Some(call) => b.add_child(call),
+            None if row.name == codemode::CODEMODE_TOOL_NAME => {
+                for c in codemode::renderer::render_call(row.args, self.options.expanded, &self.theme) {
+                    b.add_child(c);
+                }
+            }
             None => b.add_child(shared(Text::new(self.tool_call_text(row.name, row.args), 0, 0))),
         }
         if let Some(out) = row.output {
             let mut children = Vec::new();
             if let Some(result) = self.extension_tool_result(row, out) {
                 children.push(result);
+            } else if row.name == codemode::CODEMODE_TOOL_NAME {
+                children.extend(self.codemode_result(out, row.partial));
             } else if row.name == "bash" {
                 self.bash_result(out, row.partial, &mut children);
             } else if let Some(text) = self.tool_result_text(row, out) {
@@ -269,6 +277,19 @@ impl TranscriptRenderer {
 }
 
 impl TranscriptRenderer {
+    /// The `codemode` result (see `builtin_extensions/codemode/renderer.rs`), with `Took` as bash.
+    fn codemode_result(&self, out: &ToolOutput, partial: bool) -> Vec<ComponentRef> {
+        let result = codemode::renderer::CodemodeResult {
+            text: &out.text,
+            details: out.details.as_ref(),
+            is_error: out.is_error,
+            partial,
+            expanded: self.options.expanded,
+        };
+        let timer = out.duration_ms.filter(|_| !partial).map(|ms| format!("Took {}", format_duration(ms)));
+        codemode::renderer::render_result(&result, timer, &self.theme)
+    }
+
     /// The call line an extension's tool renderer draws (pi's `renderCall`), if any.
     fn extension_tool_call(&self, row: &ToolRow<'_>) -> Option<ComponentRef> {
         let runner = self.runner.as_ref()?;

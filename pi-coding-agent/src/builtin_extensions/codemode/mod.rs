@@ -9,6 +9,7 @@ pub mod discovery;
 pub mod format;
 pub mod loadout;
 pub mod models;
+pub mod renderer;
 pub mod sandbox;
 pub mod source;
 pub mod tool;
