@@ -231,7 +231,11 @@ async fn check(name: &str) {
         pretty_assertions::assert_eq!(ours, without_volatile(turn["message"].clone()), "{name} turn {i}: message");
         messages.push(Message::Assistant(message.into()));
     }
-    close_websocket_sessions(session.as_deref()).await;
+    // Only this scenario's session: `None` would close every session's cached socket, including
+    // those of the scenarios running beside this one.
+    if let Some(session) = session.as_deref() {
+        close_websocket_sessions(Some(session)).await;
+    }
     let theirs: Vec<Value> = pi["log"]
         .as_array()
         .expect("log")

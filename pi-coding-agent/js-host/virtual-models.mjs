@@ -4,6 +4,7 @@
 // `registerMarkdownTransformer`).
 import { extensions } from "./loader.mjs";
 import { createContext } from "./context.mjs";
+import { syncModelRegistry } from "./model_registry.mjs";
 
 function extensionOf(params) {
 	const ext = extensions.get(params.extensionPath);
@@ -18,6 +19,9 @@ export async function runVirtualRoute(params) {
 	const definition = ext.virtualModels?.get(`${params.provider}/${params.id}`);
 	if (!definition) throw new Error(`Virtual model ${params.provider}/${params.id} is not registered.`);
 	const snapshot = params.ctx ?? {};
+	// The router reads `ctx.modelRegistry` synchronously: bring its copy up to date first, as
+	// before an event handler.
+	await syncModelRegistry(snapshot);
 	const ctx = createContext(ext.path, snapshot);
 	const request = { ...params.request, signal: new AbortController().signal };
 	const state = request.state;
