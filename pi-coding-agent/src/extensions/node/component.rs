@@ -44,6 +44,38 @@ pub(crate) struct BridgeState {
     pushed: Mutex<HashMap<u64, (usize, u64, Value)>>,
     /// Whether the host's completion providers are in the editor already.
     pub(crate) autocomplete: AtomicBool,
+    /// Each host overlay's last `visible` answer, by key, with the size it was for.
+    visible: Mutex<HashMap<String, (usize, usize, bool)>>,
+}
+
+/// An overlay of the host as pi-tui asks whether it shows: its `visible` option evaluated in the
+/// host at the terminal's size (which the host learns this way, for `getBounds` and
+/// `tui.terminal`); asked again when the size changes, and updated when the host found that the
+/// answer changed after extension code ran (`ui.overlayVisible`).
+pub(crate) fn overlay_visibility(conn: Weak<Connection>, key: String) -> crate::ui::OverlayVisible {
+    Arc::new(move |columns: usize, rows: usize| {
+        let Some(c) = conn.upgrade().filter(|c| !c.is_dead()) else { return true };
+        if let Some(&(w, h, visible)) = lock(&c.bridge.visible).get(&key)
+            && (w, h) == (columns, rows)
+        {
+            return visible;
+        }
+        let params = json!({"key": key, "columns": columns, "rows": rows});
+        let visible = c
+            .call_blocking("overlay.visible", params, c.render_timeout)
+            .ok()
+            .and_then(|a| a.get("visible").and_then(Value::as_bool))
+            .unwrap_or(true);
+        lock(&c.bridge.visible).insert(key.clone(), (columns, rows, visible));
+        visible
+    })
+}
+
+impl BridgeState {
+    /// The host's new `visible` answer for overlay `key` at a size.
+    pub(crate) fn set_visible(&self, key: &str, columns: usize, rows: usize, visible: bool) {
+        lock(&self.visible).insert(key.to_owned(), (columns, rows, visible));
+    }
 }
 
 impl BridgeState {
@@ -64,6 +96,41 @@ impl BridgeState {
     fn now(&self) -> u64 {
         self.seq.load(Ordering::Acquire)
     }
+}
+
+/// What `ctx.ui.getAllThemes()`, `ctx.ui.getTheme(name)` and the `keybindings` of `custom()`
+/// factories answer in the host, sent with the snapshots of commands and `session_*` events:
+/// `themes` (`{name, path}`), `themeColors` (each theme's name and, by token, the escape
+/// sequences before and after a text)
+/// and `keybindings` (action id to keys).
+pub(crate) fn ui_snapshot(ui: &dyn crate::ui::UiHost) -> serde_json::Map<String, Value> {
+    let themes = ui.get_all_themes();
+    let mut colors = serde_json::Map::new();
+    for info in &themes {
+        let Some(theme) = ui.get_theme(&info.name) else { continue };
+        let (mut fg, mut bg) = (serde_json::Map::new(), serde_json::Map::new());
+        // What the theme puts before and after a text, per token (faint tokens included).
+        let split = |styled: String| styled.split_once('\u{0}').map(|(open, close)| json!([open, close]));
+        for (token, _, _) in pi_tui::theme::THEME_TOKENS {
+            if theme.fg_ansi(token).is_ok()
+                && let Some(pair) = split(theme.fg(token, "\u{0}"))
+            {
+                fg.insert((*token).to_owned(), pair);
+            }
+            if theme.bg_ansi(token).is_ok()
+                && let Some(pair) = split(theme.bg(token, "\u{0}"))
+            {
+                bg.insert((*token).to_owned(), pair);
+            }
+        }
+        colors.insert(info.name.clone(), json!({"name": theme.name(), "fg": fg, "bg": bg}));
+    }
+    let mut out = serde_json::Map::new();
+    out.insert("themes".into(), json!(themes.iter().map(|t| json!({"name": t.name, "path": t.path})).collect::<Vec<_>>()));
+    out.insert("themeColors".into(), Value::Object(colors));
+    let keys: serde_json::Map<String, Value> = ui.keybindings().into_iter().map(|(id, k)| (id, json!(k))).collect();
+    out.insert("keybindings".into(), Value::Object(keys));
+    out
 }
 
 /// Names one component in the host.

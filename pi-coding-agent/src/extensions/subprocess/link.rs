@@ -80,6 +80,9 @@ pub(crate) fn context_snapshot(ctx: &ExtensionContext, with_session: bool) -> Va
         if with_session && let Some(Value::Object(session)) = actions.session_snapshot() {
             obj.extend(session);
         }
+        if with_session && ctx.has_ui() {
+            obj.extend(crate::extensions::node::ui_snapshot(ctx.runtime.ui().as_ref()));
+        }
     }
     snapshot
 }
