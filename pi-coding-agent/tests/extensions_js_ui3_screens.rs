@@ -18,7 +18,8 @@ use cli_support::{Env, ScriptedServer};
 use interactive_support::{Pty, normalize};
 
 /// A step: keys to send (tmux names: `Enter`, `Escape`, `Tab`, `Up`, `C-j`, `Space`, or text),
-/// then what the screen must show before the next step.
+/// then what the screen must show before the next step. A command is typed, then entered once
+/// the menu lists it (the extension's commands arrive after the first frame).
 type Step<'a> = (&'a [&'a str], &'a dyn Fn(&str) -> bool);
 
 fn key(name: &str) -> &str {
@@ -79,7 +80,11 @@ fn compare(name: &str, steps: &[Step<'_>]) {
 fn custom_keybindings_match_the_arrow_as_the_selection_up() {
     compare(
         "jsui3_kb_up",
-        &[(&["/kb", "Enter"], &|s| s.contains("press keys")), (&["Up"], &|s| s.contains("-> tui.select.up"))],
+        &[
+            (&["/kb"], &|s| s.contains("keybindings of custom()")),
+            (&["Enter"], &|s| s.contains("press keys")),
+            (&["Up"], &|s| s.contains("-> tui.select.up")),
+        ],
     );
 }
 
@@ -87,7 +92,11 @@ fn custom_keybindings_match_the_arrow_as_the_selection_up() {
 fn custom_keybindings_follow_the_users_keybindings_json() {
     compare(
         "jsui3_kb_user",
-        &[(&["/kb", "Enter"], &|s| s.contains("press keys")), (&["k"], &|s| s.contains("\"k\" -> tui.select.up"))],
+        &[
+            (&["/kb"], &|s| s.contains("keybindings of custom()")),
+            (&["Enter"], &|s| s.contains("press keys")),
+            (&["k"], &|s| s.contains("\"k\" -> tui.select.up")),
+        ],
     );
 }
 
@@ -95,25 +104,42 @@ fn custom_keybindings_follow_the_users_keybindings_json() {
 fn custom_keybindings_know_the_application_actions() {
     compare(
         "jsui3_kb_escape",
-        &[(&["/kb", "Enter"], &|s| s.contains("press keys")), (&["Escape"], &|s| s.contains("app.interrupt"))],
+        &[
+            (&["/kb"], &|s| s.contains("keybindings of custom()")),
+            (&["Enter"], &|s| s.contains("press keys")),
+            (&["Escape"], &|s| s.contains("app.interrupt")),
+        ],
     );
 }
 
 #[test]
 fn get_theme_answers_the_named_theme_and_get_all_themes_lists_them() {
-    compare("jsui3_themes", &[(&["/themes", "Enter"], &|s| s.contains("themes="))]);
+    compare(
+        "jsui3_themes",
+        &[(&["/themes"], &|s| s.contains("getAllThemes and getTheme")), (&["Enter"], &|s| s.contains("themes="))],
+    );
 }
 
 #[test]
 fn a_custom_component_opened_over_a_dialog_hides_it() {
-    compare("jsui3_stack_top", &[(&["/stack", "Enter"], &|s| s.contains("custom on top"))]);
+    compare(
+        "jsui3_stack_top",
+        &[
+            (&["/stack"], &|s| s.contains("a custom component over a dialog")),
+            (&["Enter"], &|s| s.contains("custom on top")),
+        ],
+    );
 }
 
 #[test]
 fn the_dialog_under_a_custom_component_comes_back_after() {
     compare(
         "jsui3_stack_back",
-        &[(&["/stack", "Enter"], &|s| s.contains("custom on top")), (&["x"], &|s| s.contains("Pick one"))],
+        &[
+            (&["/stack"], &|s| s.contains("a custom component over a dialog")),
+            (&["Enter"], &|s| s.contains("custom on top")),
+            (&["x"], &|s| s.contains("Pick one")),
+        ],
     );
 }
 
@@ -122,7 +148,8 @@ fn the_dialog_that_came_back_still_answers() {
     compare(
         "jsui3_stack_done",
         &[
-            (&["/stack", "Enter"], &|s| s.contains("custom on top")),
+            (&["/stack"], &|s| s.contains("a custom component over a dialog")),
+            (&["Enter"], &|s| s.contains("custom on top")),
             (&["x"], &|s| s.contains("Pick one")),
             (&["Enter"], &|s| s.contains("picked alpha")),
         ],
@@ -133,7 +160,12 @@ fn the_dialog_that_came_back_still_answers() {
 fn an_overlay_handle_answers_its_bounds() {
     compare(
         "jsui3_bounds",
-        &[(&["/bounds", "Enter"], &|s| s.contains("overlay 30")), (&["/where", "Enter"], &|s| s.contains("bounds="))],
+        &[
+            (&["/bounds"], &|s| s.contains("an overlay and its bounds")),
+            (&["Enter"], &|s| s.contains("overlay 30")),
+            (&["/where"], &|s| s.contains("the overlay's bounds")),
+            (&["Enter"], &|s| s.contains("bounds=")),
+        ],
     );
 }
 
@@ -142,9 +174,12 @@ fn an_overlay_whose_visible_option_says_no_is_not_drawn_and_has_no_bounds() {
     compare(
         "jsui3_bounds_hidden",
         &[
-            (&["/bounds", "Enter"], &|s| s.contains("overlay 30")),
-            (&["/vis", "Enter"], &|s| s.contains("shown=false") && !s.contains("overlay 30")),
-            (&["/where", "Enter"], &|s| s.contains("bounds=")),
+            (&["/bounds"], &|s| s.contains("an overlay and its bounds")),
+            (&["Enter"], &|s| s.contains("overlay 30")),
+            (&["/vis"], &|s| s.contains("toggles the overlay")),
+            (&["Enter"], &|s| s.contains("shown=false") && !s.contains("overlay 30")),
+            (&["/where"], &|s| s.contains("the overlay's bounds")),
+            (&["Enter"], &|s| s.contains("bounds=")),
         ],
     );
 }
@@ -176,10 +211,16 @@ fn resumed_markdown_carries_entry_ids_and_cache_notices_come_back() {
 
 #[test]
 fn session_info_breaks_the_cost_down_by_model() {
-    compare("jsui3_resume_session", &[(&["/session", "Enter"], &|s| s.contains("other/big-model:"))]);
+    compare(
+        "jsui3_resume_session",
+        &[(&["/session"], &|s| s.contains("→ session")), (&["Enter"], &|s| s.contains("other/big-model:"))],
+    );
 }
 
 #[test]
 fn the_changelog_goes_through_changelog_transformers() {
-    compare("jsui3_changelog", &[(&["/changelog", "Enter"], &|s| s.contains("CHANGELOG transformed"))]);
+    compare(
+        "jsui3_changelog",
+        &[(&["/changelog"], &|s| s.contains("→ changelog")), (&["Enter"], &|s| s.contains("CHANGELOG transformed"))],
+    );
 }

@@ -119,12 +119,8 @@ impl AutocompleteProvider for JsCompletions {
         let params = json!({"lines": lines, "cursorLine": line, "cursorCol": js_col(current, col),
             "item": item_json(item), "prefix": prefix});
         let answer = c.call_blocking("autocomplete.apply", params, c.render_timeout).ok()?;
-        let out: Vec<String> = answer
-            .get("lines")?
-            .as_array()?
-            .iter()
-            .map(|l| l.as_str().unwrap_or_default().to_owned())
-            .collect();
+        let out: Vec<String> =
+            answer.get("lines")?.as_array()?.iter().map(|l| l.as_str().unwrap_or_default().to_owned()).collect();
         let line = answer.get("cursorLine").and_then(Value::as_u64).unwrap_or(0) as usize;
         let units = answer.get("cursorCol").and_then(Value::as_u64).unwrap_or(0) as usize;
         let col = out.get(line).map_or(0, |l| byte_col(l, units));

@@ -39,7 +39,7 @@ use crate::extensions::subprocess::protocol::{InitializeResult, METHOD_INITIALIZ
 use crate::extensions::subprocess::register::register_all;
 
 pub use self::binary::set_node_path;
-pub(crate) use self::component::{session_changed, ui_snapshot};
+pub(crate) use self::component::session_changed;
 pub use self::process::HOST_PATH;
 
 /// Whether `path` is an extension for the JavaScript host: a `.ts`, `.mts`, `.cts`, `.js`, `.mjs`

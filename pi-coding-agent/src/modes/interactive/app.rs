@@ -547,7 +547,18 @@ impl App {
         let stats = self.session.get_session_stats();
         let model = self.session.model();
         let usage = stats.context_usage;
-        let (cwd, name) = self.session.with_session_manager(|sm| (sm.cwd().to_owned(), sm.session_name()));
+        let (cwd, name, hit_rate) = self.session.with_session_manager(|sm| {
+            // pi's `latestCacheHitRate`: the cache reads of the latest request's prompt.
+            let latest = sm.entries().iter().rev().find_map(|e| match e {
+                crate::session::SessionEntry::Message(m) => m.message.as_assistant().map(|a| a.usage.clone()),
+                _ => None,
+            });
+            let rate = latest.and_then(|u| {
+                let prompt = u.input + u.cache_read + u.cache_write;
+                (prompt > 0).then(|| u.cache_read as f64 / prompt as f64 * 100.0)
+            });
+            (sm.cwd().to_owned(), sm.session_name(), rate)
+        });
         let home = std::env::var("HOME").ok();
         let providers: std::collections::BTreeSet<&str> = self.models.iter().map(|m| m.provider.as_str()).collect();
         super::footer::FooterData {
@@ -558,7 +569,7 @@ impl App {
             output: stats.tokens.output,
             cache_read: stats.tokens.cache_read,
             cache_write: stats.tokens.cache_write,
-            cache_hit_rate: None,
+            cache_hit_rate: hit_rate,
             cost: stats.cost,
             context_percent: usage.as_ref().map_or(Some(0.0), |u| u.percent),
             context_window: usage.as_ref().map_or(model.context_window, |u| u.context_window),

@@ -127,12 +127,14 @@ fn branch_notices(
                 SessionEntry::Usage(u) if show && u.kind == "cache_warm" => {
                     if let Some(previous) = last.as_mut().filter(|p| p.note == u.note && p.last) {
                         previous.total += u.usage.cost.total;
-                        let line = theme.fg("dim", &format_cache_warming_usage(previous.total, previous.note.as_deref()));
+                        let line =
+                            theme.fg("dim", &format_cache_warming_usage(previous.total, previous.note.as_deref()));
                         previous.text.borrow_mut().set_text(line);
                         return out;
                     }
                     let cost = u.usage.cost.total;
-                    let text = shared(Text::new(theme.fg("dim", &format_cache_warming_usage(cost, u.note.as_deref())), 1, 0));
+                    let text =
+                        shared(Text::new(theme.fg("dim", &format_cache_warming_usage(cost, u.note.as_deref())), 1, 0));
                     out.push(shared(Spacer::new(1)));
                     out.push(text.clone());
                     last = Some(CacheNotice { text, total: cost, note: u.note.clone(), last: true });
@@ -161,7 +163,6 @@ fn branch_notices(
 }
 
 impl App {
-
     /// pi's `addCacheMissNotice` after an assistant message (with `showCacheMissNotices`): a
     /// warning when at least 20k tokens or $0.10 were billed again.
     pub(crate) fn on_assistant_end(&mut self, message: &pi_ai::AssistantMessage) {
@@ -187,7 +188,6 @@ impl App {
             self.show_line("warning", &text);
         }
     }
-
 
     /// `/session`'s "Cache Warming" section and its "Cost" section (`cost` is the session's total).
     pub(crate) fn session_cache_lines(&self, mode: &str, cost: f64) -> String {

@@ -694,7 +694,8 @@ impl App {
                 self.finish_dialog(tui);
             }
             UiRequest::Notify { message, kind } => match kind {
-                NotifyKind::Info => self.show_line("dim", &message),
+                // pi's `showStatus`: replaces the previous status while it is still the last line.
+                NotifyKind::Info => self.show_status(&message),
                 NotifyKind::Warning => self.show_warning(&message),
                 NotifyKind::Error => self.show_error(&message),
             },
