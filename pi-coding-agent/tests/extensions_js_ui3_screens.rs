@@ -30,6 +30,7 @@ fn key(name: &str) -> &str {
         "Space" => " ",
         "Up" => "\x1b[A",
         "C-j" => "\n",
+        "C-k" => "\x0b",
         text => text,
     }
 }
@@ -41,6 +42,11 @@ fn fixtures() -> PathBuf {
 /// Runs `ui3.ts`, plays `steps` and compares the last screen with `NAME.ref.txt`. As the
 /// recording: a name with "kb" gets `keybindings.json`, one with "resume" opens `resume.jsonl`.
 fn compare(name: &str, steps: &[Step<'_>]) {
+    compare_then(name, steps, &[]);
+}
+
+/// [`compare`], then `cleanup` keys (closing a component that takes every key) before quitting.
+fn compare_then(name: &str, steps: &[Step<'_>], cleanup: &[&str]) {
     if !js_support::node_available() {
         return;
     }
@@ -73,42 +79,49 @@ fn compare(name: &str, steps: &[Step<'_>]) {
     let proj = env.proj().display().to_string();
     let want = interactive_support::fixture(&format!("{name}.ref.txt"));
     assert_eq!(normalize(&screen, &proj), normalize(&want, &proj), "{name}: our screen (left) and the reference's");
+    for k in cleanup {
+        pty.send(key(k));
+        pty.wait_for("quiet", |_| true);
+    }
     pty.quit();
 }
 
 #[test]
 fn custom_keybindings_match_the_arrow_as_the_selection_up() {
-    compare(
+    compare_then(
         "jsui3_kb_up",
         &[
             (&["/kb"], &|s| s.contains("keybindings of custom()")),
             (&["Enter"], &|s| s.contains("press keys")),
             (&["Up"], &|s| s.contains("-> tui.select.up")),
         ],
+        &["q"],
     );
 }
 
 #[test]
 fn custom_keybindings_follow_the_users_keybindings_json() {
-    compare(
+    compare_then(
         "jsui3_kb_user",
         &[
             (&["/kb"], &|s| s.contains("keybindings of custom()")),
             (&["Enter"], &|s| s.contains("press keys")),
-            (&["k"], &|s| s.contains("\"k\" -> tui.select.up")),
+            (&["C-k"], &|s| s.contains("\"\\u000b\" -> tui.select.up")),
         ],
+        &["q"],
     );
 }
 
 #[test]
 fn custom_keybindings_know_the_application_actions() {
-    compare(
+    compare_then(
         "jsui3_kb_escape",
         &[
             (&["/kb"], &|s| s.contains("keybindings of custom()")),
             (&["Enter"], &|s| s.contains("press keys")),
             (&["Escape"], &|s| s.contains("app.interrupt")),
         ],
+        &["q"],
     );
 }
 
@@ -122,12 +135,13 @@ fn get_theme_answers_the_named_theme_and_get_all_themes_lists_them() {
 
 #[test]
 fn a_custom_component_opened_over_a_dialog_hides_it() {
-    compare(
+    compare_then(
         "jsui3_stack_top",
         &[
             (&["/stack"], &|s| s.contains("a custom component over a dialog")),
             (&["Enter"], &|s| s.contains("custom on top")),
         ],
+        &["x", "Escape"],
     );
 }
 
