@@ -10,6 +10,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, statSync, watch } from "node:fs";
 import * as path from "node:path";
 import { errorMessage, rpc } from "./rpc.mjs";
+import { matchesKey } from "./shims/pi-tui.mjs";
 
 const components = new Map();
 /** The component in each keyed slot (`widget:<key>`, `footer`, `header`). */
@@ -25,9 +26,81 @@ const overlays = new Map();
 /** Whether each component has focus, as pi-rs last told (`component.focus`). */
 const focusOf = new Map();
 
-/** pi-tui's OverlayHandle for the overlay `key` (component `id`). */
-function overlayHandle(key, id) {
-	const state = { hidden: false, gone: false };
+/** The terminal's size as pi-rs last drew the overlays (`overlay.visible` carries it). */
+let terminalSize;
+
+/** pi-tui's `isOverlayVisible` for an overlay's state at the terminal's size: not hidden, and its
+ * `visible(columns, rows)` option (read each time, as pi reads it every frame) agrees. */
+function overlayShows(state, size = terminalSize) {
+	if (state.gone || state.hidden) return false;
+	if (typeof state.options?.visible !== "function" || !size) return true;
+	try {
+		return Boolean(state.options.visible(size.columns, size.rows));
+	} catch {
+		return false;
+	}
+}
+
+/** `overlay.visible`: pi-rs draws a frame at `columns` x `rows` and asks whether the overlay
+ * `key` shows (its `visible` option). */
+export function overlayVisible(params) {
+	terminalSize = { columns: Number(params.columns) || 80, rows: Number(params.rows) || 24 };
+	const state = overlays.get(params.key);
+	if (!state) return { visible: true };
+	state.answered = { ...terminalSize, visible: overlayShows({ ...state, hidden: false }) };
+	return { visible: state.answered.visible };
+}
+
+/** Visibility answers that changed since pi-rs asked (extension state read by `visible`). */
+function sweepVisibility() {
+	let changed = false;
+	for (const [key, state] of overlays) {
+		const last = state.answered;
+		if (!last || typeof state.options?.visible !== "function") continue;
+		const visible = overlayShows({ ...state, hidden: false }, last);
+		if (visible === last.visible) continue;
+		last.visible = visible;
+		changed = true;
+		notify("ui.overlayVisible", { key, columns: last.columns, rows: last.rows, visible });
+	}
+	return changed;
+}
+
+function sizeOf(value, reference) {
+	if (typeof value === "number") return value;
+	const m = typeof value === "string" ? /^(\d+(?:\.\d+)?)%$/.exec(value) : null;
+	return m ? Math.floor((reference * Number(m[1])) / 100) : undefined;
+}
+
+/** pi-tui's `resolveOverlayLayout`: where an overlay of `height` lines sits. */
+export function overlayLayout(options, height, columns, rows) {
+	const o = options ?? {};
+	const m = typeof o.margin === "number" ? { top: o.margin, right: o.margin, bottom: o.margin, left: o.margin } : (o.margin ?? {});
+	const [mt, mr, mb, ml] = [m.top, m.right, m.bottom, m.left].map((v) => Math.max(0, Math.floor(v ?? 0)));
+	const availW = Math.max(1, columns - ml - mr);
+	const availH = Math.max(1, rows - mt - mb);
+	let width = sizeOf(o.width, columns) ?? Math.min(80, availW);
+	if (typeof o.minWidth === "number") width = Math.max(width, o.minWidth);
+	width = Math.max(1, Math.min(width, availW));
+	const maxHeight = o.maxHeight === undefined ? undefined : Math.max(1, Math.min(sizeOf(o.maxHeight, rows) ?? availH, availH));
+	const effH = maxHeight === undefined ? height : Math.min(height, maxHeight);
+	const anchor = o.anchor ?? "center";
+	const rowOf = () => (anchor.startsWith("top") ? mt : anchor.startsWith("bottom") ? mt + availH - effH : mt + Math.floor((availH - effH) / 2));
+	const colOf = () =>
+		anchor.endsWith("left") ? ml : anchor.endsWith("right") ? ml + availW - width : ml + Math.floor((availW - width) / 2);
+	const pct = (v) => (typeof v === "string" && v.endsWith("%") ? Number(v.slice(0, -1)) : undefined);
+	let row = typeof o.row === "number" ? o.row : pct(o.row) !== undefined ? mt + Math.floor((Math.max(0, availH - effH) * pct(o.row)) / 100) : rowOf();
+	let col = typeof o.col === "number" ? o.col : pct(o.col) !== undefined ? ml + Math.floor((Math.max(0, availW - width) * pct(o.col)) / 100) : colOf();
+	row += o.offsetY ?? 0;
+	col += o.offsetX ?? 0;
+	row = Math.max(mt, Math.min(row, rows - mb - effH));
+	col = Math.max(ml, Math.min(col, columns - mr - width));
+	return { row: Math.max(0, row), col: Math.max(0, col), width, height: effH };
+}
+
+/** pi-tui's OverlayHandle for the overlay `key` (component `id`), shown with `options`. */
+function overlayHandle(key, id, options) {
+	const state = { hidden: false, gone: false, options };
 	overlays.set(key, state);
 	const op = (name, extra) => notify("ui.overlay", { key, op: name, ...extra });
 	return {
@@ -53,7 +126,12 @@ function overlayHandle(key, id) {
 			op("unfocus");
 		},
 		isFocused: () => !state.gone && Boolean(focusOf.get(id)),
-		getBounds: () => undefined,
+		// The rectangle of the last frame: the lines last drawn, placed at the terminal's size.
+		getBounds() {
+			const drawn = lastRender.get(id);
+			if (!drawn || !terminalSize || !overlayShows(state)) return undefined;
+			return overlayLayout(state.options, drawn.count, terminalSize.columns, terminalSize.rows);
+		},
 	};
 }
 
@@ -65,14 +143,15 @@ export function tuiFor(extensionPath) {
 			notify("ui.requestRender", {});
 		},
 		get terminal() {
-			return { columns: rpc.state.columns ?? 80, rows: rpc.state.rows ?? 24 };
+			return { columns: terminalSize?.columns ?? rpc.state.columns ?? 80, rows: terminalSize?.rows ?? rpc.state.rows ?? 24 };
 		},
 		showOverlay(component, options) {
 			const id = register(component, extensionPath);
 			const key = `overlay:${id}`;
-			const overlayOptions = overlayOptionsOf({ overlayOptions: options }, component);
+			const overlayOptions = overlayOptionsOf(options, component);
+			const handle = overlayHandle(key, id, options);
 			notify("ui.showOverlay", { extensionPath, id, key, overlayOptions });
-			return overlayHandle(key, id);
+			return handle;
 		},
 		hideOverlay() {
 			const last = [...overlays.keys()].pop();
@@ -88,11 +167,59 @@ export function tuiFor(extensionPath) {
 /** The `tui` of factories outside any extension. */
 export const tui = tuiFor("");
 
-/** pi's keybindings manager, as far as components use it. */
+/** The keys of every action as pi-rs has them (its keybindings config), from the snapshots of
+ * commands and `session_*` events. */
+let keysById = {};
+/** The themes pi-rs can load, each theme's escape sequences by token (`ctx.ui.getTheme`). */
+let themeColors = {};
+
+/** Takes what pi-rs sent of its UI with a snapshot: the keybindings and the themes. */
+export function noteUiSnapshot(snapshot) {
+	if (snapshot?.keybindings && typeof snapshot.keybindings === "object") keysById = snapshot.keybindings;
+	if (snapshot?.themeColors && typeof snapshot.themeColors === "object") themeColors = snapshot.themeColors;
+}
+
+/** pi's KeybindingsManager (the `keybindings` argument of `custom()` factories): pi-tui's and the
+ * application's action ids, with the keys of pi-rs's keybindings config. */
 export const keybindings = {
-	matches: (data, id) => false,
-	getKeys: () => [],
+	matches: (data, id) => (keysById[id] ?? []).some((key) => matchesKey(data, key)),
+	getKeys: (id) => [...(keysById[id] ?? [])],
+	getResolvedBindings: () =>
+		Object.fromEntries(Object.entries(keysById).map(([id, keys]) => [id, keys.length === 1 ? keys[0] : [...keys]])),
+	getEffectiveConfig() {
+		return this.getResolvedBindings();
+	},
 };
+
+/** pi's `getThemeByName`: the named theme as pi's Theme draws (real escape sequences), or
+ * `undefined` when pi-rs cannot load it. */
+export function namedTheme(name) {
+	const colors = themeColors[name];
+	if (!colors) return undefined;
+	const pair = (map, token) => {
+		const value = map?.[token];
+		if (!Array.isArray(value)) throw new Error(`Unknown theme color: ${token}`);
+		return value;
+	};
+	return {
+		name: colors.name ?? name,
+		fg: (token, text) => {
+			const [open, close] = pair(colors.fg, token);
+			return `${open}${text}${close}`;
+		},
+		bg: (token, text) => {
+			const [open, close] = pair(colors.bg, token);
+			return `${open}${text}${close}`;
+		},
+		bold: (text) => `\x1b[1m${text}\x1b[22m`,
+		italic: (text) => `\x1b[3m${text}\x1b[23m`,
+		underline: (text) => `\x1b[4m${text}\x1b[24m`,
+		inverse: (text) => `\x1b[7m${text}\x1b[27m`,
+		strikethrough: (text) => `\x1b[9m${text}\x1b[29m`,
+		getFgAnsi: (token) => pair(colors.fg, token)[0],
+		getBgAnsi: (token) => pair(colors.bg, token)[0],
+	};
+}
 
 /** Keeps `component` and returns the id pi-rs names it by. */
 export function register(component, extensionPath) {
@@ -162,7 +289,7 @@ export function renderComponent(params) {
 	}
 	if (params.text !== undefined && entry.component.__editorBridge) entry.component.__editorBridge.text = params.text;
 	const answer = linesOf(entry, params.width, params.base);
-	lastRender.set(params.id, { width: params.width, json: JSON.stringify(answer) });
+	lastRender.set(params.id, { width: params.width, json: JSON.stringify(answer), count: answer.lines.length });
 	return answer;
 }
 
@@ -186,10 +313,11 @@ export function sweep() {
 		const json = JSON.stringify(answer);
 		if (json === last.json) continue;
 		last.json = json;
+		last.count = answer.lines.length;
 		pushed = true;
 		notify("ui.componentLines", { id, width: last.width, ...answer });
 	}
-	if (frame && pushed) notify("ui.requestRender", {});
+	if (sweepVisibility() || (frame && pushed)) notify("ui.requestRender", {});
 }
 
 /** Whether the next sweep asks for a frame when lines changed (pi-rs moved the focus: pi's
@@ -199,7 +327,7 @@ let frameAfterSweep = false;
 
 /** Runs `sweep` once after the current extension code finished. */
 export function scheduleSweep() {
-	if (sweepQueued || lastRender.size === 0) return;
+	if (sweepQueued || (lastRender.size === 0 && overlays.size === 0)) return;
 	sweepQueued = true;
 	realSetImmediate(sweep);
 }
@@ -429,10 +557,17 @@ function sizeValue(v) {
 	return undefined;
 }
 
-/** Overlay options as they cross to pi-rs (functions resolved now). */
-export function overlayOptionsOf(options, component) {
+/** pi's `resolveOptions` of `custom()`: the `overlayOptions`, a function called once (when the
+ * overlay is shown, as pi does), or the component's `width`. */
+function customOverlayOptions(options, component) {
 	let opts = options?.overlayOptions;
 	if (typeof opts === "function") opts = opts();
+	if (opts) return opts;
+	return component?.width ? { width: component.width } : undefined;
+}
+
+/** Overlay options as they cross to pi-rs; `visible` stays here (`overlay.visible`). */
+export function overlayOptionsOf(opts, component) {
 	if (!opts) return component?.width ? { width: component.width } : undefined;
 	const margin = typeof opts.margin === "number" ? { top: opts.margin, right: opts.margin, bottom: opts.margin, left: opts.margin } : opts.margin;
 	return {
@@ -446,6 +581,7 @@ export function overlayOptionsOf(options, component) {
 		col: sizeValue(opts.col),
 		margin,
 		nonCapturing: opts.nonCapturing,
+		hasVisible: typeof opts.visible === "function",
 	};
 }
 
@@ -471,14 +607,16 @@ export function custom(extensionPath, theme, factory, options) {
 				if (closed) return;
 				id = register(component, extensionPath);
 				const overlay = Boolean(options?.overlay);
-				const overlayOptions = overlayOptionsOf(options, component);
+				const resolved = overlay ? customOverlayOptions(options, component) : undefined;
+				const overlayOptions = overlay ? overlayOptionsOf(resolved, component) : undefined;
 				const handleKey = overlay ? `custom:${id}` : undefined;
+				const handle = overlay ? overlayHandle(handleKey, id, resolved) : undefined;
 				const params = { extensionPath, id, overlay, overlayOptions, handleKey };
 				rpc.call("ui.custom", params).then(
 					() => close(undefined),
 					() => close(undefined),
 				);
-				if (overlay) options?.onHandle?.(overlayHandle(handleKey, id));
+				if (handle) options?.onHandle?.(handle);
 			})
 			.catch((error) => {
 				if (closed) return;
@@ -497,10 +635,10 @@ export function addAutocompleteProvider(extensionPath, factory) {
 	notify("ui.addAutocompleteProvider", { extensionPath });
 }
 
-/** `autocomplete.suggest`: the wrapped providers' suggestions for the text before the cursor;
- * pi-rs's own provider (the innermost `current`) answers with what pi-rs found (`base`). */
-export async function suggest(params) {
-	const base = params.base ?? null;
+/** The providers wrapped around pi-rs's own (the innermost `current`): `base` is what pi-rs
+ * found; its `applyCompletion` replaces the prefix (its answer kept in `state.base`: when it is
+ * the final answer, pi-rs's own replacement decides). */
+function providerChain(base, state) {
 	let provider = {
 		getSuggestions: async () => base,
 		applyCompletion: (lines, cursorLine, cursorCol, item, prefix) => {
@@ -509,17 +647,45 @@ export async function suggest(params) {
 			const next = line.slice(0, start) + item.value + line.slice(cursorCol);
 			const out = [...lines];
 			out[cursorLine] = next;
-			return { lines: out, cursorLine, cursorCol: start + item.value.length };
+			state.base = { lines: out, cursorLine, cursorCol: start + item.value.length };
+			return state.base;
 		},
 		shouldTriggerFileCompletion: () => true,
 	};
 	for (const { factory } of autocompleteFactories) provider = factory(provider) ?? provider;
+	return provider;
+}
+
+/** The editor's text and cursor as pi-rs sent them (`lines` or the older `text`). */
+function cursorOf(params) {
+	const lines = Array.isArray(params.lines) ? params.lines.map(String) : [String(params.text ?? "")];
+	const cursorLine = Math.min(Number(params.cursorLine ?? 0), lines.length - 1);
+	const cursorCol = Number(params.cursorCol ?? lines[cursorLine].length);
+	return { lines, cursorLine, cursorCol };
+}
+
+/** `autocomplete.suggest`: pi-tui's `getSuggestions(lines, cursorLine, cursorCol, {signal,
+ * force})` of the wrapped providers. */
+export async function suggest(params) {
+	const provider = providerChain(params.base ?? null, {});
 	const controller = new AbortController();
-	const lines = [String(params.text ?? "")];
-	const result = await provider.getSuggestions(lines, 0, lines[0].length, { signal: controller.signal, force: Boolean(params.force) });
+	const { lines, cursorLine, cursorCol } = cursorOf(params);
+	const result = await provider.getSuggestions(lines, cursorLine, cursorCol, { signal: controller.signal, force: Boolean(params.force) });
 	if (!result || !Array.isArray(result.items) || result.items.length === 0) return null;
 	return {
 		prefix: String(result.prefix ?? ""),
 		items: result.items.map((i) => ({ value: String(i.value), label: String(i.label ?? i.value), description: i.description })),
 	};
+}
+
+/** `autocomplete.apply`: the wrapped providers' `applyCompletion` for the accepted item; `null`
+ * when pi-rs's own replacement decided (the innermost provider's). */
+export function applyCompletion(params) {
+	const state = {};
+	const provider = providerChain(null, state);
+	const { lines, cursorLine, cursorCol } = cursorOf(params);
+	const item = params.item ?? {};
+	const result = provider.applyCompletion?.(lines, cursorLine, cursorCol, item, String(params.prefix ?? ""));
+	if (!result || result === state.base || !Array.isArray(result.lines)) return null;
+	return { lines: result.lines.map(String), cursorLine: Number(result.cursorLine ?? 0), cursorCol: Number(result.cursorCol ?? 0) };
 }

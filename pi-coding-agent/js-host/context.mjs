@@ -1,7 +1,7 @@
 // `ctx` (pi's ExtensionContext and ExtensionCommandContext), `ctx.ui` and the theme, built from
 // the snapshot pi-rs sends with every event, tool call and command.
 import { rpc } from "./rpc.mjs";
-import { addAutocompleteProvider, custom, editorBridge, setSnapshotHook, fillSlot, footerData, keybindings, onTerminalInput, register, statuses, tuiFor } from "./components.mjs";
+import { addAutocompleteProvider, custom, editorBridge, setSnapshotHook, fillSlot, footerData, keybindings, namedTheme, noteUiSnapshot, onTerminalInput, register, statuses, tuiFor } from "./components.mjs";
 import { modelRegistry } from "./model_registry.mjs";
 
 /** The theme extensions draw with. Colors are placeholders (OSC `pi:fg:<token>` / `pi:bg:<token>`)
@@ -31,6 +31,7 @@ let latest = {};
 /** Records the snapshot an event, tool call, command or component render came with. */
 export function noteSnapshot(snapshot) {
 	if (snapshot && typeof snapshot === "object") latest = { ...latest, ...snapshot };
+	noteUiSnapshot(snapshot);
 }
 setSnapshotHook(noteSnapshot);
 
@@ -113,7 +114,7 @@ function uiContext(extensionPath, snapshot) {
 			return theme;
 		},
 		getAllThemes: () => live(snapshot, "themes") ?? [],
-		getTheme: () => undefined,
+		getTheme: (name) => namedTheme(name),
 		setTheme: (name) => {
 			// pi answers a failure ({success: false}) to the caller and reports nothing; the
 			// answer here cannot wait for pi-rs, so a failure is dropped, not reported.

@@ -6,7 +6,7 @@ import { register } from "node:module";
 import { createInterface } from "node:readline";
 import { rpc } from "./rpc.mjs";
 import { loadExtension, extensions } from "./loader.mjs";
-import { dispose, focusComponent, inputComponent, invalidateComponent, renderComponent, scheduleSweep, suggest, terminalInput } from "./components.mjs";
+import { applyCompletion, dispose, focusComponent, inputComponent, invalidateComponent, overlayVisible, renderComponent, scheduleSweep, suggest, terminalInput } from "./components.mjs";
 import { runEvent, runTool, runCommand, runRender, runShortcut, cancelTool } from "./dispatch.mjs";
 import { runMarkdownTransform, runVirtualRoute } from "./virtual-models.mjs";
 import { abortProviderStream, runProviderStream } from "./provider-stream.mjs";
@@ -46,6 +46,8 @@ const methods = {
 	"component.focus": (params) => focusComponent(params),
 	"terminal.input": (params) => terminalInput(params),
 	"autocomplete.suggest": (params) => suggest(params),
+	"autocomplete.apply": (params) => applyCompletion(params),
+	"overlay.visible": (params) => overlayVisible(params),
 	"component.dispose": (params) => {
 		dispose(params.id);
 		return null;
@@ -57,7 +59,7 @@ const methods = {
 };
 
 rpc.serve(methods);
-for (const m of ["provider.abort", "markdown.transform", "component.render", "component.input", "component.invalidate", "component.dispose", "component.focus", "terminal.input", "autocomplete.suggest"]) {
+for (const m of ["provider.abort", "markdown.transform", "component.render", "component.input", "component.invalidate", "component.dispose", "component.focus", "terminal.input", "autocomplete.suggest", "autocomplete.apply", "overlay.visible"]) {
 	rpc.immediate.add(m);
 }
 

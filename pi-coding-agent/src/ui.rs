@@ -129,6 +129,10 @@ pub struct CustomOptions {
     pub handle_key: Option<String>,
 }
 
+/// An overlay's `visible` option (pi-tui's `OverlayOptions.visible`): asked every frame with the
+/// terminal's columns and rows.
+pub type OverlayVisible = Arc<dyn Fn(usize, usize) -> bool + Send + Sync>;
+
 /// What an overlay handle asks of its overlay (pi-tui's `OverlayHandle`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OverlayOp {
@@ -302,6 +306,19 @@ pub trait UiHost: Send + Sync {
         Theme::dark(ColorMode::detect()).ok()
     }
 
+    /// The theme named `name` (pi's `getTheme`): `None` when it cannot be loaded, and without a
+    /// UI.
+    fn get_theme(&self, _name: &str) -> Option<Theme> {
+        None
+    }
+
+    /// The keybindings in force, each action id with its keys (pi's `KeybindingsManager` handed
+    /// to `custom()` factories: pi-tui's and the application's actions, with the user's
+    /// `keybindings.json`); empty without a UI.
+    fn keybindings(&self) -> Vec<(String, Vec<String>)> {
+        Vec::new()
+    }
+
     /// Switches the theme by name; `Err(text)` on failure (pi's `setTheme`).
     fn set_theme(&self, _name: &str) -> Result<(), String> {
         Err(UI_NOT_AVAILABLE.to_string())
@@ -318,6 +335,10 @@ pub trait UiHost: Send + Sync {
     /// Shows a component as an overlay without waiting for it (pi-tui's `tui.showOverlay`); `key`
     /// names it for [`UiHost::overlay`]. `options` as [`CustomOptions::overlay_options`].
     fn show_overlay(&self, _key: &str, _factory: ComponentFactory, _options: Option<serde_json::Value>) {}
+
+    /// Sets the `visible` option of the overlay the next `show_overlay` or `custom` names `key`
+    /// (`None`: always visible); without a UI nothing is drawn.
+    fn set_overlay_visible(&self, _key: &str, _visible: Option<OverlayVisible>) {}
 
     /// Hides, shows, focuses or unfocuses the overlay named `key` (pi-tui's `OverlayHandle`).
     fn overlay(&self, _key: &str, _op: OverlayOp) {}

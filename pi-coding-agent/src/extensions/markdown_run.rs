@@ -39,18 +39,31 @@ impl ExtensionRunner {
         message_type: &str,
         streaming: bool,
     ) -> Option<pi_tui::components::MarkdownTransform> {
+        self.markdown_transform_for(message_type, streaming, None)
+    }
+
+    /// [`Self::markdown_transform`] for a Markdown drawn from a persisted session entry: `entry`
+    /// is its id and ISO timestamp, the context's `messageId` and `timestamp` (pi fills them when
+    /// it draws a session's entries, not for live messages).
+    pub fn markdown_transform_for(
+        self: &std::sync::Arc<Self>,
+        message_type: &str,
+        streaming: bool,
+        entry: Option<(String, String)>,
+    ) -> Option<pi_tui::components::MarkdownTransform> {
         if !self.markdown_transformers().iter().any(|r| r.message_types.contains(message_type)) {
             return None;
         }
         let runner = self.clone();
         let message_type = message_type.to_owned();
+        let (message_id, timestamp) = entry.map_or((None, None), |(id, ts)| (Some(id), Some(ts)));
         Some(std::rc::Rc::new(move |markdown: &str, available_width: usize| {
             let context = MarkdownTransformContext {
                 message_type: message_type.clone(),
                 is_streaming: streaming,
                 available_width,
-                message_id: None,
-                timestamp: None,
+                message_id: message_id.clone(),
+                timestamp: timestamp.clone(),
             };
             runner.transform_markdown(markdown, &context)
         }))

@@ -230,6 +230,18 @@ impl UiHost for PromptEventsUi {
         self.inner.theme()
     }
 
+    fn set_overlay_visible(&self, key: &str, visible: Option<crate::ui::OverlayVisible>) {
+        self.inner.set_overlay_visible(key, visible)
+    }
+
+    fn get_theme(&self, name: &str) -> Option<Theme> {
+        self.inner.get_theme(name)
+    }
+
+    fn keybindings(&self) -> Vec<(String, Vec<String>)> {
+        self.inner.keybindings()
+    }
+
     fn set_theme(&self, name: &str) -> Result<(), String> {
         self.inner.set_theme(name)
     }

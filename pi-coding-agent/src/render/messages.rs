@@ -161,7 +161,8 @@ impl TranscriptRenderer {
         message_type: &str,
         streaming: bool,
     ) -> Option<pi_tui::components::MarkdownTransform> {
-        self.runner.as_ref()?.markdown_transform(message_type, streaming)
+        let meta = self.entry_meta.borrow().clone();
+        self.runner.as_ref()?.markdown_transform_for(message_type, streaming, meta)
     }
 
     /// A tool call with its result, as pi's tool row (see `render/tools.rs`).

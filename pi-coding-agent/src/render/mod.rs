@@ -57,13 +57,16 @@ pub struct TranscriptRenderer {
     markdown: MarkdownTheme,
     runner: Option<Arc<ExtensionRunner>>,
     options: RenderOptions,
+    /// The id and ISO timestamp of the session entry being drawn (the Markdown transform
+    /// context's `messageId` and `timestamp`, pi's `messageMeta`).
+    entry_meta: std::cell::RefCell<Option<(String, String)>>,
 }
 
 impl TranscriptRenderer {
     /// A renderer with a theme and, optionally, the extensions whose renderers to use.
     pub fn new(theme: Rc<Theme>, runner: Option<Arc<ExtensionRunner>>, options: RenderOptions) -> Self {
         let markdown = MarkdownTheme::from_theme(&theme);
-        TranscriptRenderer { theme, markdown, runner, options }
+        TranscriptRenderer { theme, markdown, runner, options, entry_meta: Default::default() }
     }
 
     /// The markdown theme it draws with.
@@ -100,9 +103,20 @@ impl TranscriptRenderer {
     /// The transcript of a branch (`SessionManager::get_branch`): messages, `custom_message`
     /// entries, extension-rendered `custom` entries and summaries, in order.
     pub fn render_branch<'a>(&self, entries: impl IntoIterator<Item = &'a SessionEntry>) -> Container {
+        self.render_branch_with(entries, &mut |_, _| Vec::new())
+    }
+
+    /// [`Self::render_branch`], with what `after` adds after each entry's components (pi's
+    /// cache notices on resume); it is told whether the entry drew anything.
+    pub fn render_branch_with<'a>(
+        &self,
+        entries: impl IntoIterator<Item = &'a SessionEntry>,
+        after: &mut dyn FnMut(&SessionEntry, bool) -> Vec<ComponentRef>,
+    ) -> Container {
         let mut calls: HashMap<String, pi_ai::ToolCall> = HashMap::new();
         let mut container = Container::new();
         for entry in entries {
+            *self.entry_meta.borrow_mut() = Some((entry.id().to_owned(), entry.timestamp().to_owned()));
             let components = match entry {
                 SessionEntry::Message(e) => {
                     if let AgentMessage::Assistant(a) = &e.message {
@@ -129,7 +143,9 @@ impl TranscriptRenderer {
                 SessionEntry::BranchSummary(e) => self.summary("branch", &e.summary),
                 _ => Vec::new(),
             };
-            for c in components {
+            *self.entry_meta.borrow_mut() = None;
+            let drew = !components.is_empty();
+            for c in components.into_iter().chain(after(entry, drew)) {
                 container.add_child(c);
             }
         }

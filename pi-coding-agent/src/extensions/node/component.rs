@@ -44,6 +44,38 @@ pub(crate) struct BridgeState {
     pushed: Mutex<HashMap<u64, (usize, u64, Value)>>,
     /// Whether the host's completion providers are in the editor already.
     pub(crate) autocomplete: AtomicBool,
+    /// Each host overlay's last `visible` answer, by key, with the size it was for.
+    visible: Mutex<HashMap<String, (usize, usize, bool)>>,
+}
+
+/// An overlay of the host as pi-tui asks whether it shows: its `visible` option evaluated in the
+/// host at the terminal's size (which the host learns this way, for `getBounds` and
+/// `tui.terminal`); asked again when the size changes, and updated when the host found that the
+/// answer changed after extension code ran (`ui.overlayVisible`).
+pub(crate) fn overlay_visibility(conn: Weak<Connection>, key: String) -> crate::ui::OverlayVisible {
+    Arc::new(move |columns: usize, rows: usize| {
+        let Some(c) = conn.upgrade().filter(|c| !c.is_dead()) else { return true };
+        if let Some(&(w, h, visible)) = lock(&c.bridge.visible).get(&key)
+            && (w, h) == (columns, rows)
+        {
+            return visible;
+        }
+        let params = json!({"key": key, "columns": columns, "rows": rows});
+        let visible = c
+            .call_blocking("overlay.visible", params, c.render_timeout)
+            .ok()
+            .and_then(|a| a.get("visible").and_then(Value::as_bool))
+            .unwrap_or(true);
+        lock(&c.bridge.visible).insert(key.clone(), (columns, rows, visible));
+        visible
+    })
+}
+
+impl BridgeState {
+    /// The host's new `visible` answer for overlay `key` at a size.
+    pub(crate) fn set_visible(&self, key: &str, columns: usize, rows: usize, visible: bool) {
+        lock(&self.visible).insert(key.to_owned(), (columns, rows, visible));
+    }
 }
 
 impl BridgeState {

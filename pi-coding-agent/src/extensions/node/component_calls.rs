@@ -2,15 +2,15 @@
 //! `ui.requestRender`, `ui.componentLines` (lines the host pushed), `ui.setWidget` /
 //! `ui.setFooter` / `ui.setHeader` / `ui.setEditorComponent` naming a host component
 //! (`componentId`), `ui.showOverlay` and `ui.overlay` (pi-tui's `tui.showOverlay` and its
-//! handle), `ui.terminalInput` (`onTerminalInput` listeners there or not) and
-//! `ui.addAutocompleteProvider`.
+//! handle), `ui.overlayVisible` (an overlay's `visible` answer changed), `ui.terminalInput`
+//! (`onTerminalInput` listeners there or not) and `ui.addAutocompleteProvider`.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
 use serde_json::{Value, json};
 
-use super::component::{ComponentHandle, JsComponent};
+use super::component::{ComponentHandle, JsComponent, overlay_visibility};
 use super::component_input::{completions_wrapper, input_listener};
 use super::process::Connection;
 use crate::extensions::runtime::{Runtime, lock};
@@ -90,7 +90,15 @@ pub(crate) async fn component_call(
         "ui.showOverlay" => {
             let id = component_id(params)?;
             let options = params.get("overlayOptions").filter(|o| o.is_object()).cloned();
-            ui.show_overlay(str_of(params, "key"), handle_of(runtime, conn, params, id).factory(), options);
+            let key = str_of(params, "key");
+            ui.set_overlay_visible(key, Some(overlay_visibility(conn.clone(), key.to_owned())));
+            ui.show_overlay(key, handle_of(runtime, conn, params, id).factory(), options);
+        }
+        "ui.overlayVisible" => {
+            let Some(c) = conn.upgrade() else { return Some(Ok(Value::Null)) };
+            let size = |k: &str| params.get(k).and_then(Value::as_u64).unwrap_or(0) as usize;
+            let visible = params.get("visible").and_then(Value::as_bool).unwrap_or(true);
+            c.bridge.set_visible(str_of(params, "key"), size("columns"), size("rows"), visible);
         }
         "ui.overlay" => {
             if let Some(op) = overlay_op(params) {
@@ -149,6 +157,9 @@ async fn custom(runtime: &Arc<Runtime>, conn: &Weak<Connection>, params: &Value)
         overlay_options: params.get("overlayOptions").filter(|o| o.is_object()).cloned(),
         handle_key: params.get("handleKey").and_then(Value::as_str).map(str::to_owned),
     };
+    if let Some(key) = &opts.handle_key {
+        runtime.ui().set_overlay_visible(key, Some(overlay_visibility(conn.clone(), key.clone())));
+    }
     let open = conn.upgrade();
     if let Some(c) = &open {
         c.dialogs.fetch_add(1, Ordering::AcqRel);

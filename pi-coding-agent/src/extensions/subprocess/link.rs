@@ -80,6 +80,9 @@ pub(crate) fn context_snapshot(ctx: &ExtensionContext, with_session: bool) -> Va
         if with_session && let Some(Value::Object(session)) = actions.session_snapshot() {
             obj.extend(session);
         }
+        if with_session && ctx.has_ui() {
+            obj.extend(ui_snapshot(ctx.runtime.ui().as_ref()));
+        }
     }
     snapshot
 }
@@ -101,4 +104,42 @@ fn models_version(ctx: &ExtensionContext) -> String {
 pub(crate) fn model_registry_snapshot(actions: &dyn crate::extensions::ExtensionActions) -> Value {
     let available: Vec<String> = actions.models(true).iter().map(|m| format!("{}/{}", m.provider, m.id)).collect();
     json!({"models": actions.models(false), "available": available})
+}
+
+/// What `ctx.ui.getAllThemes()`, `ctx.ui.getTheme(name)` and the `keybindings` of `custom()`
+/// factories answer in the host, sent with the snapshots of commands and `session_*` events:
+/// `themes` (`{name, path}`), `themeColors` (each theme's name and, by token, the escape
+/// sequences before and after a text)
+/// and `keybindings` (action id to keys).
+pub(crate) fn ui_snapshot(ui: &dyn crate::ui::UiHost) -> serde_json::Map<String, Value> {
+    let themes = ui.get_all_themes();
+    let mut colors = serde_json::Map::new();
+    for info in &themes {
+        let Some(theme) = ui.get_theme(&info.name) else { continue };
+        let (mut fg, mut bg) = (serde_json::Map::new(), serde_json::Map::new());
+        // What the theme puts before and after a text, per token (faint tokens included).
+        let split = |styled: String| styled.split_once('\u{0}').map(|(open, close)| json!([open, close]));
+        for (token, _, _) in pi_tui::theme::THEME_TOKENS {
+            if theme.fg_ansi(token).is_ok()
+                && let Some(pair) = split(theme.fg(token, "\u{0}"))
+            {
+                fg.insert((*token).to_owned(), pair);
+            }
+            if theme.bg_ansi(token).is_ok()
+                && let Some(pair) = split(theme.bg(token, "\u{0}"))
+            {
+                bg.insert((*token).to_owned(), pair);
+            }
+        }
+        colors.insert(info.name.clone(), json!({"name": theme.name(), "fg": fg, "bg": bg}));
+    }
+    let mut out = serde_json::Map::new();
+    out.insert(
+        "themes".into(),
+        json!(themes.iter().map(|t| json!({"name": t.name, "path": t.path})).collect::<Vec<_>>()),
+    );
+    out.insert("themeColors".into(), Value::Object(colors));
+    let keys: serde_json::Map<String, Value> = ui.keybindings().into_iter().map(|(id, k)| (id, json!(k))).collect();
+    out.insert("keybindings".into(), Value::Object(keys));
+    out
 }

@@ -61,6 +61,9 @@ pub(crate) struct Dialog {
     /// Set by the component's callbacks; read after each input.
     pub(crate) done: Rc<RefCell<Option<Option<String>>>>,
     pub(crate) on_done: DialogDone,
+    /// An extension's dialog (select, confirm, input, custom): those stack (pi's
+    /// `pushExtensionDialog`); any other dialog is cancelled by the next one.
+    pub(crate) extension: bool,
 }
 
 pub(crate) struct App {
@@ -93,6 +96,11 @@ pub(crate) struct App {
     pub(crate) statuses: BTreeMap<String, String>,
     pub(crate) widgets: BTreeMap<String, (bool, ComponentRef)>,
     pub(crate) dialog: Option<Dialog>,
+    /// Dialogs hidden under the open one, each with its component (pi's extension dialog stack:
+    /// closing the open dialog shows the previous one again).
+    pub(crate) dialog_stack: Vec<(Dialog, ComponentRef)>,
+    /// The next `open_dialog` opens an extension's dialog.
+    pub(crate) opening_extension_dialog: bool,
     git_branch: Option<String>,
     pub(crate) models: Vec<Model>,
     pub(crate) scoped_models: Vec<Model>,
@@ -286,6 +294,8 @@ impl App {
             statuses: BTreeMap::new(),
             widgets: BTreeMap::new(),
             dialog: None,
+            dialog_stack: Vec::new(),
+            opening_extension_dialog: false,
             git_branch: git,
             models: options.models.clone(),
             scoped_models: options.scoped_models.clone(),
@@ -342,6 +352,12 @@ impl App {
             }
         }
         let host = super::host::TuiHost::new(self.tx.clone(), self.editor_text.clone(), (*self.theme).clone());
+        host.set_sources(super::host::UiSources {
+            keys: super::keys::action_keys(&self.keys),
+            agent_dir: self.agent_dir.clone(),
+            cwd: self.session.cwd().to_owned(),
+            mode: self.color_mode,
+        });
         host.set_provider_count(
             self.models.iter().map(|m| m.provider.as_str()).collect::<std::collections::BTreeSet<_>>().len(),
         );
@@ -422,17 +438,8 @@ impl App {
             RenderOptions { expanded: self.expanded, hide_thinking: self.hide_thinking, ..RenderOptions::default() };
         let renderer =
             Rc::new(TranscriptRenderer::new(self.theme.clone(), self.session.extension_runner().cloned(), opts));
-        let (container, user_first) = self.session.with_session_manager(|sm| {
-            let branch = sm.get_branch(None);
-            let user_first = branch.iter().find_map(|e| match e {
-                crate::session::SessionEntry::Message(m) => match &m.message {
-                    pi_agent_core::AgentMessage::System(_) => None,
-                    other => Some(matches!(other, pi_agent_core::AgentMessage::User(_))),
-                },
-                _ => None,
-            });
-            (renderer.render_branch(branch), user_first == Some(true))
-        });
+        let (container, notice, user_first) = self.branch_with_cache_notices(&renderer);
+        self.cache_notice = notice;
         let mut chat = self.chat.borrow_mut();
         chat.clear();
         // As live: the first user message follows the header's spacer directly.
@@ -540,7 +547,18 @@ impl App {
         let stats = self.session.get_session_stats();
         let model = self.session.model();
         let usage = stats.context_usage;
-        let (cwd, name) = self.session.with_session_manager(|sm| (sm.cwd().to_owned(), sm.session_name()));
+        let (cwd, name, hit_rate) = self.session.with_session_manager(|sm| {
+            // pi's `latestCacheHitRate`: the cache reads of the latest request's prompt.
+            let latest = sm.entries().iter().rev().find_map(|e| match e {
+                crate::session::SessionEntry::Message(m) => m.message.as_assistant().map(|a| a.usage.clone()),
+                _ => None,
+            });
+            let rate = latest.and_then(|u| {
+                let prompt = u.input + u.cache_read + u.cache_write;
+                (prompt > 0).then(|| u.cache_read as f64 / prompt as f64 * 100.0)
+            });
+            (sm.cwd().to_owned(), sm.session_name(), rate)
+        });
         let home = std::env::var("HOME").ok();
         let providers: std::collections::BTreeSet<&str> = self.models.iter().map(|m| m.provider.as_str()).collect();
         super::footer::FooterData {
@@ -551,7 +569,7 @@ impl App {
             output: stats.tokens.output,
             cache_read: stats.tokens.cache_read,
             cache_write: stats.tokens.cache_write,
-            cache_hit_rate: None,
+            cache_hit_rate: hit_rate,
             cost: stats.cost,
             context_percent: usage.as_ref().map_or(Some(0.0), |u| u.percent),
             context_window: usage.as_ref().map_or(model.context_window, |u| u.context_window),
@@ -613,8 +631,35 @@ impl App {
             && let Some(dialog) = self.dialog.take()
         {
             self.dialog_changes = None;
-            self.restore_editor(tui);
+            match self.dialog_stack.pop() {
+                Some((previous, component)) => self.show_dialog(tui, component, previous),
+                None => self.restore_editor(tui),
+            }
             (dialog.on_done)(self, result);
+        }
+    }
+
+    /// Puts a dialog's component in place of the editor, focused.
+    fn show_dialog(&mut self, tui: &mut Tui<CrosstermTerminal>, component: ComponentRef, dialog: Dialog) {
+        let mut slot = self.editor_slot.borrow_mut();
+        slot.clear();
+        slot.add_child(component.clone());
+        drop(slot);
+        tui.set_focus(Some(component));
+        self.dialog = Some(dialog);
+        self.dirty = true;
+    }
+
+    /// Makes room for the next dialog: an extension's dialog under an extension's next one waits
+    /// hidden (pi's `pushExtensionDialog`); any other is cancelled.
+    pub(crate) fn stack_dialog(&mut self, next_is_extension: bool) {
+        if let Some(old) = self.dialog.take() {
+            self.dialog_changes = None;
+            let shown = self.editor_slot.borrow().children().first().cloned();
+            match shown.filter(|_| old.extension && next_is_extension) {
+                Some(component) => self.dialog_stack.push((old, component)),
+                None => (old.on_done)(self, None),
+            }
         }
     }
 
@@ -626,17 +671,9 @@ impl App {
         done: Rc<RefCell<Option<Option<String>>>>,
         on_done: DialogDone,
     ) {
-        if let Some(old) = self.dialog.take() {
-            self.dialog_changes = None;
-            (old.on_done)(self, None);
-        }
-        let mut slot = self.editor_slot.borrow_mut();
-        slot.clear();
-        slot.add_child(component.clone());
-        drop(slot);
-        tui.set_focus(Some(component.clone()));
-        self.dialog = Some(Dialog { done, on_done });
-        self.dirty = true;
+        let extension = std::mem::take(&mut self.opening_extension_dialog);
+        self.stack_dialog(extension);
+        self.show_dialog(tui, component, Dialog { done, on_done, extension });
     }
 
     fn restore_editor(&mut self, tui: &mut Tui<CrosstermTerminal>) {

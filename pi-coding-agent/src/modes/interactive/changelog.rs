@@ -158,7 +158,10 @@ impl App {
         self.add_chat(shared(Text::new(theme.fg("accent", &pi_tui::theme::bold("What's New")), 1, 0)));
         self.add_chat(shared(Spacer::new(1)));
         let md = self.live.renderer.markdown_theme();
-        self.add_chat(shared(Markdown::new(markdown, 1, 1, md)));
+        let mut markdown = Markdown::new(markdown, 1, 1, md);
+        // pi's `createChangelogMarkdown`: the `changelog` type's Markdown transformers run on it.
+        markdown.set_transform(self.session.extension_runner().and_then(|r| r.markdown_transform("changelog", false)));
+        self.add_chat(shared(markdown));
         self.add_chat(shared(super::dialogs::Border(theme)));
     }
 }

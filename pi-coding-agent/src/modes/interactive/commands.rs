@@ -645,6 +645,7 @@ impl App {
         self.dirty = true;
         match req {
             UiRequest::Select { title, options, reply } => {
+                self.opening_extension_dialog = true;
                 let opts = options.iter().map(|o| (o.clone(), o.clone())).collect();
                 self.open_selector(
                     tui,
@@ -658,6 +659,7 @@ impl App {
                 );
             }
             UiRequest::Confirm { title, message, reply } => {
+                self.opening_extension_dialog = true;
                 let opts = vec![("Yes".to_owned(), "yes".to_owned()), ("No".to_owned(), "no".to_owned())];
                 let title = if message.is_empty() { title } else { format!("{title}\n{message}") };
                 self.open_selector(
@@ -672,6 +674,7 @@ impl App {
                 );
             }
             UiRequest::Input { title, placeholder, prefill, reply } => {
+                self.opening_extension_dialog = true;
                 let done = done_cell();
                 let dialog =
                     InputDialog::new(self.theme.clone(), &title, placeholder.as_deref(), &prefill, done.clone());
@@ -691,7 +694,8 @@ impl App {
                 self.finish_dialog(tui);
             }
             UiRequest::Notify { message, kind } => match kind {
-                NotifyKind::Info => self.show_line("dim", &message),
+                // pi's `showStatus`: replaces the previous status while it is still the last line.
+                NotifyKind::Info => self.show_status(&message),
                 NotifyKind::Warning => self.show_warning(&message),
                 NotifyKind::Error => self.show_error(&message),
             },
@@ -726,6 +730,7 @@ impl App {
             UiRequest::ToolsExpanded(expanded) => self.set_expanded(expanded),
             req @ (UiRequest::ShowOverlay { .. }
             | UiRequest::Overlay { .. }
+            | UiRequest::OverlayVisible { .. }
             | UiRequest::EditorComponent(_)
             | UiRequest::TerminalInput { .. }
             | UiRequest::Autocomplete(_)) => self.on_extension_ui(tui, req),

@@ -2,6 +2,8 @@
 //! in place of the editor, focused, or, with `overlay`, drawn over the screen where pi's
 //! `OverlayOptions` put it. Keys go to the component while it has focus; it stays until it calls
 //! `done` (the host's [`CustomDone`]), then the editor (or the focus before the overlay) returns.
+//! A custom component opened while a dialog is open hides it; the dialog comes back after (pi's
+//! extension dialog stack).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -40,6 +42,16 @@ pub(crate) struct Customs {
     pub(crate) autocomplete: Vec<crate::ui::AutocompleteWrapper>,
     /// The editor's own completion provider, before the wrappers.
     pub(crate) completions: Option<Rc<dyn pi_tui::components::AutocompleteProvider>>,
+    /// The `visible` options of overlays about to be shown, by key.
+    pub(crate) visible: HashMap<String, crate::ui::OverlayVisible>,
+}
+
+impl Customs {
+    /// The `visible` option of the overlay shown under `key`, as pi-tui's options take it.
+    pub(crate) fn take_visible(&mut self, key: &str) -> Option<Rc<dyn Fn(usize, usize) -> bool>> {
+        let visible = self.visible.remove(key)?;
+        Some(Rc::new(move |columns, rows| visible(columns, rows)))
+    }
 }
 
 /// An extension's component with focus: renders isolated from panics, gets every key.
@@ -133,22 +145,22 @@ impl App {
         let token = self.customs.next;
         self.customs.next += 1;
         let overlay = if opts.overlay {
-            let options = overlay_options(opts.overlay_options.as_ref());
+            let mut options = overlay_options(opts.overlay_options.as_ref());
+            options.visible = opts.handle_key.as_deref().and_then(|key| self.customs.take_visible(key));
             let capturing = !options.non_capturing;
             let id = tui.show_overlay(component, options);
             if capturing {
-                // Keys go to the overlay, not to the app's bindings, until it closes.
-                if let Some(old) = self.dialog.take() {
-                    self.dialog_changes = None;
-                    (old.on_done)(self, None);
-                }
-                self.dialog = Some(Dialog { done: done.clone(), on_done: Box::new(|_, _| {}) });
+                // Keys go to the overlay, not to the app's bindings, until it closes; an open
+                // dialog waits under it and comes back after.
+                self.stack_dialog(true);
+                self.dialog = Some(Dialog { done: done.clone(), on_done: Box::new(|_, _| {}), extension: true });
             }
             if let Some(key) = opts.handle_key {
                 self.customs.overlays.insert(key, (id, Some(token)));
             }
             Some(id)
         } else {
+            self.opening_extension_dialog = true;
             self.open_dialog(tui, component, done.clone(), Box::new(|_, _| {}));
             None
         };
@@ -210,6 +222,10 @@ impl App {
         if ours {
             *open.done.borrow_mut() = Some(None);
             self.finish_dialog(tui);
+        } else if let Some(at) = self.dialog_stack.iter().position(|(d, _)| Rc::ptr_eq(&d.done, &open.done)) {
+            // Finished while hidden under another dialog (pi's `removeExtensionDialog`).
+            let (dialog, _) = self.dialog_stack.remove(at);
+            (dialog.on_done)(self, None);
         }
         self.dirty = true;
     }

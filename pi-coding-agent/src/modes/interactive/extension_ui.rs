@@ -52,9 +52,19 @@ impl App {
         match req {
             UiRequest::ShowOverlay { key, factory, options } => {
                 let component: ComponentRef = shared(crate::render::ExtensionComponent(factory(&self.theme)));
-                let id = tui.show_overlay(component, overlay_options(options.as_ref()));
+                let mut options = overlay_options(options.as_ref());
+                options.visible = self.customs.take_visible(&key);
+                let id = tui.show_overlay(component, options);
                 self.customs.overlays.insert(key, (id, None));
             }
+            UiRequest::OverlayVisible { key, visible } => match visible {
+                Some(visible) => {
+                    self.customs.visible.insert(key, visible);
+                }
+                None => {
+                    self.customs.visible.remove(&key);
+                }
+            },
             UiRequest::Overlay { key, op } => self.overlay_op(tui, &key, op),
             UiRequest::EditorComponent(factory) => self.set_editor_component(tui, factory),
             UiRequest::TerminalInput { key, listener } => {

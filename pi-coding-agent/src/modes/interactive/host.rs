@@ -59,6 +59,8 @@ pub(crate) enum UiRequest {
     ShowOverlay { key: String, factory: ComponentFactory, options: Option<serde_json::Value> },
     /// An overlay handle's call.
     Overlay { key: String, op: OverlayOp },
+    /// The `visible` option of the overlay shown next under `key`.
+    OverlayVisible { key: String, visible: Option<crate::ui::OverlayVisible> },
     /// An extension's editor (`None`: the built-in one).
     EditorComponent(Option<EditorComponentFactory>),
     /// A raw input listener added or removed.
@@ -76,9 +78,39 @@ pub(crate) struct TuiHost {
     /// Every status set, in the order first set (for extension footers).
     statuses: Mutex<Vec<(String, String)>>,
     provider_count: AtomicUsize,
+    /// Where `getTheme` / `getAllThemes` look and the keybindings `custom()` factories get.
+    sources: Mutex<Option<UiSources>>,
+}
+
+/// What the interactive mode tells its [`TuiHost`] for `getTheme`, `getAllThemes` and the
+/// keybindings of `custom()` factories.
+pub(crate) struct UiSources {
+    /// Each action id with its keys.
+    pub(crate) keys: Vec<(String, Vec<String>)>,
+    /// The agent dir (`themes/`).
+    pub(crate) agent_dir: std::path::PathBuf,
+    /// The project (`.pi/themes/`).
+    pub(crate) cwd: String,
+    /// The colour mode themes are loaded in.
+    pub(crate) mode: pi_tui::ColorMode,
+}
+
+impl UiSources {
+    /// The file of a custom theme named `name`, if any.
+    fn theme_path(&self, name: &str) -> Option<std::path::PathBuf> {
+        [self.agent_dir.join("themes"), std::path::Path::new(&self.cwd).join(".pi/themes")]
+            .into_iter()
+            .map(|dir| dir.join(format!("{name}.json")))
+            .find(|p| p.is_file())
+    }
 }
 
 impl TuiHost {
+    /// Sets where themes are looked up and the keybindings in force.
+    pub(crate) fn set_sources(&self, sources: UiSources) {
+        *self.sources.lock().unwrap_or_else(|e| e.into_inner()) = Some(sources);
+    }
+
     pub(crate) fn new(tx: UnboundedSender<UiEvent>, editor_text: Arc<Mutex<String>>, theme: Theme) -> Self {
         TuiHost {
             tx,
@@ -87,6 +119,7 @@ impl TuiHost {
             expanded: Mutex::new(false),
             statuses: Mutex::new(Vec::new()),
             provider_count: AtomicUsize::new(0),
+            sources: Mutex::new(None),
         }
     }
 
@@ -214,7 +247,34 @@ impl UiHost for TuiHost {
     }
 
     fn get_all_themes(&self) -> Vec<ThemeInfo> {
-        vec![ThemeInfo { name: "dark".into(), path: None }, ThemeInfo { name: "light".into(), path: None }]
+        let sources = self.sources.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(src) = sources.as_ref() else {
+            return vec![ThemeInfo { name: "dark".into(), path: None }, ThemeInfo { name: "light".into(), path: None }];
+        };
+        super::settings_menu::available_themes(&src.agent_dir, &src.cwd)
+            .into_iter()
+            .map(|name| {
+                let path = src.theme_path(&name).map(|p| p.display().to_string());
+                ThemeInfo { name, path }
+            })
+            .collect()
+    }
+
+    fn get_theme(&self, name: &str) -> Option<Theme> {
+        let sources = self.sources.lock().unwrap_or_else(|e| e.into_inner());
+        let src = sources.as_ref()?;
+        if name == "system" {
+            return Some(super::theme_controller::system_theme(src.mode));
+        }
+        if let Ok(theme) = Theme::builtin(name, src.mode) {
+            return Some(theme);
+        }
+        let text = std::fs::read_to_string(src.theme_path(name)?).ok()?;
+        Theme::from_json(&text, src.mode).ok()
+    }
+
+    fn keybindings(&self) -> Vec<(String, Vec<String>)> {
+        self.sources.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|s| s.keys.clone()).unwrap_or_default()
     }
 
     fn theme(&self) -> Option<Theme> {
@@ -232,6 +292,10 @@ impl UiHost for TuiHost {
 
     fn show_overlay(&self, key: &str, factory: ComponentFactory, options: Option<serde_json::Value>) {
         self.send(UiRequest::ShowOverlay { key: key.to_owned(), factory, options });
+    }
+
+    fn set_overlay_visible(&self, key: &str, visible: Option<crate::ui::OverlayVisible>) {
+        self.send(UiRequest::OverlayVisible { key: key.to_owned(), visible });
     }
 
     fn overlay(&self, key: &str, op: OverlayOp) {

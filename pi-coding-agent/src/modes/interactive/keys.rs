@@ -89,6 +89,17 @@ pub(crate) fn load_keybindings(agent_dir: &Path) -> (Keybindings, Vec<String>) {
     (keys, warnings)
 }
 
+/// Every action of pi's keybindings manager with its keys in force: pi-tui's, then the
+/// application's (what `custom()` factories get as `keybindings`).
+pub(crate) fn action_keys(keys: &Keybindings) -> Vec<(String, Vec<String>)> {
+    pi_tui::keys::DEFAULT_BINDINGS
+        .iter()
+        .map(|(action, _)| *action)
+        .chain(APP_BINDINGS.iter().map(|(action, _)| *action))
+        .map(|action| (action.to_owned(), keys.keys(action).to_vec()))
+        .collect()
+}
+
 /// How a key list is shown in hints: `ctrl+c/ctrl+d` style, joined with `/`.
 pub(crate) fn key_text(keys: &Keybindings, action: &str) -> String {
     keys.keys(action).join("/")

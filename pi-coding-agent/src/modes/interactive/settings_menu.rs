@@ -63,7 +63,7 @@ impl Component for SettingsSelector {
 }
 
 /// The themes `/settings` offers: `system` first, then the built-in and custom themes by name.
-fn available_themes(agent_dir: &std::path::Path, cwd: &str) -> Vec<String> {
+pub(crate) fn available_themes(agent_dir: &std::path::Path, cwd: &str) -> Vec<String> {
     let mut names = vec!["dark".to_owned(), "light".to_owned()];
     for dir in [agent_dir.join("themes"), std::path::Path::new(cwd).join(".pi/themes")] {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };

@@ -21,7 +21,7 @@ use pi_ai::{AssistantMessageEventStream, Model, StopReason, Usage};
 use tokio_util::sync::CancellationToken;
 
 pub use clock::{CacheWarmingClock, SystemClock};
-pub use stats::{CACHE_TTL_MS, CacheMiss, CacheWaste, compute_cache_waste, detect_cache_miss};
+pub use stats::{CACHE_TTL_MS, CacheMiss, CacheWaste, collect_cache_misses, compute_cache_waste, detect_cache_miss};
 pub use status::{CacheWarmingState, CacheWarmingStatus, format_cache_warming_status, format_cache_warming_usage};
 
 use crate::extensions::{CacheWarmingDecisionEvent, ExtensionRunner};

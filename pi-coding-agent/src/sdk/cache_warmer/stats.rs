@@ -90,7 +90,14 @@ fn scan<'a>(
     entries: impl IntoIterator<Item = &'a SessionEntry>,
     lookup: &dyn Fn(&str, &str) -> Option<Model>,
 ) -> (Option<Previous>, CacheWaste) {
-    let mut prev: Option<Previous> = None;
+    scan_with(None, entries, lookup)
+}
+
+fn scan_with<'a>(
+    mut prev: Option<Previous>,
+    entries: impl IntoIterator<Item = &'a SessionEntry>,
+    lookup: &dyn Fn(&str, &str) -> Option<Model>,
+) -> (Option<Previous>, CacheWaste) {
     let mut totals = CacheWaste::default();
     for entry in entries {
         match entry {
@@ -132,6 +139,36 @@ pub fn compute_cache_waste<'a>(
     lookup: &dyn Fn(&str, &str) -> Option<Model>,
 ) -> CacheWaste {
     scan(entries, lookup).1
+}
+
+/// Every miss across `entries`, by the id of the assistant message entry that paid for it (pi's
+/// `collectCacheMisses`, re-derived on resume: misses are not persisted).
+pub fn collect_cache_misses<'a>(
+    entries: impl IntoIterator<Item = &'a SessionEntry>,
+    lookup: &dyn Fn(&str, &str) -> Option<Model>,
+) -> std::collections::HashMap<String, CacheMiss> {
+    let mut misses = std::collections::HashMap::new();
+    let mut prev: Option<Previous> = None;
+    for entry in entries {
+        let single = std::iter::once(entry);
+        if let SessionEntry::Message(m) = entry
+            && let Some(a) = m.message.as_assistant()
+            && let Some(miss) = detect(prev.as_ref(), a, lookup)
+        {
+            misses.insert(m.id.clone(), miss);
+        }
+        prev = scan_from(prev, single, lookup);
+    }
+    misses
+}
+
+/// [`scan`]'s state after `entries`, starting from `prev`.
+fn scan_from<'a>(
+    prev: Option<Previous>,
+    entries: impl IntoIterator<Item = &'a SessionEntry>,
+    lookup: &dyn Fn(&str, &str) -> Option<Model>,
+) -> Option<Previous> {
+    scan_with(prev, entries, lookup).0
 }
 
 /// The miss of a just-completed `message` after `entries` (which must not hold it yet; pi's

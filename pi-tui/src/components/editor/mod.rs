@@ -29,6 +29,26 @@ pub trait AutocompleteProvider {
     /// Items for `prefix` (the current line up to the cursor), and the length in bytes of the
     /// token they replace. `None` closes the list.
     fn suggestions(&self, prefix: &str) -> Option<(Vec<SelectItem>, usize)>;
+
+    /// Items with the whole text in view (pi's `getSuggestions(lines, cursorLine, cursorCol)`;
+    /// `col` in bytes): by default [`Self::suggestions`] of the line up to the cursor.
+    fn suggestions_at(&self, lines: &[String], line: usize, col: usize) -> Option<(Vec<SelectItem>, usize)> {
+        let current = lines.get(line).map(String::as_str).unwrap_or_default();
+        self.suggestions(current.get(..col).unwrap_or(current))
+    }
+
+    /// pi's `applyCompletion`: the text and cursor (line, byte column) after accepting `item` in
+    /// place of `prefix`, or `None` for the editor's own replacement.
+    fn apply_completion(
+        &self,
+        _lines: &[String],
+        _line: usize,
+        _col: usize,
+        _item: &SelectItem,
+        _prefix: &str,
+    ) -> Option<(Vec<String>, usize, usize)> {
+        None
+    }
 }
 
 /// Editor styles.
@@ -381,7 +401,7 @@ impl Editor {
             return;
         };
         let prefix = self.current()[..self.state.col].to_string();
-        match provider.suggestions(&prefix) {
+        match provider.suggestions_at(&self.state.lines, self.state.line, self.state.col) {
             Some((items, replace)) if !items.is_empty() => {
                 let mut list = SelectList::new(items, self.autocomplete_max_visible, self.theme.select_list.clone());
                 if prefix.starts_with('/') {
@@ -411,8 +431,24 @@ impl Editor {
                 return;
             }
             let l = self.state.line;
-            self.state.lines[l].replace_range(from..col, &item.value);
-            self.state.col = from + item.value.len();
+            let applied = self.autocomplete.clone().and_then(|provider| {
+                let prefix = self.current()[from..col].to_owned();
+                provider.apply_completion(&self.state.lines, l, col, item, &prefix)
+            });
+            match applied {
+                Some((lines, line, col)) if !lines.is_empty() => {
+                    let line = line.min(lines.len() - 1);
+                    let mut col = col.min(lines[line].len());
+                    while !lines[line].is_char_boundary(col) {
+                        col -= 1;
+                    }
+                    self.state = State { lines, line, col };
+                }
+                _ => {
+                    self.state.lines[l].replace_range(from..col, &item.value);
+                    self.state.col = from + item.value.len();
+                }
+            }
             self.changed();
         }
     }

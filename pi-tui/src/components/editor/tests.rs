@@ -128,3 +128,47 @@ fn autocomplete_hook() {
     assert_eq!(e.text(), "/history");
     assert!(!e.is_autocomplete_open());
 }
+
+/// A provider that sees the whole text and decides how an item is applied (pi's
+/// `getSuggestions(lines, cursorLine, cursorCol)` and `applyCompletion`).
+struct Dollar(RefCell<Vec<(usize, usize, usize)>>);
+impl AutocompleteProvider for Dollar {
+    fn suggestions(&self, _prefix: &str) -> Option<(Vec<SelectItem>, usize)> {
+        None
+    }
+
+    fn suggestions_at(&self, lines: &[String], line: usize, col: usize) -> Option<(Vec<SelectItem>, usize)> {
+        self.0.borrow_mut().push((lines.len(), line, col));
+        lines[line][..col].ends_with('$').then(|| (vec![SelectItem::new("$alpha", "$alpha", None)], 1))
+    }
+
+    fn apply_completion(
+        &self,
+        lines: &[String],
+        line: usize,
+        col: usize,
+        item: &SelectItem,
+        prefix: &str,
+    ) -> Option<(Vec<String>, usize, usize)> {
+        let mut out = lines.to_vec();
+        let start = col - prefix.len();
+        let text = format!("<{}>", item.value[1..].to_uppercase());
+        out[line].replace_range(start..col, &text);
+        Some((out, line, start + text.len()))
+    }
+}
+
+#[test]
+fn autocomplete_sees_every_line_and_applies_as_the_provider_says() {
+    let provider = Rc::new(Dollar(RefCell::new(Vec::new())));
+    let mut e = Editor::new(theme());
+    e.set_autocomplete_provider(provider.clone());
+    for key in ["a", "\n", "b", " ", "$", "\t"] {
+        e.handle_input(key);
+    }
+    assert!(e.is_autocomplete_open());
+    assert_eq!(provider.0.borrow().last(), Some(&(2, 1, 3)));
+    e.handle_input("\t");
+    assert_eq!(e.text(), "a\nb <ALPHA>");
+    assert_eq!((e.state.line, e.state.col), (1, 9));
+}
