@@ -466,7 +466,7 @@ fn slash_commands(session: &AgentSession) -> Vec<SlashCommandInfo> {
 /// `ctx.modelRegistry`'s models: the session's model list (the built-in catalog when it has
 /// none; with `available_only`, its models whose provider has an environment key), then the
 /// models of providers extensions registered.
-fn session_models(session: &AgentSession, available_only: bool) -> Vec<pi_ai::Model> {
+pub(crate) fn session_models(session: &AgentSession, available_only: bool) -> Vec<pi_ai::Model> {
     let mut out: Vec<pi_ai::Model> = if !session.shared.models.is_empty() {
         session.shared.models.clone()
     } else {
@@ -489,7 +489,7 @@ fn session_models(session: &AgentSession, available_only: bool) -> Vec<pi_ai::Mo
     out
 }
 
-fn extension_model(session: &AgentSession, provider: &str, id: &str) -> Option<pi_ai::Model> {
+pub(crate) fn extension_model(session: &AgentSession, provider: &str, id: &str) -> Option<pi_ai::Model> {
     if let Some(model) = session.available_model(provider, id) {
         return Some(model);
     }

@@ -49,13 +49,16 @@ pub mod request_options;
 pub mod resources;
 mod session;
 pub mod skills;
+pub mod model_choice;
 pub mod system_prompt;
 mod tool_selection;
 pub mod wire;
 mod yaml_keys;
 
 pub use builder::{BuiltSession, SessionBuilder};
-pub use create::{CreateAgentSessionOptions, CreateAgentSessionResult, create_agent_session, default_stream_fn};
+pub use create::{
+    CreateAgentSessionOptions, CreateAgentSessionResult, create_agent_session, default_stream_fn, load_extension_runner,
+};
 pub use diagnostics::{DiagnosticKind, ResourceCollision, ResourceDiagnostic};
 pub use discovery::resolve_path;
 pub use error::SdkError;

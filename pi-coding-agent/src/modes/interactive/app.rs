@@ -554,12 +554,16 @@ impl App {
             cache_hit_rate: None,
             cost: stats.cost,
             context_percent: usage.as_ref().map_or(Some(0.0), |u| u.percent),
-            context_window: usage.as_ref().map_or(model.context_window, |u| u.context_window),
+            context_window: usage.as_ref().map_or(self.session.limits_model().context_window, |u| u.context_window),
             auto_compact: self.session.settings().compaction.enabled,
             model_id: Some(model.id.clone()),
             provider: Some(model.provider.clone()),
             reasoning: model.reasoning,
             thinking_level: self.session.thinking_level().as_str().to_owned(),
+            routed: self
+                .session
+                .routed_model()
+                .map(|(m, level)| (m.id, level.map(|l| l.as_str().to_owned()))),
             provider_count: providers.len(),
             statuses: self.statuses.clone(),
         }
