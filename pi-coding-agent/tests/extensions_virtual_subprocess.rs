@@ -149,16 +149,17 @@ async fn a_subprocess_router_routes_every_request() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_example_routes_user_turns_and_keeps_follow_ups_on_their_model() {
     let example = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/extensions/virtual_router.py");
-    // SAFETY: set before the extension process starts; the test binary's other tests do not read them.
-    unsafe {
-        std::env::set_var("ROUTER_STRONG", "phys/big");
-        std::env::set_var("ROUTER_FAST", "phys/small");
-    }
+    // The example with its models named by the environment, as a user would start it.
+    let dir = tempfile::tempdir().unwrap();
+    let wrapper = dir.path().join("router.sh");
+    let script = format!("#!/bin/sh\nROUTER_STRONG=phys/big ROUTER_FAST=phys/small exec python3 {}\n", example.display());
+    std::fs::write(&wrapper, script).unwrap();
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let slot = Arc::new(Mutex::new(None));
     let h = Setup {
         replies: vec![tool_reply("call_1", "read", json!({"path": "missing.txt"})), text_reply("done"), text_reply("fast")],
         extensions: vec![handle(slot.clone())],
-        extension_paths: vec![example],
+        extension_paths: vec![wrapper],
         ..Default::default()
     }
     .start()

@@ -100,7 +100,7 @@ async fn compaction_uses_the_routed_models_window_and_routes_its_summary_directl
     // The next request goes to the tiny model: the conversation is compacted first (its summary
     // routed directly, to the tiny model), then the request is sent as routed.
     h.session.set_thinking_level(ThinkingLevel::High).unwrap();
-    h.session.prompt(&words(300)).await.unwrap();
+    h.session.prompt(&words(600)).await.unwrap();
     assert_eq!(compactions(&h), 1, "{:?}", h.entry_types());
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen[2], (RouteReason::User, true));

@@ -240,3 +240,42 @@ pub(crate) async fn compact_for_route(shared: &Arc<SessionShared>, routed: &Mode
     session.run_auto_compaction("threshold", false).await;
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(lines: &[serde_json::Value]) -> Vec<SessionEntry> {
+        lines.iter().map(|l| serde_json::from_value(l.clone()).expect("an entry")).collect()
+    }
+
+    fn change(id: &str, provider: &str, model: &str) -> serde_json::Value {
+        json!({"type": "model_change", "id": id, "parentId": null, "timestamp": "2026-01-01T00:00:00.000Z",
+               "provider": provider, "modelId": model})
+    }
+
+    fn answer(id: &str, provider: &str, model: &str) -> serde_json::Value {
+        json!({"type": "message", "id": id, "parentId": null, "timestamp": "2026-01-01T00:00:00.000Z",
+               "message": {"role": "assistant", "content": [], "api": "openai-completions", "provider": provider,
+                           "model": model, "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0,
+                           "totalTokens": 0, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+                           "stopReason": "stop", "timestamp": 0}})
+    }
+
+    #[test]
+    fn a_virtual_selection_holds_while_registered_else_the_last_physical_answer_wins() {
+        let list = entries(&[change("a", "router", "auto"), answer("b", "phys", "big")]);
+        let branch: Vec<&SessionEntry> = list.iter().collect();
+        let registered = |p: &str, id: &str| {
+            (p == "router").then(|| Model { provider: p.into(), id: id.into(), api: "pi-virtual".into(), ..Default::default() })
+        };
+        let selection = |lookup: &dyn Fn(&str, &str) -> Option<Model>| branch_selection(&branch, lookup);
+        assert_eq!(selection(&registered), Some(("router".into(), "auto".into())));
+        assert_eq!(selection(&|_: &str, _: &str| None), Some(("phys".into(), "big".into())));
+        // A later model_change is the selection whatever answered before it.
+        let list = entries(&[answer("b", "phys", "big"), change("c", "local", "m")]);
+        let branch: Vec<&SessionEntry> = list.iter().collect();
+        assert_eq!(branch_selection(&branch, |_: &str, _: &str| None), Some(("local".into(), "m".into())));
+        assert_eq!(branch_selection(&[], |_: &str, _: &str| None), None);
+    }
+}
