@@ -111,7 +111,10 @@ async fn a_subprocess_router_routes_every_request() {
 
     // Both registrations: the `initialize` answer's and the call's.
     let auto = runner.virtual_model("router", "auto").expect("router/auto");
-    assert_eq!((auto.model.api.as_str(), auto.model.name.as_str(), auto.model.context_window), (VIRTUAL_MODEL_API, "Auto", 1000));
+    assert_eq!(
+        (auto.model.api.as_str(), auto.model.name.as_str(), auto.model.context_window),
+        (VIRTUAL_MODEL_API, "Auto", 1000)
+    );
     assert!(auto.model.reasoning);
     let other = runner.virtual_model("router", "other").expect("router/other");
     assert_eq!((other.model.name.as_str(), other.model.reasoning), ("Other", false));
@@ -134,7 +137,10 @@ async fn a_subprocess_router_routes_every_request() {
     h.session.prompt("explode now").await.unwrap();
     assert_eq!(h.server.count(), 2);
     let last = h.entries().into_iter().rev().find(|e| e["message"]["role"] == "assistant").unwrap();
-    assert_eq!((last["message"]["provider"].clone(), last["message"]["model"].clone()), (json!("router"), json!("auto")));
+    assert_eq!(
+        (last["message"]["provider"].clone(), last["message"]["model"].clone()),
+        (json!("router"), json!("auto"))
+    );
     assert_eq!(last["message"]["stopReason"], "error");
     assert_eq!(last["message"]["errorMessage"], "router exploded");
     assert!(h.error_pairs().is_empty(), "{:?}", h.error_pairs());
@@ -152,12 +158,17 @@ async fn the_python_example_routes_user_turns_and_keeps_follow_ups_on_their_mode
     // The example with its models named by the environment, as a user would start it.
     let dir = tempfile::tempdir().unwrap();
     let wrapper = dir.path().join("router.sh");
-    let script = format!("#!/bin/sh\nROUTER_STRONG=phys/big ROUTER_FAST=phys/small exec python3 {}\n", example.display());
+    let script =
+        format!("#!/bin/sh\nROUTER_STRONG=phys/big ROUTER_FAST=phys/small exec python3 {}\n", example.display());
     std::fs::write(&wrapper, script).unwrap();
     std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let slot = Arc::new(Mutex::new(None));
     let h = Setup {
-        replies: vec![tool_reply("call_1", "read", json!({"path": "missing.txt"})), text_reply("done"), text_reply("fast")],
+        replies: vec![
+            tool_reply("call_1", "read", json!({"path": "missing.txt"})),
+            text_reply("done"),
+            text_reply("fast"),
+        ],
         extensions: vec![handle(slot.clone())],
         extension_paths: vec![wrapper],
         ..Default::default()

@@ -114,7 +114,8 @@ fn the_footer_shows_the_routed_model() {
     interactive_support::dark_theme(&env);
     let node = js_support::node_path().expect("node").to_string_lossy().into_owned();
     let ext = router();
-    let mut pty = interactive_support::Pty::spawn_with(&env, &["-e", &ext, "--model", "router/auto"], &[("PI_NODE", &node)]);
+    let mut pty =
+        interactive_support::Pty::spawn_with(&env, &["-e", &ext, "--model", "router/auto"], &[("PI_NODE", &node)]);
     pty.wait_for("the footer", |s| s.contains("(router) auto • high"));
     pty.send("hi");
     pty.send("\r");

@@ -101,11 +101,8 @@ pub fn choose_startup_model(
             thinking: inputs.thinking.as_deref(),
             inline_api_key: inputs.inline_api_key,
         };
-        let mut candidates: Vec<&Model> = registry
-            .all_models()
-            .into_iter()
-            .filter(|m| !extension_models.iter().any(|e| same(e, m)))
-            .collect();
+        let mut candidates: Vec<&Model> =
+            registry.all_models().into_iter().filter(|m| !extension_models.iter().any(|e| same(e, m))).collect();
         candidates.extend(inputs.local_models.iter());
         candidates.extend(extension_models.iter());
         let resolved = resolve_cli_model(&request, &candidates, &has_auth).map_err(StartupStop::Fail)?;
@@ -122,10 +119,8 @@ pub fn choose_startup_model(
         if !inputs.has_existing_session
             && let Some(first) = out.scope.models.first()
         {
-            let pick = saved
-                .as_ref()
-                .and_then(|s| out.scope.models.iter().find(|m| same(&m.model, s)))
-                .unwrap_or(first);
+            let pick =
+                saved.as_ref().and_then(|s| out.scope.models.iter().find(|m| same(&m.model, s))).unwrap_or(first);
             thinking = thinking.or(pick.thinking_level.clone());
             explicit = Some(pick.model.clone());
         }
@@ -135,7 +130,10 @@ pub fn choose_startup_model(
     }
     if explicit.is_none() && fallback.is_none() {
         if !inputs.opens_interactive {
-            return Err(StartupStop::Lines(vec![format!("Warning: {}", no_models_message()), no_api_key_message(None)]));
+            return Err(StartupStop::Lines(vec![
+                format!("Warning: {}", no_models_message()),
+                no_api_key_message(None),
+            ]));
         }
         // In a terminal pi opens the interactive screen on its placeholder and warns there.
         out.startup_warnings.push(no_models_message());
@@ -148,11 +146,8 @@ pub fn choose_startup_model(
             return Err(StartupStop::Lines(vec![no_api_key_message(Some(&model.provider))]));
         }
     }
-    out.choice = ModelChoice {
-        model: explicit,
-        fallback,
-        thinking_level: thinking.as_deref().and_then(ThinkingLevel::parse),
-    };
+    out.choice =
+        ModelChoice { model: explicit, fallback, thinking_level: thinking.as_deref().and_then(ThinkingLevel::parse) };
     out.available = available;
     Ok(out)
 }

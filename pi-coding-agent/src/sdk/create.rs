@@ -224,15 +224,17 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
         Some(resolve) => resolve(&extension_models)?,
         None => ModelChoice { model: options.model, fallback: None, thinking_level: options.thinking_level },
     };
-    let registry =
-        (options.stream_fn.is_none() || choice.model.is_none()).then(|| ModelRegistry::load(&agent_dir).0);
+    let registry = (options.stream_fn.is_none() || choice.model.is_none()).then(|| ModelRegistry::load(&agent_dir).0);
     let (model, model_fallback_message) = match choice.model {
         Some(m) => (m, None),
         None => {
             let fallback = choice.fallback.or_else(|| registry.as_ref().and_then(|r| initial_model(r, &settings)));
             let mut known = options.models.clone();
             known.extend(extension_models.iter().cloned());
-            let known = crate::extensions::with_virtual_models(known, &runner.as_deref().map(|r| r.virtual_models()).unwrap_or_default());
+            let known = crate::extensions::with_virtual_models(
+                known,
+                &runner.as_deref().map(|r| r.virtual_models()).unwrap_or_default(),
+            );
             let configured = options.models.clone();
             let available = |m: &Model| {
                 extension_models.iter().any(|e| e.provider == m.provider && e.id == m.id)

@@ -61,9 +61,8 @@ pub(crate) fn restore_model(
     if let Some(model) = lookup(&provider, &id).filter(|m| available(m)) {
         return Restored { model: Some(model), fallback_message: None };
     }
-    let fallback_message = fallback.as_ref().map(|m| {
-        format!("Could not restore model {provider}/{id}. Using {}/{}", m.provider, m.id)
-    });
+    let fallback_message =
+        fallback.as_ref().map(|m| format!("Could not restore model {provider}/{id}. Using {}/{}", m.provider, m.id));
     Restored { model: fallback, fallback_message }
 }
 

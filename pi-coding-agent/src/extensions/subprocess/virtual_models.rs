@@ -77,8 +77,11 @@ pub(crate) fn register(
         max_tokens: model.get("maxTokens").and_then(Value::as_u64),
         input,
     };
-    let entry =
-        RegisteredVirtualModel { model: create_virtual_model(&definition), definition, extension_path: path.to_owned() };
+    let entry = RegisteredVirtualModel {
+        model: create_virtual_model(&definition),
+        definition,
+        extension_path: path.to_owned(),
+    };
     store(runtime, entry);
     Ok(())
 }
@@ -114,7 +117,13 @@ pub(crate) fn request_json(request: &RouteRequest) -> Value {
 }
 
 /// The `virtualModel.route` params: the request and a context whose `models` are the session's.
-pub(crate) fn route_params(path: &str, provider: &str, id: &str, request: &RouteRequest, ctx: &ExtensionContext) -> Value {
+pub(crate) fn route_params(
+    path: &str,
+    provider: &str,
+    id: &str,
+    request: &RouteRequest,
+    ctx: &ExtensionContext,
+) -> Value {
     let mut snapshot = context_snapshot(ctx, false);
     if let Some(obj) = snapshot.as_object_mut() {
         obj.insert("models".into(), json!(ctx.model_registry().get_all()));

@@ -560,10 +560,7 @@ impl App {
             provider: Some(model.provider.clone()),
             reasoning: model.reasoning,
             thinking_level: self.session.thinking_level().as_str().to_owned(),
-            routed: self
-                .session
-                .routed_model()
-                .map(|(m, level)| (m.id, level.map(|l| l.as_str().to_owned()))),
+            routed: self.session.routed_model().map(|(m, level)| (m.id, level.map(|l| l.as_str().to_owned()))),
             provider_count: providers.len(),
             statuses: self.statuses.clone(),
         }

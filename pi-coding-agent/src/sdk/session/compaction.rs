@@ -216,10 +216,8 @@ impl AgentSession {
                 c.get("details").cloned(),
             ),
             None => {
-                let summarizer = self
-                    .summarizer(cancel.clone())
-                    .await
-                    .map_err(|e| (Stop::Failed(e.to_string()), false))?;
+                let summarizer =
+                    self.summarizer(cancel.clone()).await.map_err(|e| (Stop::Failed(e.to_string()), false))?;
                 let result = compact(&preparation, &summarizer, custom_instructions)
                     .await
                     .map_err(|e| (if cancel.is_cancelled() { Stop::Cancelled } else { Stop::Failed(e.0) }, false))?;

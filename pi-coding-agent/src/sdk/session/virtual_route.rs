@@ -267,7 +267,12 @@ mod tests {
         let list = entries(&[change("a", "router", "auto"), answer("b", "phys", "big")]);
         let branch: Vec<&SessionEntry> = list.iter().collect();
         let registered = |p: &str, id: &str| {
-            (p == "router").then(|| Model { provider: p.into(), id: id.into(), api: "pi-virtual".into(), ..Default::default() })
+            (p == "router").then(|| Model {
+                provider: p.into(),
+                id: id.into(),
+                api: "pi-virtual".into(),
+                ..Default::default()
+            })
         };
         let selection = |lookup: &dyn Fn(&str, &str) -> Option<Model>| branch_selection(&branch, lookup);
         assert_eq!(selection(&registered), Some(("router".into(), "auto".into())));
