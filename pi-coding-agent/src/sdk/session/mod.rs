@@ -23,6 +23,7 @@ mod discover;
 mod event;
 mod events;
 mod expand_input;
+mod known_models;
 mod loadout;
 mod messages;
 mod nested;
@@ -35,6 +36,7 @@ mod stats;
 mod switching;
 mod tree;
 mod virtual_route;
+pub(crate) use known_models::{extension_model, session_models};
 pub(crate) use virtual_route::branch_selection;
 
 use std::sync::atomic::{AtomicU64, Ordering};

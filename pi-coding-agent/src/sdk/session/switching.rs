@@ -215,7 +215,7 @@ impl AgentSession {
             let branch = sm.get_branch(None);
             let has_thinking_entry = branch.iter().any(|e| matches!(e, SessionEntry::ThinkingLevelChange(_)));
             // pi's `getBranchSelection`: a virtual selection holds while it is registered.
-            let known = crate::sdk::extension_bridge::session_models(self, false);
+            let known = super::session_models(self, false);
             let lookup = |p: &str, id: &str| known.iter().find(|m| m.provider == p && m.id == id).cloned();
             let selection = super::virtual_route::branch_selection(&branch, lookup)
                 .map(|(provider, model_id)| crate::session::ModelRef { provider, model_id });
@@ -225,7 +225,7 @@ impl AgentSession {
         let mut model = current.clone();
         let mut fallback = None;
         if has_messages && let Some(recorded) = recorded_model {
-            match crate::sdk::extension_bridge::extension_model(self, &recorded.provider, &recorded.model_id) {
+            match super::extension_model(self, &recorded.provider, &recorded.model_id) {
                 Some(found) => model = found,
                 None => {
                     fallback = Some(format!(

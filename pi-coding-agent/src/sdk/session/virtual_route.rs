@@ -162,7 +162,7 @@ pub(crate) fn branch_selection(
 impl AgentSession {
     /// A model of the session's catalog that is not virtual (pi's `getPhysicalModel`).
     pub(crate) fn physical_model(&self, provider: &str, id: &str) -> Option<Model> {
-        crate::sdk::extension_bridge::session_models(self, false)
+        super::session_models(self, false)
             .into_iter()
             .find(|m| m.provider == provider && m.id == id && !is_virtual_model(m))
     }
