@@ -5,26 +5,25 @@ use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 
 use anyhow::Result;
-use pi_ai::ThinkingLevel;
 use pi_coding_agent::builtin_extensions::{BuiltinOptions, llama};
 use pi_coding_agent::cli::args::{Args, ListModels, Mode, ParseSeverity, UnknownFlagValue};
 use pi_coding_agent::cli::export_html::export_from_file;
 use pi_coding_agent::cli::file_args::{build_initial_message, process_file_paths};
 use pi_coding_agent::cli::list_models::render_model_list;
 use pi_coding_agent::cli::logging::{LogTarget, init_logging};
-use pi_coding_agent::cli::model_resolver::{CliModelRequest, resolve_cli_model};
-use pi_coding_agent::cli::model_scope::resolve_model_scope;
 use pi_coding_agent::cli::registry::CliRegistry;
 use pi_coding_agent::cli::session_select::{SessionStop, choose_session, validate_session_flags};
-use pi_coding_agent::cli::{HELP, VERSION, no_api_key_message, no_models_message};
+use pi_coding_agent::cli::startup_model::{StartupModel, StartupModelInputs, StartupStop, choose_startup_model};
+use pi_coding_agent::cli::{HELP, VERSION, no_models_message};
 use pi_coding_agent::extensions::FlagValue as ExtFlagValue;
 use pi_coding_agent::modes::rpc::RpcContext;
 use pi_coding_agent::modes::rpc_queries::SourceRoots;
 use pi_coding_agent::modes::{EXIT_INTERRUPTED, interactive, json, print, rpc};
-use pi_coding_agent::sdk::default_models::{initial_available_model, is_unknown_model, unknown_model};
+use pi_coding_agent::sdk::model_choice::{ModelResolver, extension_models};
 use pi_coding_agent::sdk::request_options::request_options_from_settings;
 use pi_coding_agent::sdk::{
-    CreateAgentSessionOptions, DefaultResourceLoader, NoTools, PromptOptions, create_agent_session,
+    CreateAgentSessionOptions, DefaultResourceLoader, NoTools, PromptOptions, SdkError, create_agent_session,
+    load_extension_runner,
 };
 use pi_coding_agent::session::{expand_tilde, get_agent_dir, resolve_path};
 use pi_coding_agent::settings::{SettingsManager, SettingsManagerOptions};
@@ -194,17 +193,7 @@ async fn run(mut args: Args) -> Result<i32> {
         eprintln!("Warning: errors loading models.json:\n{e}");
     }
     if let Some(list) = &args.list_models {
-        let available = registry.available_models();
-        if available.is_empty() {
-            println!("{}", no_models_message());
-            return Ok(0);
-        }
-        let search = match list {
-            ListModels::All => None,
-            ListModels::Search(s) => Some(s.as_str()),
-        };
-        print!("{}", render_model_list(&available, search));
-        return Ok(0);
+        return list_models(&args, list, &cwd, &agent_dir, project_trusted, &registry).await;
     }
     if let Some(p) = &args.provider
         && args.model.is_none()
@@ -262,95 +251,32 @@ async fn run(mut args: Args) -> Result<i32> {
     }
     let has_existing_session = !session_manager.build_session_context().messages.is_empty();
 
-    // Model (`--models` or the `enabledModels` setting scope the choice).
-    let patterns = args.models.clone().or_else(|| settings.enabled_models());
+    // Model: chosen once the extensions are loaded (their models count), as pi's runtime does.
     let available: Vec<_> = registry.available_models().into_iter().cloned().collect();
-    let scope = match patterns {
-        Some(p) if !p.is_empty() => resolve_model_scope(&p, &available),
-        _ => Default::default(),
-    };
-    for w in &scope.warnings {
-        eprintln!("Warning: {w}");
-    }
-    let mut thinking = args.thinking.clone();
-    let model = if let Some(pattern) = &args.model {
-        let request = CliModelRequest {
-            provider: args.provider.as_deref(),
-            model: pattern,
-            thinking: args.thinking.as_deref(),
-            inline_api_key: args.api_key.is_some(),
-        };
-        // The llama.cpp provider's stored catalog (the built-in extension registers it later).
-        let llama = if args.no_extensions { Vec::new() } else { llama::startup_models(&agent_dir) };
-        let mut candidates = registry.all_models();
-        candidates.extend(llama.iter());
-        let has_auth = |p: &str| registry.has_auth(p) || (!llama.is_empty() && p == llama::LLAMA_PROVIDER_ID);
-        match resolve_cli_model(&request, &candidates, &has_auth) {
-            Ok(r) => {
-                if let Some(w) = &r.warning {
-                    eprintln!("Warning: {w}");
-                }
-                thinking = thinking.or(r.thinking_level);
-                Some(r.model)
-            }
-            Err(e) => return fail(&e),
-        }
-    } else {
-        let saved = settings.default_provider().zip(settings.default_model()).and_then(|(p, m)| {
-            registry.models().get_model(p, m).cloned().or_else(|| {
-                // A saved llama.cpp model, from the provider's stored catalog.
-                (p == llama::LLAMA_PROVIDER_ID && !args.no_extensions)
-                    .then(|| llama::startup_models(&agent_dir).into_iter().find(|model| model.id == m))
-                    .flatten()
-            })
-        });
-        let scoped = match scope.models.as_slice() {
-            [] => None,
-            _ if has_existing_session => None,
-            models => {
-                let pick = saved
-                    .as_ref()
-                    .and_then(|s| models.iter().find(|m| m.model.provider == s.provider && m.model.id == s.id))
-                    .unwrap_or(&models[0]);
-                if thinking.is_none() {
-                    thinking = pick.thinking_level.clone();
-                }
-                Some(pick.model.clone())
-            }
-        };
-        scoped.or_else(|| {
-            saved
-                .filter(|m| registry.has_auth(&m.provider) || m.provider == llama::LLAMA_PROVIDER_ID)
-                .or_else(|| initial_available_model(&registry.available_models()).cloned())
-        })
-    };
-    // In a terminal without any model, pi opens the interactive screen on its placeholder model
-    // and warns there, so the user can `/login`; the other modes fail the prompt at once.
     let opens_interactive =
         mode.is_none() && !args.print && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let mut startup_warnings = Vec::new();
-    let model = match model {
-        Some(model) => model,
-        None if opens_interactive => {
-            startup_warnings.push(no_models_message());
-            unknown_model()
-        }
-        None => {
-            eprintln!("Warning: {}", no_models_message());
-            eprintln!("{}", no_api_key_message(None));
-            return Ok(1);
-        }
+    let startup_inputs = StartupModelInputs {
+        registry: registry.clone(),
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        thinking: args.thinking.clone(),
+        inline_api_key: args.api_key.is_some(),
+        patterns: args.models.clone().or_else(|| settings.enabled_models()),
+        saved: settings.default_provider().zip(settings.default_model()).map(|(p, m)| (p.to_owned(), m.to_owned())),
+        // The llama.cpp provider's stored catalog (the built-in extension registers it later).
+        local_models: if args.no_extensions { Vec::new() } else { llama::startup_models(&agent_dir) },
+        local_provider: (llama::LLAMA_PROVIDER_ID.to_owned(), llama::has_startup_auth(&agent_dir)),
+        has_existing_session,
+        opens_interactive,
     };
-    let llama_ready = model.provider == llama::LLAMA_PROVIDER_ID && llama::has_startup_auth(&agent_dir);
-    if args.api_key.is_none() && !registry.has_auth(&model.provider) && !llama_ready && !is_unknown_model(&model) {
-        eprintln!("{}", no_api_key_message(Some(&model.provider)));
-        return Ok(1);
-    }
-    let thinking_level = thinking
-        .as_deref()
-        .or(settings.default_thinking_level())
-        .and_then(ThinkingLevel::parse)
-        .map(|l| pi_ai::models::clamp_thinking_level(&model, l));
+    let startup_cell: StartupCell = Default::default();
+    let cell = startup_cell.clone();
+    let model_resolver: ModelResolver = Box::new(move |extension_models| {
+        let outcome = choose_startup_model(&startup_inputs, extension_models);
+        let choice = outcome.as_ref().map(|s| s.choice.clone()).map_err(|_| SdkError::NoModel);
+        *cell.lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
+        choice
+    });
 
     // Input.
     let interactive_terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
@@ -381,24 +307,8 @@ async fn run(mut args: Args) -> Result<i32> {
     loader.no_context_files = args.no_context_files;
     loader.project_trusted = project_trusted;
     loader.no_extensions = args.no_extensions;
-    // `-e` paths are resolved against the cwd and load even with --no-extensions, as pi's.
-    for e in &args.extensions {
-        // npm / git sources are installed for the run by the package resolver (pi's temporary scope).
-        if !pi_coding_agent::packages::is_local_path(e) {
-            loader.additional_extension_paths.push(PathBuf::from(e.trim()));
-            continue;
-        }
-        let path = resolve_path(cwd.join(expand_tilde(e)));
-        if !path.exists() {
-            eprintln!(
-                "Error: Failed to load extension \"{}\": Extension path does not exist: {}",
-                path.display(),
-                path.display()
-            );
-            eprintln!("{EXTENSION_LOAD_FAILURE_HINT}");
-            return Ok(1);
-        }
-        loader.additional_extension_paths.push(path);
+    if let Some(code) = add_extension_paths(&mut loader, &args, &cwd) {
+        return Ok(code);
     }
     // `--skill` / `--prompt-template` paths load besides (or, with -ns / -np, instead of) the
     // discovered ones, resolved against the cwd as pi's `resolveCliPaths`.
@@ -427,8 +337,7 @@ async fn run(mut args: Args) -> Result<i32> {
     let created = create_agent_session(CreateAgentSessionOptions {
         cwd: Some(cwd.clone()),
         agent_dir: Some(agent_dir.clone()),
-        model: Some(model),
-        thinking_level,
+        model_resolver: Some(model_resolver),
         tools: args.tools.clone(),
         no_tools,
         exclude_tools: args.exclude_tools.clone(),
@@ -460,8 +369,29 @@ async fn run(mut args: Args) -> Result<i32> {
         }),
         ..Default::default()
     })
-    .await?;
+    .await;
+    let chosen = startup_cell.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let (created, chosen) = match (created, chosen) {
+        (_, Some(Err(stop))) => return Ok(report_stop(stop)),
+        (Ok(created), Some(Ok(chosen))) => (created, chosen),
+        (Err(e), _) => return Err(e.into()),
+        (Ok(_), None) => return fail("No model was chosen"),
+    };
+    for w in &chosen.warnings {
+        eprintln!("Warning: {w}");
+    }
+    let mut startup_warnings = chosen.startup_warnings.clone();
     let session = created.session;
+    // pi's "Could not restore model p/m. Using p2/m2", a startup diagnostic in every mode.
+    if let Some(message) = session.model_fallback_message() {
+        if interactive {
+            startup_warnings.push(message);
+        } else {
+            eprintln!("Warning: {message}");
+        }
+    }
+    let scope = chosen.scope.clone();
+    let available = chosen.available.clone();
     session.bind_extensions(|_| {}).await;
     if let Some(runner) = session.extension_runner() {
         let errors = runner.load_errors();
@@ -497,7 +427,7 @@ async fn run(mut args: Args) -> Result<i32> {
 
     if mode == Some(Mode::Rpc) {
         let ctx = RpcContext {
-            available_models: registry.available_models().into_iter().cloned().collect(),
+            available_models: available.clone(),
             scoped_models: scope.models.clone(),
             roots: SourceRoots { cwd: cwd.clone(), agent_dir: agent_dir.clone() },
         };
@@ -711,4 +641,83 @@ fn codemode_models(
         }
     })
     .with_auth(std::sync::Arc::new(move |provider: &str| lookup.resolve(provider).map_err(|e| e.to_string())))
+}
+
+/// The startup model choice, taken from the resolver after the session was created.
+type StartupCell = std::sync::Arc<std::sync::Mutex<Option<Result<StartupModel, StartupStop>>>>;
+
+/// Prints why pi stops before the session starts; the exit status.
+fn report_stop(stop: StartupStop) -> i32 {
+    match stop {
+        StartupStop::Fail(message) => eprintln!("Error: {message}"),
+        StartupStop::Lines(lines) => lines.iter().for_each(|l| eprintln!("{l}")),
+    }
+    1
+}
+
+/// `-e` paths: resolved against the cwd, loaded even with --no-extensions, as pi's. A local path
+/// that does not exist stops pi (the exit status).
+fn add_extension_paths(loader: &mut DefaultResourceLoader, args: &Args, cwd: &std::path::Path) -> Option<i32> {
+    for e in &args.extensions {
+        // npm / git sources are installed for the run by the package resolver (pi's temporary scope).
+        if !pi_coding_agent::packages::is_local_path(e) {
+            loader.additional_extension_paths.push(PathBuf::from(e.trim()));
+            continue;
+        }
+        let path = resolve_path(cwd.join(expand_tilde(e)));
+        if !path.exists() {
+            eprintln!(
+                "Error: Failed to load extension \"{}\": Extension path does not exist: {}",
+                path.display(),
+                path.display()
+            );
+            eprintln!("{EXTENSION_LOAD_FAILURE_HINT}");
+            return Some(1);
+        }
+        loader.additional_extension_paths.push(path);
+    }
+    None
+}
+
+/// `--list-models [search]`: the models with credentials, those extensions register included
+/// (pi lists them after loading the extensions; load errors are reported, the list follows).
+async fn list_models(
+    args: &Args,
+    list: &ListModels,
+    cwd: &std::path::Path,
+    agent_dir: &std::path::Path,
+    project_trusted: bool,
+    registry: &CliRegistry,
+) -> Result<i32> {
+    let mut loader = DefaultResourceLoader::new(cwd, agent_dir);
+    loader.project_trusted = project_trusted;
+    loader.no_extensions = args.no_extensions;
+    loader.no_skills = true;
+    loader.no_prompt_templates = true;
+    loader.no_context_files = true;
+    if let Some(code) = add_extension_paths(&mut loader, args, cwd) {
+        return Ok(code);
+    }
+    loader.reload().await?;
+    let runner = load_extension_runner(&loader, cwd).await?;
+    let extension_models = runner.as_deref().map(extension_models).unwrap_or_default();
+    for e in runner.as_deref().map(|r| r.load_errors()).unwrap_or_default() {
+        eprintln!("Error: Failed to load extension \"{}\": {}", e.path, e.error);
+    }
+    let mut available: Vec<&pi_ai::Model> = registry
+        .available_models()
+        .into_iter()
+        .filter(|m| !extension_models.iter().any(|e| e.provider == m.provider && e.id == m.id))
+        .collect();
+    available.extend(extension_models.iter());
+    if available.is_empty() {
+        println!("{}", no_models_message());
+        return Ok(0);
+    }
+    let search = match list {
+        ListModels::All => None,
+        ListModels::Search(s) => Some(s.as_str()),
+    };
+    print!("{}", render_model_list(&available, search));
+    Ok(0)
 }

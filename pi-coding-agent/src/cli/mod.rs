@@ -13,6 +13,7 @@ pub mod model_resolver;
 pub mod model_scope;
 pub mod registry;
 pub mod session_select;
+pub mod startup_model;
 
 /// `pi --help`, byte for byte as pi 1.6.0 prints it (captured by `scripts/fixtures/pi_cli.sh`).
 pub const HELP: &str = include_str!("help.txt");

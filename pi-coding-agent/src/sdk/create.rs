@@ -9,6 +9,7 @@ use pi_ai::{Model, ThinkingLevel};
 
 use super::error::SdkError;
 use super::extension_bridge;
+use super::model_choice::{ModelChoice, ModelResolver, extension_models, initial_thinking_level, restore_model};
 use super::model_registry::ModelRegistry;
 use super::resources::DefaultResourceLoader;
 use super::session::{self, AgentSession, SessionSettings, ShellSettings};
@@ -68,6 +69,9 @@ pub struct CreateAgentSessionOptions {
     pub settings: Option<SessionSettings>,
     /// The shell of user `!cmd`s and the bash tool, overriding the settings manager's.
     pub shell: Option<ShellSettings>,
+    /// Chooses the model once extensions are loaded (instead of `model` and `thinking_level`),
+    /// so models extensions register can be chosen (the CLI's `--model`, `--models`).
+    pub model_resolver: Option<ModelResolver>,
 }
 
 /// What [`create_agent_session`] returns.
@@ -176,6 +180,17 @@ async fn load_extensions(
     Some(Arc::new(ExtensionRunner::load(extensions, cwd.to_owned()).await))
 }
 
+/// Loads the extensions a reloaded `loader` names (its `-e` paths and discovered ones), without a
+/// session: what they register while loading (providers, virtual models, flags) can be read, as
+/// `pi --list-models` does. Their load errors stay on the runner.
+pub async fn load_extension_runner(
+    loader: &DefaultResourceLoader,
+    cwd: &std::path::Path,
+) -> Result<Option<Arc<ExtensionRunner>>, SdkError> {
+    let resources = loader.resources()?.clone();
+    Ok(load_extensions(loader, &resources, Vec::new(), &cwd.display().to_string()).await)
+}
+
 /// Builds an [`AgentSession`]: model, tools, resources, session and the coding agent's hooks.
 pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<CreateAgentSessionResult, SdkError> {
     let agent_dir = options.agent_dir.clone().unwrap_or_else(get_agent_dir);
@@ -202,20 +217,39 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
         }
     };
     let resources = loader.resources()?.clone();
-    let registry = (options.stream_fn.is_none() || options.model.is_none()).then(|| ModelRegistry::load(&agent_dir).0);
-    let model = match options.model {
-        Some(m) => m,
-        None => registry.as_ref().and_then(|r| initial_model(r, &settings)).ok_or(SdkError::NoModel)?,
+    // Extensions load before the model is chosen: the models they register can be chosen.
+    let runner = load_extensions(&loader, &resources, options.extensions, &cwd).await;
+    let extension_models = runner.as_deref().map(extension_models).unwrap_or_default();
+    let choice = match options.model_resolver {
+        Some(resolve) => resolve(&extension_models)?,
+        None => ModelChoice { model: options.model, fallback: None, thinking_level: options.thinking_level },
     };
-    // pi's `createAgentSession`: the option, else the settings' default, else "medium"
-    // (`DEFAULT_THINKING_LEVEL`), clamped to what the model supports ("off" without reasoning).
-    let thinking_level = pi_ai::models::clamp_thinking_level(
-        &model,
-        options
-            .thinking_level
-            .or_else(|| settings.default_thinking_level().and_then(ThinkingLevel::parse))
-            .unwrap_or(ThinkingLevel::Medium),
-    );
+    let registry = (options.stream_fn.is_none() || choice.model.is_none()).then(|| ModelRegistry::load(&agent_dir).0);
+    let (model, model_fallback_message) = match choice.model {
+        Some(m) => (m, None),
+        None => {
+            let fallback = choice.fallback.or_else(|| registry.as_ref().and_then(|r| initial_model(r, &settings)));
+            let mut known = options.models.clone();
+            known.extend(extension_models.iter().cloned());
+            let known = crate::extensions::with_virtual_models(
+                known,
+                &runner.as_deref().map(|r| r.virtual_models()).unwrap_or_default(),
+            );
+            let configured = options.models.clone();
+            let available = |m: &Model| {
+                extension_models.iter().any(|e| e.provider == m.provider && e.id == m.id)
+                    || configured.iter().any(|e| e.provider == m.provider && e.id == m.id)
+                    || (configured.is_empty() && pi_ai::models::env_api_key(&m.provider).is_some())
+            };
+            let restored = restore_model(&session_manager, &known, available, fallback);
+            (restored.model.ok_or(SdkError::NoModel)?, restored.fallback_message)
+        }
+    };
+    // pi's `createAgentSession`: the option, else the level a session with messages recorded,
+    // else the settings' default, else "medium" (`DEFAULT_THINKING_LEVEL`), clamped to what the
+    // model supports ("off" without reasoning).
+    let default_level = settings.default_thinking_level().and_then(ThinkingLevel::parse);
+    let thinking_level = initial_thinking_level(&session_manager, &model, choice.thinking_level, default_level);
 
     // The shell settings reach both the user's `!cmd`s and the bash tool (pi's `_buildRuntime`).
     let shell = options.shell.unwrap_or_else(|| ShellSettings::from_settings(&settings));
@@ -226,7 +260,6 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
         settings.default_tools(),
     )
     .map_err(SdkError::Failed)?;
-    let runner = load_extensions(&loader, &resources, options.extensions, &cwd).await;
     let builtin = crate::tools::all_tools(&cwd, &tool_options(&shell));
     let (all_tools, active) = select_tools(builtin, options.custom_tools, runner.as_deref(), &selection);
 
@@ -311,6 +344,7 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     }
     let agent: Agent<CodingMessage> = builder.build();
     let _ = shared.agent.set(agent.downgrade());
+    *session::lock(&shared.model_fallback_message) = model_fallback_message;
     let session = AgentSession::new(agent, shared, cwd);
     if is_new {
         session.with_session_manager(|sm| {

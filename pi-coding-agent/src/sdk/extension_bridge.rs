@@ -13,7 +13,7 @@ use pi_ai::{Content, UserBlock};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::session::{AgentSession, DeferredAction, SessionShared};
+use super::session::{AgentSession, DeferredAction, SessionShared, extension_model, session_models};
 use crate::extensions::{
     ExtensionActions, ExtensionError, ExtensionMessage, ExtensionRunner, ForkPosition, NavigateTreeRequest,
     NotifyEvent, SendMessageOptions, SendUserMessageOptions, SessionControlFuture, SlashCommandInfo, ToolCallEvent,
@@ -459,53 +459,6 @@ fn slash_commands(session: &AgentSession) -> Vec<SlashCommandInfo> {
         source_info: Some(serde_json::json!({"path": s.file_path, "source": "skill"})),
     }));
     out
-}
-
-/// The model `pi.setModel` switches to: one the session can use, else one of a provider an
-/// extension registered.
-/// `ctx.modelRegistry`'s models: the session's model list (the built-in catalog when it has
-/// none; with `available_only`, its models whose provider has an environment key), then the
-/// models of providers extensions registered.
-fn session_models(session: &AgentSession, available_only: bool) -> Vec<pi_ai::Model> {
-    let mut out: Vec<pi_ai::Model> = if !session.shared.models.is_empty() {
-        session.shared.models.clone()
-    } else {
-        pi_ai::models::builtin_catalog()
-            .iter()
-            .filter(|(provider, _)| !available_only || pi_ai::models::env_api_key(provider).is_some())
-            .flat_map(|(_, list)| list.iter().cloned())
-            .collect()
-    };
-    let current = session.model();
-    if !out.iter().any(|m| m.provider == current.provider && m.id == current.id) {
-        out.insert(0, current);
-    }
-    if let Some(runner) = session.shared.runner.as_ref() {
-        for provider in runner.registered_providers() {
-            out.extend(provider.model_values().into_iter().filter_map(|m| serde_json::from_value(m).ok()));
-        }
-        out = crate::extensions::with_virtual_models(out, &runner.virtual_models());
-    }
-    out
-}
-
-fn extension_model(session: &AgentSession, provider: &str, id: &str) -> Option<pi_ai::Model> {
-    if let Some(model) = session.available_model(provider, id) {
-        return Some(model);
-    }
-    let runner = session.shared.runner.as_ref()?;
-    if let Some(v) = runner.virtual_model(provider, id) {
-        return Some(v.model);
-    }
-    runner
-        .registered_providers()
-        .into_iter()
-        .rev()
-        .find(|p| p.name == provider)?
-        .model_values()
-        .into_iter()
-        .find(|m| m.get("id").and_then(Value::as_str) == Some(id))
-        .and_then(|m| serde_json::from_value(m).ok())
 }
 
 /// The command context's `reload()` (pi's `AgentSession.reload` for extensions): refused while a

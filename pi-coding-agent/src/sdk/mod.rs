@@ -42,6 +42,7 @@ mod error;
 pub mod expand;
 mod extension_bridge;
 pub mod frontmatter;
+pub mod model_choice;
 mod model_registry;
 pub mod prompt_templates;
 mod registered_providers;
@@ -55,7 +56,9 @@ pub mod wire;
 mod yaml_keys;
 
 pub use builder::{BuiltSession, SessionBuilder};
-pub use create::{CreateAgentSessionOptions, CreateAgentSessionResult, create_agent_session, default_stream_fn};
+pub use create::{
+    CreateAgentSessionOptions, CreateAgentSessionResult, create_agent_session, default_stream_fn, load_extension_runner,
+};
 pub use diagnostics::{DiagnosticKind, ResourceCollision, ResourceDiagnostic};
 pub use discovery::resolve_path;
 pub use error::SdkError;

@@ -28,6 +28,7 @@ use super::protocol::{
     SUPPORTED_VERSIONS,
 };
 use super::register::{NOT_RUNNING, register_all};
+use super::virtual_models;
 use crate::extensions::api::ExtensionApi;
 use crate::extensions::errors::{BoxError, ExtensionError};
 use crate::extensions::runtime::{Runtime, lock};
@@ -193,6 +194,16 @@ fn spawn_reader(
                         let _ = tx.send(outcome);
                     }
                 }
+                Ok(Incoming::Call { id, method, params }) if virtual_models::handles(&method) => {
+                    let link: Weak<dyn Link> = host.clone();
+                    let make = |provider: &str, id: &str| {
+                        virtual_models::link_router(link, path.clone(), provider.to_owned(), id.to_owned())
+                    };
+                    let outcome = virtual_models::handle_call(&runtime, &method, &params, &path, make);
+                    if let Some(id) = id {
+                        let _ = write_line(&stdin, &protocol::response(id, outcome)).await;
+                    }
+                }
                 Ok(Incoming::Call { id, method, params }) => {
                     let (runtime, stdin, flags) = (runtime.clone(), stdin.clone(), flags.clone());
                     tokio::spawn(async move {
@@ -351,6 +362,18 @@ impl SubprocessExtension {
             format!("Invalid initialize result: {e}")
         })?;
         let link: Arc<dyn Link> = host.clone();
+        // Virtual-model routers reach the process through a weak link: the extension keeps it.
+        lock(&api.record.keep_alive).push(host.clone() as Arc<dyn std::any::Any + Send + Sync>);
+        for model in &init.virtual_models {
+            let weak = Arc::downgrade(&link);
+            let make = |provider: &str, id: &str| {
+                virtual_models::link_router(weak, self.path.clone(), provider.to_owned(), id.to_owned())
+            };
+            virtual_models::register(&runtime, model, &self.path, make).map_err(|e| {
+                host.kill();
+                e.message
+            })?;
+        }
         register_all(api, &link, init, &flag_defaults)?;
         tracing::debug!(extension = %host.path, "subprocess extension initialized");
         Ok(())

@@ -26,5 +26,6 @@ pub(crate) mod register;
 pub(crate) mod registry_calls;
 pub(crate) mod remote_render;
 pub(crate) mod ui_calls;
+pub(crate) mod virtual_models;
 
 pub use host::{SubprocessExtension, SubprocessOptions};

@@ -9,10 +9,10 @@ use crate::extensions::api::FlagType;
 use crate::extensions::runtime::FlagValue;
 
 /// The protocol version this host speaks.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
-/// The versions this host accepts from an extension (version 1 extensions keep working).
-pub const SUPPORTED_VERSIONS: &[u32] = &[1, 2];
+/// The versions this host accepts from an extension (version 1 and 2 extensions keep working).
+pub const SUPPORTED_VERSIONS: &[u32] = &[1, 2, 3];
 
 /// Host → extension: the handshake request.
 pub const METHOD_INITIALIZE: &str = "initialize";
@@ -154,6 +154,10 @@ pub struct InitializeResult {
     /// Version 2: how many tool renderers the extension registered.
     #[serde(default)]
     pub tool_renderers: usize,
+    /// Version 3: virtual models (pi's `VirtualModelDefinition` without `route`; the host asks
+    /// `virtualModel.route` for each request routed through one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub virtual_models: Vec<Value>,
 }
 
 /// A JSON-RPC error object.

@@ -27,6 +27,8 @@ pub(crate) struct FooterData {
     pub(crate) provider: Option<String>,
     pub(crate) reasoning: bool,
     pub(crate) thinking_level: String,
+    /// Under a virtual selection, the model the latest response was routed to and its level.
+    pub(crate) routed: Option<(String, Option<String>)>,
     pub(crate) provider_count: usize,
     pub(crate) statuses: BTreeMap<String, String>,
 }
@@ -130,6 +132,11 @@ pub(crate) fn footer_lines(d: &FooterData, theme: &Theme, width: usize) -> Vec<S
         } else {
             format!("{model} • {}", d.thinking_level)
         };
+    }
+    // A virtual model routes each request; show where the latest response went.
+    if let Some((id, level)) = &d.routed {
+        let level = level.as_ref().map(|l| format!(" • {l}")).unwrap_or_default();
+        right_plain = format!("{right_plain} → {id}{level}");
     }
     let mut right = right_plain.clone();
     if d.provider_count > 1

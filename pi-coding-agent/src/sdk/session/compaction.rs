@@ -216,7 +216,8 @@ impl AgentSession {
                 c.get("details").cloned(),
             ),
             None => {
-                let summarizer = self.summarizer(cancel.clone());
+                let summarizer =
+                    self.summarizer(cancel.clone()).await.map_err(|e| (Stop::Failed(e.to_string()), false))?;
                 let result = compact(&preparation, &summarizer, custom_instructions)
                     .await
                     .map_err(|e| (if cancel.is_cancelled() { Stop::Cancelled } else { Stop::Failed(e.0) }, false))?;
@@ -262,14 +263,17 @@ impl AgentSession {
         Ok((outcome, from_extension))
     }
 
-    /// The model that writes summaries: the session's model, stream function and credentials.
-    fn summarizer(&self, cancel: CancellationToken) -> Summarizer {
-        let mut summarizer = Summarizer::with_stream_fn(self.model(), self.shared.stream_fn.clone());
+    /// The model that writes summaries: the session's model, stream function and credentials. A
+    /// virtual selection is routed first (reason `direct`): summaries size their input and
+    /// output from the model they get.
+    async fn summarizer(&self, cancel: CancellationToken) -> Result<Summarizer, pi_agent_core::BoxError> {
+        let (model, thinking_level) = self.direct_route().await?;
+        let mut summarizer = Summarizer::with_stream_fn(model, self.shared.stream_fn.clone());
         summarizer.api_key = self.shared.stream_options.api_key.clone();
         summarizer.headers = self.shared.stream_options.headers.clone();
-        summarizer.thinking_level = Some(self.thinking_level());
+        summarizer.thinking_level = Some(thinking_level);
         summarizer.cancel = Some(cancel);
-        summarizer
+        Ok(summarizer)
     }
 
     fn emit_compaction_end(
@@ -316,9 +320,11 @@ impl AgentSession {
         if !settings.enabled || (skip_aborted_check && message.stop_reason == StopReason::Aborted) {
             return false;
         }
-        let model = self.model();
-        // pi's `_modelForMessage`: limits come from the model that answered, when it is current.
-        let same_model = message.provider == model.provider && message.model == model.id;
+        // pi's `_modelForMessage`: limits come from the model that answered, when it is current
+        // (under a virtual selection, the physical model that produced the message).
+        let message_model = self.model_for_message(message);
+        let same_model = message_model.is_some();
+        let model = message_model.unwrap_or_else(|| self.model());
         let facts = self.compaction_facts(message);
         if facts.latest_compaction_ms.is_some_and(|t| (message.timestamp as i64) <= t) {
             return false;
@@ -422,7 +428,7 @@ impl AgentSession {
     }
 
     /// pi's `_runAutoCompaction`: whether the run loop should continue the agent.
-    async fn run_auto_compaction(&self, reason: &str, will_retry: bool) -> bool {
+    pub(super) async fn run_auto_compaction(&self, reason: &str, will_retry: bool) -> bool {
         let settings = lock(&self.shared.settings).compaction;
         if prepare_compaction(&self.lock_session_manager().get_branch(None), settings).is_none() {
             return false;

@@ -23,6 +23,7 @@ mod discover;
 mod event;
 mod events;
 mod expand_input;
+mod known_models;
 mod loadout;
 mod messages;
 mod nested;
@@ -35,6 +36,8 @@ mod stats;
 mod switching;
 mod tree;
 mod virtual_route;
+pub(crate) use known_models::{extension_model, session_models};
+pub(crate) use virtual_route::branch_selection;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -342,8 +345,14 @@ impl TurnHooks<CodingMessage> for SessionContextHook {
         ctx: PrepareRequestContext<'_, CodingMessage>,
         _cancel: &CancellationToken,
     ) -> Result<Option<RequestUpdate<CodingMessage>>, BoxError> {
-        let messages = lock(&self.shared.session_manager).build_session_context().messages;
+        let mut messages = lock(&self.shared.session_manager).build_session_context().messages;
         let routed = virtual_route::route_request(&self.shared, ctx.model, ctx.thinking_level, &messages).await?;
+        // Under a virtual selection the threshold is the routed model's (pi's `prepareRequest`).
+        if let Some((routed, _)) = &routed
+            && virtual_route::compact_for_route(&self.shared, routed).await
+        {
+            messages = lock(&self.shared.session_manager).build_session_context().messages;
+        }
         let (model, thinking_level) = routed.map_or((None, None), |(m, l)| (Some(m), Some(l)));
         Ok(Some(RequestUpdate { messages: Some(messages), model, thinking_level, ..Default::default() }))
     }

@@ -165,7 +165,8 @@ impl AgentSession {
     /// pi's `getContextUsage`: unknown (`tokens: None`) after a compaction until a response
     /// arrives after it.
     pub fn get_context_usage(&self) -> Option<ContextUsage> {
-        let context_window = self.model().context_window;
+        // pi's `_limitsModel`: under a virtual selection, the model the latest response came from.
+        let context_window = self.limits_model().context_window;
         if context_window == 0 {
             return None;
         }

@@ -212,15 +212,20 @@ impl AgentSession {
         let (has_messages, recorded_level, recorded_model, has_thinking_entry) = {
             let sm = self.lock_session_manager();
             let context = sm.build_session_context();
-            let has_thinking_entry =
-                sm.get_branch(None).iter().any(|e| matches!(e, SessionEntry::ThinkingLevelChange(_)));
-            (!context.messages.is_empty(), context.thinking_level, context.model, has_thinking_entry)
+            let branch = sm.get_branch(None);
+            let has_thinking_entry = branch.iter().any(|e| matches!(e, SessionEntry::ThinkingLevelChange(_)));
+            // pi's `getBranchSelection`: a virtual selection holds while it is registered.
+            let known = super::session_models(self, false);
+            let lookup = |p: &str, id: &str| known.iter().find(|m| m.provider == p && m.id == id).cloned();
+            let selection = super::virtual_route::branch_selection(&branch, lookup)
+                .map(|(provider, model_id)| crate::session::ModelRef { provider, model_id });
+            (!context.messages.is_empty(), context.thinking_level, selection, has_thinking_entry)
         };
         let current = self.model();
         let mut model = current.clone();
         let mut fallback = None;
         if has_messages && let Some(recorded) = recorded_model {
-            match self.available_model(&recorded.provider, &recorded.model_id) {
+            match super::extension_model(self, &recorded.provider, &recorded.model_id) {
                 Some(found) => model = found,
                 None => {
                     fallback = Some(format!(

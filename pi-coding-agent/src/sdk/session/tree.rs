@@ -132,11 +132,12 @@ impl AgentSession {
                 s.get("usage").and_then(|u| serde_json::from_value(u.clone()).ok()),
             ));
         } else if options.summarize && has_entries {
-            let mut summarizer =
-                crate::compaction::Summarizer::with_stream_fn(self.model(), self.shared.stream_fn.clone());
+            // A virtual selection is routed first (reason `direct`).
+            let (model, level) = self.direct_route().await.map_err(|e| SdkError::Failed(e.to_string()))?;
+            let mut summarizer = crate::compaction::Summarizer::with_stream_fn(model, self.shared.stream_fn.clone());
             summarizer.api_key = self.shared.stream_options.api_key.clone();
             summarizer.headers = self.shared.stream_options.headers.clone();
-            summarizer.thinking_level = Some(self.thinking_level());
+            summarizer.thinking_level = Some(level);
             summarizer.cancel = Some(cancel.clone());
             let branch_options = BranchSummaryOptions {
                 custom_instructions: custom_instructions.clone(),

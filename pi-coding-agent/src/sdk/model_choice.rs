@@ -1,0 +1,88 @@
+//! The model a new session starts with (pi's `createAgentSession` model selection): an explicit
+//! model, else the selection the session's branch records (a virtual selection holds while its
+//! extension registers it; otherwise the physical model that answered last), else a fallback.
+//! Extensions are loaded first, so the models they register (`registerProvider`,
+//! `registerVirtualModel`) can be chosen, as pi loads extensions before it resolves the model.
+
+use pi_ai::{Model, ThinkingLevel};
+
+use super::error::SdkError;
+use crate::extensions::{ExtensionRunner, with_virtual_models};
+use crate::session::{SessionEntry, SessionManager};
+
+/// What a [`ModelResolver`] chose.
+#[derive(Clone, Debug, Default)]
+pub struct ModelChoice {
+    /// The model to use whatever the session recorded (`--model`, a scoped model).
+    pub model: Option<Model>,
+    /// The model to use when there is no explicit one and the session records none that is
+    /// available (the saved default, the first available model).
+    pub fallback: Option<Model>,
+    /// An explicit thinking level; without one a session with messages restores its recorded
+    /// level, else the settings' default (else `medium`) applies.
+    pub thinking_level: Option<ThinkingLevel>,
+}
+
+/// Chooses the model once the extensions are loaded; it gets the models extensions registered
+/// (their providers' models and the virtual models).
+pub type ModelResolver = Box<dyn FnOnce(&[Model]) -> Result<ModelChoice, SdkError> + Send>;
+
+/// The models extensions registered: the models of their providers, then the virtual models
+/// (each hides a physical model with its provider and id).
+pub fn extension_models(runner: &ExtensionRunner) -> Vec<Model> {
+    let mut models: Vec<Model> = Vec::new();
+    for provider in runner.registered_providers() {
+        models.extend(provider.model_values().into_iter().filter_map(|m| serde_json::from_value(m).ok()));
+    }
+    with_virtual_models(models, &runner.virtual_models())
+}
+
+/// The restored selection and pi's fallback message (`Could not restore model p/m. Using p2/m2`).
+pub(crate) struct Restored {
+    /// The model, if any.
+    pub(crate) model: Option<Model>,
+    /// Why the recorded model was not restored.
+    pub(crate) fallback_message: Option<String>,
+}
+
+/// pi's model restore: a session with messages gets the selection its branch records when that
+/// model is `available`; otherwise the fallback, with pi's message.
+pub(crate) fn restore_model(
+    sm: &SessionManager,
+    known: &[Model],
+    available: impl Fn(&Model) -> bool,
+    fallback: Option<Model>,
+) -> Restored {
+    let has_messages = !sm.build_session_context().messages.is_empty();
+    let branch = sm.get_branch(None);
+    let lookup = |p: &str, id: &str| known.iter().find(|m| m.provider == p && m.id == id).cloned();
+    let selection = has_messages.then(|| super::session::branch_selection(&branch, lookup)).flatten();
+    let Some((provider, id)) = selection else { return Restored { model: fallback, fallback_message: None } };
+    if let Some(model) = lookup(&provider, &id).filter(|m| available(m)) {
+        return Restored { model: Some(model), fallback_message: None };
+    }
+    let fallback_message =
+        fallback.as_ref().map(|m| format!("Could not restore model {provider}/{id}. Using {}/{}", m.provider, m.id));
+    Restored { model: fallback, fallback_message }
+}
+
+/// The thinking level of a new session (pi's `createAgentSession`): the explicit one, else for a
+/// session with messages its recorded level (when it recorded one), else the settings' default,
+/// else `medium`; clamped to the model.
+pub(crate) fn initial_thinking_level(
+    sm: &SessionManager,
+    model: &Model,
+    explicit: Option<ThinkingLevel>,
+    default: Option<ThinkingLevel>,
+) -> ThinkingLevel {
+    let recorded = || {
+        let context = sm.build_session_context();
+        if context.messages.is_empty() {
+            return None;
+        }
+        let recorded = sm.get_branch(None).iter().any(|e| matches!(e, SessionEntry::ThinkingLevelChange(_)));
+        if recorded { ThinkingLevel::parse(&context.thinking_level) } else { default }
+    };
+    let level = explicit.or_else(recorded).or(default).unwrap_or(ThinkingLevel::Medium);
+    pi_ai::models::clamp_thinking_level(model, level)
+}
