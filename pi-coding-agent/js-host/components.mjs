@@ -611,7 +611,8 @@ export function custom(extensionPath, theme, factory, options) {
 				const overlayOptions = overlay ? overlayOptionsOf(resolved, component) : undefined;
 				const handleKey = overlay ? `custom:${id}` : undefined;
 				const handle = overlay ? overlayHandle(handleKey, id, resolved) : undefined;
-				const params = { extensionPath, id, overlay, overlayOptions, handleKey };
+				const blocked = options?.blocked;
+				const params = { extensionPath, id, overlay, overlayOptions, handleKey, blocked };
 				rpc.call("ui.custom", params).then(
 					() => close(undefined),
 					() => close(undefined),

@@ -127,6 +127,26 @@ pub struct CustomOptions {
     pub overlay_options: Option<serde_json::Value>,
     /// The name [`UiHost::overlay`] controls the overlay by (pi's `onHandle`); `None`: none.
     pub handle_key: Option<String>,
+    /// Report pi as blocked on the user (OSC 7501 program status) while the component waits for
+    /// input (pi's `blocked` option): inline while shown, an overlay until it is done.
+    pub blocked: Option<BlockedStatus>,
+}
+
+/// What a dialog waits for, as reported to terminals that support the Program Status Protocol
+/// (OSC 7501): pi's `blocked` option of `custom()`, and its dialogs' own reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockedStatus {
+    /// The kind of wait.
+    pub kind: pi_tui::program_status::BlockedKind,
+    /// A short text (the dialog's title).
+    pub message: String,
+}
+
+impl BlockedStatus {
+    /// A wait of `kind` titled `message`.
+    pub fn new(kind: pi_tui::program_status::BlockedKind, message: impl Into<String>) -> Self {
+        Self { kind, message: message.into() }
+    }
 }
 
 /// An overlay's `visible` option (pi-tui's `OverlayOptions.visible`): asked every frame with the

@@ -11,6 +11,9 @@ use crate::ansi::replace_control_characters;
 use crate::error::TuiError;
 use crate::input_reader::{InputSource, ReaderThread};
 use crate::keys::{StdinBuffer, StdinEvent, set_kitty_protocol_active};
+use crate::program_status::{
+    PROGRAM_STATUS_QUERY, ProgramState, ProgramStatus, format_program_status, is_program_status_reply,
+};
 
 /// Something that happened at the terminal.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +23,10 @@ pub enum TerminalEvent {
     /// The terminal size changed.
     Resize,
 }
+
+/// A program status is shown by the terminal (reported and not cleared yet), so an emergency
+/// restore clears it.
+static PROGRAM_STATUS_SHOWN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// What the renderers need from a terminal. Default methods write pi's escape sequences.
 pub trait Terminal {
@@ -77,6 +84,9 @@ pub trait Terminal {
     fn set_title(&mut self, title: &str) {
         self.write(&format!("\x1b]0;{}\x07", replace_control_characters(title)));
     }
+    /// Report the program's status (OSC 7501) when the terminal supports it; kept and reported
+    /// again after a restart. The default does nothing.
+    fn set_program_status(&mut self, _status: &ProgramStatus) {}
 }
 
 /// A terminal that records everything written, for tests. Input can be queued with
@@ -88,12 +98,14 @@ pub struct CaptureTerminal {
     columns: usize,
     rows: usize,
     events: VecDeque<TerminalEvent>,
+    /// Every program status reported, in order.
+    pub program_statuses: Vec<ProgramStatus>,
 }
 
 impl CaptureTerminal {
     /// A capturing terminal of the given size.
     pub fn new(columns: usize, rows: usize) -> Self {
-        Self { output: String::new(), columns, rows, events: VecDeque::new() }
+        Self { output: String::new(), columns, rows, events: VecDeque::new(), program_statuses: Vec::new() }
     }
 
     /// Change the size and queue a resize event.
@@ -127,6 +139,9 @@ impl Terminal for CaptureTerminal {
     fn poll_event(&mut self, _timeout: Duration) -> Option<TerminalEvent> {
         self.events.pop_front()
     }
+    fn set_program_status(&mut self, status: &ProgramStatus) {
+        self.program_statuses.push(status.clone());
+    }
 }
 
 /// The real terminal: crossterm for raw mode and size, stdout for output, and a thread reading
@@ -158,6 +173,13 @@ pub struct CrosstermTerminal {
     /// DA1 replies owed to the keyboard protocol queries; later ones answer other queries (the
     /// colour query) and are passed on as input, as pi's `ProcessTerminal` does.
     owed_device_attributes: usize,
+    /// The latest program status, kept across stops so a start reports it again.
+    program_status: Option<ProgramStatus>,
+    /// The terminal answered the program status query since the last start (or
+    /// `PI_PROGRAM_STATUS=1`).
+    program_status_supported: bool,
+    /// The program status query was sent and its DA1 sentinel has not come back yet.
+    program_status_query_pending: bool,
     started: bool,
     utf8_tail: Vec<u8>,
     wakeup: Option<Arc<dyn Fn() + Send + Sync>>,
@@ -188,6 +210,9 @@ impl CrosstermTerminal {
             kitty_pushed: false,
             modify_other_keys: false,
             owed_device_attributes: 0,
+            program_status: None,
+            program_status_supported: false,
+            program_status_query_pending: false,
             started: false,
             utf8_tail: Vec::new(),
             wakeup: None,
@@ -274,6 +299,14 @@ impl CrosstermTerminal {
                 self.pending.push_back(TerminalEvent::Input(format!("\x1b[200~{text}\x1b[201~")))
             }
             StdinEvent::Data(seq) => {
+                if is_program_status_reply(&seq) {
+                    if self.program_status_query_pending {
+                        self.program_status_query_pending = false;
+                        self.program_status_supported = true;
+                        self.write_program_status();
+                    }
+                    return;
+                }
                 // Kitty flags reply `CSI ? flags u`; DA1 reply `CSI ? ... c`.
                 if let Some(flags) = seq.strip_prefix("\x1b[?").and_then(|s| s.strip_suffix('u')) {
                     if flags.parse::<u32>().map(|f| f != 0).unwrap_or(false) {
@@ -287,6 +320,11 @@ impl CrosstermTerminal {
                 }
                 if seq.starts_with("\x1b[?") && seq.ends_with('c') && self.owed_device_attributes > 0 {
                     self.owed_device_attributes -= 1;
+                    // The last owed DA1 answers the latest query, which got no program status
+                    // reply before it.
+                    if self.owed_device_attributes == 0 {
+                        self.program_status_query_pending = false;
+                    }
                     if !self.kitty {
                         self.enable_modify_other_keys();
                     }
@@ -294,6 +332,15 @@ impl CrosstermTerminal {
                 }
                 self.pending.push_back(TerminalEvent::Input(seq));
             }
+        }
+    }
+
+    fn write_program_status(&mut self) {
+        if self.program_status_supported
+            && let Some(status) = self.program_status.clone()
+        {
+            self.write(&format_program_status(&status));
+            PROGRAM_STATUS_SHOWN.store(true, std::sync::atomic::Ordering::Relaxed);
         }
     }
 
@@ -359,9 +406,15 @@ impl Terminal for CrosstermTerminal {
         self.started = true;
         // pi's ProcessTerminal.start: bracketed paste, then the Kitty query (push flags 7, ask
         // for the flags) with a DA1 sentinel; a DA1 reply without Kitty flags turns on xterm's
-        // modifyOtherKeys instead.
+        // modifyOtherKeys instead. The program status query (OSC 7501) shares the sentinel: a
+        // terminal that supports it answers before DA1; `PI_PROGRAM_STATUS=1` or `0` skips it.
         self.write("\x1b[?2004h");
-        self.write("\x1b[>7u\x1b[?u\x1b[c");
+        let override_ = std::env::var("PI_PROGRAM_STATUS").ok();
+        self.program_status_supported = override_.as_deref() == Some("1");
+        self.program_status_query_pending = !matches!(override_.as_deref(), Some("1" | "0"));
+        let query = if self.program_status_query_pending { PROGRAM_STATUS_QUERY } else { "" };
+        self.write(&format!("\x1b[>7u\x1b[?u{query}\x1b[c"));
+        self.write_program_status();
         self.kitty_pushed = true;
         self.owed_device_attributes += 1;
         let tx = self.tx.clone();
@@ -377,6 +430,14 @@ impl Terminal for CrosstermTerminal {
             return Ok(());
         }
         self.started = false;
+        // The status is removed while stopped (after exit, while suspended); a start reports it
+        // again.
+        if self.program_status_supported && self.program_status.is_some() {
+            self.write(&format_program_status(&ProgramStatus::new(ProgramState::Clear)));
+        }
+        PROGRAM_STATUS_SHOWN.store(false, std::sync::atomic::Ordering::Relaxed);
+        self.program_status_supported = false;
+        self.program_status_query_pending = false;
         // pi's ProcessTerminal.stop: bracketed paste off, the Kitty flags popped if pushed,
         // modifyOtherKeys off if on; the cursor is shown by the caller (`Tui::stop`).
         let mut seq = String::from("\x1b[?2004l");
@@ -419,6 +480,14 @@ impl Terminal for CrosstermTerminal {
 
     fn kitty_protocol_active(&self) -> bool {
         self.kitty
+    }
+
+    fn set_program_status(&mut self, status: &ProgramStatus) {
+        self.program_status = (status.state != ProgramState::Clear).then(|| status.clone());
+        if self.program_status_supported {
+            self.write(&format_program_status(status));
+            PROGRAM_STATUS_SHOWN.store(self.program_status.is_some(), std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     fn poll_event(&mut self, timeout: Duration) -> Option<TerminalEvent> {
@@ -477,6 +546,9 @@ impl Drop for CrosstermTerminal {
 /// raw mode. For exit paths that cannot reach the [`crate::Tui`] (a panic hook, a fatal signal).
 pub fn emergency_restore() {
     let mut out = std::io::stdout();
+    if PROGRAM_STATUS_SHOWN.swap(false, std::sync::atomic::Ordering::Relaxed) {
+        let _ = out.write_all(format_program_status(&ProgramStatus::new(ProgramState::Clear)).as_bytes());
+    }
     // The terminal may be gone (SIGHUP); nothing useful can be done about a failed write.
     let _ = out.write_all(b"\x1b[?2026l\x1b[?2004l\x1b[<u\x1b[>4;0m\x1b[?1049l\x1b[?7h\x1b[?25h");
     let _ = out.flush();

@@ -156,6 +156,7 @@ async fn custom(runtime: &Arc<Runtime>, conn: &Weak<Connection>, params: &Value)
         overlay: params.get("overlay").and_then(Value::as_bool).unwrap_or(false),
         overlay_options: params.get("overlayOptions").filter(|o| o.is_object()).cloned(),
         handle_key: params.get("handleKey").and_then(Value::as_str).map(str::to_owned),
+        blocked: params.get("blocked").and_then(blocked_status),
     };
     if let Some(key) = &opts.handle_key {
         runtime.ui().set_overlay_visible(key, Some(overlay_visibility(conn.clone(), key.clone())));
@@ -170,4 +171,11 @@ async fn custom(runtime: &Arc<Runtime>, conn: &Weak<Connection>, params: &Value)
         lock(&c.customs).remove(&id);
     }
     Ok(json!(null))
+}
+
+/// pi's `blocked` option (`{ kind, message }`); anything else is no option.
+fn blocked_status(value: &Value) -> Option<crate::ui::BlockedStatus> {
+    let kind = pi_tui::program_status::BlockedKind::parse(value.get("kind")?.as_str()?)?;
+    let message = value.get("message")?.as_str()?;
+    Some(crate::ui::BlockedStatus::new(kind, message))
 }

@@ -64,6 +64,8 @@ pub(crate) struct Dialog {
     /// An extension's dialog (select, confirm, input, custom): those stack (pi's
     /// `pushExtensionDialog`); any other dialog is cancelled by the next one.
     pub(crate) extension: bool,
+    /// What the dialog waits for, reported to the terminal while it is on top (OSC 7501).
+    pub(crate) blocked: Option<super::program_status::Blocked>,
 }
 
 pub(crate) struct App {
@@ -101,6 +103,9 @@ pub(crate) struct App {
     pub(crate) dialog_stack: Vec<(Dialog, ComponentRef)>,
     /// The next `open_dialog` opens an extension's dialog.
     pub(crate) opening_extension_dialog: bool,
+    /// The `blocked` status of the extension dialog being opened.
+    pub(crate) opening_blocked: Option<super::program_status::Blocked>,
+    pub(crate) program_status: super::program_status::ProgramStatusReporter,
     git_branch: Option<String>,
     pub(crate) models: Vec<Model>,
     pub(crate) scoped_models: Vec<Model>,
@@ -296,6 +301,8 @@ impl App {
             dialog: None,
             dialog_stack: Vec::new(),
             opening_extension_dialog: false,
+            opening_blocked: None,
+            program_status: Default::default(),
             git_branch: git,
             models: options.models.clone(),
             scoped_models: options.scoped_models.clone(),
@@ -673,8 +680,9 @@ impl App {
         on_done: DialogDone,
     ) {
         let extension = std::mem::take(&mut self.opening_extension_dialog);
+        let blocked = self.opening_blocked.take().filter(|_| extension);
         self.stack_dialog(extension);
-        self.show_dialog(tui, component, Dialog { done, on_done, extension });
+        self.show_dialog(tui, component, Dialog { done, on_done, extension, blocked });
     }
 
     fn restore_editor(&mut self, tui: &mut Tui<CrosstermTerminal>) {
@@ -695,6 +703,7 @@ impl App {
             UiEvent::Info(t) => match t.strip_prefix('\u{1}') {
                 Some(done) => {
                     self.rebuild_transcript();
+                    self.reset_program_status();
                     self.show_line("accent", done);
                 }
                 None => self.show_line("dim", &t),
@@ -711,6 +720,9 @@ impl App {
             UiEvent::TreeChoice { id, choice } => self.on_tree_choice(tui, id, choice),
             UiEvent::Rebuilt(t) => {
                 self.rebuild_transcript();
+                if !t.starts_with("Navigated") {
+                    self.reset_program_status();
+                }
                 self.show_status(&t);
             }
             UiEvent::BashDone { id, result } => {
@@ -751,6 +763,7 @@ impl App {
         let theme = self.theme.clone();
         let chat = self.chat.clone();
         self.live.on_event(&ev, &theme, &chat);
+        self.program_status.handle_event(&ev, self.session.session_name());
         match &ev {
             SessionEvent::AgentSettled { .. } if self.shutdown_requested => self.quit = Some(0),
             SessionEvent::EntryAppended { entry } => self.on_cache_warm_entry(entry),

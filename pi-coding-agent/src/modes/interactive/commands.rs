@@ -8,7 +8,9 @@ use pi_tui::{ComponentRef, CrosstermTerminal, Markdown, Spacer, Text, Tui, share
 use super::app::{App, DialogDone, UiEvent};
 use super::dialogs::{DoneCell, InputDialog, Selector};
 use super::host::UiRequest;
+use super::program_status::Blocked;
 use crate::ui::{NotifyKind, WidgetContent, WidgetPlacement};
+use pi_tui::program_status::BlockedKind;
 
 /// pi 1.6.0's built-in commands (`BUILTIN_SLASH_COMMANDS`): name, argument hint, description;
 /// then this port's `/context`.
@@ -646,6 +648,7 @@ impl App {
         match req {
             UiRequest::Select { title, options, reply } => {
                 self.opening_extension_dialog = true;
+                self.opening_blocked = Some(Blocked::new(BlockedKind::Question, title.clone()));
                 let opts = options.iter().map(|o| (o.clone(), o.clone())).collect();
                 self.open_selector(
                     tui,
@@ -660,6 +663,7 @@ impl App {
             }
             UiRequest::Confirm { title, message, reply } => {
                 self.opening_extension_dialog = true;
+                self.opening_blocked = Some(Blocked::new(BlockedKind::Permission, title.clone()));
                 let opts = vec![("Yes".to_owned(), "yes".to_owned()), ("No".to_owned(), "no".to_owned())];
                 let title = if message.is_empty() { title } else { format!("{title}\n{message}") };
                 self.open_selector(
@@ -675,6 +679,7 @@ impl App {
             }
             UiRequest::Input { title, placeholder, prefill, reply } => {
                 self.opening_extension_dialog = true;
+                self.opening_blocked = Some(Blocked::new(BlockedKind::Question, title.clone()));
                 let done = done_cell();
                 let dialog =
                     InputDialog::new(self.theme.clone(), &title, placeholder.as_deref(), &prefill, done.clone());

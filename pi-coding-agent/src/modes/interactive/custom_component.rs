@@ -149,11 +149,17 @@ impl App {
             options.visible = opts.handle_key.as_deref().and_then(|key| self.customs.take_visible(key));
             let capturing = !options.non_capturing;
             let id = tui.show_overlay(component, options);
+            if let Some(blocked) = opts.blocked {
+                // An overlay reports `blocked` until it is done, hidden or not.
+                self.set_overlay_blocked(token, Some(blocked));
+            }
             if capturing {
                 // Keys go to the overlay, not to the app's bindings, until it closes; an open
-                // dialog waits under it and comes back after.
+                // dialog waits under it and comes back after (and is still the one reported).
+                let blocked = self.dialog.as_ref().filter(|d| d.extension).and_then(|d| d.blocked.clone());
                 self.stack_dialog(true);
-                self.dialog = Some(Dialog { done: done.clone(), on_done: Box::new(|_, _| {}), extension: true });
+                self.dialog =
+                    Some(Dialog { done: done.clone(), on_done: Box::new(|_, _| {}), extension: true, blocked });
             }
             if let Some(key) = opts.handle_key {
                 self.customs.overlays.insert(key, (id, Some(token)));
@@ -161,6 +167,7 @@ impl App {
             Some(id)
         } else {
             self.opening_extension_dialog = true;
+            self.opening_blocked = opts.blocked;
             self.open_dialog(tui, component, done.clone(), Box::new(|_, _| {}));
             None
         };
@@ -214,6 +221,7 @@ impl App {
     /// Takes a finished custom component off the screen.
     pub(crate) fn close_custom(&mut self, tui: &mut Tui<CrosstermTerminal>, token: u64) {
         let Some(open) = self.customs.open.remove(&token) else { return };
+        self.set_overlay_blocked(token, None);
         self.customs.overlays.retain(|_, (_, t)| *t != Some(token));
         if let Some(id) = open.overlay {
             tui.hide_overlay(id);

@@ -317,6 +317,7 @@ impl App {
         let dialog = LoginDialog::new(self.theme.clone(), self.keys.clone(), model.clone(), cancel.clone());
         let done: DoneCell = Rc::new(RefCell::new(None));
         OPEN.with(|open| *open.borrow_mut() = Some(done.clone()));
+        self.set_login_blocked(Some(&option.name));
         self.open_dialog(tui, shared(dialog), done, Box::new(|_, _| {}));
         let auth = AuthStorage::for_agent_dir(&crate::session::get_agent_dir());
         let tx = self.tx.clone();
@@ -351,6 +352,7 @@ impl App {
             *done.borrow_mut() = Some(None);
             self.finish_dialog(tui);
         }
+        self.set_login_blocked(None);
         let name = &option.name;
         let oauth = option.kind == LoginKind::OAuth;
         match finished {

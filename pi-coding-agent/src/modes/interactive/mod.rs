@@ -34,6 +34,7 @@ mod live;
 mod login;
 mod login_dialog;
 mod login_flow;
+mod program_status;
 mod reload;
 mod run;
 mod scoped_models;

@@ -55,6 +55,9 @@ async fn run_local(session: AgentSession, options: InteractiveOptions, mut termi
     // pi asks the terminal for its colours and builds the header once they arrived (≤ 100 ms).
     let held = super::theme_controller::startup_query(&mut tui);
     let mut app = App::new(session.clone(), tx.clone(), &options, &mut tui);
+    // pi reports the status once the UI started, before extensions are bound.
+    app.reset_program_status();
+    app.sync_program_status(&mut tui);
     app.sync_theme_notifications(&mut tui);
     app.start(options).await;
     for ev in held {
@@ -115,6 +118,7 @@ async fn event_loop(app: &mut App, tui: &mut Tui<CrosstermTerminal>, mut rx: Unb
         if let Some(code) = app.quit {
             return code;
         }
+        app.sync_program_status(tui);
         app.tick(tui);
         let due = last_frame.is_none_or(|t| t.elapsed() >= TICK);
         if app.needs_frame() && due {
