@@ -257,12 +257,16 @@ function createApi(ext, cwd) {
 		registerProvider(providerOrName, config) {
 			assertActive();
 			if (typeof providerOrName === "string" && !config) throw new Error("Provider config is required when registering by name");
-			const name = typeof providerOrName === "string" ? providerOrName : providerOrName?.name;
+			const name = typeof providerOrName === "string" ? providerOrName : providerOrName?.id;
 			const cfg = typeof providerOrName === "string" ? config : providerOrName;
 			// A JavaScript `streamSimple` stays here; pi-rs asks for it (`provider.stream`).
 			const streams = (ext.providerStreams ??= new Map());
 			if (typeof cfg?.streamSimple === "function") streams.set(name, cfg.streamSimple);
 			else streams.delete(name);
+			// So does its `oauth` (pi-rs offers it in `/login` and asks for its functions).
+			const oauths = (ext.providerOAuth ??= new Map());
+			if (typeof cfg?.oauth?.login === "function") oauths.set(name, cfg.oauth);
+			else oauths.delete(name);
 			const sent = typeof cfg?.streamSimple === "function" ? { ...cfg, streamSimple: true } : cfg;
 			change("pi.registerProvider", { name, config: sent });
 		},

@@ -99,3 +99,63 @@ async fn a_javascript_stream_simple_answers_fails_and_aborts_as_the_reference() 
     assert_eq!(h.server.count(), 0);
     assert!(h.error_pairs().is_empty(), "{:?}", h.error_pairs());
 }
+
+/// The options pi passes to a provider's `streamSimple` (`fixtures/js_extensions/options-provider.ts`,
+/// recorded from pi 1.6.0 in `options-provider.pi.json`): the model, the resolved `apiKey`, the
+/// provider's and the transformed (`before_provider_headers`) `headers`, `timeoutMs`, `signal`,
+/// and `onPayload` / `onResponse` / `onProviderStreamEvent`, which run `before_provider_request`
+/// (its replacement returned), `after_provider_response` and `provider_stream_event` as pi's do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_javascript_stream_simple_gets_the_options_and_callbacks_pi_passes() {
+    use pi_coding_agent::extensions::{BeforeProviderHeadersEvent, BeforeProviderRequestEvent};
+    if !node_available() {
+        return;
+    }
+    let recorded: Value =
+        serde_json::from_str(include_str!("fixtures/js_extensions/options-provider.pi.json")).expect("fixture");
+    let slot = Arc::new(Mutex::new(None));
+    let events = Arc::new(Mutex::new(Vec::<Value>::new()));
+    let log = events.clone();
+    let recorder: Arc<dyn Extension> = Arc::new(FnExtension::new("<recorder>", move |pi| {
+        pi.on_sync::<BeforeProviderRequestEvent>(|e, _| {
+            let mut payload = e.payload.clone();
+            payload["injected"] = json!(1);
+            Ok(Some(payload))
+        });
+        pi.on_sync::<BeforeProviderHeadersEvent>(|e, _| {
+            e.headers.insert("x-trace".into(), Some("t".into()));
+            Ok(None)
+        });
+        for name in ["after_provider_response", "provider_stream_event"] {
+            let log = log.clone();
+            pi.on_notify(name, move |e, _| {
+                log.lock().unwrap().push(serde_json::to_value(&*e).unwrap_or_default());
+                Box::pin(std::future::ready(Ok(None)))
+            });
+        }
+        Ok(())
+    }));
+    let h = Setup {
+        extensions: vec![handle(slot.clone()), recorder],
+        extension_paths: vec![fixture("options-provider.ts")],
+        ..Default::default()
+    }
+    .start()
+    .await;
+    h.session.bind_extensions(|_| {}).await;
+    let pi = slot.lock().unwrap().clone().unwrap();
+    assert!(pi.set_model("optprov", "probe").await.unwrap(), "{:?}", h.error_pairs());
+    h.session.prompt("hi").await.unwrap();
+    let message = last_assistant(&h);
+    let text = message["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{message:#}"));
+    let ours: Value = serde_json::from_str(text).expect("the options as JSON");
+    let theirs = &recorded["options"];
+    for key in
+        ["model", "apiKey", "headers", "timeoutMs", "signal", "onPayload", "onResponse", "onProviderStreamEvent", "payload"]
+    {
+        assert_eq!(ours[key], theirs[key], "options.{key}: {ours:#}");
+    }
+    assert!(ours["sessionId"].is_string(), "{ours:#}");
+    assert_eq!(*events.lock().unwrap(), recorded["events"].as_array().unwrap().clone());
+    assert!(h.error_pairs().is_empty(), "{:?}", h.error_pairs());
+}

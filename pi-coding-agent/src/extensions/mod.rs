@@ -63,6 +63,7 @@ mod model_registry;
 pub mod node;
 mod provider_events;
 mod registrations;
+mod request_auth;
 mod runner;
 mod runtime;
 mod shortcuts;
@@ -103,7 +104,8 @@ pub use lifecycle_events::{
 pub use markdown::{
     DEFAULT_MARKDOWN_MESSAGE_TYPES, MarkdownTransformContext, MarkdownTransformer, MarkdownTransformerRegistration,
 };
-pub use model_registry::ExtensionModelRegistry;
+pub use model_registry::{ExtensionModelRegistry, RequestAuth};
+pub use request_auth::ProviderAuth;
 pub use provider_events::{BeforeProviderHeadersEvent, ExtensionRequestObserver, ProviderHeaders};
 pub use registrations::RegisteredProvider;
 pub use runner::{ErrorListenerHandle, ExtensionRunner};

@@ -227,6 +227,9 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     )
     .map_err(SdkError::Failed)?;
     let runner = load_extensions(&loader, &resources, options.extensions, &cwd).await;
+    if let Some(runner) = &runner {
+        runner.set_agent_dir(agent_dir.clone());
+    }
     let builtin = crate::tools::all_tools(&cwd, &tool_options(&shell));
     let (all_tools, active) = select_tools(builtin, options.custom_tools, runner.as_deref(), &selection);
 

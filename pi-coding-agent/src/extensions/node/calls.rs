@@ -34,6 +34,15 @@ pub(crate) async fn handle_host_call(
     if let Some(answer) = super::provider_stream::host_call(method, &params) {
         return answer;
     }
+    if let Some(answer) = super::provider_options::host_call(method, &params).await {
+        return answer;
+    }
+    if let Some(answer) = super::provider_oauth::host_call(method, &params).await {
+        return answer;
+    }
+    if let Some(answer) = super::model_registry_calls::host_call(runtime, conn, method, &params).await {
+        return answer;
+    }
     // Flags are answered inside the host; this map only serves `pi.getFlag` of other clients.
     let flags = Mutex::new(HashMap::new());
     if !is_dialog(method) {

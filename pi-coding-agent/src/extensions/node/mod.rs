@@ -19,6 +19,9 @@ mod component_input;
 mod files;
 mod markdown;
 mod process;
+mod model_registry_calls;
+mod provider_options;
+pub(crate) mod provider_oauth;
 mod provider_stream;
 mod virtual_models;
 

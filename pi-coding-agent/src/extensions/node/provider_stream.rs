@@ -3,7 +3,8 @@
 //! host sends each event of the returned stream back (`provider.event`, in order, before its
 //! answer), and pi-rs turns them into the request's [`AssistantMessageEventStream`]. Aborting the
 //! request tells the host (`provider.abort`, the function's `signal`); a function that throws, or
-//! a host that dies, ends the stream with an error event.
+//! a host that dies, ends the stream with an error event. Its options and callbacks are
+//! `provider_options`'.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,8 +17,9 @@ use pi_ai::{AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream
 use serde_json::{Value, json};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
-use super::NodeHost;
+use super::{NodeHost, provider_options};
 use crate::extensions::RegisteredProvider;
+use crate::extensions::request_auth;
 use crate::extensions::runtime::{Runtime, lock};
 use crate::extensions::subprocess::protocol::RpcError;
 
@@ -84,16 +86,6 @@ fn parse_event(v: &Value) -> Option<AssistantMessageEvent> {
     })
 }
 
-fn options_json(options: &StreamOptions) -> Value {
-    json!({
-        "reasoning": options.reasoning,
-        "maxTokens": options.max_tokens,
-        "temperature": options.temperature,
-        "sessionId": options.session_id,
-        "apiKey": options.api_key,
-    })
-}
-
 fn error_event(model: &Model, error: String, aborted: bool) -> AssistantMessageEvent {
     let reason = if aborted { StopReason::Aborted } else { StopReason::Error };
     let error = AssistantMessage {
@@ -143,20 +135,35 @@ impl crate::extensions::ExtensionRunner {
         let (tx, mut rx) = unbounded_channel();
         let id = NEXT_STREAM.fetch_add(1, Ordering::Relaxed);
         lock(streams()).insert(id, tx);
-        let params = json!({
+        provider_options::remember(id, model, &options);
+        let headers = provider_options::merged_headers(provider, &options);
+        let registered = provider.clone();
+        let mut params = json!({
             "extensionPath": provider.extension_path,
             "provider": provider.name,
             "streamId": id,
             "model": model,
             "context": transcript,
-            "options": options_json(&options),
         });
         let runtime = self.runtime.clone();
         let cancel = options.cancel.clone();
         let model = model.clone();
         tokio::spawn(async move {
             let aborted = cancel.clone();
-            let outcome = run(runtime, params, cancel, id).await;
+            // The request's own key, else the provider's (its OAuth credential through `getApiKey`).
+            let api_key = match options.api_key.clone() {
+                Some(key) => Ok(Some(key)),
+                None => request_auth::resolve_registered(&runtime, &registered).await.map(|a| a.api_key),
+            };
+            let outcome = match api_key {
+                Ok(api_key) => {
+                    let headers = provider_options::transformed_headers(headers, &model, &options).await;
+                    params["options"] = provider_options::options_json(&model, &options, api_key, &headers);
+                    run(runtime, params, cancel, id).await
+                }
+                Err(error) => Err(error),
+            };
+            provider_options::forget(id);
             let tx = lock(streams()).remove(&id);
             if let (Err(error), Some(tx)) = (outcome, tx) {
                 let aborted = aborted.is_some_and(|c| c.is_cancelled());
