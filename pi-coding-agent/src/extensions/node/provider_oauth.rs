@@ -101,11 +101,11 @@ fn auth_event(v: &Value) -> Option<AuthEvent> {
         "auth_url" => AuthEvent::AuthUrl { url: text(v, "url")?, instructions: text(v, "instructions") },
         "device_code" => AuthEvent::DeviceCode {
             user_code: text(v, "userCode")?,
-            verification_uri: text(v, "verificationUri").or_else(|| text(v, "verificationUrl"))?,
+            verification_uri: text(v, "verificationUri")?,
             open_browser_on_confirm: v.get("openBrowserOnConfirm").and_then(Value::as_bool).unwrap_or(true),
             copy_code_on_confirm: v.get("copyCodeOnConfirm").and_then(Value::as_bool).unwrap_or(true),
-            interval_seconds: v.get("interval").and_then(Value::as_u64),
-            expires_in_seconds: v.get("expiresIn").and_then(Value::as_u64),
+            interval_seconds: v.get("intervalSeconds").and_then(Value::as_u64),
+            expires_in_seconds: v.get("expiresInSeconds").and_then(Value::as_u64),
         },
         "progress" => AuthEvent::Progress { message: text(v, "message").unwrap_or_default() },
         _ => AuthEvent::Info {
@@ -164,7 +164,10 @@ pub(crate) fn has_oauth(provider: &RegisteredProvider) -> bool {
 pub(crate) struct JsOAuth {
     runtime: Weak<Runtime>,
     provider: String,
+    /// `oauth.name` (the login method's name).
     name: String,
+    /// The provider's `name`, else `oauth.name`.
+    display_name: String,
     extension_path: String,
 }
 
@@ -178,10 +181,12 @@ impl JsOAuth {
     /// The flow of `provider` (registered by a JavaScript extension with `oauth`).
     pub(crate) fn new(runtime: &Arc<Runtime>, provider: &RegisteredProvider) -> Self {
         let name = provider.config.pointer("/oauth/name").and_then(Value::as_str).unwrap_or(&provider.name);
+        let display_name = provider.config.get("name").and_then(Value::as_str).unwrap_or(name);
         JsOAuth {
             runtime: Arc::downgrade(runtime),
             provider: provider.name.clone(),
             name: name.to_owned(),
+            display_name: display_name.to_owned(),
             extension_path: provider.extension_path.clone(),
         }
     }
@@ -284,6 +289,10 @@ impl LoginProvider for JsOAuth {
 
     fn kind(&self) -> LoginKind {
         LoginKind::OAuth
+    }
+
+    fn provider_name(&self) -> Option<&str> {
+        Some(&self.display_name)
     }
 
     async fn login(&self, interaction: &dyn AuthInteraction) -> Result<Credential, LoginError> {
