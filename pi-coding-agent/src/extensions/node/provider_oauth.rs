@@ -58,6 +58,12 @@ pub(crate) fn handles(method: &str) -> bool {
     method == METHOD_PROMPT || method == METHOD_NOTIFY
 }
 
+/// Whether `method` is a login notice: they run in the order they arrive (before a question
+/// sent after them), on the host's reader.
+pub(crate) fn in_order(method: &str) -> bool {
+    method == METHOD_NOTIFY
+}
+
 fn invalid(message: impl Into<String>) -> RpcError {
     RpcError { code: ERROR_INVALID_PARAMS, message: message.into(), data: None }
 }
