@@ -52,8 +52,10 @@ function requestOptions(streamId, sent, signal) {
 
 export async function runProviderStream(params) {
 	const ext = extensions.get(params.extensionPath);
-	const streamSimple = ext?.providerStreams?.get(params.provider);
-	if (!streamSimple) throw new Error(`Provider ${params.provider} has no streamSimple in the JavaScript host`);
+	const entry = ext?.providerStreams?.get(params.provider);
+	if (!entry) throw new Error(`Provider ${params.provider} has no streamSimple in the JavaScript host`);
+	// pi's `stream` (modelRegistry.stream) of a native provider is its own; otherwise `streamSimple`.
+	const streamSimple = params.simple === false && entry.stream ? entry.stream : entry.streamSimple;
 	const controller = new AbortController();
 	controllers.set(params.streamId, controller);
 	try {

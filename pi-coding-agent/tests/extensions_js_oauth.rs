@@ -18,8 +18,8 @@ use async_trait::async_trait;
 use cli_support::{Env, ScriptedServer};
 use http_support::Setup;
 use interactive_support::{Pty, dark_theme, normalize};
-use pi_coding_agent::extensions::{Extension, ExtensionApi, FnExtension};
 use pi_coding_agent::auth::{AuthEvent, AuthInteraction, AuthPrompt, AuthStorage, LoginError, LoginKind};
+use pi_coding_agent::extensions::{Extension, ExtensionApi, FnExtension};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -53,8 +53,11 @@ fn login_screen(keys: &[&str], done: impl Fn(&str) -> bool, name: &str) -> Optio
     std::fs::write(env.agent().join("auth.json"), r#"{"groq":{"type":"api_key","key":"gsk-x"}}"#).expect("auth.json");
     let node = node.to_string_lossy().into_owned();
     let extension = fixture_path("oauth-provider.ts");
-    let mut pty =
-        Pty::spawn_with(&env, &["-e", &extension, "--model", "local/smollm2-135m"], &[("PI_NODE", &node), ("BROWSER", "true")]);
+    let mut pty = Pty::spawn_with(
+        &env,
+        &["-e", &extension, "--model", "local/smollm2-135m"],
+        &[("PI_NODE", &node), ("BROWSER", "true")],
+    );
     pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
     interactive_support::type_keys(&mut pty, keys);
     let screen = pty.wait_for(name, done);
@@ -166,7 +169,8 @@ async fn requests_use_get_api_key_and_refresh_as_the_reference_does() {
     );
     let auth = AuthStorage::for_agent_dir(&agent_dir);
     auth.set("oauthprov", credential).expect("stored");
-    let stored: Value = serde_json::from_str(&std::fs::read_to_string(agent_dir.as_path().join("auth.json")).unwrap()).unwrap();
+    let stored: Value =
+        serde_json::from_str(&std::fs::read_to_string(agent_dir.as_path().join("auth.json")).unwrap()).unwrap();
     let theirs: Value = serde_json::from_str(&reference("ext_oauth_saved.auth.json")).unwrap();
     assert_eq!(stored["oauthprov"].to_string(), theirs["oauthprov"].to_string());
 
@@ -185,7 +189,8 @@ async fn requests_use_get_api_key_and_refresh_as_the_reference_does() {
     std::fs::write(agent_dir.as_path().join("auth.json"), json!({"oauthprov": expired}).to_string()).unwrap();
     h.session.prompt("/oauth-registry").await.unwrap();
     assert_eq!(entry_data(&h, "oauth-registry"), pi["expired"]["answer"]);
-    let file: Value = serde_json::from_str(&std::fs::read_to_string(agent_dir.as_path().join("auth.json")).unwrap()).unwrap();
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(agent_dir.as_path().join("auth.json")).unwrap()).unwrap();
     assert_eq!(file.to_string(), pi["expired"]["auth"].to_string());
     assert!(h.error_pairs().is_empty(), "{:?}", h.error_pairs());
 }

@@ -150,9 +150,17 @@ async fn a_javascript_stream_simple_gets_the_options_and_callbacks_pi_passes() {
     let text = message["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{message:#}"));
     let ours: Value = serde_json::from_str(text).expect("the options as JSON");
     let theirs = &recorded["options"];
-    for key in
-        ["model", "apiKey", "headers", "timeoutMs", "signal", "onPayload", "onResponse", "onProviderStreamEvent", "payload"]
-    {
+    for key in [
+        "model",
+        "apiKey",
+        "headers",
+        "timeoutMs",
+        "signal",
+        "onPayload",
+        "onResponse",
+        "onProviderStreamEvent",
+        "payload",
+    ] {
         assert_eq!(ours[key], theirs[key], "options.{key}: {ours:#}");
     }
     assert!(ours["sessionId"].is_string(), "{ours:#}");
@@ -229,4 +237,45 @@ async fn model_registry_requests_run_in_pi_rs_and_stream_back() {
     let message = registry.complete(&model, context, Default::default()).await;
     assert_eq!(serde_json::to_value(&message.content).unwrap(), json!([{"type": "text", "text": "ok"}]));
     assert_eq!(h.server.count(), 3);
+}
+
+/// A native pi-ai Provider (`fixtures/js_extensions/native-provider.ts`): the agent's requests use
+/// its `streamSimple`, `ctx.modelRegistry.stream` and `complete` its API-specific `stream`, as the
+/// reference answers (`pi -e native-provider.ts -p /native-requests`:
+/// `{"stream":"via stream","complete":"via stream","streamSimple":"via streamSimple"}`; and
+/// `--model nativeprov/m -p hello`: "via streamSimple"). So do the Rust registry's members.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_native_provider_stream_is_used_where_pi_uses_it() {
+    if !node_available() {
+        return;
+    }
+    let slot = Arc::new(Mutex::new(None));
+    let h = Setup {
+        extensions: vec![handle(slot.clone())],
+        extension_paths: vec![fixture("native-provider.ts")],
+        ..Default::default()
+    }
+    .start()
+    .await;
+    h.session.bind_extensions(|_| {}).await;
+    h.session.prompt("/native-requests").await.unwrap();
+    assert_eq!(
+        entry_data(&h, "native-requests"),
+        json!({"stream": "via stream", "complete": "via stream", "streamSimple": "via streamSimple"})
+    );
+    let pi = slot.lock().unwrap().clone().unwrap();
+    assert!(pi.set_model("nativeprov", "m").await.unwrap(), "{:?}", h.error_pairs());
+    h.session.prompt("hello").await.unwrap();
+    assert_eq!(last_assistant(&h)["content"], json!([{"type": "text", "text": "via streamSimple"}]));
+
+    let registry = h.session.extension_runner().unwrap().create_context().model_registry();
+    let model = registry.find("nativeprov", "m").expect("the native model");
+    let context = || pi_ai::Context {
+        messages: vec![pi_ai::Message::User(pi_ai::UserMessage::new("hi").into())],
+        ..Default::default()
+    };
+    let text = |m: pi_ai::AssistantMessage| serde_json::to_value(&m.content).unwrap()[0]["text"].clone();
+    assert_eq!(text(registry.complete(&model, context(), Default::default()).await), "via stream");
+    assert_eq!(text(registry.complete_simple(&model, context(), Default::default()).await), "via streamSimple");
+    assert!(h.error_pairs().is_empty(), "{:?}", h.error_pairs());
 }

@@ -105,9 +105,9 @@ pub use markdown::{
     DEFAULT_MARKDOWN_MESSAGE_TYPES, MarkdownTransformContext, MarkdownTransformer, MarkdownTransformerRegistration,
 };
 pub use model_registry::{ExtensionModelRegistry, RequestAuth};
-pub use request_auth::ProviderAuth;
 pub use provider_events::{BeforeProviderHeadersEvent, ExtensionRequestObserver, ProviderHeaders};
 pub use registrations::RegisteredProvider;
+pub use request_auth::ProviderAuth;
 pub use runner::{ErrorListenerHandle, ExtensionRunner};
 pub use runtime::{ExtensionContext, ExtensionMode, FlagValue};
 pub use shortcuts::{RegisteredShortcut, ShortcutHandler};

@@ -126,15 +126,34 @@ impl ExtensionModelRegistry {
         RequestAuth::Ok { api_key: answer["apiKey"].as_str().map(str::to_owned), headers }
     }
 
-    /// A request through the session's providers with request-time auth (pi's `stream`; pi-rs's
-    /// options serve `stream` and `streamSimple` alike).
+    /// A request through the session's providers with request-time auth (pi's `stream`: a native
+    /// JavaScript provider's `stream`; pi-rs's options serve `stream` and `streamSimple` alike).
     pub fn stream(&self, model: &Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream {
-        let stream = self
-            .ctx
-            .runtime
-            .actions()
-            .ok()
-            .and_then(|a| a.stream_request(model, normalize_context(context), options));
+        self.request(model, context, options, false)
+    }
+
+    fn request(
+        &self,
+        model: &Model,
+        context: Context,
+        options: StreamOptions,
+        simple: bool,
+    ) -> AssistantMessageEventStream {
+        if let Some(provider) = request_auth::registered(&self.ctx.runtime, &model.provider)
+            && super::node::provider_stream::is_js_provider(&provider)
+        {
+            let runtime = self.ctx.runtime.clone();
+            return super::node::provider_stream::js_stream(
+                runtime,
+                &provider,
+                model,
+                normalize_context(context),
+                options,
+                simple,
+            );
+        }
+        let stream =
+            self.ctx.runtime.actions().ok().and_then(|a| a.stream_request(model, normalize_context(context), options));
         stream.unwrap_or_else(|| {
             AssistantMessageEventStream::failed(AssistantMessage {
                 api: model.api.clone(),
@@ -149,8 +168,13 @@ impl ExtensionModelRegistry {
     }
 
     /// pi's `streamSimple`.
-    pub fn stream_simple(&self, model: &Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream {
-        self.stream(model, context, options)
+    pub fn stream_simple(
+        &self,
+        model: &Model,
+        context: Context,
+        options: StreamOptions,
+    ) -> AssistantMessageEventStream {
+        self.request(model, context, options, true)
     }
 
     /// pi's `complete`: the request's final message.
@@ -158,9 +182,9 @@ impl ExtensionModelRegistry {
         self.stream(model, context, options).result().await
     }
 
-    /// pi's `completeSimple` (its runtime's; the same request as `complete` here).
+    /// pi's `completeSimple` (its runtime's): the final message of [`Self::stream_simple`].
     pub async fn complete_simple(&self, model: &Model, context: Context, options: StreamOptions) -> AssistantMessage {
-        self.complete(model, context, options).await
+        self.stream_simple(model, context, options).result().await
     }
 }
 

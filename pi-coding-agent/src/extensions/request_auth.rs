@@ -106,7 +106,10 @@ pub(crate) async fn resolve(runtime: &Arc<Runtime>, provider: &str) -> Result<Op
 }
 
 /// The auth of a provider an extension registered (a key may be absent).
-pub(crate) async fn resolve_registered(runtime: &Arc<Runtime>, provider: &RegisteredProvider) -> Result<ProviderAuth, String> {
+pub(crate) async fn resolve_registered(
+    runtime: &Arc<Runtime>,
+    provider: &RegisteredProvider,
+) -> Result<ProviderAuth, String> {
     let storage = AuthStorage::for_agent_dir(&agent_dir(runtime));
     let stored = storage.get(&provider.name).ok().flatten();
     let (api_key, source) = if let Some(key) = storage.runtime_api_key(&provider.name) {

@@ -6,10 +6,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use pi_agent_core::StreamFn;
-use pi_ai::registry::{Models, ProviderAuth, ProviderEntry};
 use futures::StreamExt;
+use pi_agent_core::StreamFn;
 use pi_ai::options::StreamOptions;
+use pi_ai::registry::{Models, ProviderAuth, ProviderEntry};
 use pi_ai::transcript::TranscriptContext;
 use pi_ai::{AssistantMessage, AssistantMessageEventStream, Context, Model, StopReason};
 use serde_json::Value;
@@ -59,10 +59,9 @@ fn http_stream(
     mut options: StreamOptions,
 ) -> AssistantMessageEventStream {
     {
-        let key = options
-            .api_key
-            .clone()
-            .or_else(|| provider.config.get("apiKey").and_then(Value::as_str).and_then(pi_ai::models::resolve_config_value));
+        let key = options.api_key.clone().or_else(|| {
+            provider.config.get("apiKey").and_then(Value::as_str).and_then(pi_ai::models::resolve_config_value)
+        });
         if let Some(headers) = provider.config.get("headers").and_then(Value::as_object) {
             for (name, value) in headers {
                 if let Some(v) = value.as_str().and_then(pi_ai::models::resolve_config_value)

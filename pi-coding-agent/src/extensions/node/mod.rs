@@ -18,11 +18,11 @@ mod component_calls;
 mod component_input;
 mod files;
 mod markdown;
-mod process;
 mod model_registry_calls;
-mod provider_options;
+mod process;
 pub(crate) mod provider_oauth;
-mod provider_stream;
+mod provider_options;
+pub(crate) mod provider_stream;
 mod virtual_models;
 
 use std::sync::{Arc, Mutex, Weak};

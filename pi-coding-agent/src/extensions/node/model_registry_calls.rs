@@ -176,10 +176,25 @@ async fn stream(runtime: &Arc<Runtime>, conn: &Weak<Connection>, params: &Value)
         cancel.cancel();
     }
     let options = stream_options(params.get("options").unwrap_or(&Value::Null), cancel.clone());
-    let actions = runtime.actions().map_err(|e| invalid(e.to_string()))?;
-    let mut events = actions
-        .stream_request(&model, normalize_context(context), options)
-        .ok_or_else(|| invalid("The model registry has no session to run requests"))?;
+    let simple = params.get("simple").and_then(Value::as_bool) != Some(false);
+    let mut events =
+        match request_auth::registered(runtime, &model.provider).filter(super::provider_stream::is_js_provider) {
+            // pi's `stream` of a native provider is its own `stream`.
+            Some(provider) if !simple => super::provider_stream::js_stream(
+                runtime.clone(),
+                &provider,
+                &model,
+                normalize_context(context),
+                options,
+                false,
+            ),
+            _ => {
+                let actions = runtime.actions().map_err(|e| invalid(e.to_string()))?;
+                actions
+                    .stream_request(&model, normalize_context(context), options)
+                    .ok_or_else(|| invalid("The model registry has no session to run requests"))?
+            }
+        };
     lock(running()).insert(id, cancel);
     while let Some(event) = events.next().await {
         if let Some(conn) = conn.upgrade() {

@@ -214,10 +214,8 @@ impl JsOAuth {
     /// The key a request uses: the stored OAuth credential, refreshed under the auth.json lock
     /// when it expires soon, through `getApiKey`; `None` without a stored OAuth credential.
     pub(crate) async fn request_key(&self, auth: &AuthStorage) -> Result<Option<String>, String> {
-        let refreshed = auth
-            .refresh_oauth_with(&self.provider, self, RefreshWhen::ExpiresSoon)
-            .await
-            .map_err(|e| e.to_string())?;
+        let refreshed =
+            auth.refresh_oauth_with(&self.provider, self, RefreshWhen::ExpiresSoon).await.map_err(|e| e.to_string())?;
         match refreshed.filter(|c| c.kind() == CredentialType::OAuth) {
             Some(credential) => self.api_key(&credential).await,
             None => Ok(None),
@@ -266,7 +264,11 @@ impl OAuthFlow for JsOAuth {
         &self.name
     }
 
-    async fn login(&self, interaction: &dyn AuthInteraction, _options: &LoginOptions) -> Result<Credential, LoginError> {
+    async fn login(
+        &self,
+        interaction: &dyn AuthInteraction,
+        _options: &LoginOptions,
+    ) -> Result<Credential, LoginError> {
         self.run_login(interaction).await
     }
 

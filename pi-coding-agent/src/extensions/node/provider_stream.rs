@@ -132,6 +132,27 @@ impl crate::extensions::ExtensionRunner {
         transcript: TranscriptContext,
         options: StreamOptions,
     ) -> AssistantMessageEventStream {
+        js_stream(self.runtime.clone(), provider, model, transcript, options, true)
+    }
+}
+
+/// Whether `provider`'s requests run in the JavaScript host.
+pub(crate) fn is_js_provider(provider: &RegisteredProvider) -> bool {
+    provider.config.get("streamSimple").and_then(Value::as_bool) == Some(true)
+}
+
+/// The response of `provider`'s JavaScript functions for `model`: `streamSimple`, or with
+/// `simple == false` (pi's `modelRegistry.stream`) a native provider's API-specific `stream`
+/// when it has one (a provider registered by name uses its `streamSimple` for both, as pi).
+pub(crate) fn js_stream(
+    runtime: Arc<Runtime>,
+    provider: &RegisteredProvider,
+    model: &Model,
+    transcript: TranscriptContext,
+    options: StreamOptions,
+    simple: bool,
+) -> AssistantMessageEventStream {
+    {
         let (tx, mut rx) = unbounded_channel();
         let id = NEXT_STREAM.fetch_add(1, Ordering::Relaxed);
         lock(streams()).insert(id, tx);
@@ -144,8 +165,8 @@ impl crate::extensions::ExtensionRunner {
             "streamId": id,
             "model": model,
             "context": transcript,
+            "simple": simple,
         });
-        let runtime = self.runtime.clone();
         let cancel = options.cancel.clone();
         let model = model.clone();
         tokio::spawn(async move {
