@@ -63,7 +63,6 @@ mod model_registry;
 pub mod node;
 mod provider_events;
 mod registrations;
-mod request_auth;
 mod runner;
 mod runtime;
 mod shortcuts;
@@ -105,9 +104,9 @@ pub use markdown::{
     DEFAULT_MARKDOWN_MESSAGE_TYPES, MarkdownTransformContext, MarkdownTransformer, MarkdownTransformerRegistration,
 };
 pub use model_registry::{ExtensionModelRegistry, RequestAuth};
+pub use node::request_auth::ProviderAuth;
 pub use provider_events::{BeforeProviderHeadersEvent, ExtensionRequestObserver, ProviderHeaders};
 pub use registrations::RegisteredProvider;
-pub use request_auth::ProviderAuth;
 pub use runner::{ErrorListenerHandle, ExtensionRunner};
 pub use runtime::{ExtensionContext, ExtensionMode, FlagValue};
 pub use shortcuts::{RegisteredShortcut, ShortcutHandler};

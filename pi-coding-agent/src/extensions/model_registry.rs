@@ -8,7 +8,7 @@ use pi_ai::transcript::normalize_context;
 use pi_ai::{AssistantMessage, AssistantMessageEventStream, Context, Model, StopReason};
 use serde_json::Value;
 
-use super::request_auth::{self, ProviderAuth};
+use super::node::request_auth::{self, ProviderAuth};
 use super::runtime::ExtensionContext;
 use pi_ai::options::StreamOptions;
 

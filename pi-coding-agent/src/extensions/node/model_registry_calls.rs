@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::process::Connection;
-use crate::extensions::request_auth;
+use super::request_auth;
 use crate::extensions::runtime::{Runtime, lock};
 use crate::extensions::subprocess::protocol::{ERROR_INVALID_PARAMS, RpcError};
 

@@ -308,17 +308,18 @@ impl LoginProvider for JsOAuth {
     }
 }
 
-/// Offers (or stops offering) `/login` for a provider registered (or registered again without
-/// `oauth`) by an extension.
-pub(crate) fn on_register(runtime: &Arc<Runtime>, provider: &RegisteredProvider) {
-    if has_oauth(provider) {
-        runtime.login_providers.register(Arc::new(JsOAuth::new(runtime, provider)));
-    } else if runtime.login_providers.get_kind(&provider.name, LoginKind::OAuth).is_some() {
-        runtime.login_providers.unregister(&provider.name);
+/// After the host's `pi.registerProvider` / `pi.unregisterProvider`: offers (or stops offering)
+/// `/login` for the provider, as its registration has (or no longer has) an `oauth`.
+pub(crate) fn after_registry_call(runtime: &Arc<Runtime>, method: &str, params: &Value) {
+    let Some(name) = params.get("name").and_then(Value::as_str) else { return };
+    let registered = super::request_auth::registered(runtime, name);
+    match registered.filter(|_| method == "pi.registerProvider") {
+        Some(provider) if has_oauth(&provider) => {
+            runtime.login_providers.register(Arc::new(JsOAuth::new(runtime, &provider)));
+        }
+        _ if runtime.login_providers.get_kind(name, LoginKind::OAuth).is_some() => {
+            runtime.login_providers.unregister(name);
+        }
+        _ => {}
     }
-}
-
-/// Stops offering `/login` for an unregistered provider.
-pub(crate) fn on_unregister(runtime: &Runtime, name: &str) {
-    runtime.login_providers.unregister(name);
 }

@@ -17,9 +17,9 @@ use pi_ai::{AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream
 use serde_json::{Value, json};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
+use super::request_auth;
 use super::{NodeHost, provider_options};
 use crate::extensions::RegisteredProvider;
-use crate::extensions::request_auth;
 use crate::extensions::runtime::{Runtime, lock};
 use crate::extensions::subprocess::protocol::RpcError;
 

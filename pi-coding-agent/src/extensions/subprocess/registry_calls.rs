@@ -26,7 +26,7 @@ fn text(params: &Value, name: &str) -> Result<String, RpcError> {
 }
 
 /// Runs one registry call.
-pub(crate) fn handle(runtime: &std::sync::Arc<Runtime>, method: &str, params: &Value) -> Result<Value, RpcError> {
+pub(crate) fn handle(runtime: &Runtime, method: &str, params: &Value) -> Result<Value, RpcError> {
     let path = params.get("extensionPath").and_then(Value::as_str).unwrap_or_default().to_owned();
     let name = text(params, "name")?;
     let config = params.get("config").cloned().unwrap_or(Value::Null);
@@ -35,17 +35,11 @@ pub(crate) fn handle(runtime: &std::sync::Arc<Runtime>, method: &str, params: &V
             if !config.is_object() {
                 return Err(invalid("Provider config is required when registering by name"));
             }
-            let provider = RegisteredProvider { name, config, extension_path: path };
-            // A JavaScript provider's `oauth` is offered by `/login`.
-            crate::extensions::node::provider_oauth::on_register(runtime, &provider);
             let mut providers = lock(&runtime.providers);
-            providers.retain(|p| p.name != provider.name);
-            providers.push(provider);
+            providers.retain(|p| p.name != name);
+            providers.push(RegisteredProvider { name, config, extension_path: path });
         }
-        "pi.unregisterProvider" => {
-            crate::extensions::node::provider_oauth::on_unregister(runtime, &name);
-            lock(&runtime.providers).retain(|p| p.name != name);
-        }
+        "pi.unregisterProvider" => lock(&runtime.providers).retain(|p| p.name != name),
         "pi.registerMcpServer" => {
             if !config.is_object() {
                 return Err(invalid(format!("server \"{name}\" must be an object")));

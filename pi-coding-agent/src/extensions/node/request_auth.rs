@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::RegisteredProvider;
-use super::node::provider_oauth::{JsOAuth, has_oauth};
-use super::runtime::{Runtime, lock};
+use super::provider_oauth::{JsOAuth, has_oauth};
 use crate::auth::{AuthStorage, CredentialType};
+use crate::extensions::RegisteredProvider;
+use crate::extensions::runtime::{Runtime, lock};
 
 /// What a request to a provider authenticates with (pi-ai's `AuthResult`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -51,7 +51,7 @@ impl ProviderAuth {
     }
 }
 
-impl super::ExtensionRunner {
+impl crate::extensions::ExtensionRunner {
     /// The agent dir whose auth.json and models.json the extensions' registry reads (the SDK
     /// sets the session's; else pi's default).
     pub fn set_agent_dir(&self, dir: PathBuf) {
