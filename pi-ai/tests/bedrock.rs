@@ -653,3 +653,71 @@ async fn cancellation_before_the_answer() {
     assert_eq!(message.error_message.as_deref(), Some("Request aborted: This operation was aborted (20)"));
     assert_eq!(server.requests().len(), 1);
 }
+
+/// What an awaited request observer saw (pi's `onResponse` and `onProviderStreamEvent`), beside
+/// the normalized events in the order they were yielded.
+#[derive(Default)]
+struct Observed {
+    log: std::sync::Mutex<Vec<String>>,
+}
+
+impl pi_ai::options::RequestObserver for Observed {
+    fn wants_response(&self) -> bool {
+        true
+    }
+
+    fn response(
+        &self,
+        response: pi_ai::options::ProviderResponse,
+        model: &pi_ai::Model,
+    ) -> pi_ai::options::ObserverFuture<()> {
+        let amz = response.headers.iter().find(|(k, _)| k == "x-amzn-requestid").map(|(_, v)| v.clone());
+        self.log.lock().unwrap().push(format!("response {} {} {amz:?}", response.status, model.id));
+        Box::pin(std::future::ready(()))
+    }
+
+    fn wants_stream_events(&self) -> bool {
+        true
+    }
+
+    fn stream_event(&self, data: Value, _model: &pi_ai::Model) -> pi_ai::options::ObserverFuture<()> {
+        self.log.lock().unwrap().push(format!("raw {data}"));
+        Box::pin(std::future::ready(()))
+    }
+}
+
+/// Bedrock reports the response (status and headers, before the body) and each decoded stream
+/// item (`{"messageStart": {…}}`, as the AWS SDK yields them) to an awaited observer, each item
+/// before the events normalized from it, as pi's `onResponse` / `onProviderStreamEvent`.
+#[tokio::test]
+async fn the_request_observer_sees_the_response_and_each_item() {
+    let _env = ENV.lock().await;
+    recording_env();
+    let mut reply = stream_reply(ok_frames());
+    reply.headers.push(("x-amzn-requestid".into(), "req-1".into()));
+    let server = MockServer::start([reply]).await;
+    let model = nova(&server.url());
+    let observer = std::sync::Arc::new(Observed::default());
+    let options = StreamOptions { request_observer: Some(observer.clone()), ..Default::default() };
+    let mut stream = BedrockConverseStream.stream(&model, hi(), options);
+    while let Some(event) = futures::StreamExt::next(&mut stream).await {
+        observer.log.lock().unwrap().push(event.kind().to_owned());
+    }
+    let log = observer.log.lock().unwrap().clone();
+    assert_eq!(
+        log,
+        [
+            "response 200 amazon.nova-pro-v1:0 Some(\"req-1\")",
+            r#"raw {"messageStart":{"role":"assistant"}}"#,
+            "start",
+            r#"raw {"contentBlockDelta":{"contentBlockIndex":0,"delta":{"text":"ok"}}}"#,
+            "text_start",
+            "text_delta",
+            r#"raw {"contentBlockStop":{"contentBlockIndex":0}}"#,
+            "text_end",
+            r#"raw {"messageStop":{"stopReason":"end_turn"}}"#,
+            r#"raw {"metadata":{"usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2},"metrics":{"latencyMs":1}}}"#,
+            "done",
+        ]
+    );
+}

@@ -392,3 +392,78 @@ async fn session_cleanup_closes_the_cached_socket() {
     pi_ai::session_resources::cleanup_session_resources("ws-other").await;
     assert_eq!(server.closes.lock().expect("lock").len(), 1);
 }
+
+/// Records what an awaited request observer sees, in one log with the yielded events.
+#[derive(Default)]
+struct Observed {
+    log: Mutex<Vec<String>>,
+}
+
+impl pi_ai::options::RequestObserver for Observed {
+    fn wants_response(&self) -> bool {
+        true
+    }
+
+    fn response(
+        &self,
+        response: pi_ai::options::ProviderResponse,
+        _model: &Model,
+    ) -> pi_ai::options::ObserverFuture<()> {
+        self.log.lock().expect("lock").push(format!("response {}", response.status));
+        Box::pin(std::future::ready(()))
+    }
+
+    fn wants_stream_events(&self) -> bool {
+        true
+    }
+
+    fn stream_event(&self, data: Value, _model: &Model) -> pi_ai::options::ObserverFuture<()> {
+        self.log.lock().expect("lock").push(format!("raw {}", data["type"].as_str().unwrap_or_default()));
+        Box::pin(std::future::ready(()))
+    }
+}
+
+/// Over the WebSocket, each event of the socket reaches the observer (pi's
+/// `onProviderStreamEvent` in `mapCodexEvents`), before the events normalized from it; there is no
+/// HTTP response to report (pi calls `onResponse` on the SSE transport only).
+#[tokio::test]
+async fn the_request_observer_sees_each_socket_event() {
+    let pi = fixture("two_turns");
+    let (_server, base) = start(&pi["script"]).await;
+    let model: Model = serde_json::from_str(&pi["model"].to_string().replace("$BASE", &base)).expect("model");
+    let turn = &pi["turns"][0];
+    let messages: Vec<Message> = serde_json::from_value(turn["context"]["messages"].clone()).expect("messages");
+    let observer = Arc::new(Observed::default());
+    let options = StreamOptions {
+        api_key: pi["apiKey"].as_str().map(str::to_owned),
+        session_id: Some("ws-observed".into()),
+        transport: Some(Transport::WebSocket),
+        request_observer: Some(observer.clone()),
+        ..Default::default()
+    };
+    let context = Context { messages, ..Default::default() };
+    let mut stream = OpenAiCodexResponses.stream(&model, normalize_context(context), options);
+    while let Some(event) = stream.next().await {
+        observer.log.lock().expect("lock").push(event.kind().to_owned());
+    }
+    close_websocket_sessions(Some("ws-observed")).await;
+    let log = observer.log.lock().expect("lock").clone();
+    assert_eq!(
+        log,
+        [
+            "raw response.created",
+            "start",
+            "raw response.output_item.added",
+            "text_start",
+            "raw response.content_part.added",
+            "raw response.output_text.delta",
+            "text_delta",
+            "raw response.output_text.delta",
+            "text_delta",
+            "raw response.output_item.done",
+            "text_end",
+            "raw response.completed",
+            "done",
+        ]
+    );
+}

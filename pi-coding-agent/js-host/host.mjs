@@ -10,6 +10,8 @@ import { applyCompletion, dispose, focusComponent, inputComponent, invalidateCom
 import { runEvent, runTool, runCommand, runRender, runShortcut, cancelTool } from "./dispatch.mjs";
 import { runMarkdownTransform, runVirtualRoute } from "./virtual-models.mjs";
 import { abortProviderStream, runProviderStream } from "./provider-stream.mjs";
+import { abortOAuthLogin, runOAuthApiKey, runOAuthLogin, runOAuthRefresh } from "./provider-oauth.mjs";
+import { deliverRegistryEvent } from "./model_registry.mjs";
 
 register("./hooks.mjs", import.meta.url);
 
@@ -30,6 +32,17 @@ const methods = {
 	"provider.stream": (params) => runProviderStream(params),
 	"provider.abort": (params) => {
 		abortProviderStream(params.streamId);
+		return null;
+	},
+	"provider.oauth.login": (params) => runOAuthLogin(params),
+	"provider.oauth.abort": (params) => {
+		abortOAuthLogin(params.loginId);
+		return null;
+	},
+	"provider.oauth.refresh": (params) => runOAuthRefresh(params),
+	"provider.oauth.apiKey": (params) => runOAuthApiKey(params),
+	"modelRegistry.event": (params) => {
+		deliverRegistryEvent(params);
 		return null;
 	},
 	"flags.set": (params) => {
@@ -59,7 +72,7 @@ const methods = {
 };
 
 rpc.serve(methods);
-for (const m of ["provider.abort", "markdown.transform", "component.render", "component.input", "component.invalidate", "component.dispose", "component.focus", "terminal.input", "autocomplete.suggest", "autocomplete.apply", "overlay.visible"]) {
+for (const m of ["provider.abort", "provider.oauth.abort", "provider.oauth.apiKey", "modelRegistry.event", "markdown.transform", "component.render", "component.input", "component.invalidate", "component.dispose", "component.focus", "terminal.input", "autocomplete.suggest", "autocomplete.apply", "overlay.visible"]) {
 	rpc.immediate.add(m);
 }
 

@@ -6,6 +6,17 @@ import { spawnSync } from "node:child_process";
 import { rpc, errorMessage } from "./rpc.mjs";
 import { bus } from "./bus.mjs";
 
+/** A native pi-ai Provider as a registration's config: its name, base URL, models and API. */
+function nativeConfig(provider) {
+	const models = typeof provider?.getModels === "function" ? provider.getModels() : [];
+	return {
+		name: provider?.name,
+		baseUrl: provider?.baseUrl,
+		api: models[0]?.api,
+		models: models.map(({ provider: _p, ...model }) => model),
+	};
+}
+
 /** Loaded extensions by the path pi-rs knows them by. */
 export const extensions = new Map();
 let generation = 0;
@@ -257,13 +268,24 @@ function createApi(ext, cwd) {
 		registerProvider(providerOrName, config) {
 			assertActive();
 			if (typeof providerOrName === "string" && !config) throw new Error("Provider config is required when registering by name");
-			const name = typeof providerOrName === "string" ? providerOrName : providerOrName?.name;
-			const cfg = typeof providerOrName === "string" ? config : providerOrName;
-			// A JavaScript `streamSimple` stays here; pi-rs asks for it (`provider.stream`).
+			// pi's `registerProvider(provider)` takes a native pi-ai Provider (`id`, `getModels`,
+			// `stream`, `streamSimple`); its models and functions are registered as a config's.
+			const native = typeof providerOrName !== "string";
+			const name = native ? providerOrName?.id : providerOrName;
+			const impl = native ? providerOrName : config;
+			const cfg = native ? nativeConfig(providerOrName) : config;
+			// A JavaScript `streamSimple` (and a native provider's `stream`) stays here; pi-rs asks
+			// for it (`provider.stream`).
 			const streams = (ext.providerStreams ??= new Map());
-			if (typeof cfg?.streamSimple === "function") streams.set(name, cfg.streamSimple);
-			else streams.delete(name);
-			const sent = typeof cfg?.streamSimple === "function" ? { ...cfg, streamSimple: true } : cfg;
+			if (typeof impl?.streamSimple === "function") {
+				const stream = native && typeof impl.stream === "function" ? impl.stream.bind(impl) : undefined;
+				streams.set(name, { streamSimple: impl.streamSimple.bind(impl), stream });
+			} else streams.delete(name);
+			// So does its `oauth` (pi-rs offers it in `/login` and asks for its functions).
+			const oauths = (ext.providerOAuth ??= new Map());
+			if (typeof cfg?.oauth?.login === "function") oauths.set(name, cfg.oauth);
+			else oauths.delete(name);
+			const sent = typeof impl?.streamSimple === "function" ? { ...cfg, streamSimple: true } : cfg;
 			change("pi.registerProvider", { name, config: sent });
 		},
 		unregisterProvider(name) {

@@ -30,5 +30,6 @@ pub mod shared;
 
 pub use client::{HeaderMap, PI_VERSION, client, client_with_connect_timeout, user_agent};
 pub use error::{ErrorStyle, HttpError, MAX_ERROR_BODY_CHARS, truncate_error_text};
+pub(crate) use output::ObservedEvents;
 pub use output::{ProviderOutput, SseHandler, StreamContext, stream_sse};
 pub use request::{BodySource, HttpRequest, ResponseBody, send_with_retries, server_retry_delay};

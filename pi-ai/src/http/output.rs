@@ -281,7 +281,7 @@ pub fn stream_sse(
 /// The raw events of one request kept for an awaited [`crate::options::RequestObserver`]: the
 /// handlers' synchronous `raw_event` calls queue them, and the stream awaits the observer for each
 /// before yielding the events normalized from them.
-struct ObservedEvents {
+pub(crate) struct ObservedEvents {
     queue: Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
     observer: Arc<dyn crate::options::RequestObserver>,
 }
@@ -289,7 +289,7 @@ struct ObservedEvents {
 impl ObservedEvents {
     /// Chains a queueing hook before the options' own `on_provider_stream_event`, when the
     /// observer wants this request's stream events.
-    fn install(options: &mut StreamOptions) -> Option<ObservedEvents> {
+    pub(crate) fn install(options: &mut StreamOptions) -> Option<ObservedEvents> {
         let observer = options.request_observer.clone().filter(|o| o.wants_stream_events())?;
         let queue: Arc<std::sync::Mutex<Vec<serde_json::Value>>> = Arc::default();
         let sink = queue.clone();
@@ -304,7 +304,7 @@ impl ObservedEvents {
     }
 
     /// Awaits the observer for every queued event, in order.
-    async fn deliver(&self, model: &Model) {
+    pub(crate) async fn deliver(&self, model: &Model) {
         let pending = std::mem::take(&mut *self.queue.lock().unwrap_or_else(|e| e.into_inner()));
         for raw in pending {
             self.observer.stream_event(raw, model).await;

@@ -157,6 +157,12 @@ pub trait LoginProvider: Send + Sync {
     /// What the login produces.
     fn kind(&self) -> LoginKind;
 
+    /// The provider's name in `/login`'s lists when it is not a built-in provider (pi's
+    /// provider `name`: an extension's `name` or its `oauth.name`); `None` lists its id.
+    fn provider_name(&self) -> Option<&str> {
+        None
+    }
+
     /// Runs the login through `interaction`; the caller stores the credential.
     async fn login(&self, interaction: &dyn AuthInteraction) -> Result<Credential, LoginError>;
 

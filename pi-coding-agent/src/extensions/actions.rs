@@ -292,6 +292,18 @@ pub trait ExtensionActions: Send + Sync {
         Vec::new()
     }
 
+    /// A request through the session's providers with request-time auth and none of the
+    /// session's hooks (`ctx.modelRegistry.stream`); `None` without a session.
+    fn stream_request(
+        &self,
+        model: &pi_ai::Model,
+        context: pi_ai::transcript::TranscriptContext,
+        options: pi_ai::options::StreamOptions,
+    ) -> Option<pi_ai::AssistantMessageEventStream> {
+        let _ = (model, context, options);
+        None
+    }
+
     /// `ctx.getSystemPromptOptions()` as JSON.
     fn get_system_prompt_options(&self) -> Value {
         Value::Object(Default::default())

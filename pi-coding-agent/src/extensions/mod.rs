@@ -103,7 +103,8 @@ pub use lifecycle_events::{
 pub use markdown::{
     DEFAULT_MARKDOWN_MESSAGE_TYPES, MarkdownTransformContext, MarkdownTransformer, MarkdownTransformerRegistration,
 };
-pub use model_registry::ExtensionModelRegistry;
+pub use model_registry::{ExtensionModelRegistry, RequestAuth};
+pub use node::request_auth::ProviderAuth;
 pub use provider_events::{BeforeProviderHeadersEvent, ExtensionRequestObserver, ProviderHeaders};
 pub use registrations::RegisteredProvider;
 pub use runner::{ErrorListenerHandle, ExtensionRunner};

@@ -104,6 +104,8 @@ pub(crate) struct Runtime {
     pub(crate) mcp_listener: Mutex<Option<Arc<dyn Fn() + Send + Sync>>>,
     /// The queue of events emitted without being awaited (see `event_queue`).
     pub(crate) event_queue: Mutex<Option<QueueSender>>,
+    /// The session's agent dir (its auth.json), when the SDK set it (see `request_auth`).
+    pub(crate) agent_dir: Mutex<Option<std::path::PathBuf>>,
 }
 
 impl Runtime {
@@ -125,6 +127,7 @@ impl Runtime {
             login_providers: crate::auth::LoginRegistry::new(),
             mcp_listener: Mutex::new(None),
             event_queue: Mutex::new(None),
+            agent_dir: Mutex::new(None),
         })
     }
 

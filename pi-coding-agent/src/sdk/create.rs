@@ -219,6 +219,9 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     let resources = loader.resources()?.clone();
     // Extensions load before the model is chosen: the models they register can be chosen.
     let runner = load_extensions(&loader, &resources, options.extensions, &cwd).await;
+    if let Some(runner) = &runner {
+        runner.set_agent_dir(agent_dir.clone());
+    }
     let extension_models = runner.as_deref().map(extension_models).unwrap_or_default();
     let choice = match options.model_resolver {
         Some(resolve) => resolve(&extension_models)?,

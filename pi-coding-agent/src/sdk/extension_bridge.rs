@@ -357,6 +357,16 @@ impl ExtensionActions for SessionActions {
         session_models(&session, available_only)
     }
 
+    fn stream_request(
+        &self,
+        model: &pi_ai::Model,
+        context: pi_ai::transcript::TranscriptContext,
+        options: pi_ai::options::StreamOptions,
+    ) -> Option<pi_ai::AssistantMessageEventStream> {
+        let session = self.session().ok()?;
+        Some((session.shared.stream_fn)(model, context, options))
+    }
+
     fn is_project_trusted(&self) -> bool {
         self.session().map(|s| s.settings_manager().is_project_trusted()).unwrap_or(false)
     }

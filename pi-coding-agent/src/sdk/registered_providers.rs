@@ -6,12 +6,15 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use futures::StreamExt;
 use pi_agent_core::StreamFn;
+use pi_ai::options::StreamOptions;
 use pi_ai::registry::{Models, ProviderAuth, ProviderEntry};
-use pi_ai::{Context, Model};
+use pi_ai::transcript::TranscriptContext;
+use pi_ai::{AssistantMessage, AssistantMessageEventStream, Context, Model, StopReason};
 use serde_json::Value;
 
-use crate::extensions::ExtensionRunner;
+use crate::extensions::{ExtensionRunner, RegisteredProvider};
 
 /// `inner`, except for models whose provider an extension registered.
 pub(crate) fn with_registered_providers(runner: Arc<ExtensionRunner>, inner: StreamFn) -> StreamFn {
@@ -21,7 +24,44 @@ pub(crate) fn with_registered_providers(runner: Arc<ExtensionRunner>, inner: Str
         if provider.config.get("streamSimple").and_then(Value::as_bool) == Some(true) {
             return runner.js_provider_stream(&provider, model, transcript, options);
         }
-        let key = provider.config.get("apiKey").and_then(Value::as_str).and_then(pi_ai::models::resolve_config_value);
+        // A provider with `oauth` takes its key from the stored credential (refreshed, through its
+        // `getApiKey`), resolved when the request starts.
+        if provider.config.get("oauth").is_some_and(Value::is_object) && options.api_key.is_none() {
+            let (runner, model) = (runner.clone(), model.clone());
+            let start = async move {
+                match runner.registered_provider_auth(&provider).await {
+                    Ok(auth) => {
+                        options.api_key = auth.api_key;
+                        http_stream(&provider, &model, transcript, options)
+                    }
+                    Err(error) => AssistantMessageEventStream::failed(AssistantMessage {
+                        api: model.api.clone(),
+                        provider: model.provider.clone(),
+                        model: model.id.clone(),
+                        stop_reason: StopReason::Error,
+                        error_message: Some(error),
+                        timestamp: pi_ai::now_ms(),
+                        ..Default::default()
+                    }),
+                }
+            };
+            return AssistantMessageEventStream::new(futures::stream::once(start).flatten());
+        }
+        http_stream(&provider, model, transcript, options)
+    })
+}
+
+/// A request to `provider`'s model through pi-ai's HTTP APIs.
+fn http_stream(
+    provider: &RegisteredProvider,
+    model: &Model,
+    transcript: TranscriptContext,
+    mut options: StreamOptions,
+) -> AssistantMessageEventStream {
+    {
+        let key = options.api_key.clone().or_else(|| {
+            provider.config.get("apiKey").and_then(Value::as_str).and_then(pi_ai::models::resolve_config_value)
+        });
         if let Some(headers) = provider.config.get("headers").and_then(Value::as_object) {
             for (name, value) in headers {
                 if let Some(v) = value.as_str().and_then(pi_ai::models::resolve_config_value)
@@ -47,5 +87,5 @@ pub(crate) fn with_registered_providers(runner: Arc<ExtensionRunner>, inner: Str
         });
         let context = Context { system_prompt: None, messages: transcript.into_messages(), tools: None };
         models.stream_simple(model, context, options)
-    })
+    }
 }

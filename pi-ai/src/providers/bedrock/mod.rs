@@ -331,6 +331,10 @@ const ABORTED_BEFORE_ANSWER: &str = "Request aborted: This operation was aborted
 fn run(model: Model, context: TranscriptContext, options: StreamOptions) -> AssistantMessageEventStream {
     let mut out = ProviderOutput::new(&model);
     let request_env = options.env.clone();
+    let mut options = options;
+    // pi's `onProviderStreamEvent` and `onResponse` are awaited: so are the request's observer's.
+    let observed = crate::http::ObservedEvents::install(&mut options);
+    let response_observer = options.request_observer.clone().filter(|o| o.wants_response());
     let ctx = StreamContext { model, options };
     AssistantMessageEventStream::new(credentials::with_request_env(
         request_env,
@@ -385,8 +389,12 @@ fn run(model: Model, context: TranscriptContext, options: StreamOptions) -> Assi
                     }
                 }
             };
+            let response = crate::options::ProviderResponse { status, headers };
             if let Some(hook) = &ctx.options.on_response {
-                hook(&crate::options::ProviderResponse { status, headers }, &ctx.model);
+                hook(&response, &ctx.model);
+            }
+            if let Some(observer) = &response_observer {
+                observer.response(response, &ctx.model).await;
             }
             let mut handler = BedrockStream::new();
             let mut decoder = eventstream::Decoder::default();
@@ -409,7 +417,12 @@ fn run(model: Model, context: TranscriptContext, options: StreamOptions) -> Assi
                                 started = true;
                                 out.start();
                             }
-                            if let Err(text) = handler.on_frame(&frame, &ctx, &mut out) {
+                            let handled = handler.on_frame(&frame, &ctx, &mut out);
+                            if let Some(observed) = &observed {
+                                observed.deliver(&ctx.model).await;
+                                for e in out.take_events() { yield e; }
+                            }
+                            if let Err(text) = handled {
                                 failure = Some(text);
                                 break 'read;
                             }

@@ -97,9 +97,17 @@ pub fn stream(model: &Model, context: &TranscriptContext, options: StreamOptions
         let mut started = false;
         let session = plan.as_ref().and_then(|p| p.session.clone());
         if let Some(plan) = plan.filter(|p| !websocket::fallback_active(p.session.as_deref())) {
+            // The socket's events reach the request's observer as pi's `onProviderStreamEvent`
+            // (awaited, before the events normalized from them); a socket has no `onResponse`.
+            let mut ws_options = ctx.options.clone();
+            let observed = crate::http::ObservedEvents::install(&mut ws_options);
+            let ws_ctx = StreamContext { model: ctx.model.clone(), options: ws_options };
             let mut run = WsRun::new(&plan, &body);
             let outcome = loop {
-                let step = run.step(&mut handler, &ctx, &mut out).await;
+                let step = run.step(&mut handler, &ws_ctx, &mut out).await;
+                if let Some(observed) = &observed {
+                    observed.deliver(&ctx.model).await;
+                }
                 for e in out.take_events() { yield e; }
                 if let Some(outcome) = step { break outcome; }
             };

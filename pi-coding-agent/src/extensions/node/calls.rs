@@ -34,8 +34,25 @@ pub(crate) async fn handle_host_call(
     if let Some(answer) = super::provider_stream::host_call(method, &params) {
         return answer;
     }
+    if let Some(answer) = super::provider_options::host_call(method, &params).await {
+        return answer;
+    }
+    if let Some(answer) = super::provider_oauth::host_call(method, &params).await {
+        return answer;
+    }
+    if let Some(answer) = super::model_registry_calls::host_call(runtime, conn, method, &params).await {
+        return answer;
+    }
     // Flags are answered inside the host; this map only serves `pi.getFlag` of other clients.
     let flags = Mutex::new(HashMap::new());
+    if crate::extensions::subprocess::registry_calls::handles(method) {
+        let result = handle_pi_call(runtime, &flags, method, params.clone()).await;
+        if result.is_ok() {
+            // A provider's `oauth` is offered by `/login`.
+            super::provider_oauth::after_registry_call(runtime, method, &params);
+        }
+        return result;
+    }
     if !is_dialog(method) {
         return handle_pi_call(runtime, &flags, method, params).await;
     }

@@ -15,6 +15,7 @@ const FILES: &[(&str, &str)] = &[
     ("components.mjs", include_str!("../../../js-host/components.mjs")),
     ("virtual-models.mjs", include_str!("../../../js-host/virtual-models.mjs")),
     ("provider-stream.mjs", include_str!("../../../js-host/provider-stream.mjs")),
+    ("provider-oauth.mjs", include_str!("../../../js-host/provider-oauth.mjs")),
     ("model_registry.mjs", include_str!("../../../js-host/model_registry.mjs")),
     ("shims/pi-tui.mjs", include_str!("../../../js-host/shims/pi-tui.mjs")),
     ("shims/pi-ai.mjs", include_str!("../../../js-host/shims/pi-ai.mjs")),

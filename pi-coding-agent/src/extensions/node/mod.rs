@@ -18,8 +18,12 @@ mod component_calls;
 mod component_input;
 mod files;
 mod markdown;
+mod model_registry_calls;
 mod process;
-mod provider_stream;
+pub(crate) mod provider_oauth;
+mod provider_options;
+pub(crate) mod provider_stream;
+pub(crate) mod request_auth;
 mod virtual_models;
 
 use std::sync::{Arc, Mutex, Weak};

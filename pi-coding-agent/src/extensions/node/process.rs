@@ -221,6 +221,7 @@ fn in_order(method: &str) -> bool {
         || crate::extensions::subprocess::registry_calls::handles(method)
         || super::virtual_models::handles(method)
         || super::provider_stream::handles(method)
+        || super::provider_oauth::in_order(method)
         || IMMEDIATE_ACTIONS.contains(&method)
 }
 

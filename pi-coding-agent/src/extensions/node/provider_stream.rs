@@ -3,7 +3,8 @@
 //! host sends each event of the returned stream back (`provider.event`, in order, before its
 //! answer), and pi-rs turns them into the request's [`AssistantMessageEventStream`]. Aborting the
 //! request tells the host (`provider.abort`, the function's `signal`); a function that throws, or
-//! a host that dies, ends the stream with an error event.
+//! a host that dies, ends the stream with an error event. Its options and callbacks are
+//! `provider_options`'.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,7 +17,8 @@ use pi_ai::{AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream
 use serde_json::{Value, json};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
-use super::NodeHost;
+use super::request_auth;
+use super::{NodeHost, provider_options};
 use crate::extensions::RegisteredProvider;
 use crate::extensions::runtime::{Runtime, lock};
 use crate::extensions::subprocess::protocol::RpcError;
@@ -84,16 +86,6 @@ fn parse_event(v: &Value) -> Option<AssistantMessageEvent> {
     })
 }
 
-fn options_json(options: &StreamOptions) -> Value {
-    json!({
-        "reasoning": options.reasoning,
-        "maxTokens": options.max_tokens,
-        "temperature": options.temperature,
-        "sessionId": options.session_id,
-        "apiKey": options.api_key,
-    })
-}
-
 fn error_event(model: &Model, error: String, aborted: bool) -> AssistantMessageEvent {
     let reason = if aborted { StopReason::Aborted } else { StopReason::Error };
     let error = AssistantMessage {
@@ -140,23 +132,59 @@ impl crate::extensions::ExtensionRunner {
         transcript: TranscriptContext,
         options: StreamOptions,
     ) -> AssistantMessageEventStream {
+        js_stream(self.runtime.clone(), provider, model, transcript, options, true)
+    }
+}
+
+/// Whether `provider`'s requests run in the JavaScript host.
+pub(crate) fn is_js_provider(provider: &RegisteredProvider) -> bool {
+    provider.config.get("streamSimple").and_then(Value::as_bool) == Some(true)
+}
+
+/// The response of `provider`'s JavaScript functions for `model`: `streamSimple`, or with
+/// `simple == false` (pi's `modelRegistry.stream`) a native provider's API-specific `stream`
+/// when it has one (a provider registered by name uses its `streamSimple` for both, as pi).
+pub(crate) fn js_stream(
+    runtime: Arc<Runtime>,
+    provider: &RegisteredProvider,
+    model: &Model,
+    transcript: TranscriptContext,
+    options: StreamOptions,
+    simple: bool,
+) -> AssistantMessageEventStream {
+    {
         let (tx, mut rx) = unbounded_channel();
         let id = NEXT_STREAM.fetch_add(1, Ordering::Relaxed);
         lock(streams()).insert(id, tx);
-        let params = json!({
+        provider_options::remember(id, model, &options);
+        let headers = provider_options::merged_headers(provider, &options);
+        let registered = provider.clone();
+        let mut params = json!({
             "extensionPath": provider.extension_path,
             "provider": provider.name,
             "streamId": id,
             "model": model,
             "context": transcript,
-            "options": options_json(&options),
+            "simple": simple,
         });
-        let runtime = self.runtime.clone();
         let cancel = options.cancel.clone();
         let model = model.clone();
         tokio::spawn(async move {
             let aborted = cancel.clone();
-            let outcome = run(runtime, params, cancel, id).await;
+            // The request's own key, else the provider's (its OAuth credential through `getApiKey`).
+            let api_key = match options.api_key.clone() {
+                Some(key) => Ok(Some(key)),
+                None => request_auth::resolve_registered(&runtime, &registered).await.map(|a| a.api_key),
+            };
+            let outcome = match api_key {
+                Ok(api_key) => {
+                    let headers = provider_options::transformed_headers(headers, &model, &options).await;
+                    params["options"] = provider_options::options_json(&model, &options, api_key, &headers);
+                    run(runtime, params, cancel, id).await
+                }
+                Err(error) => Err(error),
+            };
+            provider_options::forget(id);
             let tx = lock(streams()).remove(&id);
             if let (Err(error), Some(tx)) = (outcome, tx) {
                 let aborted = aborted.is_some_and(|c| c.is_cancelled());

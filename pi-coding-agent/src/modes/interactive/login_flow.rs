@@ -153,8 +153,9 @@ impl App {
                     env_source(&id).map(|source| ("api_key".to_owned(), source))
                 };
                 LoginOption {
-                    // An extension's provider is named by its id (llama.cpp), as pi names it.
-                    name: info.map_or_else(|| id.clone(), |i| i.name.clone()),
+                    // An extension's provider is named by its `name` (or its `oauth.name`), else by
+                    // its id (llama.cpp), as pi names it.
+                    name: info.map_or_else(|| p.provider_name().unwrap_or(&id).to_owned(), |i| i.name.clone()),
                     kind: p.kind(),
                     method_name: p.name().to_owned(),
                     login_label: oauth.and_then(|o| o.login_label.clone()),
