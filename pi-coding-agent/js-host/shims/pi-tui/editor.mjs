@@ -88,6 +88,8 @@ export class Editor {
 		this.historyIndex = -1;
 		this.lastAction = null;
 		if (this.getText() !== lines.join("\n")) this.pushUndo();
+		this.pastes.clear();
+		this.pasteCounter = 0;
 		this.state = { lines, line: lines.length - 1, col: lines[lines.length - 1].length };
 		this.scrollOffset = 0;
 		this.changed();
@@ -102,8 +104,10 @@ export class Editor {
 	changed() {
 		this.onChange?.(this.getText());
 	}
+	/** An undo step: the text and cursor, the paste registry (the same map, as pi-tui keeps it)
+	 * and the paste counter. */
 	pushUndo() {
-		this.undoStack.push(copy(this.state));
+		this.undoStack.push({ state: copy(this.state), pastes: this.pastes, pasteCounter: this.pasteCounter });
 	}
 	current() {
 		return this.state.lines[this.state.line];
@@ -336,7 +340,9 @@ export class Editor {
 		} else if (keyIs(data, "tui.editor.undo")) {
 			const last = this.undoStack.pop();
 			if (last) {
-				this.state = last;
+				this.state = last.state;
+				this.pastes = last.pastes;
+				this.pasteCounter = last.pasteCounter;
 				this.lastAction = null;
 				this.changed();
 			}
@@ -448,9 +454,9 @@ export class Editor {
 			const n = this.prevSegmentLength();
 			const line = this.current();
 			const removed = line.slice(s.col - n, s.col);
-			const marker = /^\[paste #(\d+)/.exec(removed);
-			if (marker && pasteMarkers(removed, (id) => this.pastes.has(id))[0]?.[0] === 0) this.pastes.delete(Number(marker[1]));
 			s.lines[s.line] = line.slice(0, s.col - n) + line.slice(s.col);
+			const marker = /^\[paste #(\d+)/.exec(removed);
+			if (marker && pasteMarkers(removed, (id) => this.pastes.has(id))[0]?.[0] === 0) this.dropPaste(Number(marker[1]));
 			s.col -= n;
 			this.changed();
 		} else if (s.line > 0) {
@@ -461,6 +467,19 @@ export class Editor {
 			s.lines[s.line] += removed;
 			this.changed();
 		}
+	}
+	/** Forgets paste `id`: the pastes after it (and their markers) move down by one. */
+	dropPaste(id) {
+		this.pastes.delete(id);
+		this.pasteCounter--;
+		for (const other of [...this.pastes.keys()].filter((k) => k > id).sort((a, b) => a - b)) {
+			this.pastes.set(other - 1, this.pastes.get(other));
+			this.pastes.delete(other);
+		}
+		const re = /\[paste #(\d+)( \+\d+ lines| \d+ chars)?\]/g;
+		this.state.lines = this.state.lines.map((line) =>
+			line.replace(re, (whole, n, suffix) => (Number(n) <= id ? whole : `[paste #${Number(n) - 1}${suffix ?? ""}]`)),
+		);
 	}
 	renderTopBorder(width, hidden) {
 		return this.borderColor(hidden > 0 ? scrollBorder("↑", hidden, width) : "─".repeat(width));

@@ -104,6 +104,12 @@ export function parseKey(data) {
 		if (c >= 32 && c < 127) return data;
 	}
 	if (data.length === 2 && data[0] === "\x1b" && data.charCodeAt(1) >= 32) return `alt+${data[1]}`;
+	if (data.length === 2 && data[0] === "\x1b") {
+		const c = data.charCodeAt(1);
+		if (c >= 1 && c <= 26) return `ctrl+alt+${String.fromCharCode(c + 96)}`;
+		const named = { 0x1c: "\\", 0x1d: "]", 0x1f: "-" }[c];
+		if (named) return `ctrl+alt+${named}`;
+	}
 	return undefined;
 }
 
