@@ -1,0 +1,424 @@
+//! pi-tui's components in JavaScript extensions (issue 15) drawn in the real `pi` binary in a
+//! pseudo-terminal of 100×30, compared with the reference pi 1.6.0's screens recorded in tmux at
+//! the same size by `tests/fixtures/interactive/record_jstui.sh`: a test extension
+//! (`fixtures/jstui/components.ts`) showing SelectList, Input, Editor, SettingsList, Loader,
+//! CancellableLoader, Markdown (in a custom component and in a message renderer), Box, Text,
+//! Spacer and TruncatedText with keys, and the reference's examples built on them (preset's
+//! selector, tools' settings list, questionnaire's tabs and editor, qna's bordered loader).
+//! Needs Node.js 22 (`js_support`) and the reference's examples (`anchor.sh path`, or
+//! `PI_ANCHOR_DIR`).
+
+mod cli_support;
+mod interactive_support;
+mod js_support;
+
+use std::path::PathBuf;
+
+use cli_support::{Env, Reply, ScriptedServer, text_reply};
+use interactive_support::{Pty, dark_theme, normalize, tool_reply};
+
+/// The reference's examples folder, or `None` (skip; a failure under CI).
+fn examples_dir() -> Option<PathBuf> {
+    let root = std::env::var_os("PI_ANCHOR_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/pi-anchor")))?;
+    let dir = root.join("node_modules/@earendil-works/pi-coding-agent/examples/extensions");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    assert!(std::env::var_os("CI").is_none(), "the reference pi 1.6.0 is missing: CI must install it");
+    eprintln!("SKIP: the reference's examples are not installed (anchor.sh path or PI_ANCHOR_DIR)");
+    None
+}
+
+/// The bytes of a tmux key name the recordings use (anything else is typed as text).
+fn key(name: &str) -> &str {
+    match name {
+        "Enter" => "\r",
+        "Escape" => "\x1b",
+        "Tab" => "\t",
+        "Space" => " ",
+        "Up" => "\x1b[A",
+        "Down" => "\x1b[B",
+        "Right" => "\x1b[C",
+        "Left" => "\x1b[D",
+        "Home" => "\x1b[H",
+        "PageDown" => "\x1b[6~",
+        "C-w" => "\x17",
+        "C-Left" => "\x1b[1;5D",
+        "M-Enter" => "\x1b\r",
+        text => text,
+    }
+}
+
+/// The screen as the tests compare it: the machine's paths out, spinner frames as `*` (as
+/// [`Pty::screen`] shows them).
+fn comparable(screen: &str, proj: &str) -> String {
+    let screen: String = screen.chars().map(|c| if ('\u{2800}'..='\u{28ff}').contains(&c) { '*' } else { c }).collect();
+    normalize(&screen, proj)
+}
+
+/// One recorded scenario: the extension, the model's replies, the agent dir's `presets.json` or
+/// not, and steps of keys followed by what the screen must show before the next step.
+struct Scenario<'a> {
+    name: &'a str,
+    extension: &'a str,
+    replies: Vec<Reply>,
+    presets: bool,
+    steps: &'a [(&'a [&'a str], &'a dyn Fn(&str) -> bool)],
+}
+
+fn run(s: Scenario<'_>) {
+    if !js_support::node_available() {
+        return;
+    }
+    let Some(examples) = examples_dir() else { return };
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/jstui");
+    let fixture = fixtures.join(s.extension);
+    let extension = if fixture.is_file() { fixture } else { examples.join(s.extension) };
+    let server = ScriptedServer::start_replies(s.replies);
+    let env = Env::new(&server.base_url);
+    dark_theme(&env);
+    if s.presets {
+        std::fs::copy(fixtures.join("presets.json"), env.agent().join("presets.json")).expect("presets.json");
+    }
+    let Some(node) = js_support::node_path() else { return };
+    let node = node.to_string_lossy().into_owned();
+    let extension = extension.to_string_lossy().into_owned();
+    let mut pty = Pty::spawn_with(&env, &["-e", &extension], &[("PI_NODE", &node)]);
+    let mut screen = pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    for (keys, done) in s.steps {
+        for k in *keys {
+            pty.send(key(k));
+        }
+        screen = pty.wait_for(s.name, done);
+    }
+    let proj = env.proj().display().to_string();
+    let want = interactive_support::fixture(&format!("{}.ref.txt", s.name));
+    assert_eq!(comparable(&screen, &proj), comparable(&want, &proj), "{}: our screen (left) and the reference's", s.name);
+    pty.quit();
+}
+
+fn components(name: &str, steps: &[(&[&str], &dyn Fn(&str) -> bool)]) {
+    run(Scenario { name, extension: "components.ts", replies: vec![], presets: false, steps });
+}
+
+#[test]
+fn a_select_list_scrolls_and_pages_with_descriptions() {
+    components(
+        "jstui_select",
+        &[
+            (&["/tui-select"], &|s| s.contains("SelectList")),
+            (&["Enter"], &|s| s.contains("Pick an item")),
+            (&["Down", "Down", "Down"], &|s| s.contains("changed to item-3")),
+            (&["PageDown"], &|s| s.contains("changed to item-9")),
+            (&["Up"], &|s| s.contains("changed to item-8")),
+        ],
+    );
+}
+
+#[test]
+fn a_select_list_filters_by_value() {
+    components(
+        "jstui_select_filter",
+        &[
+            (&["/tui-select"], &|s| s.contains("SelectList")),
+            (&["Enter"], &|s| s.contains("Pick an item")),
+            (&["i", "t", "e", "m", "-", "1"], &|s| !s.contains("Item 2")),
+            (&["Down"], &|s| s.contains("changed to item-10")),
+        ],
+    );
+}
+
+#[test]
+fn a_select_list_without_matches_says_so() {
+    components(
+        "jstui_select_none",
+        &[
+            (&["/tui-select"], &|s| s.contains("SelectList")),
+            (&["Enter"], &|s| s.contains("Pick an item")),
+            (&["z", "z"], &|s| s.contains("No matching")),
+        ],
+    );
+}
+
+#[test]
+fn an_input_edits_with_its_cursor() {
+    components(
+        "jstui_input",
+        &[
+            (&["/tui-input"], &|s| s.contains("Input")),
+            (&["Enter"], &|s| s.contains("Name:")),
+            (&["hello world foo"], &|s| s.contains("hello world foo")),
+            (&["Left", "Left", "Left", "X"], &|s| s.contains("hello world Xfoo")),
+            (&["C-w"], &|s| s.contains("> hello world foo")),
+            (&["Home", "Right"], &|_| true),
+        ],
+    );
+}
+
+#[test]
+fn an_input_scrolls_sideways_and_submits() {
+    components(
+        "jstui_input_submit",
+        &[
+            (&["/tui-input"], &|s| s.contains("Input")),
+            (&["Enter"], &|s| s.contains("Name:")),
+            (&["a value that is long enough to scroll the input sideways, and then some more text"], &|s| {
+                s.contains("more text")
+            }),
+            (&["C-Left"], &|_| true),
+            (&["Enter"], &|s| s.contains("submitted:")),
+        ],
+    );
+}
+
+#[test]
+fn an_editor_wraps_moves_and_deletes_words() {
+    components(
+        "jstui_editor",
+        &[
+            (&["/tui-editor"], &|s| s.contains("Editor")),
+            (&["Enter"], &|s| s.contains("Your answer:")),
+            (
+                &["the first line of the answer, long enough to wrap around at the width of this terminal window"],
+                &|s| s.contains("terminal window"),
+            ),
+            (&["M-Enter", "second"], &|s| s.contains("second")),
+            (&["Up"], &|_| true),
+            (&["C-w"], &|s| s.contains("the rst line")),
+        ],
+    );
+}
+
+#[test]
+fn an_editor_recalls_its_history() {
+    components(
+        "jstui_editor_history",
+        &[
+            (&["/tui-editor"], &|s| s.contains("Editor")),
+            (&["Enter"], &|s| s.contains("Your answer:")),
+            (&["Up"], &|s| s.contains("an older answer")),
+        ],
+    );
+}
+
+#[test]
+fn an_editor_submits_its_lines() {
+    components(
+        "jstui_editor_submit",
+        &[
+            (&["/tui-editor"], &|s| s.contains("Editor")),
+            (&["Enter"], &|s| s.contains("Your answer:")),
+            (&["one", "M-Enter", "two"], &|s| s.contains("two")),
+            (&["Enter"], &|s| s.contains("submitted:")),
+        ],
+    );
+}
+
+#[test]
+fn a_settings_list_cycles_values() {
+    components(
+        "jstui_settings",
+        &[
+            (&["/tui-settings"], &|s| s.contains("SettingsList")),
+            (&["Enter"], &|s| s.contains("Type to search")),
+            (&["Enter"], &|s| s.contains("theme = light")),
+            (&["Down", "Space"], &|s| s.contains("thinking = low")),
+            (&["Down", "Down"], &|s| s.contains("Default model")),
+        ],
+    );
+}
+
+#[test]
+fn a_settings_list_searches_its_labels() {
+    components(
+        "jstui_settings_search",
+        &[
+            (&["/tui-settings"], &|s| s.contains("SettingsList")),
+            (&["Enter"], &|s| s.contains("Type to search")),
+            (&["t", "h"], &|s| s.contains("> th")),
+            (&["Enter"], &|s| s.contains(" = ")),
+        ],
+    );
+}
+
+#[test]
+fn loaders_draw_their_frames() {
+    components(
+        "jstui_loader",
+        &[(&["/tui-loader"], &|s| s.contains("Loader")), (&["Enter"], &|s| s.contains("Press Escape"))],
+    );
+}
+
+#[test]
+fn a_cancellable_loader_aborts_with_escape() {
+    components(
+        "jstui_loader_abort",
+        &[
+            (&["/tui-loader"], &|s| s.contains("Loader")),
+            (&["Enter"], &|s| s.contains("Press Escape")),
+            (&["Escape"], &|s| s.contains("aborted: true")),
+        ],
+    );
+}
+
+#[test]
+fn markdown_in_a_custom_component_draws_as_pi_tui() {
+    components(
+        "jstui_markdown",
+        &[
+            (&["/tui-markdown"], &|s| s.contains("Markdown")),
+            (&["Enter"], &|s| s.contains("Release notes") && !s.contains("# Release") && !s.contains("**bold**")),
+        ],
+    );
+}
+
+#[test]
+fn boxes_spacers_and_truncated_text_draw_as_pi_tui() {
+    components(
+        "jstui_layout",
+        &[(&["/tui-layout"], &|s| s.contains("TruncatedText")), (&["Enter"], &|s| s.contains("Boxed"))],
+    );
+}
+
+#[test]
+fn markdown_in_a_message_renderer_draws_as_pi_tui() {
+    components(
+        "jstui_message",
+        &[
+            (&["/tui-message"], &|s| s.contains("custom message")),
+            (&["Enter"], &|s| s.contains("Rendered message:") && s.contains("Release notes") && !s.contains("**bold**")),
+        ],
+    );
+}
+
+#[test]
+fn presets_selector_draws_and_moves_as_the_reference() {
+    run(Scenario {
+        name: "jstui_preset",
+        extension: "preset.ts",
+        replies: vec![],
+        presets: true,
+        steps: &[
+            (&["/preset"], &|s| s.contains("Switch preset")),
+            (&["Enter"], &|s| s.contains("Select Preset")),
+            (&["Down"], &|s| s.contains("→ implement")),
+        ],
+    });
+}
+
+#[test]
+fn tools_settings_list_toggles_a_tool() {
+    run(Scenario {
+        name: "jstui_tools",
+        extension: "tools.ts",
+        replies: vec![],
+        presets: false,
+        steps: &[
+            (&["/tools"], &|s| s.contains("/tools")),
+            (&["Enter"], &|s| s.contains("Enter/Space to change")),
+            (&["Down", "Down"], &|_| true),
+            (&["Space"], &|s| s.contains("disabled")),
+        ],
+    });
+}
+
+fn questionnaire_replies() -> Vec<Reply> {
+    let args = serde_json::json!({"questions":[
+        {"id":"scope","label":"Scope","prompt":"How much should change?","options":[
+            {"value":"small","label":"A small fix","description":"Touch one file"},{"value":"big","label":"A rewrite"}]},
+        {"id":"tests","prompt":"Add tests?","options":[{"value":"yes","label":"Yes"},{"value":"no","label":"No"}],"allowOther":false}]});
+    vec![Reply::Sse(tool_reply("call_1", "questionnaire", args)), Reply::Sse(text_reply(&["Noted."]))]
+}
+
+#[test]
+fn questionnaire_shows_its_tabs_and_options() {
+    run(Scenario {
+        name: "jstui_questionnaire",
+        extension: "questionnaire.ts",
+        replies: questionnaire_replies(),
+        presets: false,
+        steps: &[(&["ask me", "Enter"], &|s| s.contains("How much should change?")), (&["Down"], &|_| true)],
+    });
+}
+
+#[test]
+fn questionnaire_takes_an_answer_in_its_editor() {
+    run(Scenario {
+        name: "jstui_questionnaire_other",
+        extension: "questionnaire.ts",
+        replies: questionnaire_replies(),
+        presets: false,
+        steps: &[
+            (&["ask me", "Enter"], &|s| s.contains("How much should change?")),
+            (&["Down", "Down", "Enter"], &|_| true),
+            (&["my own words"], &|s| s.contains("my own words")),
+        ],
+    });
+}
+
+#[test]
+fn questionnaire_reviews_the_answers() {
+    run(Scenario {
+        name: "jstui_questionnaire_review",
+        extension: "questionnaire.ts",
+        replies: questionnaire_replies(),
+        presets: false,
+        steps: &[
+            (&["ask me", "Enter"], &|s| s.contains("How much should change?")),
+            (&["Enter"], &|s| s.contains("Add tests?")),
+            (&["Down", "Enter"], &|_| true),
+        ],
+    });
+}
+
+const PLAN: &[&str] = &["Two questions: what is the deadline? And which database do you use?"];
+
+#[test]
+fn qna_fills_the_editor_with_the_extracted_questions() {
+    let extracted =
+        r#"{"questions":[{"question":"What is the deadline?"},{"question":"Which database do you use?"}]}"#;
+    run(Scenario {
+        name: "jstui_qna",
+        extension: "qna.ts",
+        replies: vec![Reply::Sse(text_reply(PLAN)), Reply::Sse(text_reply(&[extracted]))],
+        presets: false,
+        steps: &[
+            (&["plan it", "Enter"], &|s| s.contains("which database")),
+            (&["/qna"], &|s| s.contains("/qna")),
+            (&["Enter"], &|s| s.contains("Questions loaded")),
+        ],
+    });
+}
+
+#[test]
+fn qnas_bordered_loader_waits_for_the_model() {
+    run(Scenario {
+        name: "jstui_qna_loading",
+        extension: "qna.ts",
+        replies: vec![Reply::Sse(text_reply(PLAN)), Reply::Stall],
+        presets: false,
+        steps: &[
+            (&["plan it", "Enter"], &|s| s.contains("which database")),
+            (&["/qna"], &|s| s.contains("/qna")),
+            (&["Enter"], &|s| s.contains("Extracting questions")),
+        ],
+    });
+}
+
+#[test]
+fn qnas_bordered_loader_cancels_with_escape() {
+    run(Scenario {
+        name: "jstui_qna_cancel",
+        extension: "qna.ts",
+        replies: vec![Reply::Sse(text_reply(PLAN)), Reply::Stall],
+        presets: false,
+        steps: &[
+            (&["plan it", "Enter"], &|s| s.contains("which database")),
+            (&["/qna"], &|s| s.contains("/qna")),
+            (&["Enter"], &|s| s.contains("Extracting questions")),
+            (&["Escape"], &|s| s.contains("Cancelled")),
+        ],
+    });
+}
