@@ -262,22 +262,44 @@ export class Editor {
 		const cur = rows.findIndex((r) => r.cursor !== undefined);
 		if (cur === -1) return;
 		const target = Math.max(0, Math.min(rows.length - 1, cur + dir));
-		if (target === cur) return;
-		const current = visibleWidth(rows[cur].text.slice(0, rows[cur].cursor));
-		const row = rows[target];
-		const colWidth = this.verticalColumn(current, visibleWidth(rows[cur].text), visibleWidth(row.text));
-		let w = 0;
-		let offset = row.text.length;
-		for (const { index, segment } of graphemes.segment(row.text)) {
-			const gw = visibleWidth(segment);
-			if (w + gw > colWidth) {
-				offset = index;
-				break;
-			}
-			w += gw;
+		if (target !== cur) this.moveToRow(rows, cur, target);
+	}
+	/** Moves the cursor from row `cur` to row `target` (columns in UTF-16 units, as pi-tui); a
+	 * cursor inside a paste marker or a wide grapheme goes to its start, remembering where it was. */
+	moveToRow(rows, cur, target) {
+		const from = rows[cur];
+		const to = rows[target];
+		const isLast = (i) => i === rows.length - 1 || rows[i + 1].line !== rows[i].line;
+		let current = this.state.col - from.start;
+		if (this.snappedFrom !== undefined) {
+			const at = this.snappedFrom;
+			const own = rows.filter((r) => r.line === from.line);
+			const row = own.find((r, k) => at >= r.start && (k === own.length - 1 || at < own[k + 1].start)) ?? from;
+			current = at - row.start;
 		}
-		this.state.line = row.line;
-		this.state.col = row.start + offset;
+		const sourceMax = isLast(cur) ? from.text.length : Math.max(0, from.text.length - 1);
+		const targetMax = isLast(target) ? to.text.length : Math.max(0, to.text.length - 1);
+		const col = this.verticalColumn(current, sourceMax, targetMax);
+		const line = this.state.lines[to.line];
+		this.state.line = to.line;
+		this.state.col = Math.min(to.start + col, line.length);
+		for (const [index, seg] of segments(line, this.markers(line))) {
+			if (index > this.state.col) break;
+			if (seg.length <= 1 || this.state.col >= index + seg.length) continue;
+			if (index < to.start && target > cur) {
+				// Already passed on the way down: land on the first row after it.
+				let next = target + 1;
+				while (next < rows.length && rows[next].line === to.line && rows[next].start < index + seg.length) next++;
+				if (next < rows.length) {
+					this.moveToRow(rows, cur, next);
+					return;
+				}
+			}
+			this.snappedFrom = this.state.col;
+			this.state.col = index;
+			return;
+		}
+		this.snappedFrom = undefined;
 	}
 	/** The column a vertical move lands on: the one it started from is remembered across rows
 	 * too short for it, until the cursor moves otherwise. */
@@ -291,6 +313,7 @@ export class Editor {
 			this.preferredColumn = preferred;
 			return targetMax;
 		}
+		this.preferredColumn = undefined;
 		return preferred;
 	}
 	pageSize() {
@@ -319,9 +342,14 @@ export class Editor {
 	handleKey(data) {
 		const s = this.state;
 		const preferred = this.preferredColumn;
+		const snapped = this.snappedFrom;
 		this.preferredColumn = undefined;
+		this.snappedFrom = undefined;
 		const vertical = ["tui.editor.cursorUp", "tui.editor.cursorDown", "tui.editor.pageUp", "tui.editor.pageDown"];
-		if (vertical.some((id) => keyIs(data, id))) this.preferredColumn = preferred;
+		if (vertical.some((id) => keyIs(data, id))) {
+			this.preferredColumn = preferred;
+			this.snappedFrom = snapped;
+		}
 		const { layout } = this.layoutWidth(this.lastWidth);
 		const lineLength = this.current().length;
 		const newLine =
