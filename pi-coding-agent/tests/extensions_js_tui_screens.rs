@@ -95,7 +95,12 @@ fn run(s: Scenario<'_>) {
     }
     let proj = env.proj().display().to_string();
     let want = interactive_support::fixture(&format!("{}.ref.txt", s.name));
-    assert_eq!(comparable(&screen, &proj), comparable(&want, &proj), "{}: our screen (left) and the reference's", s.name);
+    assert_eq!(
+        comparable(&screen, &proj),
+        comparable(&want, &proj),
+        "{}: our screen (left) and the reference's",
+        s.name
+    );
     pty.quit();
 }
 
@@ -288,7 +293,9 @@ fn markdown_in_a_message_renderer_draws_as_pi_tui() {
         "jstui_message",
         &[
             (&["/tui-message"], &|s| s.contains("custom message")),
-            (&["Enter"], &|s| s.contains("Rendered message:") && s.contains("Release notes") && !s.contains("**bold**")),
+            (&["Enter"], &|s| {
+                s.contains("Rendered message:") && s.contains("Release notes") && !s.contains("**bold**")
+            }),
         ],
     );
 }
@@ -377,8 +384,7 @@ const PLAN: &[&str] = &["Two questions: what is the deadline? And which database
 
 #[test]
 fn qna_fills_the_editor_with_the_extracted_questions() {
-    let extracted =
-        r#"{"questions":[{"question":"What is the deadline?"},{"question":"Which database do you use?"}]}"#;
+    let extracted = r#"{"questions":[{"question":"What is the deadline?"},{"question":"Which database do you use?"}]}"#;
     run(Scenario {
         name: "jstui_qna",
         extension: "qna.ts",

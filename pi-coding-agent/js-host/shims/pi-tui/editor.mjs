@@ -389,32 +389,8 @@ export class Editor {
 				s.lines[s.line] += s.lines.splice(s.line + 1, 1)[0];
 				this.changed();
 			}
-		} else if (keyIs(data, "tui.editor.deleteWordBackward")) {
-			if (s.col > 0) this.kill(wordLeft(this.current(), s.col), s.col, true);
-		} else if (keyIs(data, "tui.editor.deleteWordForward")) {
-			if (s.col < lineLength) this.kill(s.col, wordRight(this.current(), s.col), false);
-		} else if (keyIs(data, "tui.editor.deleteToLineStart")) {
-			if (s.col > 0) this.kill(0, s.col, true);
-		} else if (keyIs(data, "tui.editor.deleteToLineEnd")) {
-			if (s.col < lineLength) this.kill(s.col, lineLength, false);
-		} else if (keyIs(data, "tui.editor.yank")) {
-			const text = this.killRing.peek();
-			if (text !== undefined) {
-				this.pushUndo();
-				this.insertText(text);
-				this.lastAction = "yank";
-			}
-		} else if (keyIs(data, "tui.editor.yankPop")) {
-			if (this.lastAction === "yank" && this.killRing.length > 1 && !this.killRing.peek().includes("\n")) {
-				this.pushUndo();
-				const prev = Math.min(this.killRing.peek().length, s.col);
-				const line = this.current();
-				s.lines[s.line] = line.slice(0, s.col - prev) + line.slice(s.col);
-				s.col -= prev;
-				this.killRing.rotate();
-				this.insertText(this.killRing.peek());
-				this.lastAction = "yank";
-			}
+		} else if (this.killKey(data, lineLength)) {
+			// handled
 		} else if (keyIs(data, "tui.editor.cursorLeft")) {
 			this.lastAction = null;
 			if (s.col > 0) s.col -= this.prevSegmentLength();
@@ -458,6 +434,38 @@ export class Editor {
 			const text = printable(data);
 			if (text !== undefined) this.typeText(text);
 		}
+	}
+	/** The kill-ring keys (delete word or to the line's end, yank, yank-pop); whether `data` was one. */
+	killKey(data, lineLength) {
+		const s = this.state;
+		if (keyIs(data, "tui.editor.deleteWordBackward")) {
+			if (s.col > 0) this.kill(wordLeft(this.current(), s.col), s.col, true);
+		} else if (keyIs(data, "tui.editor.deleteWordForward")) {
+			if (s.col < lineLength) this.kill(s.col, wordRight(this.current(), s.col), false);
+		} else if (keyIs(data, "tui.editor.deleteToLineStart")) {
+			if (s.col > 0) this.kill(0, s.col, true);
+		} else if (keyIs(data, "tui.editor.deleteToLineEnd")) {
+			if (s.col < lineLength) this.kill(s.col, lineLength, false);
+		} else if (keyIs(data, "tui.editor.yank")) {
+			const text = this.killRing.peek();
+			if (text !== undefined) {
+				this.pushUndo();
+				this.insertText(text);
+				this.lastAction = "yank";
+			}
+		} else if (keyIs(data, "tui.editor.yankPop")) {
+			if (this.lastAction === "yank" && this.killRing.length > 1 && !this.killRing.peek().includes("\n")) {
+				this.pushUndo();
+				const prev = Math.min(this.killRing.peek().length, s.col);
+				const line = this.current();
+				s.lines[s.line] = line.slice(0, s.col - prev) + line.slice(s.col);
+				s.col -= prev;
+				this.killRing.rotate();
+				this.insertText(this.killRing.peek());
+				this.lastAction = "yank";
+			}
+		} else return false;
+		return true;
 	}
 	cursorUp(layout) {
 		const s = this.state;

@@ -6,8 +6,8 @@
 
 use std::rc::Rc;
 
-use pi_tui::components::markdown::highlighter;
 use pi_tui::components::DefaultTextStyle;
+use pi_tui::components::markdown::highlighter;
 use pi_tui::{Component, Markdown, MarkdownTheme, StyleFn, Theme};
 use serde_json::{Value, json};
 
