@@ -56,12 +56,12 @@ fn select_lists_scroll_filter_and_draw_descriptions_as_pi_tui() {
 
 #[test]
 fn inputs_edit_scroll_and_draw_their_cursor_as_pi_tui() {
-    assert_same(&["input_edit", "input_wide"]);
+    assert_same(&["input_edit", "input_wide", "input_kitty"]);
 }
 
 #[test]
 fn editors_wrap_move_remember_history_and_submit_as_pi_tui() {
-    assert_same(&["editor_basic", "editor_history", "editor_tall", "editor_unfocused", "editor_paste"]);
+    assert_same(&["editor_basic", "editor_history", "editor_tall", "editor_unfocused", "editor_paste", "editor_wrap"]);
 }
 
 #[test]
