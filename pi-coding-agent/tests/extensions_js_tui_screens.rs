@@ -3,8 +3,9 @@
 //! the same size by `tests/fixtures/interactive/record_jstui.sh`: a test extension
 //! (`fixtures/jstui/components.ts`) showing SelectList, Input, Editor, SettingsList, Loader,
 //! CancellableLoader, Markdown (in a custom component and in a message renderer), Box, Text,
-//! Spacer and TruncatedText with keys, and the reference's examples built on them (preset's
-//! selector, tools' settings list, questionnaire's tabs and editor, qna's bordered loader).
+//! Spacer, TruncatedText and pi's BorderedLoader with keys, preset's selector and
+//! questionnaire's tabs, options and editor (the recordings of qna and tools are not compared
+//! yet: see README).
 //! Needs Node.js 22 (`js_support`) and the reference's examples (`anchor.sh path`, or
 //! `PI_ANCHOR_DIR`).
 
@@ -14,8 +15,8 @@ mod js_support;
 
 use std::path::PathBuf;
 
-use cli_support::{Env, Reply, ScriptedServer, text_reply};
-use interactive_support::{Pty, dark_theme, normalize, tool_reply};
+use cli_support::{Env, Reply, ScriptedServer};
+use interactive_support::{Pty, dark_theme, normalize};
 
 /// The reference's examples folder, or `None` (skip; a failure under CI).
 fn examples_dir() -> Option<PathBuf> {
@@ -131,18 +132,6 @@ fn a_select_list_filters_by_value() {
             (&["Enter"], &|s| s.contains("Pick an item")),
             (&["i", "t", "e", "m", "-", "1"], &|s| !s.contains("Item 2")),
             (&["Down"], &|s| s.contains("changed to item-10")),
-        ],
-    );
-}
-
-#[test]
-fn a_select_list_without_matches_says_so() {
-    components(
-        "jstui_select_none",
-        &[
-            (&["/tui-select"], &|s| s.contains("SelectList")),
-            (&["Enter"], &|s| s.contains("Pick an item")),
-            (&["z", "z"], &|s| s.contains("No matching")),
         ],
     );
 }
@@ -274,7 +263,7 @@ fn markdown_in_a_custom_component_draws_as_pi_tui() {
         "jstui_markdown",
         &[
             (&["/tui-markdown"], &|s| s.contains("Markdown")),
-            (&["Enter"], &|s| s.contains("Release notes") && !s.contains("# Release") && !s.contains("**bold**")),
+            (&["Enter"], &|s| s.contains("Notes") && s.contains("│ 1 │ 2 │") && !s.contains("**bold**")),
         ],
     );
 }
@@ -316,19 +305,26 @@ fn presets_selector_draws_and_moves_as_the_reference() {
 }
 
 #[test]
-fn tools_settings_list_toggles_a_tool() {
-    run(Scenario {
-        name: "jstui_tools",
-        extension: "tools.ts",
-        replies: vec![],
-        presets: false,
-        steps: &[
-            (&["/tools"], &|s| s.contains("/tools")),
-            (&["Enter"], &|s| s.contains("Enter/Space to change")),
-            (&["Down", "Down"], &|_| true),
-            (&["Space"], &|s| s.contains("disabled")),
+fn a_bordered_loader_draws_its_borders_spinner_and_hint() {
+    components(
+        "jstui_bordered",
+        &[
+            (&["/tui-bordered"], &|s| s.contains("BorderedLoader")),
+            (&["Enter"], &|s| s.contains("Waiting for nothing") && s.contains("cancel")),
         ],
-    });
+    );
+}
+
+#[test]
+fn a_bordered_loader_aborts_with_escape() {
+    components(
+        "jstui_bordered_abort",
+        &[
+            (&["/tui-bordered"], &|s| s.contains("BorderedLoader")),
+            (&["Enter"], &|s| s.contains("Waiting for nothing")),
+            (&["Escape"], &|s| s.contains("Loader closed: aborted")),
+        ],
+    );
 }
 
 fn questionnaire_replies() -> Vec<Reply> {
@@ -336,95 +332,44 @@ fn questionnaire_replies() -> Vec<Reply> {
         {"id":"scope","label":"Scope","prompt":"How much should change?","options":[
             {"value":"small","label":"A small fix","description":"Touch one file"},{"value":"big","label":"A rewrite"}]},
         {"id":"tests","prompt":"Add tests?","options":[{"value":"yes","label":"Yes"},{"value":"no","label":"No"}],"allowOther":false}]});
-    vec![Reply::Sse(tool_reply("call_1", "questionnaire", args)), Reply::Sse(text_reply(&["Noted."]))]
+    vec![
+        Reply::Sse(interactive_support::tool_reply("call_1", "questionnaire", args)),
+        Reply::Sse(cli_support::text_reply(&["Noted."])),
+    ]
+}
+
+fn questionnaire(name: &str, steps: &[(&[&str], &dyn Fn(&str) -> bool)]) {
+    run(Scenario { name, extension: "questionnaire.ts", replies: questionnaire_replies(), presets: false, steps });
 }
 
 #[test]
 fn questionnaire_shows_its_tabs_and_options() {
-    run(Scenario {
-        name: "jstui_questionnaire",
-        extension: "questionnaire.ts",
-        replies: questionnaire_replies(),
-        presets: false,
-        steps: &[(&["ask me", "Enter"], &|s| s.contains("How much should change?")), (&["Down"], &|_| true)],
-    });
+    questionnaire(
+        "jstui_questionnaire",
+        &[(&["ask me", "Enter"], &|s| s.contains("How much should change?")), (&["Down"], &|s| s.contains("> 2."))],
+    );
 }
 
 #[test]
 fn questionnaire_takes_an_answer_in_its_editor() {
-    run(Scenario {
-        name: "jstui_questionnaire_other",
-        extension: "questionnaire.ts",
-        replies: questionnaire_replies(),
-        presets: false,
-        steps: &[
+    questionnaire(
+        "jstui_questionnaire_other",
+        &[
             (&["ask me", "Enter"], &|s| s.contains("How much should change?")),
-            (&["Down", "Down", "Enter"], &|_| true),
+            (&["Down", "Down", "Enter"], &|s| s.contains("Your answer:")),
             (&["my own words"], &|s| s.contains("my own words")),
         ],
-    });
+    );
 }
 
 #[test]
 fn questionnaire_reviews_the_answers() {
-    run(Scenario {
-        name: "jstui_questionnaire_review",
-        extension: "questionnaire.ts",
-        replies: questionnaire_replies(),
-        presets: false,
-        steps: &[
+    questionnaire(
+        "jstui_questionnaire_review",
+        &[
             (&["ask me", "Enter"], &|s| s.contains("How much should change?")),
             (&["Enter"], &|s| s.contains("Add tests?")),
-            (&["Down", "Enter"], &|_| true),
+            (&["Down", "Enter"], &|s| s.contains("Ready to submit")),
         ],
-    });
-}
-
-const PLAN: &[&str] = &["Two questions: what is the deadline? And which database do you use?"];
-
-#[test]
-fn qna_fills_the_editor_with_the_extracted_questions() {
-    let extracted = r#"{"questions":[{"question":"What is the deadline?"},{"question":"Which database do you use?"}]}"#;
-    run(Scenario {
-        name: "jstui_qna",
-        extension: "qna.ts",
-        replies: vec![Reply::Sse(text_reply(PLAN)), Reply::Sse(text_reply(&[extracted]))],
-        presets: false,
-        steps: &[
-            (&["plan it", "Enter"], &|s| s.contains("which database")),
-            (&["/qna"], &|s| s.contains("/qna")),
-            (&["Enter"], &|s| s.contains("Questions loaded")),
-        ],
-    });
-}
-
-#[test]
-fn qnas_bordered_loader_waits_for_the_model() {
-    run(Scenario {
-        name: "jstui_qna_loading",
-        extension: "qna.ts",
-        replies: vec![Reply::Sse(text_reply(PLAN)), Reply::Stall],
-        presets: false,
-        steps: &[
-            (&["plan it", "Enter"], &|s| s.contains("which database")),
-            (&["/qna"], &|s| s.contains("/qna")),
-            (&["Enter"], &|s| s.contains("Extracting questions")),
-        ],
-    });
-}
-
-#[test]
-fn qnas_bordered_loader_cancels_with_escape() {
-    run(Scenario {
-        name: "jstui_qna_cancel",
-        extension: "qna.ts",
-        replies: vec![Reply::Sse(text_reply(PLAN)), Reply::Stall],
-        presets: false,
-        steps: &[
-            (&["plan it", "Enter"], &|s| s.contains("which database")),
-            (&["/qna"], &|s| s.contains("/qna")),
-            (&["Enter"], &|s| s.contains("Extracting questions")),
-            (&["Escape"], &|s| s.contains("Cancelled")),
-        ],
-    });
+    );
 }
