@@ -59,6 +59,9 @@ fn comparable(screen: &str, proj: &str) -> String {
     normalize(&screen, proj)
 }
 
+/// Keys to send (tmux names or text), then what the screen must show before the next step.
+type Step<'a> = (&'a [&'a str], &'a dyn Fn(&str) -> bool);
+
 /// One recorded scenario: the extension, the model's replies, the agent dir's `presets.json` or
 /// not, and steps of keys followed by what the screen must show before the next step.
 struct Scenario<'a> {
@@ -66,7 +69,7 @@ struct Scenario<'a> {
     extension: &'a str,
     replies: Vec<Reply>,
     presets: bool,
-    steps: &'a [(&'a [&'a str], &'a dyn Fn(&str) -> bool)],
+    steps: &'a [Step<'a>],
 }
 
 fn run(s: Scenario<'_>) {
@@ -111,7 +114,7 @@ fn run(s: Scenario<'_>) {
     pty.quit();
 }
 
-fn components(name: &str, steps: &[(&[&str], &dyn Fn(&str) -> bool)]) {
+fn components(name: &str, steps: &[Step<'_>]) {
     run(Scenario { name, extension: "components.ts", replies: vec![], presets: false, steps });
 }
 
@@ -342,7 +345,7 @@ fn questionnaire_replies() -> Vec<Reply> {
     ]
 }
 
-fn questionnaire(name: &str, steps: &[(&[&str], &dyn Fn(&str) -> bool)]) {
+fn questionnaire(name: &str, steps: &[Step<'_>]) {
     run(Scenario { name, extension: "questionnaire.ts", replies: questionnaire_replies(), presets: false, steps });
 }
 
