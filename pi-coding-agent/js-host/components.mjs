@@ -274,7 +274,9 @@ function linesOf(entry, width, base) {
 		error ??= `render() returned a non-string line (line ${i}: ${line === null ? "null" : typeof line})`;
 		return line === undefined || line === null ? "" : String(line);
 	});
-	return error ? { lines: out, error } : { lines: out };
+	// pi-tui's capturesViewportInput: page keys go to the component, not to the transcript.
+	const captures = entry.component.capturesViewportInput ? { capturesViewportInput: true } : {};
+	return error ? { lines: out, error, ...captures } : { lines: out, ...captures };
 }
 
 /** `component.render`: the lines at `width`, with what was wrong with them in `error`. An editor

@@ -4,6 +4,7 @@ import { createContext, noteSnapshot, theme } from "./context.mjs";
 import { rpc } from "./rpc.mjs";
 import { syncModelRegistry } from "./model_registry.mjs";
 import { toTree } from "./shims/pi-tui.mjs";
+import "./shims/pi-tui/markdown-host.mjs";
 
 const cancels = new Map();
 

@@ -3,7 +3,8 @@
 import * as os from "node:os";
 import * as path from "node:path";
 import { rpc } from "../rpc.mjs";
-import { Container, Text, Loader, Editor, truncateToWidth, visibleWidth } from "./pi-tui.mjs";
+import { theme } from "../context.mjs";
+import { CancellableLoader, Container, Editor, getKeybindings, Loader, Spacer, Text, truncateToWidth, visibleWidth } from "./pi-tui.mjs";
 
 export const VERSION = "1.6.0";
 export const CONFIG_DIR_NAME = ".pi";
@@ -26,8 +27,10 @@ export function isBashToolResult(result) {
 	return result?.toolName === "bash";
 }
 
+/** pi's keyHint: the keys bound to `key` (dim), then the description (muted). */
 export function keyHint(key, description) {
-	return `${key} ${description}`;
+	const keys = getKeybindings().getKeys(key);
+	return theme.fg("dim", keys.length > 0 ? keys.join("/") : String(key)) + theme.fg("muted", ` ${description}`);
 }
 
 export function formatSize(bytes) {
@@ -175,14 +178,40 @@ export class DynamicBorder {
 	}
 }
 
+/** pi's BorderedLoader: a loader between two borders; cancellable (the default) with Escape. */
 export class BorderedLoader extends Container {
-	constructor(tui, theme, message) {
+	constructor(tui, theme, message, options) {
 		super();
-		this.signal = new AbortController().signal;
-		this.onAbort = undefined;
-		this.addChild(new DynamicBorder());
-		this.addChild(new Loader(tui, undefined, undefined, message));
-		this.addChild(new DynamicBorder());
+		this.cancellable = options?.cancellable ?? true;
+		const border = (s) => theme.fg("border", s);
+		const spinner = (s) => theme.fg("accent", s);
+		const muted = (s) => theme.fg("muted", s);
+		this.addChild(new DynamicBorder(border));
+		if (this.cancellable) this.loader = new CancellableLoader(tui, spinner, muted, message);
+		else {
+			this.signalController = new AbortController();
+			this.loader = new Loader(tui, spinner, muted, message);
+		}
+		this.addChild(this.loader);
+		if (this.cancellable) {
+			this.addChild(new Spacer(1));
+			this.addChild(new Text(keyHint("tui.select.cancel", "cancel"), 1, 0));
+		}
+		this.addChild(new Spacer(1));
+		this.addChild(new DynamicBorder(border));
+	}
+	get signal() {
+		return this.cancellable ? this.loader.signal : (this.signalController?.signal ?? new AbortController().signal);
+	}
+	set onAbort(fn) {
+		if (this.cancellable) this.loader.onAbort = fn;
+	}
+	handleInput(data) {
+		if (this.cancellable) this.loader.handleInput(data);
+	}
+	dispose() {
+		if (typeof this.loader.dispose === "function") this.loader.dispose();
+		else this.loader.stop?.();
 	}
 }
 
@@ -228,19 +257,50 @@ export class CustomEditor extends Editor {
 	}
 }
 
+/** pi's getMarkdownTheme: the theme's Markdown colors; `highlightCode` is pi-rs's highlighter
+ * (the shim's Markdown asks pi-rs to draw, and it highlights code blocks). */
 export function getMarkdownTheme() {
-	const id = (s) => s;
-	return { heading: id, link: id, linkUrl: id, code: id, codeBlock: id, codeBlockBorder: id, quote: id, quoteBorder: id, hr: id, listBullet: id, bold: id, italic: id, strikethrough: id, underline: id };
+	return {
+		heading: (text) => theme.fg("mdHeading", text),
+		link: (text) => theme.fg("mdLink", text),
+		linkUrl: (text) => theme.fg("mdLinkUrl", text),
+		code: (text) => theme.fg("mdCode", text),
+		codeBlock: (text) => theme.fg("mdCodeBlock", text),
+		codeBlockBorder: (text) => theme.fg("mdCodeBlockBorder", text),
+		quote: (text) => theme.fg("mdQuote", text),
+		quoteBorder: (text) => theme.fg("mdQuoteBorder", text),
+		hr: (text) => theme.fg("mdHr", text),
+		listBullet: (text) => theme.fg("mdListBullet", text),
+		bold: (text) => theme.bold(text),
+		italic: (text) => theme.italic(text),
+		underline: (text) => theme.underline(text),
+		strikethrough: (text) => theme.strikethrough(text),
+		highlightCode: (code) => String(code).split("\n").map((line) => theme.fg("mdCodeBlock", line)),
+	};
 }
 
 export function getSettingsListTheme() {
-	const id = (s) => s;
-	return { label: id, value: id, description: id, cursor: "→ ", hint: id };
+	return {
+		label: (text, selected) => (selected ? theme.fg("accent", text) : text),
+		value: (text, selected) => (selected ? theme.fg("accent", text) : theme.fg("muted", text)),
+		description: (text) => theme.fg("dim", text),
+		cursor: theme.fg("accent", "→ "),
+		hint: (text) => theme.fg("dim", text),
+	};
 }
 
 export function getSelectListTheme() {
-	const id = (s) => s;
-	return { selectedPrefix: id, selectedText: id, description: id, scrollInfo: id, noMatch: id };
+	return {
+		selectedPrefix: (text) => theme.fg("accent", text),
+		selectedText: (text) => theme.fg("accent", text),
+		description: (text) => theme.fg("muted", text),
+		scrollInfo: (text) => theme.fg("muted", text),
+		noMatch: (text) => theme.fg("muted", text),
+	};
+}
+
+export function getEditorTheme() {
+	return { borderColor: (text) => theme.fg("borderMuted", text), selectList: getSelectListTheme() };
 }
 
 export { truncateToWidth, visibleWidth, Text };

@@ -152,6 +152,9 @@ pub(crate) struct JsComponent {
     reported: Option<String>,
     /// The session epoch the host's snapshot is from.
     epoch: u64,
+    /// Whether page keys go to the component (pi-tui's `capturesViewportInput`, sent with its
+    /// lines).
+    captures_viewport: bool,
 }
 
 impl JsComponent {
@@ -162,6 +165,7 @@ impl JsComponent {
             cache: None,
             reported: None,
             epoch: SESSION_EPOCH.load(Ordering::Acquire),
+            captures_viewport: false,
         }
     }
 
@@ -218,6 +222,7 @@ impl JsComponent {
 
     /// The host's answer as lines at `width`, themed and checked.
     fn accept(&mut self, answer: &Value, width: usize) -> Vec<String> {
+        self.captures_viewport = answer.get("capturesViewportInput").and_then(Value::as_bool).unwrap_or(false);
         let mut error = answer.get("error").and_then(Value::as_str).map(str::to_owned);
         let raw = answer.get("lines").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
         let mut lines = Vec::with_capacity(raw.len());
@@ -293,6 +298,10 @@ impl Component for JsComponent {
 
     fn wants_key_release(&self) -> bool {
         false
+    }
+
+    fn captures_viewport_input(&self) -> bool {
+        self.captures_viewport
     }
 }
 

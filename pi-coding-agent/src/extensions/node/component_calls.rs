@@ -125,10 +125,19 @@ pub(crate) async fn component_call(
                 done.done(None);
             }
         }
+        "ui.renderMarkdown" => return Some(Ok(markdown_lines(ui.theme(), params))),
         UI_CUSTOM => return Some(custom(runtime, conn, params).await),
         _ => return None,
     }
     Some(Ok(Value::Null))
+}
+
+/// `ui.renderMarkdown`: a host Markdown's lines, drawn with the theme in force.
+fn markdown_lines(theme: Option<pi_tui::Theme>, params: &Value) -> Value {
+    match theme {
+        Some(theme) => crate::extensions::subprocess::remote_markdown::render_markdown(params, &theme),
+        None => json!({ "lines": [] }),
+    }
 }
 
 /// Shows a host component with focus until the extension finishes it (`ui.customDone`) or the UI

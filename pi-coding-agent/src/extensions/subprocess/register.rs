@@ -298,9 +298,13 @@ impl AgentTool for RemoteTool {
         args: Map<String, Value>,
         ctx: ToolContext,
     ) -> Result<AgentToolResult, ToolError> {
-        let params = json!({"toolName": self.reg.name, "toolCallId": tool_call_id, "args": args});
+        let mut params = json!({"toolName": self.reg.name, "toolCallId": tool_call_id, "args": args});
         if let Some(runtime) = self.runtime.upgrade() {
             lock(&runtime.tool_updates).insert(tool_call_id.to_owned(), ctx.clone());
+            // The tool's `ctx` (its `mode`, `hasUI`, …) as of this call.
+            let snapshot =
+                context_snapshot(&crate::extensions::runtime::ExtensionContext { runtime, command: false }, false);
+            params["ctx"] = snapshot;
         }
         let _route = UpdateRoute { runtime: self.runtime.clone(), id: tool_call_id.to_owned() };
         let call = self.link.call(METHOD_TOOL_EXECUTE, &self.reg.name, params, self.link.options().tool_timeout);

@@ -93,7 +93,8 @@ pub(crate) fn build(node: &Value, theme: &Theme) -> ComponentRef {
     let text = |key: &str| apply_theme(node.get(key).and_then(Value::as_str).unwrap_or_default(), theme);
     let children = || node.get("children").and_then(Value::as_array).cloned().unwrap_or_default();
     match node.get("type").and_then(Value::as_str).unwrap_or_default() {
-        "text" | "markdown" => {
+        "markdown" => Rc::new(RefCell::new(super::remote_markdown::markdown_of(node, theme))),
+        "text" => {
             let (px, py) = (usize_of(node, "paddingX", 1), usize_of(node, "paddingY", 1));
             match style_of(node, theme) {
                 Some(bg) => Rc::new(RefCell::new(Text::with_bg(text("text"), px, py, bg))),

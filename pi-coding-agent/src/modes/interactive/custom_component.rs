@@ -70,6 +70,10 @@ impl Component for Focused {
         self.0.0.wants_key_release()
     }
 
+    fn captures_viewport_input(&self) -> bool {
+        self.0.0.captures_viewport_input()
+    }
+
     fn invalidate(&mut self) {
         self.0.invalidate();
     }

@@ -1,0 +1,87 @@
+//! pi-tui's components in the JavaScript host (issue 15) beside pi-tui 1.6.0's own: the
+//! reference's package and the host's shim build the same SelectList, Input, Editor,
+//! SettingsList, Loader, CancellableLoader, TruncatedText, Text, Box, Spacer and Container, get the
+//! same keys (editing, cursor movement, history, paste, undo, kill ring, filters, pages, submit,
+//! cancel, loader frames) and render at the same widths; `fixtures/jstui/compare.mjs` prints every
+//! frame where the lines differ. Needs Node.js 22 (`js_support`) and the reference
+//! (`anchor.sh path`, or `PI_ANCHOR_DIR`).
+
+mod js_support;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The reference's pi-tui entry, or `None` (skip; a failure under CI).
+fn reference_pi_tui() -> Option<PathBuf> {
+    let root = std::env::var_os("PI_ANCHOR_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/pi-anchor")))?;
+    let entry = root.join("node_modules/@earendil-works/pi-tui/dist/index.js");
+    if entry.is_file() {
+        return Some(entry);
+    }
+    assert!(std::env::var_os("CI").is_none(), "the reference pi 1.6.0 is missing: CI must install it");
+    eprintln!("SKIP: the reference's pi-tui is not installed (anchor.sh path or PI_ANCHOR_DIR)");
+    None
+}
+
+/// Runs the comparison for `scenarios` (all when empty) and returns its report.
+fn compare(scenarios: &[&str]) -> Option<(bool, String)> {
+    if !js_support::node_available() {
+        return None;
+    }
+    let reference = reference_pi_tui()?;
+    let node = js_support::node_path()?;
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let output = Command::new(node)
+        .arg(root.join("tests/fixtures/jstui/compare.mjs"))
+        .arg(&reference)
+        .arg(root.join("js-host/shims/pi-tui.mjs"))
+        .args(scenarios)
+        .output()
+        .expect("run node");
+    let report = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    Some((output.status.success(), report))
+}
+
+fn assert_same(scenarios: &[&str]) {
+    let Some((ok, report)) = compare(scenarios) else { return };
+    assert!(ok && report.trim().is_empty(), "frames that differ from pi-tui 1.6.0's:\n{report}");
+}
+
+#[test]
+fn select_lists_scroll_filter_and_draw_descriptions_as_pi_tui() {
+    assert_same(&["select_desc", "select_plain", "select_filter", "select_truncate"]);
+}
+
+#[test]
+fn inputs_edit_scroll_and_draw_their_cursor_as_pi_tui() {
+    assert_same(&["input_edit", "input_wide", "input_kitty"]);
+}
+
+#[test]
+fn editors_wrap_move_remember_history_and_submit_as_pi_tui() {
+    assert_same(&["editor_basic", "editor_history", "editor_tall", "editor_unfocused", "editor_paste", "editor_wrap"]);
+}
+
+#[test]
+fn settings_lists_cycle_values_search_and_open_submenus_as_pi_tui() {
+    assert_same(&["settings", "settings_search", "settings_submenu"]);
+}
+
+#[test]
+fn loaders_draw_their_frames_and_abort_as_pi_tui() {
+    assert_same(&["loader", "loader_custom", "cancellable"]);
+}
+
+#[test]
+fn text_boxes_spacers_and_truncated_text_draw_as_pi_tui() {
+    assert_same(&["truncated", "text_box", "fuzzy"]);
+}
+
+/// The comparison itself can fail: a scenario of a different component is told apart.
+#[test]
+fn the_comparison_reports_a_frame_that_differs() {
+    let Some((ok, report)) = compare(&["self_check"]) else { return };
+    assert!(!ok && report.contains("\"scenario\":\"self_check\""), "{report}");
+}
