@@ -6,7 +6,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// A cleanup run for each session that ends.
 pub type SessionCleanup = Box<dyn Fn(&str) + Send + Sync>;
 
-static CLEANUPS: Mutex<Vec<(u64, Arc<dyn Fn(&str) + Send + Sync>)>> = Mutex::new(Vec::new());
+/// A registered cleanup, shared so it runs outside the registry's lock.
+type SharedCleanup = Arc<dyn Fn(&str) + Send + Sync>;
+
+static CLEANUPS: Mutex<Vec<(u64, SharedCleanup)>> = Mutex::new(Vec::new());
 static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// Registers `cleanup` to run whenever a session's resources are released; the returned guard's
