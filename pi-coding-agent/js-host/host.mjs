@@ -10,6 +10,8 @@ import { dispose, focusComponent, inputComponent, invalidateComponent, renderCom
 import { runEvent, runTool, runCommand, runRender, runShortcut, cancelTool } from "./dispatch.mjs";
 import { runMarkdownTransform, runVirtualRoute } from "./virtual-models.mjs";
 import { abortProviderStream, runProviderStream } from "./provider-stream.mjs";
+import { abortRun } from "./signals.mjs";
+import { bus } from "./bus.mjs";
 
 register("./hooks.mjs", import.meta.url);
 
@@ -50,6 +52,14 @@ const methods = {
 		dispose(params.id);
 		return null;
 	},
+	"events.emit": (params) => {
+		bus.emitLocal(params.channel, params.data);
+		return null;
+	},
+	"signal.abort": (params) => {
+		abortRun(params.run);
+		return null;
+	},
 	"tool.cancel": (params) => {
 		cancelTool(params.toolCallId);
 		return null;
@@ -57,7 +67,7 @@ const methods = {
 };
 
 rpc.serve(methods);
-for (const m of ["provider.abort", "markdown.transform", "component.render", "component.input", "component.invalidate", "component.dispose", "component.focus", "terminal.input", "autocomplete.suggest"]) {
+for (const m of ["signal.abort", "provider.abort", "markdown.transform", "component.render", "component.input", "component.invalidate", "component.dispose", "component.focus", "terminal.input", "autocomplete.suggest"]) {
 	rpc.immediate.add(m);
 }
 

@@ -138,6 +138,10 @@ pub struct NavigateTreeRequest {
     pub label: Option<String>,
 }
 
+/// What `newSession({setup})` runs on the new session's manager (see
+/// [`ExtensionActions::setup_session`]).
+pub type SessionSetup = Box<dyn FnOnce(&mut crate::session::SessionManager) -> Result<(), BoxError> + Send + 'static>;
+
 /// The answer of the command context's session controls: `{cancelled}`.
 pub type SessionControlFuture = futures::future::BoxFuture<'static, Result<bool, BoxError>>;
 
@@ -227,6 +231,26 @@ pub trait ExtensionActions: Send + Sync {
     /// without a session (pi's unbound runner has none either).
     fn session_snapshot(&self) -> Option<Value> {
         None
+    }
+
+    /// Runs `read` on the session's manager (pi's `ctx.sessionManager`, read-only); `false`
+    /// without a session or while the session holds its manager (then `read` is not called).
+    fn read_session(&self, read: &mut dyn FnMut(&crate::session::SessionManager)) -> bool {
+        let _ = read;
+        false
+    }
+
+    /// The current run's abort signal with the run's number (pi's `ctx.signal`, the agent's
+    /// signal: `None` while the agent is not streaming).
+    fn signal(&self) -> Option<(u64, tokio_util::sync::CancellationToken)> {
+        None
+    }
+
+    /// Changes the session's manager right after `newSession` (pi's `newSession({setup})`): `setup`
+    /// appends entries, then the agent's context is rebuilt from the session.
+    fn setup_session(&self, setup: SessionSetup) -> Result<(), BoxError> {
+        let _ = setup;
+        Err("newSession({setup}) is not available in this session".into())
     }
 
     /// pi's `getThinkingLevel` (`"off"`, …; `None` without a session).

@@ -332,6 +332,24 @@ impl ExtensionActions for SessionActions {
         self.session().map(|s| s.system_prompt()).unwrap_or_default()
     }
 
+    fn get_system_prompt_options(&self) -> Value {
+        let Some(shared) = self.session.upgrade() else { return Value::Object(Default::default()) };
+        let options = super::session::lock(&shared.prompt_options);
+        super::extension_ctx::system_prompt_options_json(&options)
+    }
+
+    fn read_session(&self, read: &mut dyn FnMut(&crate::session::SessionManager)) -> bool {
+        self.session.upgrade().is_some_and(|shared| super::extension_ctx::read_session(&shared, read))
+    }
+
+    fn signal(&self) -> Option<(u64, CancellationToken)> {
+        self.handle.agent.signal_with_run()
+    }
+
+    fn setup_session(&self, setup: crate::extensions::SessionSetup) -> Result<(), BoxError> {
+        super::extension_ctx::setup_session(&self.session()?, setup)
+    }
+
     fn get_settings(&self) -> Value {
         self.session()
             .map(|s| s.settings_manager().settings().to_value())

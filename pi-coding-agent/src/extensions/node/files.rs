@@ -16,6 +16,8 @@ const FILES: &[(&str, &str)] = &[
     ("virtual-models.mjs", include_str!("../../../js-host/virtual-models.mjs")),
     ("provider-stream.mjs", include_str!("../../../js-host/provider-stream.mjs")),
     ("model_registry.mjs", include_str!("../../../js-host/model_registry.mjs")),
+    ("session_manager.mjs", include_str!("../../../js-host/session_manager.mjs")),
+    ("signals.mjs", include_str!("../../../js-host/signals.mjs")),
     ("shims/pi-tui.mjs", include_str!("../../../js-host/shims/pi-tui.mjs")),
     ("shims/pi-ai.mjs", include_str!("../../../js-host/shims/pi-ai.mjs")),
     ("shims/pi-agent-core.mjs", include_str!("../../../js-host/shims/pi-agent-core.mjs")),

@@ -58,6 +58,8 @@ pub(crate) struct NodeHost {
     current: Mutex<Option<Arc<Connection>>>,
     loaded: Mutex<Vec<String>>,
     options: SubprocessOptions,
+    /// The run whose abort the host hears (`signal.abort`), and the task waiting for it.
+    signal_watch: Mutex<Option<(u64, tokio::task::JoinHandle<()>)>>,
 }
 
 impl NodeHost {
@@ -75,9 +77,18 @@ impl NodeHost {
             current: Mutex::new(None),
             loaded: Mutex::new(Vec::new()),
             options,
+            signal_watch: Mutex::new(None),
         });
         let erased: Arc<dyn std::any::Any + Send + Sync> = host.clone();
         *slot = Arc::downgrade(&erased);
+        // One bus for the session: the Rust extensions' emits reach the host's listeners.
+        let weak = Arc::downgrade(&host);
+        runtime.bus.set_remote(Arc::new(move |channel, data| {
+            let conn = weak.upgrade().and_then(|h| lock(&h.current).clone());
+            if let Some(conn) = conn {
+                conn.notify("events.emit", json!({"channel": channel, "data": data}));
+            }
+        }));
         host
     }
 
@@ -124,8 +135,33 @@ impl NodeHost {
     }
 }
 
+/// Tells the session's JavaScript host (if one runs) when the run `run` is aborted, so its
+/// `ctx.signal` aborts (pi's `agent.signal`). One waiting task, for the latest run.
+pub(crate) fn watch_signal(runtime: &Arc<Runtime>, run: u64, token: tokio_util::sync::CancellationToken) {
+    let host = lock(&runtime.node_host).upgrade().and_then(|h| h.downcast::<NodeHost>().ok());
+    let Some(host) = host else { return };
+    let mut watch = lock(&host.signal_watch);
+    if watch.as_ref().is_some_and(|(watched, _)| *watched >= run) {
+        return;
+    }
+    let weak = Arc::downgrade(&host);
+    let task = host.handle.spawn(async move {
+        token.cancelled().await;
+        let conn = weak.upgrade().and_then(|h| lock(&h.current).clone());
+        if let Some(conn) = conn {
+            conn.notify("signal.abort", json!({"run": run}));
+        }
+    });
+    if let Some((_, previous)) = watch.replace((run, task)) {
+        previous.abort();
+    }
+}
+
 impl Drop for NodeHost {
     fn drop(&mut self) {
+        if let Some((_, task)) = lock(&self.signal_watch).take() {
+            task.abort();
+        }
         if let Some(conn) = lock(&self.current).take() {
             conn.kill();
         }

@@ -76,6 +76,13 @@ pub(crate) fn context_snapshot(ctx: &ExtensionContext, with_session: bool) -> Va
             obj.insert("model".into(), model);
         }
         obj.insert("state".into(), state);
+        if let Some(session) = super::session_calls::session_summary(&*actions) {
+            obj.insert("session".into(), session);
+        }
+        if let Some((run, token)) = actions.signal() {
+            obj.insert("signal".into(), json!({"run": run, "aborted": token.is_cancelled()}));
+            crate::extensions::node::watch_signal(&ctx.runtime, run, token);
+        }
         obj.insert("modelsVersion".into(), json!(models_version(ctx)));
         if with_session && let Some(Value::Object(session)) = actions.session_snapshot() {
             obj.extend(session);

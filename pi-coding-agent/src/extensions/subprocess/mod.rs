@@ -25,6 +25,7 @@ pub mod protocol;
 pub(crate) mod register;
 pub(crate) mod registry_calls;
 pub(crate) mod remote_render;
+pub(crate) mod session_calls;
 pub(crate) mod ui_calls;
 
 pub use host::{SubprocessExtension, SubprocessOptions};

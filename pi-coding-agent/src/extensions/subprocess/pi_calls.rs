@@ -58,6 +58,13 @@ pub(crate) async fn handle_pi_call(
             let result = exec_command(&command, &args, &cwd.unwrap_or_else(|| runtime.cwd.clone()), exec).await;
             return serde_json::to_value(result).map_err(failed);
         }
+        // `pi.events.emit` in the JavaScript host: the Rust extensions' handlers.
+        "events.emit" => {
+            let channel: String = field(&params, "channel")?;
+            let data = params.get("data").cloned().unwrap_or(Value::Null);
+            runtime.bus.emit_local(&channel, &data, &runtime.error_sink());
+            return Ok(Value::Null);
+        }
         "pi.reportError" => {
             let path: String = opt_field(&params, "extensionPath")?.unwrap_or_default();
             let event: String = opt_field(&params, "event")?.unwrap_or_default();
@@ -153,6 +160,8 @@ pub(crate) async fn handle_pi_call(
         // `ctx.modelRegistry` of an out-of-process extension: the registry as the session sees
         // it now.
         "ctx.modelRegistry" => Ok(super::link::model_registry_snapshot(&*actions)),
+        "ctx.sessionEntries" => super::session_calls::session_entries(&*actions, &params),
+        "ctx.setupSession" => super::session_calls::setup_session(&*actions, &params),
         other => {
             Err(RpcError { code: ERROR_METHOD_NOT_FOUND, message: format!("Unknown method: {other}"), data: None })
         }

@@ -59,6 +59,8 @@ pub(crate) enum UiRequest {
     ShowOverlay { key: String, factory: ComponentFactory, options: Option<serde_json::Value> },
     /// An overlay handle's call.
     Overlay { key: String, op: OverlayOp },
+    /// `ctx.ui.setTheme(name)` of a known theme: switch to it and save the setting.
+    SetTheme(String),
     /// An extension's editor (`None`: the built-in one).
     EditorComponent(Option<EditorComponentFactory>),
     /// A raw input listener added or removed.
@@ -76,9 +78,17 @@ pub(crate) struct TuiHost {
     /// Every status set, in the order first set (for extension footers).
     statuses: Mutex<Vec<(String, String)>>,
     provider_count: AtomicUsize,
+    /// The theme names `set_theme` accepts.
+    theme_names: Arc<Mutex<Vec<String>>>,
 }
 
 impl TuiHost {
+    /// Shares the list of theme names `set_theme` accepts with the app.
+    pub(crate) fn with_theme_names(mut self, names: Arc<Mutex<Vec<String>>>) -> Self {
+        self.theme_names = names;
+        self
+    }
+
     pub(crate) fn new(tx: UnboundedSender<UiEvent>, editor_text: Arc<Mutex<String>>, theme: Theme) -> Self {
         TuiHost {
             tx,
@@ -87,6 +97,7 @@ impl TuiHost {
             expanded: Mutex::new(false),
             statuses: Mutex::new(Vec::new()),
             provider_count: AtomicUsize::new(0),
+            theme_names: Default::default(),
         }
     }
 
@@ -219,6 +230,15 @@ impl UiHost for TuiHost {
 
     fn theme(&self) -> Option<Theme> {
         Some(self.theme.clone())
+    }
+
+    fn set_theme(&self, name: &str) -> Result<(), String> {
+        let known = self.theme_names.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|n| n == name);
+        if !known {
+            return Err(format!("Theme not found: {name}"));
+        }
+        self.send(UiRequest::SetTheme(name.to_owned()));
+        Ok(())
     }
 
     fn get_tools_expanded(&self) -> bool {
