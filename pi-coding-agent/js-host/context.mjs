@@ -3,7 +3,7 @@
 import { rpc } from "./rpc.mjs";
 import { addAutocompleteProvider, custom, editorBridge, scheduleSweep, setSnapshotHook, fillSlot, footerData, keybindings, onTerminalInput, register, statuses, tuiFor } from "./components.mjs";
 import { modelRegistry } from "./model_registry.mjs";
-import { currentSession, sessionManager, setupSessionManager, syncSession } from "./session_manager.mjs";
+import { forgetSetup, registerSetup, sessionManager, syncSession } from "./session_manager.mjs";
 import { signalOf } from "./signals.mjs";
 
 /** The theme extensions draw with. Colors are placeholders (OSC `pi:fg:<token>` / `pi:bg:<token>`)
@@ -171,7 +171,8 @@ export function createContext(extensionPath, snapshot = {}, command = false, sig
 		getContextUsage: () => live(snapshot, "contextUsage") ?? undefined,
 		compact: (options) => void fire("ctx.compact", { customInstructions: options?.customInstructions }),
 		getSystemPrompt: () => live(snapshot, "systemPrompt") ?? "",
-		getSystemPromptOptions: () => structuredClone(live(snapshot, "systemPromptOptions") ?? {}),
+		// pi's normalized options always have `customPrompt` and `forceSystemPrompt` (maybe undefined).
+		getSystemPromptOptions: () => ({ customPrompt: undefined, forceSystemPrompt: undefined, ...structuredClone(live(snapshot, "systemPromptOptions") ?? {}) }),
 	};
 	if (command) {
 		// After a replacement, `withSession(ctx)` gets a context of the new session (pi's
@@ -192,15 +193,15 @@ export function createContext(extensionPath, snapshot = {}, command = false, sig
 		Object.assign(ctx, {
 			waitForIdle: () => call("ctx.waitForIdle", {}).then(() => undefined),
 			newSession: async (options) => {
-				const result = await call("ctx.newSession", { parentSession: options?.parentSession });
-				if (!result?.cancelled && typeof options?.setup === "function") {
-					// pi runs `setup` on the new session's manager before `withSession`; its appends
-					// are replayed on pi-rs's session, which then rebuilds the agent's context.
-					const { manager, ops } = setupSessionManager(await currentSession());
-					await options.setup(manager);
-					if (ops.length > 0) await call("ctx.setupSession", { ops });
+				// pi runs `setup` on the new session's manager once it is installed, before its
+				// `session_start`: pi-rs asks for it then (`session.setup`) and replays its appends.
+				const setupId = typeof options?.setup === "function" ? registerSetup(options.setup) : undefined;
+				try {
+					const result = await call("ctx.newSession", { parentSession: options?.parentSession, setupId });
+					return await replaced(result, options);
+				} finally {
+					if (setupId !== undefined) forgetSetup(setupId);
 				}
-				return replaced(result, options);
 			},
 			fork: (entryId, options) => call("ctx.fork", { entryId, position: options?.position }).then((r) => replaced(r, options)),
 			navigateTree: (targetId, options) =>

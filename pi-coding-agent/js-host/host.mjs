@@ -12,6 +12,7 @@ import { runMarkdownTransform, runVirtualRoute } from "./virtual-models.mjs";
 import { abortProviderStream, runProviderStream } from "./provider-stream.mjs";
 import { abortRun } from "./signals.mjs";
 import { bus } from "./bus.mjs";
+import { runSetup } from "./session_manager.mjs";
 
 register("./hooks.mjs", import.meta.url);
 
@@ -52,7 +53,9 @@ const methods = {
 		dispose(params.id);
 		return null;
 	},
+	"session.setup": (params) => runSetup(params),
 	"events.emit": (params) => {
+		if (typeof params.bound === "boolean") rpc.state.bound = params.bound;
 		bus.emitLocal(params.channel, params.data);
 		return null;
 	},

@@ -229,8 +229,33 @@ export function setupSessionManager(start) {
 	};
 }
 
+const setups = new Map();
+let nextSetup = 1;
+
+/** Keeps a `newSession` `setup` function until pi-rs runs it (`runSetup`). */
+export function registerSetup(setup) {
+	const id = nextSetup++;
+	setups.set(id, setup);
+	return id;
+}
+
+export function forgetSetup(id) {
+	setups.delete(id);
+}
+
+/** pi-rs's `session.setup {setupId}`: runs the setup on a copy of the new session and answers the
+ * appends it made (`{ops}`). */
+export async function runSetup(params) {
+	const setup = setups.get(params.setupId);
+	if (!setup) throw new Error(`Unknown session setup: ${params.setupId}`);
+	setups.delete(params.setupId);
+	const { manager, ops } = setupSessionManager(await currentSession());
+	await setup(manager);
+	return { ops };
+}
+
 /** The new session's state for `setup`, fetched from pi-rs. */
-export async function currentSession() {
+async function currentSession() {
 	const answer = await rpc.call("ctx.sessionEntries", { from: 0 });
 	return {
 		sessionId: answer.sessionId,

@@ -139,8 +139,12 @@ pub struct NavigateTreeRequest {
 }
 
 /// What `newSession({setup})` runs on the new session's manager (see
-/// [`ExtensionActions::setup_session`]).
+/// [`ExtensionActions::new_session_with_setup`]).
 pub type SessionSetup = Box<dyn FnOnce(&mut crate::session::SessionManager) -> Result<(), BoxError> + Send + 'static>;
+
+/// The [`SessionSetup`] of `newSession({setup})`, once the new session is installed (an
+/// out-of-process `setup` runs then, on a copy, and its appends are replayed).
+pub type SessionSetupFuture = futures::future::BoxFuture<'static, Result<SessionSetup, BoxError>>;
 
 /// The answer of the command context's session controls: `{cancelled}`.
 pub type SessionControlFuture = futures::future::BoxFuture<'static, Result<bool, BoxError>>;
@@ -246,11 +250,16 @@ pub trait ExtensionActions: Send + Sync {
         None
     }
 
-    /// Changes the session's manager right after `newSession` (pi's `newSession({setup})`): `setup`
-    /// appends entries, then the agent's context is rebuilt from the session.
-    fn setup_session(&self, setup: SessionSetup) -> Result<(), BoxError> {
-        let _ = setup;
-        Err("newSession({setup}) is not available in this session".into())
+    /// The command context's `newSession({parentSession, setup})`: once the new session is
+    /// installed, `setup` resolves to what changes its manager (pi hands `setup` the new session's
+    /// manager), the agent's context is rebuilt from it, and then `session_start` is emitted.
+    fn new_session_with_setup(
+        &self,
+        parent_session: Option<String>,
+        setup: SessionSetupFuture,
+    ) -> SessionControlFuture {
+        let _ = (parent_session, setup);
+        Box::pin(async { Err("newSession is not available in this session".into()) })
     }
 
     /// pi's `getThinkingLevel` (`"off"`, …; `None` without a session).

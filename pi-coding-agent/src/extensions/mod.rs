@@ -74,7 +74,7 @@ mod virtual_models;
 
 pub use actions::{
     DeliverAs, ExtensionActions, ExtensionMessage, ForkPosition, NavigateTreeRequest, SendMessageOptions,
-    SendUserMessageOptions, SessionControlFuture, SessionSetup, SlashCommandInfo, ToolInfo,
+    SendUserMessageOptions, SessionControlFuture, SessionSetup, SessionSetupFuture, SlashCommandInfo, ToolInfo,
 };
 pub use api::{
     CommandHandler, EntryRenderOptions, EntryRenderer, Extension, ExtensionApi, ExtensionFlag, FlagType, FnExtension,

@@ -333,8 +333,10 @@ impl ExtensionActions for SessionActions {
     }
 
     fn get_system_prompt_options(&self) -> Value {
-        let Some(shared) = self.session.upgrade() else { return Value::Object(Default::default()) };
-        let options = super::session::lock(&shared.prompt_options);
+        let Ok(session) = self.session() else { return Value::Object(Default::default()) };
+        // pi rebuilds its base options whenever the tools change: the active tools are selected.
+        let mut options = super::session::lock(&session.shared.prompt_options).clone();
+        options.selected_tools = Some(session.active_tool_names());
         super::extension_ctx::system_prompt_options_json(&options)
     }
 
@@ -346,8 +348,13 @@ impl ExtensionActions for SessionActions {
         self.handle.agent.signal_with_run()
     }
 
-    fn setup_session(&self, setup: crate::extensions::SessionSetup) -> Result<(), BoxError> {
-        super::extension_ctx::setup_session(&self.session()?, setup)
+    fn new_session_with_setup(
+        &self,
+        parent_session: Option<String>,
+        setup: crate::extensions::SessionSetupFuture,
+    ) -> SessionControlFuture {
+        let session = self.session();
+        Box::pin(async move { Ok(session?.new_session_with_setup(parent_session, Some(setup)).await?.cancelled) })
     }
 
     fn get_settings(&self) -> Value {

@@ -6,7 +6,6 @@ use serde_json::{Map, Value, json};
 
 use super::session::SessionShared;
 use super::system_prompt::SystemPromptOptions;
-use crate::extensions::{BoxError, SessionSetup};
 use crate::session::SessionManager;
 
 /// Runs `read` on the session's manager. The manager is locked only in short synchronous
@@ -28,14 +27,6 @@ pub(crate) fn read_session(shared: &SessionShared, read: &mut dyn FnMut(&Session
     false
 }
 
-/// pi's `newSession({setup})` after the new session is installed: `setup` changes the manager,
-/// then the agent's messages are rebuilt from it (pi's `refreshContext`).
-pub(crate) fn setup_session(session: &super::session::AgentSession, setup: SessionSetup) -> Result<(), BoxError> {
-    session.with_session_manager(setup)?;
-    session.refresh_context();
-    Ok(())
-}
-
 /// `getSystemPromptOptions()` as pi's `normalizeBuildSystemPromptOptions` shapes it.
 pub(crate) fn system_prompt_options_json(o: &SystemPromptOptions) -> Value {
     let mut out = Map::new();
@@ -53,7 +44,9 @@ pub(crate) fn system_prompt_options_json(o: &SystemPromptOptions) -> Value {
     out.insert("hiddenTools".into(), json!(o.hidden_tools));
     let snippets: Map<String, Value> = o.tool_snippets.iter().map(|(n, s)| (n.clone(), json!(s))).collect();
     out.insert("toolSnippets".into(), Value::Object(snippets));
-    let guidelines: Map<String, Value> = o.tool_guidelines.iter().map(|(n, g)| (n.clone(), json!(g))).collect();
+    // pi keeps guidelines only for the tools that have some.
+    let guidelines: Map<String, Value> =
+        o.tool_guidelines.iter().filter(|(_, g)| !g.is_empty()).map(|(n, g)| (n.clone(), json!(g))).collect();
     out.insert("toolGuidelines".into(), Value::Object(guidelines));
     out.insert("promptGuidelines".into(), json!(o.prompt_guidelines));
     out.insert("appendSystemPrompt".into(), json!(o.append_system_prompt));

@@ -83,10 +83,13 @@ impl NodeHost {
         *slot = Arc::downgrade(&erased);
         // One bus for the session: the Rust extensions' emits reach the host's listeners.
         let weak = Arc::downgrade(&host);
+        let session = Arc::downgrade(runtime);
         runtime.bus.set_remote(Arc::new(move |channel, data| {
             let conn = weak.upgrade().and_then(|h| lock(&h.current).clone());
+            // Listeners may act on the session (`appendEntry`): the host learns it is bound.
+            let bound = session.upgrade().is_some_and(|r| r.actions().is_ok());
             if let Some(conn) = conn {
-                conn.notify("events.emit", json!({"channel": channel, "data": data}));
+                conn.notify("events.emit", json!({"channel": channel, "data": data, "bound": bound}));
             }
         }));
         host
@@ -133,6 +136,14 @@ impl NodeHost {
         }
         Ok(conn)
     }
+}
+
+/// Calls the session's JavaScript host (the `setup` of a `newSession` runs there).
+pub(crate) async fn call_host(runtime: &Arc<Runtime>, method: &str, params: Value) -> Result<Value, String> {
+    let host = lock(&runtime.node_host).upgrade().and_then(|h| h.downcast::<NodeHost>().ok());
+    let host = host.ok_or_else(|| "The JavaScript extension host is not running".to_owned())?;
+    let conn = host.connection().await?;
+    conn.call(method, method, params, host.options.call_timeout).await
 }
 
 /// Tells the session's JavaScript host (if one runs) when the run `run` is aborted, so its

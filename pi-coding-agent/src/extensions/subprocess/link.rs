@@ -79,10 +79,13 @@ pub(crate) fn context_snapshot(ctx: &ExtensionContext, with_session: bool) -> Va
         if let Some(session) = super::session_calls::session_summary(&*actions) {
             obj.insert("session".into(), session);
         }
-        if let Some((run, token)) = actions.signal() {
-            obj.insert("signal".into(), json!({"run": run, "aborted": token.is_cancelled()}));
+        // `null` while the agent is idle (a kept context must not read an older run's).
+        let signal = actions.signal().map(|(run, token)| {
+            let described = json!({"run": run, "aborted": token.is_cancelled()});
             crate::extensions::node::watch_signal(&ctx.runtime, run, token);
-        }
+            described
+        });
+        obj.insert("signal".into(), signal.unwrap_or(Value::Null));
         obj.insert("modelsVersion".into(), json!(models_version(ctx)));
         if with_session && let Some(Value::Object(session)) = actions.session_snapshot() {
             obj.extend(session);

@@ -136,7 +136,7 @@ pub(crate) async fn handle_pi_call(
             let id: String = field(&params, "id")?;
             actions.set_model(&provider, &id).await.map(Value::Bool).map_err(failed)
         }
-        "ctx.newSession" => cancelled(actions.new_session(opt_field(&params, "parentSession")?).await),
+        "ctx.newSession" => super::session_calls::new_session(runtime, &*actions, &params).await,
         "ctx.fork" => {
             let entry_id: String = field(&params, "entryId")?;
             let position: ForkPosition = opt_field(&params, "position")?.unwrap_or_default();
@@ -161,7 +161,6 @@ pub(crate) async fn handle_pi_call(
         // it now.
         "ctx.modelRegistry" => Ok(super::link::model_registry_snapshot(&*actions)),
         "ctx.sessionEntries" => super::session_calls::session_entries(&*actions, &params),
-        "ctx.setupSession" => super::session_calls::setup_session(&*actions, &params),
         other => {
             Err(RpcError { code: ERROR_METHOD_NOT_FOUND, message: format!("Unknown method: {other}"), data: None })
         }

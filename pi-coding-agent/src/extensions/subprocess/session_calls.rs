@@ -61,19 +61,40 @@ pub(crate) fn session_entries(actions: &dyn ExtensionActions, params: &Value) ->
     out.ok_or_else(|| failed("The session is not available"))
 }
 
-/// `ctx.setupSession {ops}`: replays a `setup` function's appends on the session.
-pub(crate) fn setup_session(actions: &dyn ExtensionActions, params: &Value) -> Result<Value, RpcError> {
-    let ops: Vec<Value> = params.get("ops").and_then(Value::as_array).cloned().unwrap_or_default();
-    actions
-        .setup_session(Box::new(move |sm| {
-            let mut ids = HashMap::new();
-            for op in &ops {
-                replay(sm, op, &mut ids)?;
-            }
-            Ok(())
-        }))
-        .map(|()| Value::Null)
-        .map_err(failed)
+/// `ctx.newSession {parentSession, setupId}`: the extension's `setup` runs in its process once the
+/// new session is installed (`session.setup {setupId}` answers the appends it made, `{ops}`),
+/// and they are replayed on the session before `session_start`.
+pub(crate) async fn new_session(
+    runtime: &std::sync::Arc<crate::extensions::runtime::Runtime>,
+    actions: &dyn ExtensionActions,
+    params: &Value,
+) -> Result<Value, RpcError> {
+    let parent = params.get("parentSession").and_then(Value::as_str).map(str::to_owned);
+    let outcome = match params.get("setupId").filter(|id| !id.is_null()).cloned() {
+        None => actions.new_session(parent).await,
+        Some(setup_id) => {
+            let runtime = runtime.clone();
+            let setup: crate::extensions::SessionSetupFuture = Box::pin(async move {
+                let answer =
+                    crate::extensions::node::call_host(&runtime, "session.setup", json!({"setupId": setup_id})).await?;
+                let ops: Vec<Value> = answer.get("ops").and_then(Value::as_array).cloned().unwrap_or_default();
+                Ok(replay_ops(ops))
+            });
+            actions.new_session_with_setup(parent, setup).await
+        }
+    };
+    outcome.map(|cancelled| json!({"cancelled": cancelled})).map_err(failed)
+}
+
+/// What replays the recorded appends `ops` on a session's manager.
+pub(crate) fn replay_ops(ops: Vec<Value>) -> crate::extensions::SessionSetup {
+    Box::new(move |sm| {
+        let mut ids = HashMap::new();
+        for op in &ops {
+            replay(sm, op, &mut ids)?;
+        }
+        Ok(())
+    })
 }
 
 fn text<'a>(op: &'a Value, name: &str) -> &'a str {
