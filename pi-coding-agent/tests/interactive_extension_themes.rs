@@ -64,12 +64,14 @@ fn wait_for(parser: &Mutex<vt100::Parser>, text: &str) -> bool {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    eprintln!("--- waited in vain for {text:?}; the screen:\n{}", screen_text(parser));
     false
 }
 
 /// The built-in dark theme renamed `ext-ocean`, written to `dir`.
 fn theme_file(dir: &std::path::Path) -> std::path::PathBuf {
-    let dark = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../pi-tui/themes/dark.json")).expect("dark");
+    let dark =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../pi-tui/themes/dark.json")).expect("dark");
     let mut theme: serde_json::Value = serde_json::from_str(&dark).expect("theme json");
     theme["name"] = serde_json::json!("ext-ocean");
     let path = dir.join("ocean.json");
@@ -134,10 +136,16 @@ async fn resources_discover_themes_are_offered_and_selectable() {
         wait_for(&parser, "Color theme for the interface");
         keys.write_all(b"\r").expect("keys");
         o.store(wait_for(&parser, "ext-ocean"), Ordering::SeqCst);
+        // Back to the list, then out of `/settings` (apart, so no key reads as Alt+key).
         keys.write_all(b"\x1b").expect("keys");
+        wait_for(&parser, "Type to search");
         std::thread::sleep(Duration::from_millis(200));
         keys.write_all(b"\x1b").expect("keys");
-        wait_for(&parser, "smollm2-135m");
+        let start = Instant::now();
+        while screen_text(&parser).contains("Type to search") && start.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(200));
         keys.write_all(b"/pick-theme\r").expect("keys");
         let start = Instant::now();
         while a.lock().unwrap().len() < 2 && start.elapsed() < Duration::from_secs(30) {
@@ -146,14 +154,16 @@ async fn resources_discover_themes_are_offered_and_selectable() {
         keys.write_all(b"/bye\r").expect("keys");
         let asked = Instant::now();
         while !d.load(Ordering::SeqCst) {
-            if asked.elapsed() > Duration::from_secs(60) {
+            if asked.elapsed() > Duration::from_secs(30) {
+                eprintln!("--- /bye did not quit:\n{}", screen_text(&parser));
                 let _ = keys.write_all(b"\x03\x03");
                 return;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
     });
-    let code = run_interactive_on(hs.session.clone(), options, terminal).await;
+    let run = run_interactive_on(hs.session.clone(), options, terminal);
+    let code = tokio::time::timeout(Duration::from_secs(150), run).await.expect("the interactive mode quits");
     done.store(true, Ordering::SeqCst);
     user.join().expect("user thread");
     assert_eq!(code, 0);
