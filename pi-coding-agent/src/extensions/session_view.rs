@@ -165,7 +165,7 @@ impl ReadonlySessionManager {
 
     /// `getTree()`: roots are entries without a (known, other) parent; children oldest first.
     pub fn get_tree(&self) -> Vec<SessionTreeView> {
-        self.read(|sm| owned_tree(sm)).unwrap_or_default()
+        self.read(owned_tree).unwrap_or_default()
     }
 }
 
