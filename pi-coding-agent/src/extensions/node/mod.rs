@@ -81,6 +81,9 @@ impl NodeHost {
         });
         let erased: Arc<dyn std::any::Any + Send + Sync> = host.clone();
         *slot = Arc::downgrade(&erased);
+        crate::extensions::subprocess::session_calls::set_host_hooks(
+            crate::extensions::subprocess::session_calls::HostHooks { watch_signal, call: call_host },
+        );
         // One bus for the session: the Rust extensions' emits reach the host's listeners.
         let weak = Arc::downgrade(&host);
         let session = Arc::downgrade(runtime);
@@ -139,16 +142,22 @@ impl NodeHost {
 }
 
 /// Calls the session's JavaScript host (the `setup` of a `newSession` runs there).
-pub(crate) async fn call_host(runtime: &Arc<Runtime>, method: &str, params: Value) -> Result<Value, String> {
-    let host = lock(&runtime.node_host).upgrade().and_then(|h| h.downcast::<NodeHost>().ok());
-    let host = host.ok_or_else(|| "The JavaScript extension host is not running".to_owned())?;
-    let conn = host.connection().await?;
-    conn.call(method, method, params, host.options.call_timeout).await
+fn call_host(
+    runtime: Arc<Runtime>,
+    method: String,
+    params: Value,
+) -> futures::future::BoxFuture<'static, Result<Value, String>> {
+    Box::pin(async move {
+        let host = lock(&runtime.node_host).upgrade().and_then(|h| h.downcast::<NodeHost>().ok());
+        let host = host.ok_or_else(|| "The JavaScript extension host is not running".to_owned())?;
+        let conn = host.connection().await?;
+        conn.call(&method, &method, params, host.options.call_timeout).await
+    })
 }
 
 /// Tells the session's JavaScript host (if one runs) when the run `run` is aborted, so its
 /// `ctx.signal` aborts (pi's `agent.signal`). One waiting task, for the latest run.
-pub(crate) fn watch_signal(runtime: &Arc<Runtime>, run: u64, token: tokio_util::sync::CancellationToken) {
+fn watch_signal(runtime: &Arc<Runtime>, run: u64, token: tokio_util::sync::CancellationToken) {
     let host = lock(&runtime.node_host).upgrade().and_then(|h| h.downcast::<NodeHost>().ok());
     let Some(host) = host else { return };
     let mut watch = lock(&host.signal_watch);

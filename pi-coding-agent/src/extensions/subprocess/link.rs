@@ -82,7 +82,7 @@ pub(crate) fn context_snapshot(ctx: &ExtensionContext, with_session: bool) -> Va
         // `null` while the agent is idle (a kept context must not read an older run's).
         let signal = actions.signal().map(|(run, token)| {
             let described = json!({"run": run, "aborted": token.is_cancelled()});
-            crate::extensions::node::watch_signal(&ctx.runtime, run, token);
+            super::session_calls::watch_signal(&ctx.runtime, run, token);
             described
         });
         obj.insert("signal".into(), signal.unwrap_or(Value::Null));

@@ -12,7 +12,33 @@ use serde_json::{Value, json};
 
 use super::protocol::{ERROR_ACTION_FAILED, ERROR_INVALID_PARAMS, RpcError};
 use crate::extensions::actions::ExtensionActions;
+use crate::extensions::runtime::Runtime;
 use crate::session::SessionManager;
+
+/// What the session's JavaScript host offers this module (set by `extensions::node` when a host
+/// starts, so this module does not depend on it): wait for a run's abort to tell the host, and
+/// call the host.
+pub(crate) struct HostHooks {
+    /// Tells the host when the run is aborted (`signal.abort`).
+    pub(crate) watch_signal: fn(&std::sync::Arc<Runtime>, u64, tokio_util::sync::CancellationToken),
+    /// Calls the host.
+    pub(crate) call:
+        fn(std::sync::Arc<Runtime>, String, Value) -> futures::future::BoxFuture<'static, Result<Value, String>>,
+}
+
+static HOST_HOOKS: std::sync::OnceLock<HostHooks> = std::sync::OnceLock::new();
+
+/// Installs the JavaScript host's hooks (once).
+pub(crate) fn set_host_hooks(hooks: HostHooks) {
+    let _ = HOST_HOOKS.set(hooks);
+}
+
+/// Tells the JavaScript host, if one runs, when the run `run` is aborted.
+pub(crate) fn watch_signal(runtime: &std::sync::Arc<Runtime>, run: u64, token: tokio_util::sync::CancellationToken) {
+    if let Some(hooks) = HOST_HOOKS.get() {
+        (hooks.watch_signal)(runtime, run, token);
+    }
+}
 
 fn failed(e: impl std::fmt::Display) -> RpcError {
     RpcError { code: ERROR_ACTION_FAILED, message: e.to_string(), data: None }
@@ -65,7 +91,7 @@ pub(crate) fn session_entries(actions: &dyn ExtensionActions, params: &Value) ->
 /// new session is installed (`session.setup {setupId}` answers the appends it made, `{ops}`),
 /// and they are replayed on the session before `session_start`.
 pub(crate) async fn new_session(
-    runtime: &std::sync::Arc<crate::extensions::runtime::Runtime>,
+    runtime: &std::sync::Arc<Runtime>,
     actions: &dyn ExtensionActions,
     params: &Value,
 ) -> Result<Value, RpcError> {
@@ -75,8 +101,8 @@ pub(crate) async fn new_session(
         Some(setup_id) => {
             let runtime = runtime.clone();
             let setup: crate::extensions::SessionSetupFuture = Box::pin(async move {
-                let answer =
-                    crate::extensions::node::call_host(&runtime, "session.setup", json!({"setupId": setup_id})).await?;
+                let call = HOST_HOOKS.get().map(|h| h.call).ok_or("The JavaScript extension host is not running")?;
+                let answer = call(runtime, "session.setup".into(), json!({"setupId": setup_id})).await?;
                 let ops: Vec<Value> = answer.get("ops").and_then(Value::as_array).cloned().unwrap_or_default();
                 Ok(replay_ops(ops))
             });
