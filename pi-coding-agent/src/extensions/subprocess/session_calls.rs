@@ -15,6 +15,10 @@ use crate::extensions::actions::ExtensionActions;
 use crate::extensions::runtime::Runtime;
 use crate::session::SessionManager;
 
+/// A call of the JavaScript host: `(runtime, method, params)` → its answer.
+pub(crate) type HostCall =
+    fn(std::sync::Arc<Runtime>, String, Value) -> futures::future::BoxFuture<'static, Result<Value, String>>;
+
 /// What the session's JavaScript host offers this module (set by `extensions::node` when a host
 /// starts, so this module does not depend on it): wait for a run's abort to tell the host, and
 /// call the host.
@@ -22,8 +26,7 @@ pub(crate) struct HostHooks {
     /// Tells the host when the run is aborted (`signal.abort`).
     pub(crate) watch_signal: fn(&std::sync::Arc<Runtime>, u64, tokio_util::sync::CancellationToken),
     /// Calls the host.
-    pub(crate) call:
-        fn(std::sync::Arc<Runtime>, String, Value) -> futures::future::BoxFuture<'static, Result<Value, String>>,
+    pub(crate) call: HostCall,
 }
 
 static HOST_HOOKS: std::sync::OnceLock<HostHooks> = std::sync::OnceLock::new();
