@@ -1,8 +1,10 @@
 // `ctx` (pi's ExtensionContext and ExtensionCommandContext), `ctx.ui` and the theme, built from
 // the snapshot pi-rs sends with every event, tool call and command.
 import { rpc } from "./rpc.mjs";
-import { addAutocompleteProvider, custom, editorBridge, setSnapshotHook, fillSlot, footerData, keybindings, namedTheme, noteUiSnapshot, onTerminalInput, register, statuses, tuiFor } from "./components.mjs";
+import { addAutocompleteProvider, custom, editorBridge, scheduleSweep, setSnapshotHook, fillSlot, footerData, keybindings, namedTheme, noteUiSnapshot, onTerminalInput, register, statuses, tuiFor } from "./components.mjs";
 import { modelRegistry } from "./model_registry.mjs";
+import { forgetSetup, registerSetup, sessionManager, syncSession } from "./session_manager.mjs";
+import { signalOf } from "./signals.mjs";
 
 /** The theme extensions draw with. Colors are placeholders (OSC `pi:fg:<token>` / `pi:bg:<token>`)
  * that pi-rs replaces with the active theme's escape sequences; they have no width. */
@@ -33,7 +35,12 @@ export function noteSnapshot(snapshot) {
 	if (snapshot && typeof snapshot === "object") latest = { ...latest, ...snapshot };
 	noteUiSnapshot(snapshot);
 }
-setSnapshotHook(noteSnapshot);
+// A component's render cannot wait for the session's new entries: they are fetched after it,
+// and the components are drawn again with them.
+setSnapshotHook((snapshot) => {
+	noteSnapshot(snapshot);
+	if (snapshot?.session) void syncSession(snapshot).then(() => scheduleSweep());
+});
 
 /** A field of the freshest snapshot (`latest`), or of the context's own when it lacks it. */
 function live(snapshot, key) {
@@ -126,37 +133,6 @@ function uiContext(extensionPath, snapshot) {
 	};
 }
 
-function sessionManager(snapshot) {
-	const entries = () => live(snapshot, "entries") ?? [];
-	const byId = () => new Map(entries().map((e) => [e.id, e]));
-	return {
-		getCwd: () => live(snapshot, "cwd"),
-		getSessionId: () => live(snapshot, "sessionId"),
-		getSessionFile: () => live(snapshot, "sessionFile") ?? undefined,
-		getSessionDir: () => live(snapshot, "sessionDir") ?? undefined,
-		getSessionName: () => rpc.state.sessionName ?? undefined,
-		getLeafId: () => live(snapshot, "leafId") ?? null,
-		getEntries: () => structuredClone(entries()),
-		getEntry: (id) => structuredClone(byId().get(id)),
-		getLabel: (id) => byId().get(id)?.label,
-		getHeader: () => structuredClone(live(snapshot, "header") ?? null),
-		getBranch: (fromId) => {
-			const map = byId();
-			const out = [];
-			let id = fromId ?? live(snapshot, "leafId") ?? null;
-			while (id) {
-				const entry = map.get(id);
-				if (!entry) break;
-				out.unshift(structuredClone(entry));
-				id = entry.parentId;
-			}
-			return out;
-		},
-		getLeafEntry: () => structuredClone(byId().get(live(snapshot, "leafId"))),
-		getChildren: (id) => structuredClone(entries().filter((e) => e.parentId === id)),
-	};
-}
-
 /** The context handed to a handler; `command` adds the command context's session controls. */
 export function createContext(extensionPath, snapshot = {}, command = false, signal = undefined) {
 	const call = (method, params) => rpc.call(method, { extensionPath, ...params });
@@ -172,7 +148,7 @@ export function createContext(extensionPath, snapshot = {}, command = false, sig
 		get cwd() {
 			return live(snapshot, "cwd") ?? process.cwd();
 		},
-		sessionManager: sessionManager(snapshot),
+		sessionManager,
 		modelRegistry: modelRegistry(extensionPath),
 		get model() {
 			return live(snapshot, "model") ?? undefined;
@@ -185,14 +161,19 @@ export function createContext(extensionPath, snapshot = {}, command = false, sig
 		},
 		isIdle: () => live(snapshot, "isIdle") ?? true,
 		isProjectTrusted: () => Boolean(live(snapshot, "projectTrusted")),
-		signal,
+		get signal() {
+			// pi's `ctx.signal` is the agent's signal of the current run (a tool's own `signal`
+			// when the snapshot names no run).
+			return signalOf(live(snapshot, "signal")) ?? signal;
+		},
 		abort: () => void fire("ctx.abort", {}),
 		hasPendingMessages: () => Boolean(live(snapshot, "hasPendingMessages")),
 		shutdown: () => void fire("ctx.shutdown", {}),
 		getContextUsage: () => live(snapshot, "contextUsage") ?? undefined,
 		compact: (options) => void fire("ctx.compact", { customInstructions: options?.customInstructions }),
 		getSystemPrompt: () => live(snapshot, "systemPrompt") ?? "",
-		getSystemPromptOptions: () => structuredClone(live(snapshot, "systemPromptOptions") ?? {}),
+		// pi's normalized options always have `customPrompt` and `forceSystemPrompt` (maybe undefined).
+		getSystemPromptOptions: () => ({ customPrompt: undefined, forceSystemPrompt: undefined, ...structuredClone(live(snapshot, "systemPromptOptions") ?? {}) }),
 	};
 	if (command) {
 		// After a replacement, `withSession(ctx)` gets a context of the new session (pi's
@@ -202,6 +183,7 @@ export function createContext(extensionPath, snapshot = {}, command = false, sig
 			if (!outcome.cancelled && typeof options?.withSession === "function") {
 				const snapshotNow = await call("ctx.snapshot", {});
 				noteSnapshot(snapshotNow);
+				await syncSession(snapshotNow);
 				const fresh = createContext(extensionPath, snapshotNow, true);
 				fresh.sendMessage = (message, opts) => call("pi.sendMessage", { message, options: opts }).then(() => undefined);
 				fresh.sendUserMessage = (content, opts) => call("pi.sendUserMessage", { content, options: opts }).then(() => undefined);
@@ -211,11 +193,16 @@ export function createContext(extensionPath, snapshot = {}, command = false, sig
 		};
 		Object.assign(ctx, {
 			waitForIdle: () => call("ctx.waitForIdle", {}).then(() => undefined),
-			newSession: (options) => {
-				if (typeof options?.setup === "function") {
-					return Promise.reject(new Error("newSession({setup}) is not supported by pi-rs's JavaScript host; use withSession"));
+			newSession: async (options) => {
+				// pi runs `setup` on the new session's manager once it is installed, before its
+				// `session_start`: pi-rs asks for it then (`session.setup`) and replays its appends.
+				const setupId = typeof options?.setup === "function" ? registerSetup(options.setup) : undefined;
+				try {
+					const result = await call("ctx.newSession", { parentSession: options?.parentSession, setupId });
+					return await replaced(result, options);
+				} finally {
+					if (setupId !== undefined) forgetSetup(setupId);
 				}
-				return call("ctx.newSession", { parentSession: options?.parentSession }).then((r) => replaced(r, options));
 			},
 			fork: (entryId, options) => call("ctx.fork", { entryId, position: options?.position }).then((r) => replaced(r, options)),
 			navigateTree: (targetId, options) =>

@@ -3,6 +3,7 @@ import { extensions } from "./loader.mjs";
 import { createContext, noteSnapshot, theme } from "./context.mjs";
 import { rpc } from "./rpc.mjs";
 import { syncModelRegistry } from "./model_registry.mjs";
+import { syncSession } from "./session_manager.mjs";
 import { toTree } from "./shims/pi-tui.mjs";
 import "./shims/pi-tui/markdown-host.mjs";
 
@@ -26,6 +27,7 @@ function snapshotOf(params) {
 async function contextOf(params) {
 	const snapshot = snapshotOf(params);
 	await syncModelRegistry(snapshot);
+	await syncSession(snapshot);
 	return snapshot;
 }
 

@@ -12,6 +12,9 @@ import { runMarkdownTransform, runVirtualRoute } from "./virtual-models.mjs";
 import { abortProviderStream, runProviderStream } from "./provider-stream.mjs";
 import { abortOAuthLogin, runOAuthApiKey, runOAuthLogin, runOAuthRefresh } from "./provider-oauth.mjs";
 import { deliverRegistryEvent } from "./model_registry.mjs";
+import { abortRun } from "./signals.mjs";
+import { bus } from "./bus.mjs";
+import { runSetup } from "./session_manager.mjs";
 
 register("./hooks.mjs", import.meta.url);
 
@@ -65,6 +68,16 @@ const methods = {
 		dispose(params.id);
 		return null;
 	},
+	"session.setup": (params) => runSetup(params),
+	"events.emit": (params) => {
+		if (typeof params.bound === "boolean") rpc.state.bound = params.bound;
+		bus.emitLocal(params.channel, params.data);
+		return null;
+	},
+	"signal.abort": (params) => {
+		abortRun(params.run);
+		return null;
+	},
 	"tool.cancel": (params) => {
 		cancelTool(params.toolCallId);
 		return null;
@@ -72,7 +85,7 @@ const methods = {
 };
 
 rpc.serve(methods);
-for (const m of ["provider.abort", "provider.oauth.abort", "provider.oauth.apiKey", "modelRegistry.event", "markdown.transform", "component.render", "component.input", "component.invalidate", "component.dispose", "component.focus", "terminal.input", "autocomplete.suggest", "autocomplete.apply", "overlay.visible"]) {
+for (const m of ["signal.abort", "provider.abort", "provider.oauth.abort", "provider.oauth.apiKey", "modelRegistry.event", "markdown.transform", "component.render", "component.input", "component.invalidate", "component.dispose", "component.focus", "terminal.input", "autocomplete.suggest", "autocomplete.apply", "overlay.visible"]) {
 	rpc.immediate.add(m);
 }
 

@@ -150,6 +150,7 @@ impl<C: CustomMessage> AgentBuilder<C> {
                 steering_mode: Mutex::new(self.steering_mode),
                 follow_up_mode: Mutex::new(self.follow_up_mode),
                 active: Mutex::new(None),
+                runs: AtomicU64::new(0),
                 idle,
             }),
         }

@@ -65,6 +65,8 @@ struct Inner<C: CustomMessage> {
     steering_mode: Mutex<QueueMode>,
     follow_up_mode: Mutex<QueueMode>,
     active: Mutex<Option<CancellationToken>>,
+    /// Runs begun so far (the active run's number, see [`Agent::signal_with_run`]).
+    runs: AtomicU64,
     idle: watch::Sender<bool>,
 }
 
@@ -203,6 +205,13 @@ impl<C: CustomMessage> Agent<C> {
     /// The active run's cancellation token, if a run is active.
     pub fn signal(&self) -> Option<CancellationToken> {
         lock(&self.inner.active).clone()
+    }
+
+    /// The active run's cancellation token with the run's number (1 for the first run of this
+    /// agent, then counting up), to tell one run's token from the next one's.
+    pub fn signal_with_run(&self) -> Option<(u64, CancellationToken)> {
+        let active = lock(&self.inner.active);
+        active.clone().map(|token| (self.inner.runs.load(std::sync::atomic::Ordering::Acquire), token))
     }
 
     /// Cancels the active run (no-op when idle).

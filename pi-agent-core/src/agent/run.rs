@@ -72,6 +72,7 @@ impl<C: CustomMessage> Agent<C> {
         }
         let token = CancellationToken::new();
         *active = Some(token.clone());
+        self.inner.runs.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         drop(active);
         self.inner.idle.send_replace(false);
         let mut state = lock(&self.inner.state);

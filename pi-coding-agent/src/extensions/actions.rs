@@ -138,6 +138,14 @@ pub struct NavigateTreeRequest {
     pub label: Option<String>,
 }
 
+/// What `newSession({setup})` runs on the new session's manager (see
+/// [`ExtensionActions::new_session_with_setup`]).
+pub type SessionSetup = Box<dyn FnOnce(&mut crate::session::SessionManager) -> Result<(), BoxError> + Send + 'static>;
+
+/// The [`SessionSetup`] of `newSession({setup})`, once the new session is installed (an
+/// out-of-process `setup` runs then, on a copy, and its appends are replayed).
+pub type SessionSetupFuture = futures::future::BoxFuture<'static, Result<SessionSetup, BoxError>>;
+
 /// The answer of the command context's session controls: `{cancelled}`.
 pub type SessionControlFuture = futures::future::BoxFuture<'static, Result<bool, BoxError>>;
 
@@ -227,6 +235,31 @@ pub trait ExtensionActions: Send + Sync {
     /// without a session (pi's unbound runner has none either).
     fn session_snapshot(&self) -> Option<Value> {
         None
+    }
+
+    /// Runs `read` on the session's manager (pi's `ctx.sessionManager`, read-only); `false`
+    /// without a session or while the session holds its manager (then `read` is not called).
+    fn read_session(&self, read: &mut dyn FnMut(&crate::session::SessionManager)) -> bool {
+        let _ = read;
+        false
+    }
+
+    /// The current run's abort signal with the run's number (pi's `ctx.signal`, the agent's
+    /// signal: `None` while the agent is not streaming).
+    fn signal(&self) -> Option<(u64, tokio_util::sync::CancellationToken)> {
+        None
+    }
+
+    /// The command context's `newSession({parentSession, setup})`: once the new session is
+    /// installed, `setup` resolves to what changes its manager (pi hands `setup` the new session's
+    /// manager), the agent's context is rebuilt from it, and then `session_start` is emitted.
+    fn new_session_with_setup(
+        &self,
+        parent_session: Option<String>,
+        setup: SessionSetupFuture,
+    ) -> SessionControlFuture {
+        let _ = (parent_session, setup);
+        Box::pin(async { Err("newSession is not available in this session".into()) })
     }
 
     /// pi's `getThinkingLevel` (`"off"`, …; `None` without a session).

@@ -1,6 +1,11 @@
 //! The event bus extensions share (pi's `pi.events`): `emit(channel, data)` calls every handler
 //! registered on `channel` with `on(channel, handler)`, in registration order. A failing handler is
 //! reported as the extension's error for event `events:<channel>`, and the others still run.
+//!
+//! pi has one bus per session; so does pi-rs, across processes: the session's JavaScript host
+//! joins it (its `pi.events.emit` reaches the Rust handlers as `events.emit`, and what Rust
+//! extensions emit is sent to the host's handlers). Within each side the order is pi's; the
+//! other side hears an emit right after.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,11 +31,15 @@ struct Subscription {
     handler: BusHandler,
 }
 
+/// Where an emit is passed on to the handlers in another process (the JavaScript host).
+pub(crate) type RemoteBus = Arc<dyn Fn(&str, &Value) + Send + Sync>;
+
 /// The session's bus: one per runner, shared by every extension.
 #[derive(Default)]
 pub(crate) struct EventBusState {
     subscriptions: Mutex<Vec<Subscription>>,
     next: AtomicU64,
+    remote: Mutex<Option<RemoteBus>>,
 }
 
 /// One extension's view of the bus (pi's `EventBus`), reached as
@@ -92,21 +101,13 @@ impl fmt::Debug for BusSubscription {
 }
 
 impl EventBus {
-    /// Calls every handler of `channel` with `data` (a copy each).
+    /// Calls every handler of `channel` with `data` (a copy each), the JavaScript extensions'
+    /// included.
     pub fn emit(&self, channel: &str, data: Value) {
-        let handlers: Vec<(String, BusHandler)> = lock(&self.state.subscriptions)
-            .iter()
-            .filter(|s| s.channel == channel)
-            .map(|s| (s.extension_path.clone(), s.handler.clone()))
-            .collect();
-        for (path, handler) in handlers {
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(data.clone())));
-            let error = match outcome {
-                Ok(Ok(())) => continue,
-                Ok(Err(e)) => e.to_string(),
-                Err(panic) => panic_message(panic),
-            };
-            (self.report)(ExtensionError::new(path, format!("events:{channel}"), error));
+        let remote = lock(&self.state.remote).clone();
+        self.state.emit_local(channel, &data, &self.report);
+        if let Some(remote) = remote {
+            remote(channel, &data);
         }
     }
 
@@ -128,6 +129,29 @@ impl EventBus {
 }
 
 impl EventBusState {
+    /// Calls this process's handlers of `channel` (an emit of the JavaScript host arrives here).
+    pub(crate) fn emit_local(&self, channel: &str, data: &Value, report: &ErrorSink) {
+        let handlers: Vec<(String, BusHandler)> = lock(&self.subscriptions)
+            .iter()
+            .filter(|s| s.channel == channel)
+            .map(|s| (s.extension_path.clone(), s.handler.clone()))
+            .collect();
+        for (path, handler) in handlers {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(data.clone())));
+            let error = match outcome {
+                Ok(Ok(())) => continue,
+                Ok(Err(e)) => e.to_string(),
+                Err(panic) => panic_message(panic),
+            };
+            report(ExtensionError::new(path, format!("events:{channel}"), error));
+        }
+    }
+
+    /// Passes every emit of the Rust extensions on to `remote` from now on.
+    pub(crate) fn set_remote(&self, remote: RemoteBus) {
+        *lock(&self.remote) = Some(remote);
+    }
+
     /// Removes every handler of an extension (on reload or a failed load).
     pub(crate) fn clear_extension(&self, extension_path: &str) {
         lock(&self.subscriptions).retain(|s| s.extension_path != extension_path);

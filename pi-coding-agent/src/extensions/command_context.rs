@@ -34,6 +34,22 @@ impl ExtensionContext {
         actions.new_session(parent_session).await.map_err(|e| ExtensionApiError::Action(e.to_string()))
     }
 
+    /// `ctx.newSession({parentSession, setup})`: `setup` changes the new session's manager
+    /// (appends entries) before `session_start` and the first prompt, as pi runs it.
+    pub async fn new_session_with_setup(
+        &self,
+        parent_session: Option<String>,
+        setup: impl FnOnce(&mut crate::session::SessionManager) -> Result<(), super::errors::BoxError> + Send + 'static,
+    ) -> Result<bool, ExtensionApiError> {
+        let actions = self.command_actions("newSession")?;
+        let setup: super::actions::SessionSetup = Box::new(setup);
+        let ready: super::actions::SessionSetupFuture = Box::pin(async move { Ok(setup) });
+        actions
+            .new_session_with_setup(parent_session, ready)
+            .await
+            .map_err(|e| ExtensionApiError::Action(e.to_string()))
+    }
+
     /// `ctx.fork(entryId, {position})`: `Ok(true)` when a `session_before_fork` handler cancelled.
     pub async fn fork(&self, entry_id: &str, position: ForkPosition) -> Result<bool, ExtensionApiError> {
         let actions = self.command_actions("fork")?;

@@ -65,6 +65,7 @@ mod provider_events;
 mod registrations;
 mod runner;
 mod runtime;
+mod session_view;
 mod shortcuts;
 pub mod subprocess;
 mod tool_renderers;
@@ -73,7 +74,7 @@ mod virtual_models;
 
 pub use actions::{
     DeliverAs, ExtensionActions, ExtensionMessage, ForkPosition, NavigateTreeRequest, SendMessageOptions,
-    SendUserMessageOptions, SessionControlFuture, SlashCommandInfo, ToolInfo,
+    SendUserMessageOptions, SessionControlFuture, SessionSetup, SessionSetupFuture, SlashCommandInfo, ToolInfo,
 };
 pub use api::{
     CommandHandler, EntryRenderOptions, EntryRenderer, Extension, ExtensionApi, ExtensionFlag, FlagType, FnExtension,
@@ -109,6 +110,7 @@ pub use provider_events::{BeforeProviderHeadersEvent, ExtensionRequestObserver, 
 pub use registrations::RegisteredProvider;
 pub use runner::{ErrorListenerHandle, ExtensionRunner};
 pub use runtime::{ExtensionContext, ExtensionMode, FlagValue};
+pub use session_view::{ProjectedEntryView, ReadonlySessionManager, SessionProjectionView, SessionTreeView};
 pub use shortcuts::{RegisteredShortcut, ShortcutHandler};
 pub use tool_renderers::{ANY_TOOL, ToolCallRenderer, ToolRenderOptions, ToolRenderers, ToolResultRenderer};
 pub use virtual_models::{

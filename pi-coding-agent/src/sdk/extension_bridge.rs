@@ -332,6 +332,31 @@ impl ExtensionActions for SessionActions {
         self.session().map(|s| s.system_prompt()).unwrap_or_default()
     }
 
+    fn get_system_prompt_options(&self) -> Value {
+        let Ok(session) = self.session() else { return Value::Object(Default::default()) };
+        // pi rebuilds its base options whenever the tools change: the active tools are selected.
+        let mut options = super::session::lock(&session.shared.prompt_options).clone();
+        options.selected_tools = Some(session.active_tool_names());
+        super::extension_ctx::system_prompt_options_json(&options)
+    }
+
+    fn read_session(&self, read: &mut dyn FnMut(&crate::session::SessionManager)) -> bool {
+        self.session.upgrade().is_some_and(|shared| super::extension_ctx::read_session(&shared, read))
+    }
+
+    fn signal(&self) -> Option<(u64, CancellationToken)> {
+        self.handle.agent.signal_with_run()
+    }
+
+    fn new_session_with_setup(
+        &self,
+        parent_session: Option<String>,
+        setup: crate::extensions::SessionSetupFuture,
+    ) -> SessionControlFuture {
+        let session = self.session();
+        Box::pin(async move { Ok(session?.new_session_with_setup(parent_session, Some(setup)).await?.cancelled) })
+    }
+
     fn get_settings(&self) -> Value {
         self.session()
             .map(|s| s.settings_manager().settings().to_value())

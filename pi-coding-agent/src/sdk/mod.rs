@@ -41,6 +41,7 @@ pub(crate) mod discovery;
 mod error;
 pub mod expand;
 mod extension_bridge;
+mod extension_ctx;
 pub mod frontmatter;
 pub mod model_choice;
 mod model_registry;
@@ -67,10 +68,10 @@ pub use model_registry::{CredentialSource, EnvCredentials, ModelRegistry, Stored
 pub use prompt_templates::{PromptTemplate, expand_prompt_template, parse_command_args, substitute_args};
 pub use resources::{DefaultResourceLoader, LoadedResources, ResourceError};
 pub use session::{
-    AgentSession, BashResult, CompactOutcome, CompactionEnd, CompactionReason, ContextUsage, ForkMessage, ForkOutcome,
-    NavigateTreeOptions, NavigateTreeOutcome, PreflightCallback, PromptDisposition, PromptOptions, QueueDisposition,
-    RetrySettings, SessionEvent, SessionSettings, SessionStats, ShellSettings, SwitchOutcome, TokenStats,
-    is_context_overflow, is_retryable_assistant_error,
+    AgentSession, BashResult, CompactOutcome, CompactionEnd, CompactionReason, ContextUsage, ExtensionTheme,
+    ForkMessage, ForkOutcome, NavigateTreeOptions, NavigateTreeOutcome, PreflightCallback, PromptDisposition,
+    PromptOptions, QueueDisposition, RetrySettings, SessionEvent, SessionSettings, SessionStats, ShellSettings,
+    SwitchOutcome, TokenStats, extension_themes, is_context_overflow, is_retryable_assistant_error,
 };
 pub use skills::{Skill, SkillReader, format_skills_for_prompt};
 pub use system_prompt::{ContextFile, SystemPromptOptions};

@@ -17,6 +17,8 @@ const FILES: &[(&str, &str)] = &[
     ("provider-stream.mjs", include_str!("../../../js-host/provider-stream.mjs")),
     ("provider-oauth.mjs", include_str!("../../../js-host/provider-oauth.mjs")),
     ("model_registry.mjs", include_str!("../../../js-host/model_registry.mjs")),
+    ("session_manager.mjs", include_str!("../../../js-host/session_manager.mjs")),
+    ("signals.mjs", include_str!("../../../js-host/signals.mjs")),
     ("shims/pi-tui.mjs", include_str!("../../../js-host/shims/pi-tui.mjs")),
     ("shims/pi-tui/basic.mjs", include_str!("../../../js-host/shims/pi-tui/basic.mjs")),
     ("shims/pi-tui/editor-layout.mjs", include_str!("../../../js-host/shims/pi-tui/editor-layout.mjs")),

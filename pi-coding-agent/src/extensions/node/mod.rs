@@ -62,6 +62,8 @@ pub(crate) struct NodeHost {
     current: Mutex<Option<Arc<Connection>>>,
     loaded: Mutex<Vec<String>>,
     options: SubprocessOptions,
+    /// The run whose abort the host hears (`signal.abort`), and the task waiting for it.
+    signal_watch: Mutex<Option<(u64, tokio::task::JoinHandle<()>)>>,
 }
 
 impl NodeHost {
@@ -79,9 +81,24 @@ impl NodeHost {
             current: Mutex::new(None),
             loaded: Mutex::new(Vec::new()),
             options,
+            signal_watch: Mutex::new(None),
         });
         let erased: Arc<dyn std::any::Any + Send + Sync> = host.clone();
         *slot = Arc::downgrade(&erased);
+        crate::extensions::subprocess::session_calls::set_host_hooks(
+            crate::extensions::subprocess::session_calls::HostHooks { watch_signal, call: call_host },
+        );
+        // One bus for the session: the Rust extensions' emits reach the host's listeners.
+        let weak = Arc::downgrade(&host);
+        let session = Arc::downgrade(runtime);
+        runtime.bus.set_remote(Arc::new(move |channel, data| {
+            let conn = weak.upgrade().and_then(|h| lock(&h.current).clone());
+            // Listeners may act on the session (`appendEntry`): the host learns it is bound.
+            let bound = session.upgrade().is_some_and(|r| r.actions().is_ok());
+            if let Some(conn) = conn {
+                conn.notify("events.emit", json!({"channel": channel, "data": data, "bound": bound}));
+            }
+        }));
         host
     }
 
@@ -128,8 +145,47 @@ impl NodeHost {
     }
 }
 
+/// Calls the session's JavaScript host (the `setup` of a `newSession` runs there).
+fn call_host(
+    runtime: Arc<Runtime>,
+    method: String,
+    params: Value,
+) -> futures::future::BoxFuture<'static, Result<Value, String>> {
+    Box::pin(async move {
+        let host = lock(&runtime.node_host).upgrade().and_then(|h| h.downcast::<NodeHost>().ok());
+        let host = host.ok_or_else(|| "The JavaScript extension host is not running".to_owned())?;
+        let conn = host.connection().await?;
+        conn.call(&method, &method, params, host.options.call_timeout).await
+    })
+}
+
+/// Tells the session's JavaScript host (if one runs) when the run `run` is aborted, so its
+/// `ctx.signal` aborts (pi's `agent.signal`). One waiting task, for the latest run.
+fn watch_signal(runtime: &Arc<Runtime>, run: u64, token: tokio_util::sync::CancellationToken) {
+    let host = lock(&runtime.node_host).upgrade().and_then(|h| h.downcast::<NodeHost>().ok());
+    let Some(host) = host else { return };
+    let mut watch = lock(&host.signal_watch);
+    if watch.as_ref().is_some_and(|(watched, _)| *watched >= run) {
+        return;
+    }
+    let weak = Arc::downgrade(&host);
+    let task = host.handle.spawn(async move {
+        token.cancelled().await;
+        let conn = weak.upgrade().and_then(|h| lock(&h.current).clone());
+        if let Some(conn) = conn {
+            conn.notify("signal.abort", json!({"run": run}));
+        }
+    });
+    if let Some((_, previous)) = watch.replace((run, task)) {
+        previous.abort();
+    }
+}
+
 impl Drop for NodeHost {
     fn drop(&mut self) {
+        if let Some((_, task)) = lock(&self.signal_watch).take() {
+            task.abort();
+        }
         if let Some(conn) = lock(&self.current).take() {
             conn.kill();
         }

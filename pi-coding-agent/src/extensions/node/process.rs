@@ -211,6 +211,7 @@ const IMMEDIATE_ACTIONS: &[&str] = &[
     "ctx.compact",
     "ctx.abort",
     "ctx.shutdown",
+    "events.emit",
 ];
 
 /// Whether a call of the host runs on the reader thread, in the order it arrived.

@@ -76,6 +76,16 @@ pub(crate) fn context_snapshot(ctx: &ExtensionContext, with_session: bool) -> Va
             obj.insert("model".into(), model);
         }
         obj.insert("state".into(), state);
+        if let Some(session) = super::session_calls::session_summary(&*actions) {
+            obj.insert("session".into(), session);
+        }
+        // `null` while the agent is idle (a kept context must not read an older run's).
+        let signal = actions.signal().map(|(run, token)| {
+            let described = json!({"run": run, "aborted": token.is_cancelled()});
+            super::session_calls::watch_signal(&ctx.runtime, run, token);
+            described
+        });
+        obj.insert("signal".into(), signal.unwrap_or(Value::Null));
         obj.insert("modelsVersion".into(), json!(models_version(ctx)));
         if with_session && let Some(Value::Object(session)) = actions.session_snapshot() {
             obj.extend(session);

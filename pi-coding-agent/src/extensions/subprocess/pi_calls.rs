@@ -58,6 +58,13 @@ pub(crate) async fn handle_pi_call(
             let result = exec_command(&command, &args, &cwd.unwrap_or_else(|| runtime.cwd.clone()), exec).await;
             return serde_json::to_value(result).map_err(failed);
         }
+        // `pi.events.emit` in the JavaScript host: the Rust extensions' handlers.
+        "events.emit" => {
+            let channel: String = field(&params, "channel")?;
+            let data = params.get("data").cloned().unwrap_or(Value::Null);
+            runtime.bus.emit_local(&channel, &data, &runtime.error_sink());
+            return Ok(Value::Null);
+        }
         "pi.reportError" => {
             let path: String = opt_field(&params, "extensionPath")?.unwrap_or_default();
             let event: String = opt_field(&params, "event")?.unwrap_or_default();
@@ -129,7 +136,7 @@ pub(crate) async fn handle_pi_call(
             let id: String = field(&params, "id")?;
             actions.set_model(&provider, &id).await.map(Value::Bool).map_err(failed)
         }
-        "ctx.newSession" => cancelled(actions.new_session(opt_field(&params, "parentSession")?).await),
+        "ctx.newSession" => super::session_calls::new_session(runtime, &*actions, &params).await,
         "ctx.fork" => {
             let entry_id: String = field(&params, "entryId")?;
             let position: ForkPosition = opt_field(&params, "position")?.unwrap_or_default();
@@ -153,6 +160,7 @@ pub(crate) async fn handle_pi_call(
         // `ctx.modelRegistry` of an out-of-process extension: the registry as the session sees
         // it now.
         "ctx.modelRegistry" => Ok(super::link::model_registry_snapshot(&*actions)),
+        "ctx.sessionEntries" => super::session_calls::session_entries(&*actions, &params),
         other => {
             Err(RpcError { code: ERROR_METHOD_NOT_FOUND, message: format!("Unknown method: {other}"), data: None })
         }

@@ -122,6 +122,8 @@ pub(crate) struct App {
     pub(crate) dialog_changes: Option<super::settings_list::Changes>,
     /// The theme setting in force (`/reload` loads it again).
     pub(crate) theme_name: Option<String>,
+    /// The theme names `ctx.ui.setTheme` accepts (built-in, files, extensions' themes).
+    pub(crate) theme_names: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     /// The picker of `pi --resume` is open: dismissing it quits.
     pub(crate) startup_resume: bool,
     /// A line printed after the terminal is restored (`No session selected`).
@@ -161,6 +163,17 @@ pub(crate) fn load_theme(
     cwd: &str,
     mode: ColorMode,
 ) -> (Theme, Option<String>) {
+    load_theme_with(name, agent_dir, cwd, mode, &[])
+}
+
+/// [`load_theme`], also finding the themes extensions provided (`resources_discover`) by name.
+pub(crate) fn load_theme_with(
+    name: Option<&str>,
+    agent_dir: &std::path::Path,
+    cwd: &str,
+    mode: ColorMode,
+    extension_themes: &[crate::sdk::ExtensionTheme],
+) -> (Theme, Option<String>) {
     let fallback = || super::theme_controller::system_theme(mode);
     // A `light/dark` pair picks by the terminal's appearance (pi's `resolveThemeSetting`).
     let name = pi_tui::theme::auto::resolve_theme_setting(name, super::theme_controller::terminal_appearance());
@@ -169,10 +182,11 @@ pub(crate) fn load_theme(
         return (t, None);
     }
     let failed = |e: &str| format!("Failed to load theme \"{name}\": {e}\nFell back to the system theme.");
-    let candidates = [
+    let mut candidates = vec![
         agent_dir.join("themes").join(format!("{name}.json")),
         std::path::Path::new(cwd).join(".pi/themes").join(format!("{name}.json")),
     ];
+    candidates.extend(extension_themes.iter().filter(|t| t.name == name).map(|t| t.path.clone()));
     for path in candidates {
         if let Ok(text) = std::fs::read_to_string(&path) {
             return match Theme::from_json(&text, mode) {
@@ -315,6 +329,7 @@ impl App {
             agent_dir: options.agent_dir.clone(),
             dialog_changes: None,
             theme_name: options.theme.clone(),
+            theme_names: Default::default(),
             shortcut_list: Vec::new(),
             picker: None,
             tree_view: None,
@@ -358,7 +373,8 @@ impl App {
                 h.add_child(shared(Spacer::new(1)));
             }
         }
-        let host = super::host::TuiHost::new(self.tx.clone(), self.editor_text.clone(), (*self.theme).clone());
+        let host = super::host::TuiHost::new(self.tx.clone(), self.editor_text.clone(), (*self.theme).clone())
+            .with_theme_names(self.theme_names.clone());
         host.set_sources(super::host::UiSources {
             keys: super::keys::action_keys(&self.keys),
             agent_dir: self.agent_dir.clone(),
@@ -387,6 +403,7 @@ impl App {
                 let _ = errors.send(UiEvent::Ui(UiRequest::ExtensionError(e.clone())));
             })
             .await;
+        self.refresh_theme_names();
         let issues = self.bind_extension_shortcuts();
         self.show_extension_issues(&issues);
         self.install_completions(&options.commands);

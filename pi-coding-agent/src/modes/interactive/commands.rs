@@ -733,6 +733,15 @@ impl App {
             UiRequest::Redraw => {}
             UiRequest::ExtensionError(error) => self.show_extension_error(&error),
             UiRequest::ToolsExpanded(expanded) => self.set_expanded(expanded),
+            UiRequest::SetTheme(name) => {
+                // pi saves the theme of a successful `setTheme`.
+                if self.session.settings_manager().settings().theme() != Some(name.as_str())
+                    && let Err(e) = self.session.settings_manager().set_theme(&name)
+                {
+                    self.show_warning(&e.to_string());
+                }
+                self.apply_theme(&name);
+            }
             req @ (UiRequest::ShowOverlay { .. }
             | UiRequest::Overlay { .. }
             | UiRequest::OverlayVisible { .. }

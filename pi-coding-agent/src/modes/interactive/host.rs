@@ -61,6 +61,8 @@ pub(crate) enum UiRequest {
     Overlay { key: String, op: OverlayOp },
     /// The `visible` option of the overlay shown next under `key`.
     OverlayVisible { key: String, visible: Option<crate::ui::OverlayVisible> },
+    /// `ctx.ui.setTheme(name)` of a known theme: switch to it and save the setting.
+    SetTheme(String),
     /// An extension's editor (`None`: the built-in one).
     EditorComponent(Option<EditorComponentFactory>),
     /// A raw input listener added or removed.
@@ -80,6 +82,8 @@ pub(crate) struct TuiHost {
     provider_count: AtomicUsize,
     /// Where `getTheme` / `getAllThemes` look and the keybindings `custom()` factories get.
     sources: Mutex<Option<UiSources>>,
+    /// The theme names `set_theme` accepts.
+    theme_names: Arc<Mutex<Vec<String>>>,
 }
 
 /// What the interactive mode tells its [`TuiHost`] for `getTheme`, `getAllThemes` and the
@@ -111,6 +115,12 @@ impl TuiHost {
         *self.sources.lock().unwrap_or_else(|e| e.into_inner()) = Some(sources);
     }
 
+    /// Shares the list of theme names `set_theme` accepts with the app.
+    pub(crate) fn with_theme_names(mut self, names: Arc<Mutex<Vec<String>>>) -> Self {
+        self.theme_names = names;
+        self
+    }
+
     pub(crate) fn new(tx: UnboundedSender<UiEvent>, editor_text: Arc<Mutex<String>>, theme: Theme) -> Self {
         TuiHost {
             tx,
@@ -120,6 +130,7 @@ impl TuiHost {
             statuses: Mutex::new(Vec::new()),
             provider_count: AtomicUsize::new(0),
             sources: Mutex::new(None),
+            theme_names: Default::default(),
         }
     }
 
@@ -251,7 +262,11 @@ impl UiHost for TuiHost {
         let Some(src) = sources.as_ref() else {
             return vec![ThemeInfo { name: "dark".into(), path: None }, ThemeInfo { name: "light".into(), path: None }];
         };
-        super::settings_menu::available_themes(&src.agent_dir, &src.cwd)
+        // The app keeps the names `/settings` offers (built-in, custom, extensions' themes).
+        self.theme_names
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
             .into_iter()
             .map(|name| {
                 let path = src.theme_path(&name).map(|p| p.display().to_string());
@@ -279,6 +294,15 @@ impl UiHost for TuiHost {
 
     fn theme(&self) -> Option<Theme> {
         Some(self.theme.clone())
+    }
+
+    fn set_theme(&self, name: &str) -> Result<(), String> {
+        let known = self.theme_names.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|n| n == name);
+        if !known {
+            return Err(format!("Theme not found: {name}"));
+        }
+        self.send(UiRequest::SetTheme(name.to_owned()));
+        Ok(())
     }
 
     fn get_tools_expanded(&self) -> bool {

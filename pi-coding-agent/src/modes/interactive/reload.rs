@@ -5,19 +5,27 @@ use std::rc::Rc;
 
 use pi_tui::Component;
 
-use super::app::{App, load_theme};
+use super::app::App;
 
 impl App {
     /// Switches to the theme `name` (built-in or a file of the agent's or project's `themes/`),
     /// reading its file again; a theme that does not load keeps the current one and says why.
     pub(crate) fn apply_theme(&mut self, name: &str) {
-        let (theme, warning) = load_theme(Some(name), &self.agent_dir, self.session.cwd(), self.color_mode);
+        let themes = self.session.extension_themes();
+        let (theme, warning) =
+            super::app::load_theme_with(Some(name), &self.agent_dir, self.session.cwd(), self.color_mode, &themes);
         if let Some(w) = warning {
             self.show_warning(&w);
             return;
         }
         self.theme_name = Some(name.to_owned());
         self.set_theme(Rc::new(theme));
+    }
+
+    /// Updates the theme names `ctx.ui.setTheme` accepts (after extensions provided themes).
+    pub(crate) fn refresh_theme_names(&self) {
+        let names = super::settings_menu::available_themes(&self.agent_dir, self.session.cwd(), &self.session);
+        *self.theme_names.lock().unwrap_or_else(|e| e.into_inner()) = names;
     }
 
     pub(crate) fn set_theme(&mut self, theme: Rc<pi_tui::Theme>) {
@@ -55,7 +63,10 @@ impl App {
         let settings = sm.settings();
         self.hide_thinking = settings.hide_thinking_block();
         let name = settings.theme().map(str::to_owned).or_else(|| self.theme_name.clone());
-        let (theme, warning) = load_theme(name.as_deref(), &self.agent_dir, self.session.cwd(), self.color_mode);
+        self.refresh_theme_names();
+        let themes = self.session.extension_themes();
+        let (theme, warning) =
+            super::app::load_theme_with(name.as_deref(), &self.agent_dir, self.session.cwd(), self.color_mode, &themes);
         self.set_theme(Rc::new(theme));
         for w in warnings.into_iter().chain(warning) {
             self.show_warning(&w);

@@ -62,9 +62,19 @@ impl Component for SettingsSelector {
     }
 }
 
-/// The themes `/settings` offers: `system` first, then the built-in and custom themes by name.
-pub(crate) fn available_themes(agent_dir: &std::path::Path, cwd: &str) -> Vec<String> {
+/// The themes `/settings` offers: `system` first, then the built-in and custom themes by name
+/// (the agent's and the project's `themes/`, and those extensions provided).
+pub(crate) fn available_themes(
+    agent_dir: &std::path::Path,
+    cwd: &str,
+    session: &crate::sdk::AgentSession,
+) -> Vec<String> {
     let mut names = vec!["dark".to_owned(), "light".to_owned()];
+    for theme in session.extension_themes() {
+        if !names.contains(&theme.name) {
+            names.push(theme.name);
+        }
+    }
     for dir in [agent_dir.join("themes"), std::path::Path::new(cwd).join(".pi/themes")] {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         for e in entries.flatten() {
@@ -360,7 +370,7 @@ impl App {
 
     fn theme_submenu(&self) -> super::settings_list::SubmenuFactory {
         let (theme, keys) = (self.theme.clone(), self.keys.clone());
-        let names = available_themes(&self.agent_dir, self.session.cwd());
+        let names = available_themes(&self.agent_dir, self.session.cwd(), &self.session);
         Rc::new(move |current: &str| -> Box<dyn Submenu> {
             let items = names
                 .iter()

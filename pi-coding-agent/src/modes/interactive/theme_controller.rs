@@ -19,7 +19,7 @@ use pi_tui::theme::osc::{
 use pi_tui::theme::system::{Rgb, SYSTEM_THEME_NAME, TerminalColors};
 use pi_tui::{ColorMode, CrosstermTerminal, Terminal, TerminalEvent, Theme, Tui};
 
-use super::app::{App, load_theme};
+use super::app::App;
 
 /// How long the system theme waits for the terminal before falling back (pi's 100 ms).
 pub(crate) const TERMINAL_QUERY_TIMEOUT: Duration = Duration::from_millis(100);
@@ -320,7 +320,9 @@ impl App {
             return;
         }
         // As pi's `applyThemeName` without `showError`: a theme that fails falls back silently.
-        let (theme, _) = load_theme(Some(&resolved), &self.agent_dir, self.session.cwd(), self.color_mode);
+        let themes = self.session.extension_themes();
+        let (theme, _) =
+            super::app::load_theme_with(Some(&resolved), &self.agent_dir, self.session.cwd(), self.color_mode, &themes);
         self.set_theme(Rc::new(theme));
         self.dirty = true;
     }

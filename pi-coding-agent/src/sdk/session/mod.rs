@@ -53,6 +53,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use bash::BashResult;
 pub use compaction::CompactOutcome;
+pub use discover::{ExtensionTheme, extension_themes};
 pub use event::{CompactionEnd, CompactionReason, SessionEvent};
 pub(crate) use loadout::hide_declarations;
 pub use messages::QueueDisposition;
@@ -191,6 +192,8 @@ pub(crate) struct SessionShared {
     pub(crate) agent: std::sync::OnceLock<pi_agent_core::WeakAgent<CodingMessage>>,
     /// What an extension's `ctx.shutdown()` does (the mode's; none in print mode, as pi).
     pub(crate) shutdown_handler: Mutex<Option<Arc<dyn Fn() + Send + Sync>>>,
+    /// Theme files `resources_discover` handlers returned (see `discover.rs`).
+    pub(crate) extension_themes: Mutex<Vec<std::path::PathBuf>>,
 }
 
 /// The server-requested delay of the last failed 429/503 response, recorded by the
@@ -270,6 +273,7 @@ impl SessionShared {
             cache_warmer: Arc::new(crate::sdk::cache_warmer::CacheWarmer::new()),
             agent: std::sync::OnceLock::new(),
             shutdown_handler: Mutex::new(None),
+            extension_themes: Mutex::new(Vec::new()),
         }
     }
 

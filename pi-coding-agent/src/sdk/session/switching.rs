@@ -55,6 +55,17 @@ impl AgentSession {
     /// Starts a new session (pi's `newSession`): same directory (or in memory), optionally naming
     /// a parent session in its header.
     pub async fn new_session(&self, parent_session: Option<String>) -> Result<SwitchOutcome, SdkError> {
+        self.new_session_with_setup(parent_session, None).await
+    }
+
+    /// [`new_session`](Self::new_session) with pi's `setup`: once the new session is installed,
+    /// `setup` changes its manager and the agent's context is rebuilt from it, before
+    /// `session_start` (pi's runtime runs `setup` before it binds the new session).
+    pub async fn new_session_with_setup(
+        &self,
+        parent_session: Option<String>,
+        setup: Option<crate::extensions::SessionSetupFuture>,
+    ) -> Result<SwitchOutcome, SdkError> {
         if self.emit_before("session_before_switch", json!({"reason": "new"})).await {
             return Ok(SwitchOutcome { cancelled: true });
         }
@@ -71,7 +82,7 @@ impl AgentSession {
             next.new_session(NewSessionOptions { parent_session, ..Default::default() })?;
         }
         self.teardown("new", next.session_file().map(|p| p.display().to_string())).await;
-        self.install(Some(next), "new", previous).await?;
+        self.install_with(Some(next), "new", previous, setup).await?;
         Ok(SwitchOutcome { cancelled: false })
     }
 
@@ -286,6 +297,17 @@ impl AgentSession {
         reason: &str,
         previous: Option<std::path::PathBuf>,
     ) -> Result<(), SdkError> {
+        self.install_with(next, reason, previous, None).await
+    }
+
+    /// [`install`](Self::install), running a `newSession` `setup` before `session_start`.
+    async fn install_with(
+        &self,
+        next: Option<SessionManager>,
+        reason: &str,
+        previous: Option<std::path::PathBuf>,
+        setup: Option<crate::extensions::SessionSetupFuture>,
+    ) -> Result<(), SdkError> {
         if let Some(next) = next {
             *self.lock_session_manager() = next;
         }
@@ -306,6 +328,11 @@ impl AgentSession {
         self.agent.clear_all_queues();
         self.restore_model_and_thinking_level()?;
         self.refresh_context();
+        if let Some(setup) = setup {
+            let apply = setup.await.map_err(|e| SdkError::Failed(e.to_string()))?;
+            self.with_session_manager(apply).map_err(|e| SdkError::Failed(e.to_string()))?;
+            self.refresh_context();
+        }
         if let Some(runner) = &self.shared.runner {
             let previous_session_file = previous.map(|p| p.display().to_string());
             runner.emit(NotifyEvent::SessionStart { reason: reason.to_owned(), previous_session_file }).await;
