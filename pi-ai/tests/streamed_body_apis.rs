@@ -11,9 +11,7 @@ mod common;
 mod issue16_support;
 
 use pi_ai::options::{StreamOptions, sync_payload_hook};
-use pi_ai::providers::{
-    anthropic, azure_openai_responses, google, mistral, openai_responses, pi_messages,
-};
+use pi_ai::providers::{anthropic, azure_openai_responses, google, mistral, openai_responses, pi_messages};
 use pi_ai::transcript::{TranscriptContext, normalize_context};
 use pi_ai::{Context, Message, Model, UserMessage};
 use support::{MockServer, Reply};

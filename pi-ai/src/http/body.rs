@@ -166,10 +166,7 @@ pub(crate) fn request_body<W>(
     write: W,
 ) -> Result<(bytes::Bytes, Option<BodySource>), String>
 where
-    W: Fn(&TranscriptContext, &mut Vec<u8>, &mut dyn FnMut(&mut Vec<u8>)) -> Result<(), String>
-        + Send
-        + Sync
-        + 'static,
+    W: Fn(&TranscriptContext, &mut Vec<u8>, &mut dyn FnMut(&mut Vec<u8>)) -> Result<(), String> + Send + Sync + 'static,
 {
     match context {
         BodyContext::Borrowed(context) => {

@@ -189,7 +189,13 @@ fn build_request_from(
     request::check_strict_tools(&crate::transcript::current_tools(context.get().messages()), &compat)?;
     let (max_tokens, thinking) = plan_thinking(model, context.get(), options, &compat);
     let size_hint = crate::http::body::size_hint_for(context.get().messages().len());
-    let plan = BodyPlan { model: model.clone(), options: options.clone(), compat: compat.clone(), max_tokens, thinking: thinking.clone() };
+    let plan = BodyPlan {
+        model: model.clone(),
+        options: options.clone(),
+        compat: compat.clone(),
+        max_tokens,
+        thinking: thinking.clone(),
+    };
     let (body, source) = crate::http::body::request_body(&context, size_hint, move |context, out, flush| {
         plan.write(context, out, flush)
     })?;

@@ -27,7 +27,9 @@ pub use wire::{Flavor, normalize_tool_call_id, requires_tool_call_id};
 use std::sync::Arc;
 
 use crate::http::body::BodyContext;
-use crate::http::{BodySource, ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, StreamContext, stream_sse, user_agent};
+use crate::http::{
+    BodySource, ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, StreamContext, stream_sse, user_agent,
+};
 use crate::options::StreamOptions;
 use crate::provider::ApiProvider;
 use crate::stream::AssistantMessageEventStream;
@@ -219,12 +221,7 @@ fn build_request_from(model: &Model, context: BodyContext<'_>, options: &StreamO
         base => base,
     };
     let url = format!("{base}/models/{}:streamGenerateContent?alt=sse", model.id);
-    Ok(HttpRequest {
-        url,
-        headers: common_headers(model, options, ("x-goog-api-key", key)),
-        body,
-        source,
-    })
+    Ok(HttpRequest { url, headers: common_headers(model, options, ("x-goog-api-key", key)), body, source })
 }
 
 /// Whether a base URL already names an API version (`/v1`, `/v1beta1`, …).
@@ -284,12 +281,7 @@ fn vertex_request_from(
         None => {
             let key = vertex_api_key(options).unwrap_or_default().to_owned();
             let url = vertex_url(model, None);
-            Ok(HttpRequest {
-                url,
-                headers: common_headers(model, options, ("x-goog-api-key", key)),
-                body,
-                source,
-            })
+            Ok(HttpRequest { url, headers: common_headers(model, options, ("x-goog-api-key", key)), body, source })
         }
         Some((target, token)) => {
             let url = vertex_url(model, Some(&target));

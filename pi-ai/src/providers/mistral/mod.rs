@@ -225,7 +225,6 @@ fn write_body(
     crate::http::body::encode_body_flushing(&p, "messages", &wire_messages, out, flush)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

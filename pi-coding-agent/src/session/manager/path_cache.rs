@@ -171,3 +171,62 @@ impl super::SessionManager {
         self.build_session_projection().into_context()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use pi_ai::{AssistantMessage, UserMessage};
+
+    use super::super::SessionManager;
+    use crate::session::context::{Leaf, build_session_context, build_session_path, index_entries};
+
+    fn assistant(provider: &str, model: &str) -> pi_ai::Message {
+        let message = AssistantMessage { provider: provider.into(), model: model.into(), ..Default::default() };
+        pi_ai::Message::Assistant(message.into())
+    }
+
+    /// The manager's cached answers equal the ones built from scratch.
+    fn check(s: &SessionManager) {
+        let index = index_entries(s.entries());
+        let leaf = Leaf::from(s.leaf_id());
+        assert_eq!(s.build_session_context(), build_session_context(s.entries(), leaf, &index));
+        let fresh: Vec<&str> = build_session_path(s.entries(), leaf, &index).iter().map(|e| e.id()).collect();
+        let cached: Vec<&str> = s.get_branch(None).iter().map(|e| e.id()).collect();
+        assert_eq!(cached, fresh);
+        let context: Vec<&str> = s.build_context_entries().iter().map(|e| e.id()).collect();
+        let expected: Vec<&str> =
+            crate::session::context::build_context_entries(s.entries(), leaf, &index).iter().map(|e| e.id()).collect();
+        assert_eq!(context, expected);
+    }
+
+    #[test]
+    fn the_cached_branch_follows_appends_branches_and_resets() {
+        let mut s = SessionManager::in_memory("/tmp/project");
+        let first = s.append_message(UserMessage::new("one").into()).unwrap_or_default();
+        check(&s);
+        s.append_message(assistant("p1", "m1").into()).unwrap_or_default();
+        s.append_thinking_level_change("high").unwrap_or_default();
+        check(&s);
+        let fork = s.append_model_change("p2", "m2").unwrap_or_default();
+        s.append_message(UserMessage::new("two").into()).unwrap_or_default();
+        check(&s);
+        assert_eq!(s.build_session_context().thinking_level, "high");
+        s.branch(&first).unwrap_or_default();
+        check(&s);
+        assert_eq!(s.build_session_context().thinking_level, "off");
+        s.append_message(assistant("p3", "m3").into()).unwrap_or_default();
+        check(&s);
+        s.branch(&fork).unwrap_or_default();
+        check(&s);
+        s.append_thinking_level_change("low").unwrap_or_default();
+        check(&s);
+        let context = s.build_session_context();
+        assert_eq!((context.thinking_level.as_str(), context.model.map(|m| m.model_id)), ("low", Some("m2".into())));
+        s.reset_leaf();
+        check(&s);
+        s.append_message(UserMessage::new("new root").into()).unwrap_or_default();
+        check(&s);
+        assert_eq!(s.get_branch(None).len(), 1);
+        let _ = s.create_branched_session(&fork);
+        check(&s);
+    }
+}
