@@ -1,4 +1,5 @@
-//! Session benchmarks: opening a 100 MB session and building its context, and append latency.
+//! Session benchmarks: opening a 100 MB session and building its context, the projection of an
+//! open session (its branch kept between calls), and append latency.
 //!
 //! `cargo bench -p pi-coding-agent --bench session`. The 100 MB file is generated in a temporary
 //! directory first; the peak memory of one open + build (VmHWM growth, Linux) is printed once.
@@ -115,6 +116,13 @@ fn benches(c: &mut Criterion) {
             black_box(msgs.len());
         })
     });
+    // The SDK asks for the branch several times before the first request: the path is built
+    // once and kept (issue 20), so every later projection only walks the kept positions.
+    let opened = SessionManager::open(&big, None, None).unwrap();
+    g.bench_function("projection_of_an_open_session", |b| {
+        b.iter(|| black_box(opened.build_session_projection().entries.len()))
+    });
+    g.bench_function("branch_of_an_open_session", |b| b.iter(|| black_box(opened.get_branch(None).len())));
     g.finish();
 
     let mut g = c.benchmark_group("append");

@@ -7,11 +7,14 @@
 //! body read back as a `Value` ([`apply_payload_hook`], awaited on the request's task), because
 //! the hook sees (and may replace) the payload as JSON.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use crate::http::BodySource;
 use crate::http::json_out::{WriteJson, write_str};
 use crate::options::StreamOptions;
+use crate::transcript::TranscriptContext;
 use crate::types::{Message, Model};
 
 /// The message list as a `Value` (what the public `build_body` / `convert_messages` return):
@@ -132,6 +135,50 @@ where
     }
     let len = dropped + out.len() as u64;
     Ok((bytes::Bytes::new(), Some(BodySource::new(len, write))))
+}
+
+/// The transcript a request's body is written from.
+pub(crate) enum BodyContext<'a> {
+    /// Borrowed from the caller (`build_request_ref`): the body is built whole, at once.
+    Borrowed(&'a TranscriptContext),
+    /// Owned by the request (a provider's `stream`): a body over [`STREAMED_BODY_CHUNK`] is
+    /// written into the connection as it is produced ([`encode_or_defer`]).
+    Owned(Arc<TranscriptContext>),
+}
+
+impl BodyContext<'_> {
+    /// The transcript.
+    pub(crate) fn get(&self) -> &TranscriptContext {
+        match self {
+            BodyContext::Borrowed(context) => context,
+            BodyContext::Owned(context) => context,
+        }
+    }
+}
+
+/// A request's body written by `write` from `context`: whole for a borrowed transcript (in a
+/// buffer of `size_hint` bytes), else through [`encode_or_defer`] (whole when small, a
+/// [`BodySource`] when large). `write` must write the same bytes each time; an error it returns
+/// (a setup check) comes back at once either way.
+pub(crate) fn request_body<W>(
+    context: &BodyContext<'_>,
+    size_hint: usize,
+    write: W,
+) -> Result<(bytes::Bytes, Option<BodySource>), String>
+where
+    W: Fn(&TranscriptContext, &mut Vec<u8>, &mut dyn FnMut(&mut Vec<u8>)) -> Result<(), String> + Send + Sync + 'static,
+{
+    match context {
+        BodyContext::Borrowed(context) => {
+            let mut out = Vec::with_capacity(size_hint);
+            write(context, &mut out, &mut |_| {})?;
+            Ok((out.into(), None))
+        }
+        BodyContext::Owned(context) => {
+            let context = context.clone();
+            encode_or_defer(move |out, flush| write(&context, out, flush))
+        }
+    }
 }
 
 fn serialize_error(e: serde_json::Error) -> String {

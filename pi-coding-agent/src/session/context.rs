@@ -168,7 +168,8 @@ pub fn build_context_entries<'a>(
     context_entries_of_path(build_session_path(entries, leaf, index))
 }
 
-fn context_entries_of_path(path: Vec<&SessionEntry>) -> Vec<&SessionEntry> {
+/// The context entries of a path: the path with its latest compaction applied.
+pub(crate) fn context_entries_of_path(path: Vec<&SessionEntry>) -> Vec<&SessionEntry> {
     let Some(ci) = path.iter().rposition(|e| matches!(e, SessionEntry::Compaction(_))) else {
         return path;
     };
@@ -268,6 +269,15 @@ pub fn project_context_entry<'a>(
 /// The projection of a path's context entries.
 pub fn project_path<'a>(path: Vec<&'a SessionEntry>) -> SessionProjection<'a> {
     let (thinking_level, model) = session_context_settings(&path);
+    project_path_with(path, thinking_level, model)
+}
+
+/// [`project_path`] with the path's settings already known.
+pub(crate) fn project_path_with<'a>(
+    path: Vec<&'a SessionEntry>,
+    thinking_level: String,
+    model: Option<ModelRef>,
+) -> SessionProjection<'a> {
     let selected = context_entries_of_path(path);
     let mut edits: HashMap<&str, &ContextEditEntry> = HashMap::new();
     for e in &selected {

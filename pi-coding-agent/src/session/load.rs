@@ -315,34 +315,34 @@ fn read_blocks<R: BufRead>(
     entries: &mut Vec<SessionEntry>,
     warnings: &mut Vec<LoadWarning>,
 ) -> std::io::Result<Tail> {
-    let mut carry: Vec<u8> = Vec::new();
+    // One buffer for the whole file: the unparsed tail of a block moves to its front.
+    let mut block: Vec<u8> = Vec::new();
     loop {
-        let mut block = std::mem::take(&mut carry);
         let wanted = BLOCK_BYTES.max(block.len());
+        block.reserve_exact(wanted);
         let read = reader.by_ref().take(wanted as u64).read_to_end(&mut block)?;
         let eof = read < wanted;
         if block.is_empty() {
             return Ok(Tail { needs_newline });
         }
-        if !eof {
+        let end = if eof {
+            needs_newline = block.last() != Some(&b'\n');
+            block.len()
+        } else {
             match block.iter().rposition(|b| *b == b'\n') {
                 Some(last) => {
-                    carry = block.split_off(last + 1);
                     needs_newline = false;
+                    last + 1
                 }
                 // One line longer than the block: read on until it ends.
-                None => {
-                    carry = block;
-                    continue;
-                }
+                None => continue,
             }
-        } else {
-            needs_newline = block.last() != Some(&b'\n');
-        }
-        line_no = parse_block(&block, line_no, eof && needs_newline, entries, warnings);
+        };
+        line_no = parse_block(&block[..end], line_no, eof && needs_newline, entries, warnings);
         if eof {
             return Ok(Tail { needs_newline });
         }
+        block.drain(..end);
     }
 }
 
@@ -371,6 +371,7 @@ fn parse_block(
             });
             let b = b.unwrap_or_else(|_| parse_lines(second, after + first_lines, torn_tail));
             let last = b.last_line;
+            entries.reserve_exact(a.entries.len() + b.entries.len());
             for part in [a, b] {
                 entries.extend(part.entries);
                 warnings.extend(part.warnings);
@@ -379,6 +380,7 @@ fn parse_block(
         }
         _ => {
             let part = parse_lines(block, after, torn_tail);
+            entries.reserve_exact(part.entries.len());
             entries.extend(part.entries);
             warnings.extend(part.warnings);
             part.last_line
@@ -394,7 +396,8 @@ struct ParsedLines {
 }
 
 fn parse_lines(bytes: &[u8], after: usize, torn_tail: bool) -> ParsedLines {
-    let mut out = ParsedLines { entries: Vec::new(), warnings: Vec::new(), last_line: after };
+    let lines = bytes.iter().filter(|b| **b == b'\n').count() + 1;
+    let mut out = ParsedLines { entries: Vec::with_capacity(lines), warnings: Vec::new(), last_line: after };
     let mut rest = bytes;
     while !rest.is_empty() {
         let (line, terminated) = match rest.iter().position(|b| *b == b'\n') {

@@ -10,9 +10,7 @@ use serde_json::Value;
 
 use crate::messages::CodingAgentMessage;
 use crate::session::background::{BackgroundWriter, PendingWrites};
-use crate::session::context::{
-    EntryIndex, Leaf, SessionContext, SessionProjection, build_context_entries, build_session_projection,
-};
+use crate::session::context::EntryIndex;
 use crate::session::entries::*;
 use crate::session::ids::{new_entry_id, new_session_id, validate_session_id};
 use crate::session::load::{LoadWarning, LoadedFile, ReadOutcome, read_session_file, read_session_header};
@@ -23,6 +21,7 @@ use crate::session::writer::{JsonlWriter, lines_of};
 use crate::session::{SessionError, SessionInfo, list};
 
 mod branching;
+mod path_cache;
 
 /// Options of a new session.
 #[derive(Clone, Debug, Default)]
@@ -68,6 +67,7 @@ pub struct SessionManager {
     background: Option<BackgroundWriter>,
     needs_newline: bool,
     warnings: Vec<LoadWarning>,
+    path: path_cache::PathCache,
 }
 
 fn is_conversation(e: &SessionEntry) -> bool {
@@ -97,6 +97,7 @@ impl SessionManager {
             background: None,
             needs_newline: false,
             warnings: Vec::new(),
+            path: Default::default(),
         }
     }
 
@@ -293,6 +294,7 @@ impl SessionManager {
             ..Default::default()
         };
         self.entries.clear();
+        self.path.clear();
         self.index.clear();
         self.labels.clear();
         self.leaf_id = None;
@@ -317,6 +319,7 @@ impl SessionManager {
     }
 
     fn rebuild_index(&mut self) {
+        self.path.clear();
         self.index.clear();
         self.labels.clear();
         self.leaf_id = None;
@@ -418,6 +421,8 @@ impl SessionManager {
 
     fn append_entry(&mut self, entry: SessionEntry) -> Result<String, SessionError> {
         let id = entry.id().to_owned();
+        let parent = entry.parent_id().and_then(|p| self.index.get(p)).copied();
+        self.path.appended(&entry, self.entries.len(), parent);
         self.leaf_id = Some(id.clone());
         self.has_conversation |= is_conversation(&entry);
         self.index.insert(id.clone(), self.entries.len());
@@ -693,23 +698,6 @@ impl SessionManager {
         &self.labels
     }
 
-    /// The path from the root to `from_id` (default: the leaf), root first, every entry type.
-    pub fn get_branch(&self, from_id: Option<&str>) -> Vec<&SessionEntry> {
-        let mut path = Vec::new();
-        let mut seen = vec![false; self.entries.len()];
-        let mut current = from_id.or(self.leaf_id.as_deref()).and_then(|id| self.index.get(id).copied());
-        while let Some(i) = current {
-            // A parent cycle stops at its first repeat (see `LoadWarning::ParentCycle`).
-            if std::mem::replace(&mut seen[i], true) {
-                break;
-            }
-            path.push(&self.entries[i]);
-            current = self.entries[i].parent_id().and_then(|p| self.index.get(p).copied());
-        }
-        path.reverse();
-        path
-    }
-
     /// All entries in file order (header excluded).
     pub fn entries(&self) -> &[SessionEntry] {
         &self.entries
@@ -730,30 +718,17 @@ impl SessionManager {
         if !self.index.contains_key(id) {
             return Err(SessionError::EntryNotFound(id.to_owned()));
         }
+        if self.leaf_id.as_deref() != Some(id) {
+            self.path.clear();
+        }
         self.leaf_id = Some(id.to_owned());
         Ok(())
     }
 
     /// Clears the leaf: the next append is a new root.
     pub fn reset_leaf(&mut self) {
+        self.path.clear();
         self.leaf_id = None;
-    }
-
-    // ---- context ----
-
-    /// The active entries with the latest compaction applied.
-    pub fn build_context_entries(&self) -> Vec<&SessionEntry> {
-        build_context_entries(&self.entries, Leaf::from(self.leaf_id.as_deref()), &self.index)
-    }
-
-    /// The projection of the current branch (borrows the entries).
-    pub fn build_session_projection(&self) -> SessionProjection<'_> {
-        build_session_projection(&self.entries, Leaf::from(self.leaf_id.as_deref()), &self.index)
-    }
-
-    /// What the model sees from the current branch.
-    pub fn build_session_context(&self) -> SessionContext {
-        self.build_session_projection().into_context()
     }
 
     // ---- getters ----

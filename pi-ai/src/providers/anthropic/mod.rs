@@ -32,6 +32,7 @@ pub use request::{
 pub(crate) use stream::force_stream;
 pub use stream::{AnthropicStream, map_stop_reason};
 
+use crate::http::body::BodyContext;
 use crate::http::{ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, StreamContext, stream_sse, user_agent};
 use crate::options::StreamOptions;
 use crate::provider::ApiProvider;
@@ -60,20 +61,21 @@ impl ApiProvider for AnthropicMessages {
             let names = crate::transcript::current_tools(context.messages()).into_iter().map(|t| t.name).collect();
             parser = parser.with_tool_names(names);
         }
+        let context = std::sync::Arc::new(context);
         let session = options.session_id.clone();
         let disabled = strict_limits::has_exceeded(session.as_deref());
         let tools = crate::transcript::current_tools(context.messages());
         let mut compat = resolve_compat(model);
         compat.disable_preferred_strict_tools = disabled;
         if !has_preferred_strict_tools(&tools, &compat) {
-            let request = build_request_with(model, &context, &options, disabled);
+            let request = build_request_from(model, BodyContext::Owned(context), &options, disabled);
             let ctx = StreamContext { model: model.clone(), options };
             return stream_sse(ctx, out, request, ErrorStyle::Anthropic, parser);
         }
         // pi's strict-tool-limit fallback: a rejected request (never a started stream) is sent once
         // more with the "prefer" tools non-strict.
         let first = {
-            let request = build_request_with(model, &context, &options, false);
+            let request = build_request_from(model, BodyContext::Owned(context.clone()), &options, false);
             let ctx = StreamContext { model: model.clone(), options: options.clone() };
             stream_sse(ctx, out, request, ErrorStyle::Anthropic, parser.clone())
         };
@@ -96,7 +98,7 @@ impl ApiProvider for AnthropicMessages {
             strict_limits::mark_exceeded(session.as_deref());
             let diagnostic = serde_json::json!({"type": "anthropic_strict_tools_fallback", "timestamp": crate::types::now_ms(),
                 "error": {"message": strict_limit_message(&text)}, "details": {"reason": "strict_tool_limits_exceeded"}});
-            let request = build_request_with(&model, &context, &options, true);
+            let request = build_request_from(&model, BodyContext::Owned(context), &options, true);
             let ctx = StreamContext { model: model.clone(), options };
             let mut second = stream_sse(ctx, ProviderOutput::new(&model), request, ErrorStyle::Anthropic, parser);
             while let Some(mut event) = second.next().await {
@@ -166,6 +168,17 @@ pub fn build_request_with(
     options: &StreamOptions,
     disable_preferred_strict: bool,
 ) -> Result<HttpRequest, String> {
+    build_request_from(model, BodyContext::Borrowed(context), options, disable_preferred_strict)
+}
+
+/// [`build_request_with`] from a borrowed transcript (the body built whole) or one the request
+/// owns (a large body written into the connection as it is produced).
+fn build_request_from(
+    model: &Model,
+    context: BodyContext<'_>,
+    options: &StreamOptions,
+    disable_preferred_strict: bool,
+) -> Result<HttpRequest, String> {
     let key = options.api_key.clone().filter(|k| !k.is_empty());
     if key.is_none() && !["authorization", "x-api-key", "cf-aig-authorization"].iter().any(|h| has_header(options, h)) {
         return Err(format!("No API key for provider: {}", model.provider));
@@ -173,16 +186,20 @@ pub fn build_request_with(
     let mut compat = resolve_compat(model);
     compat.claude_code_identity = uses_claude_code_identity(model, options);
     compat.disable_preferred_strict_tools = disable_preferred_strict;
-    request::check_strict_tools(&crate::transcript::current_tools(context.messages()), &compat)?;
-    let (max_tokens, thinking) = plan_thinking(model, context, options, &compat);
-    let supports_mid = compat.supports_mid_convo_system_messages;
-    let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
-    let view = crate::http::body::resolved_view(context.messages(), &head, supports_mid);
-    let handed_off = request::handoff(model, &view);
-    let (fields, messages) =
-        request::build_body_parts(model, &view, &handed_off, options, &compat, max_tokens, &thinking);
-    let size_hint = crate::http::body::body_size_hint(&view);
-    let body = crate::http::body::encode_body(fields, "messages", &messages, size_hint)?;
+    request::check_strict_tools(&crate::transcript::current_tools(context.get().messages()), &compat)?;
+    let (max_tokens, thinking) = plan_thinking(model, context.get(), options, &compat);
+    let size_hint = crate::http::body::size_hint_for(context.get().messages().len());
+    let plan = BodyPlan {
+        model: model.clone(),
+        options: options.clone(),
+        compat: compat.clone(),
+        max_tokens,
+        thinking: thinking.clone(),
+    };
+    let (body, source) = crate::http::body::request_body(&context, size_hint, move |context, out, flush| {
+        plan.write(context, out, flush)
+    })?;
+    let context = context.get();
     let mut headers = HeaderMap::new();
     headers.set("Accept", "application/json");
     headers.set("Content-Type", "application/json");
@@ -251,5 +268,39 @@ pub fn build_request_with(
         headers.set("anthropic-beta", features.join(","));
     }
     let url = format!("{}/v1/messages?beta=true", model.base_url.trim_end_matches('/'));
-    Ok(HttpRequest { url, headers, body: body.into(), source: None })
+    Ok(HttpRequest { url, headers, body, source })
+}
+
+/// What the body is written from, besides the transcript.
+struct BodyPlan {
+    model: Model,
+    options: StreamOptions,
+    compat: AnthropicCompat,
+    max_tokens: u64,
+    thinking: Thinking,
+}
+
+impl BodyPlan {
+    /// Writes the JSON body into `out`, calling `flush` between messages.
+    fn write(
+        &self,
+        context: &TranscriptContext,
+        out: &mut Vec<u8>,
+        flush: &mut dyn FnMut(&mut Vec<u8>),
+    ) -> Result<(), String> {
+        let supports_mid = self.compat.supports_mid_convo_system_messages;
+        let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
+        let view = crate::http::body::resolved_view(context.messages(), &head, supports_mid);
+        let handed_off = request::handoff(&self.model, &view);
+        let (fields, messages) = request::build_body_parts(
+            &self.model,
+            &view,
+            &handed_off,
+            &self.options,
+            &self.compat,
+            self.max_tokens,
+            &self.thinking,
+        );
+        crate::http::body::encode_body_flushing(&fields, "messages", &messages, out, flush)
+    }
 }

@@ -9,6 +9,7 @@
 //! - Tools carry `strict` by default (`supportsStrictMode` defaults to true), there is no
 //!   `prompt_cache_retention` and no session headers; errors read `Azure OpenAI API error (…)`.
 
+use crate::http::body::BodyContext;
 use crate::http::{ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, StreamContext, stream_sse, user_agent};
 use crate::options::StreamOptions;
 use crate::provider::ApiProvider;
@@ -36,7 +37,8 @@ impl ApiProvider for AzureOpenAiResponses {
         let env = |name: &str| std::env::var(name).ok();
         let handler =
             ResponsesStream::new().with_grammar_tools(openai_responses::grammar_tool_properties(model, &context));
-        let request = build_request_with_env(model, &context, &options, &env);
+        let context = BodyContext::Owned(std::sync::Arc::new(context));
+        let request = build_request_from(model, context, &options, &env);
         let ctx = StreamContext { model: model.clone(), options };
         stream_sse(ctx, out, request, ErrorStyle::OpenAiResponses("Azure OpenAI".to_owned()), handler)
     }
@@ -58,6 +60,17 @@ pub fn build_request_with_env(
     options: &StreamOptions,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<HttpRequest, String> {
+    build_request_from(model, BodyContext::Borrowed(context), options, env)
+}
+
+/// [`build_request_with_env`] from a borrowed transcript (the body built whole) or one the
+/// request owns (a large body written into the connection as it is produced).
+fn build_request_from(
+    model: &Model,
+    context: BodyContext<'_>,
+    options: &StreamOptions,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<HttpRequest, String> {
     let key = options
         .api_key
         .clone()
@@ -76,16 +89,20 @@ pub fn build_request_with_env(
         .unwrap_or(true);
     compat.supports_long_cache_retention = false;
     compat.supports_max_output_tokens = true;
-    let declared = crate::transcript::declared_tools(context.messages());
+    let declared = crate::transcript::declared_tools(context.get().messages());
     crate::providers::constrained::check_tools(&declared, compat.supports_strict_mode, None)?;
-    let supports_mid = compat.supports_mid_convo_system_messages;
-    let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
-    let view = crate::http::body::resolved_view(context.messages(), &head, supports_mid);
-    let handed_off = openai_responses::handoff(model, &view);
-    let (mut fields, items) = openai_responses::build_body_parts(model, &view, &handed_off, options, &compat);
-    fields.insert("model".into(), serde_json::Value::String(deployment));
-    let size_hint = crate::http::body::body_size_hint(&view);
-    let body = crate::http::body::encode_body(fields, "input", &items, size_hint)?;
+    let size_hint = crate::http::body::size_hint_for(context.get().messages().len());
+    let (owned_model, owned_options) = (model.clone(), options.clone());
+    let (body, source) = crate::http::body::request_body(&context, size_hint, move |context, out, flush| {
+        let supports_mid = compat.supports_mid_convo_system_messages;
+        let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
+        let view = crate::http::body::resolved_view(context.messages(), &head, supports_mid);
+        let handed_off = openai_responses::handoff(&owned_model, &view);
+        let (mut fields, items) =
+            openai_responses::build_body_parts(&owned_model, &view, &handed_off, &owned_options, &compat);
+        fields.insert("model".into(), serde_json::Value::String(deployment.clone()));
+        crate::http::body::encode_body_flushing(&fields, "input", &items, out, flush)
+    })?;
     let mut headers = HeaderMap::new();
     headers.set("Accept", "application/json");
     headers.set("Content-Type", "application/json");
@@ -96,7 +113,7 @@ pub fn build_request_with_env(
     headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
     headers.set("api-key", key);
     let url = format!("{}/responses?api-version={api_version}", base.trim_end_matches('/'));
-    Ok(HttpRequest { url, headers, body: body.into(), source: None })
+    Ok(HttpRequest { url, headers, body, source })
 }
 
 #[cfg(test)]

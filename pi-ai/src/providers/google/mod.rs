@@ -24,7 +24,12 @@ pub use request::{
 pub use stream::{GoogleStream, map_stop_reason};
 pub use wire::{Flavor, normalize_tool_call_id, requires_tool_call_id};
 
-use crate::http::{ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, StreamContext, stream_sse, user_agent};
+use std::sync::Arc;
+
+use crate::http::body::BodyContext;
+use crate::http::{
+    BodySource, ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, StreamContext, stream_sse, user_agent,
+};
 use crate::options::StreamOptions;
 use crate::provider::ApiProvider;
 use crate::stream::AssistantMessageEventStream;
@@ -64,7 +69,7 @@ impl ApiProvider for GoogleGenerativeAi {
 
     fn stream(&self, model: &Model, context: TranscriptContext, options: StreamOptions) -> AssistantMessageEventStream {
         let out = ProviderOutput::new(model);
-        let request = build_request_ref(model, &context, &options);
+        let request = build_request_from(model, BodyContext::Owned(Arc::new(context)), &options);
         let ctx = StreamContext { model: model.clone(), options };
         stream_sse(ctx, out, request, ErrorStyle::Google, GoogleStream::new("Google"))
     }
@@ -78,8 +83,9 @@ impl ApiProvider for GoogleVertex {
     fn stream(&self, model: &Model, context: TranscriptContext, options: StreamOptions) -> AssistantMessageEventStream {
         let out = ProviderOutput::new(model);
         let model = model.clone();
+        let context = Arc::new(context);
         if vertex_api_key(&options).is_some() {
-            let request = build_vertex_request(&model, &context, &options, None);
+            let request = vertex_request_from(&model, BodyContext::Owned(context.clone()), &options, None);
             let ctx = StreamContext { model, options };
             return stream_sse(ctx, out, request, ErrorStyle::Google, GoogleStream::new("Google Vertex"));
         }
@@ -96,9 +102,9 @@ impl ApiProvider for GoogleVertex {
             };
             let request = match vertex_target(&env) {
                 Err(text) => Err(text),
-                Ok(target) if options.is_cancelled() => build_vertex_request(&model, &context, &options, Some((target, None))),
+                Ok(target) if options.is_cancelled() => vertex_request_from(&model, BodyContext::Owned(context.clone()), &options, Some((target, None))),
                 Ok(target) => match adc::access_token(&env).await {
-                    Ok(token) => build_vertex_request(&model, &context, &options, Some((target, Some(token)))),
+                    Ok(token) => vertex_request_from(&model, BodyContext::Owned(context.clone()), &options, Some((target, Some(token)))),
                     Err(text) => Err(text),
                 },
             };
@@ -153,16 +159,34 @@ fn common_headers(model: &Model, options: &StreamOptions, auth: (&str, String)) 
     headers
 }
 
+/// The body from a borrowed transcript (built whole) or one the request owns (a large body is
+/// written into the connection as it is produced).
 fn body(
+    model: &Model,
+    context: &BodyContext<'_>,
+    options: &StreamOptions,
+    flavor: Flavor,
+) -> Result<(bytes::Bytes, Option<BodySource>), String> {
+    let current = crate::transcript::current_tools(context.get().messages());
+    crate::providers::constrained::check_tools(&current, supports_strict(model), None)?;
+    let size_hint = crate::http::body::size_hint_for(context.get().messages().len());
+    let (model, options) = (model.clone(), options.clone());
+    crate::http::body::request_body(context, size_hint, move |context, out, flush| {
+        write_body(&model, context, &options, flavor, out, flush)
+    })
+}
+
+/// Writes the JSON body into `out`, calling `flush` between contents.
+fn write_body(
     model: &Model,
     context: &TranscriptContext,
     options: &StreamOptions,
     flavor: Flavor,
-) -> Result<Vec<u8>, String> {
+    out: &mut Vec<u8>,
+    flush: &mut dyn FnMut(&mut Vec<u8>),
+) -> Result<(), String> {
     let messages = context.messages();
     let current = crate::transcript::current_tools(messages);
-    let strict = supports_strict(model);
-    crate::providers::constrained::check_tools(&current, strict, None)?;
     let head = crate::http::body::collapsed_head(messages, false);
     let view = crate::http::body::resolved_view(messages, &head, false);
     let system = head.as_ref().and_then(|m| match m {
@@ -173,8 +197,7 @@ fn body(
         crate::http::shared::transform_for_model_borrowed(&view, model, &|id, _| normalize_tool_call_id(model, id));
     let contents = wire::Contents { flavor, items: wire::convert(model, &handed_off) };
     let fields = request::body_fields(model, system.as_deref().unwrap_or_default(), &current, options)?;
-    let size_hint = crate::http::body::body_size_hint(&view);
-    crate::http::body::encode_body(fields, "contents", &contents, size_hint)
+    crate::http::body::encode_body_flushing(&fields, "contents", &contents, out, flush)
 }
 
 /// The Gemini API request (URL, headers, body), or the setup error text.
@@ -183,23 +206,22 @@ pub fn build_request_ref(
     context: &TranscriptContext,
     options: &StreamOptions,
 ) -> Result<HttpRequest, String> {
+    build_request_from(model, BodyContext::Borrowed(context), options)
+}
+
+fn build_request_from(model: &Model, context: BodyContext<'_>, options: &StreamOptions) -> Result<HttpRequest, String> {
     let key = options
         .api_key
         .clone()
         .filter(|k| !k.is_empty())
         .ok_or_else(|| format!("No API key for provider: {}", model.provider))?;
-    let body = body(model, context, options, Flavor::Gemini)?;
+    let (body, source) = body(model, &context, options, Flavor::Gemini)?;
     let base = match model.base_url.trim_end_matches('/') {
         "" => "https://generativelanguage.googleapis.com/v1beta",
         base => base,
     };
     let url = format!("{base}/models/{}:streamGenerateContent?alt=sse", model.id);
-    Ok(HttpRequest {
-        url,
-        headers: common_headers(model, options, ("x-goog-api-key", key)),
-        body: body.into(),
-        source: None,
-    })
+    Ok(HttpRequest { url, headers: common_headers(model, options, ("x-goog-api-key", key)), body, source })
 }
 
 /// Whether a base URL already names an API version (`/v1`, `/v1beta1`, …).
@@ -245,17 +267,21 @@ pub fn build_vertex_request(
     options: &StreamOptions,
     adc: Option<(VertexTarget, Option<adc::AccessToken>)>,
 ) -> Result<HttpRequest, String> {
-    let body = body(model, context, options, Flavor::Vertex)?;
+    vertex_request_from(model, BodyContext::Borrowed(context), options, adc)
+}
+
+fn vertex_request_from(
+    model: &Model,
+    context: BodyContext<'_>,
+    options: &StreamOptions,
+    adc: Option<(VertexTarget, Option<adc::AccessToken>)>,
+) -> Result<HttpRequest, String> {
+    let (body, source) = body(model, &context, options, Flavor::Vertex)?;
     match adc {
         None => {
             let key = vertex_api_key(options).unwrap_or_default().to_owned();
             let url = vertex_url(model, None);
-            Ok(HttpRequest {
-                url,
-                headers: common_headers(model, options, ("x-goog-api-key", key)),
-                body: body.into(),
-                source: None,
-            })
+            Ok(HttpRequest { url, headers: common_headers(model, options, ("x-goog-api-key", key)), body, source })
         }
         Some((target, token)) => {
             let url = vertex_url(model, Some(&target));
@@ -264,7 +290,7 @@ pub fn build_vertex_request(
             if let Some(project) = token.quota_project {
                 headers.set("x-goog-user-project", project);
             }
-            Ok(HttpRequest { url, headers, body: body.into(), source: None })
+            Ok(HttpRequest { url, headers, body, source })
         }
     }
 }

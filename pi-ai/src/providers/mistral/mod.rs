@@ -22,6 +22,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
+use crate::http::body::BodyContext;
 use crate::http::{ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, StreamContext, stream_sse, user_agent};
 use crate::models::clamp_thinking_level;
 use crate::options::{CacheRetention, StreamOptions, ToolChoice};
@@ -51,7 +52,7 @@ impl ApiProvider for MistralConversations {
     ) -> AssistantMessageEventStream {
         options.max_retries = 0;
         let out = ProviderOutput::new(model);
-        let request = build_request_ref(model, &context, &options);
+        let request = build_request_from(model, BodyContext::Owned(std::sync::Arc::new(context)), &options);
         let ctx = StreamContext { model: model.clone(), options };
         stream_sse(ctx, out, request, ErrorStyle::Mistral, MistralStream::new())
     }
@@ -137,16 +138,57 @@ pub fn build_request_ref(
     context: &TranscriptContext,
     options: &StreamOptions,
 ) -> Result<HttpRequest, String> {
+    build_request_from(model, BodyContext::Borrowed(context), options)
+}
+
+/// [`build_request_ref`] from a borrowed transcript (the body built whole) or one the request
+/// owns (a large body written into the connection as it is produced).
+fn build_request_from(model: &Model, context: BodyContext<'_>, options: &StreamOptions) -> Result<HttpRequest, String> {
     let key = options
         .api_key
         .clone()
         .filter(|k| !k.is_empty())
         .ok_or_else(|| format!("No API key for provider: {}", model.provider))?;
+    let supports_strict = compat_flag(model, "supportsStrictMode").unwrap_or(false);
+    let current = crate::transcript::current_tools(context.get().messages());
+    crate::providers::constrained::check_tools(&current, supports_strict, None)?;
+    let size_hint = crate::http::body::size_hint_for(context.get().messages().len());
+    let (owned_model, owned_options) = (model.clone(), options.clone());
+    let (body, source) = crate::http::body::request_body(&context, size_hint, move |context, out, flush| {
+        write_body(&owned_model, context, &owned_options, out, flush)
+    })?;
+    let session = uses_prompt_caching(options);
+    let mut headers = HeaderMap::new();
+    headers.set("User-Agent", user_agent());
+    headers.set("accept", "text/event-stream");
+    headers.set("authorization", format!("Bearer {key}"));
+    headers.set("content-type", "application/json");
+    if let Some(h) = &model.headers {
+        headers.merge_json(h);
+    }
+    headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
+    let explicit_affinity =
+        model.headers.as_ref().is_some_and(|h| h.keys().any(|k| k.eq_ignore_ascii_case("x-affinity")))
+            || options.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("x-affinity"));
+    if let Some(session) = session.filter(|_| !explicit_affinity) {
+        headers.set("x-affinity", session.to_owned());
+    }
+    let url = format!("{}/v1/chat/completions", model.base_url.trim_end_matches('/'));
+    Ok(HttpRequest { url, headers, body, source })
+}
+
+/// Writes the JSON body into `out`, calling `flush` between messages.
+fn write_body(
+    model: &Model,
+    context: &TranscriptContext,
+    options: &StreamOptions,
+    out: &mut Vec<u8>,
+    flush: &mut dyn FnMut(&mut Vec<u8>),
+) -> Result<(), String> {
     let supports_mid = compat_flag(model, "supportsMidConvoSystemMessages").unwrap_or(false);
     let supports_strict = compat_flag(model, "supportsStrictMode").unwrap_or(false);
     let messages = context.messages();
     let current = crate::transcript::current_tools(messages);
-    crate::providers::constrained::check_tools(&current, supports_strict, None)?;
     let head = crate::http::body::collapsed_head(messages, supports_mid);
     let view = crate::http::body::resolved_view(messages, &head, supports_mid);
     let ids = RefCell::new(IdNormalizer::default());
@@ -180,25 +222,7 @@ pub fn build_request_ref(
     if let Some(session) = session {
         p.insert("prompt_cache_key".into(), json!(session));
     }
-    let size_hint = crate::http::body::body_size_hint(&view);
-    let body = crate::http::body::encode_body(p, "messages", &wire_messages, size_hint)?;
-    let mut headers = HeaderMap::new();
-    headers.set("User-Agent", user_agent());
-    headers.set("accept", "text/event-stream");
-    headers.set("authorization", format!("Bearer {key}"));
-    headers.set("content-type", "application/json");
-    if let Some(h) = &model.headers {
-        headers.merge_json(h);
-    }
-    headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
-    let explicit_affinity =
-        model.headers.as_ref().is_some_and(|h| h.keys().any(|k| k.eq_ignore_ascii_case("x-affinity")))
-            || options.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("x-affinity"));
-    if let Some(session) = session.filter(|_| !explicit_affinity) {
-        headers.set("x-affinity", session.to_owned());
-    }
-    let url = format!("{}/v1/chat/completions", model.base_url.trim_end_matches('/'));
-    Ok(HttpRequest { url, headers, body: body.into(), source: None })
+    crate::http::body::encode_body_flushing(&p, "messages", &wire_messages, out, flush)
 }
 
 #[cfg(test)]

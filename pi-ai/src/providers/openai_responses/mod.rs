@@ -29,6 +29,7 @@ pub(crate) use request::build_body_parts;
 /// Shared with the other Responses-family APIs.
 pub(crate) use wire::{Extras, convert as convert_items, convert_with as convert_items_with, handoff};
 
+use crate::http::body::BodyContext;
 use crate::http::{ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, StreamContext, stream_sse, user_agent};
 use crate::options::{CacheRetention, StreamOptions};
 use crate::provider::ApiProvider;
@@ -65,7 +66,7 @@ impl ApiProvider for OpenAiResponses {
     fn stream(&self, model: &Model, context: TranscriptContext, options: StreamOptions) -> AssistantMessageEventStream {
         let out = ProviderOutput::new(model);
         let grammar = grammar_tool_properties(model, &context);
-        let request = build_request(model, context, &options);
+        let request = build_request_from(model, BodyContext::Owned(std::sync::Arc::new(context)), &options);
         let ctx = StreamContext { model: model.clone(), options };
         let handler = ResponsesStream::new().with_grammar_tools(grammar);
         stream_sse(ctx, out, request, ErrorStyle::responses(&model.provider), handler)
@@ -87,6 +88,12 @@ pub fn build_request_ref(
     context: &TranscriptContext,
     options: &StreamOptions,
 ) -> Result<HttpRequest, String> {
+    build_request_from(model, BodyContext::Borrowed(context), options)
+}
+
+/// The request from a borrowed transcript (the body built whole) or one the request owns (a large
+/// body written into the connection as it is produced).
+fn build_request_from(model: &Model, context: BodyContext<'_>, options: &StreamOptions) -> Result<HttpRequest, String> {
     let key = match options.api_key.as_ref().filter(|k| !k.is_empty()) {
         Some(key) => key.clone(),
         None => {
@@ -104,20 +111,19 @@ pub fn build_request_ref(
         }
     };
     let compat = resolve_compat(model);
-    let declared = crate::transcript::declared_tools(context.messages());
+    let declared = crate::transcript::declared_tools(context.get().messages());
     crate::providers::constrained::check_tools(&declared, compat.supports_strict_mode, None)?;
     crate::providers::constrained::check_grammar_tools(
-        context.messages(),
+        context.get().messages(),
         &declared,
         compat.supports_openai_grammar_tools,
     )?;
-    let supports_mid = compat.supports_mid_convo_system_messages;
-    let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
-    let view = crate::http::body::resolved_view(context.messages(), &head, supports_mid);
-    let handed_off = wire::handoff(model, &view);
-    let (fields, items) = request::build_body_parts(model, &view, &handed_off, options, &compat);
-    let size_hint = crate::http::body::body_size_hint(&view);
-    let body = crate::http::body::encode_body(fields, "input", &items, size_hint)?;
+    let size_hint = crate::http::body::size_hint_for(context.get().messages().len());
+    let (owned_model, owned_options, owned_compat) = (model.clone(), options.clone(), compat.clone());
+    let (body, source) = crate::http::body::request_body(&context, size_hint, move |context, out, flush| {
+        write_body(&owned_model, context, &owned_options, &owned_compat, out, flush)
+    })?;
+    let context = context.get();
     let mut headers = HeaderMap::new();
     headers.set("Accept", "application/json");
     headers.set("Content-Type", "application/json");
@@ -140,5 +146,22 @@ pub fn build_request_ref(
     }
     headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
     let url = format!("{}/responses", model.base_url.trim_end_matches('/'));
-    Ok(HttpRequest { url, headers, body: body.into(), source: None })
+    Ok(HttpRequest { url, headers, body, source })
+}
+
+/// Writes the JSON body into `out`, calling `flush` between input items.
+fn write_body(
+    model: &Model,
+    context: &TranscriptContext,
+    options: &StreamOptions,
+    compat: &ResponsesCompat,
+    out: &mut Vec<u8>,
+    flush: &mut dyn FnMut(&mut Vec<u8>),
+) -> Result<(), String> {
+    let supports_mid = compat.supports_mid_convo_system_messages;
+    let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
+    let view = crate::http::body::resolved_view(context.messages(), &head, supports_mid);
+    let handed_off = wire::handoff(model, &view);
+    let (fields, items) = request::build_body_parts(model, &view, &handed_off, options, compat);
+    crate::http::body::encode_body_flushing(&fields, "input", &items, out, flush)
 }

@@ -12,6 +12,7 @@ pub use stream::{Step, on_event, parse_data};
 
 use serde_json::{Map, Value, json};
 
+use crate::http::body::BodyContext;
 use crate::http::{HeaderMap, HttpError, HttpRequest, ProviderOutput, send_with_retries};
 use crate::options::{CacheRetention, StreamOptions, ToolChoice};
 use crate::provider::ApiProvider;
@@ -33,7 +34,8 @@ impl ApiProvider for PiMessages {
     }
 
     fn stream(&self, model: &Model, context: TranscriptContext, options: StreamOptions) -> AssistantMessageEventStream {
-        run(model.clone(), build_request_ref(model, &context, &options), options)
+        let context = BodyContext::Owned(std::sync::Arc::new(context));
+        run(model.clone(), build_request_from(model, context, &options), options)
     }
 }
 
@@ -75,19 +77,20 @@ pub fn build_request_ref(
     context: &TranscriptContext,
     options: &StreamOptions,
 ) -> Result<HttpRequest, String> {
+    build_request_from(model, BodyContext::Borrowed(context), options)
+}
+
+/// [`build_request_ref`] from a borrowed transcript (the body built whole) or one the request
+/// owns (a large body written into the connection as it is produced).
+fn build_request_from(model: &Model, context: BodyContext<'_>, options: &StreamOptions) -> Result<HttpRequest, String> {
     let key = options.api_key.clone().filter(|k| !k.is_empty());
     let Some(key) = key else { return Err(format!("No API key provided for provider \"{}\"", model.provider)) };
-    let mut payload = Map::new();
-    payload.insert("model".into(), json!(model.id));
-    payload.insert("context".into(), Value::Null);
-    payload.insert("options".into(), Value::Object(forwarded_options(options)));
-    let messages =
-        serde_json::to_value(context.messages()).map_err(|e| format!("Could not serialize the request: {e}"))?;
-    let mut wrapped = Map::new();
-    wrapped.insert("messages".into(), messages);
-    payload.insert("context".into(), Value::Object(wrapped));
-    let body_value = Value::Object(payload);
-    let body = serde_json::to_vec(&body_value).map_err(|e| format!("Could not serialize the request: {e}"))?;
+    let id = model.id.clone();
+    let forwarded = Value::Object(forwarded_options(options));
+    let size_hint = crate::http::body::size_hint_for(context.get().messages().len());
+    let (body, source) = crate::http::body::request_body(&context, size_hint, move |context, out, flush| {
+        write_body(&id, context, &forwarded, out, flush).map_err(|e| format!("Could not serialize the request: {e}"))
+    })?;
     let mut headers = HeaderMap::new();
     headers.set("User-Agent", crate::http::user_agent());
     headers.set("authorization", format!("Bearer {key}"));
@@ -98,7 +101,32 @@ pub fn build_request_ref(
     }
     headers.merge(options.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
     let url = format!("{}/messages", model.base_url.trim_end_matches('/'));
-    Ok(HttpRequest { url, headers, body: body.into(), source: None })
+    Ok(HttpRequest { url, headers, body, source })
+}
+
+/// Writes pi's payload `{model, context: {messages}, options}` into `out`, calling `flush`
+/// between messages.
+fn write_body(
+    model_id: &str,
+    context: &TranscriptContext,
+    options: &Value,
+    out: &mut Vec<u8>,
+    flush: &mut dyn FnMut(&mut Vec<u8>),
+) -> Result<(), serde_json::Error> {
+    out.extend_from_slice(b"{\"model\":");
+    serde_json::to_writer(&mut *out, model_id)?;
+    out.extend_from_slice(b",\"context\":{\"messages\":[");
+    for (i, message) in context.messages().iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut *out, message)?;
+        flush(out);
+    }
+    out.extend_from_slice(b"]},\"options\":");
+    serde_json::to_writer(&mut *out, options)?;
+    out.push(b'}');
+    Ok(())
 }
 
 /// `<status> <reason>: <error.message or body>[ (<code>)]`.
@@ -139,6 +167,13 @@ fn run(model: Model, request: Result<HttpRequest, String>, options: StreamOption
             }
         };
         let mut request = request;
+        if options.active_payload_hook().is_some()
+            && let Err(text) = request.materialize()
+        {
+            fail_fresh(&mut out, text, false);
+            for e in out.take_events() { yield e; }
+            return;
+        }
         match crate::http::body::apply_payload_hook(std::mem::take(&mut request.body), &options, &model, |_| {}).await {
             Ok(body) => request.body = body,
             Err(text) => {

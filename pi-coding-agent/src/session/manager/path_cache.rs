@@ -1,0 +1,232 @@
+//! The current branch, kept between calls: its path (entry positions, root first) and the
+//! thinking level and model it sets.
+//!
+//! Building the path walks the parent links through the id index (a hash per entry) and reading
+//! its settings copies the model of every assistant message; a resumed session with tens of
+//! thousands of entries asked for both several times before its first request. The path is built
+//! once, extended by appends to the leaf, and dropped when the leaf moves elsewhere or the entries
+//! are replaced. A cached path is used only while it was built for the current leaf and entry
+//! count ([`PathCache::get`]), so a change it was not told about costs a rebuild, never a wrong
+//! path.
+
+use std::sync::OnceLock;
+
+use pi_agent_core::AgentMessage;
+
+use crate::session::context::{
+    EntryIndex, Leaf, ModelRef, SessionContext, SessionProjection, build_context_entries, build_session_projection,
+    context_entries_of_path, project_path_with,
+};
+use crate::session::entries::SessionEntry;
+
+/// The path and settings of one leaf.
+#[derive(Debug)]
+struct CachedPath {
+    /// The leaf's position.
+    leaf: usize,
+    /// The number of entries when it was built.
+    len: usize,
+    /// Positions root → leaf.
+    path: Vec<usize>,
+    /// The thinking level the path sets.
+    thinking_level: String,
+    /// The model the path uses.
+    model: Option<ModelRef>,
+}
+
+impl CachedPath {
+    fn build(entries: &[SessionEntry], index: &EntryIndex, leaf: usize) -> Self {
+        let mut path = Vec::new();
+        let mut seen = vec![false; entries.len()];
+        let mut current = Some(leaf);
+        while let Some(i) = current {
+            // A parent cycle stops at its first repeat (see `LoadWarning::ParentCycle`).
+            if std::mem::replace(&mut seen[i], true) {
+                break;
+            }
+            path.push(i);
+            current = entries[i].parent_id().and_then(|p| index.get(p)).copied();
+        }
+        path.reverse();
+        let mut cached = CachedPath { leaf, len: entries.len(), path, thinking_level: "off".to_owned(), model: None };
+        let mut last_model = None;
+        for &i in &cached.path {
+            match &entries[i] {
+                SessionEntry::ThinkingLevelChange(t) => cached.thinking_level.clone_from(&t.thinking_level),
+                SessionEntry::ModelChange(_) => last_model = Some(i),
+                SessionEntry::Message(m) if matches!(m.message, AgentMessage::Assistant(_)) => last_model = Some(i),
+                _ => {}
+            }
+        }
+        cached.model = last_model.and_then(|i| model_of(&entries[i]));
+        cached
+    }
+
+    /// Takes `entry` (at `position`, a child of the leaf) as the new leaf.
+    fn extend(&mut self, entry: &SessionEntry, position: usize) {
+        self.path.push(position);
+        self.leaf = position;
+        self.len = position + 1;
+        match entry {
+            SessionEntry::ThinkingLevelChange(t) => self.thinking_level.clone_from(&t.thinking_level),
+            other => {
+                if let Some(model) = model_of(other) {
+                    self.model = Some(model);
+                }
+            }
+        }
+    }
+}
+
+/// The model an entry sets (`model_change`, an assistant message).
+fn model_of(entry: &SessionEntry) -> Option<ModelRef> {
+    match entry {
+        SessionEntry::ModelChange(m) => Some(ModelRef { provider: m.provider.clone(), model_id: m.model_id.clone() }),
+        SessionEntry::Message(m) => match &m.message {
+            AgentMessage::Assistant(a) => Some(ModelRef { provider: a.provider.clone(), model_id: a.model.clone() }),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The cached branch of a session manager.
+#[derive(Debug, Default)]
+pub(super) struct PathCache(OnceLock<CachedPath>);
+
+impl PathCache {
+    /// The branch ending at `leaf` (a position in `entries`), built on first use.
+    fn get(&self, entries: &[SessionEntry], index: &EntryIndex, leaf: usize) -> Option<&CachedPath> {
+        if leaf >= entries.len() {
+            return None;
+        }
+        let cached = self.0.get_or_init(|| CachedPath::build(entries, index, leaf));
+        (cached.leaf == leaf && cached.len == entries.len()).then_some(cached)
+    }
+
+    /// Forgets the branch (the leaf moved, the entries were replaced).
+    pub(super) fn clear(&mut self) {
+        self.0.take();
+    }
+
+    /// `entry` was appended at `position` as a child of the entry at `parent`: the cached branch
+    /// of that parent grows by it; any other is dropped.
+    pub(super) fn appended(&mut self, entry: &SessionEntry, position: usize, parent: Option<usize>) {
+        match self.0.get_mut() {
+            Some(cached) if Some(cached.leaf) == parent && cached.len == position => cached.extend(entry, position),
+            Some(_) => self.clear(),
+            None => {}
+        }
+    }
+}
+
+impl super::SessionManager {
+    /// The path from the root to `from_id` (default: the leaf), root first, every entry type.
+    pub fn get_branch(&self, from_id: Option<&str>) -> Vec<&SessionEntry> {
+        if from_id.is_none_or(|id| Some(id) == self.leaf_id.as_deref())
+            && let Some(cached) = self.cached_path()
+        {
+            return cached.path.iter().map(|&i| &self.entries[i]).collect();
+        }
+        let mut path = Vec::new();
+        let mut seen = vec![false; self.entries.len()];
+        let mut current = from_id.or(self.leaf_id.as_deref()).and_then(|id| self.index.get(id).copied());
+        while let Some(i) = current {
+            // A parent cycle stops at its first repeat (see `LoadWarning::ParentCycle`).
+            if std::mem::replace(&mut seen[i], true) {
+                break;
+            }
+            path.push(&self.entries[i]);
+            current = self.entries[i].parent_id().and_then(|p| self.index.get(p).copied());
+        }
+        path.reverse();
+        path
+    }
+
+    /// The active entries with the latest compaction applied.
+    pub fn build_context_entries(&self) -> Vec<&SessionEntry> {
+        if let Some(cached) = self.cached_path() {
+            return context_entries_of_path(cached.path.iter().map(|&i| &self.entries[i]).collect());
+        }
+        build_context_entries(&self.entries, Leaf::from(self.leaf_id.as_deref()), &self.index)
+    }
+
+    /// The projection of the current branch (borrows the entries).
+    pub fn build_session_projection(&self) -> SessionProjection<'_> {
+        if let Some(cached) = self.cached_path() {
+            let path = cached.path.iter().map(|&i| &self.entries[i]).collect();
+            return project_path_with(path, cached.thinking_level.clone(), cached.model.clone());
+        }
+        build_session_projection(&self.entries, Leaf::from(self.leaf_id.as_deref()), &self.index)
+    }
+
+    /// The cached branch of the leaf (`None` without a leaf in the index).
+    fn cached_path(&self) -> Option<&CachedPath> {
+        let leaf = self.index.get(self.leaf_id.as_deref()?).copied()?;
+        self.path.get(&self.entries, &self.index, leaf)
+    }
+
+    /// What the model sees from the current branch.
+    pub fn build_session_context(&self) -> SessionContext {
+        self.build_session_projection().into_context()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pi_ai::{AssistantMessage, UserMessage};
+
+    use super::super::SessionManager;
+    use crate::session::context::{Leaf, build_session_context, build_session_path, index_entries};
+
+    fn assistant(provider: &str, model: &str) -> pi_ai::Message {
+        let message = AssistantMessage { provider: provider.into(), model: model.into(), ..Default::default() };
+        pi_ai::Message::Assistant(message.into())
+    }
+
+    /// The manager's cached answers equal the ones built from scratch.
+    fn check(s: &SessionManager) {
+        let index = index_entries(s.entries());
+        let leaf = Leaf::from(s.leaf_id());
+        assert_eq!(s.build_session_context(), build_session_context(s.entries(), leaf, &index));
+        let fresh: Vec<&str> = build_session_path(s.entries(), leaf, &index).iter().map(|e| e.id()).collect();
+        let cached: Vec<&str> = s.get_branch(None).iter().map(|e| e.id()).collect();
+        assert_eq!(cached, fresh);
+        let context: Vec<&str> = s.build_context_entries().iter().map(|e| e.id()).collect();
+        let expected: Vec<&str> =
+            crate::session::context::build_context_entries(s.entries(), leaf, &index).iter().map(|e| e.id()).collect();
+        assert_eq!(context, expected);
+    }
+
+    #[test]
+    fn the_cached_branch_follows_appends_branches_and_resets() {
+        let mut s = SessionManager::in_memory("/tmp/project");
+        let first = s.append_message(UserMessage::new("one").into()).unwrap_or_default();
+        check(&s);
+        s.append_message(assistant("p1", "m1").into()).unwrap_or_default();
+        s.append_thinking_level_change("high").unwrap_or_default();
+        check(&s);
+        let fork = s.append_model_change("p2", "m2").unwrap_or_default();
+        s.append_message(UserMessage::new("two").into()).unwrap_or_default();
+        check(&s);
+        assert_eq!(s.build_session_context().thinking_level, "high");
+        s.branch(&first).unwrap_or_default();
+        check(&s);
+        assert_eq!(s.build_session_context().thinking_level, "off");
+        s.append_message(assistant("p3", "m3").into()).unwrap_or_default();
+        check(&s);
+        s.branch(&fork).unwrap_or_default();
+        check(&s);
+        s.append_thinking_level_change("low").unwrap_or_default();
+        check(&s);
+        let context = s.build_session_context();
+        assert_eq!((context.thinking_level.as_str(), context.model.map(|m| m.model_id)), ("low", Some("m2".into())));
+        s.reset_leaf();
+        check(&s);
+        s.append_message(UserMessage::new("new root").into()).unwrap_or_default();
+        check(&s);
+        assert_eq!(s.get_branch(None).len(), 1);
+        let _ = s.create_branched_session(&fork);
+        check(&s);
+    }
+}
