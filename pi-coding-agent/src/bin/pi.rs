@@ -12,6 +12,7 @@ use pi_coding_agent::cli::export_html::export_from_file;
 use pi_coding_agent::cli::file_args::{build_initial_message, process_file_paths};
 use pi_coding_agent::cli::list_models::render_model_list;
 use pi_coding_agent::cli::logging::{LogTarget, init_logging};
+use pi_coding_agent::cli::model_candidates::cli_model_candidates;
 use pi_coding_agent::cli::model_resolver::{CliModelRequest, resolve_cli_model};
 use pi_coding_agent::cli::model_scope::resolve_model_scope;
 use pi_coding_agent::cli::registry::CliRegistry;
@@ -282,7 +283,8 @@ async fn run(mut args: Args) -> Result<i32> {
         };
         // The llama.cpp provider's stored catalog (the built-in extension registers it later).
         let llama = if args.no_extensions { Vec::new() } else { llama::startup_models(&agent_dir) };
-        let mut candidates = registry.all_models();
+        // Only the providers the pattern can name or match are parsed from the built-in catalog.
+        let mut candidates = cli_model_candidates(registry.models(), &request);
         candidates.extend(llama.iter());
         let has_auth = |p: &str| registry.has_auth(p) || (!llama.is_empty() && p == llama::LLAMA_PROVIDER_ID);
         match resolve_cli_model(&request, &candidates, &has_auth) {

@@ -41,7 +41,7 @@ pub(crate) fn with_registered_providers(runner: Arc<ExtensionRunner>, inner: Str
         };
         models.set_provider(ProviderEntry {
             id: provider.name.clone(),
-            models: Vec::new(),
+            models: Default::default(),
             auth,
             apis: HashMap::new(),
         });
