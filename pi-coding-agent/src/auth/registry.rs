@@ -345,7 +345,7 @@ fn is_unauthorized(event: &AssistantMessageEvent) -> bool {
 
 /// The models whose provider `has_auth`, asking once per run of one provider's models (a catalog
 /// lists a provider's models together; a credential check may read auth.json).
-pub(crate) fn with_provider_auth<'m>(models: &'m Models, has_auth: impl Fn(&str) -> bool) -> Vec<&'m Model> {
+pub(crate) fn with_provider_auth(models: &Models, has_auth: impl Fn(&str) -> bool) -> Vec<&Model> {
     let mut out = Vec::new();
     for entry in models.providers().filter(|e| !e.models.is_empty()) {
         // A built-in catalog list is all of its provider: asked once, parsed only when usable.
