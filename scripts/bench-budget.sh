@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # DESIGN.md's performance budget, whole process, ours beside the reference pi 1.6.0 in the same run,
 # against local servers that answer at once (scripts/bench/instant_server.py):
-#   * `pi -p` (one short answer, --no-session): wall time and max RSS (our own overhead);
+#   * `pi -p` (one short answer, --no-session): wall time and max RSS (our own overhead), and the
+#     wall time split: start until the server has the whole request, and the reply sent until exit;
 #   * resuming a generated session of 10 MB and 100 MB (scripts/bench/gen_session.py) with
 #     `pi -p --session FILE`: the time from start until the server has the whole request, and max RSS;
 #   * streaming answers of 64 KiB and 1 MiB in 7-character deltas: CPU (user + sys) per delta,
@@ -47,7 +48,7 @@ server() {
     for _ in $(seq 1 200); do [[ -s "$WORK/port.$name" ]] && break; sleep 0.05; done
     printf -v "PORT_$name" '%s' "$(cat "$WORK/port.$name")"
 }
-server short --arrivals "$WORK/arrivals"
+server short --arrivals "$WORK/arrivals" --replies "$WORK/replies"
 server s64k --reply-bytes 65536 --delta-chars 7
 server s1m --reply-bytes 1048576 --delta-chars 7
 
@@ -66,6 +67,7 @@ run_once() {
         echo "bench-budget: '$*' failed:" >&2; cat "$WORK/err" >&2; exit 1; }
     end=$(date +%s%N)
     START_NS=$start
+    END_NS=$end
     ELAPSED_US=$(( (end - start) / 1000 ))
     read -r RSS_KB U S < <(tail -1 "$WORK/one")
     CPU_S=$(awk -v u="$U" -v s="$S" 'BEGIN { print u + s }')
@@ -84,12 +86,20 @@ print_mode() {
     local who="$1"; shift
     local args=(-p "What is the capital of France?" --no-session --no-tools --model local/smollm2-135m)
     run_once "$@" "${args[@]}"
-    : >"$WORK/t"; : >"$WORK/m"; : >"$WORK/c"
+    : >"$WORK/t"; : >"$WORK/m"; : >"$WORK/c"; : >"$WORK/req"; : >"$WORK/exit"
     for _ in $(seq 1 "$RUNS"); do
+        : >"$WORK/arrivals"; : >"$WORK/replies"
         run_once "$@" "${args[@]}"
         echo "$ELAPSED_US" >>"$WORK/t"; echo "$RSS_KB" >>"$WORK/m"; echo "$CPU_S" >>"$WORK/c"
+        for _ in $(seq 1 100); do [[ -s "$WORK/replies" ]] && break; sleep 0.01; done
+        local body_at replied_at
+        body_at=$(awk 'NR == 1 { print $2 }' "$WORK/arrivals"); replied_at=$(head -1 "$WORK/replies")
+        [[ -n "$body_at" && -n "$replied_at" ]] || { echo "bench-budget: no request or reply recorded" >&2; exit 1; }
+        echo $(( (body_at - START_NS) / 1000 )) >>"$WORK/req"; echo $(( (END_NS - replied_at) / 1000 )) >>"$WORK/exit"
     done
     record "pi -p: wall" "$who" "$(median <"$WORK/t" | awk '{ printf "%.1f", $1 / 1000 }')" ms
+    record "pi -p: start until request received" "$who" "$(median <"$WORK/req" | awk '{ printf "%.1f", $1 / 1000 }')" ms
+    record "pi -p: reply sent until exit" "$who" "$(median <"$WORK/exit" | awk '{ printf "%.1f", $1 / 1000 }')" ms
     record "pi -p: max RSS" "$who" "$(max <"$WORK/m" | awk '{ printf "%.1f", $1 / 1024 }')" MiB
     BASE_CPU="$(median <"$WORK/c")"
 }

@@ -22,7 +22,9 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
-use crate::models::{ResolvedAuth, clamp_max_tokens_to_context, clamp_thinking_level, resolve_provider_auth};
+use crate::models::{
+    ModelList, ResolvedAuth, clamp_max_tokens_to_context, clamp_thinking_level, resolve_provider_auth,
+};
 use crate::options::StreamOptions;
 use crate::provider::ApiProvider;
 use crate::providers::faux::FauxProvider;
@@ -129,8 +131,8 @@ fn with_transformed_headers(
 pub struct ProviderEntry {
     /// Provider id.
     pub id: String,
-    /// Its models.
-    pub models: Vec<Model>,
+    /// Its models (a built-in provider's are parsed when first read).
+    pub models: ModelList,
     /// How it authenticates.
     pub auth: ProviderAuth,
     /// API implementations of this provider only, by API id (override the collection's).
@@ -170,7 +172,7 @@ impl Models {
     }
 
     /// Every provider of the built-in catalog with environment-key auth, and no API registered:
-    /// the HTTP providers register theirs with [`Models::register_api`].
+    /// the HTTP providers register theirs with [`Models::register_api`]. Nothing is parsed yet.
     pub fn from_catalog() -> Self {
         let mut models = Models::new();
         for (id, list) in crate::models::builtin_catalog() {
@@ -200,7 +202,7 @@ impl Models {
         apis.insert(faux.api().to_owned(), Arc::new(faux.clone()));
         self.set_provider(ProviderEntry {
             id: faux.provider().to_owned(),
-            models: faux.models().to_vec(),
+            models: faux.models().to_vec().into(),
             auth: ProviderAuth::Keyless,
             apis,
         });
@@ -216,12 +218,20 @@ impl Models {
         self.providers.clear();
     }
 
-    /// A model by provider and id.
+    /// A model by provider and id (only that provider's list is parsed, and only when it has the
+    /// id).
     pub fn get_model(&self, provider: &str, id: &str) -> Option<&Model> {
-        self.providers.get(provider)?.models.iter().find(|m| m.id == id)
+        let list = &self.providers.get(provider)?.models;
+        let index = list.keys().position(|(model, _)| model == id)?;
+        list.get(index)
     }
 
-    /// The models of one provider, or of all providers.
+    /// The providers in order, their models not parsed.
+    pub fn providers(&self) -> impl Iterator<Item = &ProviderEntry> {
+        self.providers.values()
+    }
+
+    /// The models of one provider, or of all providers (which parses the whole built-in catalog).
     pub fn get_models(&self, provider: Option<&str>) -> Vec<&Model> {
         match provider {
             Some(p) => self.providers.get(p).map(|e| e.models.iter().collect()).unwrap_or_default(),
@@ -372,7 +382,7 @@ mod tests {
         let mut local = Models::new();
         local.set_provider(ProviderEntry {
             id: "local".into(),
-            models: vec![],
+            models: Default::default(),
             auth: ProviderAuth::EnvKey,
             apis: HashMap::new(),
         });

@@ -17,8 +17,8 @@ fn committed() -> Value {
 fn every_provider_and_model_of_the_reference_is_built_in() {
     let catalog = pi_ai::models::builtin_catalog();
     assert_eq!(catalog.len(), 43, "providers");
-    assert_eq!(catalog.values().map(Vec::len).sum::<usize>(), 1698, "chat models");
-    let mut apis: Vec<&str> = catalog.values().flatten().map(|m| m.api.as_str()).collect();
+    assert_eq!(catalog.values().map(|l| l.len()).sum::<usize>(), 1698, "chat models");
+    let mut apis: Vec<&str> = catalog.values().flat_map(|l| l.iter()).map(|m| m.api.as_str()).collect();
     apis.sort_unstable();
     apis.dedup();
     assert_eq!(

@@ -37,7 +37,7 @@ fn models(model: &Model, vars: &[(&str, &str)]) -> Models {
         KeySource::new(move |provider, key| Ok(resolve_provider_auth(provider, key, &|n: &str| vars.get(n).cloned())));
     models.set_provider(ProviderEntry {
         id: model.provider.clone(),
-        models: vec![model.clone()],
+        models: vec![model.clone()].into(),
         auth: ProviderAuth::Source(source),
         apis: HashMap::new(),
     });
@@ -95,7 +95,7 @@ async fn no_credential_and_a_failing_store_are_errors() {
     let mut failing = Models::new();
     failing.set_provider(ProviderEntry {
         id: m.provider.clone(),
-        models: vec![m.clone()],
+        models: vec![m.clone()].into(),
         auth: ProviderAuth::Source(KeySource::new(|_, _| Err("auth.json is broken".into()))),
         apis: HashMap::new(),
     });

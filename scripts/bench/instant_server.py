@@ -3,7 +3,7 @@
 streamed text reply, so timings of a client against it measure the client's own overhead.
 
     python3 scripts/bench/instant_server.py PORT_FILE [REPLY_TEXT] [--reply-bytes N] [--delta-chars K]
-                                            [--arrivals FILE]
+                                            [--arrivals FILE] [--replies FILE]
 
 Binds 127.0.0.1 on a free port, writes the port number to PORT_FILE, serves until killed.
   REPLY_TEXT       the reply, sent as one delta (default "Paris is the capital.").
@@ -11,6 +11,7 @@ Binds 127.0.0.1 on a free port, writes the port number to PORT_FILE, serves unti
                    (--delta-chars, default 7), one SSE event per delta.
   --arrivals FILE  append, per request, the wall clock (ns since the epoch) at which its request
                    line and headers had arrived, and at which its body had been read in full.
+  --replies FILE   append, per request, the wall clock (ns) at which its reply had been written whole.
 The request body may be sent with a content-length or chunked.
 """
 import json
@@ -69,6 +70,10 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("content-length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+        self.wfile.flush()
+        if self.server.replies:
+            with open(self.server.replies, "a") as f:
+                f.write(f"{time.time_ns()}\n")
 
     def log_message(self, *args):
         pass
@@ -76,7 +81,7 @@ class Handler(BaseHTTPRequestHandler):
 
 def main():
     args = sys.argv[1:]
-    opts = {"--reply-bytes": None, "--delta-chars": "7", "--arrivals": None}
+    opts = {"--reply-bytes": None, "--delta-chars": "7", "--arrivals": None, "--replies": None}
     positional = []
     while args:
         a = args.pop(0)
@@ -91,6 +96,7 @@ def main():
     else:
         server.reply = sse([positional[1] if len(positional) > 1 else "Paris is the capital."])
     server.arrivals = opts["--arrivals"]
+    server.replies = opts["--replies"]
     with open(positional[0], "w") as f:
         f.write(str(server.server_address[1]))
     server.serve_forever()

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 
+use super::ModelList;
 use crate::types::Model;
 
 /// A `models.json` that cannot be used. Every variant names the file.
@@ -203,10 +204,14 @@ impl ModelsConfig {
 
     /// Applies the configuration to a catalog of models by provider: built-in providers get the
     /// new `baseUrl`, their overrides and their added or replaced models; custom providers are
-    /// added.
-    pub fn apply(&self, catalog: &mut IndexMap<String, Vec<Model>>) -> Result<(), ModelsConfigError> {
+    /// added. Only the providers it changes are copied out of the built-in catalog.
+    pub fn apply(&self, catalog: &mut IndexMap<String, ModelList>) -> Result<(), ModelsConfigError> {
         for (id, provider) in &self.providers {
-            let models = catalog.entry(id.clone()).or_default();
+            let list = catalog.entry(id.clone()).or_default();
+            if provider.base_url.is_none() && provider.model_overrides.is_empty() && provider.models.is_empty() {
+                continue;
+            }
+            let models = list.to_mut();
             for model in models.iter_mut() {
                 if let Some(url) = &provider.base_url {
                     model.base_url = url.clone();
@@ -268,7 +273,7 @@ mod tests {
             r#"{"providers":{"groq":{"baseUrl":"https://proxy/v1","modelOverrides":{"MODEL":{"cost":{"input":9}}}}}}"#;
         let first = super::super::get_models("groq")[0].clone();
         let config = ModelsConfig::parse("m.json", &text.replace("MODEL", &first.id)).unwrap();
-        let mut catalog = super::super::builtin_catalog().clone();
+        let mut catalog = super::super::builtin_catalog_owned();
         config.apply(&mut catalog).unwrap();
         let m = &catalog["groq"][0];
         assert_eq!(m.base_url, "https://proxy/v1");

@@ -8,13 +8,14 @@ mod config_value;
 mod cost;
 mod env;
 mod estimate;
+mod model_list;
 mod provider_auth;
 mod thinking;
 
 pub use azure::{AZURE_ENV, resolve_azure_base_url, resolve_azure_deployment};
 pub use catalog::{
-    ProviderInfo, builtin_catalog, builtin_catalog_owned, builtin_providers, get_model, get_models, get_providers,
-    provider_info,
+    BuiltinProvider, ProviderInfo, builtin_catalog, builtin_catalog_owned, builtin_provider, builtin_providers,
+    builtin_providers_list, get_model, get_models, get_providers, provider_info,
 };
 pub use config::{ModelsConfig, ModelsConfigError, ProviderConfig};
 pub use config_value::{
@@ -25,5 +26,6 @@ pub use env::{ANTHROPIC_AUTH_TOKEN_ENV, env_api_key, env_api_key_vars, env_api_k
 pub use estimate::{
     clamp_max_tokens_to_context, estimate_context_tokens, estimate_message_tokens, usage_context_tokens,
 };
+pub use model_list::ModelList;
 pub use provider_auth::{ResolvedAuth, resolve_provider_auth};
 pub use thinking::{clamp_thinking_level, supported_thinking_levels};

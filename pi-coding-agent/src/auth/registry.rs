@@ -171,7 +171,7 @@ impl ModelRegistry {
 
     /// The models whose provider has credentials.
     pub fn get_available(&self) -> Vec<&Model> {
-        with_provider_auth(self.models.get_models(None), |p| self.has_configured_auth(p))
+        with_provider_auth(&self.models, |p| self.has_configured_auth(p))
     }
 
     /// One model by provider and id.
@@ -345,17 +345,25 @@ fn is_unauthorized(event: &AssistantMessageEvent) -> bool {
 
 /// The models whose provider `has_auth`, asking once per run of one provider's models (a catalog
 /// lists a provider's models together; a credential check may read auth.json).
-pub(crate) fn with_provider_auth(models: Vec<&Model>, has_auth: impl Fn(&str) -> bool) -> Vec<&Model> {
-    let mut last: Option<(&str, bool)> = None;
-    models
-        .into_iter()
-        .filter(|m| match last {
+pub(crate) fn with_provider_auth(models: &Models, has_auth: impl Fn(&str) -> bool) -> Vec<&Model> {
+    let mut out = Vec::new();
+    for entry in models.providers().filter(|e| !e.models.is_empty()) {
+        // A built-in catalog list is all of its provider: asked once, parsed only when usable.
+        if entry.models.is_builtin() {
+            if has_auth(&entry.id) {
+                out.extend(entry.models.iter());
+            }
+            continue;
+        }
+        let mut last: Option<(&str, bool)> = None;
+        out.extend(entry.models.iter().filter(|m| match last {
             Some((provider, has)) if provider == m.provider => has,
             _ => {
                 let has = has_auth(&m.provider);
                 last = Some((&m.provider, has));
                 has
             }
-        })
-        .collect()
+        }));
+    }
+    out
 }

@@ -9,6 +9,7 @@ pub mod export_html;
 pub mod file_args;
 pub mod list_models;
 pub mod logging;
+pub mod model_candidates;
 pub mod model_resolver;
 pub mod model_scope;
 pub mod registry;

@@ -101,8 +101,11 @@ pub fn choose_startup_model(
             thinking: inputs.thinking.as_deref(),
             inline_api_key: inputs.inline_api_key,
         };
-        let mut candidates: Vec<&Model> =
-            registry.all_models().into_iter().filter(|m| !extension_models.iter().any(|e| same(e, m))).collect();
+        // Only the providers the pattern can name or match are parsed from the built-in catalog.
+        let mut candidates: Vec<&Model> = super::model_candidates::cli_model_candidates(registry.models(), &request)
+            .into_iter()
+            .filter(|m| !extension_models.iter().any(|e| same(e, m)))
+            .collect();
         candidates.extend(inputs.local_models.iter());
         candidates.extend(extension_models.iter());
         let resolved = resolve_cli_model(&request, &candidates, &has_auth).map_err(StartupStop::Fail)?;

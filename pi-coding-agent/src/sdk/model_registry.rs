@@ -137,7 +137,7 @@ impl ModelRegistry {
 
     /// The models whose provider has credentials.
     pub fn available_models(&self) -> Vec<&Model> {
-        crate::auth::with_provider_auth(self.models.get_models(None), |p| self.has_auth(p))
+        crate::auth::with_provider_auth(&self.models, |p| self.has_auth(p))
     }
 
     /// A model by provider and id.

@@ -81,7 +81,7 @@ fn http_stream(
         };
         models.set_provider(ProviderEntry {
             id: provider.name.clone(),
-            models: Vec::new(),
+            models: Default::default(),
             auth,
             apis: HashMap::new(),
         });

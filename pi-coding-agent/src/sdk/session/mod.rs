@@ -245,8 +245,11 @@ impl SessionShared {
     pub(crate) fn new(parts: SharedParts) -> Self {
         let mut session_manager = parts.session_manager;
         // The session's writes and fsyncs run on the manager's writer thread, never on an async
-        // worker; `persist` awaits them before the events that depend on them.
-        if let Err(e) = session_manager.write_in_background() {
+        // worker; `persist` awaits them before the events that depend on them. A session without
+        // a file (`--no-session`) never writes, so it starts no thread.
+        if session_manager.is_persisted()
+            && let Err(e) = session_manager.write_in_background()
+        {
             tracing::warn!(error = %e, "session writes stay on the caller's thread");
         }
         SessionShared {
