@@ -23,6 +23,7 @@ pub use request::{
     reasoning_effort, resolve_compat,
 };
 pub use stream::{ResponsesStream, map_stop_reason};
+pub(crate) use stream::ResponsesDelta;
 
 /// Shared with the other Responses-family APIs (`azure-openai-responses`, `openai-codex-responses`).
 pub(crate) use request::build_body_parts;
