@@ -58,7 +58,8 @@ struct Hooks<C: CustomMessage> {
 struct Inner<C: CustomMessage> {
     state: Mutex<AgentState<C>>,
     hooks: Mutex<Hooks<C>>,
-    listeners: Mutex<Vec<(u64, Listener<C>)>>,
+    /// Copied on write: a run's event takes a snapshot (one reference count), not a new list.
+    listeners: Mutex<Arc<Vec<(u64, Listener<C>)>>>,
     next_listener: AtomicU64,
     steering: Mutex<VecDeque<AgentMessage<C>>>,
     follow_up: Mutex<VecDeque<AgentMessage<C>>>,

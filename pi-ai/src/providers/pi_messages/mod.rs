@@ -8,7 +8,7 @@
 
 mod stream;
 
-pub use stream::{Step, on_event, parse_data};
+pub use stream::{Step, on_event, on_typed_delta, parse_data};
 
 use serde_json::{Map, Value, json};
 

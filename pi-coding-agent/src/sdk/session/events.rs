@@ -61,13 +61,22 @@ async fn handle(
         (None, AgentEvent::MessageEnd { message }) if recorded => Some(message.clone()),
         _ => None,
     };
-    match &event {
-        AgentEvent::AgentEnd { messages } => shared.emit(&SessionEvent::AgentEnd {
-            messages: messages.clone(),
-            will_retry: will_retry_after_agent_end(shared, messages),
-        }),
-        _ => shared.emit(&SessionEvent::Agent(event.clone())),
-    }
+    let event = match event {
+        AgentEvent::AgentEnd { messages } => {
+            let will_retry = will_retry_after_agent_end(shared, &messages);
+            let ended = SessionEvent::AgentEnd { messages, will_retry };
+            shared.emit(&ended);
+            let SessionEvent::AgentEnd { messages, .. } = ended else { return replacement };
+            AgentEvent::AgentEnd { messages }
+        }
+        // Lent to the listeners, not copied (a delta costs no copy of its text).
+        other => {
+            let wrapped = SessionEvent::Agent(other);
+            shared.emit(&wrapped);
+            let SessionEvent::Agent(event) = wrapped else { return replacement };
+            event
+        }
+    };
     match &event {
         AgentEvent::MessageEnd { message } => {
             if persisted_on_message_end(message) {
@@ -167,14 +176,15 @@ async fn forward_to_extensions(shared: &Arc<SessionShared>, event: &mut AgentEve
             Some(NotifyEvent::MessageStart { message: AgentMessage::Assistant(a.clone()) })
         }
         AgentEvent::MessageUpdate { assistant_message_event } => {
-            // Applying the delta is O(delta); the copy of the whole partial message that pi's
-            // `message_update` event carries is made only when a handler wants it.
+            // Applying the delta is O(delta), and the partial message that pi's `message_update`
+            // event carries is shared, not copied: the next delta copies it only if a handler kept
+            // it.
             let wanted = shared.runner.as_ref().is_some_and(|r| r.has_handlers("message_update"));
             let mut st = shared.run_state();
             st.streaming_partial.as_mut().and_then(|partial| {
                 partial.apply(assistant_message_event);
                 wanted.then(|| NotifyEvent::MessageUpdate {
-                    message: AgentMessage::Assistant(partial.message().clone().into()),
+                    message: AgentMessage::Assistant(partial.shared_message()),
                     assistant_message_event: crate::sdk::agent_wire::assistant_event_json(assistant_message_event),
                 })
             })
