@@ -195,8 +195,11 @@ impl SseParser {
         F: FnMut(SseEventRef<'_>) -> ControlFlow<()>,
     {
         let buffered = std::mem::take(&mut self.line);
-        let flow =
-            if buffered.is_empty() { ControlFlow::Continue(()) } else { self.process_line(&buffered, None, &[], &mut on_event) };
+        let flow = if buffered.is_empty() {
+            ControlFlow::Continue(())
+        } else {
+            self.process_line(&buffered, None, &[], &mut on_event)
+        };
         if flow.is_continue() {
             let _ = self.dispatch(&[], &mut on_event);
         }

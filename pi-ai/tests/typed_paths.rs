@@ -137,9 +137,15 @@ fn openai_completions_reasoning_and_tool_arguments() {
         choice(json!({"reasoning_content": "think "}), Value::Null),
         choice(json!({"reasoning": "", "reasoning_text": "more"}), Value::Null),
         choice(json!({"content": "x"}), Value::Null),
-        choice(json!({"tool_calls": [{"index": 0, "id": "t1", "type": "function", "function": {"name": "f", "arguments": ""}}]}), Value::Null),
+        choice(
+            json!({"tool_calls": [{"index": 0, "id": "t1", "type": "function", "function": {"name": "f", "arguments": ""}}]}),
+            Value::Null,
+        ),
         choice(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"a\":"}}]}), Value::Null),
-        choice(json!({"tool_calls": [{"index": 0, "function": {"arguments": "1}"}}, {"index": 1, "id": "t2", "function": {"name": "g", "arguments": "{}"}}]}), Value::Null),
+        choice(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": "1}"}}, {"index": 1, "id": "t2", "function": {"name": "g", "arguments": "{}"}}]}),
+            Value::Null,
+        ),
         // Odd shapes: a null function, a fragment that is no object, a custom tool, a string index.
         choice(json!({"tool_calls": [{"index": 2, "id": "t3", "function": null}]}), Value::Null),
         choice(json!({"tool_calls": [null]}), Value::Null),
@@ -210,9 +216,17 @@ fn openai_responses_deltas() {
         json!({"type": "response.completed", "response": {"id": "r1", "status": "completed", "usage": {"input_tokens": 4, "output_tokens": 5, "total_tokens": 9}}}),
     ]);
     assert_paths_agree("openai-responses", "reasoning+text+tool", &body);
-    assert_paths_agree("openai-codex-responses", "reasoning+text+tool", &body.replace("response.completed", "response.done"));
+    assert_paths_agree(
+        "openai-codex-responses",
+        "reasoning+text+tool",
+        &body.replace("response.completed", "response.done"),
+    );
     // An `error` event name turns any data into an error, typed shape or not.
-    let error = format!("{}event: error\ndata: {}\n\n", named(&[json!({"type": "response.created", "response": {"id": "r1"}})]), json!({"type": "response.output_text.delta", "output_index": 0, "delta": "x"}));
+    let error = format!(
+        "{}event: error\ndata: {}\n\n",
+        named(&[json!({"type": "response.created", "response": {"id": "r1"}})]),
+        json!({"type": "response.output_text.delta", "output_index": 0, "delta": "x"})
+    );
     assert_paths_agree("openai-responses", "error event", &error);
 }
 

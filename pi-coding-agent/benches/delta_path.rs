@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use pi_ai::{AssistantBlock, AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream, StopReason};
 use pi_ai::TextContent;
+use pi_ai::{AssistantBlock, AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream, StopReason};
 use pi_coding_agent::extensions::{Extension, FnExtension, NotifyEvent};
 use pi_coding_agent::sdk::{AgentSession, CreateAgentSessionOptions, DefaultResourceLoader, create_agent_session};
 use pi_coding_agent::session::SessionManager;

@@ -112,11 +112,13 @@ impl<C: CustomMessage> AgentSink<C> {
                     std::panic::catch_unwind(AssertUnwindSafe(|| f(&event))).map_err(panicked)?;
                 }
                 Listener::Async(f) => {
-                    let owned = if give { std::mem::replace(&mut event, AgentEvent::AgentStart) } else { event.clone() };
+                    let owned =
+                        if give { std::mem::replace(&mut event, AgentEvent::AgentStart) } else { event.clone() };
                     AssertUnwindSafe(f(owned)).catch_unwind().await.map_err(panicked)??;
                 }
                 Listener::Replacing(f) => {
-                    let owned = if give { std::mem::replace(&mut event, AgentEvent::AgentStart) } else { event.clone() };
+                    let owned =
+                        if give { std::mem::replace(&mut event, AgentEvent::AgentStart) } else { event.clone() };
                     let answer = AssertUnwindSafe(f(owned)).catch_unwind().await.map_err(panicked)??;
                     if let (Some(replacement), AgentEvent::MessageEnd { message }, Some(index)) =
                         (answer, &mut event, ended_at)

@@ -90,7 +90,8 @@ impl ProviderOutput {
 /// What a provider does with its server's event stream (pi's per-API `for await` loop).
 pub trait SseHandler: Send + 'static {
     /// Handles one SSE event. An `Err` ends the response with that error text.
-    fn on_event(&mut self, event: SseEventRef<'_>, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String>;
+    fn on_event(&mut self, event: SseEventRef<'_>, ctx: &StreamContext, out: &mut ProviderOutput)
+    -> Result<(), String>;
 
     /// Whether the stream is over (e.g. after `data: [DONE]`): the rest of the body is not read.
     fn finished(&self) -> bool {

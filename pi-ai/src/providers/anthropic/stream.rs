@@ -257,7 +257,12 @@ impl SseHandler for AnthropicStream {
         force_stream(payload);
     }
 
-    fn on_event(&mut self, event: SseEventRef<'_>, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        ctx: &StreamContext,
+        out: &mut ProviderOutput,
+    ) -> Result<(), String> {
         let name = event.event.unwrap_or_default();
         if name == "error" {
             return Err(event.data.to_owned());

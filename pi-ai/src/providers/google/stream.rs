@@ -124,7 +124,12 @@ impl GoogleStream {
     }
 
     /// [`GoogleStream::on_chunk`] for a chunk read as a [`TextChunk`].
-    fn on_text_chunk(&mut self, chunk: TextChunk<'_>, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+    fn on_text_chunk(
+        &mut self,
+        chunk: TextChunk<'_>,
+        ctx: &StreamContext,
+        out: &mut ProviderOutput,
+    ) -> Result<(), String> {
         if out.message().response_id.is_none()
             && let Some(id) = chunk.response_id.filter(|s| !s.is_empty())
         {
@@ -240,9 +245,12 @@ impl<'a> TextChunk<'a> {
     fn read(data: &'a str) -> Option<Self> {
         let chunk: TextChunk<'a> = serde_json::from_str(data).ok()?;
         let plain = !chunk.error
-            && chunk.candidates.iter().flatten().next().is_none_or(|c| {
-                c.content.iter().flat_map(|c| c.parts.iter().flatten()).all(|p| !p.function_call)
-            });
+            && chunk
+                .candidates
+                .iter()
+                .flatten()
+                .next()
+                .is_none_or(|c| c.content.iter().flat_map(|c| c.parts.iter().flatten()).all(|p| !p.function_call));
         plain.then_some(chunk)
     }
 }
@@ -257,7 +265,12 @@ fn json_error(error: &serde_json::Error) -> String {
 }
 
 impl SseHandler for GoogleStream {
-    fn on_event(&mut self, event: SseEventRef<'_>, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        ctx: &StreamContext,
+        out: &mut ProviderOutput,
+    ) -> Result<(), String> {
         if event.data.trim().is_empty() {
             return Ok(());
         }

@@ -236,7 +236,12 @@ fn json_error(error: &serde_json::Error) -> String {
 }
 
 impl SseHandler for MistralStream {
-    fn on_event(&mut self, event: SseEventRef<'_>, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        ctx: &StreamContext,
+        out: &mut ProviderOutput,
+    ) -> Result<(), String> {
         let data = event.data.trim();
         if data.is_empty() {
             return Ok(());

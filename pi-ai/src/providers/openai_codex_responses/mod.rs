@@ -341,7 +341,12 @@ impl CodexStream {
 }
 
 impl SseHandler for CodexStream {
-    fn on_event(&mut self, event: SseEventRef<'_>, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        ctx: &StreamContext,
+        out: &mut ProviderOutput,
+    ) -> Result<(), String> {
         let data = event.data.trim();
         if data.is_empty() || data == "[DONE]" {
             return Ok(());

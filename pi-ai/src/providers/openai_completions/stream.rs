@@ -398,7 +398,12 @@ impl<'a> TextChunk<'a> {
 }
 
 impl SseHandler for CompletionsStream {
-    fn on_event(&mut self, event: SseEventRef<'_>, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        ctx: &StreamContext,
+        out: &mut ProviderOutput,
+    ) -> Result<(), String> {
         if self.done {
             return Ok(());
         }

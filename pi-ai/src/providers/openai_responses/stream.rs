@@ -387,7 +387,12 @@ impl ResponsesStream {
 }
 
 impl SseHandler for ResponsesStream {
-    fn on_event(&mut self, event: SseEventRef<'_>, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        ctx: &StreamContext,
+        out: &mut ProviderOutput,
+    ) -> Result<(), String> {
         if event.data == "[DONE]" {
             return Ok(());
         }
