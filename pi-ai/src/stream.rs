@@ -156,9 +156,9 @@ impl AssistantMessageEvent {
 /// A response being assembled from its events: the live `partial` of pi's protocol.
 ///
 /// Providers and consumers both use it, so the rules of how an event changes the message live in
-/// one place ([`PartialMessage::apply`]). The message is [`Shared`]: [`shared_message`]
-/// (Self::shared_message) lends it without a copy, and the next change copies it only if that
-/// loan is still held.
+/// one place ([`PartialMessage::apply`]). The message is [`Shared`]:
+/// [`shared_message`](Self::shared_message) lends it without a copy, and the next change copies
+/// it only if that loan is still held.
 #[derive(Clone, Debug, Default)]
 pub struct PartialMessage {
     message: Shared<AssistantMessage>,
