@@ -128,11 +128,11 @@ fn prefilled(api: &Api, bytes: usize) -> (Box<dyn SseHandler>, ProviderOutput, S
     let mut handler = (api.handler)();
     out.start();
     for event in parse(&api.open) {
-        handler.on_event(event, &ctx, &mut out).expect("open");
+        handler.on_event(event.view(), &ctx, &mut out).expect("open");
     }
     let delta = parse(&api.delta).remove(0);
     for _ in 0..bytes / DELTA.len() {
-        handler.on_event(delta.clone(), &ctx, &mut out).expect("delta");
+        handler.on_event(delta.view(), &ctx, &mut out).expect("delta");
         out.take_events();
     }
     (handler, out, ctx)
@@ -148,12 +148,11 @@ fn per_delta(c: &mut Criterion) {
             let bytes = api.delta.clone();
             group.bench_function(BenchmarkId::new(api.name, label), |b| {
                 let mut parser = SseParser::new();
-                let mut events = Vec::with_capacity(1);
                 b.iter(|| {
-                    parser.push(bytes.as_bytes(), &mut events);
-                    for event in events.drain(..) {
+                    let _ = parser.push_with(bytes.as_bytes(), |event| {
                         handler.on_event(event, &ctx, &mut out).expect("delta");
-                    }
+                        std::ops::ControlFlow::Continue(())
+                    });
                     std::hint::black_box(out.take_events());
                 })
             });
@@ -175,12 +174,11 @@ fn whole_message(c: &mut Criterion) {
                 let mut out = ProviderOutput::new(&ctx.model);
                 let mut handler = (api.handler)();
                 let mut parser = SseParser::new();
-                let mut events = Vec::new();
                 for chunk in body.as_bytes().chunks(4096) {
-                    parser.push(chunk, &mut events);
-                    for event in events.drain(..) {
+                    let _ = parser.push_with(chunk, |event| {
                         handler.on_event(event, &ctx, &mut out).expect("event");
-                    }
+                        std::ops::ControlFlow::Continue(())
+                    });
                     std::hint::black_box(out.take_events());
                 }
                 std::hint::black_box(out.message().content.len())
@@ -225,21 +223,22 @@ fn bedrock_per_delta(c: &mut Criterion) {
 
 /// SSE bytes → pi event → emitted event, for one pi-messages text delta.
 fn pi_messages_per_delta(c: &mut Criterion) {
-    use pi_ai::providers::pi_messages::{on_event, parse_data};
+    use pi_ai::providers::pi_messages::{on_event, on_typed_delta, parse_data};
     let delta = format!("data: {}\n\n", json!({"type": "text_delta", "contentIndex": 0, "delta": DELTA}));
     let mut group = c.benchmark_group("provider_delta");
     group.throughput(Throughput::Elements(1));
     for (label, size) in [("at_0MB", 0usize), ("at_1MB", 1 << 20)] {
         let mut out = ProviderOutput::new(&model("pi-messages"));
         let mut parser = SseParser::new();
-        let mut events = Vec::new();
         let mut feed = |bytes: &str, out: &mut ProviderOutput| {
-            parser.push(bytes.as_bytes(), &mut events);
-            for event in events.drain(..) {
-                if let Some(value) = parse_data(&event.data).expect("json") {
+            let _ = parser.push_with(bytes.as_bytes(), |event| {
+                if !on_typed_delta(event.data, out)
+                    && let Some(value) = parse_data(event.data).expect("json")
+                {
                     on_event(&value, out).expect("event");
                 }
-            }
+                std::ops::ControlFlow::Continue(())
+            });
             std::hint::black_box(out.take_events());
         };
         feed(

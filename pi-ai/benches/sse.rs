@@ -41,6 +41,20 @@ fn bench_sse(c: &mut Criterion) {
             })
         });
     }
+    // The borrowing interface the providers use: no allocation per event.
+    group.bench_function("borrowed_chunks_16384", |b| {
+        b.iter(|| {
+            let mut parser = SseParser::new();
+            let mut count = 0usize;
+            for chunk in input.chunks(16 * 1024) {
+                let _ = parser.push_with(black_box(chunk), |event| {
+                    count += event.data.len();
+                    std::ops::ControlFlow::Continue(())
+                });
+            }
+            count
+        })
+    });
     group.finish();
 }
 

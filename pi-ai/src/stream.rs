@@ -19,7 +19,9 @@ use std::time::Instant;
 
 use futures::Stream;
 
-use crate::types::{AssistantBlock, AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall, now_ms};
+use crate::types::{
+    AssistantBlock, AssistantMessage, Shared, StopReason, TextContent, ThinkingContent, ToolCall, now_ms,
+};
 
 /// One step of a streamed response. `content_index` indexes the partial message's `content`.
 #[derive(Clone, Debug, PartialEq)]
@@ -154,17 +156,19 @@ impl AssistantMessageEvent {
 /// A response being assembled from its events: the live `partial` of pi's protocol.
 ///
 /// Providers and consumers both use it, so the rules of how an event changes the message live in
-/// one place ([`PartialMessage::apply`]).
+/// one place ([`PartialMessage::apply`]). The message is [`Shared`]:
+/// [`shared_message`](Self::shared_message) lends it without a copy, and the next change copies
+/// it only if that loan is still held.
 #[derive(Clone, Debug, Default)]
 pub struct PartialMessage {
-    message: AssistantMessage,
+    message: Shared<AssistantMessage>,
     tool_args: HashMap<usize, String>,
 }
 
 impl PartialMessage {
     /// An empty partial with `stop_reason` `Pending`.
     pub fn new(initial: AssistantMessage) -> Self {
-        PartialMessage { message: initial, tool_args: HashMap::new() }
+        PartialMessage { message: Shared::new(initial), tool_args: HashMap::new() }
     }
 
     /// The message so far.
@@ -172,14 +176,21 @@ impl PartialMessage {
         &self.message
     }
 
+    /// The message so far, shared: no copy is made, and the next change copies the message
+    /// only if this handle is still held then (a `message_update` handler gets the partial this
+    /// way, so a delta costs the same however long the message is).
+    pub fn shared_message(&self) -> Shared<AssistantMessage> {
+        self.message.clone()
+    }
+
     /// Mutable access, for providers that set usage, ids or stop reasons directly.
     pub fn message_mut(&mut self) -> &mut AssistantMessage {
-        &mut self.message
+        self.message.make_mut()
     }
 
     /// Consumes the partial, returning the message.
     pub fn into_message(self) -> AssistantMessage {
-        self.message
+        self.message.into_inner()
     }
 
     /// The raw argument text streamed so far for the tool call at `content_index`, until its
@@ -189,7 +200,7 @@ impl PartialMessage {
     }
 
     fn put_block(&mut self, index: usize, block: AssistantBlock) {
-        let content = &mut self.message.content;
+        let content = &mut self.message.make_mut().content;
         if index < content.len() {
             content[index] = block;
         } else {
@@ -203,7 +214,7 @@ impl PartialMessage {
         use AssistantMessageEvent::*;
         match event {
             Start { partial } => {
-                self.message = partial.clone();
+                self.message = Shared::new(partial.clone());
                 self.tool_args.clear();
             }
             TextStart { content_index, block } | TextEnd { content_index, block } => {
@@ -221,12 +232,12 @@ impl PartialMessage {
                 self.put_block(*content_index, AssistantBlock::ToolCall(tool_call.clone()));
             }
             TextDelta { content_index, delta } => {
-                if let Some(AssistantBlock::Text(t)) = self.message.content.get_mut(*content_index) {
+                if let Some(AssistantBlock::Text(t)) = self.message.make_mut().content.get_mut(*content_index) {
                     t.text.push_str(delta);
                 }
             }
             ThinkingDelta { content_index, delta } => {
-                if let Some(AssistantBlock::Thinking(t)) = self.message.content.get_mut(*content_index) {
+                if let Some(AssistantBlock::Thinking(t)) = self.message.make_mut().content.get_mut(*content_index) {
                     t.thinking.push_str(delta);
                 }
             }
@@ -234,11 +245,11 @@ impl PartialMessage {
                 self.tool_args.entry(*content_index).or_default().push_str(delta);
             }
             Done { message, .. } => {
-                self.message = message.clone();
+                self.message = Shared::new(message.clone());
                 self.tool_args.clear();
             }
             Error { error, .. } => {
-                self.message = error.clone();
+                self.message = Shared::new(error.clone());
                 self.tool_args.clear();
             }
         }

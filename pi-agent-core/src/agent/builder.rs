@@ -143,7 +143,7 @@ impl<C: CustomMessage> AgentBuilder<C> {
             inner: Arc::new(Inner {
                 state: Mutex::new(state),
                 hooks: Mutex::new(self.hooks),
-                listeners: Mutex::new(Vec::new()),
+                listeners: Mutex::new(Arc::new(Vec::new())),
                 next_listener: AtomicU64::new(1),
                 steering: Mutex::new(VecDeque::new()),
                 follow_up: Mutex::new(VecDeque::new()),

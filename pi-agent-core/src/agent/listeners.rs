@@ -75,11 +75,11 @@ impl<C: CustomMessage> Agent<C> {
 
     fn add_listener(&self, listener: Listener<C>) -> Unsubscribe {
         let id = self.inner.next_listener.fetch_add(1, Ordering::Relaxed);
-        lock(&self.inner.listeners).push((id, listener));
+        Arc::make_mut(&mut lock(&self.inner.listeners)).push((id, listener));
         let inner = Arc::downgrade(&self.inner);
         Unsubscribe(Box::new(move || {
             if let Some(inner) = inner.upgrade() {
-                lock(&inner.listeners).retain(|(i, _)| *i != id);
+                Arc::make_mut(&mut lock(&inner.listeners)).retain(|(i, _)| *i != id);
             }
         }))
     }
@@ -92,25 +92,34 @@ pub(super) struct AgentSink<C: CustomMessage> {
 
 impl<C: CustomMessage> AgentSink<C> {
     /// Updates the state, then calls the listeners in order; returns the event as the last
-    /// listener saw it (a replacing listener may have swapped a `MessageEnd` message).
-    async fn dispatch(&mut self, mut event: AgentEvent<C>) -> Result<AgentEvent<C>, BoxError> {
+    /// listener saw it (a replacing listener may have swapped a `MessageEnd` message), or `None`
+    /// when not `wanted` back: the last listener then takes the event itself, not a copy.
+    async fn dispatch(&mut self, mut event: AgentEvent<C>, wanted: bool) -> Result<Option<AgentEvent<C>>, BoxError> {
         // Where `MessageEnd` put its message in the state's transcript, to follow a replacement.
         let ended_at = {
             let mut state = lock(&self.inner.state);
             state.apply(&event);
             matches!(event, AgentEvent::MessageEnd { .. }).then(|| state.messages.len().saturating_sub(1))
         };
-        let listeners: Vec<Listener<C>> = lock(&self.inner.listeners).iter().map(|(_, l)| l.clone()).collect();
-        for listener in listeners {
+        let listeners = Arc::clone(&lock(&self.inner.listeners));
+        let count = listeners.len();
+        for (position, (_, listener)) in listeners.iter().enumerate() {
+            // The last listener may take the event itself when it is not wanted back (a delta then
+            // costs no copy).
+            let give = !wanted && position + 1 == count && ended_at.is_none();
             match listener {
                 Listener::Sync(f) => {
                     std::panic::catch_unwind(AssertUnwindSafe(|| f(&event))).map_err(panicked)?;
                 }
                 Listener::Async(f) => {
-                    AssertUnwindSafe(f(event.clone())).catch_unwind().await.map_err(panicked)??;
+                    let owned =
+                        if give { std::mem::replace(&mut event, AgentEvent::AgentStart) } else { event.clone() };
+                    AssertUnwindSafe(f(owned)).catch_unwind().await.map_err(panicked)??;
                 }
                 Listener::Replacing(f) => {
-                    let answer = AssertUnwindSafe(f(event.clone())).catch_unwind().await.map_err(panicked)??;
+                    let owned =
+                        if give { std::mem::replace(&mut event, AgentEvent::AgentStart) } else { event.clone() };
+                    let answer = AssertUnwindSafe(f(owned)).catch_unwind().await.map_err(panicked)??;
                     if let (Some(replacement), AgentEvent::MessageEnd { message }, Some(index)) =
                         (answer, &mut event, ended_at)
                     {
@@ -127,20 +136,21 @@ impl<C: CustomMessage> AgentSink<C> {
                 }
             }
         }
-        Ok(event)
+        Ok(wanted.then_some(event))
     }
 }
 
 #[async_trait]
 impl<C: CustomMessage> EventSink<C> for AgentSink<C> {
     async fn emit(&mut self, event: AgentEvent<C>) -> Result<(), BoxError> {
-        self.dispatch(event).await.map(drop)
+        self.dispatch(event, false).await.map(drop)
     }
 
     async fn emit_message_end(&mut self, message: AgentMessage<C>) -> Result<AgentMessage<C>, BoxError> {
-        match self.dispatch(AgentEvent::MessageEnd { message }).await? {
-            AgentEvent::MessageEnd { message } => Ok(message),
-            other => Err(format!("message_end dispatch returned {}", other.kind()).into()),
+        match self.dispatch(AgentEvent::MessageEnd { message }, true).await? {
+            Some(AgentEvent::MessageEnd { message }) => Ok(message),
+            Some(other) => Err(format!("message_end dispatch returned {}", other.kind()).into()),
+            None => Err("message_end dispatch returned no event".into()),
         }
     }
 }

@@ -55,10 +55,14 @@ struct Hooks<C: CustomMessage> {
     stream_options: StreamOptions,
 }
 
+/// The registered listeners with their ids, in registration order.
+type Listeners<C> = Arc<Vec<(u64, Listener<C>)>>;
+
 struct Inner<C: CustomMessage> {
     state: Mutex<AgentState<C>>,
     hooks: Mutex<Hooks<C>>,
-    listeners: Mutex<Vec<(u64, Listener<C>)>>,
+    /// Copied on write: a run's event takes a snapshot (one reference count), not a new list.
+    listeners: Mutex<Listeners<C>>,
     next_listener: AtomicU64,
     steering: Mutex<VecDeque<AgentMessage<C>>>,
     follow_up: Mutex<VecDeque<AgentMessage<C>>>,

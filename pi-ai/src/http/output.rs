@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use crate::options::StreamOptions;
-use crate::sse::{SseEvent, SseParser};
+use std::ops::ControlFlow;
+
+use crate::sse::{SseEventRef, SseParser};
 use crate::stream::{AssistantMessageEvent, AssistantMessageEventStream, PartialMessage};
 use crate::types::{AssistantMessage, Model, StopReason, Usage, now_ms};
 
@@ -88,7 +90,8 @@ impl ProviderOutput {
 /// What a provider does with its server's event stream (pi's per-API `for await` loop).
 pub trait SseHandler: Send + 'static {
     /// Handles one SSE event. An `Err` ends the response with that error text.
-    fn on_event(&mut self, event: SseEvent, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String>;
+    fn on_event(&mut self, event: SseEventRef<'_>, ctx: &StreamContext, out: &mut ProviderOutput)
+    -> Result<(), String>;
 
     /// Whether the stream is over (e.g. after `data: [DONE]`): the rest of the body is not read.
     fn finished(&self) -> bool {
@@ -223,10 +226,19 @@ pub fn stream_sse(
             let chunk = match body.next_chunk().await {
                 Ok(Some(chunk)) => chunk,
                 Ok(None) => {
+                    if observed.is_none() {
+                        parser.finish_with(|event| {
+                            if handler.finished() {
+                                return ControlFlow::Break(());
+                            }
+                            on_event(&mut handler, event, &ctx, &mut out, &mut failure)
+                        });
+                        break;
+                    }
                     parser.finish(&mut events);
                     for event in events.drain(..) {
                         if handler.finished() { break; }
-                        let handled = handler.on_event(event, &ctx, &mut out);
+                        let handled = handler.on_event(event.view(), &ctx, &mut out);
                         if let Some(observed) = &observed {
                             observed.deliver(&ctx.model).await;
                             for e in out.take_events() { yield e; }
@@ -247,9 +259,23 @@ pub fn stream_sse(
                     break;
                 }
             };
+            // The common case: every event is lent to the handler straight from the chunk.
+            if observed.is_none() {
+                let flow = parser.push_with(&chunk, |event| {
+                    if on_event(&mut handler, event, &ctx, &mut out, &mut failure).is_break() || handler.finished() {
+                        ControlFlow::Break(())
+                    } else {
+                        ControlFlow::Continue(())
+                    }
+                });
+                for e in out.take_events() { yield e; }
+                if flow.is_break() { break 'read; }
+                continue;
+            }
+            // An awaited observer sees each raw event before the events made from it.
             parser.push(&chunk, &mut events);
             for event in events.drain(..) {
-                let handled = handler.on_event(event, &ctx, &mut out);
+                let handled = handler.on_event(event.view(), &ctx, &mut out);
                 if let Some(observed) = &observed {
                     observed.deliver(&ctx.model).await;
                     for e in out.take_events() { yield e; }
@@ -276,6 +302,23 @@ pub fn stream_sse(
         }
         for e in out.take_events() { yield e; }
     })
+}
+
+/// Hands one event to the handler; an error is kept in `failure` and stops the stream.
+fn on_event(
+    handler: &mut impl SseHandler,
+    event: SseEventRef<'_>,
+    ctx: &StreamContext,
+    out: &mut ProviderOutput,
+    failure: &mut Option<String>,
+) -> ControlFlow<()> {
+    match handler.on_event(event, ctx, out) {
+        Ok(()) => ControlFlow::Continue(()),
+        Err(message) => {
+            *failure = Some(message);
+            ControlFlow::Break(())
+        }
+    }
 }
 
 /// The raw events of one request kept for an awaited [`crate::options::RequestObserver`]: the

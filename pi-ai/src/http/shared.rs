@@ -48,10 +48,10 @@ pub fn resolve_sampling_params(
 
 /// The OpenAI SDK's reading of one SSE event: JSON, with `event: error` or an `error` member
 /// raised as an API error (its `message`, or its JSON when it has none).
-pub fn parse_openai_sse_data(event: &crate::sse::SseEvent) -> Result<Value, String> {
-    let data: Value = serde_json::from_str(&event.data)
+pub fn parse_openai_sse_data(event: crate::sse::SseEventRef<'_>) -> Result<Value, String> {
+    let data: Value = serde_json::from_str(event.data)
         .map_err(|_| "Error reading response: malformed server-sent event JSON.".to_owned())?;
-    let error = if event.event.as_deref() == Some("error") {
+    let error = if event.event == Some("error") {
         Some(data.get("error").filter(|e| !e.is_null()).unwrap_or(&data))
     } else {
         data.get("error").filter(|e| is_truthy(e))
@@ -141,17 +141,13 @@ mod tests {
 
     #[test]
     fn openai_sse_errors() {
-        let ev = |event: Option<&str>, data: &str| crate::sse::SseEvent {
-            event: event.map(str::to_owned),
-            data: data.to_owned(),
-            id: None,
-        };
+        let ev = |event, data| crate::sse::SseEventRef { event, data, id: None };
         assert_eq!(
-            parse_openai_sse_data(&ev(None, "{")).unwrap_err(),
+            parse_openai_sse_data(ev(None, "{")).unwrap_err(),
             "Error reading response: malformed server-sent event JSON."
         );
-        assert_eq!(parse_openai_sse_data(&ev(None, r#"{"error":{"message":"m"}}"#)).unwrap_err(), "m");
-        assert_eq!(parse_openai_sse_data(&ev(Some("error"), r#"{"code":1}"#)).unwrap_err(), r#"{"code":1}"#);
-        assert!(parse_openai_sse_data(&ev(None, r#"{"error":null,"x":1}"#)).is_ok());
+        assert_eq!(parse_openai_sse_data(ev(None, r#"{"error":{"message":"m"}}"#)).unwrap_err(), "m");
+        assert_eq!(parse_openai_sse_data(ev(Some("error"), r#"{"code":1}"#)).unwrap_err(), r#"{"code":1}"#);
+        assert!(parse_openai_sse_data(ev(None, r#"{"error":null,"x":1}"#)).is_ok());
     }
 }

@@ -12,6 +12,7 @@ pub mod openai_codex_responses;
 pub mod openai_completions;
 pub mod openai_responses;
 pub mod pi_messages;
+pub mod typed;
 
 /// Every built-in HTTP API (the ten of pi 1.6.0's `KnownApi`), ready for
 /// [`Models::register_api`](crate::registry::Models::register_api).

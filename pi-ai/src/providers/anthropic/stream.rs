@@ -1,12 +1,13 @@
 //! Anthropic Messages SSE → events.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::Value;
 
 use crate::http::shared::{finish_tool_arguments, settle_open_tool_calls};
 use crate::http::{ProviderOutput, SseHandler, StreamContext};
-use crate::sse::SseEvent;
+use crate::sse::SseEventRef;
 use crate::stream::AssistantMessageEvent as E;
 use crate::types::{AssistantBlock, StopReason, TextContent, ThinkingContent, ToolCall};
 
@@ -195,20 +196,89 @@ impl AnthropicStream {
     }
 }
 
+/// The event almost every streamed delta is: `content_block_delta` with a text, thinking or
+/// argument delta. It is read typed and borrowing; an event that does not read as this (another
+/// delta type, a field of another type, a duplicate key) takes the `Value` path, which reads
+/// every shape.
+#[derive(serde::Deserialize)]
+struct BlockDelta<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    index: u64,
+    #[serde(borrow)]
+    delta: DeltaBody<'a>,
+}
+
+#[derive(serde::Deserialize)]
+struct DeltaBody<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    partial_json: Option<Cow<'a, str>>,
+}
+
+impl<'a> BlockDelta<'a> {
+    /// The event, when it is a text, thinking or argument delta the typed path handles exactly as
+    /// the `Value` path would.
+    fn read(data: &'a str) -> Option<Self> {
+        let event: BlockDelta<'a> = serde_json::from_str(data).ok()?;
+        let known = matches!(&*event.delta.kind, "text_delta" | "thinking_delta" | "input_json_delta");
+        (event.kind == "content_block_delta" && known).then_some(event)
+    }
+}
+
+impl AnthropicStream {
+    /// [`AnthropicStream::block_delta`] for a delta read as a [`BlockDelta`].
+    fn typed_delta(&mut self, event: BlockDelta<'_>, out: &mut ProviderOutput) {
+        let Some(&index) = self.open.get(&event.index) else { return };
+        let delta = event.delta;
+        let owned = |text: Option<Cow<'_, str>>| text.map(Cow::into_owned).unwrap_or_default();
+        match (&*delta.kind, &out.message().content[index]) {
+            ("text_delta", AssistantBlock::Text(_)) => {
+                out.emit(E::TextDelta { content_index: index, delta: owned(delta.text) })
+            }
+            ("thinking_delta", AssistantBlock::Thinking(_)) => {
+                out.emit(E::ThinkingDelta { content_index: index, delta: owned(delta.thinking) })
+            }
+            ("input_json_delta", AssistantBlock::ToolCall(_)) => {
+                out.emit(E::ToolCallDelta { content_index: index, delta: owned(delta.partial_json) })
+            }
+            _ => {}
+        }
+    }
+}
+
 impl SseHandler for AnthropicStream {
     fn on_replaced_payload(&self, payload: &mut Value) {
         force_stream(payload);
     }
 
-    fn on_event(&mut self, event: SseEvent, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
-        let name = event.event.as_deref().unwrap_or_default();
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        ctx: &StreamContext,
+        out: &mut ProviderOutput,
+    ) -> Result<(), String> {
+        let name = event.event.unwrap_or_default();
         if name == "error" {
-            return Err(event.data);
+            return Err(event.data.to_owned());
         }
         if !MESSAGE_EVENTS.contains(&name) {
             return Ok(());
         }
-        let parsed: Value = crate::tool_args::parse_json_with_repair(&event.data).map_err(|e| {
+        // No one sees the raw event: the common delta is read typed, borrowing the event's text.
+        if name == "content_block_delta"
+            && ctx.options.on_provider_stream_event.is_none()
+            && let Some(delta) = BlockDelta::read(event.data)
+        {
+            self.typed_delta(delta, out);
+            return Ok(());
+        }
+        let parsed: Value = crate::tool_args::parse_json_with_repair(event.data).map_err(|e| {
             format!(
                 "Could not parse Anthropic SSE event {name}: {e}; data={}; raw=event: {name}\\ndata: {}",
                 event.data, event.data

@@ -1,6 +1,7 @@
 //! Converse stream events → pi events (`handleContentBlockStart/Delta/Stop`, `handleMetadata`,
 //! `mapStopReason`). Text and reasoning blocks have no start event: their first delta opens them.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::Value;
@@ -60,6 +61,14 @@ impl BedrockStream {
             _ => {}
         }
         let kind = frame.header(":event-type").unwrap_or_default();
+        // No one sees the raw event: the common delta is read typed, borrowing the payload.
+        if kind == "contentBlockDelta"
+            && ctx.options.on_provider_stream_event.is_none()
+            && let Some(delta) = TypedBlockDelta::read(&frame.payload)
+        {
+            self.typed_delta(delta, out);
+            return Ok(());
+        }
         let payload: Value =
             serde_json::from_slice(&frame.payload).map_err(|e| format!("Could not parse Bedrock event {kind}: {e}"))?;
         if let Some(hook) = &ctx.options.on_provider_stream_event {
@@ -151,30 +160,58 @@ impl BedrockStream {
         let block = p.get("contentBlockIndex").and_then(Value::as_u64).unwrap_or(0);
         let Some(delta) = p.get("delta") else { return };
         if let Some(text) = delta.get("text").and_then(Value::as_str) {
-            let index = match self.open.get(&block) {
-                Some(open) => open.index,
-                None => {
-                    let index = out.message().content.len();
-                    out.emit(E::TextStart { content_index: index, block: TextContent::new("") });
-                    self.open.insert(block, Open { index, redacted: Vec::new() });
-                    index
-                }
-            };
-            if matches!(out.message().content.get(index), Some(AssistantBlock::Text(_))) {
-                out.emit(E::TextDelta { content_index: index, delta: text.to_owned() });
-            }
+            self.text_delta(block, text, out);
         } else if let Some(tool) = delta.get("toolUse") {
-            let Some(open) = self.open.get(&block) else { return };
-            if matches!(out.message().content.get(open.index), Some(AssistantBlock::ToolCall(_))) {
-                let input = tool.get("input").and_then(Value::as_str).unwrap_or_default().to_owned();
-                out.emit(E::ToolCallDelta { content_index: open.index, delta: input });
-            }
+            self.tool_delta(block, tool.get("input").and_then(Value::as_str).unwrap_or_default(), out);
         } else if let Some(reasoning) = delta.get("reasoningContent") {
-            self.reasoning_delta(block, reasoning, out);
+            let s = |k: &str| reasoning.get(k).and_then(Value::as_str);
+            self.reasoning_delta(block, s("text"), s("signature"), s("redactedContent"), out);
         }
     }
 
-    fn reasoning_delta(&mut self, block: u64, reasoning: &Value, out: &mut ProviderOutput) {
+    fn text_delta(&mut self, block: u64, text: &str, out: &mut ProviderOutput) {
+        let index = match self.open.get(&block) {
+            Some(open) => open.index,
+            None => {
+                let index = out.message().content.len();
+                out.emit(E::TextStart { content_index: index, block: TextContent::new("") });
+                self.open.insert(block, Open { index, redacted: Vec::new() });
+                index
+            }
+        };
+        if matches!(out.message().content.get(index), Some(AssistantBlock::Text(_))) {
+            out.emit(E::TextDelta { content_index: index, delta: text.to_owned() });
+        }
+    }
+
+    fn tool_delta(&mut self, block: u64, input: &str, out: &mut ProviderOutput) {
+        let Some(open) = self.open.get(&block) else { return };
+        if matches!(out.message().content.get(open.index), Some(AssistantBlock::ToolCall(_))) {
+            out.emit(E::ToolCallDelta { content_index: open.index, delta: input.to_owned() });
+        }
+    }
+
+    /// [`BedrockStream::block_delta`] for a delta read as a [`TypedBlockDelta`].
+    fn typed_delta(&mut self, event: TypedBlockDelta<'_>, out: &mut ProviderOutput) {
+        let block = event.block.unwrap_or(0);
+        let delta = event.delta;
+        if let Some(text) = delta.text {
+            self.text_delta(block, &text, out);
+        } else if let Some(Some(tool)) = delta.tool_use {
+            self.tool_delta(block, tool.input.as_deref().unwrap_or_default(), out);
+        } else if let Some(reasoning) = delta.reasoning {
+            self.reasoning_delta(block, reasoning.text.as_deref(), None, None, out);
+        }
+    }
+
+    fn reasoning_delta(
+        &mut self,
+        block: u64,
+        text: Option<&str>,
+        signature: Option<&str>,
+        redacted_content: Option<&str>,
+        out: &mut ProviderOutput,
+    ) {
         let open = self.open.entry(block).or_insert_with(|| {
             let index = out.message().content.len();
             out.emit(E::ThinkingStart {
@@ -187,17 +224,17 @@ impl BedrockStream {
         if !matches!(out.message().content.get(index), Some(AssistantBlock::Thinking(_))) {
             return;
         }
-        if let Some(text) = reasoning.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+        if let Some(text) = text.filter(|t| !t.is_empty()) {
             out.emit(E::ThinkingDelta { content_index: index, delta: text.to_owned() });
         }
         let redacted = |out: &ProviderOutput| matches!(out.message().content.get(index), Some(AssistantBlock::Thinking(t)) if t.redacted == Some(true));
-        if let Some(signature) = reasoning.get("signature").and_then(Value::as_str).filter(|s| !s.is_empty())
+        if let Some(signature) = signature.filter(|s| !s.is_empty())
             && !redacted(out)
             && let Some(AssistantBlock::Thinking(t)) = out.message_mut().content.get_mut(index)
         {
             t.thinking_signature.get_or_insert_with(String::new).push_str(signature);
         }
-        let payload = reasoning.get("redactedContent").and_then(Value::as_str).and_then(|b| {
+        let payload = redacted_content.and_then(|b| {
             use base64::Engine;
             base64::engine::general_purpose::STANDARD.decode(b).ok().filter(|b| !b.is_empty())
         });
@@ -277,5 +314,57 @@ pub fn map_stop_reason(reason: Option<&str>) -> (StopReason, Option<String>) {
         Some("tool_use") => (StopReason::ToolUse, None),
         Some(other) => (StopReason::Error, Some(format!("Provider stopped with: {other}"))),
         None => (StopReason::Error, None),
+    }
+}
+
+/// The event almost every streamed delta is: `contentBlockDelta` with text, tool input or reasoning
+/// text. It is read typed and borrowing; any other shape (a signature or redacted reasoning, a
+/// `null` member, a field of another type, a duplicate key) takes the `Value` path, which reads
+/// every shape.
+#[derive(serde::Deserialize)]
+struct TypedBlockDelta<'a> {
+    #[serde(rename = "contentBlockIndex", default)]
+    block: Option<u64>,
+    #[serde(borrow)]
+    delta: TypedDeltaBody<'a>,
+}
+
+#[derive(serde::Deserialize)]
+struct TypedDeltaBody<'a> {
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(rename = "toolUse", borrow, default, deserialize_with = "crate::providers::typed::nullable")]
+    tool_use: Option<Option<TypedToolUse<'a>>>,
+    #[serde(rename = "reasoningContent", borrow, default)]
+    reasoning: Option<TypedReasoning<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct TypedToolUse<'a> {
+    #[serde(borrow, default)]
+    input: Option<Cow<'a, str>>,
+}
+
+#[derive(serde::Deserialize)]
+struct TypedReasoning<'a> {
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "crate::providers::typed::present")]
+    signature: bool,
+    #[serde(rename = "redactedContent", default, deserialize_with = "crate::providers::typed::present")]
+    redacted_content: bool,
+}
+
+impl<'a> TypedBlockDelta<'a> {
+    /// The event, when the typed path handles it exactly as the `Value` path would.
+    fn read(payload: &'a [u8]) -> Option<Self> {
+        let event: TypedBlockDelta<'a> = serde_json::from_slice(payload).ok()?;
+        let d = &event.delta;
+        let handled = d.text.is_some()
+            || match &d.tool_use {
+                Some(tool) => tool.is_some(),
+                None => d.reasoning.as_ref().is_some_and(|r| !r.signature && !r.redacted_content),
+            };
+        handled.then_some(event)
     }
 }

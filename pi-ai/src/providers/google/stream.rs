@@ -1,11 +1,12 @@
 //! Gemini `streamGenerateContent?alt=sse` chunks → events (pi's loop over the SDK's stream).
 
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
 use crate::http::{ProviderOutput, SseHandler, StreamContext};
-use crate::sse::SseEvent;
+use crate::sse::SseEventRef;
 use crate::stream::AssistantMessageEvent as E;
 use crate::types::{AssistantBlock, StopReason, TextContent, ThinkingContent, ToolCall, now_ms};
 
@@ -37,8 +38,7 @@ impl GoogleStream {
         out.emit(end);
     }
 
-    fn on_text(&mut self, part: &Value, text: &str, out: &mut ProviderOutput) {
-        let thinking = part.get("thought") == Some(&Value::Bool(true));
+    fn on_text(&mut self, thinking: bool, signature: Option<&str>, text: &str, out: &mut ProviderOutput) {
         let open_kind = self.open.map(|i| matches!(out.message().content[i], AssistantBlock::Thinking(_)));
         if open_kind != Some(thinking) {
             self.close_open(out);
@@ -51,8 +51,7 @@ impl GoogleStream {
             self.open = Some(index);
         }
         let Some(index) = self.open else { return };
-        let signature = part.get("thoughtSignature").and_then(Value::as_str).filter(|s| !s.is_empty());
-        if let Some(sig) = signature {
+        if let Some(sig) = signature.filter(|s| !s.is_empty()) {
             match out.message_mut().content.get_mut(index) {
                 Some(AssistantBlock::Thinking(t)) => t.thinking_signature = Some(sig.to_owned()),
                 Some(AssistantBlock::Text(t)) => t.text_signature = Some(sig.to_owned()),
@@ -98,7 +97,9 @@ impl GoogleStream {
         if let Some(parts) = candidate.and_then(|c| c.pointer("/content/parts")).and_then(Value::as_array) {
             for part in parts {
                 if let Some(text) = part.get("text").and_then(Value::as_str) {
-                    self.on_text(part, text, out);
+                    let thinking = part.get("thought") == Some(&Value::Bool(true));
+                    let signature = part.get("thoughtSignature").and_then(Value::as_str);
+                    self.on_text(thinking, signature, text, out);
                 }
                 if let Some(call) = part.get("functionCall").filter(|c| c.is_object()) {
                     self.on_call(part, call, out);
@@ -106,25 +107,151 @@ impl GoogleStream {
             }
         }
         if let Some(reason) = candidate.and_then(|c| c.get("finishReason")).and_then(Value::as_str) {
-            let stop = map_stop_reason(reason)?;
-            let has_calls = out.message().content.iter().any(|b| matches!(b, AssistantBlock::ToolCall(_)));
-            let m = out.message_mut();
-            m.raw_stop_reason = Some(reason.to_owned());
-            m.stop_reason = if has_calls && stop == StopReason::Stop { StopReason::ToolUse } else { stop };
+            finish_reason(reason, out)?;
         }
         if let Some(usage) = chunk.get("usageMetadata").filter(|u| u.is_object()) {
-            let n = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
-            let u = &mut out.message_mut().usage;
-            let cached = n("cachedContentTokenCount");
-            u.input = n("promptTokenCount").saturating_sub(cached);
-            u.output = n("candidatesTokenCount") + n("thoughtsTokenCount");
-            u.cache_read = cached;
-            u.cache_write = 0;
-            u.reasoning = Some(n("thoughtsTokenCount"));
-            u.total_tokens = n("totalTokenCount");
-            crate::http::shared::calculate_cost(&ctx.model, u);
+            let n = |k: &str| usage.get(k).and_then(Value::as_u64);
+            let counts = UsageCounts {
+                prompt: n("promptTokenCount"),
+                candidates: n("candidatesTokenCount"),
+                thoughts: n("thoughtsTokenCount"),
+                cached: n("cachedContentTokenCount"),
+                total: n("totalTokenCount"),
+            };
+            counts.apply(ctx, out);
         }
         Ok(())
+    }
+
+    /// [`GoogleStream::on_chunk`] for a chunk read as a [`TextChunk`].
+    fn on_text_chunk(
+        &mut self,
+        chunk: TextChunk<'_>,
+        ctx: &StreamContext,
+        out: &mut ProviderOutput,
+    ) -> Result<(), String> {
+        if out.message().response_id.is_none()
+            && let Some(id) = chunk.response_id.filter(|s| !s.is_empty())
+        {
+            out.message_mut().response_id = Some(id.into_owned());
+        }
+        let candidate = chunk.candidates.into_iter().flatten().next();
+        let (parts, reason) = match candidate {
+            Some(c) => (c.content.and_then(|c| c.parts).unwrap_or_default(), c.finish_reason),
+            None => (Vec::new(), None),
+        };
+        for part in parts {
+            if let Some(text) = part.text {
+                self.on_text(part.thought == Some(true), part.thought_signature.as_deref(), &text, out);
+            }
+        }
+        if let Some(reason) = reason {
+            finish_reason(&reason, out)?;
+        }
+        if let Some(usage) = chunk.usage_metadata {
+            usage.apply(ctx, out);
+        }
+        Ok(())
+    }
+}
+
+/// Sets the stop reason a `finishReason` maps to (an unknown one is an error).
+fn finish_reason(reason: &str, out: &mut ProviderOutput) -> Result<(), String> {
+    let stop = map_stop_reason(reason)?;
+    let has_calls = out.message().content.iter().any(|b| matches!(b, AssistantBlock::ToolCall(_)));
+    let m = out.message_mut();
+    m.raw_stop_reason = Some(reason.to_owned());
+    m.stop_reason = if has_calls && stop == StopReason::Stop { StopReason::ToolUse } else { stop };
+    Ok(())
+}
+
+/// A chunk's `usageMetadata` counts (a missing one, or one of another type, counts 0).
+#[derive(Default, serde::Deserialize)]
+struct UsageCounts {
+    #[serde(default, rename = "promptTokenCount")]
+    prompt: Option<u64>,
+    #[serde(default, rename = "candidatesTokenCount")]
+    candidates: Option<u64>,
+    #[serde(default, rename = "thoughtsTokenCount")]
+    thoughts: Option<u64>,
+    #[serde(default, rename = "cachedContentTokenCount")]
+    cached: Option<u64>,
+    #[serde(default, rename = "totalTokenCount")]
+    total: Option<u64>,
+}
+
+impl UsageCounts {
+    fn apply(&self, ctx: &StreamContext, out: &mut ProviderOutput) {
+        let u = &mut out.message_mut().usage;
+        let cached = self.cached.unwrap_or(0);
+        let thoughts = self.thoughts.unwrap_or(0);
+        u.input = self.prompt.unwrap_or(0).saturating_sub(cached);
+        u.output = self.candidates.unwrap_or(0) + thoughts;
+        u.cache_read = cached;
+        u.cache_write = 0;
+        u.reasoning = Some(thoughts);
+        u.total_tokens = self.total.unwrap_or(0);
+        crate::http::shared::calculate_cost(&ctx.model, u);
+    }
+}
+
+/// The chunk almost every streamed delta is: text (or thought) parts of the first candidate,
+/// perhaps a finish reason and usage counts. It is read typed and borrowing; any other chunk (a
+/// function call, an error, a field of another type, a duplicate key) takes the `Value` path,
+/// which reads every shape.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TextChunk<'a> {
+    #[serde(borrow, default)]
+    response_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    candidates: Option<Vec<TextCandidate<'a>>>,
+    #[serde(default)]
+    usage_metadata: Option<UsageCounts>,
+    #[serde(default, deserialize_with = "crate::providers::typed::present")]
+    error: bool,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TextCandidate<'a> {
+    #[serde(borrow, default)]
+    content: Option<TextContentOf<'a>>,
+    #[serde(borrow, default)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(serde::Deserialize)]
+struct TextContentOf<'a> {
+    #[serde(borrow, default)]
+    parts: Option<Vec<TextPart<'a>>>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TextPart<'a> {
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default)]
+    thought: Option<bool>,
+    #[serde(borrow, default)]
+    thought_signature: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "crate::providers::typed::present")]
+    function_call: bool,
+}
+
+impl<'a> TextChunk<'a> {
+    /// The chunk, when the typed path handles it exactly as the `Value` path would.
+    fn read(data: &'a str) -> Option<Self> {
+        let chunk: TextChunk<'a> = serde_json::from_str(data).ok()?;
+        let plain = !chunk.error
+            && chunk
+                .candidates
+                .iter()
+                .flatten()
+                .next()
+                .is_none_or(|c| c.content.iter().flat_map(|c| c.parts.iter().flatten()).all(|p| !p.function_call));
+        plain.then_some(chunk)
     }
 }
 
@@ -138,11 +265,22 @@ fn json_error(error: &serde_json::Error) -> String {
 }
 
 impl SseHandler for GoogleStream {
-    fn on_event(&mut self, event: SseEvent, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        ctx: &StreamContext,
+        out: &mut ProviderOutput,
+    ) -> Result<(), String> {
         if event.data.trim().is_empty() {
             return Ok(());
         }
-        let chunk: Value = serde_json::from_str(&event.data).map_err(|e| json_error(&e))?;
+        // No one sees the raw chunk: the common one is read typed, borrowing the event's text.
+        if ctx.options.on_provider_stream_event.is_none()
+            && let Some(chunk) = TextChunk::read(event.data)
+        {
+            return self.on_text_chunk(chunk, ctx, out);
+        }
+        let chunk: Value = serde_json::from_str(event.data).map_err(|e| json_error(&e))?;
         ctx.raw_event(&chunk);
         if let Some(error) = chunk.get("error").filter(|e| e.is_object()) {
             return Err(serde_json::json!({ "error": error }).to_string());

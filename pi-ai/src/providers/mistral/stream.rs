@@ -1,11 +1,13 @@
 //! Mistral chat-completion chunks → events (pi's `consumeChatStream`).
 
+use std::borrow::Cow;
+
 use indexmap::IndexMap;
 use serde_json::Value;
 
 use crate::http::shared::{finish_tool_arguments, settle_open_tool_calls};
 use crate::http::{ProviderOutput, SseHandler, StreamContext};
-use crate::sse::SseEvent;
+use crate::sse::SseEventRef;
 use crate::stream::AssistantMessageEvent as E;
 use crate::types::{AssistantBlock, StopReason, TextContent, ThinkingContent, ToolCall};
 
@@ -116,14 +118,8 @@ impl MistralStream {
             crate::http::shared::calculate_cost(&ctx.model, u);
         }
         let Some(choice) = chunk.pointer("/choices/0") else { return };
-        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str).filter(|r| !r.is_empty()) {
-            let (stop, error) = map_stop_reason(reason);
-            let m = out.message_mut();
-            m.raw_stop_reason = Some(reason.to_owned());
-            m.stop_reason = stop;
-            if error.is_some() {
-                m.error_message = error;
-            }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            finish_reason(reason, out);
         }
         let delta = choice.get("delta").unwrap_or(&Value::Null);
         match delta.get("content") {
@@ -160,6 +156,76 @@ impl MistralStream {
     }
 }
 
+impl MistralStream {
+    /// [`MistralStream::on_chunk`] for a chunk read as a [`TextChunk`].
+    fn on_text_chunk(&mut self, chunk: TextChunk<'_>, out: &mut ProviderOutput) {
+        if out.message().response_id.is_none()
+            && let Some(id) = chunk.id.filter(|s| !s.is_empty())
+        {
+            out.message_mut().response_id = Some(id.into_owned());
+        }
+        let Some(choice) = chunk.choices.into_iter().next() else { return };
+        if let Some(reason) = choice.finish_reason {
+            finish_reason(&reason, out);
+        }
+        if let Some(text) = choice.delta.and_then(|d| d.content) {
+            self.push_text(false, text.into_owned(), out);
+        }
+    }
+}
+
+/// Sets the stop reason a non-empty `finish_reason` maps to.
+fn finish_reason(reason: &str, out: &mut ProviderOutput) {
+    if reason.is_empty() {
+        return;
+    }
+    let (stop, error) = map_stop_reason(reason);
+    let m = out.message_mut();
+    m.raw_stop_reason = Some(reason.to_owned());
+    m.stop_reason = stop;
+    if error.is_some() {
+        m.error_message = error;
+    }
+}
+
+/// The chunk almost every streamed delta is: text content in its first choice, perhaps a finish
+/// reason. It is read typed and borrowing; any other chunk (usage, tool calls, content parts, a
+/// field of another type, a duplicate key) takes the `Value` path, which reads every shape.
+#[derive(serde::Deserialize)]
+struct TextChunk<'a> {
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "crate::providers::typed::present")]
+    usage: bool,
+    #[serde(borrow)]
+    choices: Vec<TextChoice<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct TextChoice<'a> {
+    #[serde(borrow, default)]
+    finish_reason: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    delta: Option<TextDelta<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct TextDelta<'a> {
+    #[serde(borrow, default)]
+    content: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "crate::providers::typed::present")]
+    tool_calls: bool,
+}
+
+impl<'a> TextChunk<'a> {
+    /// The chunk, when the typed path handles it exactly as the `Value` path would.
+    fn read(data: &'a str) -> Option<Self> {
+        let chunk: TextChunk<'a> = serde_json::from_str(data).ok()?;
+        let plain = !chunk.usage && chunk.choices.first().and_then(|c| c.delta.as_ref()).is_none_or(|d| !d.tool_calls);
+        plain.then_some(chunk)
+    }
+}
+
 /// `JSON.parse`'s wording for a chunk cut short, else serde's.
 fn json_error(error: &serde_json::Error) -> String {
     if error.is_eof() {
@@ -170,13 +236,25 @@ fn json_error(error: &serde_json::Error) -> String {
 }
 
 impl SseHandler for MistralStream {
-    fn on_event(&mut self, event: SseEvent, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        ctx: &StreamContext,
+        out: &mut ProviderOutput,
+    ) -> Result<(), String> {
         let data = event.data.trim();
         if data.is_empty() {
             return Ok(());
         }
         if data == "[DONE]" {
             self.done = true;
+            return Ok(());
+        }
+        // No one sees the raw chunk: the common one is read typed, borrowing the event's text.
+        if ctx.options.on_provider_stream_event.is_none()
+            && let Some(chunk) = TextChunk::read(data)
+        {
+            self.on_text_chunk(chunk, out);
             return Ok(());
         }
         let chunk: Value = serde_json::from_str(data).map_err(|e| json_error(&e))?;

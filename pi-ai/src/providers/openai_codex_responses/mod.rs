@@ -29,8 +29,8 @@ use crate::http::{HeaderMap, HttpRequest, ProviderOutput, SseHandler, StreamCont
 use crate::models::clamp_thinking_level;
 use crate::options::{CacheRetention, StreamOptions, ToolChoice};
 use crate::provider::ApiProvider;
-use crate::providers::openai_responses::{self, ResponsesStream};
-use crate::sse::SseEvent;
+use crate::providers::openai_responses::{self, ResponsesDelta, ResponsesStream};
+use crate::sse::{SseEvent, SseEventRef};
 use crate::stream::AssistantMessageEventStream;
 
 pub mod transport;
@@ -341,9 +341,22 @@ impl CodexStream {
 }
 
 impl SseHandler for CodexStream {
-    fn on_event(&mut self, event: SseEvent, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        ctx: &StreamContext,
+        out: &mut ProviderOutput,
+    ) -> Result<(), String> {
         let data = event.data.trim();
         if data.is_empty() || data == "[DONE]" {
+            return Ok(());
+        }
+        // The common delta, read typed before anything else (no one sees the raw event).
+        if ctx.options.on_provider_stream_event.is_none()
+            && event.event != Some("error")
+            && let Some(delta) = ResponsesDelta::read(data)
+        {
+            self.inner.typed_delta(delta, out);
             return Ok(());
         }
         // Most events (the deltas) go to the Responses parser as they are: read only their type.
@@ -391,7 +404,7 @@ impl SseHandler for CodexStream {
             }
         }
         let event = SseEvent { event: Some("response.completed".to_owned()), data: parsed.to_string(), id: None };
-        self.inner.on_event(event, ctx, out)
+        self.inner.on_event(event.view(), ctx, out)
     }
 
     fn finished(&self) -> bool {

@@ -21,7 +21,7 @@ use super::{CodexStream, build_request_ref, websocket_headers};
 use crate::http::{ErrorStyle, HttpRequest, ProviderOutput, SseHandler, StreamContext, stream_sse};
 use crate::options::{StreamOptions, Transport};
 use crate::providers::openai_responses;
-use crate::sse::SseEvent;
+use crate::sse::SseEventRef;
 use crate::stream::{AssistantMessageEvent, AssistantMessageEventStream};
 use crate::transcript::TranscriptContext;
 use crate::types::{Message, Model, now_ms};
@@ -395,7 +395,7 @@ fn on_frame(
             out.start();
         }
     }
-    let sse = SseEvent { event: None, data: text.to_owned(), id: None };
+    let sse = SseEventRef { event: None, data: text, id: None };
     match (handler.on_event(sse, ctx, out), api_code) {
         (Err(message), Some(code)) => Err(WsError::Api { message, code }),
         (Err(message), None) => Err(WsError::Protocol(message)),

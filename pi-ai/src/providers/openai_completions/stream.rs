@@ -1,5 +1,6 @@
 //! Chat Completions SSE → events (pi's `for await (const chunk of openaiStream)` loop).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::Value;
@@ -8,7 +9,7 @@ use super::compat::CompletionsCompat;
 use crate::http::shared::{finish_tool_arguments, settle_open_tool_calls};
 use crate::http::{ProviderOutput, SseHandler, StreamContext};
 use crate::providers::constrained::GrammarInput;
-use crate::sse::SseEvent;
+use crate::sse::SseEventRef;
 use crate::stream::AssistantMessageEvent as E;
 use crate::types::{AssistantBlock, Model, StopReason, TextContent, ThinkingContent, ToolCall, Usage};
 
@@ -79,6 +80,40 @@ impl CompletionsStream {
         let function = fragment.get("function");
         let custom = fragment.get("custom").filter(|_| function.is_none());
         let name = function.or(custom).and_then(|f| f.get("name")).and_then(Value::as_str);
+        let index = self.tool_block(stream_index, id, name, out);
+        if custom.is_some() && !self.custom.contains_key(&index) {
+            let call_name = match out.message().content.get(index) {
+                Some(AssistantBlock::ToolCall(call)) => call.name.clone(),
+                _ => String::new(),
+            };
+            let property = self.grammar.get(&call_name).cloned().unwrap_or_else(|| "input".to_owned());
+            self.custom.insert(index, (property, GrammarInput::default()));
+        }
+        let delta = match (custom, self.custom.get_mut(&index)) {
+            (Some(custom), Some((property, buffer))) => {
+                let input = custom.get("input").and_then(Value::as_str).unwrap_or_default();
+                buffer.append(property, input)?.unwrap_or_default()
+            }
+            _ => function
+                .and_then(|f| f.get("arguments"))
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .unwrap_or_default()
+                .to_owned(),
+        };
+        out.emit(E::ToolCallDelta { content_index: index, delta });
+        Ok(())
+    }
+
+    /// The block of a tool-call fragment (found by stream index, then id; else a new one started),
+    /// with its id and name filled in when they were still empty.
+    fn tool_block(
+        &mut self,
+        stream_index: Option<i64>,
+        id: Option<&str>,
+        name: Option<&str>,
+        out: &mut ProviderOutput,
+    ) -> usize {
         let mut found = stream_index.and_then(|i| self.tools_by_index.get(&i).copied());
         if found.is_none() {
             found = id.and_then(|id| self.tools_by_id.get(id).copied());
@@ -113,28 +148,7 @@ impl CompletionsStream {
                 call.name = name.to_owned();
             }
         }
-        if custom.is_some() && !self.custom.contains_key(&index) {
-            let call_name = match out.message().content.get(index) {
-                Some(AssistantBlock::ToolCall(call)) => call.name.clone(),
-                _ => String::new(),
-            };
-            let property = self.grammar.get(&call_name).cloned().unwrap_or_else(|| "input".to_owned());
-            self.custom.insert(index, (property, GrammarInput::default()));
-        }
-        let delta = match (custom, self.custom.get_mut(&index)) {
-            (Some(custom), Some((property, buffer))) => {
-                let input = custom.get("input").and_then(Value::as_str).unwrap_or_default();
-                buffer.append(property, input)?.unwrap_or_default()
-            }
-            _ => function
-                .and_then(|f| f.get("arguments"))
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .unwrap_or_default()
-                .to_owned(),
-        };
-        out.emit(E::ToolCallDelta { content_index: index, delta });
-        Ok(())
+        index
     }
 
     fn on_chunk(&mut self, chunk: &Value, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
@@ -174,10 +188,7 @@ impl CompletionsStream {
             .into_iter()
             .find_map(|f| delta.get(f).and_then(Value::as_str).filter(|s| !s.is_empty()).map(|s| (f, s)));
         if let Some((field, text)) = reasoning {
-            let signature =
-                if ctx.model.provider == "opencode-go" && field == "reasoning" { "reasoning_content" } else { field };
-            let index = self.ensure_thinking(signature, out);
-            out.emit(E::ThinkingDelta { content_index: index, delta: text.to_owned() });
+            self.reasoning(field, text.to_owned(), ctx, out);
         }
         if let Some(details) = delta.get("reasoning_details").and_then(Value::as_array) {
             for detail in details.iter().filter(|d| is_reasoning_detail(d)) {
@@ -195,6 +206,14 @@ impl CompletionsStream {
             }
         }
         Ok(())
+    }
+
+    /// A reasoning delta read from `field`.
+    fn reasoning(&mut self, field: &str, text: String, ctx: &StreamContext, out: &mut ProviderOutput) {
+        let signature =
+            if ctx.model.provider == "opencode-go" && field == "reasoning" { "reasoning_content" } else { field };
+        let index = self.ensure_thinking(signature, out);
+        out.emit(E::ThinkingDelta { content_index: index, delta: text });
     }
 
     fn apply_reasoning_details(&self, out: &mut ProviderOutput) {
@@ -261,9 +280,27 @@ impl CompletionsStream {
             apply_finish_reason(message, reason);
             self.has_finish_reason = true;
         }
-        if let Some(text) = choice.delta.and_then(|d| d.content).filter(|s| !s.is_empty()) {
+        let Some(delta) = choice.delta else { return };
+        let reasoning = [
+            ("reasoning_content", delta.reasoning_content),
+            ("reasoning", delta.reasoning),
+            ("reasoning_text", delta.reasoning_text),
+        ]
+        .into_iter()
+        .find_map(|(field, text)| text.filter(|s| !s.is_empty()).map(|text| (field, text)));
+        if let Some((field, text)) = reasoning {
+            self.reasoning(field, text.into_owned(), ctx, out);
+        }
+        if let Some(text) = delta.content.filter(|s| !s.is_empty()) {
             let index = self.ensure_text(out);
             out.emit(E::TextDelta { content_index: index, delta: text.into_owned() });
+        }
+        for fragment in delta.tool_calls.into_iter().flatten() {
+            let id = fragment.id.as_deref().filter(|s| !s.is_empty());
+            let function = fragment.function.unwrap_or_default();
+            let index = self.tool_block(fragment.index, id, function.name.as_deref(), out);
+            let delta = function.arguments.map(Cow::into_owned).unwrap_or_default();
+            out.emit(E::ToolCallDelta { content_index: index, delta });
         }
     }
 }
@@ -278,16 +315,17 @@ fn apply_finish_reason(message: &mut crate::types::AssistantMessage, reason: &st
     }
 }
 
-/// The chunk almost every streamed delta is: a text delta (or a finish reason) in its one
-/// choice, nothing else that matters. It is read typed and borrowing, straight from the event's
-/// text; any other chunk (usage, an error, reasoning, tool calls, fields of another type) does not
-/// read as this and takes the `Value` path, which handles every field.
+/// The chunk almost every streamed delta is: a text, reasoning or tool-call argument delta (or a
+/// finish reason) in its one choice, nothing else that matters. It is read typed and borrowing,
+/// straight from the event's text; any other chunk (usage, an error, reasoning details, a custom
+/// tool call, fields of another type, a duplicate key) does not read as this and takes the
+/// `Value` path, which handles every field.
 #[derive(serde::Deserialize)]
 struct TextChunk<'a> {
     #[serde(borrow, default)]
-    id: Option<std::borrow::Cow<'a, str>>,
+    id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    model: Option<std::borrow::Cow<'a, str>>,
+    model: Option<Cow<'a, str>>,
     #[serde(default)]
     usage: Option<serde::de::IgnoredAny>,
     #[serde(default)]
@@ -301,7 +339,7 @@ struct TextChoice<'a> {
     #[serde(borrow, default)]
     delta: Option<TextDelta<'a>>,
     #[serde(borrow, default)]
-    finish_reason: Option<std::borrow::Cow<'a, str>>,
+    finish_reason: Option<Cow<'a, str>>,
     #[serde(default)]
     usage: Option<serde::de::IgnoredAny>,
 }
@@ -309,17 +347,38 @@ struct TextChoice<'a> {
 #[derive(serde::Deserialize)]
 struct TextDelta<'a> {
     #[serde(borrow, default)]
-    content: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default)]
-    reasoning_content: Option<serde::de::IgnoredAny>,
-    #[serde(default)]
-    reasoning: Option<serde::de::IgnoredAny>,
-    #[serde(default)]
-    reasoning_text: Option<serde::de::IgnoredAny>,
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning_text: Option<Cow<'a, str>>,
     #[serde(default)]
     reasoning_details: Option<serde::de::IgnoredAny>,
+    #[serde(borrow, default)]
+    tool_calls: Option<Vec<ToolFragment<'a>>>,
+}
+
+/// One `tool_calls` fragment of a function call (a custom tool's fragment takes the `Value` path).
+#[derive(serde::Deserialize)]
+struct ToolFragment<'a> {
     #[serde(default)]
-    tool_calls: Option<serde::de::IgnoredAny>,
+    index: Option<i64>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    function: Option<FunctionFragment<'a>>,
+    #[serde(default, deserialize_with = "crate::providers::typed::present")]
+    custom: bool,
+}
+
+#[derive(Default, serde::Deserialize)]
+struct FunctionFragment<'a> {
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    arguments: Option<Cow<'a, str>>,
 }
 
 impl<'a> TextChunk<'a> {
@@ -331,11 +390,7 @@ impl<'a> TextChunk<'a> {
             && chunk.choices.first().is_none_or(|c| {
                 c.usage.is_none()
                     && c.delta.as_ref().is_none_or(|d| {
-                        d.reasoning_content.is_none()
-                            && d.reasoning.is_none()
-                            && d.reasoning_text.is_none()
-                            && d.reasoning_details.is_none()
-                            && d.tool_calls.is_none()
+                        d.reasoning_details.is_none() && d.tool_calls.iter().flatten().all(|f| !f.custom)
                     })
             });
         plain.then_some(chunk)
@@ -343,7 +398,12 @@ impl<'a> TextChunk<'a> {
 }
 
 impl SseHandler for CompletionsStream {
-    fn on_event(&mut self, event: SseEvent, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        ctx: &StreamContext,
+        out: &mut ProviderOutput,
+    ) -> Result<(), String> {
         if self.done {
             return Ok(());
         }
@@ -353,13 +413,13 @@ impl SseHandler for CompletionsStream {
         }
         // No one sees the raw chunk and it is no error event: the common chunk is read typed.
         if ctx.options.on_provider_stream_event.is_none()
-            && event.event.as_deref() != Some("error")
-            && let Some(chunk) = TextChunk::read(&event.data)
+            && event.event != Some("error")
+            && let Some(chunk) = TextChunk::read(event.data)
         {
             self.on_text_chunk(chunk, ctx, out);
             return Ok(());
         }
-        let chunk = crate::http::shared::parse_openai_sse_data(&event)?;
+        let chunk = crate::http::shared::parse_openai_sse_data(event)?;
         ctx.raw_event(&chunk);
         if !chunk.is_object() {
             return Ok(());

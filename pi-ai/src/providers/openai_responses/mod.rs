@@ -22,6 +22,7 @@ pub use request::{
     ResponsesCompat, ResponsesCompatOverrides, build_body, convert_messages, convert_tools, normalize_tool_call_id,
     reasoning_effort, resolve_compat,
 };
+pub(crate) use stream::ResponsesDelta;
 pub use stream::{ResponsesStream, map_stop_reason};
 
 /// Shared with the other Responses-family APIs (`azure-openai-responses`, `openai-codex-responses`).

@@ -1,5 +1,6 @@
 //! Responses SSE → events (pi's `processResponsesStream`, function tools only).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
@@ -7,7 +8,7 @@ use serde_json::{Value, json};
 use crate::http::shared::{finish_tool_arguments, parse_openai_sse_data, settle_open_tool_calls};
 use crate::http::{ProviderOutput, SseHandler, StreamContext};
 use crate::providers::constrained::GrammarInput;
-use crate::sse::SseEvent;
+use crate::sse::SseEventRef;
 use crate::stream::AssistantMessageEvent as E;
 use crate::types::{AssistantBlock, StopReason, TextContent, ThinkingContent, ToolCall, Usage};
 
@@ -334,12 +335,76 @@ impl ResponsesStream {
     }
 }
 
+/// The event almost every streamed delta is: a text, refusal, reasoning or argument delta. It is
+/// read typed and borrowing; any other event (or one with an `error` member, a field of another
+/// type, a duplicate key) takes the `Value` path, which reads every shape.
+#[derive(serde::Deserialize)]
+pub(crate) struct ResponsesDelta<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default)]
+    output_index: Option<u64>,
+    #[serde(borrow, default)]
+    delta: Option<Cow<'a, str>>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+}
+
+impl<'a> ResponsesDelta<'a> {
+    /// The event, when it is a delta the typed path handles exactly as the `Value` path would.
+    pub(crate) fn read(data: &'a str) -> Option<Self> {
+        let event: ResponsesDelta<'a> = serde_json::from_str(data).ok()?;
+        let delta = matches!(
+            &*event.kind,
+            "response.output_text.delta"
+                | "response.refusal.delta"
+                | "response.reasoning_summary_text.delta"
+                | "response.reasoning_text.delta"
+                | "response.function_call_arguments.delta"
+        );
+        (delta && event.error.is_none()).then_some(event)
+    }
+}
+
+impl ResponsesStream {
+    /// The `on_event` arms of the deltas, for an event read as a [`ResponsesDelta`].
+    pub(crate) fn typed_delta(&mut self, event: ResponsesDelta<'_>, out: &mut ProviderOutput) {
+        let kind = match &*event.kind {
+            "response.output_text.delta" | "response.refusal.delta" => Kind::Text,
+            "response.function_call_arguments.delta" => Kind::ToolCall,
+            _ => Kind::Thinking,
+        };
+        let Some(index) = self.slots.get(&event.output_index).filter(|(k, _)| *k == kind).map(|(_, i)| *i) else {
+            return;
+        };
+        let delta = event.delta.map(Cow::into_owned).unwrap_or_default();
+        match kind {
+            Kind::Text => out.emit(E::TextDelta { content_index: index, delta }),
+            Kind::Thinking => out.emit(E::ThinkingDelta { content_index: index, delta }),
+            Kind::ToolCall => self.tool_delta(index, delta, out),
+        }
+    }
+}
+
 impl SseHandler for ResponsesStream {
-    fn on_event(&mut self, event: SseEvent, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        ctx: &StreamContext,
+        out: &mut ProviderOutput,
+    ) -> Result<(), String> {
         if event.data == "[DONE]" {
             return Ok(());
         }
-        let event = parse_openai_sse_data(&event)?;
+        // No one sees the raw event and it is no error event: the common delta is read typed.
+        if ctx.options.on_provider_stream_event.is_none()
+            && event.event != Some("error")
+            && let Some(delta) = ResponsesDelta::read(event.data)
+        {
+            self.typed_delta(delta, out);
+            return Ok(());
+        }
+        let event = parse_openai_sse_data(event)?;
         ctx.raw_event(&event);
         let text = |key: &str| event.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
         match event.get("type").and_then(Value::as_str).unwrap_or_default() {

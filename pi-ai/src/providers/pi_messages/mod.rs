@@ -8,7 +8,7 @@
 
 mod stream;
 
-pub use stream::{Step, on_event, parse_data};
+pub use stream::{Step, on_event, on_typed_delta, parse_data};
 
 use serde_json::{Map, Value, json};
 
@@ -16,6 +16,8 @@ use crate::http::body::BodyContext;
 use crate::http::{HeaderMap, HttpError, HttpRequest, ProviderOutput, send_with_retries};
 use crate::options::{CacheRetention, StreamOptions, ToolChoice};
 use crate::provider::ApiProvider;
+use std::ops::ControlFlow;
+
 use crate::sse::SseParser;
 use crate::stream::AssistantMessageEventStream;
 use crate::transcript::TranscriptContext;
@@ -201,37 +203,40 @@ fn run(model: Model, request: Result<HttpRequest, String>, options: StreamOption
             hook(&crate::options::ProviderResponse { status, headers }, &model);
         }
         let mut parser = SseParser::new();
-        let mut events = Vec::new();
         let mut failure: Option<String> = None;
         let mut ended = false;
-        'read: loop {
+        loop {
             let chunk = match body.next_chunk().await {
                 Ok(Some(chunk)) => Some(chunk),
                 Ok(None) => None,
                 Err(HttpError::Aborted) => { failure = Some(abort_text.clone()); break; }
                 Err(error) => { failure = Some(style.format(&error)); break; }
             };
-            match &chunk {
-                Some(chunk) => parser.push(chunk, &mut events),
-                None => parser.finish(&mut events),
-            }
-            for event in events.drain(..) {
-                let value = match parse_data(&event.data) {
+            let mut handle = |event: crate::sse::SseEventRef<'_>| {
+                // No one sees the raw event: the common delta is read typed, borrowing its text.
+                if options.on_provider_stream_event.is_none() && stream::on_typed_delta(event.data, &mut out) {
+                    return ControlFlow::Continue(());
+                }
+                let value = match parse_data(event.data) {
                     Ok(Some(v)) => v,
-                    Ok(None) => continue,
-                    Err(text) => { failure = Some(text); break 'read; }
+                    Ok(None) => return ControlFlow::Continue(()),
+                    Err(text) => { failure = Some(text); return ControlFlow::Break(()); }
                 };
                 if let Some(hook) = &options.on_provider_stream_event {
                     hook(&value, &model);
                 }
                 match on_event(&value, &mut out) {
-                    Ok(Step::Finished) => { ended = true; break 'read; }
-                    Ok(Step::Continue) => {}
-                    Err(text) => { failure = Some(text); break 'read; }
+                    Ok(Step::Finished) => { ended = true; ControlFlow::Break(()) }
+                    Ok(Step::Continue) => ControlFlow::Continue(()),
+                    Err(text) => { failure = Some(text); ControlFlow::Break(()) }
                 }
-            }
+            };
+            let flow = match &chunk {
+                Some(chunk) => parser.push_with(chunk, &mut handle),
+                None => { parser.finish_with(&mut handle); ControlFlow::Break(()) }
+            };
             for e in out.take_events() { yield e; }
-            if chunk.is_none() { break; }
+            if flow.is_break() { break; }
         }
         if !ended {
             let text = failure.unwrap_or_else(|| format!("{} stream ended without a terminal event", model.provider));

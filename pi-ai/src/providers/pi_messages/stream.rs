@@ -1,6 +1,8 @@
 //! pi-messages events → pi events (the reference's `createEventConverter`): the server streams
 //! pi's own assistant-message events; each is checked, applied to the partial and passed on.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use crate::http::ProviderOutput;
@@ -139,6 +141,38 @@ pub fn on_event(event: &Value, out: &mut ProviderOutput) -> Result<Step, String>
         _ => {}
     }
     Ok(Step::Continue)
+}
+
+/// The event almost every streamed delta is: a text, thinking or argument delta of an existing
+/// block. Read typed and borrowing; any other event (or a bad index, a field of another type, a
+/// duplicate key) is left to [`on_event`], which reads every shape.
+#[derive(serde::Deserialize)]
+struct TypedDelta<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(rename = "contentIndex")]
+    content_index: u64,
+    #[serde(borrow, default)]
+    delta: Option<Cow<'a, str>>,
+}
+
+/// Applies `data` when it is a delta event the typed read handles exactly as [`on_event`] would;
+/// whether it did.
+pub fn on_typed_delta(data: &str, out: &mut ProviderOutput) -> bool {
+    let Ok(event) = serde_json::from_str::<TypedDelta<'_>>(data) else { return false };
+    let Ok(index) = usize::try_from(event.content_index) else { return false };
+    if index >= out.message().content.len() {
+        return false;
+    }
+    let delta = event.delta.map(Cow::into_owned).unwrap_or_default();
+    let event = match &*event.kind {
+        "text_delta" => E::TextDelta { content_index: index, delta },
+        "thinking_delta" => E::ThinkingDelta { content_index: index, delta },
+        "toolcall_delta" => E::ToolCallDelta { content_index: index, delta },
+        _ => return false,
+    };
+    out.emit(event);
+    true
 }
 
 /// `data:` payload of one SSE event (`None` for `[DONE]` or no data).

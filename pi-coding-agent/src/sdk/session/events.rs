@@ -22,6 +22,12 @@ pub(super) fn install(session: &AgentSession) {
     let weak = Arc::downgrade(&session.shared);
     let abort = session.agent.abort_handle();
     session.agent.subscribe_replacing(move |event| {
+        if let AgentEvent::MessageUpdate { assistant_message_event } = event {
+            return match weak.upgrade() {
+                Some(shared) => handle_update(shared, assistant_message_event),
+                None => Box::pin(std::future::ready(Ok(None))),
+            };
+        }
         let weak = weak.clone();
         let abort = abort.clone();
         Box::pin(async move {
@@ -29,6 +35,42 @@ pub(super) fn install(session: &AgentSession) {
             Ok(handle(&shared, &abort, event).await)
         })
     });
+}
+
+type Answer = futures::future::BoxFuture<'static, Result<Option<CodingAgentMessage>, pi_agent_core::BoxError>>;
+
+/// [`handle`] for a delta, the event of every streamed token: the partial is updated at once,
+/// and only `message_update` handlers, when there are any, are awaited (the whole of `handle`
+/// is a large future, and building one per delta would cost more than the delta itself).
+fn handle_update(shared: Arc<SessionShared>, delta: pi_ai::AssistantMessageEvent) -> Answer {
+    let notify = update_partial(&shared, &delta);
+    let event = AgentEvent::MessageUpdate { assistant_message_event: delta };
+    match (notify, shared.runner.clone()) {
+        (Some(notify), Some(runner)) => Box::pin(async move {
+            runner.emit(notify).await;
+            shared.emit(&SessionEvent::Agent(event));
+            Ok(None)
+        }),
+        _ => {
+            shared.emit(&SessionEvent::Agent(event));
+            Box::pin(std::future::ready(Ok(None)))
+        }
+    }
+}
+
+/// Applies a delta to the partial the extensions see; the `message_update` notification when
+/// an extension handles it. Applying is O(delta), and the partial message it carries is shared,
+/// not copied: the next delta copies it only if a handler kept it.
+fn update_partial(shared: &SessionShared, delta: &pi_ai::AssistantMessageEvent) -> Option<NotifyEvent> {
+    let wanted = shared.runner.as_ref().is_some_and(|r| r.has_handlers("message_update"));
+    let mut st = shared.run_state();
+    st.streaming_partial.as_mut().and_then(|partial| {
+        partial.apply(delta);
+        wanted.then(|| NotifyEvent::MessageUpdate {
+            message: AgentMessage::Assistant(partial.shared_message()),
+            assistant_message_event: crate::sdk::agent_wire::assistant_event_json(delta),
+        })
+    })
 }
 
 /// Handles one event; for `message_end`, returns the message an extension replaced it with.
@@ -61,13 +103,22 @@ async fn handle(
         (None, AgentEvent::MessageEnd { message }) if recorded => Some(message.clone()),
         _ => None,
     };
-    match &event {
-        AgentEvent::AgentEnd { messages } => shared.emit(&SessionEvent::AgentEnd {
-            messages: messages.clone(),
-            will_retry: will_retry_after_agent_end(shared, messages),
-        }),
-        _ => shared.emit(&SessionEvent::Agent(event.clone())),
-    }
+    let event = match event {
+        AgentEvent::AgentEnd { messages } => {
+            let will_retry = will_retry_after_agent_end(shared, &messages);
+            let ended = SessionEvent::AgentEnd { messages, will_retry };
+            shared.emit(&ended);
+            let SessionEvent::AgentEnd { messages, .. } = ended else { return replacement };
+            AgentEvent::AgentEnd { messages }
+        }
+        // Lent to the listeners, not copied (a delta costs no copy of its text).
+        other => {
+            let wrapped = SessionEvent::Agent(other);
+            shared.emit(&wrapped);
+            let SessionEvent::Agent(event) = wrapped else { return replacement };
+            event
+        }
+    };
     match &event {
         AgentEvent::MessageEnd { message } => {
             if persisted_on_message_end(message) {
@@ -166,19 +217,7 @@ async fn forward_to_extensions(shared: &Arc<SessionShared>, event: &mut AgentEve
             shared.run_state().streaming_partial = Some(pi_ai::PartialMessage::new(a.clone().into_inner()));
             Some(NotifyEvent::MessageStart { message: AgentMessage::Assistant(a.clone()) })
         }
-        AgentEvent::MessageUpdate { assistant_message_event } => {
-            // Applying the delta is O(delta); the copy of the whole partial message that pi's
-            // `message_update` event carries is made only when a handler wants it.
-            let wanted = shared.runner.as_ref().is_some_and(|r| r.has_handlers("message_update"));
-            let mut st = shared.run_state();
-            st.streaming_partial.as_mut().and_then(|partial| {
-                partial.apply(assistant_message_event);
-                wanted.then(|| NotifyEvent::MessageUpdate {
-                    message: AgentMessage::Assistant(partial.message().clone().into()),
-                    assistant_message_event: crate::sdk::agent_wire::assistant_event_json(assistant_message_event),
-                })
-            })
-        }
+        AgentEvent::MessageUpdate { assistant_message_event } => update_partial(shared, assistant_message_event),
         AgentEvent::MessageEnd { message } => {
             shared.run_state().streaming_partial = None;
             if let Some(runner) = shared.runner.as_ref().filter(|r| r.has_handlers("message_end")) {

@@ -281,7 +281,13 @@ impl SessionShared {
     }
 
     pub(crate) fn emit(&self, event: &SessionEvent) {
-        let listeners: Vec<Listener> = lock(&self.listeners).iter().map(|(_, l)| l.clone()).collect();
+        let listeners: Vec<Listener> = {
+            let registered = lock(&self.listeners);
+            if registered.is_empty() {
+                return;
+            }
+            registered.iter().map(|(_, l)| l.clone()).collect()
+        };
         for l in listeners {
             if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| l(event))).is_err() {
                 tracing::warn!("a session listener panicked; it keeps its registration");

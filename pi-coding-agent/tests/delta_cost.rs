@@ -1,0 +1,104 @@
+//! The cost of a streamed delta through the agent, session and extension layers does not grow
+//! with the message (issue 20): a `message_update` handler is lent the session's own partial
+//! message, updated in place, not a copy of it per delta. Checked without clocks: every update of
+//! a streamed answer hands the handler the same message (one allocation, growing), and its text
+//! grows by exactly one delta each time.
+
+use std::sync::{Arc, Mutex};
+
+use pi_ai::{AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream, StopReason, TextContent};
+use pi_coding_agent::extensions::{Extension, FnExtension, NotifyEvent};
+use pi_coding_agent::sdk::{CreateAgentSessionOptions, DefaultResourceLoader, create_agent_session};
+use pi_coding_agent::session::SessionManager;
+
+const DELTA: &str = "abcdefg";
+
+/// Start, one text block of `deltas` deltas, done.
+fn answer(deltas: usize) -> Vec<AssistantMessageEvent> {
+    let mut events = vec![
+        AssistantMessageEvent::Start { partial: AssistantMessage::default() },
+        AssistantMessageEvent::TextStart { content_index: 0, block: TextContent::default() },
+    ];
+    events.extend((0..deltas).map(|_| AssistantMessageEvent::TextDelta { content_index: 0, delta: DELTA.into() }));
+    let text = DELTA.repeat(deltas);
+    events.push(AssistantMessageEvent::TextEnd { content_index: 0, block: TextContent::new(text.clone()) });
+    let message = AssistantMessage {
+        content: vec![pi_ai::AssistantBlock::Text(TextContent::new(text))],
+        stop_reason: StopReason::Stop,
+        ..Default::default()
+    };
+    events.push(AssistantMessageEvent::Done { reason: StopReason::Stop, message });
+    events
+}
+
+/// (address of the partial message, its text's length, its text's capacity) per
+/// `message_update`.
+type Seen = Arc<Mutex<Vec<(usize, usize, usize)>>>;
+
+/// A handler of `message_update` that notes where the partial is and how long its text is (and
+/// keeps nothing).
+fn reader(seen: Seen) -> Arc<dyn Extension> {
+    Arc::new(FnExtension::new("<inline:reader>", move |pi| {
+        let seen = seen.clone();
+        pi.on_notify("message_update", move |event, _| {
+            if let NotifyEvent::MessageUpdate { message, .. } = event
+                && let Some(a) = message.as_assistant()
+            {
+                let address = std::ptr::from_ref::<AssistantMessage>(a) as usize;
+                let (len, capacity) = match a.content.first() {
+                    Some(pi_ai::AssistantBlock::Text(t)) => (t.text.len(), t.text.capacity()),
+                    _ => (0, 0),
+                };
+                seen.lock().expect("seen").push((address, len, capacity));
+            }
+            Box::pin(async { Ok(None) })
+        });
+        Ok(())
+    }))
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn message_update_handlers_get_the_partial_itself_not_a_copy_per_delta() {
+    let deltas = 3_000;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut loader = DefaultResourceLoader::new(dir.path(), dir.path().join("agent"));
+    loader.home_dir = Some(dir.path().join("home"));
+    loader.reload().await.expect("resources");
+    let seen: Seen = Arc::default();
+    let prepared = Arc::new(Mutex::new(Some(answer(deltas))));
+    let stream_fn: pi_agent_core::StreamFn = Arc::new(move |_, _, _| {
+        let events = prepared.lock().expect("events").take().unwrap_or_default();
+        AssistantMessageEventStream::from_events(events)
+    });
+    let created = create_agent_session(CreateAgentSessionOptions {
+        cwd: Some(dir.path().to_path_buf()),
+        model: Some(pi_ai::providers::faux::FauxProvider::new(Default::default()).model()),
+        resource_loader: Some(loader),
+        session_manager: Some(SessionManager::in_memory(dir.path())),
+        stream_fn: Some(stream_fn),
+        extensions: vec![reader(seen.clone())],
+        ..Default::default()
+    })
+    .await
+    .expect("session");
+    let session = created.session;
+    session.bind_extensions(|_| {}).await;
+    session.prompt("go").await.expect("prompt");
+    let last = session.messages().last().and_then(|m| m.as_assistant()).map(|a| a.text().len());
+    assert_eq!(last, Some(deltas * DELTA.len()));
+    let seen = seen.lock().expect("seen").clone();
+    // text_start, the deltas, text_end.
+    assert_eq!(seen.len(), deltas + 2);
+    let deltas_seen = &seen[1..=deltas];
+    for (i, (_, len, _)) in deltas_seen.iter().enumerate() {
+        assert_eq!(*len, (i + 1) * DELTA.len(), "update {i} saw the text so far");
+    }
+    // One message, updated in place. A copy per delta would be a new message each time (which the
+    // allocator may well put at the same address), with a text of exactly its length: the text
+    // of the partial itself grows by doubling, so its capacity is never exactly a multiple of 7.
+    let first = deltas_seen[0].0;
+    let moved = deltas_seen.iter().filter(|(address, _, _)| *address != first).count();
+    assert_eq!(moved, 0, "the partial moved on {moved} of {deltas} deltas");
+    let exact = deltas_seen.iter().filter(|(_, len, capacity)| len == capacity).count();
+    assert_eq!(exact, 0, "{exact} of {deltas} updates saw an exact-size copy of the text");
+}
