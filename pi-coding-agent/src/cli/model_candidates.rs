@@ -114,10 +114,11 @@ mod tests {
             ]
             .map(str::to_owned),
         );
-        let everyone: &dyn Fn(&str) -> bool = &|_| true;
-        let no_one: &dyn Fn(&str) -> bool = &|_| false;
-        let some: &dyn Fn(&str) -> bool = &|p| p == "openrouter" || p == "groq";
-        let cases: [(Option<&str>, bool, &[&dyn Fn(&str) -> bool]); 5] = [
+        type HasAuth<'a> = &'a dyn Fn(&str) -> bool;
+        let everyone: HasAuth<'_> = &|_| true;
+        let no_one: HasAuth<'_> = &|_| false;
+        let some: HasAuth<'_> = &|p| p == "openrouter" || p == "groq";
+        let cases: [(Option<&str>, bool, &[HasAuth<'_>]); 5] = [
             (None, false, &[everyone, no_one, some]),
             (None, true, &[some]),
             (Some("groq"), false, &[some]),
