@@ -327,8 +327,11 @@ export function sweep() {
 let frameAfterSweep = false;
 
 
-/** Runs `sweep` once after the current extension code finished. */
-export function scheduleSweep() {
+/** Runs `sweep` once after the current extension code finished; with `frame`, lines that changed
+ * ask for a frame (the session's new entries arrived after the frame that asked for them, which pi
+ * would have drawn with them). */
+export function scheduleSweep(frame = false) {
+	if (frame) frameAfterSweep = true;
 	if (sweepQueued || (lastRender.size === 0 && overlays.size === 0)) return;
 	sweepQueued = true;
 	realSetImmediate(sweep);

@@ -39,8 +39,17 @@ export function noteSnapshot(snapshot) {
 // and the components are drawn again with them.
 setSnapshotHook((snapshot) => {
 	noteSnapshot(snapshot);
-	if (snapshot?.session) void syncSession(snapshot).then(() => scheduleSweep());
+	if (snapshot?.session) syncThenSweep(snapshot, 0);
 });
+
+/** Fetches the session's new entries, then draws the components again; when pi-rs's session was
+ * busy (a command still running), asks again a little later, at most 40 times. */
+function syncThenSweep(snapshot, attempt) {
+	void syncSession(snapshot).then((ok) => {
+		if (ok === false && attempt < 40) setTimeout(() => syncThenSweep(snapshot, attempt + 1), 25);
+		else scheduleSweep(true);
+	});
+}
 
 /** A field of the freshest snapshot (`latest`), or of the context's own when it lacks it. */
 function live(snapshot, key) {

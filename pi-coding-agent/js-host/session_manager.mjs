@@ -9,27 +9,29 @@ import { rpc } from "./rpc.mjs";
 const cache = { sessionId: undefined, sessionFile: undefined, sessionDir: undefined, cwd: undefined, header: null, entries: [], leafId: null };
 let syncing = Promise.resolve();
 
-/** Brings the cached entries up to the snapshot's `session` (`{sessionId, count, leafId, …}`). */
+/** Brings the cached entries up to the snapshot's `session` (`{sessionId, count, leafId, …}`);
+ * resolves `false` when pi-rs could not answer (its session was busy), `true` otherwise. */
 export function syncSession(snapshot) {
 	const s = snapshot?.session;
-	if (!s || typeof s !== "object") return syncing;
+	if (!s || typeof s !== "object") return syncing.then(() => true);
 	syncing = syncing.then(async () => {
 		Object.assign(cache, { sessionFile: s.sessionFile ?? undefined, sessionDir: s.sessionDir ?? undefined, cwd: s.cwd ?? cache.cwd });
 		const same = cache.sessionId === s.sessionId;
 		if (same && cache.entries.length === s.count) {
 			cache.leafId = s.leafId ?? null;
-			return;
+			return true;
 		}
 		const from = same && cache.entries.length < s.count ? cache.entries.length : 0;
 		let answer;
 		try {
 			answer = await rpc.call("ctx.sessionEntries", { sessionId: s.sessionId, from });
 		} catch {
-			return; // the session is busy: the next event fetches them
+			return false; // the session is busy: asked again later
 		}
-		if (!answer) return;
+		if (!answer) return false;
 		cache.entries = answer.from === 0 ? answer.entries : cache.entries.slice(0, answer.from).concat(answer.entries);
 		Object.assign(cache, { sessionId: answer.sessionId, header: answer.header ?? null, leafId: answer.leafId ?? null });
+		return true;
 	});
 	return syncing;
 }
