@@ -408,8 +408,6 @@ fn print_credential(bearer: bool, provider: &str, known: bool, q: &QueryArgs, re
 
 /// Reads an API key from the terminal without echoing it (`stty -echo` while it is typed).
 fn read_secret() -> Option<String> {
-    eprint!("Enter API key: ");
-    let _ = std::io::stderr().flush();
     let stty = |arg: &str| {
         std::process::Command::new("stty")
             .arg(arg)
@@ -417,7 +415,10 @@ fn read_secret() -> Option<String> {
             .status()
             .is_ok_and(|s| s.success())
     };
+    // Echo goes off before the prompt shows, so nothing typed after it is echoed.
     let quiet = stty("-echo");
+    eprint!("Enter API key: ");
+    let _ = std::io::stderr().flush();
     let mut line = String::new();
     let read = std::io::stdin().lock().read_line(&mut line);
     if quiet {

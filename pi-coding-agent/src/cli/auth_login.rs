@@ -63,10 +63,6 @@ impl LoginTerminal for ProcessTerminal {
     async fn secret(&self, message: &str) -> Result<String, LoginError> {
         let message = message.to_owned();
         tokio::task::spawn_blocking(move || {
-            let mut out = std::io::stdout().lock();
-            let _ = write!(out, "{message}");
-            let _ = out.flush();
-            drop(out);
             let stty = |arg: &str| {
                 std::process::Command::new("stty")
                     .arg(arg)
@@ -74,7 +70,13 @@ impl LoginTerminal for ProcessTerminal {
                     .status()
                     .is_ok_and(|s| s.success())
             };
+            // Echo goes off before the prompt shows: a key typed (or pasted) as soon as the
+            // prompt appears is never echoed.
             let quiet = stty("-echo");
+            let mut out = std::io::stdout().lock();
+            let _ = write!(out, "{message}");
+            let _ = out.flush();
+            drop(out);
             let line = read_line();
             if quiet {
                 stty("echo");
