@@ -16,6 +16,7 @@ use pi_tui::{
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::InteractiveOptions;
+use super::dialog_stack::Dialog;
 use super::footer::Footer;
 use super::header::{header_text, header_text_expanded, resource_sections};
 use super::host::UiRequest;
@@ -51,21 +52,6 @@ pub(crate) enum UiEvent {
     Login(super::login_flow::LoginStep),
     /// An extension called `ctx.shutdown()`.
     ShutdownRequested,
-}
-
-/// A modal component in place of the editor (selectors, dialogs).
-/// What runs when a dialog finishes.
-pub(crate) type DialogDone = Box<dyn FnOnce(&mut App, Option<String>)>;
-
-pub(crate) struct Dialog {
-    /// Set by the component's callbacks; read after each input.
-    pub(crate) done: Rc<RefCell<Option<Option<String>>>>,
-    pub(crate) on_done: DialogDone,
-    /// An extension's dialog (select, confirm, input, custom): those stack (pi's
-    /// `pushExtensionDialog`); any other dialog is cancelled by the next one.
-    pub(crate) extension: bool,
-    /// What the dialog waits for, reported to the terminal while it is on top (OSC 7501).
-    pub(crate) blocked: Option<super::program_status::Blocked>,
 }
 
 pub(crate) struct App {
@@ -650,67 +636,6 @@ impl App {
         }
     }
 
-    pub(crate) fn finish_dialog(&mut self, tui: &mut Tui<CrosstermTerminal>) {
-        let result = self.dialog.as_ref().and_then(|d| d.done.borrow_mut().take());
-        if let Some(result) = result
-            && let Some(dialog) = self.dialog.take()
-        {
-            self.dialog_changes = None;
-            match self.dialog_stack.pop() {
-                Some((previous, component)) => self.show_dialog(tui, component, previous),
-                None => self.restore_editor(tui),
-            }
-            (dialog.on_done)(self, result);
-        }
-    }
-
-    /// Puts a dialog's component in place of the editor, focused.
-    fn show_dialog(&mut self, tui: &mut Tui<CrosstermTerminal>, component: ComponentRef, dialog: Dialog) {
-        let mut slot = self.editor_slot.borrow_mut();
-        slot.clear();
-        slot.add_child(component.clone());
-        drop(slot);
-        tui.set_focus(Some(component));
-        self.dialog = Some(dialog);
-        self.dirty = true;
-    }
-
-    /// Makes room for the next dialog: an extension's dialog under an extension's next one waits
-    /// hidden (pi's `pushExtensionDialog`); any other is cancelled.
-    pub(crate) fn stack_dialog(&mut self, next_is_extension: bool) {
-        if let Some(old) = self.dialog.take() {
-            self.dialog_changes = None;
-            let shown = self.editor_slot.borrow().children().first().cloned();
-            match shown.filter(|_| old.extension && next_is_extension) {
-                Some(component) => self.dialog_stack.push((old, component)),
-                None => (old.on_done)(self, None),
-            }
-        }
-    }
-
-    /// Shows `component` in place of the editor, focused, until its `done` cell is set.
-    pub(crate) fn open_dialog(
-        &mut self,
-        tui: &mut Tui<CrosstermTerminal>,
-        component: ComponentRef,
-        done: Rc<RefCell<Option<Option<String>>>>,
-        on_done: DialogDone,
-    ) {
-        let extension = std::mem::take(&mut self.opening_extension_dialog);
-        let blocked = self.opening_blocked.take().filter(|_| extension);
-        self.stack_dialog(extension);
-        self.show_dialog(tui, component, Dialog { done, on_done, extension, blocked });
-    }
-
-    fn restore_editor(&mut self, tui: &mut Tui<CrosstermTerminal>) {
-        let mut slot = self.editor_slot.borrow_mut();
-        slot.clear();
-        slot.add_child(self.editor_view());
-        drop(slot);
-        tui.set_focus(Some(self.editor.clone()));
-        self.dirty = true;
-    }
-
     pub(crate) fn on_event(&mut self, tui: &mut Tui<CrosstermTerminal>, ev: UiEvent) {
         match ev {
             UiEvent::Wake => {}
@@ -780,7 +705,8 @@ impl App {
         let theme = self.theme.clone();
         let chat = self.chat.clone();
         self.live.on_event(&ev, &theme, &chat);
-        self.program_status.handle_event(&ev, self.session.session_name());
+        let session = &self.session;
+        self.program_status.handle_event(&ev, || session.session_name());
         match &ev {
             SessionEvent::AgentSettled { .. } if self.shutdown_requested => self.quit = Some(0),
             SessionEvent::EntryAppended { entry } => self.on_cache_warm_entry(entry),

@@ -14,7 +14,8 @@ use pi_tui::{Component, ComponentRef, CrosstermTerminal, Lines, OverlayId, Tui, 
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::app::{App, Dialog, UiEvent};
+use super::app::{App, UiEvent};
+use super::dialog_stack::Dialog;
 use super::host::UiRequest;
 use crate::ui::{ComponentFactory, CustomDone, CustomFactory, CustomOptions, CustomResult};
 

@@ -20,6 +20,7 @@ mod clipboard;
 mod commands;
 mod context_view;
 mod custom_component;
+mod dialog_stack;
 mod dialogs;
 mod extension_ui;
 mod external_editor;
@@ -49,6 +50,7 @@ mod suspend;
 mod theme_controller;
 mod tree_view;
 mod trust_command;
+mod ui_requests;
 
 pub use header::StartupResources;
 pub use run::{run_interactive, run_interactive_on};

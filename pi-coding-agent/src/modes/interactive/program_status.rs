@@ -57,8 +57,9 @@ fn error(message: Option<&str>) -> ProgramStatus {
 }
 
 impl ProgramStatusReporter {
-    /// Follows a session event; `session_name` is the session's name now.
-    pub(crate) fn handle_event(&mut self, event: &SessionEvent, session_name: Option<String>) {
+    /// Follows a session event; `session_name` reads the session's name, only for the events that
+    /// change what is reported (not for streamed deltas).
+    pub(crate) fn handle_event(&mut self, event: &SessionEvent, session_name: impl FnOnce() -> Option<String>) {
         match event {
             SessionEvent::Agent(AgentEvent::AgentStart) => {
                 self.run_active = true;
@@ -99,7 +100,7 @@ impl ProgramStatusReporter {
             SessionEvent::SessionInfoChanged { .. } => {}
             _ => return,
         }
-        self.report(session_name);
+        self.report(session_name());
     }
 
     /// Reports `blocked` for `source` until it is cleared with `None`; reopening a source moves
@@ -220,20 +221,20 @@ mod tests {
         let mut r = ProgramStatusReporter::default();
         r.report(None);
         assert_eq!(taken(&mut r), Some((ProgramState::Idle, None)));
-        r.handle_event(&SessionEvent::Agent(AgentEvent::AgentStart), Some("named".into()));
+        r.handle_event(&SessionEvent::Agent(AgentEvent::AgentStart), || Some("named".into()));
         assert_eq!(taken(&mut r), Some((ProgramState::Working, Some("named".into()))));
-        r.handle_event(&assistant(StopReason::Error, Some("\n  boom  \nmore")), Some("named".into()));
+        r.handle_event(&assistant(StopReason::Error, Some("\n  boom  \nmore")), || Some("named".into()));
         // Unchanged while the run is active: nothing new to send.
         assert_eq!(taken(&mut r), None);
-        r.handle_event(&SessionEvent::AgentSettled { aborted: false }, Some("named".into()));
+        r.handle_event(&SessionEvent::AgentSettled { aborted: false }, || Some("named".into()));
         assert_eq!(taken(&mut r), Some((ProgramState::Error, Some("Error".into()))));
-        r.handle_event(&SessionEvent::Agent(AgentEvent::AgentStart), None);
-        r.handle_event(&assistant(StopReason::Error, Some("rate limited\ndetails")), None);
-        r.handle_event(&assistant(StopReason::Stop, None), None);
-        r.handle_event(&SessionEvent::AgentSettled { aborted: false }, None);
+        r.handle_event(&SessionEvent::Agent(AgentEvent::AgentStart), || None);
+        r.handle_event(&assistant(StopReason::Error, Some("rate limited\ndetails")), || None);
+        r.handle_event(&assistant(StopReason::Stop, None), || None);
+        r.handle_event(&SessionEvent::AgentSettled { aborted: false }, || None);
         assert_eq!(taken(&mut r), Some((ProgramState::Done, None)));
-        r.handle_event(&SessionEvent::Agent(AgentEvent::AgentStart), None);
-        r.handle_event(&SessionEvent::AgentSettled { aborted: true }, None);
+        r.handle_event(&SessionEvent::Agent(AgentEvent::AgentStart), || None);
+        r.handle_event(&SessionEvent::AgentSettled { aborted: true }, || None);
         assert_eq!(taken(&mut r), Some((ProgramState::Idle, None)));
     }
 
