@@ -85,3 +85,12 @@ fn the_comparison_reports_a_frame_that_differs() {
     let Some((ok, report)) = compare(&["self_check"]) else { return };
     assert!(!ok && report.contains("\"scenario\":\"self_check\""), "{report}");
 }
+
+/// pi-tui's Image: the capabilities detected from the terminal's environment (Kitty, iTerm2,
+/// tmux, screen, overrides), the Kitty sequence (chunked past 4096 bytes) and its blank rows, the
+/// iTerm2 sequence after its cursor-up, the transcoder for non-PNG on Kitty, and the text fallback
+/// on a plain terminal, byte for byte.
+#[test]
+fn images_draw_kitty_iterm2_and_fallback_bytes_as_pi_tui() {
+    assert_same(&["image"]);
+}
