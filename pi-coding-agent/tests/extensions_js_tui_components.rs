@@ -94,3 +94,14 @@ fn the_comparison_reports_a_frame_that_differs() {
 fn images_draw_kitty_iterm2_and_fallback_bytes_as_pi_tui() {
     assert_same(&["image"]);
 }
+
+/// The Editor's autocomplete (`setAutocompleteProvider`): `/` commands and their arguments, `@`
+/// (quoted too), `#` and a provider's own trigger characters, Tab (forced file completion, a
+/// single match applied at once, `shouldTriggerFileCompletion`), arrows and pages in the list,
+/// Enter and Tab applying, Enter on a command name submitting, Escape, re-asking on typing,
+/// deleting and sideways moves, the `@` debounce, async providers whose stale answers are dropped,
+/// undo of a completion, and the list drawn under the editor, frame by frame.
+#[test]
+fn editor_autocomplete_opens_filters_applies_and_closes_as_pi_tui() {
+    assert_same(&["ac_slash", "ac_symbols", "ac_async"]);
+}
