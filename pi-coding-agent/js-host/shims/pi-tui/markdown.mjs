@@ -25,12 +25,15 @@ const ANSWERS_LIMIT = 200;
 /** pi-coding-agent's own `highlightCode` (getMarkdownTheme) carries this: pi-rs highlights. */
 export const NATIVE_HIGHLIGHT = Symbol.for("pi-rs.nativeHighlight");
 
+/** Texts a wrap leaves alone and most other functions change (case, spaces at either end,
+ * Markdown punctuation, digits). */
+const PROBES = [" xY 9 `*_-.#>[]()|~\u0000 q ", "\u0000Ab", "a b\u0000"];
+
 /** Whether `fn` only puts the same text around what it is given (a wrap pi-rs can apply). */
 function wrapOf(fn) {
 	const style = sampleStyle(fn);
 	if (!style) return undefined;
-	const probe = "xY 9\u0000 q";
-	return String(fn(probe)) === `${style.prefix}${probe}${style.suffix}` ? style : undefined;
+	return PROBES.every((probe) => String(fn(probe)) === `${style.prefix}${probe}${style.suffix}`) ? style : undefined;
 }
 
 /** How the answer reaches pi-rs's screen: set by the host (the shim also runs without one). */
