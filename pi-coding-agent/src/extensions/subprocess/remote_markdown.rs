@@ -13,8 +13,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use pi_tui::components::{DefaultTextStyle, MarkdownOptions};
 use pi_tui::components::markdown::{HighlightFn, highlighter};
+use pi_tui::components::{DefaultTextStyle, MarkdownOptions};
 use pi_tui::{Component, Markdown, MarkdownTheme, StyleFn, Theme};
 use serde_json::{Value, json};
 
@@ -217,7 +217,12 @@ mod tests {
             "highlightCode" => {
                 let (lang, code) = text.split_once('\u{0}').expect("lang and code");
                 let lang = if lang.is_empty() { "-" } else { lang };
-                json!(code.split('\n').enumerate().map(|(i, l)| format!("{lang}{i}|{}", l.to_uppercase())).collect::<Vec<_>>())
+                json!(
+                    code.split('\n')
+                        .enumerate()
+                        .map(|(i, l)| format!("{lang}{i}|{}", l.to_uppercase()))
+                        .collect::<Vec<_>>()
+                )
             }
             other => panic!("no function for {other}"),
         }
@@ -247,11 +252,14 @@ mod tests {
             let mut rounds = 0;
             let lines = loop {
                 let reply = render_markdown(&json!({"tree": node, "width": case["width"]}), &theme);
-                let Some(missing) = reply.get("missing").and_then(Value::as_array) else { break reply["lines"].clone() };
+                let Some(missing) = reply.get("missing").and_then(Value::as_array) else {
+                    break reply["lines"].clone();
+                };
                 assert!(!missing.is_empty());
                 for span in missing {
                     let (key, text) = (span["key"].as_str().expect("key"), span["text"].as_str().expect("text"));
-                    let table = if key == "highlightCode" { &mut node["highlighted"] } else { &mut node["styled"][key] };
+                    let table =
+                        if key == "highlightCode" { &mut node["highlighted"] } else { &mut node["styled"][key] };
                     if table.is_null() {
                         *table = json!({});
                     }
