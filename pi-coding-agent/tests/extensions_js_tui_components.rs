@@ -157,3 +157,41 @@ fn markdown_theme_functions_and_highlight_code_draw_in_the_terminal_as_pi_tui() 
     pty.wait_for("the component closed", |s| s.contains("closed"));
     pty.quit();
 }
+
+/// The Editor's autocomplete in the interactive mode: an extension's Editor in a custom component
+/// with an async provider shows its list under the editor once the answer comes, Down moves in
+/// it, Tab applies the completion and Enter submits the text.
+#[test]
+fn an_extension_editor_shows_and_applies_its_autocomplete_in_the_terminal() {
+    if !js_support::node_available() {
+        return;
+    }
+    let Some(node) = js_support::node_path() else { return };
+    let server = ScriptedServer::start_replies(vec![]);
+    let env = Env::new(&server.base_url);
+    dark_theme(&env);
+    let extension = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/jstui/autocomplete.ts");
+    let (node, extension) = (node.to_string_lossy().into_owned(), extension.to_string_lossy().into_owned());
+    let mut pty = Pty::spawn_with(&env, &["-e", &extension], &[("PI_NODE", &node)]);
+    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    pty.send("/ac-editor");
+    pty.wait_for("the command in the list", |s| s.contains("Editor with autocomplete"));
+    pty.send("\r");
+    pty.wait_for("the command's editor", |s| !s.contains("Editor with autocomplete"));
+    pty.send("see @al");
+    let rows = |s: &str| s.lines().map(str::trim_end).map(str::to_owned).collect::<Vec<_>>();
+    let screen = pty.wait_for("the list under the editor", |s| {
+        rows(s).windows(3).any(|w| w[0] == "see @al" && w[2].starts_with("→ alpha") && w[2].contains("the word alpha"))
+    });
+    assert!(rows(&screen).iter().any(|r| r.starts_with("  alps") && r.contains("the word alps")), "{screen}");
+    assert!(!screen.contains("beta"), "{screen}");
+    pty.send("\x1b[B");
+    pty.wait_for("the second word selected", |s| rows(s).iter().any(|r| r.starts_with("→ alps")));
+    pty.send("\t");
+    pty.wait_for("the completion applied, the list closed", |s| {
+        rows(s).iter().any(|r| r == "see alps") && !s.contains("the word")
+    });
+    pty.send("\r");
+    pty.wait_for("the submitted text", |s| s.contains("submitted: see alps"));
+    pty.quit();
+}

@@ -60,11 +60,11 @@ export class Markdown {
 	/** The node pi-rs draws. */
 	toTree(width) {
 		const node = this.baseTree(width);
-		const known = answers.get(JSON.stringify(node));
-		if (known) return { ...node, ...known };
-		// pi-rs needs this Markdown's own functions: ask for them now; the answers come with a frame.
+		// pi-rs needs this Markdown's own functions: the spans answered so far for this text and
+		// theme go with the node; those of this width are asked for now (once) and come with a frame.
 		if (node.highlight === "call" || Object.values(node.theme).some((style) => style.call)) this.render(width);
-		return node;
+		const known = answers.get(JSON.stringify(node));
+		return known ? { ...node, ...known } : node;
 	}
 	/** The node without host answers. */
 	baseTree(width) {
