@@ -275,7 +275,7 @@ export function getMarkdownTheme() {
 		italic: (text) => theme.italic(text),
 		underline: (text) => theme.underline(text),
 		strikethrough: (text) => theme.strikethrough(text),
-		highlightCode: (code) => String(code).split("\n").map((line) => theme.fg("mdCodeBlock", line)),
+		highlightCode: Object.assign((code) => String(code).split("\n").map((line) => theme.fg("mdCodeBlock", line)), { [Symbol.for("pi-rs.nativeHighlight")]: true }),
 	};
 }
 

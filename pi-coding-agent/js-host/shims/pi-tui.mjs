@@ -5,6 +5,31 @@
 export { Box, Container, Spacer, Text, TruncatedText, toTree } from "./pi-tui/basic.mjs";
 export { Editor } from "./pi-tui/editor.mjs";
 export { fuzzyFilter, fuzzyMatch } from "./pi-tui/fuzzy.mjs";
+export { Image, setImageTranscoder } from "./pi-tui/image.mjs";
+export {
+	allocateImageId,
+	calculateImageRows,
+	deleteAllKittyImages,
+	deleteKittyImage,
+	detectCapabilities,
+	encodeITerm2,
+	encodeKitty,
+	getCapabilities,
+	getCellDimensions,
+	getGifDimensions,
+	getImageDimensions,
+	getJpegDimensions,
+	getPngDimensions,
+	getTerminalColorMode,
+	getWebpDimensions,
+	hyperlink,
+	imageFallback,
+	renderImage,
+	resetCapabilitiesCache,
+	setCapabilities,
+	setCapabilityOverrides,
+	setCellDimensions,
+} from "./pi-tui/terminal-image.mjs";
 export { Input } from "./pi-tui/input.mjs";
 export {
 	decodeKittyPrintable,

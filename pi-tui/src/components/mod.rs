@@ -15,7 +15,7 @@ pub use boxed::Box;
 pub use editor::{AutocompleteProvider, Editor, EditorTheme};
 pub use input::Input;
 pub use loader::{CancellableLoader, Loader, SPINNER_FRAMES, SPINNER_INTERVAL};
-pub use markdown::{DefaultTextStyle, Markdown, MarkdownTheme, MarkdownTransform};
+pub use markdown::{DefaultTextStyle, Markdown, MarkdownOptions, MarkdownTheme, MarkdownTransform};
 pub use select_list::{SelectItem, SelectList, SelectListLayout, SelectListTheme};
 pub use spacer::Spacer;
 pub use text::Text;

@@ -1,6 +1,7 @@
 // pi-tui's Editor: multi-line text between two borders, wrapped at word boundaries, with a
 // cursor, Emacs keys, a kill ring, undo, bracketed paste (long pastes as `[paste #N …]`
 // markers), history on the first and last rows, page keys and jump-to-character.
+import { clampVisible, initAutocomplete, installAutocomplete } from "./editor-autocomplete.mjs";
 import { pasteMarkers, scrollBorder, segments, wordWrapLine } from "./editor-layout.mjs";
 import { keyIs, matchesKey } from "./keys.mjs";
 import { KillRing, PasteCollector, printable, wordLeft, wordRight } from "./text-edit.mjs";
@@ -24,7 +25,7 @@ export class Editor {
 		this.disableSubmit = false;
 		this.state = { lines: [""], line: 0, col: 0 };
 		this.paddingX = Math.max(0, options?.paddingX ?? 0);
-		this.autocompleteMaxVisible = options?.autocompleteMaxVisible ?? 5;
+		initAutocomplete(this, options?.autocompleteMaxVisible);
 		this.scrollOffset = 0;
 		this.pastes = new Map();
 		this.pasteCounter = 0;
@@ -51,13 +52,10 @@ export class Editor {
 		return this.autocompleteMaxVisible;
 	}
 	setAutocompleteMaxVisible(maxVisible) {
-		this.autocompleteMaxVisible = Math.max(3, Math.min(20, Math.floor(maxVisible)));
-	}
-	setAutocompleteProvider(provider) {
-		this.autocompleteProvider = provider;
-	}
-	isShowingAutocomplete() {
-		return false;
+		const next = clampVisible(maxVisible);
+		if (next === this.autocompleteMaxVisible) return;
+		this.autocompleteMaxVisible = next;
+		this.tui?.requestRender?.();
 	}
 	addToHistory(text) {
 		const t = String(text).trim();
@@ -84,6 +82,7 @@ export class Editor {
 		return text;
 	}
 	setText(text) {
+		this.cancelAutocomplete();
 		const lines = String(text).replace(/\r\n?/g, "\n").split("\n");
 		this.historyIndex = -1;
 		this.lastAction = null;
@@ -96,6 +95,7 @@ export class Editor {
 	}
 	insertTextAtCursor(text) {
 		if (!text) return;
+		this.cancelAutocomplete();
 		this.historyIndex = -1;
 		this.lastAction = null;
 		this.pushUndo();
@@ -129,8 +129,10 @@ export class Editor {
 		if (/^\s+$/u.test(text) || this.lastAction !== "type") this.pushUndo();
 		this.lastAction = "type";
 		this.insertText(text);
+		this.afterTyping(text);
 	}
 	pasteText(pasted) {
+		this.cancelAutocomplete();
 		this.lastAction = null;
 		this.pushUndo();
 		const normalized = pasted.replace(/\r\n/g, "\n").replace(/\r/g, "\n").replace(/\t/g, "    ");
@@ -148,6 +150,7 @@ export class Editor {
 		} else this.insertText(text);
 	}
 	submit() {
+		this.cancelAutocomplete();
 		const result = this.getExpandedText().trim();
 		this.state = { lines: [""], line: 0, col: 0 };
 		this.pastes.clear();
@@ -337,7 +340,24 @@ export class Editor {
 				return;
 			}
 		}
+		if (keyIs(data, "tui.input.copy")) return;
+		if (keyIs(data, "tui.editor.undo")) {
+			this.undo();
+			return;
+		}
+		if (this.autocompleteKey(data)) return;
 		this.handleKey(data);
+	}
+	undo() {
+		const last = this.undoStack.pop();
+		if (!last) return;
+		this.preferredColumn = undefined;
+		this.snappedFrom = undefined;
+		this.state = last.state;
+		this.pastes = last.pastes;
+		this.pasteCounter = last.pasteCounter;
+		this.lastAction = null;
+		this.changed();
 	}
 	handleKey(data) {
 		const s = this.state;
@@ -359,36 +379,32 @@ export class Editor {
 			data === "\x1b[13;2~" ||
 			(data.length > 1 && data.includes("\x1b") && data.includes("\r")) ||
 			data === "\n";
-		if (newLine) {
+		if (keyIs(data, "tui.input.tab")) {
+			if (!this.autocompleteState) this.handleTabCompletion();
+		} else if (newLine) {
+			this.cancelAutocomplete();
 			this.lastAction = null;
 			this.pushUndo();
 			this.insertText("\n");
 		} else if (keyIs(data, "tui.input.submit")) {
 			if (!this.disableSubmit) this.submit();
-		} else if (keyIs(data, "tui.editor.undo")) {
-			const last = this.undoStack.pop();
-			if (last) {
-				this.state = last.state;
-				this.pastes = last.pastes;
-				this.pasteCounter = last.pasteCounter;
-				this.lastAction = null;
-				this.changed();
-			}
 		} else if (keyIs(data, "tui.editor.cursorUp")) this.cursorUp(layout);
 		else if (keyIs(data, "tui.editor.cursorDown")) this.cursorDown(layout, lineLength);
-		else if (keyIs(data, "tui.editor.deleteCharBackward")) this.backspace();
-		else if (keyIs(data, "tui.editor.deleteCharForward")) {
+		else if (keyIs(data, "tui.editor.deleteCharBackward")) {
+			this.backspace();
+			this.afterDeleting();
+		} else if (keyIs(data, "tui.editor.deleteCharForward")) {
 			this.lastAction = null;
 			if (s.col < lineLength) {
 				this.pushUndo();
 				const line = this.current();
 				s.lines[s.line] = line.slice(0, s.col) + line.slice(s.col + this.nextSegmentLength());
-				this.changed();
 			} else if (s.line + 1 < s.lines.length) {
 				this.pushUndo();
 				s.lines[s.line] += s.lines.splice(s.line + 1, 1)[0];
-				this.changed();
 			}
+			this.changed();
+			this.afterDeleting();
 		} else if (this.killKey(data, lineLength)) {
 			// handled
 		} else if (keyIs(data, "tui.editor.cursorLeft")) {
@@ -398,6 +414,7 @@ export class Editor {
 				s.line -= 1;
 				s.col = this.current().length;
 			}
+			this.updateAutocomplete();
 		} else if (keyIs(data, "tui.editor.cursorRight")) {
 			this.lastAction = null;
 			if (s.col < lineLength) s.col += this.nextSegmentLength();
@@ -405,6 +422,7 @@ export class Editor {
 				s.line += 1;
 				s.col = 0;
 			}
+			this.updateAutocomplete();
 		} else if (keyIs(data, "tui.editor.cursorLineStart")) {
 			this.lastAction = null;
 			s.col = 0;
@@ -494,15 +512,14 @@ export class Editor {
 			const marker = /^\[paste #(\d+)/.exec(removed);
 			if (marker && pasteMarkers(removed, (id) => this.pastes.has(id))[0]?.[0] === 0) this.dropPaste(Number(marker[1]));
 			s.col -= n;
-			this.changed();
 		} else if (s.line > 0) {
 			this.pushUndo();
 			const removed = s.lines.splice(s.line, 1)[0];
 			s.line -= 1;
 			s.col = this.current().length;
 			s.lines[s.line] += removed;
-			this.changed();
 		}
+		this.changed();
 	}
 	/** Forgets paste `id`: the pastes after it (and their markers) move down by one. */
 	dropPaste(id) {
@@ -555,6 +572,11 @@ export class Editor {
 			out.push(pad + display + " ".repeat(Math.max(0, content - w)) + right);
 		}
 		out.push(this.renderBottomBorder(width, rows.length - (this.scrollOffset + visible.length)));
+		if (this.autocompleteState && this.autocompleteList) {
+			for (const line of this.autocompleteList.render(content)) out.push(pad + line + " ".repeat(Math.max(0, content - visibleWidth(line))) + pad);
+		}
 		return out;
 	}
 }
+
+installAutocomplete(Editor);

@@ -6,7 +6,7 @@ import { errorMessage, rpc } from "../../rpc.mjs";
 import { setMarkdownHost } from "./markdown.mjs";
 
 setMarkdownHost({
-	render: (tree, width) => rpc.call("ui.renderMarkdown", { tree, width }).then((answer) => answer?.lines ?? []),
+	render: (tree, width) => rpc.call("ui.renderMarkdown", { tree, width }),
 	changed: () => {
 		sweep();
 		rpc.send({ method: "ui.requestRender", params: {} });

@@ -5,6 +5,10 @@
 // `render(width)` itself (a custom component), the lines are asked for once per text, width and
 // theme (`ui.renderMarkdown`, answered asynchronously and cached): until the answer comes, the
 // text is shown wrapped, then the drawn components render again (`sweep`) and pi-rs draws a frame.
+// A theme function that is not a wrap (sampling it on two texts tells) and an extension's own
+// `highlightCode` run here: pi-rs answers which spans it needs (`missing`), they are styled here
+// and pi-rs is asked again with them (`styled`, `highlighted`), until nothing is missing; inside a
+// renderer's tree the node carries what was answered so far for the same text and theme.
 import { Text, TREE_CLASSES } from "./basic.mjs";
 import { sampleStyle } from "./text.mjs";
 
@@ -13,6 +17,24 @@ const THEME_KEYS = ["heading", "link", "linkUrl", "code", "codeBlock", "codeBloc
 /** Rendered lines by request key; pending requests hold `null`. Bounded: the oldest go first. */
 const cache = new Map();
 const CACHE_LIMIT = 500;
+
+/** Host-answered spans by the node they belong to (without its answers): `{styled, highlighted}`. */
+const answers = new Map();
+const ANSWERS_LIMIT = 200;
+
+/** pi-coding-agent's own `highlightCode` (getMarkdownTheme) carries this: pi-rs highlights. */
+export const NATIVE_HIGHLIGHT = Symbol.for("pi-rs.nativeHighlight");
+
+/** Texts a wrap leaves alone and most other functions change (case, spaces at either end,
+ * Markdown punctuation, digits). */
+const PROBES = [" xY 9 `*_-.#>[]()|~\u0000 q ", "\u0000Ab", "a b\u0000"];
+
+/** Whether `fn` only puts the same text around what it is given (a wrap pi-rs can apply). */
+function wrapOf(fn) {
+	const style = sampleStyle(fn);
+	if (!style) return undefined;
+	return PROBES.every((probe) => String(fn(probe)) === `${style.prefix}${probe}${style.suffix}`) ? style : undefined;
+}
 
 /** How the answer reaches pi-rs's screen: set by the host (the shim also runs without one). */
 let host;
@@ -37,11 +59,22 @@ export class Markdown {
 	}
 	/** The node pi-rs draws. */
 	toTree(width) {
+		const node = this.baseTree(width);
+		// pi-rs needs this Markdown's own functions: the spans answered so far for this text and
+		// theme go with the node; those of this width are asked for now (once) and come with a frame.
+		if (node.highlight === "call" || Object.values(node.theme).some((style) => style.call)) this.render(width);
+		const known = answers.get(JSON.stringify(node));
+		return known ? { ...node, ...known } : node;
+	}
+	/** The node without host answers. */
+	baseTree(width) {
 		const theme = {};
 		for (const key of THEME_KEYS) {
-			const style = sampleStyle(this.theme?.[key]);
-			if (style) theme[key] = style;
+			const fn = this.theme?.[key];
+			if (typeof fn !== "function") continue;
+			theme[key] = wrapOf(fn) ?? { call: true };
 		}
+		const highlight = this.theme?.highlightCode;
 		const d = this.defaultTextStyle;
 		const transform = this.options?.transform;
 		const inner = Math.max(1, (width ?? 80) - this.paddingX * 2);
@@ -51,8 +84,12 @@ export class Markdown {
 			paddingX: this.paddingX,
 			paddingY: this.paddingY,
 			theme,
-			highlight: typeof this.theme?.highlightCode === "function",
+			highlight: typeof highlight === "function" ? (highlight[NATIVE_HIGHLIGHT] ? true : "call") : false,
 			codeBlockIndent: typeof this.theme?.codeBlockIndent === "string" ? this.theme.codeBlockIndent : undefined,
+			options: {
+				preserveOrderedListMarkers: Boolean(this.options?.preserveOrderedListMarkers),
+				preserveBackslashEscapes: Boolean(this.options?.preserveBackslashEscapes),
+			},
 			defaultTextStyle: d
 				? {
 						color: sampleStyle(d.color),
@@ -65,9 +102,37 @@ export class Markdown {
 				: undefined,
 		};
 	}
+	/** Runs this Markdown's own functions on the spans pi-rs asked for, into `known`. */
+	answer(missing, known) {
+		for (const { key, text } of missing) {
+			if (key === "highlightCode") {
+				const at = text.indexOf("\u0000");
+				const lines = this.theme.highlightCode(text.slice(at + 1), text.slice(0, at));
+				known.highlighted[text] = Array.from(lines ?? [], String);
+			} else {
+				known.styled[key] ??= {};
+				known.styled[key][text] = String(this.theme[key](text));
+			}
+		}
+	}
+	/** The node's lines from pi-rs, answering the spans it asks for until none is missing. */
+	async resolve(node, width) {
+		const base = JSON.stringify(node);
+		const known = answers.get(base) ?? { styled: {}, highlighted: {} };
+		for (let round = 0; ; round++) {
+			const answer = await host.render({ ...node, ...known }, width);
+			const missing = Array.isArray(answer?.missing) ? answer.missing : [];
+			if (missing.length === 0 || round >= 20) {
+				answers.set(base, known);
+				if (answers.size > ANSWERS_LIMIT) answers.delete(answers.keys().next().value);
+				return Array.isArray(answer?.lines) ? answer.lines.map(String) : [];
+			}
+			this.answer(missing, known);
+		}
+	}
 	render(width) {
 		if (!this.text || String(this.text).trim() === "") return [];
-		const tree = this.toTree(width);
+		const tree = this.baseTree(width);
 		const key = `${width}\u0000${JSON.stringify(tree)}`;
 		const lines = cache.get(key);
 		if (lines) return lines;
@@ -75,9 +140,9 @@ export class Markdown {
 		if (lines === undefined && host) {
 			cache.set(key, null);
 			if (cache.size > CACHE_LIMIT) cache.delete(cache.keys().next().value);
-			host.render(tree, width).then(
-				(answer) => {
-					cache.set(key, Array.isArray(answer) ? answer.map(String) : []);
+			this.resolve(tree, width).then(
+				(lines) => {
+					cache.set(key, lines);
 					host.changed();
 				},
 				(error) => {

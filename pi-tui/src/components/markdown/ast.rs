@@ -33,6 +33,8 @@ pub(crate) enum Block {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Item {
     pub task: Option<bool>,
+    /// The item's marker as written (`3) `, `* `), for `preserveOrderedListMarkers`.
+    pub marker: String,
     pub blocks: Vec<Block>,
 }
 
@@ -90,6 +92,8 @@ fn inlines<'a>(node: &'a AstNode<'a>) -> Vec<Inline> {
                 push_text(&mut out, &alt);
             }
             NodeValue::HtmlInline(h) => out.push(Inline::Html(h)),
+            // Only parsed with `preserveBackslashEscapes`: the escape as written.
+            NodeValue::Escaped => push_text(&mut out, &format!("\\{}", plain_text(&inlines(child)))),
             _ => out.extend(inlines(child)),
         }
     }
@@ -183,13 +187,15 @@ fn convert<'a>(node: &'a AstNode<'a>, ctx: &Ctx<'_>) -> Option<Block> {
         NodeValue::List(l) => {
             let items = node
                 .children()
-                .map(|item| {
-                    let task = match &item.data().value {
-                        NodeValue::TaskItem(t) => Some(t.symbol.is_some()),
-                        _ => None,
+                .enumerate()
+                .map(|(i, item)| {
+                    let (task, own) = match &item.data().value {
+                        NodeValue::TaskItem(t) => (Some(t.symbol.is_some()), None),
+                        NodeValue::Item(own) => (None, Some(*own)),
+                        _ => (None, None),
                     };
                     let blocks = item.children().filter_map(|c| convert(c, ctx)).collect();
-                    Item { task, blocks }
+                    Item { task, marker: marker_of(&l, own.as_ref(), i), blocks }
                 })
                 .collect();
             Block::List { ordered: l.list_type == ListType::Ordered, start: l.start, loose: !l.tight, items }
@@ -247,10 +253,24 @@ fn blocks<'a>(parent: &'a AstNode<'a>, ctx: &Ctx<'_>, top: bool) -> Vec<Block> {
     out
 }
 
-/// Parse markdown (GFM: tables, strikethrough, autolinks, task lists) into marked-like blocks.
-pub(crate) fn parse(source: &str) -> Vec<Block> {
+/// A list item's marker as written: its number and delimiter (`3) `), or its bullet (`* `).
+fn marker_of(list: &comrak::nodes::NodeList, own: Option<&comrak::nodes::NodeList>, index: usize) -> String {
+    let item = own.unwrap_or(list);
+    if list.list_type == ListType::Ordered {
+        let number = if own.is_some() { item.start } else { list.start + index };
+        let delimiter = if item.delimiter == comrak::nodes::ListDelimType::Paren { ')' } else { '.' };
+        format!("{number}{delimiter} ")
+    } else {
+        format!("{} ", item.bullet_char as char)
+    }
+}
+
+/// Parse markdown (GFM: tables, strikethrough, autolinks, task lists) into marked-like blocks;
+/// with `keep_escapes`, a backslash escape keeps its backslash.
+pub(crate) fn parse(source: &str, keep_escapes: bool) -> Vec<Block> {
     let arena = Arena::new();
     let mut options = Options::default();
+    options.parse.escaped_char_spans = keep_escapes;
     options.extension.table = true;
     options.extension.strikethrough = true;
     options.extension.autolink = true;

@@ -113,6 +113,16 @@ pub struct Markdown {
     blocks: HashMap<(String, usize, &'static str), Vec<String>>,
     hyperlinks: bool,
     transform: Option<MarkdownTransform>,
+    options: MarkdownOptions,
+}
+
+/// pi-tui's Markdown options beyond `transform` (all off by default).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MarkdownOptions {
+    /// `preserveOrderedListMarkers`: list markers as written (`3)`, `*`), not renumbered `N.`/`-`.
+    pub preserve_ordered_list_markers: bool,
+    /// `preserveBackslashEscapes`: `\*` drawn with its backslash.
+    pub preserve_backslash_escapes: bool,
 }
 
 /// Rewrites the Markdown before it is drawn, given the content width (pi-tui's `transform`
@@ -132,7 +142,14 @@ impl Markdown {
             blocks: HashMap::new(),
             hyperlinks: false,
             transform: None,
+            options: MarkdownOptions::default(),
         }
+    }
+
+    /// pi-tui's `preserveOrderedListMarkers` / `preserveBackslashEscapes` options.
+    pub fn set_options(&mut self, options: MarkdownOptions) {
+        self.options = options;
+        self.invalidate();
     }
 
     /// Rewrites the text before each render (pi-tui's `transform` option): called with the text
@@ -192,11 +209,12 @@ impl Component for Markdown {
             return empty;
         }
         let normalized = text.replace("\r\n", "\n").replace('\r', "\n").replace('\t', "   ");
-        let blocks = ast::parse(&normalized);
+        let blocks = ast::parse(&normalized, self.options.preserve_backslash_escapes);
         let renderer = render::Renderer {
             theme: &self.theme,
             default_style: self.default_style.as_ref(),
             hyperlinks: self.hyperlinks,
+            keep_markers: self.options.preserve_ordered_list_markers,
         };
         let mut content = Vec::new();
         let mut fresh = HashMap::new();

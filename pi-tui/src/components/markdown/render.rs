@@ -21,6 +21,8 @@ pub(crate) struct Renderer<'a> {
     pub theme: &'a MarkdownTheme,
     pub default_style: Option<&'a DefaultTextStyle>,
     pub hyperlinks: bool,
+    /// pi-tui's `preserveOrderedListMarkers`: list markers as written.
+    pub keep_markers: bool,
 }
 
 impl<'a> Renderer<'a> {
@@ -221,7 +223,11 @@ impl<'a> Renderer<'a> {
         let mut lines = Vec::new();
         let indent = "    ".repeat(depth);
         for (i, item) in items.iter().enumerate() {
-            let bullet = if *ordered { format!("{}. ", start + i) } else { "- ".to_string() };
+            let bullet = match (self.keep_markers, *ordered) {
+                (true, _) => item.marker.clone(),
+                (false, true) => format!("{}. ", start + i),
+                (false, false) => "- ".to_string(),
+            };
             let task = match item.task {
                 Some(true) => "[x] ",
                 Some(false) => "[ ] ",
