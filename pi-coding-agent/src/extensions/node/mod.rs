@@ -18,7 +18,7 @@ mod component_calls;
 mod component_input;
 mod files;
 mod markdown;
-mod model_registry_calls;
+pub(crate) mod model_registry_calls;
 mod process;
 pub(crate) mod provider_oauth;
 mod provider_options;

@@ -50,10 +50,7 @@ pub(crate) async fn host_call(
         METHOD_AUTH => auth(runtime, params).await,
         METHOD_STREAM => stream(runtime, conn, params).await,
         METHOD_ABORT => {
-            let id = params.get("requestId").and_then(Value::as_u64).unwrap_or_default();
-            if let Some(token) = lock(running()).get(&id) {
-                token.cancel();
-            }
+            abort(params);
             Ok(Value::Null)
         }
         _ => return None,
@@ -164,6 +161,57 @@ fn wire(event: &AssistantMessageEvent) -> Value {
 
 /// Runs one request, its events sent to the host as they come.
 async fn stream(runtime: &Arc<Runtime>, conn: &Weak<Connection>, params: &Value) -> Result<Value, RpcError> {
+    run_request(runtime, params, |event| {
+        if let Some(conn) = conn.upgrade() {
+            conn.notify(METHOD_EVENT, event);
+        }
+        std::future::ready(())
+    })
+    .await
+}
+
+/// Whether `method` is one of the request calls a subprocess extension may make too
+/// (`ctx.modelRegistry.stream`, `ctx.modelRegistry.abort`).
+pub(crate) fn is_request_call(method: &str) -> bool {
+    method == METHOD_STREAM || method == METHOD_ABORT
+}
+
+/// `ctx.modelRegistry.stream` / `ctx.modelRegistry.abort` from a subprocess extension: each
+/// event goes to `on_event` as the params of a `modelRegistry.event` notification.
+pub(crate) async fn subprocess_request<F, Fut>(
+    runtime: &Arc<Runtime>,
+    method: &str,
+    params: &Value,
+    on_event: F,
+) -> Result<Value, RpcError>
+where
+    F: FnMut(Value) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    if method == METHOD_ABORT {
+        abort(params);
+        return Ok(Value::Null);
+    }
+    run_request(runtime, params, on_event).await
+}
+
+/// The notification method of a request's events.
+pub(crate) const EVENT_NOTIFICATION: &str = METHOD_EVENT;
+
+fn abort(params: &Value) {
+    let id = params.get("requestId").and_then(Value::as_u64).unwrap_or_default();
+    if let Some(token) = lock(running()).get(&id) {
+        token.cancel();
+    }
+}
+
+/// Runs one request (`{"requestId","simple","model","context","options","aborted"}`), handing
+/// each event, as `{"requestId","event"}`, to `on_event` before answering `null`.
+async fn run_request<F, Fut>(runtime: &Arc<Runtime>, params: &Value, mut on_event: F) -> Result<Value, RpcError>
+where
+    F: FnMut(Value) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
     let id = params.get("requestId").and_then(Value::as_u64).ok_or_else(|| invalid("invalid \"requestId\""))?;
     let model: Model = params
         .get("model")
@@ -177,29 +225,31 @@ async fn stream(runtime: &Arc<Runtime>, conn: &Weak<Connection>, params: &Value)
     }
     let options = stream_options(params.get("options").unwrap_or(&Value::Null), cancel.clone());
     let simple = params.get("simple").and_then(Value::as_bool) != Some(false);
-    let mut events =
-        match request_auth::registered(runtime, &model.provider).filter(super::provider_stream::is_js_provider) {
-            // pi's `stream` of a native provider is its own `stream`.
-            Some(provider) if !simple => super::provider_stream::js_stream(
-                runtime.clone(),
-                &provider,
-                &model,
-                normalize_context(context),
-                options,
-                false,
-            ),
-            _ => {
-                let actions = runtime.actions().map_err(|e| invalid(e.to_string()))?;
-                actions
-                    .stream_request(&model, normalize_context(context), options)
-                    .ok_or_else(|| invalid("The model registry has no session to run requests"))?
-            }
-        };
+    let js_provider = request_auth::registered(runtime, &model.provider).filter(super::provider_stream::is_js_provider);
+    let mut events = match js_provider {
+        // A virtual model is routed (`streamSimple`) or refused (`stream`), as pi.
+        _ if crate::extensions::is_virtual_model(&model) => {
+            crate::extensions::model_registry::registry_request(runtime, &model, context, options, simple)
+        }
+        // pi's `stream` of a native provider is its own `stream`.
+        Some(provider) if !simple => super::provider_stream::js_stream(
+            runtime.clone(),
+            &provider,
+            &model,
+            normalize_context(context),
+            options,
+            false,
+        ),
+        _ => {
+            let actions = runtime.actions().map_err(|e| invalid(e.to_string()))?;
+            actions
+                .stream_request(&model, normalize_context(context), options)
+                .ok_or_else(|| invalid("The model registry has no session to run requests"))?
+        }
+    };
     lock(running()).insert(id, cancel);
     while let Some(event) = events.next().await {
-        if let Some(conn) = conn.upgrade() {
-            conn.notify(METHOD_EVENT, json!({"requestId": id, "event": wire(&event)}));
-        }
+        on_event(json!({"requestId": id, "event": wire(&event)})).await;
     }
     lock(running()).remove(&id);
     Ok(Value::Null)

@@ -23,6 +23,7 @@ use tokio::sync::oneshot;
 
 use super::link::Link;
 use super::pi_calls::handle_pi_call;
+use crate::extensions::node::model_registry_calls as registry_calls;
 use super::protocol::{
     self, Incoming, InitializeParams, InitializeResult, METHOD_INITIALIZE, PROTOCOL_VERSION, RpcError,
     SUPPORTED_VERSIONS,
@@ -203,6 +204,23 @@ fn spawn_reader(
                     if let Some(id) = id {
                         let _ = write_line(&stdin, &protocol::response(id, outcome)).await;
                     }
+                }
+                Ok(Incoming::Call { id, method, params }) if registry_calls::is_request_call(&method) => {
+                    let (runtime, stdin) = (runtime.clone(), stdin.clone());
+                    tokio::spawn(async move {
+                        let events = stdin.clone();
+                        let outcome = registry_calls::subprocess_request(&runtime, &method, &params, |event| {
+                            let events = events.clone();
+                            async move {
+                                let line = protocol::notification(registry_calls::EVENT_NOTIFICATION, event);
+                                let _ = write_line(&events, &line).await;
+                            }
+                        })
+                        .await;
+                        if let Some(id) = id {
+                            let _ = write_line(&stdin, &protocol::response(id, outcome)).await;
+                        }
+                    });
                 }
                 Ok(Incoming::Call { id, method, params }) => {
                     let (runtime, stdin, flags) = (runtime.clone(), stdin.clone(), flags.clone());
