@@ -40,7 +40,10 @@ fn direct_requests_with_a_virtual_model_are_routed_as_pi_routes_them() {
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{stderr}");
     let want: Value = serde_json::from_str(&std::fs::read_to_string(fixture("direct.ref.json")).unwrap()).unwrap();
-    assert_eq!((stdout.as_ref(), stderr.as_ref()), (want["stdout"].as_str().unwrap(), want["stderr"].as_str().unwrap()));
+    assert_eq!(
+        (stdout.as_ref(), stderr.as_ref()),
+        (want["stdout"].as_str().unwrap(), want["stderr"].as_str().unwrap())
+    );
     let observed: Value =
         serde_json::from_str(&std::fs::read_to_string(&obs).expect("the extension's observations")).unwrap();
     assert_eq!(observed, want["observed"]);

@@ -22,11 +22,14 @@ fn fixture(name: &str) -> PathBuf {
 /// The recording's shape of a response's data.
 fn brief(value: &Value) -> Value {
     if let Some(models) = value.get("models").and_then(Value::as_array) {
-        let ids: Vec<String> =
-            models.iter().map(|m| format!("{}/{}", m["provider"].as_str().unwrap(), m["id"].as_str().unwrap())).collect();
+        let ids: Vec<String> = models
+            .iter()
+            .map(|m| format!("{}/{}", m["provider"].as_str().unwrap(), m["id"].as_str().unwrap()))
+            .collect();
         return json!({"models": ids});
     }
-    if let (Some(p), Some(id)) = (value.get("provider").and_then(Value::as_str), value.get("id").and_then(Value::as_str))
+    if let (Some(p), Some(id)) =
+        (value.get("provider").and_then(Value::as_str), value.get("id").and_then(Value::as_str))
     {
         return json!(format!("{p}/{id}"));
     }
@@ -72,7 +75,8 @@ fn rpc_model_commands_follow_the_extensions_registrations() {
             }
         }
     };
-    let script: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(fixture("rpc_script.json")).unwrap()).unwrap();
+    let script: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(fixture("rpc_script.json")).unwrap()).unwrap();
     let mut steps = Vec::new();
     for command in &script {
         let response = send(command);

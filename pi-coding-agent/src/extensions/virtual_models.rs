@@ -281,7 +281,11 @@ pub async fn resolve_virtual_route(ctx: &ExtensionContext, mut request: RouteReq
     let Some(target) = physical(&route.model.provider, &route.model.id) else {
         return Err(format!("{routed}, which is not a physical model."));
     };
-    if !registry.has_configured_auth(&target) {
+    // pi's availability check resolves a registered provider's key (a `$VAR` key whose variable
+    // is unset gives none).
+    let keyed = registry.get_registered_provider_config(&target.provider).is_some_and(|c| c.get("apiKey").is_some());
+    let unresolved = keyed && !matches!(registry.get_provider_auth(&target.provider).await, Ok(Some(_)));
+    if !registry.has_configured_auth(&target) || unresolved {
         return Err(format!("{routed}, which has no credentials."));
     }
     let thinking_level = pi_ai::models::clamp_thinking_level(&target, route.thinking_level);

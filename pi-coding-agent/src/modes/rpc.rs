@@ -419,9 +419,7 @@ async fn handle(session: AgentSession, ctx: Arc<RpcContext>, request: RpcRequest
         }
         RpcCommand::CycleThinkingLevel => rpc_queries::cycle_thinking_level(session, id, &kind),
         RpcCommand::GetAvailableThinkingLevels => rpc_queries::available_thinking_levels(session, id, &kind),
-        RpcCommand::GetAvailableModels => {
-            rpc_queries::available_models(&current_models(session, ctx), id, &kind)
-        }
+        RpcCommand::GetAvailableModels => rpc_queries::available_models(&current_models(session, ctx), id, &kind),
         RpcCommand::SetSteeringMode { mode } => rpc_queries::set_queue_mode(session, id, &kind, &mode, true),
         RpcCommand::SetFollowUpMode { mode } => rpc_queries::set_queue_mode(session, id, &kind, &mode, false),
         RpcCommand::SetSessionName { name } => rpc_queries::set_session_name(session, id, &kind, &name),

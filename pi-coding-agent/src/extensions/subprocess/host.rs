@@ -23,7 +23,6 @@ use tokio::sync::oneshot;
 
 use super::link::Link;
 use super::pi_calls::handle_pi_call;
-use crate::extensions::node::model_registry_calls as registry_calls;
 use super::protocol::{
     self, Incoming, InitializeParams, InitializeResult, METHOD_INITIALIZE, PROTOCOL_VERSION, RpcError,
     SUPPORTED_VERSIONS,
@@ -32,6 +31,7 @@ use super::register::{NOT_RUNNING, register_all};
 use super::virtual_models;
 use crate::extensions::api::ExtensionApi;
 use crate::extensions::errors::{BoxError, ExtensionError};
+use crate::extensions::node::model_registry_calls as registry_calls;
 use crate::extensions::runtime::{Runtime, lock};
 
 /// Timeouts of a [`SubprocessExtension`].
