@@ -23,6 +23,7 @@ mod process;
 pub(crate) mod provider_oauth;
 mod provider_options;
 pub(crate) mod provider_stream;
+pub(crate) mod registry_request;
 pub(crate) mod request_auth;
 mod virtual_models;
 

@@ -28,10 +28,10 @@ use super::protocol::{
     SUPPORTED_VERSIONS,
 };
 use super::register::{NOT_RUNNING, register_all};
+use super::registry_stream as registry_calls;
 use super::virtual_models;
 use crate::extensions::api::ExtensionApi;
 use crate::extensions::errors::{BoxError, ExtensionError};
-use crate::extensions::node::model_registry_calls as registry_calls;
 use crate::extensions::runtime::{Runtime, lock};
 
 /// Timeouts of a [`SubprocessExtension`].
