@@ -90,7 +90,6 @@ fn rpc_model_commands_follow_the_extensions_registrations() {
             "error": response.get("error").cloned().unwrap_or(Value::Null),
         }));
     }
-    drop(send);
     let want: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(fixture("rpc.ref.json")).unwrap()).unwrap();
     for (ours, theirs) in steps.iter().zip(&want) {
         assert_eq!(ours, theirs, "ours (left) and the reference's (right)");
