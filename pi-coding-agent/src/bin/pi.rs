@@ -704,9 +704,20 @@ async fn list_models(
     for e in runner.as_deref().map(|r| r.load_errors()).unwrap_or_default() {
         eprintln!("Error: Failed to load extension \"{}\": {}", e.path, e.error);
     }
+    // The built-in llama.cpp extension's provider lists its stored catalog (pi restores it at
+    // startup; `--no-extensions` and `-builtin:llama.cpp` leave it out).
+    let llama_enabled = !args.no_extensions
+        && pi_coding_agent::packages::builtin_extension_enabled(
+            cwd,
+            agent_dir,
+            project_trusted,
+            llama::LLAMA_EXTENSION_NAME,
+        );
+    let llama_models = if llama_enabled { llama::startup_models(agent_dir) } else { Vec::new() };
     let mut available: Vec<&pi_ai::Model> = registry
         .available_models()
         .into_iter()
+        .chain(llama_models.iter())
         .filter(|m| !extension_models.iter().any(|e| e.provider == m.provider && e.id == m.id))
         .collect();
     available.extend(extension_models.iter());

@@ -20,23 +20,14 @@ pub fn format_token_count(count: u64) -> String {
 /// with credentials. `None` search lists all.
 pub fn render_model_list(models: &[&Model], search: Option<&str>) -> String {
     let mut list: Vec<&Model> = match search {
-        Some(s) if !s.is_empty() => {
-            let tokens: Vec<String> = s.to_lowercase().split_whitespace().map(str::to_owned).collect();
-            models
-                .iter()
-                .copied()
-                .filter(|m| {
-                    let hay = format!("{} {}", m.provider, m.id).to_lowercase();
-                    tokens.iter().all(|t| fuzzy_match(&hay, t))
-                })
-                .collect()
-        }
+        // pi-tui's `fuzzyFilter` over `provider id` (tokens split at spaces and slashes).
+        Some(s) if !s.is_empty() => pi_tui::fuzzy::fuzzy_filter(models, s, |m| format!("{} {}", m.provider, m.id)),
         _ => models.to_vec(),
     };
     if list.is_empty() {
         return format!("No models matching \"{}\"\n", search.unwrap_or_default());
     }
-    list.sort_by(|a, b| a.provider.cmp(&b.provider).then_with(|| a.id.cmp(&b.id)));
+    list.sort_by(|a, b| locale_compare(&a.provider, &b.provider).then_with(|| locale_compare(&a.id, &b.id)));
     let headers = ["provider", "model", "context", "max-out", "thinking", "images"];
     let rows: Vec<[String; 6]> = list
         .iter()
@@ -68,10 +59,35 @@ pub fn render_model_list(models: &[&Model], search: Option<&str>) -> String {
     out
 }
 
-/// Subsequence match (pi-tui's fuzzy filter, simplified to its acceptance test).
-fn fuzzy_match(hay: &str, needle: &str) -> bool {
-    let mut chars = hay.chars();
-    needle.chars().all(|n| chars.any(|h| h == n))
+/// The punctuation and symbols in the order of ICU's root collation (JavaScript's
+/// `localeCompare`), all before digits, which come before letters.
+const PUNCTUATION_ORDER: &str = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$";
+
+/// A character's primary weight: its class (space, punctuation, digit, letter, other), then its
+/// place in the class, case folded.
+fn primary(c: char) -> (u8, u32) {
+    if c.is_whitespace() {
+        (0, c as u32)
+    } else if let Some(i) = PUNCTUATION_ORDER.find(c) {
+        (1, i as u32)
+    } else if c.is_ascii_digit() {
+        (2, c as u32)
+    } else if c.is_alphabetic() {
+        (3, c.to_lowercase().next().unwrap_or(c) as u32)
+    } else {
+        (4, c as u32)
+    }
+}
+
+/// `a.localeCompare(b)` as pi's sort uses it, for the ASCII provider and model ids: letters
+/// compared without case first (punctuation before digits before letters), then lowercase before
+/// uppercase at the first difference.
+pub fn locale_compare(a: &str, b: &str) -> std::cmp::Ordering {
+    let primary_order = a.chars().map(primary).cmp(b.chars().map(primary));
+    primary_order.then_with(|| {
+        let case = |c: char| if c.is_uppercase() { 1u8 } else { 0 };
+        a.chars().map(case).cmp(b.chars().map(case))
+    })
 }
 
 #[cfg(test)]
@@ -84,5 +100,14 @@ mod tests {
         assert_eq!(format_token_count(200_000), "200K");
         assert_eq!(format_token_count(1_000_000), "1M");
         assert_eq!(format_token_count(256), "256");
+    }
+
+    #[test]
+    fn ids_sort_as_locale_compare() {
+        // Node 22: ["a_b","a-b","a.b","a/b","a1","aB","ab","Ab","b"].sort((x, y) => x.localeCompare(y))
+        // gives ["a_b","a-b","a.b","a/b","a1","ab","aB","Ab","b"].
+        let mut ids = vec!["b", "Ab", "ab", "aB", "a1", "a/b", "a.b", "a-b", "a_b"];
+        ids.sort_by(|a, b| locale_compare(a, b));
+        assert_eq!(ids, ["a_b", "a-b", "a.b", "a/b", "a1", "ab", "aB", "Ab", "b"]);
     }
 }

@@ -116,5 +116,5 @@ pub use tool_renderers::{ANY_TOOL, ToolCallRenderer, ToolRenderOptions, ToolRend
 pub use virtual_models::{
     RegisteredVirtualModel, Route, RouteReason, RouteRequest, RoutedPair, VIRTUAL_MODEL_API, VIRTUAL_MODEL_STATE_ENTRY,
     VirtualModelDefinition, VirtualModelRouter, create_virtual_model, find_latest_response, is_virtual_model,
-    virtual_model_state, with_virtual_models,
+    resolve_virtual_route, virtual_model_state, with_virtual_models,
 };

@@ -4,8 +4,7 @@
 //! (`stream`, `streamSimple`, `complete`) with that auth and none of the session's hooks. Before
 //! the session is bound it knows no models and cannot run requests.
 
-use pi_ai::transcript::normalize_context;
-use pi_ai::{AssistantMessage, AssistantMessageEventStream, Context, Model, StopReason};
+use pi_ai::{AssistantMessage, AssistantMessageEventStream, Context, Model};
 use serde_json::Value;
 
 use super::node::request_auth::{self, ProviderAuth};
@@ -127,7 +126,8 @@ impl ExtensionModelRegistry {
     }
 
     /// A request through the session's providers with request-time auth (pi's `stream`: a native
-    /// JavaScript provider's `stream`; pi-rs's options serve `stream` and `streamSimple` alike).
+    /// JavaScript provider's `stream`; pi-rs's options serve `stream` and `streamSimple` alike). A
+    /// virtual model cannot be streamed this way (pi's "must be routed before streaming" error).
     pub fn stream(&self, model: &Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream {
         self.request(model, context, options, false)
     }
@@ -139,35 +139,12 @@ impl ExtensionModelRegistry {
         options: StreamOptions,
         simple: bool,
     ) -> AssistantMessageEventStream {
-        if let Some(provider) = request_auth::registered(&self.ctx.runtime, &model.provider)
-            && super::node::provider_stream::is_js_provider(&provider)
-        {
-            let runtime = self.ctx.runtime.clone();
-            return super::node::provider_stream::js_stream(
-                runtime,
-                &provider,
-                model,
-                normalize_context(context),
-                options,
-                simple,
-            );
-        }
-        let stream =
-            self.ctx.runtime.actions().ok().and_then(|a| a.stream_request(model, normalize_context(context), options));
-        stream.unwrap_or_else(|| {
-            AssistantMessageEventStream::failed(AssistantMessage {
-                api: model.api.clone(),
-                provider: model.provider.clone(),
-                model: model.id.clone(),
-                stop_reason: StopReason::Error,
-                error_message: Some("The model registry has no session to run requests".into()),
-                timestamp: pi_ai::now_ms(),
-                ..Default::default()
-            })
-        })
+        super::node::registry_request::registry_request(&self.ctx.runtime, model, context, options, simple)
     }
 
-    /// pi's `streamSimple`.
+    /// pi's `streamSimple`. A virtual model is routed first (reason `direct`, no router state; the
+    /// output budget capped to the routed model's, the caller's key and headers kept only when the
+    /// routed model has the virtual model's provider), as pi's `ModelRuntime.streamSimple`.
     pub fn stream_simple(
         &self,
         model: &Model,

@@ -249,3 +249,45 @@ pub fn with_virtual_models(mut models: Vec<Model>, virtual_models: &[RegisteredV
     }
     models
 }
+
+/// pi's `ModelRuntime.resolveModel`: asks the router of the virtual `request.model` and checks its
+/// answer (a physical model whose provider has credentials; the level clamped to it).
+/// `request.previous` is filled from `request.messages`; `request.failed` holds the failed message
+/// of a retry (its model is looked up here). The error is pi's message.
+pub async fn resolve_virtual_route(ctx: &ExtensionContext, mut request: RouteRequest) -> Result<Route, String> {
+    let model = request.model.clone();
+    let name = format!("Virtual model {}/{}", model.provider, model.id);
+    let Some(virtual_model) =
+        all(&ctx.runtime).into_iter().find(|m| m.model.provider == model.provider && m.model.id == model.id)
+    else {
+        return Err(format!("{name} is not registered."));
+    };
+    let registry = ctx.model_registry();
+    let physical = |provider: &str, id: &str| registry.find(provider, id).filter(|m| !is_virtual_model(m));
+    request.previous = find_latest_response(&request.messages).and_then(|latest| {
+        let model = physical(&latest.provider, &latest.model)?;
+        Some(RoutedPair { model, thinking_level: latest.thinking_level, message: None })
+    });
+    if let Some(failed) = request.failed.take() {
+        let message = failed.message.clone();
+        request.failed = message.as_ref().and_then(|m| physical(&m.provider, &m.model)).map(|model| RoutedPair {
+            model,
+            thinking_level: failed.thinking_level,
+            message,
+        });
+    }
+    let route = (virtual_model.definition.route)(request, ctx.clone()).await?;
+    let routed = format!("{name} routed to {}/{}", route.model.provider, route.model.id);
+    let Some(target) = physical(&route.model.provider, &route.model.id) else {
+        return Err(format!("{routed}, which is not a physical model."));
+    };
+    // pi's availability check resolves a registered provider's key (a `$VAR` key whose variable
+    // is unset gives none).
+    let keyed = registry.get_registered_provider_config(&target.provider).is_some_and(|c| c.get("apiKey").is_some());
+    let unresolved = keyed && !matches!(registry.get_provider_auth(&target.provider).await, Ok(Some(_)));
+    if !registry.has_configured_auth(&target) || unresolved {
+        return Err(format!("{routed}, which has no credentials."));
+    }
+    let thinking_level = pi_ai::models::clamp_thinking_level(&target, route.thinking_level);
+    Ok(Route { model: target, thinking_level, state: route.state })
+}

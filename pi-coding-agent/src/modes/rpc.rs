@@ -35,6 +35,21 @@ pub struct RpcContext {
     pub roots: SourceRoots,
 }
 
+/// The models `get_available_models`, `set_model` and `cycle_model` see now (pi's available
+/// snapshot): the registry's with credentials, then the models of the providers extensions have
+/// registered (in registration order; a provider's replace the registry's of that name), then
+/// the virtual models (each hiding a physical model with its provider and id).
+fn current_models(session: &AgentSession, ctx: &RpcContext) -> Vec<Model> {
+    let mut models = ctx.available_models.clone();
+    let Some(runner) = session.extension_runner() else { return models };
+    let providers = runner.registered_providers();
+    models.retain(|m| !providers.iter().any(|p| p.name == m.provider));
+    for provider in &providers {
+        models.extend(provider.model_values().into_iter().filter_map(|v| serde_json::from_value(v).ok()));
+    }
+    crate::extensions::with_virtual_models(models, &runner.virtual_models())
+}
+
 /// pi's `getNextCycleIndex` (forward): the first entry when the current model is not in the
 /// list, nothing when it is the only one.
 fn next_cycle_index(current: Option<usize>, len: usize) -> Option<usize> {
@@ -76,6 +91,13 @@ fn state(session: &AgentSession) -> Value {
 /// `abort_bash` a running `bash`, and `get_state` answers while they run; commands that never
 /// wait answer in line order. Every record is written as one whole line.
 pub async fn run_rpc(session: AgentSession, ctx: RpcContext) -> i32 {
+    let mut ctx = ctx;
+    // The models extensions registered are read when a command needs them (they change while
+    // the session runs, as pi's snapshot does): the startup list keeps the registry's.
+    if let Some(runner) = session.extension_runner() {
+        let registered = crate::sdk::model_choice::extension_models(runner);
+        ctx.available_models.retain(|m| !registered.iter().any(|e| e.same_as(m)));
+    }
     let ctx = Arc::new(ctx);
     let encoder = Arc::new(Mutex::new(JsonEventEncoder::new()));
     let enc = encoder.clone();
@@ -285,7 +307,7 @@ async fn handle(session: AgentSession, ctx: Arc<RpcContext>, request: RpcRequest
             success(id, &kind, Some(json!({"messages": messages})))
         }
         RpcCommand::SetModel { provider, model_id } => {
-            match ctx.available_models.iter().find(|m| m.provider == provider && m.id == model_id) {
+            match current_models(session, ctx).iter().find(|m| m.provider == provider && m.id == model_id) {
                 Some(m) => match session.set_model(m.clone()) {
                     Ok(()) => success(id, &kind, Some(serde_json::to_value(m).unwrap_or_default())),
                     Err(e) => failure(id, &kind, &e.to_string()),
@@ -295,13 +317,14 @@ async fn handle(session: AgentSession, ctx: Arc<RpcContext>, request: RpcRequest
         }
         RpcCommand::CycleModel => {
             let current = session.model();
+            let available = current_models(session, ctx);
             // pi cycles through the `--models` scope (those with credentials) when there is one.
             let scoped: Vec<&ScopedModel> =
-                ctx.scoped_models.iter().filter(|s| ctx.available_models.iter().any(|m| m.same_as(&s.model))).collect();
+                ctx.scoped_models.iter().filter(|s| available.iter().any(|m| m.same_as(&s.model))).collect();
             let (next, level, is_scoped) = if ctx.scoped_models.is_empty() {
-                let at = ctx.available_models.iter().position(|m| m.same_as(&current));
-                match next_cycle_index(at, ctx.available_models.len()) {
-                    Some(i) => (ctx.available_models[i].clone(), None, false),
+                let at = available.iter().position(|m| m.same_as(&current));
+                match next_cycle_index(at, available.len()) {
+                    Some(i) => (available[i].clone(), None, false),
                     None => return Some(success(id, &kind, Some(Value::Null))),
                 }
             } else {
@@ -396,7 +419,7 @@ async fn handle(session: AgentSession, ctx: Arc<RpcContext>, request: RpcRequest
         }
         RpcCommand::CycleThinkingLevel => rpc_queries::cycle_thinking_level(session, id, &kind),
         RpcCommand::GetAvailableThinkingLevels => rpc_queries::available_thinking_levels(session, id, &kind),
-        RpcCommand::GetAvailableModels => rpc_queries::available_models(&ctx.available_models, id, &kind),
+        RpcCommand::GetAvailableModels => rpc_queries::available_models(&current_models(session, ctx), id, &kind),
         RpcCommand::SetSteeringMode { mode } => rpc_queries::set_queue_mode(session, id, &kind, &mode, true),
         RpcCommand::SetFollowUpMode { mode } => rpc_queries::set_queue_mode(session, id, &kind, &mode, false),
         RpcCommand::SetSessionName { name } => rpc_queries::set_session_name(session, id, &kind, &name),

@@ -18,11 +18,12 @@ mod component_calls;
 mod component_input;
 mod files;
 mod markdown;
-mod model_registry_calls;
+pub(crate) mod model_registry_calls;
 mod process;
 pub(crate) mod provider_oauth;
 mod provider_options;
 pub(crate) mod provider_stream;
+pub(crate) mod registry_request;
 pub(crate) mod request_auth;
 mod virtual_models;
 

@@ -28,6 +28,7 @@ use super::protocol::{
     SUPPORTED_VERSIONS,
 };
 use super::register::{NOT_RUNNING, register_all};
+use super::registry_stream as registry_calls;
 use super::virtual_models;
 use crate::extensions::api::ExtensionApi;
 use crate::extensions::errors::{BoxError, ExtensionError};
@@ -203,6 +204,23 @@ fn spawn_reader(
                     if let Some(id) = id {
                         let _ = write_line(&stdin, &protocol::response(id, outcome)).await;
                     }
+                }
+                Ok(Incoming::Call { id, method, params }) if registry_calls::is_request_call(&method) => {
+                    let (runtime, stdin) = (runtime.clone(), stdin.clone());
+                    tokio::spawn(async move {
+                        let events = stdin.clone();
+                        let outcome = registry_calls::subprocess_request(&runtime, &method, &params, |event| {
+                            let events = events.clone();
+                            async move {
+                                let line = protocol::notification(registry_calls::EVENT_NOTIFICATION, event);
+                                let _ = write_line(&events, &line).await;
+                            }
+                        })
+                        .await;
+                        if let Some(id) = id {
+                            let _ = write_line(&stdin, &protocol::response(id, outcome)).await;
+                        }
+                    });
                 }
                 Ok(Incoming::Call { id, method, params }) => {
                     let (runtime, stdin, flags) = (runtime.clone(), stdin.clone(), flags.clone());

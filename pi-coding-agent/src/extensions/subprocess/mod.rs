@@ -24,6 +24,7 @@ pub(crate) mod pi_calls;
 pub mod protocol;
 pub(crate) mod register;
 pub(crate) mod registry_calls;
+pub(crate) mod registry_stream;
 pub(crate) mod remote_markdown;
 pub(crate) mod remote_render;
 pub(crate) mod session_calls;

@@ -13,7 +13,7 @@ use serde_json::json;
 use super::{AgentSession, SessionEvent, SessionShared, lock};
 use crate::extensions::{
     ExtensionRunner, Route, RouteReason, RouteRequest, RoutedPair, VIRTUAL_MODEL_STATE_ENTRY, find_latest_response,
-    is_virtual_model, virtual_model_state,
+    is_virtual_model, resolve_virtual_route, virtual_model_state,
 };
 use crate::messages::{CodingAgentMessage, convert_to_llm};
 use crate::session::SessionEntry;
@@ -65,35 +65,8 @@ pub(crate) async fn route_request(
 
 /// pi's `ModelRuntime.resolveModel`: asks the router and checks its answer. `request.previous`
 /// is filled from `request.messages`; `request.failed` holds the failed message when retrying.
-pub(crate) async fn resolve_model(runner: &Arc<ExtensionRunner>, mut request: RouteRequest) -> Result<Route, BoxError> {
-    let model = request.model.clone();
-    let name = format!("Virtual model {}/{}", model.provider, model.id);
-    let virtual_model = runner.virtual_model(&model.provider, &model.id).ok_or_else(|| not_registered(&model))?;
-    let ctx = runner.create_context();
-    let registry = ctx.model_registry();
-    let physical = |provider: &str, id: &str| registry.find(provider, id).filter(|m| !is_virtual_model(m));
-    request.previous = find_latest_response(&request.messages).and_then(|latest| {
-        let model = physical(&latest.provider, &latest.model)?;
-        Some(RoutedPair { model, thinking_level: latest.thinking_level, message: None })
-    });
-    if let Some(failed) = request.failed.take() {
-        let message = failed.message.clone();
-        request.failed = message.as_ref().and_then(|m| physical(&m.provider, &m.model)).map(|model| RoutedPair {
-            model,
-            thinking_level: failed.thinking_level,
-            message,
-        });
-    }
-    let route = (virtual_model.definition.route)(request, ctx.clone()).await?;
-    let routed = format!("{name} routed to {}/{}", route.model.provider, route.model.id);
-    let Some(target) = physical(&route.model.provider, &route.model.id) else {
-        return Err(format!("{routed}, which is not a physical model.").into());
-    };
-    if !registry.has_configured_auth(&target) {
-        return Err(format!("{routed}, which has no credentials.").into());
-    }
-    let thinking_level = pi_ai::models::clamp_thinking_level(&target, route.thinking_level);
-    Ok(Route { model: target, thinking_level, state: route.state })
+pub(crate) async fn resolve_model(runner: &Arc<ExtensionRunner>, request: RouteRequest) -> Result<Route, BoxError> {
+    Ok(resolve_virtual_route(&runner.create_context(), request).await?)
 }
 
 /// The failed message of a retry, as the router's `failed` before the physical lookup.
