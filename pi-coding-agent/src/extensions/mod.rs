@@ -60,6 +60,7 @@ mod lifecycle_events;
 mod markdown;
 mod markdown_run;
 mod model_registry;
+mod model_registry_typed;
 pub mod node;
 mod provider_events;
 mod registrations;

@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::process::Connection;
 use super::request_auth;
+use crate::extensions::model_registry_typed;
 use crate::extensions::runtime::{Runtime, lock};
 use crate::extensions::subprocess::protocol::{ERROR_INVALID_PARAMS, RpcError};
 
@@ -49,6 +50,9 @@ pub(crate) async fn host_call(
         METHOD_SNAPSHOT => snapshot(runtime),
         METHOD_AUTH => auth(runtime, params).await,
         METHOD_STREAM => stream(runtime, conn, params).await,
+        typed @ (model_registry_typed::METHOD_CLASSIFY | model_registry_typed::METHOD_GENERATE_IMAGES) => {
+            typed_request(runtime, typed, params).await
+        }
         METHOD_ABORT => {
             let id = params.get("requestId").and_then(Value::as_u64).unwrap_or_default();
             if let Some(token) = lock(running()).get(&id) {
@@ -61,7 +65,7 @@ pub(crate) async fn host_call(
 }
 
 /// The registry as the session sees it now, with what the synchronous members need.
-fn snapshot(runtime: &Runtime) -> Result<Value, RpcError> {
+fn snapshot(runtime: &Arc<Runtime>) -> Result<Value, RpcError> {
     let actions = runtime.actions().map_err(|e| invalid(e.to_string()))?;
     let mut answer = crate::extensions::subprocess::link::model_registry_snapshot(&*actions);
     let mut ids: Vec<String> = Vec::new();
@@ -88,6 +92,7 @@ fn snapshot(runtime: &Runtime) -> Result<Value, RpcError> {
         }
         providers.insert(id, info);
     }
+    model_registry_typed::add_typed_models(runtime, &mut answer);
     answer["providers"] = Value::Object(providers);
     answer["oauth"] = json!(oauth);
     Ok(answer)
@@ -203,4 +208,22 @@ async fn stream(runtime: &Arc<Runtime>, conn: &Weak<Connection>, params: &Value)
     }
     lock(running()).remove(&id);
     Ok(Value::Null)
+}
+
+/// `ctx.modelRegistry.classify` / `generateImages`: pi's result, errors included; a `requestId`
+/// lets `ctx.modelRegistry.abort` cancel it.
+async fn typed_request(runtime: &Arc<Runtime>, method: &str, params: &Value) -> Result<Value, RpcError> {
+    let cancel = CancellationToken::new();
+    if params.get("aborted").and_then(Value::as_bool) == Some(true) {
+        cancel.cancel();
+    }
+    let id = params.get("requestId").and_then(Value::as_u64);
+    if let Some(id) = id {
+        lock(running()).insert(id, cancel.clone());
+    }
+    let answer = model_registry_typed::typed_call(runtime, method, params, cancel).await;
+    if let Some(id) = id {
+        lock(running()).remove(&id);
+    }
+    answer.unwrap_or_else(|| Err(format!("Unknown method: {method}"))).map_err(invalid)
 }

@@ -159,7 +159,18 @@ pub(crate) async fn handle_pi_call(
         }
         // `ctx.modelRegistry` of an out-of-process extension: the registry as the session sees
         // it now.
-        "ctx.modelRegistry" => Ok(super::link::model_registry_snapshot(&*actions)),
+        "ctx.modelRegistry" => {
+            let mut snapshot = super::link::model_registry_snapshot(&*actions);
+            crate::extensions::model_registry_typed::add_typed_models(runtime, &mut snapshot);
+            Ok(snapshot)
+        }
+        "ctx.modelRegistry.classify" | "ctx.modelRegistry.generateImages" => {
+            let cancel = tokio_util::sync::CancellationToken::new();
+            match crate::extensions::model_registry_typed::typed_call(runtime, method, &params, cancel).await {
+                Some(answer) => answer.map_err(failed),
+                None => Err(failed(format!("Unknown method: {method}"))),
+            }
+        }
         "ctx.sessionEntries" => super::session_calls::session_entries(&*actions, &params),
         other => {
             Err(RpcError { code: ERROR_METHOD_NOT_FOUND, message: format!("Unknown method: {other}"), data: None })
