@@ -134,7 +134,10 @@ fn key(m: &Value) -> String {
 /// The Rust registry lists, runs and refuses as the reference's JavaScript registry does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_rust_registry_lists_and_runs_image_and_classifier_models_as_the_reference() {
-    let h = Setup::default().start().await;
+    let none: Arc<dyn pi_coding_agent::extensions::Extension> =
+        Arc::new(pi_coding_agent::extensions::FnExtension::new("<inline:none>", |_| Ok(())));
+    let h = Setup { extensions: vec![none], ..Default::default() }.start().await;
+    h.session.bind_extensions(|_| {}).await;
     let server = typed_server();
     point_providers_at(&h, &server.url);
     let registry = h.session.extension_runner().unwrap().create_context().model_registry();
@@ -151,7 +154,10 @@ async fn the_rust_registry_lists_and_runs_image_and_classifier_models_as_the_ref
     assert_eq!(registry.get_model_of_type("image", "typesafe", "jev-latest"), None);
     let available: Vec<String> = registry.get_available_of_type("classifier", None).iter().map(key).collect();
     assert_eq!(json!(available), list["availableClassifiers"]);
-    assert_eq!(registry.get_available_of_type("image", Some("openrouter")).len() as u64, list["availableImages"].as_u64().unwrap());
+    assert_eq!(
+        registry.get_available_of_type("image", Some("openrouter")).len() as u64,
+        list["availableImages"].as_u64().unwrap()
+    );
     assert!(registry.get_all().iter().chain(&registry.get_available()).all(|m| m.id != "jev-latest"));
 
     let run = expected("typed-run", &server.url);
@@ -171,7 +177,10 @@ async fn the_rust_registry_lists_and_runs_image_and_classifier_models_as_the_ref
     let opencode: ClassifierModel =
         serde_json::from_value(registry.get_model_of_type("classifier", "opencode", "jev-1.13").unwrap()).unwrap();
     let result = |r: pi_ai::classify::ClassifierResult| without_timestamp(serde_json::to_value(r).unwrap());
-    assert_eq!(result(registry.classify(&opencode, &context, ClassifyOptions::default()).await), errors["notConfigured"]);
+    assert_eq!(
+        result(registry.classify(&opencode, &context, ClassifyOptions::default()).await),
+        errors["notConfigured"]
+    );
     let mut with_image = context.clone();
     with_image.images = Some(vec![pi_ai::classify::ClassifierImage {
         kind: "image".into(),
@@ -180,7 +189,10 @@ async fn the_rust_registry_lists_and_runs_image_and_classifier_models_as_the_ref
     }]);
     assert_eq!(result(registry.classify(&opencode, &with_image, ClassifyOptions::default()).await), errors["noImages"]);
     let nobody = ClassifierModel { provider: "nobody".into(), ..classifier.clone() };
-    assert_eq!(result(registry.classify(&nobody, &context, ClassifyOptions::default()).await), errors["unknownProvider"]);
+    assert_eq!(
+        result(registry.classify(&nobody, &context, ClassifyOptions::default()).await),
+        errors["unknownProvider"]
+    );
     let copilot = ImageModel { provider: "github-copilot".into(), ..image };
     let refused = registry.generate_images(&copilot, &images, ImagesOptions::default()).await;
     assert_eq!(without_timestamp(serde_json::to_value(refused).unwrap()), errors["imagesNotConfigured"]);

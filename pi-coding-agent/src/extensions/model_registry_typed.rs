@@ -143,7 +143,11 @@ impl ExtensionModelRegistry {
         let aborted = || options.cancel.as_ref().is_some_and(|c| c.is_cancelled());
         let reference = format!("{}/{}", model.provider, model.id);
         if model.model_type != "classifier" {
-            return pi_ai::classify::error_result(model, format!("Model {reference} is not a classifier model"), aborted());
+            return pi_ai::classify::error_result(
+                model,
+                format!("Model {reference} is not a classifier model"),
+                aborted(),
+            );
         }
         if !context.images().is_empty() && !model.supports_images() {
             let message = format!("Model {reference} does not accept image input");
@@ -193,7 +197,8 @@ pub(crate) const METHOD_GENERATE_IMAGES: &str = "ctx.modelRegistry.generateImage
 /// Adds the registry's image and classifier models to a `ctx.modelRegistry` snapshot:
 /// `typedModels` (pi's JSON, `type` set) and their `provider/id` keys in `available` when usable.
 pub(crate) fn add_typed_models(runtime: &std::sync::Arc<super::runtime::Runtime>, snapshot: &mut Value) {
-    let registry = ExtensionModelRegistry { ctx: super::runtime::ExtensionContext { runtime: runtime.clone(), command: false } };
+    let registry =
+        ExtensionModelRegistry { ctx: super::runtime::ExtensionContext { runtime: runtime.clone(), command: false } };
     let typed = registry.typed();
     let key = |m: &Value| {
         let field = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
@@ -237,7 +242,10 @@ fn wire_options(o: &Value) -> WireOptions {
 
 /// A model as the typed struct `T`, or (when the JSON is not one, e.g. a chat model) a bare one
 /// carrying its `type`, `api`, `provider` and `id` so the type check words the error.
-fn typed_model<T: serde::de::DeserializeOwned>(value: &Value, bare: impl FnOnce(String, String, String, String) -> T) -> T {
+fn typed_model<T: serde::de::DeserializeOwned>(
+    value: &Value,
+    bare: impl FnOnce(String, String, String, String) -> T,
+) -> T {
     serde_json::from_value(value.clone()).unwrap_or_else(|_| {
         let field = |k: &str| value.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
         let kind = value.get("type").and_then(Value::as_str).unwrap_or("chat").to_owned();
@@ -254,7 +262,8 @@ pub(crate) async fn typed_call(
     params: &Value,
     cancel: tokio_util::sync::CancellationToken,
 ) -> Option<Result<Value, String>> {
-    let registry = ExtensionModelRegistry { ctx: super::runtime::ExtensionContext { runtime: runtime.clone(), command: false } };
+    let registry =
+        ExtensionModelRegistry { ctx: super::runtime::ExtensionContext { runtime: runtime.clone(), command: false } };
     let model = params.get("model").cloned().unwrap_or(Value::Null);
     let context = params.get("context").cloned().unwrap_or(Value::Null);
     let o = wire_options(params.get("options").unwrap_or(&Value::Null));
