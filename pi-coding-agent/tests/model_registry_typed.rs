@@ -1,6 +1,7 @@
 //! Image and classifier models through `ctx.modelRegistry` (pi's `getModelsOfType`,
-//! `getAvailableOfType`, `getModelOfType`, `findOfType`, `classify`, `generateImages`), in Rust
-//! and in the JavaScript host (`fixtures/js_extensions/typed-models.ts`), against the reference:
+//! `getAvailableOfType`, `getModelOfType`, `findOfType`, `classify`, `generateImages`), in Rust,
+//! in the JavaScript host (`fixtures/js_extensions/typed-models.ts`) and over the JSON-RPC
+//! subprocess protocol (a Python extension), against the reference:
 //! `fixtures/typed_models/reference.json` is what pi 1.6.0 answered for the same extension
 //! commands (`scripts/fixtures/typed_models_registry.sh`), with models.json pointing `typesafe` and
 //! `openrouter` at a 127.0.0.1 server answering pi-ai's reference replies. The requests (path,
@@ -309,4 +310,122 @@ async fn the_llama_providers_stored_classifiers_are_listed_and_classify() {
     let requests = server.requests.lock().unwrap();
     assert_eq!(requests.len(), scenario["requests"].as_array().unwrap().len());
     assert!(requests.iter().all(|r| r["auth"] == "Bearer local"), "{requests:?}");
+}
+
+/// Over the JSON-RPC subprocess protocol: the `ctx.modelRegistry` snapshot carries the typed
+/// models (`typedModels`, their keys in `available`), and `ctx.modelRegistry.classify` /
+/// `generateImages` answer pi's results (the reference's, for the same request and reply) or pi's
+/// error result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_json_rpc_protocol_lists_classifies_and_generates() {
+    use pi_coding_agent::extensions::subprocess::SubprocessExtension;
+    let dir = tempfile::tempdir().unwrap();
+    let server = typed_server();
+    let agent = dir.path().join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let models = json!({"providers": {
+        "typesafe": {"baseUrl": format!("{}/v1", server.url), "apiKey": "test-key"},
+        "openrouter": {"baseUrl": format!("{}/api/v1", server.url), "apiKey": "test-key"}}});
+    std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+    let classify_context = pi_ai_scenario("typesafe_all_question_types")["context"].clone();
+    let images_context = pi_ai_scenario("images_text_and_image_output")["context"].clone();
+    let out = dir.path().join("answers.json");
+    let script = format!(
+        r#"
+import json, sys
+def send(m):
+    m["jsonrpc"] = "2.0"
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+def call(i, method, params):
+    send({{"id": i, "method": method, "params": params}})
+    for line in sys.stdin:
+        m = json.loads(line)
+        if m.get("id") == i and "method" not in m:
+            return m.get("result", m.get("error"))
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("method") == "initialize":
+        send({{"id": m["id"], "result": {{"protocolVersion": 3, "events": [], "tools": [], "commands": [{{"name": "typed", "description": "typed"}}], "flags": []}}}})
+    elif m.get("method") == "command.run":
+        snap = call(9001, "ctx.modelRegistry", {{}})
+        jev = next(x for x in snap["typedModels"] if x["provider"] == "typesafe" and x["id"] == "jev-latest")
+        fox = next(x for x in snap["typedModels"] if x["id"] == "google/gemini-2.5-flash-image")
+        answers = {{
+            "typed": len(snap["typedModels"]),
+            "jevAvailable": "typesafe/jev-latest" in snap["available"],
+            "chatTyped": [x["id"] for x in snap["models"] if x.get("type", "chat") != "chat"],
+            "classified": call(9002, "ctx.modelRegistry.classify", {{"model": jev, "context": json.loads({classify:?})}}),
+            "generated": call(9003, "ctx.modelRegistry.generateImages", {{"model": fox, "context": json.loads({images:?})}}),
+            "refused": call(9004, "ctx.modelRegistry.generateImages", {{"model": jev, "context": json.loads({images:?})}}),
+        }}
+        open({out:?}, "w").write(json.dumps(answers))
+        send({{"id": m["id"], "result": None}})
+    elif "id" in m and "method" in m:
+        send({{"id": m["id"], "result": None}})
+"#,
+        classify = classify_context.to_string(),
+        images = images_context.to_string(),
+        out = out.to_string_lossy(),
+    );
+    let path = dir.path().join("typed.py");
+    std::fs::write(&path, script).unwrap();
+    let ext: Arc<dyn pi_coding_agent::extensions::Extension> =
+        Arc::new(SubprocessExtension::new(path.to_string_lossy()));
+    let runner = pi_coding_agent::extensions::ExtensionRunner::load(vec![ext], dir.path().to_string_lossy()).await;
+    assert!(runner.load_errors().is_empty(), "{:?}", runner.load_errors());
+    runner.set_agent_dir(agent);
+    runner.bind(Arc::new(NoActions));
+    assert!(runner.run_command("typed", "").await);
+    let answers = read_json(&out);
+    let list = expected("typed-list", &server.url);
+    let total = list["classifiers"].as_u64().unwrap() + list["images"].as_u64().unwrap();
+    assert_eq!(answers["typed"].as_u64(), Some(total));
+    assert_eq!(answers["jevAvailable"], true);
+    assert_eq!(answers["chatTyped"], json!([]));
+    let run = expected("typed-run", &server.url);
+    assert_eq!(without_timestamp(answers["classified"].clone()), run["classified"]);
+    assert_eq!(without_timestamp(answers["generated"].clone()), run["generated"]);
+    assert_eq!(without_timestamp(answers["refused"].clone()), expected("typed-errors", &server.url)["notImage"]);
+    assert_eq!(json!(*server.requests.lock().unwrap()), reference()["requests"]);
+}
+
+/// Actions of an unbound session: enough for the registry's typed calls.
+struct NoActions;
+
+impl pi_coding_agent::extensions::ExtensionActions for NoActions {
+    fn send_message(
+        &self,
+        _: pi_coding_agent::extensions::ExtensionMessage,
+        _: pi_coding_agent::extensions::SendMessageOptions,
+    ) -> Result<(), pi_coding_agent::extensions::BoxError> {
+        Ok(())
+    }
+    fn send_user_message(
+        &self,
+        _: pi_ai::Content<pi_ai::UserBlock>,
+        _: pi_coding_agent::extensions::SendUserMessageOptions,
+    ) -> Result<(), pi_coding_agent::extensions::BoxError> {
+        Ok(())
+    }
+    fn append_entry(&self, _: &str, _: Option<Value>) -> Result<(), pi_coding_agent::extensions::BoxError> {
+        Ok(())
+    }
+    fn set_session_name(&self, _: &str) -> Result<(), pi_coding_agent::extensions::BoxError> {
+        Ok(())
+    }
+    fn get_session_name(&self) -> Option<String> {
+        None
+    }
+    fn set_label(&self, _: &str, _: Option<&str>) -> Result<(), pi_coding_agent::extensions::BoxError> {
+        Ok(())
+    }
+    fn get_active_tools(&self) -> Vec<String> {
+        Vec::new()
+    }
+    fn get_all_tools(&self) -> Vec<pi_coding_agent::extensions::ToolInfo> {
+        Vec::new()
+    }
+    fn set_active_tools(&self, _: &[String]) -> Result<(), pi_coding_agent::extensions::BoxError> {
+        Ok(())
+    }
 }
