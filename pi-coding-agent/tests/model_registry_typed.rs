@@ -284,7 +284,7 @@ async fn the_llama_providers_stored_classifiers_are_listed_and_classify() {
     let llama = pi_coding_agent::builtin_extensions::llama::LlamaExtension::new(llama_dir.path().to_owned());
     let h = Setup { extensions: vec![Arc::new(llama)], ..Default::default() }.start().await;
     h.session.bind_extensions(|_| {}).await;
-    let server = serve(|path, body| llama_reply(path, body));
+    let server = serve(llama_reply);
     let scenario = pi_ai_scenario("llama_all_question_types");
     let mut stored = scenario["model"].clone();
     stored["provider"] = json!("llama.cpp");
