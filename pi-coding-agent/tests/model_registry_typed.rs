@@ -321,12 +321,6 @@ async fn the_json_rpc_protocol_lists_classifies_and_generates() {
     use pi_coding_agent::extensions::subprocess::SubprocessExtension;
     let dir = tempfile::tempdir().unwrap();
     let server = typed_server();
-    let agent = dir.path().join("agent");
-    std::fs::create_dir_all(&agent).unwrap();
-    let models = json!({"providers": {
-        "typesafe": {"baseUrl": format!("{}/v1", server.url), "apiKey": "test-key"},
-        "openrouter": {"baseUrl": format!("{}/api/v1", server.url), "apiKey": "test-key"}}});
-    std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
     let classify_context = pi_ai_scenario("typesafe_all_question_types")["context"].clone();
     let images_context = pi_ai_scenario("images_text_and_image_output")["context"].clone();
     let out = dir.path().join("answers.json");
@@ -371,11 +365,10 @@ for line in sys.stdin:
     std::fs::write(&path, script).unwrap();
     let ext: Arc<dyn pi_coding_agent::extensions::Extension> =
         Arc::new(SubprocessExtension::new(path.to_string_lossy()));
-    let runner = pi_coding_agent::extensions::ExtensionRunner::load(vec![ext], dir.path().to_string_lossy()).await;
-    assert!(runner.load_errors().is_empty(), "{:?}", runner.load_errors());
-    runner.set_agent_dir(agent);
-    runner.bind(Arc::new(NoActions));
-    assert!(runner.run_command("typed", "").await);
+    let h = Setup { extensions: vec![ext], ..Default::default() }.start().await;
+    point_providers_at(&h, &server.url);
+    h.session.bind_extensions(|_| {}).await;
+    assert!(h.session.extension_runner().unwrap().run_command("typed", "").await, "{:?}", h.error_pairs());
     let answers = read_json(&out);
     let list = expected("typed-list", &server.url);
     let total = list["classifiers"].as_u64().unwrap() + list["images"].as_u64().unwrap();
@@ -387,45 +380,4 @@ for line in sys.stdin:
     assert_eq!(without_timestamp(answers["generated"].clone()), run["generated"]);
     assert_eq!(without_timestamp(answers["refused"].clone()), expected("typed-errors", &server.url)["notImage"]);
     assert_eq!(json!(*server.requests.lock().unwrap()), reference()["requests"]);
-}
-
-/// Actions of an unbound session: enough for the registry's typed calls.
-struct NoActions;
-
-impl pi_coding_agent::extensions::ExtensionActions for NoActions {
-    fn send_message(
-        &self,
-        _: pi_coding_agent::extensions::ExtensionMessage,
-        _: pi_coding_agent::extensions::SendMessageOptions,
-    ) -> Result<(), pi_coding_agent::extensions::BoxError> {
-        Ok(())
-    }
-    fn send_user_message(
-        &self,
-        _: pi_ai::Content<pi_ai::UserBlock>,
-        _: pi_coding_agent::extensions::SendUserMessageOptions,
-    ) -> Result<(), pi_coding_agent::extensions::BoxError> {
-        Ok(())
-    }
-    fn append_entry(&self, _: &str, _: Option<Value>) -> Result<(), pi_coding_agent::extensions::BoxError> {
-        Ok(())
-    }
-    fn set_session_name(&self, _: &str) -> Result<(), pi_coding_agent::extensions::BoxError> {
-        Ok(())
-    }
-    fn get_session_name(&self) -> Option<String> {
-        None
-    }
-    fn set_label(&self, _: &str, _: Option<&str>) -> Result<(), pi_coding_agent::extensions::BoxError> {
-        Ok(())
-    }
-    fn get_active_tools(&self) -> Vec<String> {
-        Vec::new()
-    }
-    fn get_all_tools(&self) -> Vec<pi_coding_agent::extensions::ToolInfo> {
-        Vec::new()
-    }
-    fn set_active_tools(&self, _: &[String]) -> Result<(), pi_coding_agent::extensions::BoxError> {
-        Ok(())
-    }
 }

@@ -189,29 +189,16 @@ impl ExtensionModelRegistry {
     }
 }
 
-/// The call that lists or runs typed models across a process boundary.
-pub(crate) const METHOD_CLASSIFY: &str = "ctx.modelRegistry.classify";
-/// See [`METHOD_CLASSIFY`].
-pub(crate) const METHOD_GENERATE_IMAGES: &str = "ctx.modelRegistry.generateImages";
-
-/// Adds the registry's image and classifier models to a `ctx.modelRegistry` snapshot:
-/// `typedModels` (pi's JSON, `type` set) and their `provider/id` keys in `available` when usable.
-pub(crate) fn add_typed_models(runtime: &std::sync::Arc<super::runtime::Runtime>, snapshot: &mut Value) {
-    let registry =
-        ExtensionModelRegistry { ctx: super::runtime::ExtensionContext { runtime: runtime.clone(), command: false } };
+/// The registry's image and classifier models for a `ctx.modelRegistry` snapshot: every one
+/// (pi's JSON, `type` set) and the `provider/id` keys of those with configured auth.
+pub(crate) fn typed_snapshot(registry: &ExtensionModelRegistry) -> (Vec<Value>, Vec<String>) {
     let typed = registry.typed();
     let key = |m: &Value| {
         let field = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
-        Value::String(format!("{}/{}", field("provider"), field("id")))
+        format!("{}/{}", field("provider"), field("id"))
     };
-    if let Some(available) = snapshot.get_mut("available").and_then(Value::as_array_mut) {
-        for k in typed.available.iter().map(key) {
-            if !available.contains(&k) {
-                available.push(k);
-            }
-        }
-    }
-    snapshot["typedModels"] = Value::Array(typed.all);
+    let available = typed.available.iter().map(key).collect();
+    (typed.all, available)
 }
 
 /// The request options of a typed call (pi's `ProviderRequestOptions` that cross the protocol).
@@ -257,18 +244,16 @@ fn typed_model<T: serde::de::DeserializeOwned>(
 /// `{model, context, options}` in, pi's result JSON out (errors included); `None` for any other
 /// method.
 pub(crate) async fn typed_call(
-    runtime: &std::sync::Arc<super::runtime::Runtime>,
+    registry: &ExtensionModelRegistry,
     method: &str,
     params: &Value,
     cancel: tokio_util::sync::CancellationToken,
 ) -> Option<Result<Value, String>> {
-    let registry =
-        ExtensionModelRegistry { ctx: super::runtime::ExtensionContext { runtime: runtime.clone(), command: false } };
     let model = params.get("model").cloned().unwrap_or(Value::Null);
     let context = params.get("context").cloned().unwrap_or(Value::Null);
     let o = wire_options(params.get("options").unwrap_or(&Value::Null));
     let result = match method {
-        METHOD_CLASSIFY => {
+        "ctx.modelRegistry.classify" => {
             let model: ClassifierModel = typed_model(&model, |model_type, api, provider, id| ClassifierModel {
                 model_type,
                 api,
@@ -293,7 +278,7 @@ pub(crate) async fn typed_call(
             };
             serde_json::to_value(result)
         }
-        METHOD_GENERATE_IMAGES => {
+        "ctx.modelRegistry.generateImages" => {
             let model: ImageModel = typed_model(&model, |model_type, api, provider, id| ImageModel {
                 model_type,
                 api,

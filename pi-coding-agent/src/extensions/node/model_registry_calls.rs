@@ -17,9 +17,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::process::Connection;
 use super::request_auth;
-use crate::extensions::model_registry_typed;
 use crate::extensions::runtime::{Runtime, lock};
 use crate::extensions::subprocess::protocol::{ERROR_INVALID_PARAMS, RpcError};
+use crate::extensions::subprocess::typed_calls;
 
 const METHOD_SNAPSHOT: &str = "ctx.modelRegistry";
 const METHOD_AUTH: &str = "ctx.modelRegistry.auth";
@@ -50,7 +50,7 @@ pub(crate) async fn host_call(
         METHOD_SNAPSHOT => snapshot(runtime),
         METHOD_AUTH => auth(runtime, params).await,
         METHOD_STREAM => stream(runtime, conn, params).await,
-        typed @ (model_registry_typed::METHOD_CLASSIFY | model_registry_typed::METHOD_GENERATE_IMAGES) => {
+        typed @ (typed_calls::METHOD_CLASSIFY | typed_calls::METHOD_GENERATE_IMAGES) => {
             typed_request(runtime, typed, params).await
         }
         METHOD_ABORT => {
@@ -65,7 +65,7 @@ pub(crate) async fn host_call(
 }
 
 /// The registry as the session sees it now, with what the synchronous members need.
-fn snapshot(runtime: &Arc<Runtime>) -> Result<Value, RpcError> {
+fn snapshot(runtime: &Runtime) -> Result<Value, RpcError> {
     let actions = runtime.actions().map_err(|e| invalid(e.to_string()))?;
     let mut answer = crate::extensions::subprocess::link::model_registry_snapshot(&*actions);
     let mut ids: Vec<String> = Vec::new();
@@ -92,7 +92,7 @@ fn snapshot(runtime: &Arc<Runtime>) -> Result<Value, RpcError> {
         }
         providers.insert(id, info);
     }
-    model_registry_typed::add_typed_models(runtime, &mut answer);
+    typed_calls::add_typed_models(&*actions, &mut answer);
     answer["providers"] = Value::Object(providers);
     answer["oauth"] = json!(oauth);
     Ok(answer)
@@ -221,9 +221,13 @@ async fn typed_request(runtime: &Arc<Runtime>, method: &str, params: &Value) -> 
     if let Some(id) = id {
         lock(running()).insert(id, cancel.clone());
     }
-    let answer = model_registry_typed::typed_call(runtime, method, params, cancel).await;
+    let actions = runtime.actions().map_err(|e| invalid(e.to_string()));
+    let answer = match actions {
+        Ok(actions) => typed_calls::typed_call(&*actions, method, params.clone(), cancel).await.map_err(invalid),
+        Err(error) => Err(error),
+    };
     if let Some(id) = id {
         lock(running()).remove(&id);
     }
-    answer.unwrap_or_else(|| Err(format!("Unknown method: {method}"))).map_err(invalid)
+    answer
 }

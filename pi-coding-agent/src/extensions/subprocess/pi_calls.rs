@@ -161,15 +161,12 @@ pub(crate) async fn handle_pi_call(
         // it now.
         "ctx.modelRegistry" => {
             let mut snapshot = super::link::model_registry_snapshot(&*actions);
-            crate::extensions::model_registry_typed::add_typed_models(runtime, &mut snapshot);
+            super::typed_calls::add_typed_models(&*actions, &mut snapshot);
             Ok(snapshot)
         }
-        "ctx.modelRegistry.classify" | "ctx.modelRegistry.generateImages" => {
+        super::typed_calls::METHOD_CLASSIFY | super::typed_calls::METHOD_GENERATE_IMAGES => {
             let cancel = tokio_util::sync::CancellationToken::new();
-            match crate::extensions::model_registry_typed::typed_call(runtime, method, &params, cancel).await {
-                Some(answer) => answer.map_err(failed),
-                None => Err(failed(format!("Unknown method: {method}"))),
-            }
+            super::typed_calls::typed_call(&*actions, method, params, cancel).await.map_err(failed)
         }
         "ctx.sessionEntries" => super::session_calls::session_entries(&*actions, &params),
         other => {
