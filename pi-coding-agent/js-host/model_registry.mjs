@@ -3,7 +3,9 @@
 // before a handler runs whenever the snapshot's `modelsVersion` changed, so the synchronous
 // members answer from that copy; `refresh()` fetches it again. Auth lookups ask pi-rs
 // (`ctx.modelRegistry.auth`); `stream` / `streamSimple` / `complete` run the request in pi-rs
-// (`ctx.modelRegistry.stream`), whose events come back as `modelRegistry.event` notifications.
+// (`ctx.modelRegistry.stream`), whose events come back as `modelRegistry.event` notifications;
+// `classify` / `generateImages` run in pi-rs too (`ctx.modelRegistry.classify` /
+// `ctx.modelRegistry.generateImages`), and the image and classifier models come with the snapshot.
 import { createAssistantMessageEventStream } from "./shims/pi-ai.mjs";
 import { rpc, errorMessage } from "./rpc.mjs";
 
@@ -13,7 +15,7 @@ let cachedVersion;
 async function fetchRegistry() {
 	const answer = await rpc.call("ctx.modelRegistry", {});
 	cache = {
-		models: answer?.models ?? [],
+		models: [...(answer?.models ?? []), ...(answer?.typedModels ?? [])],
 		available: new Set(answer?.available ?? []),
 		oauth: new Set(answer?.oauth ?? []),
 		providers: answer?.providers ?? {},
@@ -125,6 +127,30 @@ function runRequest(extensionPath, simple, model, context, options = {}) {
 	return stream;
 }
 
+/** pi's error result of a typed request that could not reach pi-rs. */
+function typedError(model, type, message, aborted) {
+	const result = { api: model?.api, provider: model?.provider, model: model?.id };
+	if (type === "classifier") result.answers = {};
+	else result.output = [];
+	return { ...result, stopReason: aborted ? "aborted" : "error", errorMessage: message, timestamp: Date.now() };
+}
+
+/** `classify` / `generateImages`, run by pi-rs with request-time auth; never rejects (pi's). */
+async function runTyped(extensionPath, method, type, model, context, options = {}) {
+	const requestId = nextRequest++;
+	const { signal, onPayload, onResponse, ...sent } = options ?? {};
+	const abort = () => rpc.send({ method: "ctx.modelRegistry.abort", params: { requestId } });
+	signal?.addEventListener?.("abort", abort, { once: true });
+	try {
+		const plain = JSON.parse(JSON.stringify({ model, context, options: sent }));
+		return await rpc.call(method, { extensionPath, requestId, ...plain, aborted: Boolean(signal?.aborted) });
+	} catch (error) {
+		return typedError(model, type, errorMessage(error), signal?.aborted);
+	} finally {
+		signal?.removeEventListener?.("abort", abort);
+	}
+}
+
 /** The registry object of `ctx.modelRegistry` for the extension at `extensionPath`. */
 export function modelRegistry(extensionPath) {
 	const call = (method, params) => rpc.call(method, { extensionPath, ...params });
@@ -174,6 +200,8 @@ export function modelRegistry(extensionPath) {
 		stream: (model, context, options) => runRequest(extensionPath, false, model, context, options),
 		streamSimple: (model, context, options) => runRequest(extensionPath, true, model, context, options),
 		complete: (model, context, options) => runRequest(extensionPath, false, model, context, options).result(),
+		classify: (model, context, options) => runTyped(extensionPath, "ctx.modelRegistry.classify", "classifier", model, context, options),
+		generateImages: (model, context, options) => runTyped(extensionPath, "ctx.modelRegistry.generateImages", "image", model, context, options),
 		registerProvider: (providerOrName, config) => {
 			const name = typeof providerOrName === "string" ? providerOrName : providerOrName?.id;
 			if (typeof providerOrName === "string" && !config) throw new Error("Provider config is required when registering by name");

@@ -13,6 +13,7 @@ pub mod oauth;
 mod registry;
 pub(crate) use registry::with_provider_auth;
 mod storage;
+pub mod typed_models;
 
 pub use credential::{Credential, CredentialType};
 pub use login::{AuthEvent, AuthInteraction, AuthPrompt, LoginError, LoginKind, LoginProvider, LoginRegistry};

@@ -364,7 +364,7 @@ async fn run(mut args: Args) -> Result<i32> {
                 registry.registry().shared_models(),
                 available.clone(),
                 registry.registry().clone(),
-                agent_dir.join("models.json"),
+                agent_dir.clone(),
             ),
         }),
         ..Default::default()
@@ -612,35 +612,44 @@ fn menu_commands(loader: &DefaultResourceLoader) -> Vec<(String, String)> {
 }
 
 /// codemode's `models.*` catalog, turned into pi's JSON only when a script first asks: the chat
-/// models, the classifier and image models (available when their provider has credentials; an
-/// `openai` ChatGPT login does not work with OpenAI's Decisions API), and the credentials
+/// models, the registry's classifier and image models (pi-ai's and the llama.cpp provider's
+/// stored classifiers; available when their provider has credentials), and the credentials
 /// `classify()` / `generateImages()` run with.
 fn codemode_models(
     all: std::sync::Arc<pi_ai::registry::Models>,
     available: Vec<pi_ai::Model>,
     registry: pi_coding_agent::auth::ModelRegistry,
-    models_json: PathBuf,
+    agent_dir: PathBuf,
 ) -> pi_coding_agent::builtin_extensions::codemode::LazyModelCatalog {
-    use pi_coding_agent::builtin_extensions::codemode::models::typed_model_entries;
+    use pi_coding_agent::auth::typed_models::TypedModels;
     use pi_coding_agent::builtin_extensions::codemode::{LazyModelCatalog, ModelCatalog};
-    let lookup = registry.clone();
+    use pi_coding_agent::builtin_extensions::llama::LLAMA_PROVIDER_ID;
+    let (lookup, llama_dir) = (registry.clone(), agent_dir.clone());
     LazyModelCatalog::new(move || {
-        let config = pi_ai::models::ModelsConfig::load(&models_json).ok();
-        let typed = typed_model_entries(config.as_ref());
         let openai_oauth = matches!(registry.auth_storage().get("openai"),
             Ok(Some(c)) if c.kind() == pi_coding_agent::auth::CredentialType::OAuth);
-        let usable = |m: &serde_json::Value| {
-            let provider = m.get("provider").and_then(serde_json::Value::as_str).unwrap_or_default();
-            let decisions = m.get("api").and_then(serde_json::Value::as_str) == Some("openai-decisions");
-            registry.has_configured_auth(provider) && !(decisions && provider == "openai" && openai_oauth)
+        let configured = |p: &str| match p {
+            LLAMA_PROVIDER_ID => llama_key(&agent_dir).is_some(),
+            _ => registry.has_configured_auth(p),
         };
-        let typed_available: Vec<serde_json::Value> = typed.iter().filter(|m| usable(m)).cloned().collect();
+        let typed = TypedModels::load(&agent_dir, configured, openai_oauth);
         ModelCatalog {
-            all: all.get_models(None).iter().filter_map(|m| serde_json::to_value(m).ok()).chain(typed).collect(),
-            available: available.iter().filter_map(|m| serde_json::to_value(m).ok()).chain(typed_available).collect(),
+            all: all.get_models(None).iter().filter_map(|m| serde_json::to_value(m).ok()).chain(typed.all).collect(),
+            available: available.iter().filter_map(|m| serde_json::to_value(m).ok()).chain(typed.available).collect(),
         }
     })
-    .with_auth(std::sync::Arc::new(move |provider: &str| lookup.resolve(provider).map_err(|e| e.to_string())))
+    .with_auth(std::sync::Arc::new(move |provider: &str| match provider {
+        LLAMA_PROVIDER_ID => Ok(llama_key(&llama_dir).map(pi_ai::models::ResolvedAuth::key)),
+        _ => lookup.resolve(provider).map_err(|e| e.to_string()),
+    }))
+}
+
+/// The llama.cpp provider's key (pi's `auth.apiKey.resolve`): the credential's, else
+/// `LLAMA_API_KEY`, else `local`; `None` while no server is configured.
+fn llama_key(agent_dir: &std::path::Path) -> Option<String> {
+    use pi_coding_agent::builtin_extensions::llama::provider as llama;
+    let credential = llama::stored_credential(agent_dir);
+    llama::resolve_auth(credential.as_ref(), &llama::process_env).map(|a| a.api_key)
 }
 
 /// The startup model choice, taken from the resolver after the session was created.

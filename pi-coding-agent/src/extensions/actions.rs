@@ -337,6 +337,25 @@ pub trait ExtensionActions: Send + Sync {
         None
     }
 
+    /// `ctx.modelRegistry`'s image and classifier models for a snapshot across a process
+    /// boundary: every one and the `provider/id` keys of those with configured auth; `None`
+    /// without a session.
+    fn typed_models(&self) -> Option<(Vec<Value>, Vec<String>)> {
+        None
+    }
+
+    /// `ctx.modelRegistry.classify` / `generateImages` (`method`) across a process boundary:
+    /// pi's result JSON (errors included); `None` without a session.
+    fn typed_model_call(
+        &self,
+        method: &str,
+        params: Value,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Option<futures::future::BoxFuture<'static, Result<Value, String>>> {
+        let _ = (method, params, cancel);
+        None
+    }
+
     /// `ctx.getSystemPromptOptions()` as JSON.
     fn get_system_prompt_options(&self) -> Value {
         Value::Object(Default::default())

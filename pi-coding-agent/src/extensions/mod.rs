@@ -60,6 +60,7 @@ mod lifecycle_events;
 mod markdown;
 mod markdown_run;
 mod model_registry;
+mod model_registry_typed;
 pub mod node;
 mod provider_events;
 mod registrations;
@@ -105,6 +106,7 @@ pub use markdown::{
     DEFAULT_MARKDOWN_MESSAGE_TYPES, MarkdownTransformContext, MarkdownTransformer, MarkdownTransformerRegistration,
 };
 pub use model_registry::{ExtensionModelRegistry, RequestAuth};
+pub(crate) use model_registry_typed::{typed_call, typed_snapshot};
 pub use node::request_auth::ProviderAuth;
 pub use provider_events::{BeforeProviderHeadersEvent, ExtensionRequestObserver, ProviderHeaders};
 pub use registrations::RegisteredProvider;

@@ -29,7 +29,7 @@ pub enum RequestAuth {
 /// What `ctx.modelRegistry` answers (read when called, so models registered meanwhile count).
 #[derive(Clone)]
 pub struct ExtensionModelRegistry {
-    ctx: ExtensionContext,
+    pub(super) ctx: ExtensionContext,
 }
 
 impl std::fmt::Debug for ExtensionModelRegistry {
@@ -56,12 +56,6 @@ impl ExtensionModelRegistry {
     /// A model by provider and id (pi's `find`).
     pub fn find(&self, provider: &str, id: &str) -> Option<Model> {
         self.get_all().into_iter().find(|m| m.provider == provider && m.id == id)
-    }
-
-    /// A model of a type (pi's `findOfType`): pi-rs's registry holds chat models only, so any
-    /// other type finds none.
-    pub fn find_of_type(&self, model_type: &str, provider: &str, id: &str) -> Option<Model> {
-        (model_type == "chat").then(|| self.find(provider, id)).flatten()
     }
 
     /// Whether the model's provider has configured auth (pi's `hasConfiguredAuth`).

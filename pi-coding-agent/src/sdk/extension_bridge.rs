@@ -392,6 +392,27 @@ impl ExtensionActions for SessionActions {
         Some((session.shared.stream_fn)(model, context, options))
     }
 
+    fn typed_models(&self) -> Option<(Vec<Value>, Vec<String>)> {
+        let session = self.session().ok()?;
+        let registry = session.shared.runner.as_ref()?.create_context().model_registry();
+        Some(crate::extensions::typed_snapshot(&registry))
+    }
+
+    fn typed_model_call(
+        &self,
+        method: &str,
+        params: Value,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Option<futures::future::BoxFuture<'static, Result<Value, String>>> {
+        let session = self.session().ok()?;
+        let registry = session.shared.runner.as_ref()?.create_context().model_registry();
+        let method = method.to_owned();
+        Some(Box::pin(async move {
+            let answer = crate::extensions::typed_call(&registry, &method, &params, cancel).await;
+            answer.unwrap_or_else(|| Err(format!("Unknown method: {method}")))
+        }))
+    }
+
     fn is_project_trusted(&self) -> bool {
         self.session().map(|s| s.settings_manager().is_project_trusted()).unwrap_or(false)
     }

@@ -221,28 +221,8 @@ pub fn call_model_global(catalog: &ModelCatalog, name: &str, args: &[Value]) -> 
 }
 
 /// The built-in classifier and image models as catalog entries, with models.json's provider-level
-/// `baseUrl`, `headers` and `compat` applied (so a provider pointed elsewhere keeps its models).
+/// `baseUrl`, `headers` and `compat` applied (the registry's
+/// [`builtin_entries`](crate::auth::typed_models::builtin_entries)).
 pub fn typed_model_entries(config: Option<&pi_ai::models::ModelsConfig>) -> Vec<Value> {
-    let classifiers = pi_ai::classify::builtin_classifier_models().values().flatten().map(serde_json::to_value);
-    let images = pi_ai::images::builtin_image_models().values().flatten().map(serde_json::to_value);
-    classifiers
-        .chain(images)
-        .filter_map(Result::ok)
-        .map(|mut entry| {
-            let provider = entry.get("provider").and_then(Value::as_str).unwrap_or_default().to_owned();
-            if let (Some(p), Some(map)) = (config.and_then(|c| c.providers.get(&provider)), entry.as_object_mut()) {
-                if let Some(base_url) = &p.base_url {
-                    map.insert("baseUrl".into(), Value::String(base_url.clone()));
-                }
-                for (key, extra) in [("headers", &p.headers), ("compat", &p.compat)] {
-                    if let Some(extra) = extra {
-                        let mut merged = map.get(key).and_then(Value::as_object).cloned().unwrap_or_default();
-                        merged.extend(extra.clone());
-                        map.insert(key.into(), Value::Object(merged));
-                    }
-                }
-            }
-            entry
-        })
-        .collect()
+    crate::auth::typed_models::builtin_entries(config)
 }

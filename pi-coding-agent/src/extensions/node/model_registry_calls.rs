@@ -16,7 +16,7 @@ use super::process::Connection;
 use super::request_auth;
 use crate::extensions::runtime::{Runtime, lock};
 use crate::extensions::subprocess::protocol::{ERROR_INVALID_PARAMS, RpcError};
-use crate::extensions::subprocess::registry_stream;
+use crate::extensions::subprocess::{registry_stream, typed_calls};
 
 const METHOD_SNAPSHOT: &str = "ctx.modelRegistry";
 const METHOD_AUTH: &str = "ctx.modelRegistry.auth";
@@ -37,6 +37,9 @@ pub(crate) async fn host_call(
         METHOD_SNAPSHOT => snapshot(runtime),
         METHOD_AUTH => auth(runtime, params).await,
         METHOD_STREAM => stream(runtime, conn, params).await,
+        typed @ (typed_calls::METHOD_CLASSIFY | typed_calls::METHOD_GENERATE_IMAGES) => {
+            typed_request(runtime, typed, params).await
+        }
         METHOD_ABORT => {
             registry_stream::abort(params);
             Ok(Value::Null)
@@ -73,6 +76,7 @@ fn snapshot(runtime: &Runtime) -> Result<Value, RpcError> {
         }
         providers.insert(id, info);
     }
+    typed_calls::add_typed_models(&*actions, &mut answer);
     answer["providers"] = Value::Object(providers);
     answer["oauth"] = json!(oauth);
     Ok(answer)
@@ -131,4 +135,26 @@ fn dispatch(
                 .ok_or_else(|| invalid("The model registry has no session to run requests"))
         }
     }
+}
+
+/// `ctx.modelRegistry.classify` / `generateImages`: pi's result, errors included; a `requestId`
+/// lets `ctx.modelRegistry.abort` cancel it.
+async fn typed_request(runtime: &Arc<Runtime>, method: &str, params: &Value) -> Result<Value, RpcError> {
+    let cancel = CancellationToken::new();
+    if params.get("aborted").and_then(Value::as_bool) == Some(true) {
+        cancel.cancel();
+    }
+    let id = params.get("requestId").and_then(Value::as_u64);
+    if let Some(id) = id {
+        registry_stream::track(id, cancel.clone());
+    }
+    let actions = runtime.actions().map_err(|e| invalid(e.to_string()));
+    let answer = match actions {
+        Ok(actions) => typed_calls::typed_call(&*actions, method, params.clone(), cancel).await.map_err(invalid),
+        Err(error) => Err(error),
+    };
+    if let Some(id) = id {
+        registry_stream::untrack(id);
+    }
+    answer
 }

@@ -28,6 +28,7 @@ pub(crate) mod registry_stream;
 pub(crate) mod remote_markdown;
 pub(crate) mod remote_render;
 pub(crate) mod session_calls;
+pub(crate) mod typed_calls;
 pub(crate) mod ui_calls;
 pub(crate) mod virtual_models;
 

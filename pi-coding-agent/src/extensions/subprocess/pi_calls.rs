@@ -159,7 +159,15 @@ pub(crate) async fn handle_pi_call(
         }
         // `ctx.modelRegistry` of an out-of-process extension: the registry as the session sees
         // it now.
-        "ctx.modelRegistry" => Ok(super::link::model_registry_snapshot(&*actions)),
+        "ctx.modelRegistry" => {
+            let mut snapshot = super::link::model_registry_snapshot(&*actions);
+            super::typed_calls::add_typed_models(&*actions, &mut snapshot);
+            Ok(snapshot)
+        }
+        super::typed_calls::METHOD_CLASSIFY | super::typed_calls::METHOD_GENERATE_IMAGES => {
+            let cancel = tokio_util::sync::CancellationToken::new();
+            super::typed_calls::typed_call(&*actions, method, params, cancel).await.map_err(failed)
+        }
         "ctx.sessionEntries" => super::session_calls::session_entries(&*actions, &params),
         other => {
             Err(RpcError { code: ERROR_METHOD_NOT_FOUND, message: format!("Unknown method: {other}"), data: None })

@@ -37,6 +37,16 @@ pub(crate) fn is_request_call(method: &str) -> bool {
     method == METHOD_STREAM || method == METHOD_ABORT
 }
 
+/// Lets `ctx.modelRegistry.abort` cancel the request `id` (a `classify` / `generateImages` call).
+pub(crate) fn track(id: u64, cancel: CancellationToken) {
+    lock(running()).insert(id, cancel);
+}
+
+/// Forgets the request `id` once it ended.
+pub(crate) fn untrack(id: u64) {
+    lock(running()).remove(&id);
+}
+
 /// Cancels the request `{"requestId"}`.
 pub(crate) fn abort(params: &Value) {
     let id = params.get("requestId").and_then(Value::as_u64).unwrap_or_default();
