@@ -11,6 +11,7 @@ use pi_ai::options::StreamOptions;
 use pi_ai::transcript::normalize_context;
 use pi_ai::{AssistantMessageEventStream, Context, Model};
 use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
 
 use super::process::Connection;
 use super::request_auth;
