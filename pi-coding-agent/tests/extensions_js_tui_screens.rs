@@ -380,3 +380,88 @@ fn questionnaire_reviews_the_answers() {
         ],
     );
 }
+
+#[test]
+fn a_select_list_that_matches_nothing_says_so() {
+    components(
+        "jstui_select_none",
+        &[
+            (&["/tui-select"], &|s| s.contains("SelectList")),
+            (&["Enter"], &|s| s.contains("Pick an item")),
+            (&["z", "z"], &|s| s.contains("No matching commands")),
+        ],
+    );
+}
+
+#[test]
+fn tools_lists_the_built_in_tools_and_toggles_one() {
+    run(Scenario {
+        name: "jstui_tools",
+        extension: "tools.ts",
+        replies: vec![],
+        presets: false,
+        steps: &[
+            (&["/tools"], &|s| s.contains("/tools")),
+            (&["Enter"], &|s| s.contains("Tool Configuration")),
+            (&["Down", "Down"], &|s| s.contains("→ powershell")),
+            (&["Space"], &|_| true),
+        ],
+    });
+}
+
+/// The assistant's question, then (for `/qna`) the extraction's answer or a request that never ends.
+fn qna_replies(extraction: Option<&str>) -> Vec<Reply> {
+    let question = cli_support::text_reply(&["Two questions: what is the deadline? And which database do you use?"]);
+    let second = match extraction {
+        Some(text) => Reply::Sse(cli_support::text_reply(&[text])),
+        None => Reply::Stall,
+    };
+    vec![Reply::Sse(question), second]
+}
+
+fn qna(name: &str, extraction: Option<&str>, steps: &[Step<'_>]) {
+    run(Scenario { name, extension: "qna.ts", replies: qna_replies(extraction), presets: false, steps });
+}
+
+const QNA_EXTRACTED: &str =
+    r#"{"questions":[{"question":"What is the deadline?"},{"question":"Which database do you use?"}]}"#;
+
+#[test]
+fn qna_loads_the_extracted_questions_into_the_editor() {
+    qna(
+        "jstui_qna",
+        Some(QNA_EXTRACTED),
+        &[
+            (&["plan it", "Enter"], &|s| s.contains("which database do you use?")),
+            (&["/qna"], &|s| s.contains("/qna")),
+            (&["Enter"], &|s| s.contains("Questions loaded")),
+        ],
+    );
+}
+
+#[test]
+fn qna_shows_its_loader_while_extracting() {
+    qna(
+        "jstui_qna_loading",
+        None,
+        &[
+            (&["plan it", "Enter"], &|s| s.contains("which database do you use?")),
+            (&["/qna"], &|s| s.contains("/qna")),
+            (&["Enter"], &|s| s.contains("Extracting questions using smollm2-135m")),
+        ],
+    );
+}
+
+#[test]
+fn qna_cancels_with_escape() {
+    qna(
+        "jstui_qna_cancel",
+        None,
+        &[
+            (&["plan it", "Enter"], &|s| s.contains("which database do you use?")),
+            (&["/qna"], &|s| s.contains("/qna")),
+            (&["Enter"], &|s| s.contains("Extracting questions")),
+            (&["Escape"], &|s| s.contains("Cancelled")),
+        ],
+    );
+}
