@@ -2,7 +2,8 @@
 //! pseudo-terminal of 100×30, compared with the reference pi 1.6.0's screens recorded in tmux at
 //! the same size by `tests/fixtures/interactive/record_jsui3.sh`, all driven by
 //! `fixtures/jsui3/ui3.ts`: the `keybindings` argument of `custom()` factories (with a user's
-//! `keybindings.json`), `ctx.ui.getTheme` / `getAllThemes`, a custom component opened over a
+//! `keybindings.json`), `ctx.ui.getTheme` / `getAllThemes` (and, with `fixtures/jsui3/ext_themes.ts`, of
+//! a theme an extension provided), a custom component opened over a
 //! dialog (the dialog comes back after), an overlay handle's `getBounds()` and a `visible` option,
 //! a completion provider's real arguments and its `applyCompletion`, the Markdown transform
 //! context's `messageId` / `timestamp` and the changelog transformed, cache notices drawn again on
@@ -58,7 +59,9 @@ fn compare_then(name: &str, steps: &[Step<'_>], cleanup: &[&str]) {
     if name.contains("kb") {
         std::fs::copy(fixtures().join("keybindings.json"), env.agent().join("keybindings.json")).expect("keybindings");
     }
-    let extension = fixtures().join("ui3.ts").to_string_lossy().into_owned();
+    // As the recording: "ext_themes" runs `ext_themes.ts` (a theme from `resources_discover`).
+    let file = if name.contains("ext_themes") { "ext_themes.ts" } else { "ui3.ts" };
+    let extension = fixtures().join(file).to_string_lossy().into_owned();
     let mut args = vec!["-e".to_owned(), extension];
     if name.contains("resume") {
         let text = std::fs::read_to_string(fixtures().join("resume.jsonl")).expect("session");
@@ -69,7 +72,7 @@ fn compare_then(name: &str, steps: &[Step<'_>], cleanup: &[&str]) {
     let node = node.to_string_lossy().into_owned();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut pty = Pty::spawn_with(&env, &args, &[("PI_NODE", &node)]);
-    let mut screen = pty.wait_for("the footer", |s| s.contains("smollm2-135m") && s.contains("ui3.ts"));
+    let mut screen = pty.wait_for("the footer", |s| s.contains("smollm2-135m") && s.contains(file));
     for (keys, done) in steps {
         for k in *keys {
             pty.send(key(k));
@@ -84,6 +87,17 @@ fn compare_then(name: &str, steps: &[Step<'_>], cleanup: &[&str]) {
         pty.wait_for("quiet", |_| true);
     }
     pty.quit();
+}
+
+#[test]
+fn get_theme_answers_a_theme_an_extension_provided() {
+    compare(
+        "jsui3_ext_themes",
+        &[
+            (&["/ext-themes"], &|s| s.contains("getTheme of an extension's theme")),
+            (&["Enter"], &|s| s.contains("themes=")),
+        ],
+    );
 }
 
 #[test]
