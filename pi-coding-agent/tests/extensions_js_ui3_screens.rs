@@ -16,25 +16,7 @@ mod js_support;
 use std::path::PathBuf;
 
 use cli_support::{Env, ScriptedServer};
-use interactive_support::{Pty, normalize};
-
-/// A step: keys to send (tmux names: `Enter`, `Escape`, `Tab`, `Up`, `C-j`, `Space`, or text),
-/// then what the screen must show before the next step. A command is typed, then entered once
-/// the menu lists it (the extension's commands arrive after the first frame).
-type Step<'a> = (&'a [&'a str], &'a dyn Fn(&str) -> bool);
-
-fn key(name: &str) -> &str {
-    match name {
-        "Enter" => "\r",
-        "Escape" => "\x1b",
-        "Tab" => "\t",
-        "Space" => " ",
-        "Up" => "\x1b[A",
-        "C-j" => "\n",
-        "C-k" => "\x0b",
-        text => text,
-    }
-}
+use interactive_support::{Pty, Step, play_and_compare, tmux_key};
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/jsui3")
@@ -72,18 +54,9 @@ fn compare_then(name: &str, steps: &[Step<'_>], cleanup: &[&str]) {
     let node = node.to_string_lossy().into_owned();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut pty = Pty::spawn_with(&env, &args, &[("PI_NODE", &node)]);
-    let mut screen = pty.wait_for("the footer", |s| s.contains("smollm2-135m") && s.contains(file));
-    for (keys, done) in steps {
-        for k in *keys {
-            pty.send(key(k));
-        }
-        screen = pty.wait_for(name, done);
-    }
-    let proj = env.proj().display().to_string();
-    let want = interactive_support::fixture(&format!("{name}.ref.txt"));
-    assert_eq!(normalize(&screen, &proj), normalize(&want, &proj), "{name}: our screen (left) and the reference's");
+    play_and_compare(&mut pty, &env, name, &|s| s.contains("smollm2-135m") && s.contains(file), steps);
     for k in cleanup {
-        pty.send(key(k));
+        pty.send(tmux_key(k));
         pty.wait_for("quiet", |_| true);
     }
     pty.quit();
