@@ -45,16 +45,7 @@ async fn ctx_in_handlers_tools_and_commands_matches_the_reference() {
 
     let got = observations(&h.cwd);
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/extensions_ctx/observations.json");
-    let mut expected: Vec<Value> =
-        serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("json");
-    // pi-rs has no PowerShell tool (README, "Deliberate differences"): pi lists its prompt parts.
-    for o in expected.iter_mut().filter(|o| o["what"] == "options") {
-        for part in ["toolSnippets", "toolGuidelines"] {
-            if let Some(map) = o[part].as_object_mut() {
-                map.remove("powershell");
-            }
-        }
-    }
+    let expected: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("json");
     for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
         assert_eq!(g, e, "observation {i} ({}) differs from the reference", e["what"]);
     }

@@ -16,51 +16,7 @@ mod js_support;
 use std::path::PathBuf;
 
 use cli_support::{Env, Reply, ScriptedServer};
-use interactive_support::{Pty, dark_theme, normalize};
-
-/// The reference's examples folder, or `None` (skip; a failure under CI).
-fn examples_dir() -> Option<PathBuf> {
-    let root = std::env::var_os("PI_ANCHOR_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/pi-anchor")))?;
-    let dir = root.join("node_modules/@earendil-works/pi-coding-agent/examples/extensions");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(std::env::var_os("CI").is_none(), "the reference pi 1.6.0 is missing: CI must install it");
-    eprintln!("SKIP: the reference's examples are not installed (anchor.sh path or PI_ANCHOR_DIR)");
-    None
-}
-
-/// The bytes of a tmux key name the recordings use (anything else is typed as text).
-fn key(name: &str) -> &str {
-    match name {
-        "Enter" => "\r",
-        "Escape" => "\x1b",
-        "Tab" => "\t",
-        "Space" => " ",
-        "Up" => "\x1b[A",
-        "Down" => "\x1b[B",
-        "Right" => "\x1b[C",
-        "Left" => "\x1b[D",
-        "Home" => "\x1b[H",
-        "PageDown" => "\x1b[6~",
-        "C-w" => "\x17",
-        "C-Left" => "\x1b[1;5D",
-        "M-Enter" => "\x1b\r",
-        text => text,
-    }
-}
-
-/// The screen as the tests compare it: the machine's paths out, spinner frames as `*` (as
-/// [`Pty::screen`] shows them).
-fn comparable(screen: &str, proj: &str) -> String {
-    let screen: String = screen.chars().map(|c| if ('\u{2800}'..='\u{28ff}').contains(&c) { '*' } else { c }).collect();
-    normalize(&screen, proj)
-}
-
-/// Keys to send (tmux names or text), then what the screen must show before the next step.
-type Step<'a> = (&'a [&'a str], &'a dyn Fn(&str) -> bool);
+use interactive_support::{Pty, Step, dark_theme, examples_dir, play_and_compare};
 
 /// One recorded scenario: the extension, the model's replies, the agent dir's `presets.json` or
 /// not, and steps of keys followed by what the screen must show before the next step.
@@ -90,21 +46,7 @@ fn run(s: Scenario<'_>) {
     let node = node.to_string_lossy().into_owned();
     let extension = extension.to_string_lossy().into_owned();
     let mut pty = Pty::spawn_with(&env, &["-e", &extension], &[("PI_NODE", &node)]);
-    let mut screen = pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
-    for (keys, done) in s.steps {
-        for k in *keys {
-            pty.send(key(k));
-        }
-        screen = pty.wait_for(s.name, done);
-    }
-    let proj = env.proj().display().to_string();
-    let want = interactive_support::fixture(&format!("{}.ref.txt", s.name));
-    assert_eq!(
-        comparable(&screen, &proj),
-        comparable(&want, &proj),
-        "{}: our screen (left) and the reference's",
-        s.name
-    );
+    play_and_compare(&mut pty, &env, s.name, &|s| s.contains("smollm2-135m"), s.steps);
     if s.extension == "components.ts" && s.name != "jstui_message" {
         // The test extension's components close on Ctrl+Q (sent as the Kitty key a terminal
         // reports once pi enabled the protocol), the bordered loader on Escape; then it says so.
@@ -377,6 +319,91 @@ fn questionnaire_reviews_the_answers() {
             (&["ask me", "Enter"], &|s| s.contains("How much should change?")),
             (&["Enter"], &|s| s.contains("Add tests?")),
             (&["Down", "Enter"], &|s| s.contains("Ready to submit")),
+        ],
+    );
+}
+
+#[test]
+fn a_select_list_that_matches_nothing_says_so() {
+    components(
+        "jstui_select_none",
+        &[
+            (&["/tui-select"], &|s| s.contains("SelectList")),
+            (&["Enter"], &|s| s.contains("Pick an item")),
+            (&["z", "z"], &|s| s.contains("No matching commands")),
+        ],
+    );
+}
+
+#[test]
+fn tools_lists_the_built_in_tools_and_toggles_one() {
+    run(Scenario {
+        name: "jstui_tools",
+        extension: "tools.ts",
+        replies: vec![],
+        presets: false,
+        steps: &[
+            (&["/tools"], &|s| s.contains("/tools")),
+            (&["Enter"], &|s| s.contains("Tool Configuration")),
+            (&["Down", "Down"], &|s| s.contains("→ powershell")),
+            (&["Space"], &|_| true),
+        ],
+    });
+}
+
+/// The assistant's question, then (for `/qna`) the extraction's answer or a request that never ends.
+fn qna_replies(extraction: Option<&str>) -> Vec<Reply> {
+    let question = cli_support::text_reply(&["Two questions: what is the deadline? And which database do you use?"]);
+    let second = match extraction {
+        Some(text) => Reply::Sse(cli_support::text_reply(&[text])),
+        None => Reply::Stall,
+    };
+    vec![Reply::Sse(question), second]
+}
+
+fn qna(name: &str, extraction: Option<&str>, steps: &[Step<'_>]) {
+    run(Scenario { name, extension: "qna.ts", replies: qna_replies(extraction), presets: false, steps });
+}
+
+const QNA_EXTRACTED: &str =
+    r#"{"questions":[{"question":"What is the deadline?"},{"question":"Which database do you use?"}]}"#;
+
+#[test]
+fn qna_loads_the_extracted_questions_into_the_editor() {
+    qna(
+        "jstui_qna",
+        Some(QNA_EXTRACTED),
+        &[
+            (&["plan it", "Enter"], &|s| s.contains("which database do you use?")),
+            (&["/qna"], &|s| s.contains("/qna")),
+            (&["Enter"], &|s| s.contains("Questions loaded")),
+        ],
+    );
+}
+
+#[test]
+fn qna_shows_its_loader_while_extracting() {
+    qna(
+        "jstui_qna_loading",
+        None,
+        &[
+            (&["plan it", "Enter"], &|s| s.contains("which database do you use?")),
+            (&["/qna"], &|s| s.contains("/qna")),
+            (&["Enter"], &|s| s.contains("Extracting questions using smollm2-135m")),
+        ],
+    );
+}
+
+#[test]
+fn qna_cancels_with_escape() {
+    qna(
+        "jstui_qna_cancel",
+        None,
+        &[
+            (&["plan it", "Enter"], &|s| s.contains("which database do you use?")),
+            (&["/qna"], &|s| s.contains("/qna")),
+            (&["Enter"], &|s| s.contains("Extracting questions")),
+            (&["Escape"], &|s| s.contains("Cancelled")),
         ],
     );
 }

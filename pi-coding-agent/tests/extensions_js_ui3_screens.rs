@@ -2,7 +2,8 @@
 //! pseudo-terminal of 100×30, compared with the reference pi 1.6.0's screens recorded in tmux at
 //! the same size by `tests/fixtures/interactive/record_jsui3.sh`, all driven by
 //! `fixtures/jsui3/ui3.ts`: the `keybindings` argument of `custom()` factories (with a user's
-//! `keybindings.json`), `ctx.ui.getTheme` / `getAllThemes`, a custom component opened over a
+//! `keybindings.json`), `ctx.ui.getTheme` / `getAllThemes` (and, with `fixtures/jsui3/ext_themes.ts`, of
+//! a theme an extension provided), a custom component opened over a
 //! dialog (the dialog comes back after), an overlay handle's `getBounds()` and a `visible` option,
 //! a completion provider's real arguments and its `applyCompletion`, the Markdown transform
 //! context's `messageId` / `timestamp` and the changelog transformed, cache notices drawn again on
@@ -15,25 +16,7 @@ mod js_support;
 use std::path::PathBuf;
 
 use cli_support::{Env, ScriptedServer};
-use interactive_support::{Pty, normalize};
-
-/// A step: keys to send (tmux names: `Enter`, `Escape`, `Tab`, `Up`, `C-j`, `Space`, or text),
-/// then what the screen must show before the next step. A command is typed, then entered once
-/// the menu lists it (the extension's commands arrive after the first frame).
-type Step<'a> = (&'a [&'a str], &'a dyn Fn(&str) -> bool);
-
-fn key(name: &str) -> &str {
-    match name {
-        "Enter" => "\r",
-        "Escape" => "\x1b",
-        "Tab" => "\t",
-        "Space" => " ",
-        "Up" => "\x1b[A",
-        "C-j" => "\n",
-        "C-k" => "\x0b",
-        text => text,
-    }
-}
+use interactive_support::{Pty, Step, play_and_compare, tmux_key};
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/jsui3")
@@ -58,7 +41,9 @@ fn compare_then(name: &str, steps: &[Step<'_>], cleanup: &[&str]) {
     if name.contains("kb") {
         std::fs::copy(fixtures().join("keybindings.json"), env.agent().join("keybindings.json")).expect("keybindings");
     }
-    let extension = fixtures().join("ui3.ts").to_string_lossy().into_owned();
+    // As the recording: "ext_themes" runs `ext_themes.ts` (a theme from `resources_discover`).
+    let file = if name.contains("ext_themes") { "ext_themes.ts" } else { "ui3.ts" };
+    let extension = fixtures().join(file).to_string_lossy().into_owned();
     let mut args = vec!["-e".to_owned(), extension];
     if name.contains("resume") {
         let text = std::fs::read_to_string(fixtures().join("resume.jsonl")).expect("session");
@@ -69,21 +54,23 @@ fn compare_then(name: &str, steps: &[Step<'_>], cleanup: &[&str]) {
     let node = node.to_string_lossy().into_owned();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut pty = Pty::spawn_with(&env, &args, &[("PI_NODE", &node)]);
-    let mut screen = pty.wait_for("the footer", |s| s.contains("smollm2-135m") && s.contains("ui3.ts"));
-    for (keys, done) in steps {
-        for k in *keys {
-            pty.send(key(k));
-        }
-        screen = pty.wait_for(name, done);
-    }
-    let proj = env.proj().display().to_string();
-    let want = interactive_support::fixture(&format!("{name}.ref.txt"));
-    assert_eq!(normalize(&screen, &proj), normalize(&want, &proj), "{name}: our screen (left) and the reference's");
+    play_and_compare(&mut pty, &env, name, &|s| s.contains("smollm2-135m") && s.contains(file), steps);
     for k in cleanup {
-        pty.send(key(k));
+        pty.send(tmux_key(k));
         pty.wait_for("quiet", |_| true);
     }
     pty.quit();
+}
+
+#[test]
+fn get_theme_answers_a_theme_an_extension_provided() {
+    compare(
+        "jsui3_ext_themes",
+        &[
+            (&["/ext-themes"], &|s| s.contains("getTheme of an extension's theme")),
+            (&["Enter"], &|s| s.contains("themes=")),
+        ],
+    );
 }
 
 #[test]

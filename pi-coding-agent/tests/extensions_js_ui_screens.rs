@@ -16,35 +16,7 @@ mod js_support;
 use std::path::PathBuf;
 
 use cli_support::{Env, ScriptedServer};
-use interactive_support::{Pty, dark_theme, normalize};
-
-/// The reference's examples folder, or `None` (skip; a failure under CI).
-fn examples_dir() -> Option<PathBuf> {
-    let root = std::env::var_os("PI_ANCHOR_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/pi-anchor")))?;
-    let dir = root.join("node_modules/@earendil-works/pi-coding-agent/examples/extensions");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(std::env::var_os("CI").is_none(), "the reference pi 1.6.0 is missing: CI must install it");
-    eprintln!("SKIP: the reference's examples are not installed (anchor.sh path or PI_ANCHOR_DIR)");
-    None
-}
-
-/// A step: keys to send (tmux names: `Enter`, `Escape`, `Tab`, `Space`, or text), then what the
-/// screen must show before the next step.
-type Step<'a> = (&'a [&'a str], &'a dyn Fn(&str) -> bool);
-
-fn key(name: &str) -> &str {
-    match name {
-        "Enter" => "\r",
-        "Escape" => "\x1b",
-        "Tab" => "\t",
-        "Space" => " ",
-        text => text,
-    }
-}
+use interactive_support::{Pty, Step, dark_theme, examples_dir, play_and_compare};
 
 /// Runs `extension` (a fixture of `fixtures/jsui2/` or a reference example), plays `steps` and
 /// compares the last screen with `NAME.ref.txt`. A name with "git" runs in a git repository on
@@ -71,16 +43,7 @@ fn compare(name: &str, extension: &str, steps: &[Step<'_>]) {
     let node = node.to_string_lossy().into_owned();
     let extension = extension.to_string_lossy().into_owned();
     let mut pty = Pty::spawn_with(&env, &["-e", &extension], &[("PI_NODE", &node)]);
-    let mut screen = pty.wait_for("the footer", |s| s.contains("smollm2-135m") || s.contains("branch="));
-    for (keys, done) in steps {
-        for k in *keys {
-            pty.send(key(k));
-        }
-        screen = pty.wait_for(name, done);
-    }
-    let proj = env.proj().display().to_string();
-    let want = interactive_support::fixture(&format!("{name}.ref.txt"));
-    assert_eq!(normalize(&screen, &proj), normalize(&want, &proj), "{name}: our screen (left) and the reference's");
+    play_and_compare(&mut pty, &env, name, &|s| s.contains("smollm2-135m") || s.contains("branch="), steps);
     pty.quit();
 }
 

@@ -3,65 +3,21 @@
 //! pseudo-terminal (no key quits it; a fallback Ctrl+C pair only ends a failing run).
 
 mod http_support;
+mod in_process_pty;
 
-use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use http_support::Setup;
-use nix::pty::{Winsize, openpty};
-use nix::sys::termios::{SetArg, cfmakeraw, tcgetattr, tcsetattr};
+use in_process_pty::{open_screen, options, register_bye, screen_text};
 use pi_coding_agent::extensions::{Extension, FnExtension};
-use pi_coding_agent::modes::interactive::{InteractiveOptions, run_interactive_on};
-use pi_tui::CrosstermTerminal;
-
-const COLS: u16 = 100;
-const ROWS: u16 = 30;
-
-fn open_screen() -> (Arc<Mutex<vt100::Parser>>, File, CrosstermTerminal) {
-    let size = Winsize { ws_row: ROWS, ws_col: COLS, ws_xpixel: 0, ws_ypixel: 0 };
-    let pty = openpty(Some(&size), None).expect("openpty");
-    let mut attrs = tcgetattr(&pty.slave).expect("tcgetattr");
-    cfmakeraw(&mut attrs);
-    tcsetattr(&pty.slave, SetArg::TCSANOW, &attrs).expect("raw mode");
-    let slave = File::from(pty.slave);
-    let input = std::os::fd::OwnedFd::from(slave.try_clone().expect("slave clone"));
-    let terminal = CrosstermTerminal::from_fd(input, Box::new(slave), Box::new(|| (COLS as usize, ROWS as usize)));
-    let mut master = File::from(pty.master);
-    let keys = master.try_clone().expect("master clone");
-    let parser = Arc::new(Mutex::new(vt100::Parser::new(
-        std::num::NonZero::new(ROWS).expect("rows"),
-        std::num::NonZero::new(COLS).expect("cols"),
-        0,
-    )));
-    let p = parser.clone();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 8192];
-        while let Ok(n) = master.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            p.lock().expect("parser").process(&buf[..n]);
-        }
-    });
-    (parser, keys, terminal)
-}
-
-fn screen_text(parser: &Mutex<vt100::Parser>) -> String {
-    let p = parser.lock().expect("parser");
-    p.screen().rows(0, COLS).map(|r| r.trim_end().to_owned()).collect::<Vec<_>>().join("\n")
-}
+use pi_coding_agent::modes::interactive::run_interactive_on;
 
 fn bye_extension() -> FnExtension {
     FnExtension::new("/ext/bye.ts", |pi| {
-        pi.register_command("bye", Some("Quit"), |_args, ctx| {
-            Box::pin(async move {
-                ctx.shutdown();
-                Ok(())
-            })
-        })?;
+        register_bye(pi)?;
         Ok(())
     })
 }
@@ -71,13 +27,7 @@ async fn interactive_quits_on_ctx_shutdown() {
     let exts: Vec<Arc<dyn Extension>> = vec![Arc::new(bye_extension())];
     let hs = Setup { extensions: exts, ..Default::default() }.start().await;
     let (parser, mut keys, terminal) = open_screen();
-    let options = InteractiveOptions {
-        agent_dir: hs.dir.path().canonicalize().expect("dir").join("agent"),
-        theme: Some("dark".into()),
-        models: vec![hs.session.model()],
-        version: "1.6.0".into(),
-        ..Default::default()
-    };
+    let options = options(&hs);
     let done = Arc::new(AtomicBool::new(false));
     let fallback = Arc::new(AtomicBool::new(false));
     let (d, f) = (done.clone(), fallback.clone());

@@ -5,12 +5,12 @@
 //! repository; `PI_SKIP_MCP_SERVERS=1` skips.
 
 mod cli_support;
-mod pty_support;
+mod interactive_support;
 
 use std::path::PathBuf;
 
 use cli_support::{Env, ScriptedServer};
-use pty_support::Pty;
+use interactive_support::Pty;
 
 fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -40,7 +40,7 @@ fn slash_mcp_shows_status_and_reconnects() {
     let script = repo_root().join("scripts/mcp-servers/test_server.py").canonicalize().unwrap();
     let config = serde_json::json!({"mcpServers": {"t": {"command": python, "args": [script.display().to_string()]}}});
     std::fs::write(env.agent().join("mcp.json"), config.to_string()).unwrap();
-    let mut pty = Pty::spawn(&env, &[]);
+    let mut pty = Pty::spawn_offline(&env, &[]);
     pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
     pty.send("/mcp");
     pty.wait_for("the typed command", |s| s.contains("/mcp"));

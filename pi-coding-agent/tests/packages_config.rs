@@ -4,12 +4,12 @@
 //! recorded in tmux at the same size with the same files (`fixtures/packages/record_config.sh`).
 
 mod cli_support;
-mod pty_support;
+mod interactive_support;
 
 use std::path::Path;
 
 use cli_support::Env;
-use pty_support::Pty;
+use interactive_support::Pty;
 
 fn fixture(name: &str) -> String {
     let path = format!("{}/tests/fixtures/packages/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -67,7 +67,7 @@ fn compare(ours: &str, reference: &str) {
 fn config_screens_and_writes_match_the_reference() {
     let env = Env::new("http://127.0.0.1:9/v1");
     setup(&env);
-    let mut pty = Pty::spawn(&env, &["config"]);
+    let mut pty = Pty::spawn_offline(&env, &["config"]);
     let global = pty.wait_for("the global screen", |s| s.contains("Global Resources") && s.contains("review.md"));
     compare(&global, &fixture("config_global.ref.txt"));
     // Global mode: Space on the package's skill writes the package filter pi writes.

@@ -171,12 +171,17 @@ async fn cancelled_calls_abort() {
     for tool in tools::all_tools(&cwd, &ToolsOptions::default()) {
         let a = match tool.name() {
             "read" | "ls" => json!({"path": "."}),
-            "bash" => json!({"command": "echo hi"}),
+            "bash" | "powershell" => json!({"command": "echo hi"}),
             "edit" => json!({"path": "x", "edits": [{"oldText": "a", "newText": "b"}]}),
             "write" => json!({"path": "x", "content": "a"}),
             _ => json!({"pattern": "x"}),
         };
         let err = tool.execute("id", args(a), ToolContext::new(cancel.clone(), None)).await.unwrap_err();
+        if tool.name() == "powershell" {
+            // pi's powershell tool fails before it looks at the signal where it cannot run.
+            assert_eq!(err.message(), "The powershell tool is only available on Windows.");
+            continue;
+        }
         assert!(err.message().ends_with("aborted"), "{}: {}", tool.name(), err.message());
     }
 }

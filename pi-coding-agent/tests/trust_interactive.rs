@@ -4,10 +4,10 @@
 //! they save in `trust.json`.
 
 mod cli_support;
-mod pty_support;
+mod interactive_support;
 
 use cli_support::{Env, ScriptedServer};
-use pty_support::Pty;
+use interactive_support::Pty;
 
 fn fixture(name: &str) -> String {
     let path = format!("{}/tests/fixtures/trust/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -45,7 +45,7 @@ fn the_startup_question_and_trust_command_as_the_reference() {
     let skill = env.proj().join(".pi/skills/ps");
     std::fs::create_dir_all(&skill).unwrap();
     std::fs::write(skill.join("SKILL.md"), "---\nname: ps\ndescription: P\n---\nb\n").unwrap();
-    let mut pty = Pty::spawn(&env, &[]);
+    let mut pty = Pty::spawn_offline(&env, &[]);
     let question = pty.wait_for("the trust question", |s| s.contains("Trust project folder?") && s.contains("cancel"));
     assert_eq!(normalize(&question, &env), fixture("startup_question.ref.txt"));
     assert!(!env.agent().join("trust.json").exists());

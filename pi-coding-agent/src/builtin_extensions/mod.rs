@@ -73,18 +73,19 @@ pub fn cli_extensions(options: &BuiltinOptions) -> Vec<Arc<dyn Extension>> {
     if enabled(llama::LLAMA_EXTENSION_NAME) {
         out.push(Arc::new(llama::LlamaExtension::new(options.agent_dir.clone())));
     }
-    // tool_search and codemode first: their session_start leaves the loadout before MCP activates
-    // them for deferred and codemode servers.
-    let active = options.names(tool_search::TOOL_SEARCH_TOOL_NAME);
-    if enabled("tool-search") {
-        out.push(Arc::new(tool_search::ToolSearchExtension::new(catalogs.clone(), active)));
-    }
+    // codemode and tool_search before MCP: their session_start leaves the loadout before MCP
+    // activates them for deferred and codemode servers. codemode first, as pi's
+    // `builtInExtensions` (its tool comes before `tool_search` in `getAllTools()`).
     if enabled("codemode") {
         let active = options.names(codemode::CODEMODE_TOOL_NAME);
-        let codemode = codemode::CodemodeExtension::new(catalogs, active, options.codemode_inline_budget)
+        let codemode = codemode::CodemodeExtension::new(catalogs.clone(), active, options.codemode_inline_budget)
             .with_lazy_models(options.codemode_models.clone())
             .with_mode_only(options.codemode_only);
         out.push(Arc::new(codemode));
+    }
+    let active = options.names(tool_search::TOOL_SEARCH_TOOL_NAME);
+    if enabled("tool-search") {
+        out.push(Arc::new(tool_search::ToolSearchExtension::new(catalogs, active)));
     }
     if let Some(mcp) = mcp {
         out.push(mcp);

@@ -93,7 +93,9 @@ impl TranscriptRenderer {
         let t = &self.theme;
         let title = |s: &str| t.fg("toolTitle", &bold(s));
         match name {
-            "bash" => {
+            // pi's shell renderers, shared by bash and powershell (which differ in their prompt).
+            "bash" | "powershell" => {
+                let prompt = if name == "bash" { "$" } else { "PS>" };
                 let command = arg(args, &["command"]).unwrap_or("");
                 let shown = if command.is_empty() { t.fg("toolOutput", "...") } else { command.to_owned() };
                 let timeout = args
@@ -101,7 +103,7 @@ impl TranscriptRenderer {
                     .filter(|v| !v.is_null())
                     .map(|v| t.fg("muted", &format!(" (timeout {v}s)")))
                     .unwrap_or_default();
-                format!("{}{timeout}", title(&format!("$ {shown}")))
+                format!("{}{timeout}", title(&format!("{prompt} {shown}")))
             }
             "read" => {
                 let range = read_range(args.get("offset"), args.get("limit"));
@@ -263,7 +265,7 @@ impl TranscriptRenderer {
                 children.push(result);
             } else if row.name == codemode::CODEMODE_TOOL_NAME {
                 children.extend(self.codemode_result(out, row.partial));
-            } else if row.name == "bash" {
+            } else if row.name == "bash" || row.name == "powershell" {
                 self.bash_result(out, row.partial, &mut children);
             } else if let Some(text) = self.tool_result_text(row, out) {
                 children.push(shared(Text::new(text, 0, 0)));

@@ -20,6 +20,11 @@ pub const BUILTIN_TOOL_PROMPTS: &[(&str, &str, &[&str])] = &[
         &["You can inspect PI_* environment variables for current model and session details."],
     ),
     (
+        "powershell",
+        "Execute PowerShell commands",
+        &["You can inspect PI_* environment variables for current model and session details."],
+    ),
+    (
         "edit",
         "Make precise file edits with exact text replacement, including multiple disjoint edits in one call",
         &[

@@ -28,6 +28,7 @@ pub mod ls;
 pub mod mutation_queue;
 pub mod output;
 pub mod path;
+pub mod powershell;
 pub mod prologue;
 pub mod read;
 pub(crate) mod shell;
@@ -41,6 +42,7 @@ pub use find::FindTool;
 pub use grep::GrepTool;
 pub use ls::LsTool;
 pub use mutation_queue::with_file_mutation_queue;
+pub use powershell::PowerShellTool;
 pub use read::{ReadTool, ReadToolOptions};
 pub use truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult};
 pub use write::WriteTool;
@@ -54,8 +56,9 @@ pub struct ToolsOptions {
     pub bash: BashToolOptions,
 }
 
-/// Names of the built-in tools (pi's `allToolNames`, without the Windows-only `powershell`).
-pub const ALL_TOOL_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+/// Names of the built-in tools (pi's `allToolNames`; `powershell` answers that it runs only on
+/// Windows, as pi's does elsewhere).
+pub const ALL_TOOL_NAMES: [&str; 8] = ["read", "bash", "powershell", "edit", "write", "grep", "find", "ls"];
 
 /// The `read` tool for `cwd`.
 pub fn read_tool(cwd: &str) -> Arc<dyn AgentTool> {
@@ -97,6 +100,7 @@ pub fn tool_by_name(name: &str, cwd: &str, options: &ToolsOptions) -> Option<Arc
     Some(match name {
         "read" => Arc::new(ReadTool::new(cwd, options.read.clone())),
         "bash" => Arc::new(BashTool::new(cwd, options.bash.clone())),
+        "powershell" => Arc::new(PowerShellTool::new(cwd)),
         "edit" => edit_tool(cwd),
         "write" => write_tool(cwd),
         "grep" => grep_tool(cwd),

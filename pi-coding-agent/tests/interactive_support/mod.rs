@@ -1,4 +1,5 @@
-//! The pseudo-terminal harness of the interactive tests: the real `pi` binary in a pty of
+//! The pseudo-terminal harness of the interactive tests (the only one: `packages_config.rs`,
+//! `trust_interactive.rs` and `mcp_command.rs` use it too): the real `pi` binary in a pty of
 //! 100×30, its output replayed into vt100, screens read once they stop changing, and the
 //! reference's recorded screens (`fixtures/interactive/*.ref.txt`).
 #![allow(dead_code)]
@@ -33,6 +34,16 @@ impl Pty {
 
     /// As [`Pty::spawn_with`], running `program` (a wrapper that starts pi) instead of pi.
     pub fn spawn_program(env: &Env, program: &str, args: &[&str], vars: &[(&str, &str)]) -> Pty {
+        Self::spawn_inner(env, program, args, vars, true)
+    }
+
+    /// `pi ARGS` offline (`PI_OFFLINE=1`), `COLORTERM` left as the test's environment has it (the
+    /// `pi config` and project trust screens).
+    pub fn spawn_offline(env: &Env, args: &[&str]) -> Pty {
+        Self::spawn_inner(env, env!("CARGO_BIN_EXE_pi"), args, &[("PI_OFFLINE", "1")], false)
+    }
+
+    fn spawn_inner(env: &Env, program: &str, args: &[&str], vars: &[(&str, &str)], truecolor: bool) -> Pty {
         let pair = native_pty_system()
             .openpty(PtySize { rows: ROWS, cols: COLS, pixel_width: 0, pixel_height: 0 })
             .expect("openpty");
@@ -42,7 +53,9 @@ impl Pty {
         cmd.env("PI_CODING_AGENT_DIR", env.agent());
         cmd.env("HOME", env.dir.path());
         cmd.env("TERM", "xterm-256color");
-        cmd.env("COLORTERM", "truecolor");
+        if truecolor {
+            cmd.env("COLORTERM", "truecolor");
+        }
         cmd.env_remove("PI_CODING_AGENT_SESSION_DIR");
         cmd.env_remove("OPENAI_API_KEY");
         for (k, v) in vars {
@@ -186,30 +199,87 @@ pub fn tool_reply(id: &str, name: &str, args: serde_json::Value) -> String {
     out
 }
 
-/// Types tmux-style keys: `Enter`, `C-o`, `C-j`, `WAIT` (wait for quiet), or literal text.
+/// The bytes of a tmux key name the recordings send (`Enter`, `C-o`, `M-Enter`, `PageDown`, …);
+/// anything else is typed as text.
+pub fn tmux_key(name: &str) -> &str {
+    match name {
+        "Enter" => "\r",
+        "Escape" => "\x1b",
+        "Tab" => "\t",
+        "Space" => " ",
+        "BSpace" => "\x7f",
+        "Up" => "\x1b[A",
+        "Down" => "\x1b[B",
+        "Right" => "\x1b[C",
+        "Left" => "\x1b[D",
+        "Home" => "\x1b[H",
+        "PageDown" => "\x1b[6~",
+        "C-a" => "\x01",
+        "C-g" => "\x07",
+        "C-j" => "\n",
+        "C-k" => "\x0b",
+        "C-o" => "\x0f",
+        "C-s" => "\x13",
+        "C-t" => "\x14",
+        "C-v" => "\x16",
+        "C-w" => "\x17",
+        "C-x" => "\x18",
+        "C-Left" => "\x1b[1;5D",
+        "M-Enter" => "\x1b\r",
+        text => text,
+    }
+}
+
+/// Types tmux-style keys ([`tmux_key`]), `WAIT` waiting for quiet.
 pub fn type_keys(pty: &mut Pty, keys: &[&str]) {
     for k in keys {
-        match *k {
-            "WAIT" => {
-                pty.wait_for("quiet", |_| true);
-            }
-            "Enter" => pty.send("\r"),
-            "C-o" => pty.send("\x0f"),
-            "C-j" => pty.send("\n"),
-            "C-t" => pty.send("\x14"),
-            "C-s" => pty.send("\x13"),
-            "C-a" => pty.send("\x01"),
-            "C-x" => pty.send("\x18"),
-            "C-g" => pty.send("\x07"),
-            "C-v" => pty.send("\x16"),
-            "Escape" => pty.send("\x1b"),
-            "Up" => pty.send("\x1b[A"),
-            "Down" => pty.send("\x1b[B"),
-            "Space" => pty.send(" "),
-            "BSpace" => pty.send("\x7f"),
-            text => pty.send(text),
+        if *k == "WAIT" {
+            pty.wait_for("quiet", |_| true);
+        } else {
+            pty.send(tmux_key(k));
         }
     }
+}
+
+/// A step of a recorded scenario: keys to send (tmux names, see [`tmux_key`], or text), then what
+/// the screen must show before the next step.
+pub type Step<'a> = (&'a [&'a str], &'a dyn Fn(&str) -> bool);
+
+/// The reference's examples folder, or `None` (skip; a failure under CI).
+pub fn examples_dir() -> Option<std::path::PathBuf> {
+    let root = std::env::var_os("PI_ANCHOR_DIR")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache/pi-anchor")))?;
+    let dir = root.join("node_modules/@earendil-works/pi-coding-agent/examples/extensions");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    assert!(std::env::var_os("CI").is_none(), "the reference pi 1.6.0 is missing: CI must install it");
+    eprintln!("SKIP: the reference's examples are not installed (anchor.sh path or PI_ANCHOR_DIR)");
+    None
+}
+
+/// The screen as the screen tests compare it: the machine's paths out ([`normalize`]), spinner
+/// frames as `*` (as [`Pty::screen`] shows them).
+pub fn comparable(screen: &str, proj: &str) -> String {
+    let screen: String = screen.chars().map(|c| if ('\u{2800}'..='\u{28ff}').contains(&c) { '*' } else { c }).collect();
+    normalize(&screen, proj)
+}
+
+/// Waits until the screen is `ready`, plays `steps` in `pty` (each step's keys, then waits until
+/// the screen shows what it expects) and asserts the last screen is the reference's
+/// `NAME.ref.txt` (both [`comparable`]).
+pub fn play_and_compare(pty: &mut Pty, env: &Env, name: &str, ready: &dyn Fn(&str) -> bool, steps: &[Step<'_>]) {
+    let mut screen = pty.wait_for("the footer", ready);
+    for (keys, done) in steps {
+        for k in *keys {
+            pty.send(tmux_key(k));
+        }
+        screen = pty.wait_for(name, done);
+    }
+    let proj = env.proj().display().to_string();
+    let want = fixture(&format!("{name}.ref.txt"));
+    assert_eq!(comparable(&screen, &proj), comparable(&want, &proj), "{name}: our screen (left) and the reference's");
 }
 
 /// Runs one recorded scenario (see `fixtures/interactive/record.sh`) and returns our screen and

@@ -110,6 +110,8 @@ pub(crate) struct App {
     pub(crate) theme_name: Option<String>,
     /// The theme names `ctx.ui.setTheme` accepts (built-in, files, extensions' themes).
     pub(crate) theme_names: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    /// The themes extensions provided (`resources_discover`, packages), for `ctx.ui.getTheme`.
+    pub(crate) extension_theme_files: std::sync::Arc<std::sync::Mutex<Vec<crate::sdk::ExtensionTheme>>>,
     /// The picker of `pi --resume` is open: dismissing it quits.
     pub(crate) startup_resume: bool,
     /// A line printed after the terminal is restored (`No session selected`).
@@ -263,7 +265,8 @@ impl App {
             widgets_below.clone(),
             footer_slot.clone(),
         ];
-        let layout = shared(ChatLayout::new(document, dock, rows.clone()));
+        // pi's dock gives the editor's slot at least 3 rows (`minSize: 3`).
+        let layout = shared(ChatLayout::new(document, dock, rows.clone()).with_dock_min_sizes(vec![0, 0, 0, 3, 0, 0]));
         tui.add_child(layout.clone());
         tui.set_focus(Some(editor.clone()));
         let renderer_options = RenderOptions { hide_thinking: options.hide_thinking, ..RenderOptions::default() };
@@ -316,6 +319,7 @@ impl App {
             dialog_changes: None,
             theme_name: options.theme.clone(),
             theme_names: Default::default(),
+            extension_theme_files: Default::default(),
             shortcut_list: Vec::new(),
             picker: None,
             tree_view: None,
@@ -360,7 +364,8 @@ impl App {
             }
         }
         let host = super::host::TuiHost::new(self.tx.clone(), self.editor_text.clone(), (*self.theme).clone())
-            .with_theme_names(self.theme_names.clone());
+            .with_theme_names(self.theme_names.clone())
+            .with_extension_themes(self.extension_theme_files.clone());
         host.set_sources(super::host::UiSources {
             keys: super::keys::action_keys(&self.keys),
             agent_dir: self.agent_dir.clone(),

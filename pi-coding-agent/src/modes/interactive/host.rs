@@ -84,6 +84,8 @@ pub(crate) struct TuiHost {
     sources: Mutex<Option<UiSources>>,
     /// The theme names `set_theme` accepts.
     theme_names: Arc<Mutex<Vec<String>>>,
+    /// The themes extensions provided (`resources_discover`, packages), shared with the app.
+    extension_themes: Arc<Mutex<Vec<crate::sdk::ExtensionTheme>>>,
 }
 
 /// What the interactive mode tells its [`TuiHost`] for `getTheme`, `getAllThemes` and the
@@ -100,12 +102,14 @@ pub(crate) struct UiSources {
 }
 
 impl UiSources {
-    /// The file of a custom theme named `name`, if any.
-    fn theme_path(&self, name: &str) -> Option<std::path::PathBuf> {
+    /// The file of a custom theme named `name`: the themes folders' first, then the first theme
+    /// of that name an extension provided (pi's custom themes, then its registered themes).
+    fn theme_path(&self, name: &str, extension_themes: &[crate::sdk::ExtensionTheme]) -> Option<std::path::PathBuf> {
         [self.agent_dir.join("themes"), std::path::Path::new(&self.cwd).join(".pi/themes")]
             .into_iter()
             .map(|dir| dir.join(format!("{name}.json")))
             .find(|p| p.is_file())
+            .or_else(|| extension_themes.iter().find(|t| t.name == name).map(|t| t.path.clone()))
     }
 }
 
@@ -113,6 +117,12 @@ impl TuiHost {
     /// Sets where themes are looked up and the keybindings in force.
     pub(crate) fn set_sources(&self, sources: UiSources) {
         *self.sources.lock().unwrap_or_else(|e| e.into_inner()) = Some(sources);
+    }
+
+    /// Shares the themes extensions provided with the app (it refreshes them after discovery).
+    pub(crate) fn with_extension_themes(mut self, themes: Arc<Mutex<Vec<crate::sdk::ExtensionTheme>>>) -> Self {
+        self.extension_themes = themes;
+        self
     }
 
     /// Shares the list of theme names `set_theme` accepts with the app.
@@ -131,6 +141,7 @@ impl TuiHost {
             provider_count: AtomicUsize::new(0),
             sources: Mutex::new(None),
             theme_names: Default::default(),
+            extension_themes: Default::default(),
         }
     }
 
@@ -263,13 +274,14 @@ impl UiHost for TuiHost {
             return vec![ThemeInfo { name: "dark".into(), path: None }, ThemeInfo { name: "light".into(), path: None }];
         };
         // The app keeps the names `/settings` offers (built-in, custom, extensions' themes).
+        let extension_themes = self.extension_themes.lock().unwrap_or_else(|e| e.into_inner()).clone();
         self.theme_names
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
             .into_iter()
             .map(|name| {
-                let path = src.theme_path(&name).map(|p| p.display().to_string());
+                let path = src.theme_path(&name, &extension_themes).map(|p| p.display().to_string());
                 ThemeInfo { name, path }
             })
             .collect()
@@ -284,7 +296,8 @@ impl UiHost for TuiHost {
         if let Ok(theme) = Theme::builtin(name, src.mode) {
             return Some(theme);
         }
-        let text = std::fs::read_to_string(src.theme_path(name)?).ok()?;
+        let extension_themes = self.extension_themes.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let text = std::fs::read_to_string(src.theme_path(name, &extension_themes)?).ok()?;
         Theme::from_json(&text, src.mode).ok()
     }
 

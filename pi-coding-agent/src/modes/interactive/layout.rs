@@ -21,11 +21,21 @@ pub(crate) struct ChatLayout {
     scroll: usize,
     last_document_len: usize,
     last_view: usize,
+    /// The fewest rows of each dock part in fullscreen mode (pi's `minSize`: the editor's slot
+    /// keeps 3 rows, so a shorter component there is followed by empty rows).
+    dock_min: Vec<usize>,
 }
 
 impl ChatLayout {
     pub(crate) fn new(document: Vec<ComponentRef>, dock: Vec<ComponentRef>, rows: Rc<Cell<usize>>) -> Self {
-        ChatLayout { document, dock, rows, scroll: 0, last_document_len: 0, last_view: 0 }
+        ChatLayout { document, dock, rows, scroll: 0, last_document_len: 0, last_view: 0, dock_min: Vec::new() }
+    }
+
+    /// The fewest rows of each dock part (by position) in fullscreen mode, as pi's dock `VStack`
+    /// pads an entry to its `minSize`.
+    pub(crate) fn with_dock_min_sizes(mut self, min: Vec<usize>) -> Self {
+        self.dock_min = min;
+        self
     }
 
     /// Scrolls the document back (positive) or forward (negative); `None` returns to the end.
@@ -68,7 +78,18 @@ impl Component for ChatLayout {
             }
             return;
         }
-        let dock = Self::lines_of(&self.dock, width);
+        let dock: Vec<Lines> = Self::lines_of(&self.dock, width)
+            .into_iter()
+            .enumerate()
+            .map(|(i, seg)| match self.dock_min.get(i) {
+                Some(&min) if seg.len() < min => {
+                    let mut padded = seg.to_vec();
+                    padded.resize(min, String::new());
+                    padded.into()
+                }
+                _ => seg,
+            })
+            .collect();
         let dock_len: usize = dock.iter().map(|l| l.len()).sum();
         // The dock keeps at least one row for the document; a taller dock loses its top lines.
         let view = rows.saturating_sub(dock_len).max(1);
@@ -148,5 +169,21 @@ mod tests {
         assert_eq!(&lines[..], ["a   ", "", "", "", "", "EDIT"]);
         rows.set(0);
         assert_eq!(&layout.render(4)[..], ["a   ", "EDIT"]);
+    }
+
+    #[test]
+    fn a_dock_part_shorter_than_its_min_size_is_followed_by_empty_rows() {
+        let rows = Rc::new(Cell::new(6));
+        let doc = shared(Text::new("a", 0, 0));
+        let slot = shared(Text::new("ONE\nTWO", 0, 0));
+        let footer = shared(Text::new("FOOT", 0, 0));
+        let mut layout =
+            ChatLayout::new(vec![doc], vec![slot.clone(), footer], rows.clone()).with_dock_min_sizes(vec![3, 0]);
+        assert_eq!(&layout.render(4)[..], ["a   ", "", "ONE ", "TWO ", "", "FOOT"]);
+        slot.borrow_mut().set_text("1\n2\n3\n4");
+        assert_eq!(&layout.render(4)[..], ["a   ", "1   ", "2   ", "3   ", "4   ", "FOOT"]);
+        // Regular mode is the plain concatenation (pi's main screen has no dock).
+        rows.set(0);
+        assert_eq!(&layout.render(4)[..], ["a   ", "1   ", "2   ", "3   ", "4   ", "FOOT"]);
     }
 }

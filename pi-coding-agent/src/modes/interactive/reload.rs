@@ -22,10 +22,12 @@ impl App {
         self.set_theme(Rc::new(theme));
     }
 
-    /// Updates the theme names `ctx.ui.setTheme` accepts (after extensions provided themes).
+    /// Updates the theme names `ctx.ui.setTheme` accepts and the files of the themes extensions
+    /// provided (`ctx.ui.getTheme` / `getAllThemes`), after extensions provided themes.
     pub(crate) fn refresh_theme_names(&self) {
         let names = super::settings_menu::available_themes(&self.agent_dir, self.session.cwd(), &self.session);
         *self.theme_names.lock().unwrap_or_else(|e| e.into_inner()) = names;
+        *self.extension_theme_files.lock().unwrap_or_else(|e| e.into_inner()) = self.session.extension_themes();
     }
 
     pub(crate) fn set_theme(&mut self, theme: Rc<pi_tui::Theme>) {
