@@ -32,7 +32,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RUNS="${1:-5}"
 ANCHOR="${PI_ANCHOR:-/work/shared/tools/anchor.sh}"
-SIZES="${PI_BENCH_SIZES:-10 100}"
+SIZES="${PI_BENCH_SIZES-10 100}"
 TIME=/usr/bin/time
 [[ -x "$TIME" ]] || { echo "bench-budget: GNU time (/usr/bin/time) is needed" >&2; exit 1; }
 REF=0
