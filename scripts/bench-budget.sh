@@ -6,13 +6,24 @@
 #   * resuming a generated session of 10 MB and 100 MB (scripts/bench/gen_session.py) with
 #     `pi -p --session FILE`: the time from start until the server has the whole request, and max RSS;
 #   * streaming answers of 64 KiB and 1 MiB in 7-character deltas: CPU (user + sys) per delta,
-#     after the CPU of the short answer is subtracted.
+#     after the CPU of the short answer is subtracted;
+#   * the JavaScript (TypeScript) extension host: `pi -p` whose model makes one `read` tool call
+#     (scripts/bench/tool_call_server.py), with and without `-e` of a TypeScript extension with a
+#     `tool_call` handler; the difference is the host's start, the extension's load and one
+#     `tool_call` round trip (DESIGN.md: the round trip under 200 µs, the host started lazily);
+#   * the interactive mode (scripts/bench-interactive.py in a 100x30 pty, its own medians of RUNS):
+#     time to the first frame and keystroke to frame (budget 50 ms / 2 ms), and keystroke to frame
+#     with a 10 000-line transcript (PI_BENCH_INTERACTIVE: which of its benches, default
+#     "startup transcript"; "resume" adds the 100 MB resume's first frame, budget 1 s; "" skips).
 # Medians of RUNS runs (after one warm-up; resume runs start from a fresh copy of the session) and
 # the ratio reference / ours per measure.
 #
 #   scripts/bench-budget.sh [runs]            (default 5; PI_BENCH_SKIP_REFERENCE=1: ours only,
 #                                              PI_BENCH_SIZES="10 100": the session sizes in MB,
-#                                              PI_BENCH_OURS=path: that binary, not a fresh build)
+#                                              PI_BENCH_OURS=path: that binary, not a fresh build,
+#                                              PI_BENCH_MAIN=path: also this binary (say, the main
+#                                              branch's), as "main", each measure run for ours,
+#                                              main and the reference in turn)
 #
 # Ours is built with `cargo build --release` (CARGO_TARGET_DIR honoured); the reference runs
 # through /work/shared/tools/anchor.sh (or $PI_ANCHOR). Print `uptime` with the figures: other
@@ -21,7 +32,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RUNS="${1:-5}"
 ANCHOR="${PI_ANCHOR:-/work/shared/tools/anchor.sh}"
-SIZES="${PI_BENCH_SIZES:-10 100}"
+SIZES="${PI_BENCH_SIZES-10 100}"
 TIME=/usr/bin/time
 [[ -x "$TIME" ]] || { echo "bench-budget: GNU time (/usr/bin/time) is needed" >&2; exit 1; }
 REF=0
@@ -51,12 +62,23 @@ server() {
 server short --arrivals "$WORK/arrivals" --replies "$WORK/replies"
 server s64k --reply-bytes 65536 --delta-chars 7
 server s1m --reply-bytes 1048576 --delta-chars 7
+echo "A note for the extension-host benchmark." >"$WORK/note.txt"
+python3 "$ROOT/scripts/bench/tool_call_server.py" "$WORK/port.tools" "$WORK/note.txt" &
+PIDS+=($!)
+for _ in $(seq 1 200); do [[ -s "$WORK/port.tools" ]] && break; sleep 0.05; done
+PORT_tools="$(cat "$WORK/port.tools")"
+mkdir -p "$WORK/ext"
+cat >"$WORK/ext/bench.ts" <<'TS'
+export default function (pi: any) {
+  pi.on("tool_call", (event: { toolName: string }) => (event.toolName === "bash" ? { block: true, reason: "no" } : undefined));
+}
+TS
 
 mkdir -p "$WORK/agent" "$WORK/proj"
 model() { printf '{"id":"%s","contextWindow":8192000,"maxTokens":256}' "$1"; }
 provider() { printf '"%s":{"baseUrl":"http://127.0.0.1:%s/v1","api":"openai-completions","apiKey":"none","models":[%s]}' "$1" "$2" "$(model smollm2-135m)"; }
-printf '{"providers":{%s,%s,%s}}' "$(provider local "$PORT_short")" "$(provider s64k "$PORT_s64k")" \
-    "$(provider s1m "$PORT_s1m")" >"$WORK/agent/models.json"
+printf '{"providers":{%s,%s,%s,%s}}' "$(provider local "$PORT_short")" "$(provider s64k "$PORT_s64k")" \
+    "$(provider s1m "$PORT_s1m")" "$(provider tools "$PORT_tools")" >"$WORK/agent/models.json"
 export PI_CODING_AGENT_DIR="$WORK/agent"
 
 # run_once CMD...: one run in the project dir; sets ELAPSED_US, RSS_KB, CPU_S.
@@ -101,7 +123,7 @@ print_mode() {
     record "pi -p: start until request received" "$who" "$(median <"$WORK/req" | awk '{ printf "%.1f", $1 / 1000 }')" ms
     record "pi -p: reply sent until exit" "$who" "$(median <"$WORK/exit" | awk '{ printf "%.1f", $1 / 1000 }')" ms
     record "pi -p: max RSS" "$who" "$(max <"$WORK/m" | awk '{ printf "%.1f", $1 / 1024 }')" MiB
-    BASE_CPU="$(median <"$WORK/c")"
+    printf -v "BASE_CPU_$who" '%s' "$(median <"$WORK/c")"
 }
 
 # resume WHO SIZE CMD...: pi -p --session <copy of the SIZE MB session>.
@@ -133,7 +155,55 @@ stream() {
     : >"$WORK/c"
     for _ in $(seq 1 "$RUNS"); do run_once "$@" "${args[@]}"; echo "$CPU_S" >>"$WORK/c"; done
     record "stream $name: CPU per delta" "$who" \
-        "$(median <"$WORK/c" | awk -v b="$BASE_CPU" -v d="$deltas" '{ printf "%.2f", ($1 - b) * 1e6 / d }')" µs
+        "$(median <"$WORK/c" | awk -v b="$(eval echo "\$BASE_CPU_$who")" -v d="$deltas" '{ printf "%.2f", ($1 - b) * 1e6 / d }')" µs
+}
+
+# js_host WHO CMD...: `pi -p` with one tool call, without and with the TypeScript extension.
+js_host() {
+    local who="$1"; shift
+    local args=(-p "Read the note." --no-session --tools read --model tools/smollm2-135m)
+    run_once "$@" "${args[@]}"
+    run_once "$@" -e "$WORK/ext/bench.ts" "${args[@]}"
+    : >"$WORK/t"; : >"$WORK/te"
+    for _ in $(seq 1 "$RUNS"); do
+        run_once "$@" "${args[@]}"; echo "$ELAPSED_US" >>"$WORK/t"
+        run_once "$@" -e "$WORK/ext/bench.ts" "${args[@]}"; echo "$ELAPSED_US" >>"$WORK/te"
+    done
+    local plain with
+    plain=$(median <"$WORK/t"); with=$(median <"$WORK/te")
+    record "one tool call: wall" "$who" "$(awk -v v="$plain" 'BEGIN { printf "%.1f", v / 1000 }')" ms
+    record "js host: start + load + 1 tool_call" "$who" "$(awk -v a="$with" -v b="$plain" 'BEGIN { printf "%.1f", (a - b) / 1000 }')" ms
+}
+
+# interactive: scripts/bench-interactive.py's figures, ours and the reference's, as records.
+interactive() {
+    local benches="${PI_BENCH_INTERACTIVE-startup transcript}"
+    [[ -n "$benches" ]] || return 0
+    echo "[bench-budget] interactive: $benches" >&2
+    # shellcheck disable=SC2086 # the bench names are words
+    PI_BENCH_RUNS="$RUNS" PI_BENCH_SKIP_REFERENCE="$(( REF ? 0 : 1 ))" \
+        python3 "$ROOT/scripts/bench-interactive.py" "$OURS" $benches >"$WORK/interactive" || {
+        echo "bench-budget: scripts/bench-interactive.py failed" >&2; exit 1; }
+    python3 - "$WORK/interactive" >"$WORK/interactive.records" <<'PY'
+import ast, sys
+names = {("startup", "first frame ms"): "interactive: first frame",
+         ("startup", "keystroke ms"): "interactive: keystroke to frame",
+         ("transcript", "keystroke ms (10k lines)"): "interactive: keystroke, 10k lines",
+         ("stream", "CPU us/delta"): "interactive: CPU per delta",
+         ("stream", "wall s"): "interactive: stream 3000 deltas, wall",
+         ("resume", "first frame ms (100 MB)"): "interactive: resume 100 MB, 1st frame",
+         ("resume", "peak RSS MB"): "interactive: resume 100 MB, peak RSS"}
+for line in open(sys.argv[1]):
+    parts = line.split(None, 2)
+    if len(parts) < 3 or not parts[2].startswith("{"):
+        continue
+    bench, who, figures = parts[0], parts[1], ast.literal_eval(parts[2])
+    for key, value in figures.items():
+        name = names.get((bench, key), f"interactive {bench}: {key}")
+        unit = {"peak RSS MB": "MiB", "CPU us/delta": "µs", "wall s": "s"}.get(key, "ms")
+        print(f"{name}|{who}|{value:.2f}|{unit}")
+PY
+    while IFS='|' read -r measure who value unit; do record "$measure" "$who" "$value" "$unit"; done <"$WORK/interactive.records"
 }
 
 for size in $SIZES; do
@@ -141,21 +211,36 @@ for size in $SIZES; do
     python3 "$ROOT/scripts/bench/gen_session.py" "$size" "$WORK/session-$size.jsonl" "$WORK/proj"
 done
 
-suite() {
-    local who="$1"; shift
-    echo "[bench-budget] $who" >&2
-    print_mode "$who" "$@"
-    for size in $SIZES; do resume "$who" "$size" "$@"; done
-    stream "$who" s64k 65536 "$@"
-    stream "$who" s1m 1048576 "$@"
+echo "[bench-budget] start: $(uptime)" >&2
+WHOS=(ours)
+[[ -n "${PI_BENCH_MAIN:-}" ]] && WHOS+=(main)
+(( REF )) && WHOS+=(reference)
+# each MEASURE ARGS...: runs the measure for every binary in turn (ours, main, reference).
+each() {
+    local measure="$1"; shift
+    local who cmd
+    for who in "${WHOS[@]}"; do
+        case "$who" in
+            ours) cmd=("$OURS") ;;
+            main) cmd=("$PI_BENCH_MAIN") ;;
+            reference) cmd=("$ANCHOR" pi) ;;
+        esac
+        echo "[bench-budget] $measure $who" >&2
+        "$measure" "$who" "$@" "${cmd[@]}"
+    done
 }
-suite ours "$OURS"
-(( REF )) && suite reference "$ANCHOR" pi
+each print_mode
+for size in $SIZES; do each resume "$size"; done
+each stream s64k 65536
+each stream s1m 1048576
+each js_host
+interactive
 
 echo
 echo "medians of $RUNS runs (max RSS: the largest); $(uptime | sed 's/.*load/load/')"
-printf '%-40s %12s %12s %9s\n' measure ours reference ratio
-awk -F'|' '{ key = $1; if ($2 == "ours") { o[key] = $3; u[key] = $4; order[++n] = key } else r[key] = $3 }
+printf '%-40s %13s %13s %13s %9s\n' measure ours main reference ratio
+awk -F'|' '{ key = $1; if ($2 == "ours") { o[key] = $3; u[key] = $4; order[++n] = key } else if ($2 == "main") m[key] = $3; else r[key] = $3 }
     END { for (i = 1; i <= n; i++) { k = order[i]
-        if (k in r) printf "%-40s %9s %-3s %9s %-3s %8.1fx\n", k, o[k], u[k], r[k], u[k], (o[k] > 0 ? r[k] / o[k] : 0)
-        else printf "%-40s %9s %-3s %12s %9s\n", k, o[k], u[k], "-", "-" } }' "$RESULTS"
+        printf "%-40s %9s %-3s %9s %-3s %9s %-3s", k, o[k], u[k], (k in m ? m[k] : "-"), (k in m ? u[k] : ""), (k in r ? r[k] : "-"), (k in r ? u[k] : "")
+        if (k in r && o[k] > 0) printf " %8.1fx", r[k] / o[k]
+        printf "\n" } }' "$RESULTS"

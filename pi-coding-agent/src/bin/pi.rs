@@ -52,10 +52,17 @@ fn main() {
         return;
     }
     let code = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
-        Ok(rt) => rt.block_on(run(args)).unwrap_or_else(|e| {
-            eprintln!("Error: {e:#}");
-            1
-        }),
+        Ok(rt) => {
+            let code = rt.block_on(run(args)).unwrap_or_else(|e| {
+                eprintln!("Error: {e:#}");
+                1
+            });
+            // The answer and the session file are complete here (every mode awaited its writes).
+            // Dropping the runtime would wait for each worker to finish what it is running, such
+            // as a background catalog refresh waiting on a file lock; pi exits without it.
+            rt.shutdown_background();
+            code
+        }
         Err(e) => {
             eprintln!("Error: {e}");
             1
@@ -64,6 +71,12 @@ fn main() {
     // Stdio MCP servers stop with pi even though `exit` skips the sessions' destructors.
     pi_coding_agent::mcp::client::kill_all_server_groups();
     std::process::exit(code);
+}
+
+/// Whether this run opens the interactive mode: no `--mode`, no `-p`, and a terminal on both
+/// stdin and stdout (pi's `appMode === "interactive"`).
+fn opens_interactive(args: &Args) -> bool {
+    args.mode.is_none() && !args.print && std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
 }
 
 fn fail(message: &str) -> Result<i32> {
@@ -218,11 +231,8 @@ async fn run(mut args: Args) -> Result<i32> {
         })
         .map(|d| expand_tilde(&d));
     // `pi --resume` in a terminal: the interactive mode opens pi's session picker first.
-    let resume_picker = args.resume
-        && args.mode.is_none()
-        && !args.print
-        && std::io::stdin().is_terminal()
-        && std::io::stdout().is_terminal();
+    let interactive = opens_interactive(&args);
+    let resume_picker = args.resume && interactive;
     if resume_picker {
         args.resume = false;
     }
@@ -253,8 +263,6 @@ async fn run(mut args: Args) -> Result<i32> {
 
     // Model: chosen once the extensions are loaded (their models count), as pi's runtime does.
     let available: Vec<_> = registry.available_models().into_iter().cloned().collect();
-    let opens_interactive =
-        mode.is_none() && !args.print && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let startup_inputs = StartupModelInputs {
         registry: registry.clone(),
         provider: args.provider.clone(),
@@ -267,7 +275,7 @@ async fn run(mut args: Args) -> Result<i32> {
         local_models: if args.no_extensions { Vec::new() } else { llama::startup_models(&agent_dir) },
         local_provider: (llama::LLAMA_PROVIDER_ID.to_owned(), llama::has_startup_auth(&agent_dir)),
         has_existing_session,
-        opens_interactive,
+        opens_interactive: interactive,
     };
     let startup_cell: StartupCell = Default::default();
     let cell = startup_cell.clone();
@@ -279,7 +287,6 @@ async fn run(mut args: Args) -> Result<i32> {
     });
 
     // Input.
-    let interactive_terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let stdin_text = if mode != Some(Mode::Rpc) && !std::io::stdin().is_terminal() {
         let s = read_piped_stdin()?;
         let t = s.trim().to_owned();
@@ -292,7 +299,6 @@ async fn run(mut args: Args) -> Result<i32> {
         Err(e) => return fail(&e.to_string()),
     };
     let initial = build_initial_message(stdin_text.as_deref(), &files.text, &mut args.messages);
-    let interactive = mode.is_none() && !args.print && interactive_terminal;
 
     // Tools: pi's selection rules, applied by the SDK to built-in and extension tools alike.
     let no_tools = if args.no_tools {
@@ -360,6 +366,8 @@ async fn run(mut args: Args) -> Result<i32> {
             default_tools: settings.default_tools(),
             codemode_inline_budget: Some(settings.codemode_inline_budget()),
             codemode_only: settings.codemode_mode() == "only",
+            // pi refreshes network catalogs only in the interactive and RPC modes.
+            one_shot: !interactive && mode != Some(Mode::Rpc),
             codemode_models: codemode_models(
                 registry.registry().shared_models(),
                 available.clone(),
@@ -520,8 +528,7 @@ async fn startup_trust(
             }
         })
         .collect();
-    let tty = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let interactive = mode.is_none() && !args.print && tty;
+    let interactive = opens_interactive(args);
     let ui: std::sync::Arc<dyn pi_coding_agent::ui::UiHost> = if interactive {
         let theme = SettingsManager::create_with(cwd, agent_dir, SettingsManagerOptions { project_trusted: false })
             .settings()

@@ -35,6 +35,10 @@ pub struct BuiltinOptions {
     pub codemode_models: codemode::LazyModelCatalog,
     /// `codemode.mode: "only"`.
     pub codemode_only: bool,
+    /// A one-shot run (print and JSON modes): no network refresh of the llama.cpp router's
+    /// catalog at session start. pi refreshes model catalogs from the network only in the
+    /// interactive and RPC modes; a one-shot run uses the stored catalog.
+    pub one_shot: bool,
 }
 
 impl BuiltinOptions {
@@ -71,7 +75,8 @@ pub fn cli_extensions(options: &BuiltinOptions) -> Vec<Arc<dyn Extension>> {
     }
     // llama.cpp first, as pi's list has it.
     if enabled(llama::LLAMA_EXTENSION_NAME) {
-        out.push(Arc::new(llama::LlamaExtension::new(options.agent_dir.clone())));
+        let llama = llama::LlamaExtension::new(options.agent_dir.clone()).with_startup_refresh(!options.one_shot);
+        out.push(Arc::new(llama));
     }
     // codemode and tool_search before MCP: their session_start leaves the loadout before MCP
     // activates them for deferred and codemode servers. codemode first, as pi's

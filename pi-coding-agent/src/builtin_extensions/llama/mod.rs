@@ -38,6 +38,8 @@ pub struct LlamaExtension {
     agent_dir: PathBuf,
     hugging_face_url: String,
     provider: LlamaProvider,
+    /// Whether `session_start` refreshes the catalog from the stored credential's server.
+    startup_refresh: bool,
 }
 
 impl LlamaExtension {
@@ -48,7 +50,14 @@ impl LlamaExtension {
             .ok()
             .filter(|u| !u.trim().is_empty())
             .unwrap_or_else(|| huggingface::DEFAULT_HUGGING_FACE_URL.to_owned());
-        LlamaExtension { agent_dir, hugging_face_url, provider: LlamaProvider::default() }
+        LlamaExtension { agent_dir, hugging_face_url, provider: LlamaProvider::default(), startup_refresh: true }
+    }
+
+    /// Whether `session_start` refreshes the catalog from the network (on by default; off for
+    /// pi's one-shot print and JSON modes, which use the stored catalog).
+    pub fn with_startup_refresh(mut self, refresh: bool) -> Self {
+        self.startup_refresh = refresh;
+        self
     }
 
     /// Uses another Hugging Face address (a local server in tests).
@@ -116,6 +125,9 @@ impl Extension for LlamaExtension {
             let (this, api) = (this.clone(), command_api.clone());
             Box::pin(async move { flow::run_command(&this, &api, &ctx).await })
         })?;
+        if !self.startup_refresh {
+            return Ok(());
+        }
         let this = self.clone();
         let refresh_api = api.clone();
         api.on_notify("session_start", move |_event, ctx| {
@@ -161,5 +173,24 @@ impl Parts<'_> {
     pub(crate) fn hugging_face(&self) -> Arc<huggingface::HuggingFaceClient> {
         let token = huggingface::find_token(&provider::process_env);
         Arc::new(huggingface::HuggingFaceClient::new(token, &self.extension.hugging_face_url))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extensions::ExtensionRunner;
+
+    async fn listens_at_session_start(extension: LlamaExtension) -> bool {
+        let runner = ExtensionRunner::load(vec![Arc::new(extension)], ".").await;
+        runner.has_handlers("session_start")
+    }
+
+    #[tokio::test]
+    async fn only_a_run_with_startup_refresh_refreshes_at_session_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let extension = LlamaExtension::new(dir.path().to_path_buf());
+        assert!(listens_at_session_start(extension.clone()).await);
+        assert!(!listens_at_session_start(extension.with_startup_refresh(false)).await);
     }
 }
