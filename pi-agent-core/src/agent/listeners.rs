@@ -148,9 +148,9 @@ impl<C: CustomMessage> AgentSink<C> {
         lock(&self.inner.state).apply(&event);
         let listeners = Arc::clone(&lock(&self.inner.listeners));
         let count = listeners.len();
-        for position in 0..count {
+        for (position, (_, listener)) in listeners.iter().enumerate() {
             let give = position + 1 == count;
-            let pending: BoxFuture<'static, Result<(), BoxError>> = match &listeners[position].1 {
+            let pending: BoxFuture<'static, Result<(), BoxError>> = match listener {
                 Listener::Sync(f) => {
                     std::panic::catch_unwind(AssertUnwindSafe(|| f(&event))).map_err(panicked)?;
                     continue;
@@ -181,7 +181,7 @@ impl<C: CustomMessage> AgentSink<C> {
                     }
                 }
             };
-            return Ok(Some(UpdateRest { pending, listeners, next: position + 1, event }));
+            return Ok(Some(UpdateRest { pending, listeners: Arc::clone(&listeners), next: position + 1, event }));
         }
         Ok(None)
     }
