@@ -96,8 +96,8 @@ fn stream_fn(body: Body) -> StreamFn {
             ..Default::default()
         };
         AssistantMessageEventStream::from_events(vec![
-            AssistantMessageEvent::Start { partial: AssistantMessage::default() },
-            AssistantMessageEvent::Done { reason: StopReason::Stop, message },
+            AssistantMessageEvent::Start { partial: Box::new(AssistantMessage::default()) },
+            AssistantMessageEvent::Done { reason: StopReason::Stop, message: Box::new(message) },
         ])
     })
 }

@@ -396,15 +396,17 @@ async fn stream_assistant_response<C: CustomMessage>(
         match event {
             AssistantMessageEvent::Start { partial } => {
                 started = true;
-                sink.emit(AgentEvent::MessageStart { message: AgentMessage::Assistant(partial.into()) }).await?;
+                sink.emit(AgentEvent::MessageStart { message: AgentMessage::Assistant((*partial).into()) }).await?;
             }
             AssistantMessageEvent::Done { message, .. } | AssistantMessageEvent::Error { error: message, .. } => {
-                final_message = Some(message);
+                final_message = Some(*message);
                 break;
             }
             update => {
-                if started {
-                    sink.emit(AgentEvent::MessageUpdate { assistant_message_event: update }).await?;
+                // A delta is handed on without a future per event when no listener has to be
+                // awaited for it.
+                if started && let Some(pending) = sink.emit_update(update)? {
+                    pending.await?;
                 }
             }
         }

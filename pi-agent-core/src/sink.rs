@@ -3,7 +3,8 @@
 //! both end messages here.
 
 use async_trait::async_trait;
-use pi_ai::{AssistantMessage, Shared, ToolResultMessage};
+use futures::future::BoxFuture;
+use pi_ai::{AssistantMessage, AssistantMessageEvent, Shared, ToolResultMessage};
 
 use crate::event::AgentEvent;
 use crate::hooks::BoxError;
@@ -35,6 +36,18 @@ pub trait EventSink<C>: Send {
     {
         self.emit(AgentEvent::MessageEnd { message: message.clone() }).await?;
         Ok(message)
+    }
+
+    /// Handles `MessageUpdate` for `delta`, the event of every streamed token, as [`emit`](Self::emit)
+    /// would, but without a future when nothing has to be awaited: `Ok(None)` when it was handled
+    /// at once, else the future that finishes it (the loop awaits it before the next event).
+    ///
+    /// The default returns [`emit`](Self::emit)'s future.
+    fn emit_update(
+        &mut self,
+        delta: AssistantMessageEvent,
+    ) -> Result<Option<BoxFuture<'_, Result<(), BoxError>>>, BoxError> {
+        Ok(Some(self.emit(AgentEvent::MessageUpdate { assistant_message_event: delta })))
     }
 }
 

@@ -28,8 +28,9 @@ use crate::types::{
 pub enum AssistantMessageEvent {
     /// The response started; `partial` has empty content and `stop_reason` `Pending`.
     Start {
-        /// The initial message (api, provider, model, timestamp, usage).
-        partial: AssistantMessage,
+        /// The initial message (api, provider, model, timestamp, usage); boxed, so the events of
+        /// every delta stay small.
+        partial: Box<AssistantMessage>,
     },
     /// A text block opened.
     TextStart {
@@ -77,8 +78,8 @@ pub enum AssistantMessageEvent {
     ToolCallStart {
         /// Index of the new block.
         content_index: usize,
-        /// The call as it starts.
-        tool_call: ToolCall,
+        /// The call as it starts (boxed: a delta event stays small).
+        tool_call: Box<ToolCall>,
     },
     /// Argument JSON text appended to a tool call (may be `""`).
     ToolCallDelta {
@@ -91,22 +92,22 @@ pub enum AssistantMessageEvent {
     ToolCallEnd {
         /// Block index.
         content_index: usize,
-        /// The finished call.
-        tool_call: ToolCall,
+        /// The finished call (boxed: a delta event stays small).
+        tool_call: Box<ToolCall>,
     },
     /// The response finished (`Stop`, `Length`, `ToolUse` or `Deferred`).
     Done {
         /// Why it stopped.
         reason: StopReason,
-        /// The final message.
-        message: AssistantMessage,
+        /// The final message (boxed: a delta event stays small).
+        message: Box<AssistantMessage>,
     },
     /// The response failed (`Error` or `Aborted`); the message keeps the partial content.
     Error {
         /// `Error` or `Aborted`.
         reason: StopReason,
-        /// The final message, with `error_message` set.
-        error: AssistantMessage,
+        /// The final message, with `error_message` set (boxed: a delta event stays small).
+        error: Box<AssistantMessage>,
     },
 }
 
@@ -214,7 +215,7 @@ impl PartialMessage {
         use AssistantMessageEvent::*;
         match event {
             Start { partial } => {
-                self.message = Shared::new(partial.clone());
+                self.message = Shared::new((**partial).clone());
                 self.tool_args.clear();
             }
             TextStart { content_index, block } | TextEnd { content_index, block } => {
@@ -225,11 +226,11 @@ impl PartialMessage {
             }
             ToolCallStart { content_index, tool_call } => {
                 self.tool_args.insert(*content_index, String::new());
-                self.put_block(*content_index, AssistantBlock::ToolCall(tool_call.clone()));
+                self.put_block(*content_index, AssistantBlock::ToolCall((**tool_call).clone()));
             }
             ToolCallEnd { content_index, tool_call } => {
                 self.tool_args.remove(content_index);
-                self.put_block(*content_index, AssistantBlock::ToolCall(tool_call.clone()));
+                self.put_block(*content_index, AssistantBlock::ToolCall((**tool_call).clone()));
             }
             TextDelta { content_index, delta } => {
                 if let Some(AssistantBlock::Text(t)) = self.message.make_mut().content.get_mut(*content_index) {
@@ -245,11 +246,11 @@ impl PartialMessage {
                 self.tool_args.entry(*content_index).or_default().push_str(delta);
             }
             Done { message, .. } => {
-                self.message = Shared::new(message.clone());
+                self.message = Shared::new((**message).clone());
                 self.tool_args.clear();
             }
             Error { error, .. } => {
-                self.message = Shared::new(error.clone());
+                self.message = Shared::new((**error).clone());
                 self.tool_args.clear();
             }
         }
@@ -267,8 +268,8 @@ type BoxedEvents = Pin<Box<dyn Stream<Item = AssistantMessageEvent> + Send>>;
 ///
 /// let done = AssistantMessage { stop_reason: StopReason::Stop, ..Default::default() };
 /// let mut stream = AssistantMessageEventStream::from_events(vec![
-///     AssistantMessageEvent::Start { partial: AssistantMessage::default() },
-///     AssistantMessageEvent::Done { reason: StopReason::Stop, message: done },
+///     AssistantMessageEvent::Start { partial: Box::default() },
+///     AssistantMessageEvent::Done { reason: StopReason::Stop, message: Box::new(done) },
 /// ]);
 /// while let Some(event) = stream.next().await {
 ///     println!("{} (partial has {} blocks)", event.kind(), stream.partial().content.len());
@@ -316,7 +317,7 @@ impl AssistantMessageEventStream {
     /// A stream that fails at once with a single `Error` event and no `Start` (setup failures).
     pub fn failed(error: AssistantMessage) -> Self {
         let reason = if error.stop_reason == StopReason::Aborted { StopReason::Aborted } else { StopReason::Error };
-        Self::from_events(vec![AssistantMessageEvent::Error { reason, error }])
+        Self::from_events(vec![AssistantMessageEvent::Error { reason, error: Box::new(error) }])
     }
 
     /// The message assembled so far (pi's live `partial`).
@@ -358,11 +359,7 @@ impl Stream for AssistantMessageEventStream {
                 match &mut event {
                     AssistantMessageEvent::Start { .. } => this.saw_start = true,
                     AssistantMessageEvent::Done { message, .. }
-                    | AssistantMessageEvent::Error { error: message, .. } => {
-                        let mut m = std::mem::take(message);
-                        this.finish(&mut m);
-                        *message = m;
-                    }
+                    | AssistantMessageEvent::Error { error: message, .. } => this.finish(message),
                     _ => {}
                 }
                 this.partial.apply(&event);
@@ -379,7 +376,7 @@ impl Stream for AssistantMessageEventStream {
                 error.stop_reason = StopReason::Error;
                 error.error_message = Some("Stream ended without a terminal event".to_owned());
                 this.finish(&mut error);
-                let event = AssistantMessageEvent::Error { reason: StopReason::Error, error };
+                let event = AssistantMessageEvent::Error { reason: StopReason::Error, error: Box::new(error) };
                 this.partial.apply(&event);
                 this.result = Some(this.partial.message().clone());
                 Poll::Ready(Some(event))

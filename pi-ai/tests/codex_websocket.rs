@@ -229,7 +229,7 @@ async fn check(name: &str) {
         assert_eq!(events, theirs, "{name} turn {i}: events");
         let ours = without_volatile(serde_json::to_value(&message).expect("JSON"));
         pretty_assertions::assert_eq!(ours, without_volatile(turn["message"].clone()), "{name} turn {i}: message");
-        messages.push(Message::Assistant(message.into()));
+        messages.push(Message::Assistant((*message).into()));
     }
     // Only this scenario's session: `None` would close every session's cached socket, including
     // those of the scenarios running beside this one.

@@ -350,3 +350,14 @@ fn pi_messages_deltas() {
     assert_eq!(typed_outcome, value_outcome);
     assert!(value_outcome.is_err(), "the bad index is an error");
 }
+
+/// A delta event is small: the variants carrying a whole message or tool call hold it boxed, so
+/// every layer moves a few words per delta, not a message (issue 20).
+#[test]
+fn a_delta_event_is_a_few_words() {
+    let event = std::mem::size_of::<pi_ai::AssistantMessageEvent>();
+    let message = std::mem::size_of::<pi_ai::AssistantMessage>();
+    // The largest inline payload left is a thinking block's three strings and flag.
+    assert!(event <= 96, "AssistantMessageEvent is {event} bytes");
+    assert!(event * 3 <= message, "AssistantMessageEvent ({event} bytes) vs AssistantMessage ({message} bytes)");
+}

@@ -4,6 +4,11 @@
 //! `message_update` handler, at two message lengths (14 KB and 350 KB). Throughput is in deltas:
 //! a flat cost gives the same figure at both lengths.
 //!
+//! `whole_path` adds the provider: the same answer as Chat Completions SSE from a server on
+//! 127.0.0.1, read by the real `openai-completions` provider (HTTP body, SSE parsing, the chunk's
+//! JSON) before the same layers; the session setup is outside the measured time, the request
+//! and the whole response inside it.
+//!
 //! `cargo bench -p pi-coding-agent --bench delta_path`
 
 use std::sync::Arc;
@@ -20,7 +25,7 @@ const DELTA: &str = "abcdefg";
 
 fn answer(deltas: usize) -> Vec<AssistantMessageEvent> {
     let mut events = vec![
-        AssistantMessageEvent::Start { partial: AssistantMessage::default() },
+        AssistantMessageEvent::Start { partial: Box::new(AssistantMessage::default()) },
         AssistantMessageEvent::TextStart { content_index: 0, block: TextContent::default() },
     ];
     events.extend((0..deltas).map(|_| AssistantMessageEvent::TextDelta { content_index: 0, delta: DELTA.into() }));
@@ -31,7 +36,7 @@ fn answer(deltas: usize) -> Vec<AssistantMessageEvent> {
         stop_reason: StopReason::Stop,
         ..Default::default()
     };
-    events.push(AssistantMessageEvent::Done { reason: StopReason::Stop, message });
+    events.push(AssistantMessageEvent::Done { reason: StopReason::Stop, message: Box::new(message) });
     events
 }
 
@@ -47,19 +52,103 @@ fn reader() -> Arc<dyn Extension> {
     }))
 }
 
+/// The answer as Chat Completions SSE: a role chunk, `deltas` content chunks, finish, usage.
+fn sse_answer(deltas: usize) -> Vec<u8> {
+    let chunk = |delta: &str| {
+        format!(
+            "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":null}}]}}\n\n"
+        )
+    };
+    let mut body = chunk(r#"{"role":"assistant","content":""}"#);
+    let delta = chunk(&format!("{{\"content\":\"{DELTA}\"}}"));
+    for _ in 0..deltas {
+        body.push_str(&delta);
+    }
+    body.push_str("data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n");
+    body.push_str("data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1,\"total_tokens\":2}}\n\ndata: [DONE]\n\n");
+    body.into_bytes()
+}
+
+/// A server on 127.0.0.1 answering every request with `body` as `text/event-stream`; its port.
+fn serve(body: Vec<u8>) -> u16 {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().expect("stream"));
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut request = vec![0; length];
+            let _ = reader.read_exact(&mut request);
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(&body));
+        }
+    });
+    port
+}
+
+/// The real `openai-completions` provider, pointed at the server on `port`.
+fn http_stream_fn(port: u16) -> (pi_agent_core::StreamFn, pi_ai::Model) {
+    let mut models = pi_ai::registry::Models::from_catalog();
+    for api in pi_ai::providers::http_apis() {
+        models.register_api(api);
+    }
+    let models = Arc::new(models);
+    let model = pi_ai::Model {
+        id: "m".into(),
+        name: "m".into(),
+        api: "openai-completions".into(),
+        provider: "local".into(),
+        base_url: format!("http://127.0.0.1:{port}/v1"),
+        context_window: 8_192_000,
+        max_tokens: 256,
+        ..Default::default()
+    };
+    let stream_fn: pi_agent_core::StreamFn = Arc::new(move |model: &pi_ai::Model, transcript, mut options| {
+        options.api_key = Some("none".into());
+        let context = pi_ai::Context { system_prompt: None, messages: transcript.into_messages(), tools: None };
+        models.stream_simple(model, context, options)
+    });
+    (stream_fn, model)
+}
+
 /// A fresh in-memory session whose next answer is `events`.
 async fn session(dir: &std::path::Path, events: Vec<AssistantMessageEvent>, handler: bool) -> AgentSession {
-    let mut loader = DefaultResourceLoader::new(dir, dir.join("agent"));
-    loader.home_dir = Some(dir.join("home"));
-    loader.reload().await.expect("resources");
     let prepared = Arc::new(std::sync::Mutex::new(Some(events)));
     let stream_fn: pi_agent_core::StreamFn = Arc::new(move |_, _, _| {
         let events = prepared.lock().expect("events").take().unwrap_or_default();
         AssistantMessageEventStream::from_events(events)
     });
+    let model = pi_ai::providers::faux::FauxProvider::new(Default::default()).model();
+    session_with(dir, stream_fn, model, handler).await
+}
+
+/// A fresh in-memory session streaming through `stream_fn`.
+async fn session_with(
+    dir: &std::path::Path,
+    stream_fn: pi_agent_core::StreamFn,
+    model: pi_ai::Model,
+    handler: bool,
+) -> AgentSession {
+    let mut loader = DefaultResourceLoader::new(dir, dir.join("agent"));
+    loader.home_dir = Some(dir.join("home"));
+    loader.reload().await.expect("resources");
     let created = create_agent_session(CreateAgentSessionOptions {
         cwd: Some(dir.to_path_buf()),
-        model: Some(pi_ai::providers::faux::FauxProvider::new(Default::default()).model()),
+        model: Some(model),
         resource_loader: Some(loader),
         session_manager: Some(SessionManager::in_memory(dir)),
         stream_fn: Some(stream_fn),
@@ -98,5 +187,36 @@ fn delta_path(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, delta_path);
+/// The whole path: HTTP, SSE, the provider's chunk reading, then the same layers.
+fn whole_path(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut group = c.benchmark_group("whole_path_delta");
+    group.sample_size(10);
+    for handler in [false, true] {
+        for deltas in [2_000usize, 50_000] {
+            let port = serve(sse_answer(deltas));
+            group.throughput(Throughput::Elements(deltas as u64));
+            let name = if handler { "message_update_handler" } else { "no_handler" };
+            group.bench_function(BenchmarkId::new(name, format!("{}KB", deltas * 7 / 1000)), |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let (stream_fn, model) = http_stream_fn(port);
+                        let session = runtime.block_on(session_with(dir.path(), stream_fn, model, handler));
+                        let start = Instant::now();
+                        runtime.block_on(session.prompt("go")).expect("prompt");
+                        total += start.elapsed();
+                        let text = session.get_last_assistant_text().unwrap_or_default();
+                        assert_eq!(text.len(), deltas * DELTA.len(), "the whole answer streamed");
+                    }
+                    total
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, delta_path, whole_path);
 criterion_main!(benches);

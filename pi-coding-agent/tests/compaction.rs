@@ -57,9 +57,9 @@ fn scripted(stop: StopReason, error: Option<&'static str>, tool: bool) -> (Summa
         };
         let message = reply(&format!("SUMMARY {n}"), stop, error, tool);
         let event = if matches!(stop, StopReason::Error | StopReason::Aborted) {
-            AssistantMessageEvent::Error { reason: stop, error: message }
+            AssistantMessageEvent::Error { reason: stop, error: Box::new(message) }
         } else {
-            AssistantMessageEvent::Done { reason: stop, message }
+            AssistantMessageEvent::Done { reason: stop, message: Box::new(message) }
         };
         AssistantMessageEventStream::from_events(vec![event])
     };

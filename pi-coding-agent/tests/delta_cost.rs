@@ -16,7 +16,7 @@ const DELTA: &str = "abcdefg";
 /// Start, one text block of `deltas` deltas, done.
 fn answer(deltas: usize) -> Vec<AssistantMessageEvent> {
     let mut events = vec![
-        AssistantMessageEvent::Start { partial: AssistantMessage::default() },
+        AssistantMessageEvent::Start { partial: Box::default() },
         AssistantMessageEvent::TextStart { content_index: 0, block: TextContent::default() },
     ];
     events.extend((0..deltas).map(|_| AssistantMessageEvent::TextDelta { content_index: 0, delta: DELTA.into() }));
@@ -27,7 +27,7 @@ fn answer(deltas: usize) -> Vec<AssistantMessageEvent> {
         stop_reason: StopReason::Stop,
         ..Default::default()
     };
-    events.push(AssistantMessageEvent::Done { reason: StopReason::Stop, message });
+    events.push(AssistantMessageEvent::Done { reason: StopReason::Stop, message: Box::new(message) });
     events
 }
 

@@ -194,6 +194,27 @@ async fn unsubscribe_removes_a_handler() {
     assert!(!r.has_handlers("before_provider_request"));
 }
 
+/// `has_handlers` (asked on every streamed delta) answers from a set it keeps: the set follows
+/// handlers added after it was first asked, removed, and re-added.
+#[tokio::test]
+async fn has_handlers_follows_handlers_added_and_removed_after_it_was_asked() {
+    let api: Arc<Mutex<Option<ExtensionApi>>> = Arc::default();
+    let a = api.clone();
+    let (r, _) = load(vec![ext("/a.ts", move |pi| *a.lock().unwrap() = Some(pi.clone()))]).await;
+    assert!(!r.has_handlers("before_provider_request"));
+    let pi = api.lock().unwrap().clone().unwrap();
+    let off = pi.on_sync::<BeforeProviderRequestEvent>(|_, _| Ok(None));
+    assert!(r.has_handlers("before_provider_request"));
+    assert!(!r.has_handlers("message_update"));
+    off.unsubscribe();
+    assert!(!r.has_handlers("before_provider_request"));
+    let again = pi.on_sync::<BeforeProviderRequestEvent>(|_, _| Ok(None));
+    assert!(r.has_handlers("before_provider_request"));
+    assert_eq!(r.handled_events(), ["before_provider_request"]);
+    again.unsubscribe();
+    assert!(r.handled_events().is_empty());
+}
+
 #[tokio::test]
 async fn tool_call_first_block_wins_input_is_mutable_and_failures_fail_closed() {
     let calls: Arc<Mutex<Vec<&'static str>>> = Arc::default();

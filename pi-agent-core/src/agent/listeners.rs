@@ -140,10 +140,104 @@ impl<C: CustomMessage> AgentSink<C> {
     }
 }
 
+impl<C: CustomMessage> AgentSink<C> {
+    /// [`dispatch`](Self::dispatch) of a `MessageUpdate` without a future of its own: every
+    /// listener is called and its future polled once; the first one not ready at once is
+    /// returned, together with the listeners after it, as the future that finishes the dispatch.
+    fn dispatch_update(&mut self, mut event: AgentEvent<C>) -> Result<Option<UpdateRest<C>>, BoxError> {
+        lock(&self.inner.state).apply(&event);
+        let listeners = Arc::clone(&lock(&self.inner.listeners));
+        let count = listeners.len();
+        for (position, (_, listener)) in listeners.iter().enumerate() {
+            let give = position + 1 == count;
+            let pending: BoxFuture<'static, Result<(), BoxError>> = match listener {
+                Listener::Sync(f) => {
+                    std::panic::catch_unwind(AssertUnwindSafe(|| f(&event))).map_err(panicked)?;
+                    continue;
+                }
+                Listener::Async(f) => {
+                    let owned =
+                        if give { std::mem::replace(&mut event, AgentEvent::AgentStart) } else { event.clone() };
+                    let mut future = f(owned);
+                    match poll_once(&mut future)? {
+                        Some(answer) => {
+                            answer?;
+                            continue;
+                        }
+                        None => future,
+                    }
+                }
+                Listener::Replacing(f) => {
+                    let owned =
+                        if give { std::mem::replace(&mut event, AgentEvent::AgentStart) } else { event.clone() };
+                    // An update has no message to replace: the answer is ignored.
+                    let mut future = f(owned);
+                    match poll_once(&mut future)? {
+                        Some(answer) => {
+                            answer?;
+                            continue;
+                        }
+                        None => Box::pin(future.map(|answer| answer.map(drop))),
+                    }
+                }
+            };
+            return Ok(Some(UpdateRest { pending, listeners: Arc::clone(&listeners), next: position + 1, event }));
+        }
+        Ok(None)
+    }
+}
+
+/// The rest of an update's dispatch: the listener being awaited, then those after it.
+struct UpdateRest<C: CustomMessage> {
+    pending: BoxFuture<'static, Result<(), BoxError>>,
+    listeners: Arc<Vec<(u64, Listener<C>)>>,
+    next: usize,
+    event: AgentEvent<C>,
+}
+
+impl<C: CustomMessage> UpdateRest<C> {
+    async fn finish(self) -> Result<(), BoxError> {
+        AssertUnwindSafe(self.pending).catch_unwind().await.map_err(panicked)??;
+        for (_, listener) in &self.listeners[self.next..] {
+            match listener {
+                Listener::Sync(f) => {
+                    std::panic::catch_unwind(AssertUnwindSafe(|| f(&self.event))).map_err(panicked)?;
+                }
+                Listener::Async(f) => {
+                    AssertUnwindSafe(f(self.event.clone())).catch_unwind().await.map_err(panicked)??;
+                }
+                Listener::Replacing(f) => {
+                    AssertUnwindSafe(f(self.event.clone())).catch_unwind().await.map_err(panicked)??;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Polls `future` once (its waker does nothing: a pending future is polled again, with the real
+/// waker, when it is awaited): its output when ready, `None` when pending.
+fn poll_once<T>(future: &mut BoxFuture<'static, T>) -> Result<Option<T>, BoxError> {
+    let mut cx = std::task::Context::from_waker(futures::task::noop_waker_ref());
+    match std::panic::catch_unwind(AssertUnwindSafe(|| std::future::Future::poll(future.as_mut(), &mut cx))) {
+        Ok(std::task::Poll::Ready(output)) => Ok(Some(output)),
+        Ok(std::task::Poll::Pending) => Ok(None),
+        Err(panic) => Err(panicked(panic)),
+    }
+}
+
 #[async_trait]
 impl<C: CustomMessage> EventSink<C> for AgentSink<C> {
     async fn emit(&mut self, event: AgentEvent<C>) -> Result<(), BoxError> {
         self.dispatch(event, false).await.map(drop)
+    }
+
+    fn emit_update(
+        &mut self,
+        delta: pi_ai::AssistantMessageEvent,
+    ) -> Result<Option<BoxFuture<'_, Result<(), BoxError>>>, BoxError> {
+        let event = AgentEvent::MessageUpdate { assistant_message_event: delta };
+        Ok(self.dispatch_update(event)?.map(|rest| Box::pin(rest.finish()) as BoxFuture<'_, _>))
     }
 
     async fn emit_message_end(&mut self, message: AgentMessage<C>) -> Result<AgentMessage<C>, BoxError> {

@@ -98,7 +98,7 @@ impl Script {
                 let aborted = |mut m: AssistantMessage| {
                     m.stop_reason = StopReason::Aborted;
                     m.error_message = Some("Request was aborted".into());
-                    AssistantMessageEvent::Error { reason: StopReason::Aborted, error: m }
+                    AssistantMessageEvent::Error { reason: StopReason::Aborted, error: Box::new(m) }
                 };
                 if cancel.is_cancelled() {
                     yield aborted(base.clone());
@@ -109,20 +109,20 @@ impl Script {
                         let mut m = base.clone();
                         m.stop_reason = StopReason::Error;
                         m.error_message = Some("No more faux responses queued".into());
-                        yield AssistantMessageEvent::Error { reason: StopReason::Error, error: m };
+                        yield AssistantMessageEvent::Error { reason: StopReason::Error, error: Box::new(m) };
                         return;
                     }
                     Some(Step::FailBeforeStart(text)) => {
                         let mut m = base.clone();
                         m.stop_reason = StopReason::Error;
                         m.error_message = Some(text);
-                        yield AssistantMessageEvent::Error { reason: StopReason::Error, error: m };
+                        yield AssistantMessageEvent::Error { reason: StopReason::Error, error: Box::new(m) };
                         return;
                     }
                     Some(Step::Reply(r)) => r,
                 };
                 let mut out = base.clone();
-                yield AssistantMessageEvent::Start { partial: base.clone() };
+                yield AssistantMessageEvent::Start { partial: Box::new(base.clone()) };
                 for (i, block) in step.content.iter().enumerate() {
                     match block {
                         AssistantBlock::Text(t) => {
@@ -147,7 +147,7 @@ impl Script {
                         AssistantBlock::ToolCall(c) => {
                             let start = ToolCall::new(c.id.clone(), c.name.clone(), Map::new());
                             out.content.push(AssistantBlock::ToolCall(start.clone()));
-                            yield AssistantMessageEvent::ToolCallStart { content_index: i, tool_call: start };
+                            yield AssistantMessageEvent::ToolCallStart { content_index: i, tool_call: Box::new(start) };
                             let args = serde_json::to_string(&c.arguments).unwrap();
                             for chunk in chunks(&args) {
                                 tokio::task::yield_now().await;
@@ -155,16 +155,16 @@ impl Script {
                                 yield AssistantMessageEvent::ToolCallDelta { content_index: i, delta: chunk };
                             }
                             out.content[i] = block.clone();
-                            yield AssistantMessageEvent::ToolCallEnd { content_index: i, tool_call: c.clone() };
+                            yield AssistantMessageEvent::ToolCallEnd { content_index: i, tool_call: Box::new(c.clone()) };
                         }
                     }
                 }
                 out.stop_reason = step.stop_reason;
                 out.error_message = step.error_message.clone();
                 if matches!(step.stop_reason, StopReason::Error | StopReason::Aborted) {
-                    yield AssistantMessageEvent::Error { reason: step.stop_reason, error: out };
+                    yield AssistantMessageEvent::Error { reason: step.stop_reason, error: Box::new(out) };
                 } else {
-                    yield AssistantMessageEvent::Done { reason: step.stop_reason, message: out };
+                    yield AssistantMessageEvent::Done { reason: step.stop_reason, message: Box::new(out) };
                 }
             })
         })

@@ -61,13 +61,13 @@ impl ProviderOutput {
 
     /// Emits `Start` with the message so far.
     pub fn start(&mut self) {
-        let partial = self.message().clone();
+        let partial = Box::new(self.message().clone());
         self.emit(AssistantMessageEvent::Start { partial });
     }
 
     /// Emits `Done` with the final message.
     pub fn done(&mut self) {
-        let message = self.message().clone();
+        let message = Box::new(self.message().clone());
         self.emit(AssistantMessageEvent::Done { reason: message.stop_reason, message });
     }
 
@@ -77,13 +77,20 @@ impl ProviderOutput {
         let message = self.message_mut();
         message.stop_reason = reason;
         message.error_message = Some(error_message);
-        let error = message.clone();
+        let error = Box::new(message.clone());
         self.emit(AssistantMessageEvent::Error { reason, error });
     }
 
     /// Takes the queued events.
     pub fn take_events(&mut self) -> Vec<AssistantMessageEvent> {
         std::mem::take(&mut self.queued)
+    }
+
+    /// Moves the queued events into `into` (emptied first), keeping both lists' storage: a
+    /// stream that drains `into` after each chunk allocates no list per chunk.
+    pub fn swap_events(&mut self, into: &mut Vec<AssistantMessageEvent>) {
+        into.clear();
+        std::mem::swap(&mut self.queued, into);
     }
 }
 
@@ -220,6 +227,8 @@ pub fn stream_sse(
         for e in out.take_events() { yield e; }
         let mut parser = SseParser::new();
         let mut events = Vec::new();
+        // The events of one chunk, handed on; reused, so a chunk costs no list.
+        let mut ready: Vec<AssistantMessageEvent> = Vec::new();
         let mut failure: Option<String> = None;
         let mut aborted_mid_stream = false;
         'read: loop {
@@ -268,7 +277,8 @@ pub fn stream_sse(
                         ControlFlow::Continue(())
                     }
                 });
-                for e in out.take_events() { yield e; }
+                out.swap_events(&mut ready);
+                for e in ready.drain(..) { yield e; }
                 if flow.is_break() { break 'read; }
                 continue;
             }

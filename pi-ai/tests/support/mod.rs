@@ -264,5 +264,5 @@ pub async fn run(stream: pi_ai::AssistantMessageEventStream) -> (Vec<String>, pi
         }
         lines.push(line);
     }
-    (lines, last.expect("a terminal event"))
+    (lines, *last.expect("a terminal event"))
 }

@@ -298,6 +298,7 @@ impl ExtensionRecord {
 
     fn clear(&self, runtime: &Runtime) {
         lock(&self.handlers).clear();
+        handlers_changed();
         lock(&self.tools).clear();
         lock(&self.commands).clear();
         lock(&self.flags).clear();
@@ -321,6 +322,17 @@ impl ExtensionRecord {
 
 static NEXT_HANDLER: AtomicU64 = AtomicU64::new(1);
 
+/// Counts changes of any extension's handler list (added, removed, cleared), so a runner can keep
+/// the set of handled events and rebuild it only after a change ([`ExtensionRunner::has_handlers`]
+/// is asked on every streamed delta). Bumped after the change is made.
+///
+/// [`ExtensionRunner::has_handlers`]: super::ExtensionRunner::has_handlers
+pub(crate) static HANDLERS_CHANGED: AtomicU64 = AtomicU64::new(0);
+
+fn handlers_changed() {
+    HANDLERS_CHANGED.fetch_add(1, Ordering::AcqRel);
+}
+
 /// Removes a handler registered with [`ExtensionApi::on`]. Dropping it does nothing.
 #[derive(Clone)]
 pub struct Unsubscribe {
@@ -332,6 +344,7 @@ impl Unsubscribe {
     /// Removes the handler (later emits no longer call it; a running emit keeps its snapshot).
     pub fn unsubscribe(&self) {
         lock(&self.record.handlers).retain(|h| h.id != self.id);
+        handlers_changed();
     }
 }
 
@@ -374,6 +387,7 @@ impl ExtensionApi {
     fn add_handler(&self, event: &str, handler: Arc<dyn std::any::Any + Send + Sync>) -> Unsubscribe {
         let id = NEXT_HANDLER.fetch_add(1, Ordering::Relaxed);
         lock(&self.record.handlers).push(HandlerEntry { event: event.to_owned(), id, handler });
+        handlers_changed();
         Unsubscribe { record: self.record.clone(), id }
     }
 

@@ -7,9 +7,11 @@
 //! on with the value from before that handler, except for `tool_call` (fail-closed: the error is
 //! returned so the call is blocked) and `user_bash` (reported and returned).
 
+use std::collections::HashSet;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use futures::FutureExt;
 use pi_tui::{Component, Theme};
@@ -17,8 +19,8 @@ use tracing::Instrument;
 
 use super::actions::ExtensionActions;
 use super::api::{
-    EntryRenderOptions, Extension, ExtensionApi, ExtensionFlag, ExtensionRecord, Handler, MessageRenderOptions,
-    RegisteredCommand, RegisteredTool,
+    EntryRenderOptions, Extension, ExtensionApi, ExtensionFlag, ExtensionRecord, HANDLERS_CHANGED, Handler,
+    MessageRenderOptions, RegisteredCommand, RegisteredTool,
 };
 pub(crate) use super::errors::panic_message;
 use super::errors::{ExtensionError, ExtensionLoadError};
@@ -69,6 +71,8 @@ pub struct ExtensionRunner {
     sources: Vec<Arc<dyn Extension>>,
     pub(crate) runtime: Arc<Runtime>,
     load_errors: Vec<ExtensionLoadError>,
+    /// The events handled, as of a count of [`HANDLERS_CHANGED`]: rebuilt only after a change.
+    handled: std::sync::Mutex<Option<(u64, HashSet<String>)>>,
 }
 
 impl fmt::Debug for ExtensionRunner {
@@ -96,7 +100,7 @@ impl ExtensionRunner {
             }
             records.push(record);
         }
-        ExtensionRunner { extensions: records, sources: extensions, runtime, load_errors }
+        ExtensionRunner { extensions: records, sources: extensions, runtime, load_errors, handled: Default::default() }
     }
 
     /// Runs one extension's setup on `record`; a failure discards its registrations.
@@ -171,7 +175,13 @@ impl ExtensionRunner {
 
     /// A runner over `extensions` and `runtime`, for emitting from a task (it cannot reload).
     pub(crate) fn over(extensions: Vec<Arc<ExtensionRecord>>, runtime: Arc<Runtime>) -> ExtensionRunner {
-        ExtensionRunner { extensions, sources: Vec::new(), runtime, load_errors: Vec::new() }
+        ExtensionRunner {
+            extensions,
+            sources: Vec::new(),
+            runtime,
+            load_errors: Vec::new(),
+            handled: Default::default(),
+        }
     }
 
     /// Sets the mode and whether a UI is attached (what `ctx.mode` / `ctx.hasUI` answer).
@@ -209,9 +219,19 @@ impl ExtensionRunner {
         ExtensionContext { runtime: self.runtime.clone(), command: false }
     }
 
-    /// Whether any extension handles `event` (pi's `hasHandlers`).
+    /// Whether any extension handles `event` (pi's `hasHandlers`). Asked on every streamed delta,
+    /// so it looks the event up in a set kept until a handler is added or removed.
     pub fn has_handlers(&self, event: &str) -> bool {
-        self.extensions.iter().any(|e| lock(&e.handlers).iter().any(|h| h.event == event))
+        let changes = HANDLERS_CHANGED.load(Ordering::Acquire);
+        let mut handled = lock(&self.handled);
+        if handled.as_ref().is_none_or(|(seen, _)| *seen != changes) {
+            let events = self
+                .extensions
+                .iter()
+                .flat_map(|e| lock(&e.handlers).iter().map(|h| h.event.clone()).collect::<Vec<_>>());
+            *handled = Some((changes, events.collect()));
+        }
+        handled.as_ref().is_some_and(|(_, events)| events.contains(event))
     }
 
     /// The events the extensions handle, each once, sorted.

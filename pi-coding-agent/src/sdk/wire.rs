@@ -191,7 +191,8 @@ mod tests {
         assert_eq!(v["usage"]["totalTokens"], json!(0));
         let tc: ToolCall =
             serde_json::from_value(json!({"type":"toolCall","id":"c1","name":"read","arguments":{}})).unwrap();
-        let v = assistant_event_json(&AssistantMessageEvent::ToolCallStart { content_index: 1, tool_call: tc });
+        let v =
+            assistant_event_json(&AssistantMessageEvent::ToolCallStart { content_index: 1, tool_call: Box::new(tc) });
         assert_eq!(v, json!({"type":"toolcall_start","contentIndex":1,"id":"c1","toolName":"read"}));
         let v =
             assistant_event_json(&AssistantMessageEvent::TextEnd { content_index: 0, block: TextContent::new("done") });

@@ -88,7 +88,7 @@ impl AnthropicStream {
                             finish_tool_arguments(out.partial().tool_arguments_text(index).unwrap_or_default());
                         E::ToolCallEnd {
                             content_index: index,
-                            tool_call: ToolCall { arguments, arguments_error, ..call.clone() },
+                            tool_call: Box::new(ToolCall { arguments, arguments_error, ..call.clone() }),
                         }
                     }
                 };
@@ -162,7 +162,7 @@ impl AnthropicStream {
                 let arguments = block.get("input").and_then(Value::as_object).cloned().unwrap_or_default();
                 E::ToolCallStart {
                     content_index: index,
-                    tool_call: ToolCall::new(str_of("id"), self.tool_name(str_of("name")), arguments),
+                    tool_call: Box::new(ToolCall::new(str_of("id"), self.tool_name(str_of("name")), arguments)),
                 }
             }
             _ => return,

@@ -150,7 +150,7 @@ impl BedrockStream {
         let s = |k: &str| tool.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
         out.emit(E::ToolCallStart {
             content_index: index,
-            tool_call: ToolCall::new(s("toolUseId"), s("name"), Default::default()),
+            tool_call: Box::new(ToolCall::new(s("toolUseId"), s("name"), Default::default())),
         });
         let block = p.get("contentBlockIndex").and_then(Value::as_u64).unwrap_or(0);
         self.open.insert(block, Open { index, redacted: Vec::new() });
@@ -274,7 +274,7 @@ impl BedrockStream {
                     finish_tool_arguments(out.partial().tool_arguments_text(index).unwrap_or_default());
                 E::ToolCallEnd {
                     content_index: index,
-                    tool_call: ToolCall { arguments, arguments_error, ..call.clone() },
+                    tool_call: Box::new(ToolCall { arguments, arguments_error, ..call.clone() }),
                 }
             }
         };

@@ -498,7 +498,7 @@ fn aborted(partial: &AssistantMessage) -> Ev {
     error.stop_reason = StopReason::Aborted;
     error.error_message = Some("Request was aborted".into());
     error.timestamp = now_ms();
-    Ev::Error { reason: StopReason::Aborted, error }
+    Ev::Error { reason: StopReason::Aborted, error: Box::new(error) }
 }
 
 impl ApiProvider for FauxProvider {
@@ -521,7 +521,7 @@ impl ApiProvider for FauxProvider {
             let Some(step) = step else {
                 let mut message = this.error_message(&model, "No more faux responses queued".into());
                 message.usage = this.usage_estimate(&[], &context, &options);
-                yield Ev::Error { reason: StopReason::Error, error: message };
+                yield Ev::Error { reason: StopReason::Error, error: Box::new(message) };
                 return;
             };
             let resolved = match step {
@@ -539,7 +539,7 @@ impl ApiProvider for FauxProvider {
             let mut message = match resolved {
                 Ok(m) => m,
                 Err(e) => {
-                    yield Ev::Error { reason: StopReason::Error, error: this.error_message(&model, e) };
+                    yield Ev::Error { reason: StopReason::Error, error: Box::new(this.error_message(&model, e)) };
                     return;
                 }
             };
@@ -553,7 +553,7 @@ impl ApiProvider for FauxProvider {
             if message.stop_reason == StopReason::Pending {
                 yield Ev::Error {
                     reason: StopReason::Error,
-                    error: this.error_message(&model, "Faux response ended without a stop reason".into()),
+                    error: Box::new(this.error_message(&model, "Faux response ended without a stop reason".into())),
                 };
                 return;
             }
@@ -564,7 +564,7 @@ impl ApiProvider for FauxProvider {
                 yield aborted(&partial);
                 return;
             }
-            yield Ev::Start { partial: partial.clone() };
+            yield Ev::Start { partial: Box::new(partial.clone()) };
             for (index, block) in message.content.iter().enumerate() {
                 if cancelled() {
                     yield aborted(&partial);
@@ -583,7 +583,7 @@ impl ApiProvider for FauxProvider {
                         let started = ToolCall::new(c.id.clone(), c.name.clone(), Map::new());
                         partial.content.push(AssistantBlock::ToolCall(started.clone()));
                         let json = serde_json::to_string(&c.arguments).unwrap_or_else(|_| "{}".into());
-                        (json, Ev::ToolCallStart { content_index: index, tool_call: started })
+                        (json, Ev::ToolCallStart { content_index: index, tool_call: Box::new(started) })
                     }
                 };
                 yield start;
@@ -620,14 +620,14 @@ impl ApiProvider for FauxProvider {
                 yield match block {
                     AssistantBlock::Thinking(t) => Ev::ThinkingEnd { content_index: index, block: t.clone() },
                     AssistantBlock::Text(t) => Ev::TextEnd { content_index: index, block: t.clone() },
-                    AssistantBlock::ToolCall(c) => Ev::ToolCallEnd { content_index: index, tool_call: c.clone() },
+                    AssistantBlock::ToolCall(c) => Ev::ToolCallEnd { content_index: index, tool_call: Box::new(c.clone()) },
                 };
             }
             match message.stop_reason {
                 StopReason::Error | StopReason::Aborted => {
-                    yield Ev::Error { reason: message.stop_reason, error: message };
+                    yield Ev::Error { reason: message.stop_reason, error: Box::new(message) };
                 }
-                reason => yield Ev::Done { reason, message },
+                reason => yield Ev::Done { reason, message: Box::new(message) },
             }
         };
         AssistantMessageEventStream::new(events)

@@ -82,9 +82,9 @@ impl GoogleStream {
         tool_call.thought_signature =
             part.get("thoughtSignature").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
         let index = out.message().content.len();
-        out.emit(E::ToolCallStart { content_index: index, tool_call: tool_call.clone() });
+        out.emit(E::ToolCallStart { content_index: index, tool_call: Box::new(tool_call.clone()) });
         out.emit(E::ToolCallDelta { content_index: index, delta });
-        out.emit(E::ToolCallEnd { content_index: index, tool_call });
+        out.emit(E::ToolCallEnd { content_index: index, tool_call: Box::new(tool_call) });
     }
 
     fn on_chunk(&mut self, chunk: &Value, ctx: &StreamContext, out: &mut ProviderOutput) -> Result<(), String> {

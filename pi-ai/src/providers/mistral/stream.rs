@@ -74,7 +74,10 @@ impl MistralStream {
             None => {
                 let name = function.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
                 let i = out.message().content.len();
-                out.emit(E::ToolCallStart { content_index: i, tool_call: ToolCall::new(id, name, Default::default()) });
+                out.emit(E::ToolCallStart {
+                    content_index: i,
+                    tool_call: Box::new(ToolCall::new(id, name, Default::default())),
+                });
                 self.calls.insert(key, i);
                 i
             }
@@ -277,7 +280,7 @@ impl SseHandler for MistralStream {
             let (arguments, arguments_error) =
                 finish_tool_arguments(out.partial().tool_arguments_text(index).unwrap_or_default());
             let tool_call = ToolCall { arguments, arguments_error, ..call.clone() };
-            out.emit(E::ToolCallEnd { content_index: index, tool_call });
+            out.emit(E::ToolCallEnd { content_index: index, tool_call: Box::new(tool_call) });
         }
         let m = out.message();
         match m.stop_reason {

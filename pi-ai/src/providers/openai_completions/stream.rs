@@ -126,7 +126,7 @@ impl CompletionsStream {
                 if let Some(si) = stream_index {
                     self.tools_by_index.insert(si, index);
                 }
-                out.emit(E::ToolCallStart { content_index: index, tool_call: call });
+                out.emit(E::ToolCallStart { content_index: index, tool_call: Box::new(call) });
                 index
             }
         };
@@ -241,14 +241,14 @@ impl CompletionsStream {
                         arguments.insert(property, Value::String(buffer.input));
                         E::ToolCallEnd {
                             content_index: index,
-                            tool_call: ToolCall { arguments, arguments_error: None, ..call },
+                            tool_call: Box::new(ToolCall { arguments, arguments_error: None, ..call }),
                         }
                     }
                     None => {
                         let text = out.partial().tool_arguments_text(index).unwrap_or_default();
                         let (arguments, arguments_error) = finish_tool_arguments(text);
                         let tool_call = ToolCall { arguments, arguments_error, ..call.clone() };
-                        E::ToolCallEnd { content_index: index, tool_call }
+                        E::ToolCallEnd { content_index: index, tool_call: Box::new(tool_call) }
                     }
                 },
             };

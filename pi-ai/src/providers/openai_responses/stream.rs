@@ -116,7 +116,7 @@ impl ResponsesStream {
                 if let Some(ns) = item.get("namespace").and_then(Value::as_str) {
                     call.namespace = Some(ns.to_owned());
                 }
-                out.emit(E::ToolCallStart { content_index: index, tool_call: call });
+                out.emit(E::ToolCallStart { content_index: index, tool_call: Box::new(call) });
                 self.args.insert(index, initial);
                 self.unfinished.push(index);
                 (Kind::ToolCall, index)
@@ -137,7 +137,7 @@ impl ResponsesStream {
                 }
                 let mut buffer = GrammarInput::default();
                 let unsent = buffer.append(&property, input).ok().flatten().unwrap_or_default();
-                out.emit(E::ToolCallStart { content_index: index, tool_call: call });
+                out.emit(E::ToolCallStart { content_index: index, tool_call: Box::new(call) });
                 self.args.insert(index, String::new());
                 self.custom.insert(index, (property, buffer, unsent));
                 self.unfinished.push(index);
@@ -188,7 +188,7 @@ impl ResponsesStream {
                     call.namespace = Some(ns.to_owned());
                 }
                 self.unfinished.retain(|i| *i != index);
-                out.emit(E::ToolCallEnd { content_index: index, tool_call: call });
+                out.emit(E::ToolCallEnd { content_index: index, tool_call: Box::new(call) });
             }
             (Some("reasoning"), Kind::Thinking) => {
                 let join = |key: &str, field: &str| {
@@ -266,7 +266,7 @@ impl ResponsesStream {
                     call.namespace = Some(ns.to_owned());
                 }
                 self.unfinished.retain(|i| *i != index);
-                out.emit(E::ToolCallEnd { content_index: index, tool_call: call });
+                out.emit(E::ToolCallEnd { content_index: index, tool_call: Box::new(call) });
             }
             _ => return Ok(()),
         }

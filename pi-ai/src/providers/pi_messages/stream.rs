@@ -79,7 +79,7 @@ pub fn on_event(event: &Value, out: &mut ProviderOutput) -> Result<Step, String>
             let m = out.message_mut();
             m.error_message = s(event, "errorMessage");
             let error = m.clone();
-            out.emit(E::Error { reason, error });
+            out.emit(E::Error { reason, error: Box::new(error) });
             return Ok(Step::Finished);
         }
         "start" => out.start(),
@@ -116,7 +116,7 @@ pub fn on_event(event: &Value, out: &mut ProviderOutput) -> Result<Step, String>
                 s(event, "toolName").unwrap_or_default(),
                 Default::default(),
             );
-            out.emit(E::ToolCallStart { content_index: index()?, tool_call: call });
+            out.emit(E::ToolCallStart { content_index: index()?, tool_call: Box::new(call) });
         }
         "toolcall_delta" => {
             out.emit(E::ToolCallDelta { content_index: index()?, delta: s(event, "delta").unwrap_or_default() })
@@ -136,7 +136,7 @@ pub fn on_event(event: &Value, out: &mut ProviderOutput) -> Result<Step, String>
             }
             let tool_call: ToolCall =
                 serde_json::from_value(merged).map_err(|e| format!("Invalid pi-messages tool call: {e}"))?;
-            out.emit(E::ToolCallEnd { content_index: i, tool_call });
+            out.emit(E::ToolCallEnd { content_index: i, tool_call: Box::new(tool_call) });
         }
         _ => {}
     }

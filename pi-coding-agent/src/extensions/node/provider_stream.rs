@@ -97,7 +97,7 @@ fn error_event(model: &Model, error: String, aborted: bool) -> AssistantMessageE
         timestamp: pi_ai::now_ms(),
         ..Default::default()
     };
-    AssistantMessageEvent::Error { reason, error }
+    AssistantMessageEvent::Error { reason, error: Box::new(error) }
 }
 
 async fn run(

@@ -25,7 +25,7 @@ pub(super) fn install(session: &AgentSession) {
         if let AgentEvent::MessageUpdate { assistant_message_event } = event {
             return match weak.upgrade() {
                 Some(shared) => handle_update(shared, assistant_message_event),
-                None => Box::pin(std::future::ready(Ok(None))),
+                None => Box::pin(NoReplacement),
             };
         }
         let weak = weak.clone();
@@ -53,8 +53,20 @@ fn handle_update(shared: Arc<SessionShared>, delta: pi_ai::AssistantMessageEvent
         }),
         _ => {
             shared.emit(&SessionEvent::Agent(event));
-            Box::pin(std::future::ready(Ok(None)))
+            Box::pin(NoReplacement)
         }
+    }
+}
+
+/// The answer of a listener that handled its event at once and replaces nothing: a future of
+/// no size, so boxing it allocates nothing (a delta's answer costs no allocation).
+struct NoReplacement;
+
+impl std::future::Future for NoReplacement {
+    type Output = Result<Option<CodingAgentMessage>, pi_agent_core::BoxError>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, _cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
+        std::task::Poll::Ready(Ok(None))
     }
 }
 

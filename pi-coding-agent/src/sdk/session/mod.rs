@@ -152,7 +152,8 @@ pub(crate) struct RunState {
 
 pub(crate) struct SessionShared {
     pub(crate) session_manager: Mutex<SessionManager>,
-    listeners: Mutex<Vec<(u64, Listener)>>,
+    /// Copy-on-write: an event is delivered to a snapshot taken without copying the list.
+    listeners: Mutex<Arc<Vec<(u64, Listener)>>>,
     next_listener: AtomicU64,
     /// The tool registry. The active tools are the agent's tools (`agent.state.tools` in pi), so a
     /// direct change to them sticks.
@@ -254,7 +255,7 @@ impl SessionShared {
         }
         SessionShared {
             session_manager: Mutex::new(session_manager),
-            listeners: Mutex::new(Vec::new()),
+            listeners: Mutex::new(Arc::new(Vec::new())),
             next_listener: AtomicU64::new(1),
             all_tools: Mutex::new(parts.all_tools),
             prompt_options: Mutex::new(parts.prompt_options),
@@ -281,14 +282,14 @@ impl SessionShared {
     }
 
     pub(crate) fn emit(&self, event: &SessionEvent) {
-        let listeners: Vec<Listener> = {
+        let listeners = {
             let registered = lock(&self.listeners);
             if registered.is_empty() {
                 return;
             }
-            registered.iter().map(|(_, l)| l.clone()).collect()
+            Arc::clone(&registered)
         };
-        for l in listeners {
+        for (_, l) in listeners.iter() {
             if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| l(event))).is_err() {
                 tracing::warn!("a session listener panicked; it keeps its registration");
             }
@@ -464,11 +465,11 @@ impl AgentSession {
     /// Registers a listener for session events; returns a handle that removes it.
     pub fn subscribe(&self, listener: impl Fn(&SessionEvent) + Send + Sync + 'static) -> Unsubscribe {
         let id = self.shared.next_listener.fetch_add(1, Ordering::Relaxed);
-        lock(&self.shared.listeners).push((id, Arc::new(listener)));
+        Arc::make_mut(&mut lock(&self.shared.listeners)).push((id, Arc::new(listener)));
         let weak = Arc::downgrade(&self.shared);
         Unsubscribe::new(move || {
             if let Some(s) = weak.upgrade() {
-                lock(&s.listeners).retain(|(i, _)| *i != id);
+                Arc::make_mut(&mut lock(&s.listeners)).retain(|(i, _)| *i != id);
             }
         })
     }
@@ -732,7 +733,7 @@ impl AgentSession {
         // Whatever is still queued for the session file is on disk before `dispose` returns (a
         // failure was recorded for `take_persist_error`).
         let _ = self.shared.settle_writes().await;
-        lock(&self.shared.listeners).clear();
+        Arc::make_mut(&mut lock(&self.shared.listeners)).clear();
         if let Some(handle) = lock(&self.shared.error_listener).take() {
             handle.remove();
         }
