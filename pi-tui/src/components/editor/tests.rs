@@ -1,7 +1,7 @@
 //! Editor tests (expectations marked as pi's come from pi-tui 1.6.0).
 use super::*;
-use crate::component::{FAKE_CURSOR_END as E, FAKE_CURSOR_START as S};
 use crate::components::select_list::SelectItem;
+use crate::component::{FAKE_CURSOR_END as E, FAKE_CURSOR_START as S};
 use std::cell::RefCell;
 
 fn theme() -> EditorTheme {
