@@ -113,3 +113,51 @@ fn a_header_without_a_newline_still_needs_one() {
     assert!(file.needs_newline);
     assert!(file.warnings.is_empty());
 }
+
+/// A loaded message's content lists hold no spare room (a list read block by block grows to room
+/// for four), and an entry is not the size of the largest, rarest kinds (issue 20: a 100 MB
+/// session holds tens of thousands of both).
+#[test]
+fn loaded_entries_and_their_content_lists_are_compact() {
+    let header = json!({"type":"session","version":3,"id":"0193f1a2-0000-7000-8000-000000000002",
+        "timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tmp"})
+    .to_string();
+    let assistant = json!({"type":"message","id":"e1","parentId":"e0","timestamp":"2026-01-01T00:00:00.000Z",
+        "message":{"role":"assistant","content":[{"type":"thinking","thinking":"t"},
+            {"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a"}}],
+            "api":"openai-completions","provider":"p","model":"m",
+            "usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,
+                "cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},
+            "stopReason":"toolUse","timestamp":2}})
+    .to_string();
+    let result = json!({"type":"message","id":"e2","parentId":"e1","timestamp":"2026-01-01T00:00:00.000Z",
+        "message":{"role":"toolResult","toolCallId":"c1","toolName":"read",
+            "content":[{"type":"text","text":"body"}],"isError":false,"timestamp":3}})
+    .to_string();
+    let text = format!("{header}\n{}\n{assistant}\n{result}\n", user(0, "hi"));
+    let loaded = read(text.as_bytes());
+    assert_eq!(loaded.entries.len(), 3);
+    let mut seen = 0;
+    for entry in &loaded.entries {
+        let SessionEntry::Message(m) = entry else { panic!("not a message: {entry:?}") };
+        let (len, capacity) = match &m.message {
+            pi_agent_core::AgentMessage::User(u) => match &u.content {
+                pi_ai::Content::Blocks(b) => (b.len(), b.capacity()),
+                pi_ai::Content::Text(_) => panic!("blocks expected"),
+            },
+            pi_agent_core::AgentMessage::Assistant(a) => (a.content.len(), a.content.capacity()),
+            pi_agent_core::AgentMessage::ToolResult(t) => (t.content.len(), t.content.capacity()),
+            other => panic!("unexpected {other:?}"),
+        };
+        assert_eq!(capacity, len, "{entry:?}");
+        seen += 1;
+    }
+    assert_eq!(seen, 3);
+    // Before the usage, compaction and branch_summary kinds were boxed, every entry took about
+    // 600 bytes; the largest kept inline now are custom_message and context_edit.
+    assert!(
+        std::mem::size_of::<SessionEntry>() <= 256,
+        "SessionEntry is {} bytes",
+        std::mem::size_of::<SessionEntry>()
+    );
+}

@@ -2,7 +2,82 @@
 //! what `serde_json` writes, and `serde_json` itself for embedded `Value`s (so numbers keep their
 //! formatting).
 
+use std::cell::Cell;
+
 use serde::Serialize;
+
+/// Strings at least this long are only measured while [`Measuring`] is active.
+const MEASURED_MIN: usize = 256;
+
+thread_local! {
+    /// While a [`Measuring`] scope is active on this thread: the escaped length of the long
+    /// strings that [`write_str`] measured instead of writing.
+    static MEASURED: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// A scope in which [`write_str`] only counts long strings (their JSON text is not written, its
+/// length is added up): for a body that is written once to learn its `Content-Length`, then again
+/// into the connection. Whatever is written in the scope is only measured, never sent.
+pub(crate) struct Measuring {
+    outer: Option<u64>,
+}
+
+impl Measuring {
+    /// Starts measuring on this thread.
+    pub(crate) fn start() -> Self {
+        Measuring { outer: MEASURED.with(|m| m.replace(Some(0))) }
+    }
+
+    /// Ends the scope; the bytes measured but not written.
+    pub(crate) fn finish(self) -> u64 {
+        MEASURED.with(Cell::get).unwrap_or(0)
+    }
+}
+
+impl Drop for Measuring {
+    fn drop(&mut self) {
+        MEASURED.with(|m| m.set(self.outer));
+    }
+}
+
+/// Runs `f` with measuring suspended (for text that is read back, not sent).
+pub(crate) fn unmeasured<R>(f: impl FnOnce() -> R) -> R {
+    let outer = MEASURED.with(|m| m.replace(None));
+    let result = f();
+    MEASURED.with(|m| m.set(outer));
+    result
+}
+
+/// The length of `s` written as a JSON string by [`write_str`], quotes included.
+fn escaped_len(s: &str) -> u64 {
+    let bytes = s.as_bytes();
+    let mut extra = 0u64;
+    let mut count = |b: u8| {
+        if needs_escape(b) {
+            extra += match b {
+                b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+                _ => 5,
+            };
+        }
+    };
+    let mut i = 0;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let mask = escape_mask(u64::from_le_bytes(word));
+        if mask == 0 {
+            i += 8;
+            continue;
+        }
+        let j = i + (mask.trailing_zeros() / 8) as usize;
+        count(bytes[j]);
+        i = j + 1;
+    }
+    for &b in &bytes[i..] {
+        count(b);
+    }
+    bytes.len() as u64 + 2 + extra
+}
 
 /// Something that writes itself as compact JSON.
 pub(crate) trait WriteJson {
@@ -87,6 +162,9 @@ fn write_escape(out: &mut Vec<u8>, b: u8) {
 
 /// Appends `s` as a JSON string, escaped exactly as `serde_json` escapes it.
 pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
+    if s.len() >= MEASURED_MIN && MEASURED.with(|m| m.get().map(|n| m.set(Some(n + escaped_len(s)))).is_some()) {
+        return;
+    }
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
@@ -222,6 +300,35 @@ mod tests {
             let mut out = Vec::new();
             write_str(&mut out, &s);
             assert_eq!(out, serde_json::to_vec(&s).unwrap_or_default(), "{s:?}");
+            assert_eq!(escaped_len(&s), out.len() as u64, "{s:?}");
         }
+    }
+
+    #[test]
+    fn a_measuring_scope_counts_long_strings_exactly_and_writes_the_short_ones() {
+        let long: String = "line \"one\"\twith\\ escapes \u{1} é\n".repeat(40);
+        let short = "short \"one\"\n";
+        let mut whole = Vec::new();
+        for s in [long.as_str(), short, long.as_str()] {
+            write_str(&mut whole, s);
+        }
+        let mut partial = Vec::new();
+        let scope = Measuring::start();
+        for s in [long.as_str(), short, long.as_str()] {
+            write_str(&mut partial, s);
+        }
+        let inner = unmeasured(|| {
+            let mut v = Vec::new();
+            write_str(&mut v, &long);
+            v
+        });
+        let measured = scope.finish();
+        assert_eq!(partial, serde_json::to_vec(short).unwrap_or_default());
+        assert_eq!(measured + partial.len() as u64, whole.len() as u64);
+        assert_eq!(inner, serde_json::to_vec(&long).unwrap_or_default());
+        // After the scope, strings are written again.
+        let mut after = Vec::new();
+        write_str(&mut after, &long);
+        assert_eq!(after, inner);
     }
 }

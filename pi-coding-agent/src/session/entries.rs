@@ -320,12 +320,13 @@ pub enum SessionEntry {
     ThinkingLevelChange(ThinkingLevelChangeEntry),
     /// `model_change`.
     ModelChange(ModelChangeEntry),
-    /// `usage`.
-    Usage(UsageEntry),
+    /// `usage` (boxed, as the other large and rare kinds: a long session is mostly messages,
+    /// and every entry takes the size of the largest kind).
+    Usage(Box<UsageEntry>),
     /// `compaction`.
-    Compaction(CompactionEntry),
+    Compaction(Box<CompactionEntry>),
     /// `branch_summary`.
-    BranchSummary(BranchSummaryEntry),
+    BranchSummary(Box<BranchSummaryEntry>),
     /// `custom`.
     Custom(CustomEntry),
     /// `custom_message`.
@@ -455,10 +456,12 @@ fn visit_file_entry<'de, A: MapAccess<'de>>(mut map: A) -> Result<FileEntry, A::
                     e(SessionEntry::ThinkingLevelChange(ThinkingLevelChangeEntry::__json_visit(prefix, true, map)?))
                 }
                 "model_change" => e(SessionEntry::ModelChange(ModelChangeEntry::__json_visit(prefix, true, map)?)),
-                "usage" => e(SessionEntry::Usage(UsageEntry::__json_visit(prefix, true, map)?)),
-                "compaction" => e(SessionEntry::Compaction(CompactionEntry::__json_visit(prefix, true, map)?)),
+                "usage" => e(SessionEntry::Usage(Box::new(UsageEntry::__json_visit(prefix, true, map)?))),
+                "compaction" => {
+                    e(SessionEntry::Compaction(Box::new(CompactionEntry::__json_visit(prefix, true, map)?)))
+                }
                 "branch_summary" => {
-                    e(SessionEntry::BranchSummary(BranchSummaryEntry::__json_visit(prefix, true, map)?))
+                    e(SessionEntry::BranchSummary(Box::new(BranchSummaryEntry::__json_visit(prefix, true, map)?)))
                 }
                 "custom" => e(SessionEntry::Custom(CustomEntry::__json_visit(prefix, true, map)?)),
                 "custom_message" => {

@@ -8,6 +8,8 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
+use pi_agent_core::AgentMessage;
+use pi_ai::Content;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -289,9 +291,30 @@ fn take_entry(entry: FileEntry, line: usize, entries: &mut Vec<SessionEntry>, wa
             if e.id().is_empty() && matches!(e, SessionEntry::Raw(_)) {
                 warnings.push(LoadWarning::MissingId { line });
             } else {
+                let mut e = e;
+                trim_content_lists(&mut e);
                 entries.push(e);
             }
         }
+    }
+}
+
+/// Drops the spare capacity of a freshly read message's content lists (a list read element by
+/// element grows to room for four blocks; most hold one or two, and a large session holds tens of
+/// thousands of them). The message is not shared yet, so nothing is copied.
+fn trim_content_lists(entry: &mut SessionEntry) {
+    let SessionEntry::Message(m) = entry else {
+        return;
+    };
+    match &mut m.message {
+        AgentMessage::User(u) => {
+            if let Content::Blocks(blocks) = &mut u.make_mut().content {
+                blocks.shrink_to_fit();
+            }
+        }
+        AgentMessage::Assistant(a) => a.make_mut().content.shrink_to_fit(),
+        AgentMessage::ToolResult(t) => t.make_mut().content.shrink_to_fit(),
+        AgentMessage::System(_) | AgentMessage::Custom(_) => {}
     }
 }
 

@@ -495,7 +495,7 @@ impl SessionManager {
             note: note.filter(|n| !n.is_empty()).map(str::to_owned),
             ..Default::default()
         };
-        self.append_entry(SessionEntry::Usage(entry))
+        self.append_entry(SessionEntry::Usage(Box::new(entry)))
     }
 
     /// Appends a compaction. `first_kept_entry_id` `None` keeps nothing (the entry's own id). The
@@ -533,7 +533,7 @@ impl SessionManager {
             id,
             ..Default::default()
         };
-        self.append_entry(SessionEntry::Compaction(entry))
+        self.append_entry(SessionEntry::Compaction(Box::new(entry)))
     }
 
     /// Appends extension state (`custom`): stored, never sent to the model.

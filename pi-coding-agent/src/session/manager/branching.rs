@@ -86,7 +86,7 @@ impl SessionManager {
             from_hook,
             ..Default::default()
         };
-        self.append_entry(SessionEntry::BranchSummary(entry)).inspect_err(|_| self.leaf_id = previous_leaf)
+        self.append_entry(SessionEntry::BranchSummary(Box::new(entry))).inspect_err(|_| self.leaf_id = previous_leaf)
     }
 
     /// Replaces this session by a new one holding only the path root → `leaf_id` (labels
