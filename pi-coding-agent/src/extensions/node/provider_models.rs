@@ -62,14 +62,17 @@ async fn oauth_credential(runtime: &Arc<Runtime>, provider: &RegisteredProvider)
         return Ok(None);
     }
     let flow = JsOAuth::new(runtime, provider);
-    let current = storage
-        .refresh_oauth_with(&provider.name, &flow, RefreshWhen::ExpiresSoon)
-        .await
-        .map_err(|e| e.to_string())?;
+    let current =
+        storage.refresh_oauth_with(&provider.name, &flow, RefreshWhen::ExpiresSoon).await.map_err(|e| e.to_string())?;
     Ok(current.filter(|c| c.kind() == CredentialType::OAuth))
 }
 
-async fn call(runtime: &Arc<Runtime>, provider: &RegisteredProvider, method: &str, mut params: Value) -> Result<Value, String> {
+async fn call(
+    runtime: &Arc<Runtime>,
+    provider: &RegisteredProvider,
+    method: &str,
+    mut params: Value,
+) -> Result<Value, String> {
     let conn = host(runtime).await?;
     params["extensionPath"] = json!(provider.extension_path);
     params["provider"] = json!(provider.name);
