@@ -10,7 +10,14 @@ import { applyCompletion, dispose, focusComponent, inputComponent, invalidateCom
 import { runEvent, runTool, runCommand, runRender, runShortcut, cancelTool } from "./dispatch.mjs";
 import { runMarkdownTransform, runVirtualRoute } from "./virtual-models.mjs";
 import { abortProviderStream, runProviderStream } from "./provider-stream.mjs";
-import { abortOAuthLogin, runOAuthApiKey, runOAuthLogin, runOAuthRefresh } from "./provider-oauth.mjs";
+import {
+	abortOAuthLogin,
+	runOAuthApiKey,
+	runOAuthLogin,
+	runOAuthModifyModels,
+	runOAuthRefresh,
+	runRefreshModels,
+} from "./provider-oauth.mjs";
 import { deliverRegistryEvent } from "./model_registry.mjs";
 import { abortRun } from "./signals.mjs";
 import { bus } from "./bus.mjs";
@@ -44,6 +51,8 @@ const methods = {
 	},
 	"provider.oauth.refresh": (params) => runOAuthRefresh(params),
 	"provider.oauth.apiKey": (params) => runOAuthApiKey(params),
+	"provider.oauth.modifyModels": (params) => runOAuthModifyModels(params),
+	"provider.refreshModels": (params) => runRefreshModels(params),
 	"modelRegistry.event": (params) => {
 		deliverRegistryEvent(params);
 		return null;

@@ -285,7 +285,17 @@ function createApi(ext, cwd) {
 			const oauths = (ext.providerOAuth ??= new Map());
 			if (typeof cfg?.oauth?.login === "function") oauths.set(name, cfg.oauth);
 			else oauths.delete(name);
-			const sent = typeof impl?.streamSimple === "function" ? { ...cfg, streamSimple: true } : cfg;
+			// So do its `refreshModels` and `oauth.modifyModels`: the config sent marks them, and
+			// pi-rs asks for them (`provider.refreshModels`, `provider.oauth.modifyModels`).
+			const refreshers = (ext.providerRefresh ??= new Map());
+			const refreshes = !native && typeof impl?.refreshModels === "function";
+			if (refreshes) refreshers.set(name, impl.refreshModels.bind(impl));
+			else refreshers.delete(name);
+			let sent = typeof impl?.streamSimple === "function" ? { ...cfg, streamSimple: true } : cfg;
+			if (refreshes) sent = { ...sent, refreshModels: true };
+			if (typeof cfg?.oauth?.login === "function" && typeof cfg.oauth.modifyModels === "function") {
+				sent = { ...sent, oauth: { ...cfg.oauth, modifyModels: true } };
+			}
 			change("pi.registerProvider", { name, config: sent });
 		},
 		unregisterProvider(name) {

@@ -4,7 +4,8 @@
 // `progress`, `onPrompt` → a `text` question, `onManualCodeInput` → `manual_code`, `onSelect` →
 // `select`), each sent to pi-rs's login (`provider.oauth.notify` / `provider.oauth.prompt`);
 // `provider.oauth.abort` aborts its `signal`. `refreshToken` and `getApiKey` answer
-// `provider.oauth.refresh` / `provider.oauth.apiKey`.
+// `provider.oauth.refresh` / `provider.oauth.apiKey`; `modifyModels` answers
+// `provider.oauth.modifyModels`, and the provider's `refreshModels` `provider.refreshModels`.
 import { extensions } from "./loader.mjs";
 import { rpc } from "./rpc.mjs";
 
@@ -48,4 +49,29 @@ export async function runOAuthRefresh(params) {
 
 export async function runOAuthApiKey(params) {
 	return await oauthOf(params).getApiKey(params.credential);
+}
+
+export async function runOAuthModifyModels(params) {
+	const models = await oauthOf(params).modifyModels(params.models, params.credential);
+	if (!Array.isArray(models)) throw new Error(`Provider ${params.provider}: oauth.modifyModels returned no models`);
+	return models;
+}
+
+// pi's legacy `ProviderConfig.refreshModels(context)`: the models it returns replace the
+// registration's (`null` when it returns none).
+export async function runRefreshModels(params) {
+	const refresh = extensions.get(params.extensionPath)?.providerRefresh?.get(params.provider);
+	if (!refresh) throw new Error(`Provider ${params.provider} has no refreshModels in the JavaScript host`);
+	const context = {
+		credential: params.credential ?? undefined,
+		stored: undefined,
+		allowNetwork: true,
+		signal: new AbortController().signal,
+		publish: async (publication) => {
+			publication?.update?.();
+			return true;
+		},
+	};
+	const models = await refresh(context);
+	return Array.isArray(models) ? models : null;
 }

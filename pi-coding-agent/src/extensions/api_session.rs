@@ -82,7 +82,8 @@ impl ExtensionApi {
 impl super::runner::ExtensionRunner {
     /// The model providers extensions registered, in registration order.
     pub fn registered_providers(&self) -> Vec<RegisteredProvider> {
-        lock(&self.runtime.providers).clone()
+        let providers = lock(&self.runtime.providers).clone();
+        providers.into_iter().map(|p| super::node::provider_models::with_live_models(&self.runtime, p)).collect()
     }
 
     /// The logins extensions registered, for `/login` (shared: later registrations show up).

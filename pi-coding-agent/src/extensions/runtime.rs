@@ -93,6 +93,9 @@ pub(crate) struct Runtime {
     pub(crate) mcp_servers: Mutex<Vec<super::registrations::RegisteredMcpServer>>,
     /// Model providers extensions registered, in registration order.
     pub(crate) providers: Mutex<Vec<super::registrations::RegisteredProvider>>,
+    /// Their models as their `refreshModels` / `oauth.modifyModels` made them, by provider name
+    /// (see `node::provider_models`).
+    pub(crate) provider_models: Mutex<HashMap<String, Vec<serde_json::Value>>>,
     /// Virtual models extensions registered, in registration order.
     pub(crate) virtual_models: Mutex<Vec<super::registrations::VirtualModelSlot>>,
     /// The event bus extensions share (`pi.events`).
@@ -122,6 +125,7 @@ impl Runtime {
             tool_updates: Mutex::new(HashMap::new()),
             mcp_servers: Mutex::new(Vec::new()),
             providers: Mutex::new(Vec::new()),
+            provider_models: Mutex::new(HashMap::new()),
             virtual_models: Mutex::new(Vec::new()),
             bus: Arc::new(Default::default()),
             login_providers: crate::auth::LoginRegistry::new(),

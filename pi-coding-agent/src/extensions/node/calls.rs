@@ -50,6 +50,8 @@ pub(crate) async fn handle_host_call(
         if result.is_ok() {
             // A provider's `oauth` is offered by `/login`.
             super::provider_oauth::after_registry_call(runtime, method, &params);
+            // Its `refreshModels` / `oauth.modifyModels` make its models.
+            super::provider_models::after_registry_call(runtime, &params);
         }
         return result;
     }

@@ -20,6 +20,7 @@ mod files;
 mod markdown;
 pub(crate) mod model_registry_calls;
 mod process;
+pub(crate) mod provider_models;
 pub(crate) mod provider_oauth;
 mod provider_options;
 pub(crate) mod provider_stream;
@@ -272,7 +273,10 @@ pub(crate) async fn setup(api: &ExtensionApi, path: &str, options: SubprocessOpt
     // The host serves the extension's routers, transformers and provider streams while it is
     // loaded, even when nothing else it registered holds the host.
     lock(&api.record.keep_alive).push(host.clone() as Arc<dyn std::any::Any + Send + Sync>);
-    markdown::register(api, &host, path, &answer)
+    markdown::register(api, &host, path, &answer)?;
+    // pi refreshes a provider's models at startup (its `refreshModels`, `oauth.modifyModels`).
+    provider_models::after_load(&api.runtime, path).await;
+    Ok(())
 }
 
 #[async_trait]

@@ -154,7 +154,8 @@ fn auth_prompt(v: &Value) -> Option<AuthPrompt> {
     })
 }
 
-async fn host(runtime: &Runtime) -> Result<Arc<super::process::Connection>, String> {
+/// The session's running host.
+pub(super) async fn host(runtime: &Runtime) -> Result<Arc<super::process::Connection>, String> {
     let host = lock(&runtime.node_host).upgrade().and_then(|h| h.downcast::<NodeHost>().ok());
     let host = host.ok_or_else(|| "The JavaScript extension host is not running".to_owned())?;
     host.connection().await
@@ -214,11 +215,25 @@ impl JsOAuth {
     /// The key a request uses: the stored OAuth credential, refreshed under the auth.json lock
     /// when it expires soon, through `getApiKey`; `None` without a stored OAuth credential.
     pub(crate) async fn request_key(&self, auth: &AuthStorage) -> Result<Option<String>, String> {
+        let before = auth.get(&self.provider).ok().flatten().map(|c| c.as_json().clone());
         let refreshed =
             auth.refresh_oauth_with(&self.provider, self, RefreshWhen::ExpiresSoon).await.map_err(|e| e.to_string())?;
+        if refreshed.as_ref().map(|c| c.as_json().clone()) != before {
+            // pi refreshes the provider's models when its credential changed.
+            self.refresh_models();
+        }
         match refreshed.filter(|c| c.kind() == CredentialType::OAuth) {
             Some(credential) => self.api_key(&credential).await,
             None => Ok(None),
+        }
+    }
+
+    /// Refreshes the provider's models (its `refreshModels`, `oauth.modifyModels`) beside the
+    /// caller.
+    fn refresh_models(&self) {
+        if let (Some(runtime), Ok(handle)) = (self.runtime.upgrade(), tokio::runtime::Handle::try_current()) {
+            let provider = self.provider.clone();
+            handle.spawn(async move { super::provider_models::refresh(&runtime, &provider).await });
         }
     }
 
@@ -305,6 +320,13 @@ impl LoginProvider for JsOAuth {
 
     async fn login(&self, interaction: &dyn AuthInteraction) -> Result<Credential, LoginError> {
         self.run_login(interaction).await
+    }
+
+    /// pi refreshes the provider's models once the credential is stored.
+    async fn after_stored(&self) {
+        if let Some(runtime) = self.runtime.upgrade() {
+            super::provider_models::refresh(&runtime, &self.provider).await;
+        }
     }
 }
 
