@@ -342,7 +342,7 @@ fn pi_messages_deltas() {
                 break;
             }
         }
-        (out.take_events(), outcome)
+        (untimed(out.take_events()), outcome)
     };
     let (typed, typed_outcome) = run(true);
     let (values, value_outcome) = run(false);

@@ -259,10 +259,15 @@ fn the_demo_question_gets_the_same_sensible_answer_every_run() {
         "-p",
         "What is the capital of France?",
     ];
-    let first = env.run(&args);
+    // The working directory is part of the system prompt (`<cwd>`): a fixed one, so that the
+    // prompt is the same on every run (a random temporary path changes what the model answers).
+    let cwd = std::env::temp_dir().join("pi-demo-question").join("proj");
+    std::fs::create_dir_all(&cwd).expect("cwd");
+    let run = || env.pi().current_dir(&cwd).args(args).output().expect("run pi");
+    let first = run();
     assert!(first.status.success(), "stderr: {}", String::from_utf8_lossy(&first.stderr));
     let answer = String::from_utf8_lossy(&first.stdout).into_owned();
     assert!(answer.contains("Paris"), "the demo's answer: {answer}");
-    let second = env.run(&args);
+    let second = run();
     assert_eq!(String::from_utf8_lossy(&second.stdout), answer, "greedy sampling answers the same every run");
 }
