@@ -10,8 +10,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Build first, so the model server does not compete with the compiler for the cores.
-cargo test --workspace --no-run "$@"
+# Build first, so the model server does not compete with the compiler for the cores. Without
+# arguments, the test binaries then run several at a time (scripts/run-tests.py: most of them wait
+# on child processes, so side by side they take far less wall time), and the doc tests after them;
+# with arguments (say `-p pi-ai` or `--test NAME`), `cargo test` runs exactly what they select.
+build_json="${CARGO_TARGET_DIR:-target}/pi-test-build.json"
+if [[ $# -eq 0 ]]; then
+    mkdir -p "$(dirname "$build_json")"
+    cargo test --workspace --no-run --message-format=json-render-diagnostics > "$build_json"
+else
+    cargo test --workspace --no-run "$@"
+fi
 
 # Test peers, from the package registries (idempotent; PI_SKIP_PEERS=1 skips them, and the tests
 # that need them then skip or fail as they say): Node 22 for the JavaScript extension host, the
@@ -60,4 +69,10 @@ else
     unset PI_LOCAL_LLM_URL
 fi
 
+if [[ $# -eq 0 ]]; then
+    status=0
+    python3 scripts/run-tests.py "$build_json" || status=$?
+    cargo test --workspace --doc --no-fail-fast || status=$?
+    exit "$status"
+fi
 cargo test --workspace --no-fail-fast "$@"

@@ -39,6 +39,8 @@ struct Term {
     answering: Arc<AtomicBool>,
     answered: Arc<Mutex<usize>>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
+    /// The pty reader; it ends once pi has exited and its last output is read.
+    reader: Option<std::thread::JoinHandle<()>>,
 }
 
 fn hex(c: &str) -> String {
@@ -135,7 +137,7 @@ impl Term {
         let answered = Arc::new(Mutex::new(0));
         let (p, r, w, a, on, at) =
             (parser.clone(), raw.clone(), writer.clone(), answers.clone(), answering.clone(), answered.clone());
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             let _master = pair.master;
             let mut buf = [0u8; 8192];
             loop {
@@ -150,7 +152,7 @@ impl Term {
                 }
             }
         });
-        Term { parser, raw, writer, answers, answering, answered, child }
+        Term { parser, raw, writer, answers, answering, answered, child, reader: Some(reader) }
     }
 
     fn send(&self, data: &str) {
@@ -188,6 +190,10 @@ impl Term {
         let deadline = Instant::now() + Duration::from_secs(90);
         loop {
             if let Some(status) = self.child.try_wait().expect("try_wait") {
+                // Everything pi wrote before exiting (the terminal restore) is read first.
+                if let Some(reader) = self.reader.take() {
+                    reader.join().expect("the pty reader");
+                }
                 return status.exit_code();
             }
             assert!(Instant::now() < deadline, "pi did not exit");

@@ -126,17 +126,87 @@ pub fn kill_tracked_process_groups() -> usize {
     groups.len()
 }
 
-/// Kills a process group with SIGKILL, or the process alone if the group is gone.
+/// Kills a process group with SIGKILL, or the process alone if the group is gone, and waits
+/// (at most [`KILL_WAIT`]) until no member of the group is still running, so a pi that exits
+/// right after leaves no process behind (SIGKILL is delivered asynchronously: a member not yet
+/// scheduled would otherwise outlive pi's exit by a moment).
 pub fn kill_process_tree(pid: u32) {
     let Ok(raw) = i32::try_from(pid) else { return };
     if killpg(Pid::from_raw(raw), Signal::SIGKILL).is_err() {
         let _ = kill(Pid::from_raw(raw), Signal::SIGKILL);
+        return;
     }
+    let deadline = std::time::Instant::now() + KILL_WAIT;
+    while group_has_running_member(raw) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// How long [`kill_process_tree`] waits for a killed group's members to die.
+const KILL_WAIT: Duration = Duration::from_millis(500);
+
+/// Whether a process of group `pgid` is still alive and not a zombie (an orphaned member is
+/// reaped by whoever adopted it, and a zombie runs nothing).
+fn group_has_running_member(pgid: i32) -> bool {
+    if killpg(Pid::from_raw(pgid), None).is_err() {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir("/proc") else { return false };
+    entries.flatten().any(|entry| {
+        let is_pid = entry.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()));
+        is_pid && std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|stat| running_in_group(&stat, pgid))
+    })
+}
+
+/// Parses `/proc/PID/stat` (`pid (comm) state ppid pgrp …`; comm may hold spaces and
+/// parentheses): the process is in group `pgid` and neither a zombie nor dead.
+fn running_in_group(stat: &str, pgid: i32) -> bool {
+    let Some(rest) = stat.rfind(')').and_then(|i| stat.get(i + 2..)) else { return false };
+    let mut fields = rest.split_whitespace();
+    let state = fields.next().unwrap_or("Z");
+    let group = fields.nth(1).and_then(|g| g.parse::<i32>().ok());
+    group == Some(pgid) && state != "Z" && state != "X"
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stat_line_names_the_group_and_the_state() {
+        assert!(running_in_group("12 (sleep) S 11 40 40 0 -1", 40));
+        assert!(running_in_group("12 (a (b) c) R 11 40 40 0 -1", 40));
+        assert!(!running_in_group("12 (sleep) Z 11 40 40 0 -1", 40));
+        assert!(!running_in_group("12 (sleep) S 11 41 41 0 -1", 40));
+        assert!(!running_in_group("garbage", 40));
+    }
+
+    #[test]
+    fn killing_a_group_returns_once_its_members_are_gone() {
+        use std::os::unix::process::CommandExt;
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & sleep 30 & wait"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pgid = child.id() as i32;
+        for _ in 0..500 {
+            if std::fs::read_dir("/proc")
+                .unwrap()
+                .flatten()
+                .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+                .filter(|s| running_in_group(s, pgid))
+                .count()
+                == 3
+            {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        kill_process_tree(child.id());
+        assert!(!group_has_running_member(pgid));
+        let _ = child.wait();
+    }
 
     #[test]
     fn a_missing_custom_shell_is_pis_error_and_an_empty_one_is_unset() {
