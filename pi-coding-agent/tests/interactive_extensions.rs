@@ -6,23 +6,21 @@
 //! editor (`register_shortcut`: a free key runs, a reserved one is refused with pi's warning).
 
 mod http_support;
+mod in_process_pty;
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use http_support::{Setup, text_reply, tool_reply};
-use nix::pty::{Winsize, openpty};
-use nix::sys::termios::{SetArg, cfmakeraw, tcgetattr, tcsetattr};
 use pi_coding_agent::extensions::{Extension, FnExtension, ToolResultEvent};
 use pi_coding_agent::modes::interactive::{InteractiveOptions, run_interactive_on};
 use pi_tui::{Box as TuiBox, Component, CrosstermTerminal, Text, shared};
 use serde_json::json;
 
-const COLS: u16 = 100;
-const ROWS: u16 = 30;
+use in_process_pty::COLS;
 
 /// The seed's audit extension: an `audit-note` entry per tool result and its Box/Text renderer.
 fn audit_extension() -> FnExtension {
@@ -56,31 +54,7 @@ struct Screen {
 
 impl Screen {
     fn open() -> (Screen, CrosstermTerminal) {
-        let size = Winsize { ws_row: ROWS, ws_col: COLS, ws_xpixel: 0, ws_ypixel: 0 };
-        let pty = openpty(Some(&size), None).expect("openpty");
-        let mut attrs = tcgetattr(&pty.slave).expect("tcgetattr");
-        cfmakeraw(&mut attrs);
-        tcsetattr(&pty.slave, SetArg::TCSANOW, &attrs).expect("raw mode");
-        let slave = File::from(pty.slave);
-        let input = std::os::fd::OwnedFd::from(slave.try_clone().expect("slave clone"));
-        let terminal = CrosstermTerminal::from_fd(input, Box::new(slave), Box::new(|| (COLS as usize, ROWS as usize)));
-        let mut master = File::from(pty.master);
-        let keys = master.try_clone().expect("master clone");
-        let parser = Arc::new(Mutex::new(vt100::Parser::new(
-            std::num::NonZero::new(ROWS).expect("rows"),
-            std::num::NonZero::new(COLS).expect("cols"),
-            0,
-        )));
-        let p = parser.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = master.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                p.lock().unwrap().process(&buf[..n]);
-            }
-        });
+        let (parser, keys, terminal) = in_process_pty::open_screen();
         (Screen { parser, keys }, terminal)
     }
 
