@@ -46,6 +46,7 @@ pub mod error;
 pub mod fuzzy;
 mod input_reader;
 pub mod keys;
+pub mod latex;
 pub mod program_status;
 pub mod render;
 pub mod terminal;
@@ -59,6 +60,7 @@ pub use components::{
     Box, Editor, Input, Loader, Markdown, MarkdownTheme, SelectItem, SelectList, Spacer, Text, TruncatedText,
 };
 pub use error::TuiError;
+pub use latex::render_latex;
 pub use terminal::{CaptureTerminal, CrosstermTerminal, Terminal, TerminalEvent, emergency_restore};
 pub use theme::{ColorMode, Theme};
 pub use tui::{InputAction, OverlayId, ScreenMode, Tui};
