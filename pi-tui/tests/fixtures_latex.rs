@@ -4,7 +4,8 @@
 mod common;
 
 use common::fixture;
-use pi_tui::render_latex;
+use pi_tui::components::MarkdownOptions;
+use pi_tui::{Component, Markdown, MarkdownTheme, render_latex};
 
 #[test]
 fn render_latex_matches_reference_corpus() {
@@ -52,4 +53,51 @@ fn deep_nesting_is_unsupported_not_a_crash() {
     assert_eq!(render_latex(&deep, true), None);
     let fractions = format!("{}x{}", "\\frac{1}{".repeat(3000), "}".repeat(3000));
     assert_eq!(render_latex(&fractions, true), None);
+}
+
+fn sgr(on: u8, off: u8) -> pi_tui::StyleFn {
+    std::rc::Rc::new(move |t: &str| format!("\x1b[{on}m{t}\x1b[{off}m"))
+}
+
+fn theme() -> MarkdownTheme {
+    MarkdownTheme {
+        heading: sgr(33, 39),
+        link: sgr(34, 39),
+        link_url: sgr(90, 39),
+        code: sgr(35, 39),
+        code_block: sgr(32, 39),
+        code_block_border: sgr(90, 39),
+        quote: sgr(36, 39),
+        quote_border: sgr(90, 39),
+        hr: sgr(90, 39),
+        list_bullet: sgr(36, 39),
+        bold: sgr(1, 22),
+        italic: sgr(3, 23),
+        strikethrough: sgr(9, 29),
+        underline: sgr(4, 24),
+        highlight_code: None,
+        code_block_indent: "  ".into(),
+    }
+}
+
+#[test]
+fn markdown_math_matches_reference() {
+    let cases = fixture("latex_markdown.json");
+    let cases = cases.as_array().expect("latex_markdown.json is an array");
+    assert!(cases.len() > 100, "fixture not loaded");
+    let mut failures = Vec::new();
+    for case in cases {
+        let text = case["text"].as_str().expect("text");
+        let width = case["width"].as_u64().expect("width") as usize;
+        let px = case["px"].as_u64().unwrap_or(0) as usize;
+        let render = case["renderLatex"].as_bool().expect("renderLatex");
+        let mut markdown = Markdown::new(text, px, 0, theme());
+        markdown.set_options(MarkdownOptions { render_latex: render, ..MarkdownOptions::default() });
+        let got = markdown.render(width).to_vec();
+        let expected: Vec<String> = serde_json::from_value(case["expected"].clone()).expect("lines");
+        if got != expected {
+            failures.push(format!("{text:?} w={width} latex={render}\n  got {got:?}\n  pi  {expected:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} differ:\n{}", failures.len(), cases.len(), failures.join("\n"));
 }

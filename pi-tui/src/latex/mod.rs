@@ -11,7 +11,7 @@ mod format;
 mod layout;
 mod parser;
 mod symbols;
-mod text;
+pub(crate) mod text;
 
 use format::PROTECTED_SPACE;
 use parser::Parser;

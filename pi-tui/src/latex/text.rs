@@ -4,7 +4,7 @@
 use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
 
 /// JavaScript's `\s`: its WhiteSpace and LineTerminator characters.
-pub(super) fn is_space(c: char) -> bool {
+pub(crate) fn is_space(c: char) -> bool {
     matches!(
         c,
         '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
@@ -13,32 +13,32 @@ pub(super) fn is_space(c: char) -> bool {
 }
 
 /// `String.prototype.trim`.
-pub(super) fn trim(s: &str) -> &str {
+pub(crate) fn trim(s: &str) -> &str {
     s.trim_matches(is_space)
 }
 
 /// `String.prototype.trimStart`.
-pub(super) fn trim_start(s: &str) -> &str {
+pub(crate) fn trim_start(s: &str) -> &str {
     s.trim_start_matches(is_space)
 }
 
 /// `String.prototype.trimEnd`.
-pub(super) fn trim_end(s: &str) -> &str {
+pub(crate) fn trim_end(s: &str) -> &str {
     s.trim_end_matches(is_space)
 }
 
 /// `\p{L}` or `\p{N}`.
-pub(super) fn is_letter_or_number(c: char) -> bool {
+pub(crate) fn is_letter_or_number(c: char) -> bool {
     matches!(c.general_category_group(), GeneralCategoryGroup::Letter | GeneralCategoryGroup::Number)
 }
 
 /// `\p{N}`.
-pub(super) fn is_number(c: char) -> bool {
+pub(crate) fn is_number(c: char) -> bool {
     c.general_category_group() == GeneralCategoryGroup::Number
 }
 
 /// The first index at or after `from` where `needle` starts in `chars`.
-pub(super) fn index_of(chars: &[char], needle: &[char], from: usize) -> Option<usize> {
+pub(crate) fn index_of(chars: &[char], needle: &[char], from: usize) -> Option<usize> {
     if needle.is_empty() {
         return Some(from.min(chars.len()));
     }
@@ -49,11 +49,11 @@ pub(super) fn index_of(chars: &[char], needle: &[char], from: usize) -> Option<u
 }
 
 /// Whether `s` starts with a `\s` character.
-pub(super) fn starts_with_space(s: &str) -> bool {
+pub(crate) fn starts_with_space(s: &str) -> bool {
     s.chars().next().is_some_and(is_space)
 }
 
 /// Whether `s` ends with a `\s` character.
-pub(super) fn ends_with_space(s: &str) -> bool {
+pub(crate) fn ends_with_space(s: &str) -> bool {
     s.chars().next_back().is_some_and(is_space)
 }

@@ -142,6 +142,7 @@ fn markdown_noting(node: &Value, theme: &Theme, missing: &Missing) -> Markdown {
     markdown.set_options(MarkdownOptions {
         preserve_ordered_list_markers: option("preserveOrderedListMarkers"),
         preserve_backslash_escapes: option("preserveBackslashEscapes"),
+        render_latex: node.get("options").and_then(|o| o.get("renderLatex")).and_then(Value::as_bool).unwrap_or(true),
     });
     markdown
 }
