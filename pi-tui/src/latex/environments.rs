@@ -158,7 +158,7 @@ impl Parser<'_> {
         }
         let middle = contents.len() / 2;
         let mut visual: Vec<Option<&String>> = contents.iter().map(Some).collect();
-        if contents.len() % 2 == 0 {
+        if contents.len().is_multiple_of(2) {
             visual.insert(middle, None);
         }
         let last = visual.len() - 1;

@@ -191,9 +191,13 @@ fn resolve_blocks(blocks: &mut [Block], spans: &[Math]) {
             Block::List { items, .. } => {
                 for Item { blocks, .. } in items {
                     resolve_blocks(blocks, spans);
+                    *blocks = split_display(std::mem::take(blocks));
                 }
             }
-            Block::Quote(blocks) => resolve_blocks(blocks, spans),
+            Block::Quote(blocks) => {
+                resolve_blocks(blocks, spans);
+                *blocks = split_display(std::mem::take(blocks));
+            }
             Block::Table { header, rows, raw } => {
                 for cell in header.iter_mut().chain(rows.iter_mut().flatten()) {
                     resolve_inlines(cell, spans);
@@ -257,4 +261,56 @@ fn split(text: &str, spans: &[Math]) -> Vec<Inline> {
         out.push(Inline::Text(rest.to_string()));
     }
     out
+}
+
+/// Inside lists and quotes (parsed as one piece): a paragraph line that is display math
+/// (`$$…$$` or `\[…\]` alone on its line) becomes a display block, as marked's block
+/// extension makes it there, splitting the paragraph around it.
+fn split_display(blocks: Vec<Block>) -> Vec<Block> {
+    let mut out = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        let Block::Paragraph(inlines) = block else {
+            out.push(block);
+            continue;
+        };
+        let mut current: Vec<Inline> = Vec::new();
+        let mut iter = inlines.into_iter().peekable();
+        while let Some(inline) = iter.next() {
+            let line_start = current.last().is_none_or(|last| matches!(last, Inline::Text(t) if t.ends_with('\n')));
+            let line_end = match iter.peek() {
+                None => true,
+                Some(Inline::Text(t)) => t.trim_start_matches([' ', '\t']).starts_with('\n'),
+                Some(_) => false,
+            };
+            match inline {
+                Inline::Latex(math)
+                    if line_start && line_end && (math.raw.starts_with("$$") || math.raw.starts_with("\\[")) =>
+                {
+                    if let Some(Inline::Text(t)) = current.last_mut() {
+                        t.pop();
+                    }
+                    current.retain(|i| !matches!(i, Inline::Text(t) if t.is_empty()));
+                    if !current.is_empty() {
+                        out.push(Block::Paragraph(std::mem::take(&mut current)));
+                    }
+                    let text = if math.pending { math.text.clone() } else { latex_trim(&math.text) };
+                    out.push(Block::Latex(Math { text, ..math }));
+                    if let Some(Inline::Text(t)) = iter.peek_mut() {
+                        let rest = t.trim_start_matches([' ', '\t']);
+                        *t = rest.strip_prefix('\n').unwrap_or(rest).to_string();
+                    }
+                }
+                other => current.push(other),
+            }
+        }
+        current.retain(|i| !matches!(i, Inline::Text(t) if t.is_empty()));
+        if !current.is_empty() {
+            out.push(Block::Paragraph(current));
+        }
+    }
+    out
+}
+
+fn latex_trim(text: &str) -> String {
+    crate::latex::text::trim(text).to_string()
 }
