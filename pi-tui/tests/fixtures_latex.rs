@@ -53,6 +53,11 @@ fn deep_nesting_is_unsupported_not_a_crash() {
     assert_eq!(render_latex(&deep, true), None);
     let fractions = format!("{}x{}", "\\frac{1}{".repeat(3000), "}".repeat(3000));
     assert_eq!(render_latex(&fractions, true), None);
+    // Just under the limit still renders (and lays out) in display mode.
+    let fractions = format!("{}x{}", "\\frac{1}{".repeat(95), "}".repeat(95));
+    assert!(render_latex(&fractions, true).is_some_and(|r| r.lines().count() == 3));
+    let scripts = format!("{}x{}", "x^{".repeat(190), "}".repeat(190));
+    assert!(render_latex(&scripts, true).is_some());
 }
 
 fn sgr(on: u8, off: u8) -> pi_tui::StyleFn {
