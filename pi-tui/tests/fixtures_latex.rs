@@ -54,10 +54,18 @@ fn deep_nesting_is_unsupported_not_a_crash() {
     let fractions = format!("{}x{}", "\\frac{1}{".repeat(3000), "}".repeat(3000));
     assert_eq!(render_latex(&fractions, true), None);
     // Just under the limit still renders (and lays out) in display mode.
-    let fractions = format!("{}x{}", "\\frac{1}{".repeat(95), "}".repeat(95));
+    let fractions = format!("{}x{}", "\\frac{1}{".repeat(390), "}".repeat(390));
     assert!(render_latex(&fractions, true).is_some_and(|r| r.lines().count() == 3));
-    let scripts = format!("{}x{}", "x^{".repeat(190), "}".repeat(190));
+    let scripts = format!("{}x{}", "x^{".repeat(390), "}".repeat(390));
     assert!(render_latex(&scripts, true).is_some());
+    let accents = format!("{}x{}", "\\mathbb{\\hat{".repeat(195), "}}".repeat(195));
+    assert!(render_latex(&accents, true).is_some());
+    let roots = format!("{}x{}", "\\sqrt[".repeat(195), "]{y}".repeat(195));
+    assert_eq!(render_latex(&roots, true), None);
+    let operators = format!("{}x{}", "\\sum_{".repeat(390), "}".repeat(390));
+    assert!(render_latex(&operators, true).is_some());
+    let braces = format!("{}x{}", "{".repeat(390), "}".repeat(390));
+    assert_eq!(render_latex(&braces, false).as_deref(), Some("x"));
 }
 
 fn sgr(on: u8, off: u8) -> pi_tui::StyleFn {

@@ -10,7 +10,7 @@ use super::text::{is_space, trim_end};
 
 /// Deepest nesting of groups and nested expressions the parser follows; deeper input is
 /// reported unsupported instead of exhausting the stack.
-pub(super) const MAX_DEPTH: usize = 200;
+pub(super) const MAX_DEPTH: usize = 400;
 
 /// One expression being parsed; nested expressions (environment cells, optional arguments)
 /// get their own parser sharing `nodes`.

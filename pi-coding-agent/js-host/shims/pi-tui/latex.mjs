@@ -11,7 +11,7 @@ const NODE_START = "\u{f0000}";
 const NODE_END = "\u{f0001}";
 const KEEP_SPACE = "\u{f0002}";
 const NEGATIVE_SPACE = "\u0000";
-const MAX_DEPTH = 200;
+const MAX_DEPTH = 400;
 const LETTER_OR_NUMBER = /[\p{L}\p{N}]/u;
 const SIMPLE_WORD = /^[\p{L}\p{N}.]+$/u;
 
