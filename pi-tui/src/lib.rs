@@ -25,10 +25,10 @@
 //! ## Port status
 //! Ported and checked byte for byte against pi 1.6.0 fixtures (`tests/fixtures/generate.mjs`):
 //! the ANSI utilities, Text/Box/TruncatedText/Spacer, Markdown, SelectList, Input, Editor, key
-//! parsing, the built-in themes and the main-screen renderer's output. Not ported: images
-//! (Kitty/iTerm2), the layout components (VStack/HStack/ScrollView/SettingsList/MouseRegion), the
-//! alt screen's mouse, selection, search and flashes, terminal colour queries and the `system`
-//! theme, LaTeX in Markdown.
+//! parsing, the built-in themes, the main-screen renderer's output and LaTeX math
+//! ([`render_latex`], `tests/fixtures/latex.mjs`). Not ported: images (Kitty/iTerm2), the layout
+//! components (VStack/HStack/ScrollView/SettingsList/MouseRegion), the alt screen's mouse,
+//! selection, search and flashes, terminal colour queries and the `system` theme.
 //!
 //! ## Main types
 //! - [`Component`], [`Lines`] (shared `Rc<[String]>` caches compared by identity), [`Container`].
@@ -37,6 +37,7 @@
 //! - [`ansi`]: `visible_width`, `wrap_text_with_ansi`, `truncate_to_width`, column slicing.
 //! - [`Terminal`] with [`CaptureTerminal`] (tests) and [`CrosstermTerminal`].
 //! - [`Theme`]: pi's theme JSON, its colour tokens and the built-in dark and light themes.
+//! - [`render_latex`]: LaTeX math as Unicode text (what Markdown draws for `$…$` and `$$…$$`).
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 pub mod ansi;
@@ -46,6 +47,7 @@ pub mod error;
 pub mod fuzzy;
 mod input_reader;
 pub mod keys;
+pub mod latex;
 pub mod program_status;
 pub mod render;
 pub mod terminal;
@@ -59,6 +61,7 @@ pub use components::{
     Box, Editor, Input, Loader, Markdown, MarkdownTheme, SelectItem, SelectList, Spacer, Text, TruncatedText,
 };
 pub use error::TuiError;
+pub use latex::render_latex;
 pub use terminal::{CaptureTerminal, CrosstermTerminal, Terminal, TerminalEvent, emergency_restore};
 pub use theme::{ColorMode, Theme};
 pub use tui::{InputAction, OverlayId, ScreenMode, Tui};

@@ -46,6 +46,7 @@ export {
 	TUI_KEYBINDINGS,
 } from "./pi-tui/keys.mjs";
 export { CancellableLoader, Loader } from "./pi-tui/loader.mjs";
+export { renderLatex } from "./pi-tui/latex.mjs";
 export { Markdown } from "./pi-tui/markdown.mjs";
 export { SelectList } from "./pi-tui/select-list.mjs";
 export { SettingsList } from "./pi-tui/settings-list.mjs";

@@ -89,6 +89,7 @@ export class Markdown {
 			options: {
 				preserveOrderedListMarkers: Boolean(this.options?.preserveOrderedListMarkers),
 				preserveBackslashEscapes: Boolean(this.options?.preserveBackslashEscapes),
+				renderLatex: this.options?.renderLatex !== false,
 			},
 			defaultTextStyle: d
 				? {

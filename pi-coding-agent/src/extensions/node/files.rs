@@ -29,6 +29,8 @@ const FILES: &[(&str, &str)] = &[
     ("shims/pi-tui/input.mjs", include_str!("../../../js-host/shims/pi-tui/input.mjs")),
     ("shims/pi-tui/keys.mjs", include_str!("../../../js-host/shims/pi-tui/keys.mjs")),
     ("shims/pi-tui/loader.mjs", include_str!("../../../js-host/shims/pi-tui/loader.mjs")),
+    ("shims/pi-tui/latex.mjs", include_str!("../../../js-host/shims/pi-tui/latex.mjs")),
+    ("shims/pi-tui/latex-tables.mjs", include_str!("../../../js-host/shims/pi-tui/latex-tables.mjs")),
     ("shims/pi-tui/markdown-host.mjs", include_str!("../../../js-host/shims/pi-tui/markdown-host.mjs")),
     ("shims/pi-tui/markdown.mjs", include_str!("../../../js-host/shims/pi-tui/markdown.mjs")),
     ("shims/pi-tui/select-list.mjs", include_str!("../../../js-host/shims/pi-tui/select-list.mjs")),

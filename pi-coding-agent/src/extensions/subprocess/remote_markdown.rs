@@ -142,6 +142,7 @@ fn markdown_noting(node: &Value, theme: &Theme, missing: &Missing) -> Markdown {
     markdown.set_options(MarkdownOptions {
         preserve_ordered_list_markers: option("preserveOrderedListMarkers"),
         preserve_backslash_escapes: option("preserveBackslashEscapes"),
+        render_latex: node.get("options").and_then(|o| o.get("renderLatex")).and_then(Value::as_bool).unwrap_or(true),
     });
     markdown
 }
@@ -200,6 +201,34 @@ mod tests {
             });
             let reply = render_markdown(&json!({"tree": node, "width": 40}), &theme);
             assert_eq!(reply["lines"], case["lines"], "{}", case["options"]);
+        }
+    }
+
+    /// An extension's Markdown draws math as pi-tui 1.6.0's, with `renderLatex` on (the default)
+    /// and off: the lines `pi-tui/tests/fixtures/latex_markdown.mjs` recorded from the reference,
+    /// its SGR theme crossing as sampled wraps.
+    #[test]
+    fn math_and_the_render_latex_option_draw_as_pi_tui() {
+        let fixture: Value =
+            serde_json::from_str(include_str!("../../../../pi-tui/tests/fixtures/latex_markdown.json"))
+                .expect("fixture");
+        let theme = Theme::dark(ColorMode::Truecolor).expect("dark theme");
+        let wrap = |on: u8, off: u8| json!({"prefix": format!("\x1b[{on}m"), "suffix": format!("\x1b[{off}m")});
+        let styles = json!({
+            "heading": wrap(33, 39), "link": wrap(34, 39), "linkUrl": wrap(90, 39), "code": wrap(35, 39),
+            "codeBlock": wrap(32, 39), "codeBlockBorder": wrap(90, 39), "quote": wrap(36, 39), "quoteBorder": wrap(90, 39),
+            "hr": wrap(90, 39), "listBullet": wrap(36, 39), "bold": wrap(1, 22), "italic": wrap(3, 23),
+            "strikethrough": wrap(9, 29), "underline": wrap(4, 24),
+        });
+        let cases = fixture.as_array().expect("cases");
+        assert!(cases.len() > 100);
+        for case in cases {
+            let node = json!({
+                "type": "markdown", "text": case["text"], "paddingX": case.get("px").cloned().unwrap_or(json!(0)),
+                "paddingY": 0, "theme": styles, "options": {"renderLatex": case["renderLatex"]},
+            });
+            let reply = render_markdown(&json!({"tree": node, "width": case["width"]}), &theme);
+            assert_eq!(reply["lines"], case["expected"], "{} at {}", case["text"], case["width"]);
         }
     }
 

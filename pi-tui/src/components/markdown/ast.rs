@@ -3,6 +3,8 @@
 use comrak::nodes::{AstNode, ListType, NodeValue};
 use comrak::{Arena, Options, parse_document};
 
+use super::math::Math;
+
 /// An inline token.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Inline {
@@ -11,9 +13,15 @@ pub(crate) enum Inline {
     Em(Vec<Inline>),
     Del(Vec<Inline>),
     Code(String),
-    Link { children: Vec<Inline>, href: String, text: String },
+    Link {
+        children: Vec<Inline>,
+        href: String,
+        text: String,
+    },
     Br,
     Html(String),
+    /// Inline math (`$…$`, `\(…\)`).
+    Latex(Math),
 }
 
 /// A block token. `Space` stands for marked's blank-line token.
@@ -21,12 +29,26 @@ pub(crate) enum Inline {
 pub(crate) enum Block {
     Heading(u8, Vec<Inline>),
     Paragraph(Vec<Inline>),
-    Code { lang: String, text: String },
-    List { ordered: bool, start: usize, loose: bool, items: Vec<Item> },
+    Code {
+        lang: String,
+        text: String,
+    },
+    List {
+        ordered: bool,
+        start: usize,
+        loose: bool,
+        items: Vec<Item>,
+    },
     Quote(Vec<Block>),
     Hr,
     Html(String),
-    Table { header: Vec<Vec<Inline>>, rows: Vec<Vec<Vec<Inline>>>, raw: String },
+    Table {
+        header: Vec<Vec<Inline>>,
+        rows: Vec<Vec<Vec<Inline>>>,
+        raw: String,
+    },
+    /// Display math (`$$…$$`, `\[…\]`).
+    Latex(Math),
     Space,
 }
 
@@ -57,6 +79,7 @@ fn plain_text(inlines: &[Inline]) -> String {
             Inline::Text(t) | Inline::Code(t) | Inline::Html(t) => s.push_str(t),
             Inline::Strong(c) | Inline::Em(c) | Inline::Del(c) => s.push_str(&plain_text(c)),
             Inline::Link { text, .. } => s.push_str(text),
+            Inline::Latex(math) => s.push_str(&math.raw),
             Inline::Br => s.push('\n'),
         }
     }
@@ -269,13 +292,52 @@ fn marker_of(list: &comrak::nodes::NodeList, own: Option<&comrak::nodes::NodeLis
 /// with `keep_escapes`, a backslash escape keeps its backslash.
 pub(crate) fn parse(source: &str, keep_escapes: bool) -> Vec<Block> {
     let arena = Arena::new();
+    let root = parse_document(&arena, source, &options(keep_escapes));
+    let ctx = Ctx { lines: source.split('\n').collect() };
+    blocks(root, &ctx, true)
+}
+
+/// Where inline math may be (paragraph, heading and table lines), and where display math may
+/// start a line (outside lists, quotes, code, HTML and tables), from a first parse.
+#[derive(Debug, Default)]
+pub(crate) struct Outline {
+    /// 1-based inclusive line ranges of top-level blocks display math cannot start in.
+    pub closed: Vec<(usize, usize)>,
+    /// 1-based inclusive line ranges holding inline text, and whether they are table rows.
+    pub inline: Vec<(usize, usize, bool)>,
+}
+
+/// The [`Outline`] of `source`.
+pub(crate) fn outline(source: &str) -> Outline {
+    let arena = Arena::new();
+    let root = parse_document(&arena, source, &options(false));
+    let mut outline = Outline::default();
+    for child in root.children() {
+        let data = child.data();
+        let (start, end) = (data.sourcepos.start.line, data.sourcepos.end.line);
+        if !matches!(data.value, NodeValue::Paragraph | NodeValue::Heading(_)) {
+            outline.closed.push((start, end));
+        }
+    }
+    for node in root.descendants() {
+        let data = node.data();
+        let (start, end) = (data.sourcepos.start.line, data.sourcepos.end.line);
+        match data.value {
+            NodeValue::Paragraph => outline.inline.push((start, end, false)),
+            NodeValue::Heading(_) => outline.inline.push((start, start, false)),
+            NodeValue::Table(_) => outline.inline.push((start, end, true)),
+            _ => {}
+        }
+    }
+    outline
+}
+
+fn options(keep_escapes: bool) -> Options<'static> {
     let mut options = Options::default();
     options.parse.escaped_char_spans = keep_escapes;
     options.extension.table = true;
     options.extension.strikethrough = true;
     options.extension.autolink = true;
     options.extension.tasklist = true;
-    let root = parse_document(&arena, source, &options);
-    let ctx = Ctx { lines: source.split('\n').collect() };
-    blocks(root, &ctx, true)
+    options
 }

@@ -9,6 +9,8 @@
 
 mod ast;
 mod highlight;
+mod math;
+mod math_source;
 mod render;
 
 pub use highlight::{HighlightFn, MAX_HIGHLIGHT_BYTES, highlight_code, highlighter};
@@ -116,13 +118,22 @@ pub struct Markdown {
     options: MarkdownOptions,
 }
 
-/// pi-tui's Markdown options beyond `transform` (all off by default).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// pi-tui's Markdown options beyond `transform`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MarkdownOptions {
-    /// `preserveOrderedListMarkers`: list markers as written (`3)`, `*`), not renumbered `N.`/`-`.
+    /// `preserveOrderedListMarkers`: list markers as written (`3)`, `*`), not renumbered `N.`/`-`
+    /// (default off).
     pub preserve_ordered_list_markers: bool,
-    /// `preserveBackslashEscapes`: `\*` drawn with its backslash.
+    /// `preserveBackslashEscapes`: `\*` drawn with its backslash (default off).
     pub preserve_backslash_escapes: bool,
+    /// `renderLatex`: math drawn as Unicode text rather than its source (default on).
+    pub render_latex: bool,
+}
+
+impl Default for MarkdownOptions {
+    fn default() -> Self {
+        Self { preserve_ordered_list_markers: false, preserve_backslash_escapes: false, render_latex: true }
+    }
 }
 
 /// Rewrites the Markdown before it is drawn, given the content width (pi-tui's `transform`
@@ -146,7 +157,7 @@ impl Markdown {
         }
     }
 
-    /// pi-tui's `preserveOrderedListMarkers` / `preserveBackslashEscapes` options.
+    /// pi-tui's `preserveOrderedListMarkers` / `preserveBackslashEscapes` / `renderLatex` options.
     pub fn set_options(&mut self, options: MarkdownOptions) {
         self.options = options;
         self.invalidate();
@@ -209,12 +220,13 @@ impl Component for Markdown {
             return empty;
         }
         let normalized = text.replace("\r\n", "\n").replace('\r', "\n").replace('\t', "   ");
-        let blocks = ast::parse(&normalized, self.options.preserve_backslash_escapes);
+        let blocks = math_source::parse(&normalized, self.options.preserve_backslash_escapes);
         let renderer = render::Renderer {
             theme: &self.theme,
             default_style: self.default_style.as_ref(),
             hyperlinks: self.hyperlinks,
             keep_markers: self.options.preserve_ordered_list_markers,
+            render_latex: self.options.render_latex,
         };
         let mut content = Vec::new();
         let mut fresh = HashMap::new();

@@ -3,6 +3,8 @@
 use super::ast::{Block, Inline, strip_html_comments};
 use super::{DefaultTextStyle, MarkdownTheme};
 use crate::ansi::{visible_width, wrap_text_with_ansi};
+use crate::latex::text as latex_text;
+use crate::render_latex;
 
 /// How plain text is styled inside a context, and the prefix that re-opens that style after an
 /// inline element closes its own.
@@ -23,6 +25,8 @@ pub(crate) struct Renderer<'a> {
     pub hyperlinks: bool,
     /// pi-tui's `preserveOrderedListMarkers`: list markers as written.
     pub keep_markers: bool,
+    /// pi-tui's `renderLatex`: math as Unicode text.
+    pub render_latex: bool,
 }
 
 impl<'a> Renderer<'a> {
@@ -107,6 +111,13 @@ impl<'a> Renderer<'a> {
                     result.push_str(&ctx.prefix);
                 }
                 Inline::Br => result.push('\n'),
+                Inline::Latex(math) => {
+                    let rendered = (!math.pending && self.render_latex)
+                        .then(|| render_latex(&math.text, false))
+                        .flatten()
+                        .unwrap_or_else(|| math.raw.clone());
+                    result.push_str(&apply_nl(&rendered));
+                }
                 Inline::Html(raw) => {
                     if raw.starts_with("<!--") {
                         drop_leading_space = i == 0 || tokens[i - 1].ends_with_blank();
@@ -212,6 +223,17 @@ impl<'a> Renderer<'a> {
             }
             Block::Html(raw) => lines.push(self.apply_default(strip_html_comments(raw).trim())),
             Block::Space => lines.push(String::new()),
+            Block::Latex(math) => {
+                let rendered = (!math.pending && self.render_latex).then(|| render_latex(&math.text, true)).flatten();
+                // A 2D layout cannot be wrapped row by row: the source is drawn when it does not fit.
+                let rendered = rendered
+                    .filter(|r| r.split('\n').all(|line| visible_width(line) <= width))
+                    .unwrap_or_else(|| latex_text::trim(&math.raw).to_string());
+                lines.extend(rendered.split('\n').map(|line| self.apply_default(line)));
+                if spaced {
+                    lines.push(String::new());
+                }
+            }
         }
         lines
     }
