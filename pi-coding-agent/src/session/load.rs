@@ -631,7 +631,7 @@ mod tests {
     #[test]
     fn count_newlines_counts_past_a_lane_flush() {
         // More than 255 words of newlines: every lane fills up and is emptied.
-        let bytes = b"\n\n\na\n\n\n\n\n".repeat(700);
+        let bytes = b"\n\n\na\n\n\n\n".repeat(700);
         assert_eq!(count_newlines(&bytes), 7 * 700);
         assert_eq!(count_newlines(&vec![b'\n'; 8 * 300 + 5]), 8 * 300 + 5);
     }
