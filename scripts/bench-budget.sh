@@ -4,7 +4,8 @@
 #   * `pi -p` (one short answer, --no-session): wall time and max RSS (our own overhead), and the
 #     wall time split: start until the server has the whole request, and the reply sent until exit;
 #   * resuming a generated session of 10 MB and 100 MB (scripts/bench/gen_session.py) with
-#     `pi -p --session FILE`: the time from start until the server has the whole request, and max RSS;
+#     `pi -p --session FILE`: the time from start until the server has the whole request, max RSS and
+#     the whole run's CPU (user + sys, which the load of a shared machine does not inflate);
 #   * streaming answers of 64 KiB and 1 MiB in 7-character deltas: CPU (user + sys) per delta,
 #     after the CPU of the short answer is subtracted;
 #   * the JavaScript (TypeScript) extension host: `pi -p` whose model makes one `read` tool call
@@ -129,7 +130,7 @@ print_mode() {
 # resume WHO SIZE CMD...: pi -p --session <copy of the SIZE MB session>.
 resume() {
     local who="$1" size="$2"; shift 2
-    : >"$WORK/t"; : >"$WORK/m"
+    : >"$WORK/t"; : >"$WORK/m"; : >"$WORK/c"
     for i in $(seq 0 "$RUNS"); do
         cp "$WORK/session-$size.jsonl" "$WORK/run.jsonl"
         : >"$WORK/arrivals"
@@ -138,11 +139,12 @@ resume() {
         body_at=$(awk 'NR == 1 { print $2 }' "$WORK/arrivals")
         [[ -n "$body_at" ]] || { echo "bench-budget: no request arrived" >&2; exit 1; }
         if (( i > 0 )); then
-            echo $(( (body_at - START_NS) / 1000 )) >>"$WORK/t"; echo "$RSS_KB" >>"$WORK/m"
+            echo $(( (body_at - START_NS) / 1000 )) >>"$WORK/t"; echo "$RSS_KB" >>"$WORK/m"; echo "$CPU_S" >>"$WORK/c"
         fi
     done
     record "resume ${size} MB: request received" "$who" "$(median <"$WORK/t" | awk '{ printf "%.0f", $1 / 1000 }')" ms
     record "resume ${size} MB: max RSS" "$who" "$(max <"$WORK/m" | awk '{ printf "%.1f", $1 / 1024 }')" MiB
+    record "resume ${size} MB: CPU (user+sys, whole run)" "$who" "$(median <"$WORK/c" | awk '{ printf "%.0f", $1 * 1000 }')" ms
 }
 
 # stream WHO NAME BYTES CMD...: CPU per 7-character delta of a BYTES answer.

@@ -146,3 +146,41 @@ async fn missing_api_key_is_a_setup_error_without_start() {
     assert_eq!(events, ["error:error"]);
     assert_eq!(message.error_message.as_deref(), Some("No API key for provider: local"));
 }
+
+/// The message list a request writes as it converts it (issue 20: no wire list held beside the
+/// transcript) is the list `convert_messages` converts whole, under every compat flag that changes
+/// the conversion (system messages with tool additions, thinking, tool calls, images, unicode:
+/// the pi fixture transcript).
+#[test]
+fn the_streamed_message_list_is_the_converted_list() {
+    use pi_ai::providers::openai_completions::{build_body, convert_messages, resolve_compat};
+    use pi_ai::transcript::{ToolChangeSupport, resolve_transcript_tools};
+    let messages: Vec<Message> =
+        serde_json::from_str(include_str!("fixtures/messages.json")).expect("the fixture transcript");
+    let context = normalize_context(Context { system_prompt: None, messages, tools: None });
+    let base = support::fixtures::model("openai-completions", "http://127.0.0.1:1/v1");
+    let flags = [
+        "{}",
+        r#"{"requiresAssistantAfterToolResult":true,"requiresToolResultName":true}"#,
+        r#"{"requiresThinkingAsText":true,"requiresNonNullAssistantContent":true}"#,
+        r#"{"requiresReasoningContentOnAssistantMessages":true,"supportsDeveloperRole":true}"#,
+        r#"{"supportsMidConvoSystemMessages":true,"supportsMidConvoToolAdditions":true}"#,
+    ];
+    for (flags, reasoning) in flags.iter().flat_map(|f| [(f, false), (f, true)]) {
+        let mut model = base.clone();
+        model.reasoning = reasoning;
+        model.input = vec!["text".into(), "image".into()];
+        model.compat = Some(serde_json::from_str(flags).expect("compat"));
+        let compat = resolve_compat(&model);
+        let support = if compat.supports_mid_convo_system_messages && compat.supports_mid_convo_tool_additions {
+            ToolChangeSupport::Additions
+        } else {
+            ToolChangeSupport::None
+        };
+        let view: Vec<&Message> = context.messages().iter().collect();
+        let whole = convert_messages(&model, &context, &compat, &resolve_transcript_tools(&view, support));
+        let body = build_body(&model, &context, &options(), &compat);
+        assert_eq!(body["messages"], serde_json::Value::Array(whole.clone()), "{flags} reasoning {reasoning}");
+        assert!(whole.len() > 5, "{flags}: {whole:?}");
+    }
+}

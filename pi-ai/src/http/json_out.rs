@@ -51,32 +51,53 @@ pub(crate) fn unmeasured<R>(f: impl FnOnce() -> R) -> R {
 /// The length of `s` written as a JSON string by [`write_str`], quotes included.
 fn escaped_len(s: &str) -> u64 {
     let bytes = s.as_bytes();
-    let mut extra = 0u64;
-    let mut count = |b: u8| {
-        if needs_escape(b) {
-            extra += match b {
-                b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
-                _ => 5,
-            };
-        }
-    };
-    let mut i = 0;
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let mask = escape_mask(u64::from_le_bytes(word));
-        if mask == 0 {
-            i += 8;
-            continue;
-        }
-        let j = i + (mask.trailing_zeros() / 8) as usize;
-        count(bytes[j]);
-        i = j + 1;
-    }
-    for &b in &bytes[i..] {
-        count(b);
-    }
+    let extra: u64 = Escapes::new(bytes).map(|j| escape_len(bytes[j]) - 1).sum();
     bytes.len() as u64 + 2 + extra
+}
+
+/// The positions of the bytes of a string that need an escape, in order: eight bytes at a time,
+/// jumping to the first flagged byte of a flagged word, then byte by byte for the tail. Both
+/// [`escaped_len`] and [`write_str`] scan with it.
+struct Escapes<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Escapes<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        Escapes { bytes, at: 0 }
+    }
+}
+
+impl Iterator for Escapes<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        let bytes = self.bytes;
+        while let Some(chunk) = bytes.get(self.at..self.at + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            let mask = escape_mask(u64::from_le_bytes(word));
+            if mask == 0 {
+                self.at += 8;
+                continue;
+            }
+            let j = self.at + (mask.trailing_zeros() / 8) as usize;
+            self.at = j + 1;
+            if needs_escape(bytes[j]) {
+                return Some(j);
+            }
+        }
+        while let Some(&b) = bytes.get(self.at) {
+            let j = self.at;
+            self.at += 1;
+            if needs_escape(b) {
+                return Some(j);
+            }
+        }
+        None
+    }
 }
 
 /// Something that writes itself as compact JSON.
@@ -142,6 +163,14 @@ fn escape_mask(w: u64) -> u64 {
     below_space | has_zero(w ^ (ONES * u64::from(b'"'))) | has_zero(w ^ (ONES * u64::from(b'\\')))
 }
 
+/// The length of the escape [`write_escape`] writes for `b`.
+const fn escape_len(b: u8) -> u64 {
+    match b {
+        b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+        _ => 6,
+    }
+}
+
 fn write_escape(out: &mut Vec<u8>, b: u8) {
     match b {
         b'"' => out.extend_from_slice(b"\\\""),
@@ -169,33 +198,10 @@ pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut start = 0;
-    let mut i = 0;
-    // Eight bytes at a time; at a flagged word, jump to its first flagged byte.
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let mask = escape_mask(u64::from_le_bytes(word));
-        if mask == 0 {
-            i += 8;
-            continue;
-        }
-        let j = i + (mask.trailing_zeros() / 8) as usize;
-        let b = bytes[j];
-        if needs_escape(b) {
-            out.extend_from_slice(&bytes[start..j]);
-            write_escape(out, b);
-            start = j + 1;
-        }
-        i = j + 1;
-    }
-    while i < bytes.len() {
-        let b = bytes[i];
-        if needs_escape(b) {
-            out.extend_from_slice(&bytes[start..i]);
-            write_escape(out, b);
-            start = i + 1;
-        }
-        i += 1;
+    for j in Escapes::new(bytes) {
+        out.extend_from_slice(&bytes[start..j]);
+        write_escape(out, bytes[j]);
+        start = j + 1;
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');

@@ -3,7 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use super::compat::CompletionsCompat;
-use super::wire::{self, WireMessage};
+use super::wire::{self, WireList};
 use crate::handoff::HandedOff;
 use crate::http::body::to_value;
 use crate::http::shared::{
@@ -49,18 +49,19 @@ pub fn build_body(
     body
 }
 
-/// The body as its top-level fields (with `messages: null` in place) and the typed message list.
+/// The body as its top-level fields (with `messages: null` in place) and the typed message list
+/// (converted whole only when cache markers are placed on it; otherwise converted as it is
+/// written).
 pub(super) fn build_body_parts<'a>(
-    model: &Model,
+    model: &'a Model,
     view: &[&Message],
     handed_off: &'a [HandedOff<'a>],
     options: &StreamOptions,
-    compat: &CompletionsCompat,
-) -> (Map<String, Value>, Vec<WireMessage<'a>>) {
+    compat: &'a CompletionsCompat,
+) -> (Map<String, Value>, WireList<'a>) {
     let cache_retention = options.cache_retention.unwrap_or_else(CacheRetention::from_env);
     let tools = resolve_transcript_tools(view, tool_support(compat));
     let grammar = grammar_tools(view, compat);
-    let mut messages = wire::convert(model, handed_off, compat, &tools, &grammar);
     let effort = reasoning_effort(model, options);
 
     let mut p = Map::new();
@@ -100,13 +101,18 @@ pub(super) fn build_body_parts<'a>(
     } else if compat.requires_tools_with_tool_history && has_tool_history(view) {
         request_tools = Some(Vec::new());
     }
-    if compat.cache_control_format.as_deref() == Some("anthropic") && cache_retention != CacheRetention::None {
-        let mut marker = json!({"type": "ephemeral"});
-        if cache_retention == CacheRetention::Long && compat.supports_long_cache_retention {
-            marker["ttl"] = json!("1h");
-        }
-        wire::apply_cache_control(&mut messages, request_tools.as_mut(), &marker);
-    }
+    let messages =
+        if compat.cache_control_format.as_deref() == Some("anthropic") && cache_retention != CacheRetention::None {
+            let mut messages = wire::convert(model, handed_off, compat, &tools, &grammar);
+            let mut marker = json!({"type": "ephemeral"});
+            if cache_retention == CacheRetention::Long && compat.supports_long_cache_retention {
+                marker["ttl"] = json!("1h");
+            }
+            wire::apply_cache_control(&mut messages, request_tools.as_mut(), &marker);
+            WireList::Built(messages)
+        } else {
+            WireList::Streamed(wire::StreamedWire { model, messages: handed_off, compat, tools, grammar })
+        };
     if let Some(tools) = request_tools {
         let non_empty = !tools.is_empty();
         p.insert("tools".into(), Value::Array(tools));

@@ -185,8 +185,77 @@ pub(crate) fn convert<'a>(
     tools: &ResolvedTools,
     grammar: &std::collections::HashMap<String, String>,
 ) -> Vec<WireMessage<'a>> {
-    let instruction_role = if model.reasoning && compat.supports_developer_role { "developer" } else { "system" };
     let mut params: Vec<WireMessage<'a>> = Vec::with_capacity(messages.len());
+    convert_each(model, messages, compat, tools, grammar, &mut |m| params.push(m));
+    params
+}
+
+/// The message list written as it is converted, one message at a time, never held whole (the
+/// same bytes as [`convert`]'s list written): for a body without cache markers, which need the
+/// whole list.
+pub(crate) struct StreamedWire<'a> {
+    pub(crate) model: &'a Model,
+    pub(crate) messages: &'a [HandedOff<'a>],
+    pub(crate) compat: &'a CompletionsCompat,
+    pub(crate) tools: ResolvedTools,
+    pub(crate) grammar: std::collections::HashMap<String, String>,
+}
+
+impl WriteJson for StreamedWire<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        self.write_json_flushing(out, &mut |_| {});
+    }
+
+    fn write_json_flushing(&self, out: &mut Vec<u8>, flush: &mut dyn FnMut(&mut Vec<u8>)) {
+        out.push(b'[');
+        let mut first = true;
+        convert_each(self.model, self.messages, self.compat, &self.tools, &self.grammar, &mut |m| {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            m.write_json(out);
+            flush(out);
+        });
+        out.push(b']');
+    }
+}
+
+/// The message list of a request: converted whole (when cache markers are placed on it) or
+/// written as it is converted.
+pub(crate) enum WireList<'a> {
+    /// Converted whole.
+    Built(Vec<WireMessage<'a>>),
+    /// Converted while it is written.
+    Streamed(StreamedWire<'a>),
+}
+
+impl WriteJson for WireList<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        match self {
+            WireList::Built(list) => list.write_json(out),
+            WireList::Streamed(list) => list.write_json(out),
+        }
+    }
+
+    fn write_json_flushing(&self, out: &mut Vec<u8>, flush: &mut dyn FnMut(&mut Vec<u8>)) {
+        match self {
+            WireList::Built(list) => list.write_json_flushing(out, flush),
+            WireList::Streamed(list) => list.write_json_flushing(out, flush),
+        }
+    }
+}
+
+/// [`convert`], handing each message to `emit` as it is converted.
+fn convert_each<'a>(
+    model: &Model,
+    messages: &'a [HandedOff<'a>],
+    compat: &CompletionsCompat,
+    tools: &ResolvedTools,
+    grammar: &std::collections::HashMap<String, String>,
+    emit: &mut dyn FnMut(WireMessage<'a>),
+) {
+    let instruction_role = if model.reasoning && compat.supports_developer_role { "developer" } else { "system" };
     let mut last_role: Option<&str> = None;
     let mut system_index = 0usize;
     let mut i = 0usize;
@@ -196,7 +265,7 @@ pub(crate) fn convert<'a>(
             && last_role == Some("toolResult")
             && matches!(msg, Message::User(_))
         {
-            params.push(WireMessage::new("assistant", Some(MessageContent::Text(Cow::Borrowed(PROCESSED)))));
+            emit(WireMessage::new("assistant", Some(MessageContent::Text(Cow::Borrowed(PROCESSED)))));
         }
         match msg {
             Message::System(s) => {
@@ -210,19 +279,19 @@ pub(crate) fn convert<'a>(
                             tools: Some(convert_tools(added, compat)),
                             ..Default::default()
                         }));
-                        params.push(m);
+                        emit(m);
                     }
                 }
                 let text = if i == 0 { system_message_text(s) } else { render_system_message_update(s) };
                 if !text.is_empty() {
-                    params.push(WireMessage::new(instruction_role, Some(MessageContent::Text(Cow::Owned(text)))));
+                    emit(WireMessage::new(instruction_role, Some(MessageContent::Text(Cow::Owned(text)))));
                 }
                 last_role = Some("system");
             }
             Message::User(u) => {
                 match &u.content {
                     Content::Text(text) => {
-                        params.push(WireMessage::new("user", Some(MessageContent::Text(Cow::Borrowed(text)))))
+                        emit(WireMessage::new("user", Some(MessageContent::Text(Cow::Borrowed(text)))))
                     }
                     Content::Blocks(blocks) => {
                         let content: Vec<Part<'a>> = blocks
@@ -237,7 +306,7 @@ pub(crate) fn convert<'a>(
                             i += 1;
                             continue;
                         }
-                        params.push(WireMessage::new("user", Some(MessageContent::Parts(content))));
+                        emit(WireMessage::new("user", Some(MessageContent::Parts(content))));
                     }
                 }
                 last_role = Some("user");
@@ -327,7 +396,7 @@ pub(crate) fn convert<'a>(
                 if !extra.is_empty() {
                     out.extra = Some(Box::new(extra));
                 }
-                params.push(out);
+                emit(out);
                 last_role = Some("assistant");
             }
             Message::ToolResult(_) => {
@@ -349,7 +418,7 @@ pub(crate) fn convert<'a>(
                     if compat.requires_tool_result_name && !r.tool_name.is_empty() {
                         m.name = Some(&r.tool_name);
                     }
-                    params.push(m);
+                    emit(m);
                     if has_images && model.supports_images() {
                         for b in &r.content {
                             if let UserBlock::Image(img) = b {
@@ -363,15 +432,14 @@ pub(crate) fn convert<'a>(
                     last_role = Some("toolResult");
                 } else {
                     if compat.requires_assistant_after_tool_result {
-                        params
-                            .push(WireMessage::new("assistant", Some(MessageContent::Text(Cow::Borrowed(PROCESSED)))));
+                        emit(WireMessage::new("assistant", Some(MessageContent::Text(Cow::Borrowed(PROCESSED)))));
                     }
                     let mut content = vec![Part::Text {
                         text: Cow::Borrowed("Attached image(s) from tool result:"),
                         cache_control: None,
                     }];
                     content.extend(images);
-                    params.push(WireMessage::new("user", Some(MessageContent::Parts(content))));
+                    emit(WireMessage::new("user", Some(MessageContent::Parts(content))));
                     last_role = Some("user");
                 }
                 i = j;
@@ -380,7 +448,6 @@ pub(crate) fn convert<'a>(
         }
         i += 1;
     }
-    params
 }
 
 /// Anthropic-style cache markers: the first system/developer message, the last tool, and the last
