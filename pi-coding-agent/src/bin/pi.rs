@@ -19,7 +19,7 @@ use pi_coding_agent::extensions::FlagValue as ExtFlagValue;
 use pi_coding_agent::modes::rpc::RpcContext;
 use pi_coding_agent::modes::rpc_queries::SourceRoots;
 use pi_coding_agent::modes::{EXIT_INTERRUPTED, interactive, json, print, rpc};
-use pi_coding_agent::sdk::model_choice::{ModelResolver, extension_models};
+use pi_coding_agent::sdk::model_choice::{ExtensionModels, ModelResolver};
 use pi_coding_agent::sdk::request_options::request_options_from_settings;
 use pi_coding_agent::sdk::{
     CreateAgentSessionOptions, DefaultResourceLoader, NoTools, PromptOptions, SdkError, create_agent_session,
@@ -410,6 +410,10 @@ async fn run(mut args: Args) -> Result<i32> {
             eprintln!("{EXTENSION_LOAD_FAILURE_HINT}");
             return Ok(1);
         }
+        // pi's diagnostics of provider registrations it rejected while the extensions loaded.
+        for e in runner.provider_errors() {
+            eprintln!("Error: Extension \"{}\" error: {}", e.path, e.error);
+        }
     }
     if !args.extensions.is_empty() {
         let registered = session.extension_runner().map(|r| r.flags()).unwrap_or_default();
@@ -716,9 +720,15 @@ async fn list_models(
     }
     loader.reload().await?;
     let runner = load_extension_runner(&loader, cwd).await?;
-    let extension_models = runner.as_deref().map(extension_models).unwrap_or_default();
+    if let Some(runner) = &runner {
+        runner.set_agent_dir(agent_dir.to_path_buf());
+    }
+    let extension = runner.as_deref().map(ExtensionModels::of).unwrap_or_default();
     for e in runner.as_deref().map(|r| r.load_errors()).unwrap_or_default() {
         eprintln!("Error: Failed to load extension \"{}\": {}", e.path, e.error);
+    }
+    for e in runner.as_deref().map(|r| r.provider_errors()).unwrap_or_default() {
+        eprintln!("Error: Extension \"{}\" error: {}", e.path, e.error);
     }
     // The built-in llama.cpp extension's provider lists its stored catalog (pi restores it at
     // startup; `--no-extensions` and `-builtin:llama.cpp` leave it out).
@@ -734,9 +744,9 @@ async fn list_models(
         .available_models()
         .into_iter()
         .chain(llama_models.iter())
-        .filter(|m| !extension_models.iter().any(|e| e.provider == m.provider && e.id == m.id))
+        .filter(|m| !extension.all.iter().any(|e| e.provider == m.provider && e.id == m.id))
         .collect();
-    available.extend(extension_models.iter());
+    available.extend(extension.available.iter());
     if available.is_empty() {
         println!("{}", no_models_message());
         return Ok(0);
