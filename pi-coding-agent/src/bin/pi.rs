@@ -403,16 +403,20 @@ async fn run(mut args: Args) -> Result<i32> {
     session.bind_extensions(|_| {}).await;
     if let Some(runner) = session.extension_runner() {
         let errors = runner.load_errors();
+        // pi's diagnostics of provider registrations it rejected while the extensions loaded
+        // (its `services.diagnostics`, before the load errors): errors, so pi stops too.
+        let provider_errors = runner.provider_errors();
+        for e in &provider_errors {
+            eprintln!("Error: Extension \"{}\" error: {}", e.path, e.error);
+        }
         for e in errors {
             eprintln!("Error: Failed to load extension \"{}\": {}", e.path, e.error);
         }
         if !errors.is_empty() {
             eprintln!("{EXTENSION_LOAD_FAILURE_HINT}");
-            return Ok(1);
         }
-        // pi's diagnostics of provider registrations it rejected while the extensions loaded.
-        for e in runner.provider_errors() {
-            eprintln!("Error: Extension \"{}\" error: {}", e.path, e.error);
+        if !errors.is_empty() || !provider_errors.is_empty() {
+            return Ok(1);
         }
     }
     if !args.extensions.is_empty() {
@@ -724,11 +728,12 @@ async fn list_models(
         runner.set_agent_dir(agent_dir.to_path_buf());
     }
     let extension = runner.as_deref().map(ExtensionModels::of).unwrap_or_default();
-    for e in runner.as_deref().map(|r| r.load_errors()).unwrap_or_default() {
-        eprintln!("Error: Failed to load extension \"{}\": {}", e.path, e.error);
-    }
+    // pi's diagnostics: rejected provider registrations, then load errors.
     for e in runner.as_deref().map(|r| r.provider_errors()).unwrap_or_default() {
         eprintln!("Error: Extension \"{}\" error: {}", e.path, e.error);
+    }
+    for e in runner.as_deref().map(|r| r.load_errors()).unwrap_or_default() {
+        eprintln!("Error: Failed to load extension \"{}\": {}", e.path, e.error);
     }
     // The built-in llama.cpp extension's provider lists its stored catalog (pi restores it at
     // startup; `--no-extensions` and `-builtin:llama.cpp` leave it out).

@@ -180,6 +180,18 @@ pub(crate) fn validate_in_agent_dir(id: &str, config: &Value, agent_dir: &std::p
     validate_provider(id, config, builtin, models_json.as_ref())
 }
 
+/// What the JavaScript host's copy of these checks (`js-host/provider-validate.mjs`) needs:
+/// `builtinIds`, the built-in provider ids, and `modelsJson`, the agent dir's `models.json`
+/// providers (as written; none when it is unreadable).
+pub(crate) fn provider_bases(agent_dir: &std::path::Path) -> Value {
+    let models_json = std::fs::read_to_string(agent_dir.join("models.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .and_then(|root| root.get("providers").cloned())
+        .unwrap_or(Value::Object(Map::new()));
+    serde_json::json!({"builtinIds": pi_ai::models::get_providers(), "modelsJson": models_json})
+}
+
 /// pi's re-registration merge: the values `config` defines over `previous`'s.
 pub(crate) fn merge_registration(previous: Option<&Value>, config: Value) -> Value {
     let Some(Value::Object(previous)) = previous else { return config };

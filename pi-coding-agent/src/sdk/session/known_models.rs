@@ -26,8 +26,11 @@ pub(crate) fn session_models(session: &AgentSession, available_only: bool) -> Ve
     }
     if let Some(runner) = session.shared.runner.as_ref() {
         // pi lists a registered provider's models as available only when it has configured auth.
-        let providers =
-            if available_only { runner.available_registered_providers() } else { runner.registered_providers() };
+        // A registered provider's models replace the list's of that name (the startup list may
+        // hold them already).
+        let registered = runner.registered_providers();
+        out.retain(|m| !registered.iter().any(|p| p.name == m.provider));
+        let providers = if available_only { runner.available_registered_providers() } else { registered };
         for provider in providers {
             out.extend(provider.model_values().into_iter().filter_map(|m| serde_json::from_value(m).ok()));
         }
