@@ -15,6 +15,9 @@ function nativeConfig(provider) {
 		baseUrl: provider?.baseUrl,
 		api: models[0]?.api,
 		models: models.map(({ provider: _p, ...model }) => model),
+		// pi checks a native provider's own auth (its `auth.apiKey` resolves in the host): pi-rs
+		// counts one with an API-key method as configured, and does not check its registration.
+		native: { apiKey: Boolean(provider?.auth?.apiKey) },
 	};
 }
 
@@ -277,7 +280,7 @@ function createApi(ext, cwd) {
 			const cfg = native ? nativeConfig(providerOrName) : config;
 			// Once bound, pi registers at once and a rejected registration throws here; while
 			// loading it queues them, and pi-rs reports a rejected one when the load commits.
-			if (state().bound) validateProvider(name, impl?.streamSimple ? { ...cfg, streamSimple: true } : cfg, state().providerBases);
+			if (state().bound && !native) validateProvider(name, impl?.streamSimple ? { ...cfg, streamSimple: true } : cfg, state().providerBases);
 			// A JavaScript `streamSimple` (and a native provider's `stream`) stays here; pi-rs asks
 			// for it (`provider.stream`).
 			const streams = (ext.providerStreams ??= new Map());

@@ -9,7 +9,9 @@
 //! without running it, a value naming `$VARIABLES` counts when they are all set, a literal counts;
 //! else, without a configured key, pi-ai's environment key of a known provider id. An OAuth-only
 //! provider without a stored login, a provider with no key at all (`authHeader: false` changes
-//! nothing) and a `streamSimple` provider without a key are not available.
+//! nothing) and a `streamSimple` provider without a key are not available. A native pi-ai
+//! Provider an extension registered (`pi.registerProvider(provider)`) with an API-key method
+//! counts as configured: pi asks its `check` / `resolve`, which run in the JavaScript host.
 
 use std::path::Path;
 
@@ -37,6 +39,10 @@ pub fn has_configured_auth(provider: &RegisteredProvider, agent_dir: &Path) -> b
     let name = provider.name.as_str();
     let storage = AuthStorage::for_agent_dir(agent_dir);
     if storage.runtime_api_key(name).is_some() || storage.has(name).unwrap_or(false) {
+        return true;
+    }
+    // A native pi-ai Provider from the JavaScript host resolves its own key there.
+    if provider.config.pointer("/native/apiKey") == Some(&Value::Bool(true)) {
         return true;
     }
     let own = provider.config.get("apiKey").and_then(Value::as_str).map(str::to_owned);

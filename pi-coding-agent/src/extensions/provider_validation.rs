@@ -213,7 +213,10 @@ pub(crate) fn merge_registration(previous: Option<&Value>, config: Value) -> Val
 /// and the extension loads.
 pub(crate) fn register_provider(runtime: &Runtime, name: &str, config: Value, path: &str) -> Result<(), String> {
     let agent_dir = super::node::request_auth::agent_dir(runtime);
-    if let Err(message) = validate_in_agent_dir(name, &config, &agent_dir) {
+    // pi checks no native pi-ai Provider (the JavaScript host marks one `native`).
+    let native = config.get("native").is_some();
+    let checked = if native { Ok(()) } else { validate_in_agent_dir(name, &config, &agent_dir) };
+    if let Err(message) = checked {
         if runtime.actions().is_ok() {
             return Err(message);
         }
@@ -222,7 +225,8 @@ pub(crate) fn register_provider(runtime: &Runtime, name: &str, config: Value, pa
     }
     let mut providers = lock(&runtime.providers);
     let previous = providers.iter().rev().find(|p| p.name == name).map(|p| p.config.clone());
-    let config = merge_registration(previous.as_ref(), config);
+    // A native provider replaces the previous registration (pi's `registerNativeProvider`).
+    let config = if native { config } else { merge_registration(previous.as_ref(), config) };
     providers.retain(|p| p.name != name);
     providers.push(RegisteredProvider { name: name.to_owned(), config, extension_path: path.to_owned() });
     Ok(())
