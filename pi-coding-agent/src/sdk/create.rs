@@ -177,7 +177,7 @@ async fn load_extensions(
         return None;
     }
     // Load errors stay on the runner (`load_errors`), where the caller reports them.
-    Some(Arc::new(ExtensionRunner::load(extensions, cwd.to_owned()).await))
+    Some(Arc::new(ExtensionRunner::load_in(extensions, cwd.to_owned(), Some(loader.agent_dir.clone())).await))
 }
 
 /// Loads the extensions a reloaded `loader` names (its `-e` paths and discovered ones), without a
