@@ -212,7 +212,7 @@ pub(crate) fn merge_registration(previous: Option<&Value>, config: Value) -> Val
 /// "<path>" error: <message>`, see [`ExtensionRunner::provider_errors`](super::ExtensionRunner::provider_errors)),
 /// and the extension loads.
 pub(crate) fn register_provider(runtime: &Runtime, name: &str, config: Value, path: &str) -> Result<(), String> {
-    let agent_dir = super::node::request_auth::agent_dir(runtime);
+    let agent_dir = lock(&runtime.agent_dir).clone().unwrap_or_else(crate::session::get_agent_dir);
     // pi checks no native pi-ai Provider (the JavaScript host marks one `native`).
     let native = config.get("native").is_some();
     let checked = if native { Ok(()) } else { validate_in_agent_dir(name, &config, &agent_dir) };
