@@ -5,6 +5,7 @@ import { pathToFileURL } from "node:url";
 import { spawnSync } from "node:child_process";
 import { rpc, errorMessage } from "./rpc.mjs";
 import { bus } from "./bus.mjs";
+import { validateProvider } from "./provider-validate.mjs";
 
 /** A native pi-ai Provider as a registration's config: its name, base URL, models and API. */
 function nativeConfig(provider) {
@@ -14,6 +15,9 @@ function nativeConfig(provider) {
 		baseUrl: provider?.baseUrl,
 		api: models[0]?.api,
 		models: models.map(({ provider: _p, ...model }) => model),
+		// pi checks a native provider's own auth (its `auth.apiKey` resolves in the host): pi-rs
+		// counts one with an API-key method as configured, and does not check its registration.
+		native: { apiKey: Boolean(provider?.auth?.apiKey) },
 	};
 }
 
@@ -274,23 +278,24 @@ function createApi(ext, cwd) {
 			const name = native ? providerOrName?.id : providerOrName;
 			const impl = native ? providerOrName : config;
 			const cfg = native ? nativeConfig(providerOrName) : config;
+			// Once bound, pi registers at once and a rejected registration throws here; while
+			// loading it queues them, and pi-rs reports a rejected one when the load commits.
+			if (state().bound && !native) validateProvider(name, impl?.streamSimple ? { ...cfg, streamSimple: true } : cfg, state().providerBases);
 			// A JavaScript `streamSimple` (and a native provider's `stream`) stays here; pi-rs asks
 			// for it (`provider.stream`).
 			const streams = (ext.providerStreams ??= new Map());
 			if (typeof impl?.streamSimple === "function") {
 				const stream = native && typeof impl.stream === "function" ? impl.stream.bind(impl) : undefined;
 				streams.set(name, { streamSimple: impl.streamSimple.bind(impl), stream });
-			} else streams.delete(name);
+			}
 			// So does its `oauth` (pi-rs offers it in `/login` and asks for its functions).
 			const oauths = (ext.providerOAuth ??= new Map());
 			if (typeof cfg?.oauth?.login === "function") oauths.set(name, cfg.oauth);
-			else oauths.delete(name);
 			// So do its `refreshModels` and `oauth.modifyModels`: the config sent marks them, and
 			// pi-rs asks for them (`provider.refreshModels`, `provider.oauth.modifyModels`).
 			const refreshers = (ext.providerRefresh ??= new Map());
 			const refreshes = !native && typeof impl?.refreshModels === "function";
 			if (refreshes) refreshers.set(name, impl.refreshModels.bind(impl));
-			else refreshers.delete(name);
 			let sent = typeof impl?.streamSimple === "function" ? { ...cfg, streamSimple: true } : cfg;
 			if (refreshes) sent = { ...sent, refreshModels: true };
 			if (typeof cfg?.oauth?.login === "function" && typeof cfg.oauth.modifyModels === "function") {
@@ -299,6 +304,9 @@ function createApi(ext, cwd) {
 			change("pi.registerProvider", { name, config: sent });
 		},
 		unregisterProvider(name) {
+			ext.providerStreams?.delete(name);
+			ext.providerOAuth?.delete(name);
+			ext.providerRefresh?.delete(name);
 			change("pi.unregisterProvider", { name });
 		},
 		registerMcpServer(name, config) {
@@ -345,7 +353,8 @@ function createApi(ext, cwd) {
 }
 
 /** Imports and runs an extension's factory; throws the load error's text. */
-export async function loadExtension({ extensionPath, cwd }) {
+export async function loadExtension({ extensionPath, cwd, providerBases }) {
+	if (providerBases) rpc.state.providerBases = providerBases;
 	const previous = extensions.get(extensionPath);
 	if (previous) {
 		for (const unsubscribe of previous.busUnsubscribers) unsubscribe();

@@ -8,6 +8,7 @@
 // `ctx.modelRegistry.generateImages`), and the image and classifier models come with the snapshot.
 import { createAssistantMessageEventStream } from "./shims/pi-ai.mjs";
 import { rpc, errorMessage } from "./rpc.mjs";
+import { validateProvider } from "./provider-validate.mjs";
 
 let cache;
 let cachedVersion;
@@ -205,6 +206,7 @@ export function modelRegistry(extensionPath) {
 		registerProvider: (providerOrName, config) => {
 			const name = typeof providerOrName === "string" ? providerOrName : providerOrName?.id;
 			if (typeof providerOrName === "string" && !config) throw new Error("Provider config is required when registering by name");
+			validateProvider(name, config ?? providerOrName, rpc.state.providerBases);
 			void call("pi.registerProvider", { name, config: config ?? providerOrName }).then(() => {
 				cachedVersion = undefined;
 			});

@@ -164,6 +164,12 @@ impl ModelsConfig {
                 let Some(model_id) = raw.get("id").and_then(Value::as_str) else {
                     return Err(invalid(&at, "\"id\" is required and must be a string".into()));
                 };
+                // pi's schema: a model's limits are positive (`must be > 0`); the file is rejected.
+                for key in ["contextWindow", "maxTokens"] {
+                    if raw.get(key).and_then(Value::as_f64).is_some_and(|n| n <= 0.0) {
+                        return Err(invalid(&format!("{at}.{key}"), "must be > 0".into()));
+                    }
+                }
                 let api = raw.get("api").and_then(Value::as_str).map(str::to_owned).or_else(|| provider.api.clone());
                 let api = api.or_else(|| super::get_models(id).first().map(|m| m.api.clone()));
                 let Some(api) = api else {
@@ -292,5 +298,8 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert_eq!(err, "Invalid m.json: providers.p.models[0]: \"api\" is required (on the model or its provider)");
+        let zero = r#"{"providers":{"p":{"baseUrl":"h","api":"a","models":[{"id":"m","maxTokens":0}]}}}"#;
+        let err = ModelsConfig::parse("m.json", zero).unwrap_err().to_string();
+        assert_eq!(err, "Invalid m.json: providers.p.models[0].maxTokens: must be > 0");
     }
 }

@@ -19,7 +19,7 @@ use pi_coding_agent::extensions::FlagValue as ExtFlagValue;
 use pi_coding_agent::modes::rpc::RpcContext;
 use pi_coding_agent::modes::rpc_queries::SourceRoots;
 use pi_coding_agent::modes::{EXIT_INTERRUPTED, interactive, json, print, rpc};
-use pi_coding_agent::sdk::model_choice::{ModelResolver, extension_models};
+use pi_coding_agent::sdk::model_choice::{ExtensionModels, ModelResolver};
 use pi_coding_agent::sdk::request_options::request_options_from_settings;
 use pi_coding_agent::sdk::{
     CreateAgentSessionOptions, DefaultResourceLoader, NoTools, PromptOptions, SdkError, create_agent_session,
@@ -403,11 +403,19 @@ async fn run(mut args: Args) -> Result<i32> {
     session.bind_extensions(|_| {}).await;
     if let Some(runner) = session.extension_runner() {
         let errors = runner.load_errors();
+        // pi's diagnostics of provider registrations it rejected while the extensions loaded
+        // (its `services.diagnostics`, before the load errors): errors, so pi stops too.
+        let provider_errors = runner.provider_errors();
+        for e in &provider_errors {
+            eprintln!("Error: Extension \"{}\" error: {}", e.path, e.error);
+        }
         for e in errors {
             eprintln!("Error: Failed to load extension \"{}\": {}", e.path, e.error);
         }
         if !errors.is_empty() {
             eprintln!("{EXTENSION_LOAD_FAILURE_HINT}");
+        }
+        if !errors.is_empty() || !provider_errors.is_empty() {
             return Ok(1);
         }
     }
@@ -716,7 +724,14 @@ async fn list_models(
     }
     loader.reload().await?;
     let runner = load_extension_runner(&loader, cwd).await?;
-    let extension_models = runner.as_deref().map(extension_models).unwrap_or_default();
+    if let Some(runner) = &runner {
+        runner.set_agent_dir(agent_dir.to_path_buf());
+    }
+    let extension = runner.as_deref().map(ExtensionModels::of).unwrap_or_default();
+    // pi's diagnostics: rejected provider registrations, then load errors.
+    for e in runner.as_deref().map(|r| r.provider_errors()).unwrap_or_default() {
+        eprintln!("Error: Extension \"{}\" error: {}", e.path, e.error);
+    }
     for e in runner.as_deref().map(|r| r.load_errors()).unwrap_or_default() {
         eprintln!("Error: Failed to load extension \"{}\": {}", e.path, e.error);
     }
@@ -734,9 +749,9 @@ async fn list_models(
         .available_models()
         .into_iter()
         .chain(llama_models.iter())
-        .filter(|m| !extension_models.iter().any(|e| e.provider == m.provider && e.id == m.id))
+        .filter(|m| !extension.all.iter().any(|e| e.provider == m.provider && e.id == m.id))
         .collect();
-    available.extend(extension_models.iter());
+    available.extend(extension.available.iter());
     if available.is_empty() {
         println!("{}", no_models_message());
         return Ok(0);

@@ -71,10 +71,12 @@ fn same(a: &Model, b: &Model) -> bool {
 /// Chooses the startup model from the catalog and `extension_models`.
 pub fn choose_startup_model(
     inputs: &StartupModelInputs,
-    extension_models: &[Model],
+    extension: &crate::sdk::model_choice::ExtensionModels,
 ) -> Result<StartupModel, StartupStop> {
     let registry = &inputs.registry;
-    let ext_provider = |p: &str| extension_models.iter().any(|m| m.provider == p);
+    let extension_models = extension.all.as_slice();
+    // pi's `hasConfiguredAuth` of the providers extensions registered.
+    let ext_provider = |p: &str| extension.available.iter().any(|m| m.provider == p);
     let local_provider = |p: &str| inputs.local_models.iter().any(|m| m.provider == p);
     let has_auth = |p: &str| registry.has_auth(p) || local_provider(p) || ext_provider(p);
     // A virtual model hides a physical model with its provider and id.
@@ -84,7 +86,7 @@ pub fn choose_startup_model(
         .filter(|m| !extension_models.iter().any(|e| same(e, m)))
         .cloned()
         .collect();
-    available.extend(extension_models.iter().cloned());
+    available.extend(extension.available.iter().cloned());
     let scope = match &inputs.patterns {
         Some(p) if !p.is_empty() => resolve_model_scope(p, &available),
         _ => ModelScope::default(),

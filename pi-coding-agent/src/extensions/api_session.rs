@@ -39,9 +39,11 @@ impl ExtensionApi {
         future.await.map_err(|e| ExtensionApiError::Action(e.to_string()))
     }
 
-    /// pi's `registerProvider(name, config)`: registers or replaces a model provider (the
-    /// `models.json` provider shape); its models become available to `setModel` at once. Works
-    /// while loading too, as pi queues it until the load commits.
+    /// pi's `registerProvider(name, config)`: registers a model provider (the `models.json`
+    /// provider shape), merged over a previous registration of `name`; its models become
+    /// available to `setModel` at once. pi's checks apply (see `provider_validation`): once the
+    /// runner is bound a rejected registration is this error; while loading, as pi queues
+    /// registrations, it is reported by [`ExtensionRunner::provider_errors`](super::ExtensionRunner::provider_errors).
     pub fn register_provider(&self, name: &str, config: Value) -> Result<(), ExtensionApiError> {
         self.assert_active()?;
         if name.is_empty() {
@@ -50,12 +52,8 @@ impl ExtensionApi {
         if !config.is_object() {
             return Err(ExtensionApiError::Invalid("Provider config is required when registering by name".to_owned()));
         }
-        let provider =
-            RegisteredProvider { name: name.to_owned(), config, extension_path: self.record.path.to_string() };
-        let mut providers = lock(&self.runtime.providers);
-        providers.retain(|p| p.name != name);
-        providers.push(provider);
-        Ok(())
+        super::provider_validation::register_provider(&self.runtime, name, config, &self.record.path)
+            .map_err(ExtensionApiError::Invalid)
     }
 
     /// pi's `unregisterProvider(name)`: removes a provider registered by any extension.
@@ -84,6 +82,22 @@ impl super::runner::ExtensionRunner {
     pub fn registered_providers(&self) -> Vec<RegisteredProvider> {
         let providers = lock(&self.runtime.providers).clone();
         providers.into_iter().map(|p| super::node::provider_models::with_live_models(&self.runtime, p)).collect()
+    }
+
+    /// Provider registrations rejected while the extensions loaded, with pi's message (pi
+    /// reports each as `Extension "<path>" error: <message>`; the extension still loads).
+    pub fn provider_errors(&self) -> Vec<super::errors::ExtensionLoadError> {
+        lock(&self.runtime.provider_errors).clone()
+    }
+
+    /// The providers extensions registered that have configured auth (see
+    /// [`has_configured_auth`](super::has_configured_auth)), with the session's agent dir.
+    pub fn available_registered_providers(&self) -> Vec<RegisteredProvider> {
+        let agent_dir = super::node::request_auth::agent_dir(&self.runtime);
+        self.registered_providers()
+            .into_iter()
+            .filter(|p| super::provider_availability::has_configured_auth(p, &agent_dir))
+            .collect()
     }
 
     /// The logins extensions registered, for `/login` (shared: later registrations show up).

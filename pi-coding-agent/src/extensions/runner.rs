@@ -90,7 +90,18 @@ impl ExtensionRunner {
     /// [`load_errors`](Self::load_errors)), its registrations are discarded, and the others still
     /// load.
     pub async fn load(extensions: Vec<Arc<dyn Extension>>, cwd: impl Into<String>) -> ExtensionRunner {
+        Self::load_in(extensions, cwd, None).await
+    }
+
+    /// [`ExtensionRunner::load`] with the session's agent dir known while loading (its
+    /// models.json and auth.json decide what provider registrations are valid and available).
+    pub async fn load_in(
+        extensions: Vec<Arc<dyn Extension>>,
+        cwd: impl Into<String>,
+        agent_dir: Option<std::path::PathBuf>,
+    ) -> ExtensionRunner {
         let runtime = Runtime::new(cwd.into());
+        *lock(&runtime.agent_dir) = agent_dir;
         let mut records = Vec::new();
         let mut load_errors = Vec::new();
         for ext in &extensions {

@@ -93,6 +93,9 @@ pub(crate) struct Runtime {
     pub(crate) mcp_servers: Mutex<Vec<super::registrations::RegisteredMcpServer>>,
     /// Model providers extensions registered, in registration order.
     pub(crate) providers: Mutex<Vec<super::registrations::RegisteredProvider>>,
+    /// Provider registrations rejected while extensions loaded (pi's `Extension "<path>" error:
+    /// <message>` diagnostics).
+    pub(crate) provider_errors: Mutex<Vec<super::errors::ExtensionLoadError>>,
     /// Their models as their `refreshModels` / `oauth.modifyModels` made them, by provider name
     /// (see `node::provider_models`).
     pub(crate) provider_models: Mutex<HashMap<String, Vec<serde_json::Value>>>,
@@ -125,6 +128,7 @@ impl Runtime {
             tool_updates: Mutex::new(HashMap::new()),
             mcp_servers: Mutex::new(Vec::new()),
             providers: Mutex::new(Vec::new()),
+            provider_errors: Mutex::new(Vec::new()),
             provider_models: Mutex::new(HashMap::new()),
             virtual_models: Mutex::new(Vec::new()),
             bus: Arc::new(Default::default()),

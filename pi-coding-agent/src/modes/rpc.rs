@@ -37,14 +37,14 @@ pub struct RpcContext {
 
 /// The models `get_available_models`, `set_model` and `cycle_model` see now (pi's available
 /// snapshot): the registry's with credentials, then the models of the providers extensions have
-/// registered (in registration order; a provider's replace the registry's of that name), then
+/// registered that have configured auth (in registration order; a provider's replace the registry's of that name), then
 /// the virtual models (each hiding a physical model with its provider and id).
 fn current_models(session: &AgentSession, ctx: &RpcContext) -> Vec<Model> {
     let mut models = ctx.available_models.clone();
     let Some(runner) = session.extension_runner() else { return models };
     let providers = runner.registered_providers();
     models.retain(|m| !providers.iter().any(|p| p.name == m.provider));
-    for provider in &providers {
+    for provider in &runner.available_registered_providers() {
         models.extend(provider.model_values().into_iter().filter_map(|v| serde_json::from_value(v).ok()));
     }
     crate::extensions::with_virtual_models(models, &runner.virtual_models())

@@ -9,7 +9,7 @@ use pi_ai::{Model, ThinkingLevel};
 
 use super::error::SdkError;
 use super::extension_bridge;
-use super::model_choice::{ModelChoice, ModelResolver, extension_models, initial_thinking_level, restore_model};
+use super::model_choice::{ExtensionModels, ModelChoice, ModelResolver, initial_thinking_level, restore_model};
 use super::model_registry::ModelRegistry;
 use super::resources::DefaultResourceLoader;
 use super::session::{self, AgentSession, SessionSettings, ShellSettings};
@@ -177,7 +177,7 @@ async fn load_extensions(
         return None;
     }
     // Load errors stay on the runner (`load_errors`), where the caller reports them.
-    Some(Arc::new(ExtensionRunner::load(extensions, cwd.to_owned()).await))
+    Some(Arc::new(ExtensionRunner::load_in(extensions, cwd.to_owned(), Some(loader.agent_dir.clone())).await))
 }
 
 /// Loads the extensions a reloaded `loader` names (its `-e` paths and discovered ones), without a
@@ -222,7 +222,7 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
     if let Some(runner) = &runner {
         runner.set_agent_dir(agent_dir.clone());
     }
-    let extension_models = runner.as_deref().map(extension_models).unwrap_or_default();
+    let extension_models = runner.as_deref().map(ExtensionModels::of).unwrap_or_default();
     let choice = match options.model_resolver {
         Some(resolve) => resolve(&extension_models)?,
         None => ModelChoice { model: options.model, fallback: None, thinking_level: options.thinking_level },
@@ -233,14 +233,14 @@ pub async fn create_agent_session(options: CreateAgentSessionOptions) -> Result<
         None => {
             let fallback = choice.fallback.or_else(|| registry.as_ref().and_then(|r| initial_model(r, &settings)));
             let mut known = options.models.clone();
-            known.extend(extension_models.iter().cloned());
+            known.extend(extension_models.all.iter().cloned());
             let known = crate::extensions::with_virtual_models(
                 known,
                 &runner.as_deref().map(|r| r.virtual_models()).unwrap_or_default(),
             );
             let configured = options.models.clone();
             let available = |m: &Model| {
-                extension_models.iter().any(|e| e.provider == m.provider && e.id == m.id)
+                extension_models.available.iter().any(|e| e.provider == m.provider && e.id == m.id)
                     || configured.iter().any(|e| e.provider == m.provider && e.id == m.id)
                     || (configured.is_empty() && pi_ai::models::env_api_key(&m.provider).is_some())
             };

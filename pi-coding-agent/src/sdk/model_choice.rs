@@ -25,7 +25,30 @@ pub struct ModelChoice {
 
 /// Chooses the model once the extensions are loaded; it gets the models extensions registered
 /// (their providers' models and the virtual models).
-pub type ModelResolver = Box<dyn FnOnce(&[Model]) -> Result<ModelChoice, SdkError> + Send>;
+pub type ModelResolver = Box<dyn FnOnce(&ExtensionModels) -> Result<ModelChoice, SdkError> + Send>;
+
+/// The models extensions registered, all of them and the available ones.
+#[derive(Clone, Debug, Default)]
+pub struct ExtensionModels {
+    /// Every model (known: `--model` can name one, a registered one hides a built-in one).
+    pub all: Vec<Model>,
+    /// The models of providers with configured auth, and the virtual models of other providers
+    /// (pi lists only these: `--list-models`, `/model`, fallbacks, restore).
+    pub available: Vec<Model>,
+}
+
+impl ExtensionModels {
+    /// The models `runner`'s extensions registered.
+    pub fn of(runner: &ExtensionRunner) -> Self {
+        let providers = runner.registered_providers();
+        let available = runner.available_registered_providers();
+        let unavailable: Vec<&str> =
+            providers.iter().filter(|p| !available.iter().any(|a| a.name == p.name)).map(|p| p.name.as_str()).collect();
+        let all = extension_models(runner);
+        let available = all.iter().filter(|m| !unavailable.contains(&m.provider.as_str())).cloned().collect();
+        ExtensionModels { all, available }
+    }
+}
 
 /// The models extensions registered: the models of their providers, then the virtual models
 /// (each hides a physical model with its provider and id).
@@ -35,6 +58,11 @@ pub fn extension_models(runner: &ExtensionRunner) -> Vec<Model> {
         models.extend(provider.model_values().into_iter().filter_map(|m| serde_json::from_value(m).ok()));
     }
     with_virtual_models(models, &runner.virtual_models())
+}
+
+/// [`extension_models`] of providers with configured auth (pi's `getAvailable()` share of them).
+pub fn available_extension_models(runner: &ExtensionRunner) -> Vec<Model> {
+    ExtensionModels::of(runner).available
 }
 
 /// The restored selection and pi's fallback message (`Could not restore model p/m. Using p2/m2`).

@@ -16,6 +16,7 @@ const FILES: &[(&str, &str)] = &[
     ("virtual-models.mjs", include_str!("../../../js-host/virtual-models.mjs")),
     ("provider-stream.mjs", include_str!("../../../js-host/provider-stream.mjs")),
     ("provider-oauth.mjs", include_str!("../../../js-host/provider-oauth.mjs")),
+    ("provider-validate.mjs", include_str!("../../../js-host/provider-validate.mjs")),
     ("model_registry.mjs", include_str!("../../../js-host/model_registry.mjs")),
     ("session_manager.mjs", include_str!("../../../js-host/session_manager.mjs")),
     ("signals.mjs", include_str!("../../../js-host/signals.mjs")),

@@ -121,7 +121,15 @@ impl NodeHost {
     }
 
     fn init_params(&self, path: &str) -> Value {
-        json!({"protocolVersion": PROTOCOL_VERSION, "extensionPath": path, "cwd": self.cwd, "builtinTools": builtin_tools(&self.cwd)})
+        let agent_dir =
+            self.runtime.upgrade().map(|r| request_auth::agent_dir(&r)).unwrap_or_else(crate::session::get_agent_dir);
+        json!({
+            "protocolVersion": PROTOCOL_VERSION,
+            "extensionPath": path,
+            "cwd": self.cwd,
+            "builtinTools": builtin_tools(&self.cwd),
+            "providerBases": crate::extensions::provider_validation::provider_bases(&agent_dir),
+        })
     }
 
     /// The running process; a dead one is replaced and the loaded extensions load again.

@@ -222,8 +222,14 @@ fn spawn_reader(
                         }
                     });
                 }
-                Ok(Incoming::Call { id, method, params }) => {
+                Ok(Incoming::Call { id, method, mut params }) => {
                     let (runtime, stdin, flags) = (runtime.clone(), stdin.clone(), flags.clone());
+                    // A registration is this extension's (its errors and providers name it).
+                    if super::registry_calls::handles(&method)
+                        && let Some(object) = params.as_object_mut()
+                    {
+                        object.entry("extensionPath").or_insert_with(|| Value::String(path.clone()));
+                    }
                     tokio::spawn(async move {
                         let outcome = handle_pi_call(&runtime, &flags, &method, params).await;
                         if let Some(id) = id {

@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use super::protocol::{ERROR_INVALID_PARAMS, RpcError};
-use crate::extensions::registrations::{RegisteredMcpServer, RegisteredProvider};
+use super::protocol::{ERROR_ACTION_FAILED, ERROR_INVALID_PARAMS, RpcError};
+use crate::extensions::registrations::RegisteredMcpServer;
 use crate::extensions::runtime::{Runtime, lock};
 
 const METHODS: &[&str] =
@@ -35,9 +35,8 @@ pub(crate) fn handle(runtime: &Runtime, method: &str, params: &Value) -> Result<
             if !config.is_object() {
                 return Err(invalid("Provider config is required when registering by name"));
             }
-            let mut providers = lock(&runtime.providers);
-            providers.retain(|p| p.name != name);
-            providers.push(RegisteredProvider { name, config, extension_path: path });
+            crate::extensions::provider_validation::register_provider(runtime, &name, config, &path)
+                .map_err(|message| RpcError { code: ERROR_ACTION_FAILED, message, data: None })?;
         }
         "pi.unregisterProvider" => lock(&runtime.providers).retain(|p| p.name != name),
         "pi.registerMcpServer" => {

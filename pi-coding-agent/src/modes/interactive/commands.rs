@@ -152,13 +152,18 @@ impl App {
         );
     }
 
-    /// The models with credentials, then those of providers extensions registered (llama.cpp's
-    /// router models), which change during the session.
+    /// The models with credentials, then those of providers extensions registered that have
+    /// configured auth (llama.cpp's router models), which change during the session.
     fn with_extension_models(&self) -> Vec<pi_ai::Model> {
         let mut models = self.models.clone();
-        let registered = self.session.extension_runner().map(|r| r.registered_providers()).unwrap_or_default();
+        let runner = self.session.extension_runner();
+        let registered = runner.map(|r| r.registered_providers()).unwrap_or_default();
+        // Only the providers with configured auth list their models (pi's available snapshot).
+        let available = runner.map(|r| r.available_registered_providers()).unwrap_or_default();
         for provider in registered {
             models.retain(|m| m.provider != provider.name);
+        }
+        for provider in available {
             models.extend(provider.model_values().into_iter().filter_map(|v| serde_json::from_value(v).ok()));
         }
         let virtual_models = self.session.extension_runner().map(|r| r.virtual_models()).unwrap_or_default();

@@ -8,7 +8,8 @@ use super::AgentSession;
 
 /// `ctx.modelRegistry`'s models: the session's model list (the built-in catalog when it has
 /// none; with `available_only`, its models whose provider has an environment key), then the
-/// models of providers extensions registered.
+/// models of providers extensions registered (with `available_only`, of those with configured
+/// auth).
 pub(crate) fn session_models(session: &AgentSession, available_only: bool) -> Vec<pi_ai::Model> {
     let mut out: Vec<pi_ai::Model> = if !session.shared.models.is_empty() {
         session.shared.models.clone()
@@ -24,7 +25,13 @@ pub(crate) fn session_models(session: &AgentSession, available_only: bool) -> Ve
         out.insert(0, current);
     }
     if let Some(runner) = session.shared.runner.as_ref() {
-        for provider in runner.registered_providers() {
+        // pi lists a registered provider's models as available only when it has configured auth.
+        // A registered provider's models replace the list's of that name (the startup list may
+        // hold them already).
+        let registered = runner.registered_providers();
+        out.retain(|m| !registered.iter().any(|p| p.name == m.provider));
+        let providers = if available_only { runner.available_registered_providers() } else { registered };
+        for provider in providers {
             out.extend(provider.model_values().into_iter().filter_map(|m| serde_json::from_value(m).ok()));
         }
         out = crate::extensions::with_virtual_models(out, &runner.virtual_models());
@@ -33,7 +40,8 @@ pub(crate) fn session_models(session: &AgentSession, available_only: bool) -> Ve
 }
 
 /// The model `pi.setModel` switches to (and a resumed session restores): one the session can
-/// use, else a virtual model or one of a provider an extension registered.
+/// use, else a virtual model or one of a provider an extension registered that has configured
+/// auth (pi's `hasConfiguredAuth`).
 pub(crate) fn extension_model(session: &AgentSession, provider: &str, id: &str) -> Option<pi_ai::Model> {
     if let Some(model) = session.available_model(provider, id) {
         return Some(model);
@@ -43,7 +51,7 @@ pub(crate) fn extension_model(session: &AgentSession, provider: &str, id: &str) 
         return Some(v.model);
     }
     runner
-        .registered_providers()
+        .available_registered_providers()
         .into_iter()
         .rev()
         .find(|p| p.name == provider)?
