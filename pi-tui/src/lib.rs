@@ -46,6 +46,7 @@ pub mod error;
 pub mod fuzzy;
 mod input_reader;
 pub mod keys;
+pub mod mouse;
 pub mod program_status;
 pub mod render;
 pub mod terminal;
