@@ -47,6 +47,7 @@ pub mod fuzzy;
 mod input_reader;
 pub mod keys;
 pub mod mouse;
+pub mod mouse_dispatch;
 pub mod program_status;
 pub mod render;
 pub mod terminal;
@@ -60,6 +61,8 @@ pub use components::{
     Box, Editor, Input, Loader, Markdown, MarkdownTheme, SelectItem, SelectList, Spacer, Text, TruncatedText,
 };
 pub use error::TuiError;
+pub use mouse::{MouseButton, MouseEvent, MouseEventType};
+pub use mouse_dispatch::{MouseDispatch, MouseRegion, MouseReply, MouseResult, dispatch_mouse};
 pub use terminal::{CaptureTerminal, CrosstermTerminal, Terminal, TerminalEvent, emergency_restore};
 pub use theme::{ColorMode, Theme};
 pub use tui::{InputAction, OverlayId, ScreenMode, Tui};

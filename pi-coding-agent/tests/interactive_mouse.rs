@@ -1,0 +1,106 @@
+//! The fullscreen mode's mouse (pi's `TuiAltScreen`): the real `pi` in a pty of 100×30 gets SGR
+//! mouse reports after a long reply, and its screens are compared with the reference pi 1.6.0's,
+//! recorded in tmux by `fixtures/interactive/record_mouse.sh` (the same settings, reply and
+//! reports): wheel scrolling with `fullscreenWheelScrollLines` and Alt ×5, the scrollbar drawn,
+//! clicked and dragged, and the "Jump to latest message" indicator drawn and clicked. Mouse
+//! reporting is turned on as the reference does in fullscreen, off on exit, and never in
+//! regular mode.
+
+mod cli_support;
+mod interactive_support;
+
+use cli_support::{Env, ScriptedServer, text_reply};
+use interactive_support::{Pty, comparable, fixture, type_keys};
+
+const ALWAYS: &str = r#"{"theme":"dark","fullscreenScrollbar":"always","fullscreenWheelScrollLines":3}"#;
+const HIDDEN: &str = r#"{"theme":"dark","fullscreenScrollbar":"hidden","fullscreenWheelScrollLines":3}"#;
+
+fn long_reply() -> String {
+    let items: String = (1..=40).map(|i| format!("- item {i}\n")).collect();
+    text_reply(&[&format!("Items:\n\n{items}")])
+}
+
+/// Starts pi with `settings`, asks for the long reply, waits for it, then sends `reports`
+/// (`WAIT` waits for quiet) and returns pi with the last screen.
+fn play(settings: &str, reports: &[&str], done: impl Fn(&str) -> bool, args: &[&str]) -> (Pty, Env, String) {
+    let server = ScriptedServer::start(vec![long_reply()]);
+    let env = Env::new(&server.base_url);
+    std::fs::write(env.agent().join("settings.json"), settings).expect("settings");
+    let mut pty = Pty::spawn(&env, args);
+    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    type_keys(&mut pty, &["list", "Enter"]);
+    pty.wait_for("the reply", |s| s.contains("item 40") && s.contains("↑10"));
+    type_keys(&mut pty, reports);
+    let screen = pty.wait_for("the screen after the mouse", done);
+    std::mem::forget(server);
+    (pty, env, screen)
+}
+
+fn compare(settings: &str, reports: &[&str], done: impl Fn(&str) -> bool, name: &str) {
+    let (mut pty, env, screen) = play(settings, reports, done, &[]);
+    let proj = env.proj().display().to_string();
+    let want = fixture(&format!("{name}.ref.txt"));
+    assert_eq!(comparable(&screen, &proj), comparable(&want, &proj), "{name}: our screen (left) and the reference's");
+    pty.quit();
+}
+
+const UP: &str = "\x1b[<64;10;5M";
+
+#[test]
+fn an_always_scrollbar_at_the_end_matches_the_reference() {
+    compare(ALWAYS, &[], |s| s.contains("┃"), "mouse_end");
+}
+
+#[test]
+fn wheel_up_scrolls_three_lines_and_shows_the_indicator() {
+    compare(ALWAYS, &[UP, "WAIT", UP], |s| s.contains("item 34  ") && s.contains("Jump to latest"), "mouse_wheel");
+}
+
+#[test]
+fn clicking_the_indicator_returns_to_the_end() {
+    let reports = [UP, "WAIT", UP, "WAIT", "\x1b[<0;50;24M", "WAIT", "\x1b[<0;50;24m"];
+    compare(ALWAYS, &reports, |s| !s.contains("Jump to latest") && s.contains("item 40"), "mouse_indicator");
+}
+
+#[test]
+fn alt_wheel_scrolls_five_times_as_far() {
+    compare(HIDDEN, &["\x1b[<72;10;5M"], |s| s.contains("Jump to latest"), "mouse_wheel_alt");
+}
+
+#[test]
+fn wheel_down_scrolls_forward() {
+    let reports = ["\x1b[<72;10;5M", "WAIT", "\x1b[<65;10;5M"];
+    compare(HIDDEN, &reports, |s| s.contains("item 28  "), "mouse_wheel_down");
+}
+
+#[test]
+fn a_press_on_the_track_jumps_there() {
+    let reports = ["\x1b[<0;100;2M", "WAIT", "\x1b[<0;100;2m"];
+    compare(ALWAYS, &reports, |s| s.contains("█"), "mouse_track");
+}
+
+#[test]
+fn dragging_the_thumb_scrolls_with_it() {
+    let reports = ["\x1b[<0;100;2M", "WAIT", "\x1b[<32;100;10M", "WAIT", "\x1b[<0;100;10m"];
+    compare(ALWAYS, &reports, |s| s.contains("item 16  "), "mouse_drag");
+}
+
+#[test]
+fn mouse_reporting_is_on_in_fullscreen_and_off_after_exit() {
+    let (mut pty, _env, _) = play(HIDDEN, &[], |_| true, &[]);
+    pty.quit();
+    let raw = pty.output_after_exit();
+    let on = "\x1b[?1049h\x1b[?7l\x1b[?1000h\x1b[?1002h\x1b[?1003h\x1b[?1004h\x1b[?1006h";
+    let entered = raw.find(on).expect("the alternate screen with all-motion mouse reporting");
+    let off = raw.rfind("\x1b[?1006l\x1b[?1004l\x1b[?1003l\x1b[?1002l\x1b[?1000l").expect("mouse reporting off");
+    assert!(off > entered && raw[off..].contains("\x1b[?1049l"), "turned off before leaving the alternate screen");
+}
+
+#[test]
+fn regular_mode_reports_no_mouse() {
+    let settings = r#"{"theme":"dark","tuiMode":"regular"}"#;
+    let (mut pty, _env, _) = play(settings, &[], |_| true, &[]);
+    pty.quit();
+    let raw = pty.output_after_exit();
+    assert!(!raw.contains("\x1b[?1000h") && !raw.contains("\x1b[?1006h"), "no mouse reporting in regular mode");
+}
