@@ -53,7 +53,23 @@ fn an_always_scrollbar_at_the_end_matches_the_reference() {
 
 #[test]
 fn wheel_up_scrolls_three_lines_and_shows_the_indicator() {
-    compare(ALWAYS, &[UP, "WAIT", UP], |s| s.contains("item 34  ") && s.contains("Jump to latest"), "mouse_wheel");
+    let done = |s: &str| s.contains("item 34  ") && s.contains("Jump to latest");
+    compare(ALWAYS, &[UP, "WAIT", UP], done, "mouse_wheel");
+    // The colours of `mouse_wheel.ref.ansi.txt`: the track and thumb in the dark theme's
+    // scrollbarTrack/scrollbarThumb, the indicator in text on selectedBg.
+    let (mut pty, _env, _) = play(ALWAYS, &[UP, "WAIT", UP], done, &[]);
+    {
+        let parser = pty.parser.lock().expect("parser");
+        let screen = parser.screen();
+        let cell = |row: u16, col: u16| screen.cell(row, col).expect("cell").clone();
+        let (track, thumb) = (cell(0, 99), cell(11, 99));
+        assert_eq!((track.contents(), track.fgcolor()), ("│", vt100::Color::Rgb(72, 78, 82)));
+        assert_eq!((thumb.contents(), thumb.fgcolor()), ("┃", vt100::Color::Rgb(151, 160, 165)));
+        let label = cell(23, 32);
+        assert_eq!(label.contents(), "↓");
+        assert_eq!((label.fgcolor(), label.bgcolor()), (vt100::Color::Rgb(222, 224, 225), vt100::Color::Rgb(33, 59, 73)));
+    }
+    pty.quit();
 }
 
 #[test]
