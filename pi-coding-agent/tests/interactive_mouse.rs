@@ -8,6 +8,7 @@
 
 mod cli_support;
 mod interactive_support;
+mod js_support;
 
 use cli_support::{Env, ScriptedServer, text_reply};
 use interactive_support::{Pty, comparable, fixture, type_keys};
@@ -67,7 +68,10 @@ fn wheel_up_scrolls_three_lines_and_shows_the_indicator() {
         assert_eq!((thumb.contents(), thumb.fgcolor()), ("┃", vt100::Color::Rgb(151, 160, 165)));
         let label = cell(23, 32);
         assert_eq!(label.contents(), "↓");
-        assert_eq!((label.fgcolor(), label.bgcolor()), (vt100::Color::Rgb(222, 224, 225), vt100::Color::Rgb(33, 59, 73)));
+        assert_eq!(
+            (label.fgcolor(), label.bgcolor()),
+            (vt100::Color::Rgb(222, 224, 225), vt100::Color::Rgb(33, 59, 73))
+        );
     }
     pty.quit();
 }
@@ -119,4 +123,42 @@ fn regular_mode_reports_no_mouse() {
     pty.quit();
     let raw = pty.output_after_exit();
     assert!(!raw.contains("\x1b[?1000h") && !raw.contains("\x1b[?1006h"), "no mouse reporting in regular mode");
+}
+
+/// An unmodified extension's component with `handleMouse` (`fixtures/interactive/mouse-extension.ts`,
+/// in the real Node of `PI_NODE`) gets pi's events: a click (press, release, click with its
+/// count), a Shift+Ctrl drag and its release relative to the component, and a wheel notch it
+/// takes, listed on its screen as in the reference's.
+#[test]
+fn an_extensions_component_gets_mouse_events_as_in_the_reference() {
+    let Some(node) = js_support::node_path() else { return };
+    let server = ScriptedServer::start(vec![]);
+    let env = Env::new(&server.base_url);
+    std::fs::write(env.agent().join("settings.json"), r#"{"theme":"dark"}"#).expect("settings");
+    let source = format!("{}/tests/fixtures/interactive/mouse-extension.ts", env!("CARGO_MANIFEST_DIR"));
+    std::fs::copy(&source, env.proj().join("mouse-extension.ts")).expect("copy the extension");
+    let node = node.to_string_lossy().into_owned();
+    let mut pty = Pty::spawn_with(&env, &["-e", "mouse-extension.ts"], &[("PI_NODE", &node)]);
+    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    type_keys(&mut pty, &["/clicker", "Enter"]);
+    pty.wait_for("the component", |s| s.contains("Clicker (Escape closes)"));
+    let reports = [
+        "\x1b[<0;5;26M",
+        "WAIT",
+        "\x1b[<0;5;26m",
+        "WAIT",
+        "\x1b[<20;7;26M",
+        "WAIT",
+        "\x1b[<52;9;27M",
+        "WAIT",
+        "\x1b[<20;9;27m",
+        "WAIT",
+        "\x1b[<65;3;26M",
+    ];
+    type_keys(&mut pty, &reports);
+    let screen = pty.wait_for("the wheel event", |s| s.contains("wheel none"));
+    let proj = env.proj().display().to_string();
+    let want = fixture("mouse_component.ref.txt");
+    assert_eq!(comparable(&screen, &proj), comparable(&want, &proj), "our screen (left) and the reference's");
+    pty.quit();
 }

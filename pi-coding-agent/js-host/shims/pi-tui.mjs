@@ -47,6 +47,7 @@ export {
 } from "./pi-tui/keys.mjs";
 export { CancellableLoader, Loader } from "./pi-tui/loader.mjs";
 export { Markdown } from "./pi-tui/markdown.mjs";
+export { dispatchMouseEvent, MouseRegion, retargetMouseEvent } from "./pi-tui/mouse.mjs";
 export { SelectList } from "./pi-tui/select-list.mjs";
 export { SettingsList } from "./pi-tui/settings-list.mjs";
 export {
