@@ -23,11 +23,11 @@ fn long_reply() -> String {
 
 /// Starts pi with `settings`, asks for the long reply, waits for it, then sends `reports`
 /// (`WAIT` waits for quiet) and returns pi with the last screen.
-fn play(settings: &str, reports: &[&str], done: impl Fn(&str) -> bool, args: &[&str]) -> (Pty, Env, String) {
+fn play(settings: &str, reports: &[&str], done: impl Fn(&str) -> bool, vars: &[(&str, &str)]) -> (Pty, Env, String) {
     let server = ScriptedServer::start(vec![long_reply()]);
     let env = Env::new(&server.base_url);
     std::fs::write(env.agent().join("settings.json"), settings).expect("settings");
-    let mut pty = Pty::spawn(&env, args);
+    let mut pty = Pty::spawn_with(&env, &[], vars);
     pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
     type_keys(&mut pty, &["list", "Enter"]);
     pty.wait_for("the reply", |s| s.contains("item 40") && s.contains("↑10"));
@@ -161,4 +161,82 @@ fn an_extensions_component_gets_mouse_events_as_in_the_reference() {
     let want = fixture("mouse_component.ref.txt");
     assert_eq!(comparable(&screen, &proj), comparable(&want, &proj), "our screen (left) and the reference's");
     pty.quit();
+}
+
+/// The cells drawn in reverse video (the selection), as (row, column).
+fn inverse_cells(screen: &vt100::Screen) -> Vec<(u16, u16)> {
+    let mut out = Vec::new();
+    for row in 0..interactive_support::ROWS {
+        for col in 0..interactive_support::COLS {
+            if screen.cell(row, col).is_some_and(|c| c.inverse()) {
+                out.push((row, col));
+            }
+        }
+    }
+    out
+}
+
+/// The reference's reverse-video cells, from its `tmux capture-pane -e` screen. tmux trims a
+/// row's trailing spaces even when reverse video runs on to the row's end (it then carries into
+/// the next row's first cells), so a row ending in reverse video is reverse to its last column.
+fn reference_inverse_cells(name: &str) -> Vec<(u16, u16)> {
+    let ansi = fixture(&format!("{name}.ref.ansi.txt"));
+    let rows = std::num::NonZero::new(interactive_support::ROWS).expect("rows");
+    let cols = std::num::NonZero::new(interactive_support::COLS).expect("cols");
+    let mut parser = vt100::Parser::new(rows, cols, 0);
+    let mut trailing = Vec::new();
+    for (row, line) in ansi.trim_end_matches('\n').split('\n').enumerate() {
+        if row > 0 {
+            parser.process(b"\r\n");
+        }
+        parser.process(line.as_bytes());
+        if parser.screen().inverse() {
+            let (_, col) = parser.screen().cursor_position();
+            trailing.extend((col..interactive_support::COLS).map(|c| (row as u16, c)));
+        }
+    }
+    let mut cells = inverse_cells(parser.screen());
+    cells.extend(trailing);
+    cells.sort_unstable();
+    cells.dedup();
+    cells
+}
+
+fn compare_selection(reports: &[&str], name: &str) {
+    let settings = r#"{"theme":"dark","fullscreenScrollbar":"hidden","fullscreenCopyOnSelect":false}"#;
+    let want = reference_inverse_cells(name);
+    assert!(!want.is_empty(), "the reference shows a selection");
+    let (mut pty, env, screen) = play(settings, reports, |_| true, &[]);
+    let proj = env.proj().display().to_string();
+    assert_eq!(comparable(&screen, &proj), comparable(&fixture(&format!("{name}.ref.txt")), &proj));
+    let ours = inverse_cells(pty.parser.lock().expect("parser").screen());
+    assert_eq!(ours, want, "{name}: our selected cells (left) and the reference's");
+    pty.quit();
+}
+
+#[test]
+fn a_drag_selects_transcript_text_as_the_reference() {
+    let reports = ["\x1b[<0;4;5M", "WAIT", "\x1b[<32;8;6M", "WAIT", "\x1b[<32;12;7M", "WAIT", "\x1b[<0;12;7m"];
+    compare_selection(&reports, "mouse_select");
+}
+
+#[test]
+fn a_double_click_selects_a_word_as_the_reference() {
+    let reports = ["\x1b[<0;6;10M", "\x1b[<0;6;10m", "\x1b[<0;6;10M", "\x1b[<0;6;10m"];
+    compare_selection(&reports, "mouse_select_word");
+}
+
+/// With `fullscreenCopyOnSelect` (the default) the selection is copied when the button is
+/// released: without a display pi writes it as OSC 52 (pi's `copyToClipboard`) and flashes
+/// "Copied!" at the top right.
+#[test]
+fn releasing_a_selection_copies_it_with_osc52() {
+    let reports = ["\x1b[<0;4;5M", "WAIT", "\x1b[<32;12;7M", "WAIT", "\x1b[<0;12;7m"];
+    let (mut pty, _env, _) =
+        play(HIDDEN, &reports, |s| s.contains("Copied!"), &[("DISPLAY", ""), ("WAYLAND_DISPLAY", "")]);
+    pty.quit();
+    let raw = pty.output_after_exit();
+    use base64::Engine;
+    let want = base64::engine::general_purpose::STANDARD.encode("item 21\n - item 22\n - item 23");
+    assert!(raw.contains(&format!("\x1b]52;c;{want}\x07")), "the selection as OSC 52");
 }

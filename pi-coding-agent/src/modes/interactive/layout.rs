@@ -108,6 +108,7 @@ impl Component for ChatLayout {
         let document = Self::lines_of(&self.document, content_width);
         let total: usize = document.iter().map(|l| l.len()).sum();
         self.view.update_layout(total, view);
+        self.view.document = document.clone();
         self.boxes.clear();
         let start = self.view.top;
         let end = (start + view).min(total);

@@ -14,8 +14,77 @@ use pi_tui::render::scrollbar::ScrollbarMode;
 use pi_tui::{MouseDispatch, Terminal, Tui, dispatch_mouse};
 
 use super::app::App;
+use super::selection::{Point, Selection, selected_text};
 use super::transcript_view::ViewChrome;
 use crate::settings::FullscreenScrollbar;
+
+/// How long "Copied!" shows (pi's flash default), and a copy error.
+const FLASH: std::time::Duration = std::time::Duration::from_millis(1000);
+const ERROR_FLASH: std::time::Duration = std::time::Duration::from_millis(5000);
+/// pi's limit of an OSC 52 copy (base64 characters).
+const MAX_OSC52_ENCODED_LENGTH: usize = 100_000;
+
+/// pi's `copyToClipboard` on Linux: `termux-clipboard-set`, `wl-copy`, `xclip`, `xsel` where
+/// their environment is set, then OSC 52 (through the terminal) in a remote or headless session;
+/// the error names what to install.
+fn copy_to_clipboard<T: Terminal>(tui: &mut Tui<T>, text: &str) -> Result<(), String> {
+    let env = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+    let mut commands: Vec<(&str, &[&str])> = Vec::new();
+    if env("TERMUX_VERSION") {
+        commands.push(("termux-clipboard-set", &[]));
+    }
+    if env("WAYLAND_DISPLAY") {
+        commands.push(("wl-copy", &[]));
+    }
+    if env("DISPLAY") {
+        commands.push(("xclip", &["-selection", "clipboard"]));
+        commands.push(("xsel", &["--clipboard", "--input"]));
+    }
+    let mut copied = commands.iter().any(|(cmd, args)| run_clipboard_command(cmd, args, text));
+    let remote = env("SSH_CONNECTION")
+        || env("SSH_CLIENT")
+        || env("MOSH_CONNECTION")
+        || std::env::var("PI_CLIPBOARD_OSC52").as_deref() == Ok("1");
+    let headless = !env("DISPLAY") && !env("WAYLAND_DISPLAY") && !env("TERMUX_VERSION");
+    let mut oversized = false;
+    if remote || (!copied && headless) {
+        use base64::Engine;
+        let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+        if encoded.len() > MAX_OSC52_ENCODED_LENGTH {
+            oversized = true;
+        } else {
+            tui.terminal_mut().write(&format!("\x1b]52;c;{encoded}\x07"));
+            copied = true;
+        }
+    }
+    if copied {
+        return Ok(());
+    }
+    Err(if oversized {
+        "Clipboard unavailable: text exceeds the OSC 52 size limit".to_owned()
+    } else if env("TERMUX_VERSION") {
+        "Clipboard unavailable: install the Termux:API app and `termux-api` package".to_owned()
+    } else if env("WAYLAND_DISPLAY") {
+        "Clipboard unavailable: install `wl-clipboard` (`wl-copy`) or check Wayland access".to_owned()
+    } else if env("DISPLAY") {
+        "Clipboard unavailable: install `xclip` or `xsel`, or check X11 access".to_owned()
+    } else {
+        "Clipboard unavailable".to_owned()
+    })
+}
+
+/// Runs a clipboard tool with `text` on its stdin; whether it succeeded.
+fn run_clipboard_command(command: &str, args: &[&str], text: &str) -> bool {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let Ok(mut child) =
+        Command::new(command).args(args).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn()
+    else {
+        return false;
+    };
+    let written = child.stdin.take().is_some_and(|mut stdin| stdin.write_all(text.as_bytes()).is_ok());
+    child.wait().is_ok_and(|status| status.success()) && written
+}
 
 /// The mouse gesture state of the fullscreen mode.
 pub(crate) struct MouseState {
@@ -28,6 +97,10 @@ pub(crate) struct MouseState {
     press: Option<(MouseDispatch, i64, i64, bool)>,
     /// A component that asked for the keyboard focus (applied after the event).
     focus_request: Option<pi_tui::ComponentRef>,
+    /// The transcript's text selection.
+    pub(crate) selection: Selection,
+    /// Text to copy once the event is handled (the terminal is needed for OSC 52).
+    copy: Option<String>,
 }
 
 impl Default for MouseState {
@@ -39,6 +112,8 @@ impl Default for MouseState {
             scrollbar_drag: None,
             press: None,
             focus_request: None,
+            selection: Selection::default(),
+            copy: None,
         }
     }
 }
@@ -52,6 +127,10 @@ impl App {
         if data == FOCUS_OUT {
             self.mouse.scrollbar_drag = None;
             self.mouse.press = None;
+            if self.mouse.selection.pressed {
+                self.mouse.selection.clear();
+                self.sync_selection();
+            }
             self.layout.borrow_mut().view.set_active(false);
             return true;
         }
@@ -78,6 +157,13 @@ impl App {
         }
         if let Some(target) = self.mouse.focus_request.take() {
             tui.set_focus(Some(target));
+        }
+        if let Some(text) = self.mouse.copy.take() {
+            let flash = match copy_to_clipboard(tui, &text) {
+                Ok(()) => ("Copied!".to_owned(), FLASH),
+                Err(e) => (e, ERROR_FLASH),
+            };
+            self.layout.borrow_mut().view.flash = Some((flash.0, Instant::now() + flash.1));
         }
         true
     }
@@ -107,11 +193,79 @@ impl App {
         if self.mouse.scrollbar_drag.is_none() {
             self.update_scrollbar_hover(raw.x, raw.y);
         }
-        if let Some(result) = self.dispatch_to_layout(&event)
-            && kind == MouseEventType::Press
-        {
-            self.mouse.press = Some((result, raw.x, raw.y, false));
+        if let Some(result) = self.dispatch_to_layout(&event) {
+            if kind == MouseEventType::Press {
+                self.mouse.selection.clear();
+                self.sync_selection();
+                self.mouse.press = Some((result, raw.x, raw.y, false));
+            }
+            return;
         }
+        self.on_selection(&raw, width, height);
+    }
+
+    /// pi's `handleSelectionMouseEvent` for the transcript: a left press starts a selection, a
+    /// drag extends it, a release ends it (and copies it with `fullscreenCopyOnSelect`); a
+    /// release where the press was is a click for the component under the pointer.
+    fn on_selection(&mut self, raw: &RawMouse, width: usize, height: usize) {
+        let button = raw.code & 3;
+        if button != 0 && !(raw.release && button == 3) {
+            return;
+        }
+        let (top, rows, columns) = {
+            let layout = self.layout.borrow();
+            (layout.view.top, layout.view.height, width)
+        };
+        if rows == 0 {
+            return;
+        }
+        let row = top + raw.y.clamp(0, rows as i64 - 1) as usize;
+        let point = Point::at(row, raw.x.clamp(0, columns as i64 - 1) as usize);
+        let line = self.layout.borrow().view.line(row).to_owned();
+        let selection = &mut self.mouse.selection;
+        if raw.release {
+            if !selection.pressed {
+                return;
+            }
+            selection.pressed = false;
+            selection.extend(point, &line);
+            if selection.is_click_at(&point) {
+                let mut click = MouseEvent::new(MouseEventType::Click, raw.code, raw.x, raw.y, width, height);
+                click.click_count = Some(selection.click_count());
+                if self.dispatch_to_layout(&click).is_some() {
+                    self.mouse.selection.clear();
+                    self.sync_selection();
+                    return;
+                }
+            }
+            if self.session.settings_manager().settings().fullscreen_copy_on_select() {
+                self.mouse.copy = self.selection_text();
+            }
+        } else if raw.is_motion() {
+            if !selection.pressed {
+                return;
+            }
+            selection.dragged = true;
+            selection.extend(point, &line);
+        } else if raw.y < rows as i64 {
+            selection.press(point, &line);
+        } else {
+            // The dock has no scroll view: pi selects screen cells there (not ported).
+            selection.clear();
+        }
+        self.sync_selection();
+    }
+
+    /// The selected text of the transcript (pi's `getActiveSelectionText`).
+    pub(crate) fn selection_text(&self) -> Option<String> {
+        let bounds = self.mouse.selection.bounds()?;
+        let layout = self.layout.borrow();
+        let lines: Vec<&str> = (0..=bounds.1.row).map(|r| layout.view.line(r)).collect();
+        selected_text(&lines, bounds)
+    }
+
+    fn sync_selection(&mut self) {
+        self.layout.borrow_mut().view.selection = self.mouse.selection.bounds();
     }
 
     /// pi's `handleScrollToEndIndicatorMouseEvent`: a left press on the indicator.

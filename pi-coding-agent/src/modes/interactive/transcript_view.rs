@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 use pi_tui::ansi::{composite_line, truncate_to_width_with, visible_width};
 use pi_tui::render::scrollbar::{ScrollbarGeometry, ScrollbarMode, paint_scrollbar};
 
+use super::selection::{Point, columns, highlight_line};
+
 /// How long an `auto` scrollbar stays after the last scroll (pi: 1000 ms).
 const SCROLLBAR_HIDE_DELAY: Duration = Duration::from_millis(1000);
 
@@ -42,6 +44,12 @@ pub(crate) struct TranscriptView {
     /// The indicator's cells in the last frame: row, column, width.
     pub(crate) indicator_rect: Option<(usize, usize, usize)>,
     width: usize,
+    /// The document's lines in the last frame (its segments), for selections.
+    pub(crate) document: Vec<pi_tui::Lines>,
+    /// The selection to draw, in document rows.
+    pub(crate) selection: Option<(Point, Point)>,
+    /// A message drawn at the top right until a moment (pi's `flash`: "Copied!").
+    pub(crate) flash: Option<(String, Instant)>,
 }
 
 impl Default for TranscriptView {
@@ -57,6 +65,9 @@ impl Default for TranscriptView {
             transient_until: None,
             indicator_rect: None,
             width: 0,
+            document: Vec::new(),
+            selection: None,
+            flash: None,
         }
     }
 }
@@ -138,7 +149,25 @@ impl TranscriptView {
 
     /// The `auto` bar's second after the last scroll ended (the next frame hides it).
     pub(crate) fn clear_transient(&mut self) {
-        self.transient_until = None;
+        let now = Instant::now();
+        if self.transient_until.is_some_and(|t| now >= t) {
+            self.transient_until = None;
+        }
+        if self.flash.as_ref().is_some_and(|(_, t)| now >= *t) {
+            self.flash = None;
+        }
+    }
+
+    /// The document line at `row` of the last frame.
+    pub(crate) fn line(&self, row: usize) -> &str {
+        let mut index = row;
+        for seg in &self.document {
+            if index < seg.len() {
+                return &seg[index];
+            }
+            index -= seg.len();
+        }
+        ""
     }
 
     /// pi's `isScrollbarVisible`.
@@ -155,10 +184,14 @@ impl TranscriptView {
 
     /// When a shown `auto` bar hides (the app draws a frame then).
     pub(crate) fn hide_deadline(&self) -> Option<Instant> {
+        let flash = self.flash.as_ref().map(|(_, until)| *until);
         if self.mode != ScrollbarMode::Auto || self.active {
-            return None;
+            return flash;
         }
-        self.transient_until
+        match (self.transient_until, flash) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The bar's geometry in the last frame; `include_hidden_auto` also gives a hidden `auto`
@@ -178,7 +211,9 @@ impl TranscriptView {
         self.indicator_rect = None;
         let bar = self.geometry(false);
         let indicator = !self.following && !self.chrome.indicator.is_empty();
-        if bar.is_none() && !indicator {
+        let now = Instant::now();
+        let flash = self.flash.as_ref().filter(|(_, until)| now < *until).map(|(m, _)| m.clone());
+        if bar.is_none() && !indicator && self.selection.is_none() && flash.is_none() {
             return None;
         }
         let mut rows: Vec<String> = picked.iter().flat_map(|l| l.iter().cloned()).collect();
@@ -198,6 +233,22 @@ impl TranscriptView {
                 *last = composite_line(last, &text, column, text_width, width);
                 self.indicator_rect = Some((height - 1, column, text_width));
             }
+        }
+        if let Some(bounds) = self.selection {
+            for (offset, line) in rows.iter_mut().enumerate() {
+                let row = self.top + offset;
+                if row < bounds.0.row || row > bounds.1.row || pi_tui::render::is_image_line(line) {
+                    continue;
+                }
+                let (from, to) = columns(line, row, bounds);
+                *line = highlight_line(line, from, to.min(width));
+            }
+        }
+        if let (Some(message), Some(first)) = (flash, rows.first_mut()) {
+            // pi's `AltScreenFlashContainer`: " message " in reverse video at the top right.
+            let text = format!("\x1b[7m{}\x1b[27m", truncate_to_width_with(&format!(" {message} "), width, "", false));
+            let w = visible_width(&text);
+            *first = composite_line(first, &text, width - w, w, width);
         }
         Some(rows)
     }
