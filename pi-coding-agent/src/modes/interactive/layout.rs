@@ -182,6 +182,8 @@ mod tests {
         let doc = shared(Text::new("a\nb\nc\nd\ne", 0, 0));
         let dock = shared(Text::new("EDIT", 0, 0));
         let mut layout = ChatLayout::new(vec![doc.clone()], vec![dock], rows.clone());
+        // Without a scrollbar (an `auto` one shows a second after each scroll).
+        layout.view.mode = pi_tui::render::scrollbar::ScrollbarMode::Hidden;
         let lines = layout.render(4);
         assert_eq!(&lines[..], ["a   ", "b   ", "c   ", "d   ", "e   ", "EDIT"]);
         doc.borrow_mut().set_text("a\nb\nc\nd\ne\nf\ng");

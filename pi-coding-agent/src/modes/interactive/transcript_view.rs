@@ -280,7 +280,7 @@ mod tests {
 
     #[test]
     fn auto_bar_shows_while_scrolling_and_hovered() {
-        let mut v = TranscriptView::default();
+        let mut v = TranscriptView { width: 20, ..TranscriptView::default() };
         v.update_layout(100, 10);
         assert!(!v.scrollbar_visible(Instant::now()));
         assert!(v.geometry(true).is_some(), "the pointer can reveal it");
