@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, statSync, watch } from "node:fs";
 import * as path from "node:path";
 import { errorMessage, rpc } from "./rpc.mjs";
-import { matchesKey } from "./shims/pi-tui.mjs";
+import { dispatchMouseEvent, matchesKey, retargetMouseEvent } from "./shims/pi-tui.mjs";
 
 const components = new Map();
 /** The component in each keyed slot (`widget:<key>`, `footer`, `header`). */
@@ -276,6 +276,8 @@ function linesOf(entry, width, base) {
 	});
 	// pi-tui's capturesViewportInput: page keys go to the component, not to the transcript.
 	const captures = entry.component.capturesViewportInput ? { capturesViewportInput: true } : {};
+	// pi-tui's handleMouse: pi-rs hands the component its mouse events (`component.mouse`).
+	if (typeof entry.component.handleMouse === "function") captures.handlesMouse = true;
 	return error ? { lines: out, error, ...captures } : { lines: out, ...captures };
 }
 
@@ -392,6 +394,27 @@ export function editorBridge(component) {
 	component.__editorBridge = bridge;
 	return bridge;
 }
+
+/** `component.mouse`: a mouse event (pi-tui's `TuiMouseEvent`, relative to the component) for
+ * the component's `handleMouse`; the answer is pi-tui's result (`handled`, `capture`, `focus`,
+ * `render`), or null when it did not use the event. */
+export function mouseComponent(params) {
+	const entry = components.get(params.id);
+	if (!entry || typeof entry.component.handleMouse !== "function") return null;
+	// The rest of a gesture (`target`) goes where its press went, as pi-tui's capture does.
+	const target = params.target ? mouseTargets.get(params.id) : undefined;
+	const result = target
+		? dispatchMouseEvent(target.component, retargetMouseEvent(params.event, target))
+		: dispatchMouseEvent(entry.component, params.event);
+	if (!result) return null;
+	if (!params.target) mouseTargets.set(params.id, result.target);
+	const flag = (name) => (result[name] === true ? { [name]: true } : {});
+	const render = typeof result.render === "boolean" ? { render: result.render } : {};
+	return { ...flag("handled"), ...flag("capture"), ...flag("focus"), ...render };
+}
+
+/** The component inside each drawn component that took the last press, for the rest of the gesture. */
+const mouseTargets = new Map();
 
 /** `component.focus`: pi-tui's Focusable (`focused`) as pi-rs moves the focus. */
 export function focusComponent(params) {

@@ -6,7 +6,7 @@ import { register } from "node:module";
 import { createInterface } from "node:readline";
 import { rpc } from "./rpc.mjs";
 import { loadExtension, extensions } from "./loader.mjs";
-import { applyCompletion, dispose, focusComponent, inputComponent, invalidateComponent, overlayVisible, renderComponent, scheduleSweep, suggest, terminalInput } from "./components.mjs";
+import { applyCompletion, dispose, focusComponent, inputComponent, invalidateComponent, mouseComponent, overlayVisible, renderComponent, scheduleSweep, suggest, terminalInput } from "./components.mjs";
 import { runEvent, runTool, runCommand, runRender, runShortcut, cancelTool } from "./dispatch.mjs";
 import { runMarkdownTransform, runVirtualRoute } from "./virtual-models.mjs";
 import { abortProviderStream, runProviderStream } from "./provider-stream.mjs";
@@ -69,6 +69,7 @@ const methods = {
 	"component.input": (params) => inputComponent(params),
 	"component.invalidate": (params) => invalidateComponent(params),
 	"component.focus": (params) => focusComponent(params),
+	"component.mouse": (params) => mouseComponent(params),
 	"terminal.input": (params) => terminalInput(params),
 	"autocomplete.suggest": (params) => suggest(params),
 	"autocomplete.apply": (params) => applyCompletion(params),
@@ -94,7 +95,7 @@ const methods = {
 };
 
 rpc.serve(methods);
-for (const m of ["signal.abort", "provider.abort", "provider.oauth.abort", "provider.oauth.apiKey", "modelRegistry.event", "markdown.transform", "component.render", "component.input", "component.invalidate", "component.dispose", "component.focus", "terminal.input", "autocomplete.suggest", "autocomplete.apply", "overlay.visible"]) {
+for (const m of ["signal.abort", "provider.abort", "provider.oauth.abort", "provider.oauth.apiKey", "modelRegistry.event", "markdown.transform", "component.render", "component.input", "component.invalidate", "component.dispose", "component.focus", "component.mouse", "terminal.input", "autocomplete.suggest", "autocomplete.apply", "overlay.visible"]) {
 	rpc.immediate.add(m);
 }
 

@@ -3,6 +3,9 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use crate::mouse::MouseEvent;
+use crate::mouse_dispatch::{MouseReply, dispatch_to_child_lines};
+
 /// Rendered lines. Returned arrays are shared caches: a parent detects "unchanged" by
 /// [`Rc::ptr_eq`] plus element equality and then reuses its own previous result.
 pub type Lines = Rc<[String]>;
@@ -52,6 +55,12 @@ pub trait Component {
     /// is focused, instead of scrolling the transcript.
     fn captures_viewport_input(&self) -> bool {
         false
+    }
+
+    /// Handle a mouse event on the alternate screen (pi's `handleMouse`): `event`'s `x`/`y` are
+    /// relative to this component's rectangle. `None` (the default) leaves it unhandled.
+    fn handle_mouse(&mut self, _event: &MouseEvent) -> Option<MouseReply> {
+        None
     }
 
     /// Drop caches (for example after a theme change).
@@ -158,6 +167,18 @@ impl Component for Container {
         for c in &self.children {
             c.borrow_mut().invalidate();
         }
+    }
+
+    /// The child drawn at the event's row gets it (pi's `Container.handleMouse`).
+    fn handle_mouse(&mut self, event: &MouseEvent) -> Option<MouseReply> {
+        if event.y < 0 || event.y >= event.height as i64 {
+            return None;
+        }
+        let parts: Vec<Lines> = match &self.child_lines {
+            Some(cl) if cl.width == event.width && cl.children.len() == self.children.len() => cl.parts.clone(),
+            _ => self.children.iter().map(|c| c.borrow_mut().render(event.width)).collect(),
+        };
+        dispatch_to_child_lines(&self.children, &parts, event)
     }
 }
 

@@ -48,6 +48,8 @@ pub mod fuzzy;
 mod input_reader;
 pub mod keys;
 pub mod latex;
+pub mod mouse;
+pub mod mouse_dispatch;
 pub mod program_status;
 pub mod render;
 pub mod terminal;
@@ -62,6 +64,8 @@ pub use components::{
 };
 pub use error::TuiError;
 pub use latex::render_latex;
+pub use mouse::{MouseButton, MouseEvent, MouseEventType};
+pub use mouse_dispatch::{MouseDispatch, MouseRegion, MouseReply, MouseResult, dispatch_mouse};
 pub use terminal::{CaptureTerminal, CrosstermTerminal, Terminal, TerminalEvent, emergency_restore};
 pub use theme::{ColorMode, Theme};
 pub use tui::{InputAction, OverlayId, ScreenMode, Tui};

@@ -541,7 +541,8 @@ impl Drop for CrosstermTerminal {
     }
 }
 
-/// Restores the process's terminal without any state: leaves the alternate screen, re-enables
+/// Restores the process's terminal without any state: turns mouse reporting off, leaves the
+/// alternate screen, re-enables
 /// autowrap, turns off bracketed paste and the keyboard protocols, shows the cursor and leaves
 /// raw mode. For exit paths that cannot reach the [`crate::Tui`] (a panic hook, a fatal signal).
 pub fn emergency_restore() {
@@ -550,7 +551,7 @@ pub fn emergency_restore() {
         let _ = out.write_all(format_program_status(&ProgramStatus::new(ProgramState::Clear)).as_bytes());
     }
     // The terminal may be gone (SIGHUP); nothing useful can be done about a failed write.
-    let _ = out.write_all(b"\x1b[?2026l\x1b[?2004l\x1b[<u\x1b[>4;0m\x1b[?1049l\x1b[?7h\x1b[?25h");
+    let _ = out.write_all(b"\x1b[?2026l\x1b[?1006l\x1b[?1004l\x1b[?1003l\x1b[?1002l\x1b[?1000l\x1b[?2004l\x1b[<u\x1b[>4;0m\x1b[?1049l\x1b[?7h\x1b[?25h");
     let _ = out.flush();
     set_kitty_protocol_active(false);
     if let Err(e) = crossterm::terminal::disable_raw_mode() {

@@ -85,7 +85,12 @@ impl<T: Terminal> Tui<T> {
             next_id: 1,
             mode,
             main: MainScreen::new(),
-            alt: AltScreen::new(),
+            alt: {
+                let mut alt = AltScreen::new();
+                // pi's `TuiAltScreen` reports the mouse unless told not to (`mouse: false`).
+                alt.set_mouse(Some(crate::mouse::mouse_enable_sequence(|k| std::env::var(k).ok())));
+                alt
+            },
             show_hardware_cursor: false,
             clear_on_shrink: false,
             started: false,
@@ -328,6 +333,15 @@ impl<T: Terminal> Tui<T> {
                 InputAction::Consume => return Ok(()),
                 InputAction::Replace(d) => data = d,
             }
+        }
+        // Mouse and focus reports are the viewport's (pi consumes them all on the alt screen);
+        // an application handles them before calling this.
+        if self.mode == ScreenMode::Alt
+            && (crate::mouse::is_mouse_sequence(&data)
+                || data == crate::mouse::FOCUS_IN
+                || data == crate::mouse::FOCUS_OUT)
+        {
+            return Ok(());
         }
         if self.mode == ScreenMode::Alt && self.handle_viewport_key(&data) {
             return self.render_now();

@@ -48,6 +48,7 @@ export {
 export { CancellableLoader, Loader } from "./pi-tui/loader.mjs";
 export { renderLatex } from "./pi-tui/latex.mjs";
 export { Markdown } from "./pi-tui/markdown.mjs";
+export { dispatchMouseEvent, MouseRegion, retargetMouseEvent } from "./pi-tui/mouse.mjs";
 export { SelectList } from "./pi-tui/select-list.mjs";
 export { SettingsList } from "./pi-tui/settings-list.mjs";
 export {

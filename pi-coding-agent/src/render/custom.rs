@@ -50,6 +50,10 @@ impl Component for ExtensionComponent {
     fn set_focused(&mut self, focused: bool) {
         self.0.set_focused(focused);
     }
+
+    fn handle_mouse(&mut self, event: &pi_tui::MouseEvent) -> Option<pi_tui::MouseReply> {
+        self.0.handle_mouse(event)
+    }
 }
 
 /// The text of a panic payload.

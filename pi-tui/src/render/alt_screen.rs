@@ -4,7 +4,9 @@
 //! scroll view that can be scrolled back with [`AltScreen::scroll_by`]), and each frame rewrites
 //! the rows that differ with `CSI row;1H CSI 2K line`. A size change clears and redraws all rows.
 //! Stopping leaves the alternate screen and prints the whole document into the main buffer so the
-//! transcript lands in scrollback. Mouse, selection, search and images are not ported.
+//! transcript lands in scrollback. Mouse reporting is turned on when entering (unless disabled)
+//! and off again when leaving; the events themselves are parsed by [`crate::mouse`] and handled
+//! by the application (search and images are not ported).
 
 use super::{CursorPos, FrameLine, SYNC_BEGIN, SYNC_END};
 use crate::ansi::{slice_by_column, visible_width};
@@ -22,6 +24,8 @@ pub struct AltScreen {
     document_len: usize,
     active: bool,
     full_redraws: usize,
+    /// The mouse enable sequence written on entering (`None`: mouse reporting off).
+    mouse: Option<&'static str>,
 }
 
 impl AltScreen {
@@ -30,9 +34,22 @@ impl AltScreen {
         Self::default()
     }
 
-    /// Enter the alternate screen (pi writes this on start).
+    /// Report the mouse with `enable` (one of [`crate::mouse::ENABLE_ALL_MOTION_MOUSE`] and
+    /// [`crate::mouse::ENABLE_BUTTON_MOTION_MOUSE`]) from the next [`AltScreen::enter`] on, or
+    /// not at all (`None`, pi's `mouse: false`).
+    pub fn set_mouse(&mut self, enable: Option<&'static str>) {
+        self.mouse = enable;
+    }
+
+    /// Whether mouse reporting is turned on while this screen is active.
+    pub fn mouse_enabled(&self) -> bool {
+        self.mouse.is_some()
+    }
+
+    /// Enter the alternate screen (pi writes this on start), with mouse reporting if enabled.
     pub fn enter(&mut self, term: &mut dyn Terminal) {
-        term.write(&format!("{ENTER_ALT_SCREEN}\x1b[2J\x1b[H\x1b[?25l"));
+        let mouse = self.mouse.unwrap_or("");
+        term.write(&format!("{ENTER_ALT_SCREEN}{mouse}\x1b[2J\x1b[H\x1b[?25l"));
         self.active = true;
         self.previous_screen.clear();
     }
@@ -120,6 +137,9 @@ impl AltScreen {
             return;
         }
         self.active = false;
+        // pi's `beforeTerminalStop`: mouse reporting off and autowrap back on first.
+        let mouse_off = if self.mouse.is_some() { crate::mouse::DISABLE_MOUSE } else { "" };
+        term.write(&format!("{SYNC_BEGIN}{mouse_off}\x1b[?7h{SYNC_END}"));
         if preserve_screen {
             term.write(&format!("{SYNC_BEGIN}\x1b[?1049l\x1b[?25h{SYNC_END}"));
             return;

@@ -8,6 +8,7 @@
 mod alt_screen;
 pub mod differential;
 mod overlay;
+pub mod scrollbar;
 
 pub use alt_screen::AltScreen;
 pub use differential::MainScreen;

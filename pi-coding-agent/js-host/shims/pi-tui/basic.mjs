@@ -1,4 +1,5 @@
 // pi-tui's layout components: Container, Text, TruncatedText, Box, Spacer; the tree pi-rs draws.
+import { dispatchMouseToChildren } from "./mouse.mjs";
 import { padLine, sampleStyle, truncateToWidth, visibleWidth, wrapTextWithAnsi } from "./text.mjs";
 
 export class Container {
@@ -20,6 +21,11 @@ export class Container {
 	}
 	render(width) {
 		return this.children.flatMap((c) => c.render(width));
+	}
+	handleMouse(event) {
+		const result = dispatchMouseToChildren(this.children, event);
+		if (result?.focus && this.handleInput) return { ...result, focusTarget: this };
+		return result;
 	}
 	toTree(width) {
 		return { type: "container", children: this.children.map((c) => toTree(c, width)) };

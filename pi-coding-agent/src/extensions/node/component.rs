@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use pi_tui::ansi::{truncate_to_width_with, visible_width};
-use pi_tui::{Component, Lines, Theme};
+use pi_tui::{Component, Lines, MouseEvent, MouseEventType, MouseReply, MouseResult, Theme};
 use serde_json::{Value, json};
 
 use super::process::Connection;
@@ -155,6 +155,10 @@ pub(crate) struct JsComponent {
     /// Whether page keys go to the component (pi-tui's `capturesViewportInput`, sent with its
     /// lines).
     captures_viewport: bool,
+    /// Whether the component has `handleMouse` (sent with its lines; older hosts never say so).
+    handles_mouse: bool,
+    /// A press it took: the rest of the gesture goes to the host's target of that press.
+    in_gesture: bool,
 }
 
 impl JsComponent {
@@ -166,6 +170,8 @@ impl JsComponent {
             reported: None,
             epoch: SESSION_EPOCH.load(Ordering::Acquire),
             captures_viewport: false,
+            handles_mouse: false,
+            in_gesture: false,
         }
     }
 
@@ -223,6 +229,7 @@ impl JsComponent {
     /// The host's answer as lines at `width`, themed and checked.
     fn accept(&mut self, answer: &Value, width: usize) -> Vec<String> {
         self.captures_viewport = answer.get("capturesViewportInput").and_then(Value::as_bool).unwrap_or(false);
+        self.handles_mouse = answer.get("handlesMouse").and_then(Value::as_bool).unwrap_or(false);
         let mut error = answer.get("error").and_then(Value::as_str).map(str::to_owned);
         let raw = answer.get("lines").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
         let mut lines = Vec::with_capacity(raw.len());
@@ -303,6 +310,61 @@ impl Component for JsComponent {
     fn captures_viewport_input(&self) -> bool {
         self.captures_viewport
     }
+
+    /// pi-tui's `handleMouse` in the host (`component.mouse`), with the event as pi's
+    /// `TuiMouseEvent`; the rest of a gesture it took goes to the same target there.
+    fn handle_mouse(&mut self, event: &MouseEvent) -> Option<MouseReply> {
+        if !self.handles_mouse {
+            return None;
+        }
+        let conn = self.handle.live()?;
+        let target = self.in_gesture && event.kind != MouseEventType::Press && event.kind != MouseEventType::Wheel;
+        let params = self.handle.params(json!({"event": mouse_event_json(event), "target": target}));
+        let answer = match conn.call_blocking("component.mouse", params, self.handle.timeout) {
+            Ok(answer) => answer,
+            Err(error) => {
+                self.problem(error);
+                return None;
+            }
+        };
+        if event.kind == MouseEventType::Click {
+            self.in_gesture = false;
+        }
+        let flag = |name: &str| answer.get(name).and_then(Value::as_bool).unwrap_or(false);
+        let result = MouseResult {
+            handled: flag("handled"),
+            capture: flag("capture"),
+            focus: flag("focus"),
+            render: answer.get("render").and_then(Value::as_bool),
+        };
+        if !answer.is_object() {
+            return None;
+        }
+        if event.kind == MouseEventType::Press {
+            self.in_gesture = true;
+        }
+        self.cache = None;
+        Some(MouseReply::Own(result))
+    }
+}
+
+/// pi-tui's `TuiMouseEvent` as JSON.
+fn mouse_event_json(event: &MouseEvent) -> Value {
+    let mut out = json!({
+        "type": event.kind.as_str(), "button": event.button.as_str(),
+        "x": event.x, "y": event.y, "screenX": event.screen_x, "screenY": event.screen_y,
+        "width": event.width, "height": event.height,
+        "shift": event.shift, "alt": event.alt, "ctrl": event.ctrl,
+    });
+    if let Some(obj) = out.as_object_mut() {
+        if let Some(delta) = event.wheel_delta {
+            obj.insert("wheelDelta".into(), json!(delta));
+        }
+        if let Some(count) = event.click_count {
+            obj.insert("clickCount".into(), json!(count));
+        }
+    }
+    out
 }
 
 /// A custom editor living in the JavaScript host (pi's `setEditorComponent`).

@@ -22,6 +22,7 @@ const FILES: &[(&str, &str)] = &[
     ("signals.mjs", include_str!("../../../js-host/signals.mjs")),
     ("shims/pi-tui.mjs", include_str!("../../../js-host/shims/pi-tui.mjs")),
     ("shims/pi-tui/basic.mjs", include_str!("../../../js-host/shims/pi-tui/basic.mjs")),
+    ("shims/pi-tui/mouse.mjs", include_str!("../../../js-host/shims/pi-tui/mouse.mjs")),
     ("shims/pi-tui/editor-autocomplete.mjs", include_str!("../../../js-host/shims/pi-tui/editor-autocomplete.mjs")),
     ("shims/pi-tui/editor-layout.mjs", include_str!("../../../js-host/shims/pi-tui/editor-layout.mjs")),
     ("shims/pi-tui/editor.mjs", include_str!("../../../js-host/shims/pi-tui/editor.mjs")),

@@ -71,6 +71,8 @@ pub(crate) struct App {
     pub(crate) layout: Rc<RefCell<ChatLayout>>,
     pub(crate) rows: Rc<Cell<usize>>,
     pub(crate) regular: bool,
+    /// The fullscreen mode's mouse gestures.
+    pub(crate) mouse: super::mouse::MouseState,
     submitted: Rc<RefCell<Vec<String>>>,
     pub(crate) live: Live,
     pub(crate) dirty: bool,
@@ -327,6 +329,7 @@ impl App {
             startup_resume: false,
             exit_note: None,
             color_mode: options.color_mode.unwrap_or_else(ColorMode::detect),
+            mouse: Default::default(),
         };
         for w in theme_warning.into_iter().chain(key_warnings) {
             app.show_warning(&w);
@@ -531,11 +534,16 @@ impl App {
     }
 
     pub(crate) fn animating(&self) -> bool {
-        self.live.working.is_some()
+        self.live.working.is_some() || self.layout.borrow().view.hide_deadline().is_some()
     }
 
-    /// Advances animations (the working loader).
+    /// Advances animations (the working loader, an `auto` scrollbar that hides).
     pub(crate) fn tick(&mut self, _tui: &mut Tui<CrosstermTerminal>) {
+        let hide = self.layout.borrow().view.hide_deadline();
+        if hide.is_some_and(|at| Instant::now() >= at) {
+            self.layout.borrow_mut().view.clear_transient();
+            self.dirty = true;
+        }
         if let Some(w) = self.live.working.as_mut() {
             let due = w.due_frame();
             if due != w.frame {
@@ -549,6 +557,7 @@ impl App {
     pub(crate) fn before_frame(&mut self, tui: &mut Tui<CrosstermTerminal>) {
         if !self.regular {
             self.rows.set(tui.terminal().rows());
+            self.sync_fullscreen_view();
         }
         self.live.refresh(&self.session);
         let status = self.live.working.as_ref().map(|w| w.text(&self.theme));
@@ -608,6 +617,10 @@ impl App {
     /// One input sequence: a dialog gets everything; otherwise the app's keys, then the editor.
     pub(crate) fn on_input(&mut self, tui: &mut Tui<CrosstermTerminal>, data: &str) {
         self.dirty = true;
+        // pi's viewport listener runs before the extensions' terminal input listeners.
+        if self.on_mouse(tui, data) {
+            return;
+        }
         let Some(data) = self.listen_terminal_input(data) else { return };
         let data = data.as_str();
         if self.dialog.is_some() {

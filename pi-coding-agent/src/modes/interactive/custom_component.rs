@@ -82,6 +82,10 @@ impl Component for Focused {
     fn set_focused(&mut self, focused: bool) {
         self.0.0.set_focused(focused);
     }
+
+    fn handle_mouse(&mut self, event: &pi_tui::MouseEvent) -> Option<pi_tui::MouseReply> {
+        self.0.0.handle_mouse(event)
+    }
 }
 
 /// pi's `SizeValue`: a number of cells or `"N%"`.

@@ -11,24 +11,36 @@ use std::rc::Rc;
 
 use pi_tui::{Component, ComponentRef, Lines};
 
+pub(crate) use super::transcript_view::TranscriptView;
+
 /// The document above a fixed dock.
 pub(crate) struct ChatLayout {
     document: Vec<ComponentRef>,
     dock: Vec<ComponentRef>,
     /// Terminal rows; 0 means regular mode (no fixed height).
     rows: Rc<Cell<usize>>,
-    /// Lines scrolled back from the end of the document.
-    scroll: usize,
-    last_document_len: usize,
-    last_view: usize,
+    /// The transcript's scroll state (pi's primary `ScrollView`).
+    pub(crate) view: TranscriptView,
     /// The fewest rows of each dock part in fullscreen mode (pi's `minSize`: the editor's slot
     /// keeps 3 rows, so a shorter component there is followed by empty rows).
     dock_min: Vec<usize>,
+    /// Screen rows of each component drawn in the last fullscreen frame, for mouse hit-testing.
+    pub(crate) boxes: Vec<LayoutBox>,
+}
+
+/// Where a component was drawn in the last frame (pi's layout box): its first screen row, its
+/// rows, and the first of its own lines shown there (a scrolled document part starts inside).
+#[derive(Clone)]
+pub(crate) struct LayoutBox {
+    pub(crate) component: ComponentRef,
+    pub(crate) top: usize,
+    pub(crate) height: usize,
+    pub(crate) first_line: usize,
 }
 
 impl ChatLayout {
     pub(crate) fn new(document: Vec<ComponentRef>, dock: Vec<ComponentRef>, rows: Rc<Cell<usize>>) -> Self {
-        ChatLayout { document, dock, rows, scroll: 0, last_document_len: 0, last_view: 0, dock_min: Vec::new() }
+        ChatLayout { document, dock, rows, view: TranscriptView::default(), dock_min: Vec::new(), boxes: Vec::new() }
     }
 
     /// The fewest rows of each dock part (by position) in fullscreen mode, as pi's dock `VStack`
@@ -41,17 +53,16 @@ impl ChatLayout {
     /// Scrolls the document back (positive) or forward (negative); `None` returns to the end.
     pub(crate) fn scroll_by(&mut self, delta: Option<i64>) {
         match delta {
-            None => self.scroll = 0,
+            None => self.view.scroll_to_end(),
             Some(d) => {
-                let max = self.last_document_len.saturating_sub(self.last_view) as i64;
-                self.scroll = (self.scroll as i64 + d).clamp(0, max.max(0)) as usize;
+                self.view.scroll_lines(-d);
             }
         }
     }
 
     /// One page of the document view.
     pub(crate) fn page(&self) -> i64 {
-        self.last_view.saturating_sub(1).max(1) as i64
+        self.view.height.saturating_sub(1).max(1) as i64
     }
 
     fn lines_of(parts: &[ComponentRef], width: usize) -> Vec<Lines> {
@@ -93,43 +104,59 @@ impl Component for ChatLayout {
         let dock_len: usize = dock.iter().map(|l| l.len()).sum();
         // The dock keeps at least one row for the document; a taller dock loses its top lines.
         let view = rows.saturating_sub(dock_len).max(1);
-        let document = Self::lines_of(&self.document, width);
+        let content_width = self.view.content_width(width);
+        let document = Self::lines_of(&self.document, content_width);
         let total: usize = document.iter().map(|l| l.len()).sum();
-        self.last_document_len = total;
-        self.last_view = view;
-        self.scroll = self.scroll.min(total.saturating_sub(view));
-        let end = total - self.scroll;
-        let start = end.saturating_sub(view);
+        self.view.update_layout(total, view);
+        self.view.document = document.clone();
+        self.boxes.clear();
+        let start = self.view.top;
+        let end = (start + view).min(total);
         // Pick the document's lines start..end across its segments, sharing whole segments.
+        let mut picked: Vec<Lines> = Vec::new();
         let mut index = 0;
-        for seg in &document {
+        for (component, seg) in self.document.iter().zip(&document) {
             let (a, b) = (index, index + seg.len());
             index = b;
             if b <= start || a >= end || seg.is_empty() {
                 continue;
             }
             let (from, to) = (start.max(a) - a, end.min(b) - a);
+            self.boxes.push(LayoutBox {
+                component: component.clone(),
+                top: a + from - start,
+                height: to - from,
+                first_line: from,
+            });
             if from == 0 && to == seg.len() {
-                out.push(seg.clone());
+                picked.push(seg.clone());
             } else {
-                out.push(seg[from..to].to_vec().into());
+                picked.push(seg[from..to].to_vec().into());
             }
         }
         let shown = end - start;
         if shown < view {
-            out.push(vec![String::new(); view - shown].into());
+            picked.push(vec![String::new(); view - shown].into());
+        }
+        match self.view.decorate(&picked, width, view) {
+            Some(rows) => out.push(rows.into()),
+            None => out.extend(picked),
         }
         let room = rows.saturating_sub(view.min(rows));
         let skip = dock_len.saturating_sub(room);
         let mut skipped = 0;
-        for seg in dock {
+        let mut row = view;
+        for (component, seg) in self.dock.iter().zip(dock) {
             if skipped + seg.len() <= skip {
                 skipped += seg.len();
                 continue;
             }
-            if skipped < skip {
-                let from = skip - skipped;
-                skipped = skip;
+            let from = skip.saturating_sub(skipped);
+            skipped = skipped.max(skip);
+            let height = seg.len() - from;
+            self.boxes.push(LayoutBox { component: component.clone(), top: row, height, first_line: from });
+            row += height;
+            if from > 0 {
                 out.push(seg[from..].to_vec().into());
             } else {
                 out.push(seg);
@@ -155,6 +182,8 @@ mod tests {
         let doc = shared(Text::new("a\nb\nc\nd\ne", 0, 0));
         let dock = shared(Text::new("EDIT", 0, 0));
         let mut layout = ChatLayout::new(vec![doc.clone()], vec![dock], rows.clone());
+        // Without a scrollbar (an `auto` one shows a second after each scroll).
+        layout.view.mode = pi_tui::render::scrollbar::ScrollbarMode::Hidden;
         let lines = layout.render(4);
         assert_eq!(&lines[..], ["a   ", "b   ", "c   ", "d   ", "e   ", "EDIT"]);
         doc.borrow_mut().set_text("a\nb\nc\nd\ne\nf\ng");
