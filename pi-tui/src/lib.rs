@@ -26,9 +26,12 @@
 //! Ported and checked byte for byte against pi 1.6.0 fixtures (`tests/fixtures/generate.mjs`):
 //! the ANSI utilities, Text/Box/TruncatedText/Spacer, Markdown, SelectList, Input, Editor, key
 //! parsing, the built-in themes, the main-screen renderer's output and LaTeX math
-//! ([`render_latex`], `tests/fixtures/latex.mjs`). Not ported: images (Kitty/iTerm2), the layout
-//! components (VStack/HStack/ScrollView/SettingsList/MouseRegion), the alt screen's mouse,
-//! selection, search and flashes, terminal colour queries and the `system` theme.
+//! ([`render_latex`], `tests/fixtures/latex.mjs`); mouse reports ([`mouse`]), their dispatch to
+//! components and [`MouseRegion`] ([`mouse_dispatch`]), the alt screen's scrollbar, terminal colour
+//! queries and the `system` theme. The coding agent's interactive mode draws the rest of pi's
+//! fullscreen mode (wheel, selection, copy, flashes) on these. Not ported: images (Kitty/iTerm2)
+//! in this renderer, the layout components (VStack/HStack/ScrollView/SettingsList) and the alt
+//! screen's search.
 //!
 //! ## Main types
 //! - [`Component`], [`Lines`] (shared `Rc<[String]>` caches compared by identity), [`Container`].
