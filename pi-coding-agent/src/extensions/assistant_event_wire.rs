@@ -95,3 +95,49 @@ pub mod assistant_event_serde {
         super::assistant_event_from_json(&value).map_err(serde::de::Error::custom)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use pi_agent_core::AgentMessage;
+    use pi_ai::{AssistantMessage, AssistantMessageEvent as E, StopReason, ToolCall};
+    use serde_json::{Map, json};
+
+    use crate::extensions::NotifyEvent;
+
+    fn update(event: E) -> NotifyEvent {
+        NotifyEvent::MessageUpdate {
+            message: AgentMessage::Assistant(AssistantMessage::default().into()),
+            assistant_message_event: event,
+        }
+    }
+
+    #[test]
+    fn a_message_update_carries_the_typed_event_and_writes_pis_json() {
+        let delta = update(E::TextDelta { content_index: 2, delta: "Hi".into() });
+        let written = serde_json::to_value(&delta).expect("serialize");
+        assert_eq!(written["type"], "message_update");
+        assert_eq!(written["assistantMessageEvent"], json!({"type": "text_delta", "contentIndex": 2, "delta": "Hi"}));
+        let read: NotifyEvent = serde_json::from_value(written).expect("deserialize");
+        assert_eq!(read, delta);
+    }
+
+    #[test]
+    fn every_event_the_wire_form_carries_whole_reads_back_the_same() {
+        let call = ToolCall::new("c1", "read", Map::from_iter([("path".to_owned(), json!("a.txt"))]));
+        let done = AssistantMessage { stop_reason: StopReason::Stop, ..Default::default() };
+        let events = [
+            E::ThinkingDelta { content_index: 0, delta: "hm".into() },
+            E::ToolCallDelta { content_index: 1, delta: "{\"pa".into() },
+            E::TextStart { content_index: 3, block: Default::default() },
+            E::TextEnd { content_index: 3, block: pi_ai::TextContent::new("all") },
+            E::ToolCallStart { content_index: 1, tool_call: Box::new(ToolCall::new("c1", "read", Map::new())) },
+            E::ToolCallEnd { content_index: 1, tool_call: Box::new(call) },
+            E::Done { reason: StopReason::Stop, message: Box::new(done) },
+        ];
+        for event in events {
+            let json = super::assistant_event_json(&event);
+            assert_eq!(super::assistant_event_from_json(&json).as_ref(), Ok(&event), "{json}");
+        }
+        assert!(super::assistant_event_from_json(&json!({"type": "text_delta"})).is_err());
+    }
+}
