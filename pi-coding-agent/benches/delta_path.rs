@@ -9,10 +9,13 @@
 //! JSON) before the same layers; the session setup is outside the measured time, the request
 //! and the whole response inside it.
 //!
+//! The time reported is CPU time (user + system, from `/proc/self/task/*/schedstat`) of every
+//! thread but the server's, not wall time: on a shared, loaded machine only CPU time compares.
+//!
 //! `cargo bench -p pi-coding-agent --bench delta_path`
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use pi_ai::TextContent;
@@ -52,6 +55,25 @@ fn reader() -> Arc<dyn Extension> {
     }))
 }
 
+/// The server thread's name; its CPU time is left out.
+const SERVER_THREAD: &str = "bench-server";
+
+/// CPU time so far of this process's threads, the server's excepted (threads that ended are not
+/// counted: none ends while a prompt runs).
+fn cpu_time() -> Duration {
+    let mut nanos = 0u64;
+    for task in std::fs::read_dir("/proc/self/task").expect("/proc/self/task").flatten() {
+        let path = task.path();
+        if std::fs::read_to_string(path.join("comm")).is_ok_and(|name| name.trim() == SERVER_THREAD) {
+            continue;
+        }
+        if let Ok(stat) = std::fs::read_to_string(path.join("schedstat")) {
+            nanos += stat.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        }
+    }
+    Duration::from_nanos(nanos)
+}
+
 /// The answer as Chat Completions SSE: a role chunk, `deltas` content chunks, finish, usage.
 fn sse_answer(deltas: usize) -> Vec<u8> {
     let chunk = |delta: &str| {
@@ -74,7 +96,8 @@ fn serve(body: Vec<u8>) -> u16 {
     use std::io::{BufRead, BufReader, Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("address").port();
-    std::thread::spawn(move || {
+    let server = std::thread::Builder::new().name(SERVER_THREAD.into());
+    server.spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
             let mut reader = BufReader::new(stream.try_clone().expect("stream"));
@@ -96,7 +119,8 @@ fn serve(body: Vec<u8>) -> u16 {
             );
             let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(&body));
         }
-    });
+    })
+    .expect("server thread");
     port
 }
 
@@ -175,9 +199,9 @@ fn delta_path(c: &mut Criterion) {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
                         let session = runtime.block_on(session(dir.path(), answer(deltas), handler));
-                        let start = Instant::now();
+                        let start = cpu_time();
                         runtime.block_on(session.prompt("go")).expect("prompt");
-                        total += start.elapsed();
+                        total += cpu_time().saturating_sub(start);
                     }
                     total
                 })
@@ -204,9 +228,9 @@ fn whole_path(c: &mut Criterion) {
                     for _ in 0..iters {
                         let (stream_fn, model) = http_stream_fn(port);
                         let session = runtime.block_on(session_with(dir.path(), stream_fn, model, handler));
-                        let start = Instant::now();
+                        let start = cpu_time();
                         runtime.block_on(session.prompt("go")).expect("prompt");
-                        total += start.elapsed();
+                        total += cpu_time().saturating_sub(start);
                         let text = session.get_last_assistant_text().unwrap_or_default();
                         assert_eq!(text.len(), deltas * DELTA.len(), "the whole answer streamed");
                     }

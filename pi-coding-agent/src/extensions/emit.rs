@@ -238,15 +238,35 @@ impl ExtensionRunner {
     /// A notify event or a `session_before_*` event (pi's generic `emit`). Answers matter only
     /// for `session_before_*`: a non-null answer is remembered and one with `"cancel": true` is
     /// returned at once; otherwise the last one is returned.
+    ///
+    /// The last handler is given the event itself, the others a copy each (a `message_update`
+    /// with one handler costs no copy of its event).
     pub async fn emit(&self, event: NotifyEvent) -> Option<Value> {
+        let handlers = self.snapshot::<NotifyEvent>(event.kind());
+        let count = handlers.len();
+        if count == 0 {
+            return None;
+        }
         let ctx = self.create_context();
-        let name = event.kind().to_owned();
+        let name = match event.known_kind() {
+            Some(kind) => std::borrow::Cow::Borrowed(kind),
+            None => std::borrow::Cow::Owned(event.kind().to_owned()),
+        };
         let session_before = event.is_session_before();
         let mut result = None;
-        for (path, handler) in self.snapshot::<NotifyEvent>(&name) {
-            let mut ev = event.clone();
+        let mut event = Some(event);
+        for (position, (path, handler)) in handlers.into_iter().enumerate() {
+            let mut ev = match event.take() {
+                Some(last) if position + 1 == count => last,
+                Some(original) => {
+                    let copy = original.clone();
+                    event = Some(original);
+                    copy
+                }
+                None => break,
+            };
             match self.call_handler(&handler, &mut ev, &ctx).await {
-                Err(error) => self.report(ExtensionError::new(path.as_ref(), name.clone(), error)),
+                Err(error) => self.report(ExtensionError::new(path.as_ref(), name.to_string(), error)),
                 Ok(Some(answer)) if session_before && !answer.is_null() && answer != Value::Bool(false) => {
                     let cancel = answer.get("cancel").and_then(Value::as_bool).unwrap_or(false);
                     result = Some(answer);

@@ -486,8 +486,10 @@ pub enum NotifyEvent {
     MessageUpdate {
         /// The partial message so far.
         message: CodingAgentMessage,
-        /// The provider event, as JSON.
-        assistant_message_event: Value,
+        /// The provider event (its JSON is pi's `assistantMessageEvent`, written only when the
+        /// event is serialized).
+        #[serde(with = "super::assistant_event_wire::assistant_event_serde")]
+        assistant_message_event: pi_ai::AssistantMessageEvent,
     },
     /// A tool call started.
     ToolExecutionStart {
@@ -548,6 +550,14 @@ impl NotifyEvent {
     /// pi's event name.
     pub fn kind(&self) -> &str {
         match self {
+            NotifyEvent::Other { kind, .. } => kind,
+            known => known.known_kind().unwrap_or_default(),
+        }
+    }
+
+    /// pi's event name of every variant but [`NotifyEvent::Other`] (whose name is its own).
+    pub fn known_kind(&self) -> Option<&'static str> {
+        Some(match self {
             NotifyEvent::SessionStart { .. } => "session_start",
             NotifyEvent::SessionBeforeSwitch { .. } => "session_before_switch",
             NotifyEvent::SessionBeforeFork { .. } => "session_before_fork",
@@ -563,8 +573,8 @@ impl NotifyEvent {
             NotifyEvent::ToolExecutionStart { .. } => "tool_execution_start",
             NotifyEvent::ToolExecutionUpdate { .. } => "tool_execution_update",
             NotifyEvent::ToolExecutionEnd { .. } => "tool_execution_end",
-            NotifyEvent::Other { kind, .. } => kind,
-        }
+            NotifyEvent::Other { .. } => return None,
+        })
     }
 
     /// Whether this is a `session_before_*` event (its handlers' answers matter).

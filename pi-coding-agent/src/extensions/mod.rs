@@ -44,6 +44,7 @@
 mod actions;
 mod api;
 mod api_session;
+pub(crate) mod assistant_event_wire;
 mod boundary;
 mod boundary_state;
 mod bus;

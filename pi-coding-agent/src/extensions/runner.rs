@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures::FutureExt;
 use pi_tui::{Component, Theme};
@@ -73,6 +73,9 @@ pub struct ExtensionRunner {
     load_errors: Vec<ExtensionLoadError>,
     /// The events handled, as of a count of [`HANDLERS_CHANGED`]: rebuilt only after a change.
     handled: std::sync::Mutex<Option<(u64, HashSet<String>)>>,
+    /// [`ExtensionRunner::has_update_handlers`]' answer and the count it holds for: `count << 1 |
+    /// answer`, or `u64::MAX` before the first question.
+    update_handled: AtomicU64,
 }
 
 impl fmt::Debug for ExtensionRunner {
@@ -111,7 +114,14 @@ impl ExtensionRunner {
             }
             records.push(record);
         }
-        ExtensionRunner { extensions: records, sources: extensions, runtime, load_errors, handled: Default::default() }
+        ExtensionRunner {
+            extensions: records,
+            sources: extensions,
+            runtime,
+            load_errors,
+            handled: Default::default(),
+            update_handled: AtomicU64::new(u64::MAX),
+        }
     }
 
     /// Runs one extension's setup on `record`; a failure discards its registrations.
@@ -192,6 +202,7 @@ impl ExtensionRunner {
             runtime,
             load_errors: Vec::new(),
             handled: Default::default(),
+            update_handled: AtomicU64::new(u64::MAX),
         }
     }
 
@@ -243,6 +254,19 @@ impl ExtensionRunner {
             *handled = Some((changes, events.collect()));
         }
         handled.as_ref().is_some_and(|(_, events)| events.contains(event))
+    }
+
+    /// [`has_handlers`](Self::has_handlers)`("message_update")`, asked on every streamed delta:
+    /// two atomic loads while no handler was added or removed since it was last asked.
+    pub fn has_update_handlers(&self) -> bool {
+        let changes = HANDLERS_CHANGED.load(Ordering::Acquire);
+        let cached = self.update_handled.load(Ordering::Acquire);
+        if cached != u64::MAX && cached >> 1 == changes {
+            return cached & 1 == 1;
+        }
+        let answer = self.has_handlers("message_update");
+        self.update_handled.store((changes << 1) | u64::from(answer), Ordering::Release);
+        answer
     }
 
     /// The events the extensions handle, each once, sorted.

@@ -167,7 +167,7 @@ impl MistralStream {
         {
             out.message_mut().response_id = Some(id.into_owned());
         }
-        let Some(choice) = chunk.choices.into_iter().next() else { return };
+        let Some(choice) = chunk.choices.0 else { return };
         if let Some(reason) = choice.finish_reason {
             finish_reason(&reason, out);
         }
@@ -201,7 +201,7 @@ struct TextChunk<'a> {
     #[serde(default, deserialize_with = "crate::providers::typed::present")]
     usage: bool,
     #[serde(borrow)]
-    choices: Vec<TextChoice<'a>>,
+    choices: crate::providers::typed::First<TextChoice<'a>>,
 }
 
 #[derive(serde::Deserialize)]

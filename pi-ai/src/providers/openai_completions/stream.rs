@@ -273,7 +273,7 @@ impl CompletionsStream {
         {
             message.response_model = Some(m.into_owned());
         }
-        let Some(choice) = chunk.choices.into_iter().next() else {
+        let Some(choice) = chunk.choices.0 else {
             return;
         };
         if let Some(reason) = choice.finish_reason.as_deref().filter(|s| !s.is_empty()) {
@@ -331,7 +331,7 @@ struct TextChunk<'a> {
     #[serde(default)]
     error: Option<serde::de::IgnoredAny>,
     #[serde(borrow)]
-    choices: Vec<TextChoice<'a>>,
+    choices: crate::providers::typed::First<TextChoice<'a>>,
 }
 
 #[derive(serde::Deserialize)]

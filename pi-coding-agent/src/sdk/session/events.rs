@@ -74,13 +74,13 @@ impl std::future::Future for NoReplacement {
 /// an extension handles it. Applying is O(delta), and the partial message it carries is shared,
 /// not copied: the next delta copies it only if a handler kept it.
 fn update_partial(shared: &SessionShared, delta: &pi_ai::AssistantMessageEvent) -> Option<NotifyEvent> {
-    let wanted = shared.runner.as_ref().is_some_and(|r| r.has_handlers("message_update"));
+    let wanted = shared.runner.as_ref().is_some_and(|r| r.has_update_handlers());
     let mut st = shared.run_state();
     st.streaming_partial.as_mut().and_then(|partial| {
         partial.apply(delta);
         wanted.then(|| NotifyEvent::MessageUpdate {
             message: AgentMessage::Assistant(partial.shared_message()),
-            assistant_message_event: crate::sdk::agent_wire::assistant_event_json(delta),
+            assistant_message_event: delta.clone(),
         })
     })
 }
