@@ -6,7 +6,8 @@
 # A `pi -p` run touches about 2 MB of code spread over a 25 MB `.text`, and the kernel maps 64 KiB
 # around every page fault: without the order most of `.text` ends up resident.
 #
-#   scripts/startup-order.sh [PI_BINARY]     (default: a fresh `cargo build --release`)
+#   scripts/startup-order.sh [PI_BINARY]     (default: a fresh `PI_NO_STARTUP_ORDER=1 cargo build
+#                                             --release`; the binary must be linked without the order)
 #
 # Runs the binary under valgrind's callgrind (apt-get install valgrind) against
 # scripts/bench/instant_server.py: `pi -p` without a session and tools, and with both (the session
@@ -22,8 +23,14 @@ command -v valgrind >/dev/null || { echo "startup-order: valgrind is needed (apt
 if [[ -n "${1:-}" ]]; then
     BIN="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 else
-    cargo build --release -q -p pi-coding-agent --bin pi --manifest-path "$ROOT/Cargo.toml"
+    PI_NO_STARTUP_ORDER=1 cargo build --release -q -p pi-coding-agent --bin pi --manifest-path "$ROOT/Cargo.toml"
     BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/pi"
+fi
+# valgrind names only the functions inside `.text`: a binary linked with the order would lose
+# every function already listed.
+if readelf -S -W "$BIN" | grep -q '\.text\.pi_startup'; then
+    echo "startup-order: $BIN was linked with the order; use one built with PI_NO_STARTUP_ORDER=1" >&2
+    exit 1
 fi
 WORK="$(mktemp -d /tmp/pi-startup-order.XXXXXX)"
 SERVER=""
