@@ -254,3 +254,38 @@ fn pi_lists_the_models_auth_json_unlocks() {
     );
     assert_eq!(std::fs::read_to_string(env.agent().join("auth.json")).unwrap(), broken);
 }
+
+#[test]
+fn a_snapshot_asks_the_file_once_and_a_broken_file_is_never_pinned() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("auth.json");
+    std::fs::write(&path, r#"{"groq":{"type":"api_key","key":"gsk-1"}}"#).unwrap();
+    let auth = AuthStorage::create(&path);
+    let other = AuthStorage::create(&path);
+    let seen = auth.with_snapshot(|| {
+        // Written by another process while the snapshot is pinned: not asked for until it ends.
+        other.set("groq", Credential::api_key("gsk-2")).unwrap();
+        auth.stored_api_key("groq").unwrap()
+    });
+    assert_eq!(seen.as_deref(), Some("gsk-1"));
+    // The pin ends with the call; the change made meanwhile is seen at once.
+    assert_eq!(auth.stored_api_key("groq").unwrap().as_deref(), Some("gsk-2"));
+    // Another thread is not pinned by this one.
+    auth.with_snapshot(|| {
+        other.set("groq", Credential::api_key("gsk-3")).unwrap();
+        let auth = auth.clone();
+        let there = std::thread::spawn(move || auth.stored_api_key("groq").unwrap()).join().unwrap();
+        assert_eq!(there.as_deref(), Some("gsk-3"));
+    });
+    // A file broken when the snapshot starts reports its error on every read inside.
+    std::fs::write(&path, "{\"groq\":").unwrap();
+    auth.with_snapshot(|| {
+        assert!(matches!(auth.stored_api_key("groq"), Err(AuthError::Parse { .. })));
+        assert!(matches!(auth.has("groq"), Err(AuthError::Parse { .. })));
+    });
+    // The registry's listing behaves as without the snapshot: a broken file unlocks nothing.
+    let registry = ModelRegistry::new(AuthStorage::create(&path), None);
+    assert!(!registry.get_available().iter().any(|m| m.provider == "groq"));
+    std::fs::write(&path, r#"{"groq":{"type":"api_key","key":"gsk-4"}}"#).unwrap();
+    assert!(registry.get_available().iter().any(|m| m.provider == "groq"));
+}

@@ -169,9 +169,9 @@ impl ModelRegistry {
         self.models.get_models(None)
     }
 
-    /// The models whose provider has credentials.
+    /// The models whose provider has credentials (auth.json is asked for changes once per call).
     pub fn get_available(&self) -> Vec<&Model> {
-        with_provider_auth(&self.models, |p| self.has_configured_auth(p))
+        self.auth.with_snapshot(|| with_provider_auth(&self.models, |p| self.has_configured_auth(p)))
     }
 
     /// One model by provider and id.

@@ -80,6 +80,28 @@ pub struct AuthStorage {
     inner: Arc<Inner>,
 }
 
+thread_local! {
+    /// The storage (its shared state's address) whose snapshot this thread has pinned; 0: none.
+    static PINNED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Pins a storage's snapshot on this thread until dropped (then the previous pin is back).
+struct Pin {
+    previous: usize,
+}
+
+impl Pin {
+    fn new(key: usize) -> Self {
+        Pin { previous: PINNED.with(|p| p.replace(key)) }
+    }
+}
+
+impl Drop for Pin {
+    fn drop(&mut self) {
+        PINNED.with(|p| p.set(self.previous));
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -219,12 +241,12 @@ impl AuthStorage {
     }
 
     /// `f` of the credentials as stored (re-read first when the file changed), without copying
-    /// them.
+    /// them. Inside [`with_snapshot`](Self::with_snapshot) on this thread the file is not asked again.
     fn with_data<R>(&self, f: impl FnOnce(&Map<String, Value>) -> R) -> Result<R, AuthError> {
         let stale = match self.path() {
             Some(path) => {
                 let snapshot = lock(&self.inner.snapshot);
-                !snapshot.loaded || revision(path) != snapshot.revision
+                !snapshot.loaded || (!self.is_pinned() && revision(path) != snapshot.revision)
             }
             None => true,
         };
@@ -232,6 +254,26 @@ impl AuthStorage {
             self.reload()?;
         }
         Ok(f(&lock(&self.inner.snapshot).data))
+    }
+
+    /// Runs `f` with auth.json asked for changes once, when `f` starts: the reads `f` makes on
+    /// this thread use that snapshot (a listing of every provider's credentials reads the file's
+    /// metadata once, not a few times per provider). A file that cannot be read is not pinned:
+    /// every read inside `f` reports it, as outside.
+    pub fn with_snapshot<R>(&self, f: impl FnOnce() -> R) -> R {
+        if self.is_pinned() || self.with_data(|_| ()).is_err() {
+            return f();
+        }
+        let _pin = Pin::new(self.pin_key());
+        f()
+    }
+
+    fn pin_key(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
+    }
+
+    fn is_pinned(&self) -> bool {
+        PINNED.with(|p| p.get() == self.pin_key())
     }
 
     /// One provider's stored credential, exactly as stored (nothing resolved).

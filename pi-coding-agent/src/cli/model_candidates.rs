@@ -35,10 +35,8 @@ pub fn cli_model_candidates<'m>(models: &'m Models, request: &CliModelRequest<'_
         request.provider.is_some_and(|p| p.eq_ignore_ascii_case(provider))
             || (!provider_lower.is_empty() && patterns.iter().any(|p| p.starts_with(&provider_lower)))
     };
-    let matches = |id: &str, name: &str| {
-        let (id, name) = (id.to_lowercase(), name.to_lowercase());
-        patterns.iter().any(|p| id.contains(p.as_str()) || name.contains(p.as_str()))
-    };
+    let matches =
+        |id: &str, name: &str| patterns.iter().any(|p| contains_lowercased(id, p) || contains_lowercased(name, p));
     let mut out = Vec::new();
     for entry in models.providers() {
         if !entry.models.is_builtin() || named(&entry.id) {
@@ -56,6 +54,19 @@ pub fn cli_model_candidates<'m>(models: &'m Models, request: &CliModelRequest<'_
         return models.get_models(None);
     }
     out
+}
+
+/// Whether `text` in lower case contains `lower` (already in lower case): an ASCII `text` is
+/// compared in place, without the copy `to_lowercase` makes (a run compares every model of the
+/// catalog, about 1 700 ids and names).
+fn contains_lowercased(text: &str, lower: &str) -> bool {
+    if !text.is_ascii() {
+        return text.to_lowercase().contains(lower);
+    }
+    // Lower-cased ASCII holds only ASCII: a pattern with other characters cannot be in it.
+    let (text, lower) = (text.as_bytes(), lower.as_bytes());
+    lower.is_empty()
+        || text.windows(lower.len()).any(|w| w.iter().zip(lower).all(|(a, b)| a.to_ascii_lowercase() == *b))
 }
 
 #[cfg(test)]
@@ -136,6 +147,22 @@ mod tests {
                         "{pattern:?} --provider {provider:?}"
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn contains_lowercased_is_to_lowercase_then_contains() {
+        let texts = ["GPT-4o Mini", "claude-3.5-SONNET", "Ünïcode Ä", "İstanbul", "", "ab"];
+        let patterns = ["gpt-4o", "sonnet", "ünï", "ä", "i\u{307}st", "", "abc", "b", "mini", "4O"];
+        for text in texts {
+            for pattern in patterns {
+                let lower = pattern.to_lowercase();
+                assert_eq!(
+                    contains_lowercased(text, &lower),
+                    text.to_lowercase().contains(lower.as_str()),
+                    "{text:?} {lower:?}"
+                );
             }
         }
     }
