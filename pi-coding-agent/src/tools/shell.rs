@@ -127,7 +127,7 @@ pub fn kill_tracked_process_groups() -> usize {
 }
 
 /// Kills a process group with SIGKILL, or the process alone if the group is gone, and waits
-/// (at most [`KILL_WAIT`]) until no member of the group is still running, so a pi that exits
+/// (at most half a second) until no member of the group is still running, so a pi that exits
 /// right after leaves no process behind (SIGKILL is delivered asynchronously: a member not yet
 /// scheduled would otherwise outlive pi's exit by a moment).
 pub fn kill_process_tree(pid: u32) {
