@@ -8,7 +8,7 @@
 mod cli_support;
 mod llama_support;
 
-use cli_support::{Env, ScriptedServer, text_reply};
+use cli_support::{Env, Reply, ScriptedServer, text_reply};
 use serde_json::json;
 
 fn stored_catalog(base_url: &str) -> serde_json::Value {
@@ -87,9 +87,23 @@ fn env_with_router(server: &ScriptedServer) -> (Env, llama_support::FakeRouter) 
 /// router nothing and leaves `models-store.json` alone.
 #[test]
 fn print_mode_does_not_refresh_the_llama_catalog() {
-    let server = ScriptedServer::start(vec![text_reply(&["hi there"])]);
+    // The answer is held back until the router is asked something or two seconds have passed,
+    // so a refresh started at `session_start` would reach the router before pi could exit.
+    let gate = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let server = ScriptedServer::start_replies(vec![Reply::Gated(gate.clone(), text_reply(&["hi there"]))]);
     let (env, router) = env_with_router(&server);
+    let watcher = {
+        let seen = router.clone();
+        std::thread::spawn(move || {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+            while seen.seen().is_empty() && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            gate.store(true, std::sync::atomic::Ordering::SeqCst);
+        })
+    };
     let out = env.pi().args(["-p", "--model", "local/smollm2-135m", "hi"]).output().unwrap();
+    watcher.join().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "hi there");
     assert!(router.seen().is_empty(), "{:?}", router.seen());
