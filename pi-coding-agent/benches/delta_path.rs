@@ -130,7 +130,6 @@ fn http_stream_fn(port: u16) -> (pi_agent_core::StreamFn, pi_ai::Model) {
     for api in pi_ai::providers::http_apis() {
         models.register_api(api);
     }
-    let models = Arc::new(models);
     let model = pi_ai::Model {
         id: "m".into(),
         name: "m".into(),
@@ -141,6 +140,14 @@ fn http_stream_fn(port: u16) -> (pi_agent_core::StreamFn, pi_ai::Model) {
         max_tokens: 256,
         ..Default::default()
     };
+    // The registry streams only for providers it knows: "local" is keyless.
+    models.set_provider(pi_ai::registry::ProviderEntry {
+        id: "local".into(),
+        models: vec![model.clone()].into(),
+        auth: pi_ai::registry::ProviderAuth::Keyless,
+        apis: Default::default(),
+    });
+    let models = Arc::new(models);
     let stream_fn: pi_agent_core::StreamFn = Arc::new(move |model: &pi_ai::Model, transcript, mut options| {
         options.api_key = Some("none".into());
         let context = pi_ai::Context { system_prompt: None, messages: transcript.into_messages(), tools: None };

@@ -358,9 +358,11 @@ pub async fn sign_in(
         let Some(authorization) = start(&s, &redirect_url).await.map_err(SignInError::Failed)? else {
             return Ok(());
         };
-        show_url(&authorization.url);
+        // The callback is armed before the URL is shown: a browser (or a test) that follows it at
+        // once must not find the state unknown.
         let path = Url::parse(&authorization.redirect_url).map(|u| u.path().to_owned()).unwrap_or_default();
         let from_browser = callback.wait_for(&authorization.state, &path);
+        show_url(&authorization.url);
         let from_user = async {
             match paste {
                 Some(prompt) => match prompt().await {
