@@ -3,9 +3,9 @@
 
 mod common;
 
-use common::fixture;
+use common::{fixture, sgr_markdown_theme as theme};
 use pi_tui::components::MarkdownOptions;
-use pi_tui::{Component, Markdown, MarkdownTheme, render_latex};
+use pi_tui::{Component, Markdown, render_latex};
 
 #[test]
 fn render_latex_matches_reference_corpus() {
@@ -66,31 +66,6 @@ fn deep_nesting_is_unsupported_not_a_crash() {
     assert!(render_latex(&operators, true).is_some());
     let braces = format!("{}x{}", "{".repeat(390), "}".repeat(390));
     assert_eq!(render_latex(&braces, false).as_deref(), Some("x"));
-}
-
-fn sgr(on: u8, off: u8) -> pi_tui::StyleFn {
-    std::rc::Rc::new(move |t: &str| format!("\x1b[{on}m{t}\x1b[{off}m"))
-}
-
-fn theme() -> MarkdownTheme {
-    MarkdownTheme {
-        heading: sgr(33, 39),
-        link: sgr(34, 39),
-        link_url: sgr(90, 39),
-        code: sgr(35, 39),
-        code_block: sgr(32, 39),
-        code_block_border: sgr(90, 39),
-        quote: sgr(36, 39),
-        quote_border: sgr(90, 39),
-        hr: sgr(90, 39),
-        list_bullet: sgr(36, 39),
-        bold: sgr(1, 22),
-        italic: sgr(3, 23),
-        strikethrough: sgr(9, 29),
-        underline: sgr(4, 24),
-        highlight_code: None,
-        code_block_indent: "  ".into(),
-    }
 }
 
 #[test]

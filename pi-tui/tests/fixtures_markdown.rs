@@ -2,35 +2,8 @@
 
 mod common;
 
-use std::rc::Rc;
-
-use common::fixture;
-use pi_tui::{Component, Markdown, MarkdownTheme, StyleFn};
-
-fn sgr(on: u8, off: u8) -> StyleFn {
-    Rc::new(move |t: &str| format!("\x1b[{on}m{t}\x1b[{off}m"))
-}
-
-fn theme() -> MarkdownTheme {
-    MarkdownTheme {
-        heading: sgr(33, 39),
-        link: sgr(34, 39),
-        link_url: sgr(90, 39),
-        code: sgr(35, 39),
-        code_block: sgr(32, 39),
-        code_block_border: sgr(90, 39),
-        quote: sgr(36, 39),
-        quote_border: sgr(90, 39),
-        hr: sgr(90, 39),
-        list_bullet: sgr(36, 39),
-        bold: sgr(1, 22),
-        italic: sgr(3, 23),
-        strikethrough: sgr(9, 29),
-        underline: sgr(4, 24),
-        highlight_code: None,
-        code_block_indent: "  ".into(),
-    }
-}
+use common::{fixture, sgr_markdown_theme as theme};
+use pi_tui::{Component, Markdown};
 
 #[test]
 fn markdown_matches_reference() {

@@ -68,3 +68,29 @@ pub fn parser(rows: u16, cols: u16) -> vt100::Parser {
     let nz = |v: u16| std::num::NonZeroU16::new(v.max(1)).unwrap_or(std::num::NonZeroU16::MIN);
     vt100::Parser::new(nz(rows), nz(cols), 100)
 }
+
+fn sgr(on: u8, off: u8) -> pi_tui::StyleFn {
+    Rc::new(move |t: &str| format!("\x1b[{on}m{t}\x1b[{off}m"))
+}
+
+/// The Markdown theme the fixtures were recorded with: each style as its SGR on/off pair.
+pub fn sgr_markdown_theme() -> pi_tui::MarkdownTheme {
+    pi_tui::MarkdownTheme {
+        heading: sgr(33, 39),
+        link: sgr(34, 39),
+        link_url: sgr(90, 39),
+        code: sgr(35, 39),
+        code_block: sgr(32, 39),
+        code_block_border: sgr(90, 39),
+        quote: sgr(36, 39),
+        quote_border: sgr(90, 39),
+        hr: sgr(90, 39),
+        list_bullet: sgr(36, 39),
+        bold: sgr(1, 22),
+        italic: sgr(3, 23),
+        strikethrough: sgr(9, 29),
+        underline: sgr(4, 24),
+        highlight_code: None,
+        code_block_indent: "  ".into(),
+    }
+}
