@@ -90,6 +90,9 @@ def main():
     if test_args[:1] == ["--"]:
         test_args = test_args[1:]
     arts = artifacts(build_json)
+    if not arts:
+        print(f"[run-tests] error: no test binaries found in {build_json}", file=sys.stderr)
+        return 1
     root = os.getcwd()
     times_file = Path(os.environ.get("CARGO_TARGET_DIR", "target")) / "pi-test-times.json"
     try:
