@@ -2,19 +2,19 @@
 //! module: an image on the clipboard (`wl-paste` on Wayland or WSL, else `xclip`) is written to
 //! `$TMPDIR/pi-clipboard-<uuid>.<ext>` and its path inserted; otherwise the clipboard's text
 //! (`wl-paste`, `xclip`, `xsel`) is inserted. Nothing happens when no tool answers. The commands
-//! run off the UI task.
+//! run off the UI task, each with pi's timeout ([`run_clipboard_command`]).
 
-use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use super::app::{App, UiEvent};
+use super::clipboard_command::{DEFAULT_TIMEOUT, LIST_TIMEOUT, TEXT_TIMEOUT, run_clipboard_command};
 use super::host::UiRequest;
 
 const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/webp", "image/gif"];
 
-/// The command's output; `None` when it cannot run or fails (pi's `undefined`).
-fn run(command: &str, args: &[&str]) -> Option<Vec<u8>> {
-    let out = Command::new(command).args(args).stdin(Stdio::null()).stderr(Stdio::null()).output().ok()?;
-    out.status.success().then_some(out.stdout)
+/// The command's output; `None` when it cannot run, fails or times out (pi's `undefined`).
+fn run(command: &str, args: &[&str], timeout: Duration) -> Option<Vec<u8>> {
+    run_clipboard_command(command, args, None, timeout)
 }
 
 fn base(mime: &str) -> String {
@@ -33,11 +33,11 @@ fn preferred(types: &[u8]) -> Option<String> {
 
 /// `Some(None)`: the tool answered without an image; `None`: the tool did not answer.
 fn image_via(list: (&str, &[&str]), get: impl Fn(&str) -> (String, Vec<String>)) -> Option<Option<(Vec<u8>, String)>> {
-    let types = run(list.0, list.1)?;
+    let types = run(list.0, list.1, LIST_TIMEOUT)?;
     let Some(mime) = preferred(&types) else { return Some(None) };
     let (cmd, args) = get(&mime);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let data = run(&cmd, &args)?;
+    let data = run(&cmd, &args, DEFAULT_TIMEOUT)?;
     Some((!data.is_empty()).then(|| (data, base(&mime))))
 }
 
@@ -73,7 +73,7 @@ fn read_text() -> Option<String> {
     }
     commands
         .into_iter()
-        .find_map(|(c, a)| run(c, &a))
+        .find_map(|(c, a)| run(c, &a, TEXT_TIMEOUT))
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .filter(|t| !t.is_empty())
 }

@@ -17,6 +17,7 @@ mod autocomplete;
 mod cache_notice;
 mod changelog;
 mod clipboard;
+mod clipboard_command;
 mod commands;
 mod context_view;
 mod custom_component;

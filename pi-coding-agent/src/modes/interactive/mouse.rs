@@ -73,17 +73,10 @@ fn copy_to_clipboard<T: Terminal>(tui: &mut Tui<T>, text: &str) -> Result<(), St
     })
 }
 
-/// Runs a clipboard tool with `text` on its stdin; whether it succeeded.
+/// Runs a clipboard tool with `text` on its stdin (pi's 5 s timeout); whether it succeeded.
 fn run_clipboard_command(command: &str, args: &[&str], text: &str) -> bool {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let Ok(mut child) =
-        Command::new(command).args(args).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn()
-    else {
-        return false;
-    };
-    let written = child.stdin.take().is_some_and(|mut stdin| stdin.write_all(text.as_bytes()).is_ok());
-    child.wait().is_ok_and(|status| status.success()) && written
+    use super::clipboard_command::{TEXT_TIMEOUT, run_clipboard_command};
+    run_clipboard_command(command, args, Some(text.as_bytes()), TEXT_TIMEOUT).is_some()
 }
 
 /// The mouse gesture state of the fullscreen mode.
