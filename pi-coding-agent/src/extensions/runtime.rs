@@ -185,6 +185,12 @@ impl Runtime {
         *self.mode.read().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Whether what extensions print goes to stderr (every mode but the interactive one, where
+    /// pi's stdout is the terminal the UI draws on).
+    pub(crate) fn forwards_extension_output(&self) -> bool {
+        self.mode().0 != ExtensionMode::Tui
+    }
+
     pub(crate) fn add_listener(&self, listener: ErrorListener) -> u64 {
         let mut next = lock(&self.next_listener);
         *next += 1;
