@@ -25,3 +25,64 @@ fn what_an_extension_prints_goes_to_stderr_and_stdout_stays_clean() {
     assert_eq!(stderr, "log line\nerror line\nraw stdout\nraw stderr\n");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
 }
+
+/// pi's guidance after a missing key (its docs folder; pi-rs links the docs).
+fn login_help() -> String {
+    let docs = pi_coding_agent::cli::DOCS_DIR;
+    format!("Use /login to log into a provider via OAuth or API key. See:\n  {docs}/providers.md\n  {docs}/models.md")
+}
+
+/// An agent dir without any credentials (no models.json, no keys in the environment).
+fn no_credentials() -> Env {
+    let env = Env::new("http://127.0.0.1:9/v1");
+    std::fs::remove_file(env.agent().join("models.json")).expect("models.json");
+    env
+}
+
+#[test]
+fn without_credentials_a_command_runs_and_the_next_prompt_fails_before_it_is_sent() {
+    // pi 1.6.0 (`-p /hello hi`, no credentials): the warning at startup, the command's output,
+    // then the prompt's error; exit 1.
+    let env = no_credentials();
+    let Some(out) = run(&env, &["-p", "/hello", "hi"]) else { return };
+    let help = login_help();
+    let expected = format!(
+        "Warning: No models available. {help}\nlog line\nerror line\nraw stdout\nraw stderr\n\
+         No API key found for the selected model.\n\n{help}\n"
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stderr), expected);
+    assert_eq!(out.status.code(), Some(1));
+    // The command alone succeeds.
+    let Some(out) = run(&env, &["-p", "/hello"]) else { return };
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn a_model_without_a_key_runs_commands_and_fails_a_prompt_with_the_providers_name() {
+    let env = no_credentials();
+    let Some(out) = run(&env, &["--model", "openai/gpt-4o", "-p", "/hello"]) else { return };
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "log line\nerror line\nraw stdout\nraw stderr\n");
+    let Some(out) = run(&env, &["--model", "openai/gpt-4o", "-p", "hi"]) else { return };
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), format!("No API key found for openai.\n\n{}\n", login_help()));
+    // Nothing was sent, so the session holds no user message (pi throws before the run).
+    let messages: Vec<String> = env
+        .session_files()
+        .iter()
+        .flat_map(|f| std::fs::read_to_string(f).unwrap_or_default().lines().map(str::to_owned).collect::<Vec<_>>())
+        .filter(|l| l.contains("\"type\":\"message\""))
+        .collect();
+    assert!(messages.is_empty(), "{messages:?}");
+}
+
+#[test]
+fn json_mode_writes_no_agent_settled_for_a_command() {
+    // pi 1.6.0 `--mode json /hello`: the session header alone (no run, so no `agent_settled`).
+    let env = Env::new("http://127.0.0.1:9/v1");
+    let Some(out) = run(&env, &["--model", "local/smollm2-135m", "--mode", "json", "/hello"]) else { return };
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines = cli_support::json_lines(&String::from_utf8_lossy(&out.stdout));
+    let kinds: Vec<&str> = lines.iter().filter_map(|l| l["type"].as_str()).collect();
+    assert_eq!(kinds, ["session"]);
+}

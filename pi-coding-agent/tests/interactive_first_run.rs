@@ -66,6 +66,19 @@ fn a_terminal_without_credentials_opens_on_the_placeholder_model_and_logs_in() {
 }
 
 #[test]
+fn a_model_without_a_key_opens_and_its_prompt_is_refused_as_in_the_reference() {
+    let env = first_run_env();
+    let mut pty = Pty::spawn_with(&env, &["--model", "openai/gpt-4o"], &[]);
+    pty.wait_for("the footer", |s| s.contains("gpt-4o"));
+    type_keys(&mut pty, &["hello", "Enter"]);
+    let failed = pty.wait_for("the error", |s| s.contains("Error: No API key found"));
+    let theirs = reference("keyless_model_prompt.txt");
+    assert_eq!(block(&failed, "Error: No API key found", 5), block(&theirs, "Error: No API key found", 5));
+    assert!(!failed.lines().any(|l| l.trim() == "hello"), "the prompt is not drawn: {failed}");
+    pty.quit();
+}
+
+#[test]
 fn print_mode_without_credentials_still_fails_at_once() {
     let env = first_run_env();
     let out = env.pi().args(["-p", "hi"]).output().expect("run pi");

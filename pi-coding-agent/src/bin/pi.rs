@@ -13,7 +13,9 @@ use pi_coding_agent::cli::list_models::render_model_list;
 use pi_coding_agent::cli::logging::{LogTarget, init_logging};
 use pi_coding_agent::cli::registry::CliRegistry;
 use pi_coding_agent::cli::session_select::{SessionStop, choose_session, validate_session_flags};
-use pi_coding_agent::cli::startup_model::{StartupModel, StartupModelInputs, StartupStop, choose_startup_model};
+use pi_coding_agent::cli::startup_model::{
+    StartupModel, StartupModelInputs, StartupStop, choose_startup_model, prompt_auth_check,
+};
 use pi_coding_agent::cli::{HELP, VERSION, no_models_message};
 use pi_coding_agent::extensions::FlagValue as ExtFlagValue;
 use pi_coding_agent::modes::rpc::RpcContext;
@@ -277,6 +279,11 @@ async fn run(mut args: Args) -> Result<i32> {
         has_existing_session,
         opens_interactive: interactive,
     };
+    let auth_check = prompt_auth_check(
+        registry.clone(),
+        args.api_key.is_some(),
+        (startup_inputs.local_provider.0.clone(), startup_inputs.local_provider.1),
+    );
     let startup_cell: StartupCell = Default::default();
     let cell = startup_cell.clone();
     let model_resolver: ModelResolver = Box::new(move |extension_models| {
@@ -390,6 +397,9 @@ async fn run(mut args: Args) -> Result<i32> {
     }
     let mut startup_warnings = chosen.startup_warnings.clone();
     let session = created.session;
+    // pi checks the model's credentials when a prompt is about to be sent, not at startup: an
+    // extension's command runs without them.
+    session.set_prompt_auth_check(auth_check);
     // pi's "Could not restore model p/m. Using p2/m2", a startup diagnostic in every mode.
     if let Some(message) = session.model_fallback_message() {
         if interactive {
@@ -672,10 +682,8 @@ type StartupCell = std::sync::Arc<std::sync::Mutex<Option<Result<StartupModel, S
 
 /// Prints why pi stops before the session starts; the exit status.
 fn report_stop(stop: StartupStop) -> i32 {
-    match stop {
-        StartupStop::Fail(message) => eprintln!("Error: {message}"),
-        StartupStop::Lines(lines) => lines.iter().for_each(|l| eprintln!("{l}")),
-    }
+    let StartupStop::Fail(message) = stop;
+    eprintln!("Error: {message}");
     1
 }
 

@@ -10,6 +10,7 @@ use super::model_resolver::{CliModelRequest, resolve_cli_model};
 use super::model_scope::{ModelScope, resolve_model_scope};
 use super::registry::CliRegistry;
 use super::{no_api_key_message, no_models_message};
+use crate::sdk::PromptAuthCheck;
 use crate::sdk::default_models::{initial_available_model, is_unknown_model, unknown_model};
 use crate::sdk::model_choice::ModelChoice;
 
@@ -60,12 +61,30 @@ pub struct StartupModel {
 pub enum StartupStop {
     /// `Error: <message>`, exit 1.
     Fail(String),
-    /// These stderr lines as they are, exit 1.
-    Lines(Vec<String>),
 }
 
 fn same(a: &Model, b: &Model) -> bool {
     a.provider == b.provider && a.id == b.id
+}
+
+/// The check every prompt passes before it reaches the model, in every mode (pi's preflight, see
+/// [`PromptAuthCheck`]): the placeholder model fails with `No API key found for the selected
+/// model.`, a model whose provider has no configured credentials with `No API key found for
+/// <provider>.` (each with pi's login guidance), unless `--api-key` gave one or the local
+/// provider (`local_provider`: its id and whether it has credentials) is ready.
+pub fn prompt_auth_check(
+    registry: CliRegistry,
+    inline_api_key: bool,
+    local_provider: (String, bool),
+) -> PromptAuthCheck {
+    std::sync::Arc::new(move |model: &Model| {
+        if is_unknown_model(model) {
+            return Some(no_api_key_message(None));
+        }
+        let local_ready = local_provider.1 && model.provider == local_provider.0;
+        let authed = inline_api_key || local_ready || registry.has_auth(&model.provider);
+        (!authed).then(|| no_api_key_message(Some(&model.provider)))
+    })
 }
 
 /// Chooses the startup model from the catalog and `extension_models`.
@@ -134,22 +153,15 @@ pub fn choose_startup_model(
             .or_else(|| initial_available_model(&available.iter().collect::<Vec<_>>()).cloned());
     }
     if explicit.is_none() && fallback.is_none() {
-        if !inputs.opens_interactive {
-            return Err(StartupStop::Lines(vec![
-                format!("Warning: {}", no_models_message()),
-                no_api_key_message(None),
-            ]));
+        // pi starts on its placeholder model and warns (on stderr, or on the interactive screen);
+        // a prompt then fails with "No API key found for the selected model." while an
+        // extension's command still runs ([`prompt_auth_check`]).
+        if inputs.opens_interactive {
+            out.startup_warnings.push(no_models_message());
+        } else {
+            out.warnings.push(no_models_message());
         }
-        // In a terminal pi opens the interactive screen on its placeholder and warns there.
-        out.startup_warnings.push(no_models_message());
         fallback = Some(unknown_model());
-    }
-    if let Some(model) = explicit.as_ref().or(fallback.as_ref()) {
-        let local_ready = inputs.local_provider.1 && model.provider == inputs.local_provider.0;
-        let authed = registry.has_auth(&model.provider) || ext_provider(&model.provider);
-        if !inputs.inline_api_key && !authed && !local_ready && !is_unknown_model(model) {
-            return Err(StartupStop::Lines(vec![no_api_key_message(Some(&model.provider))]));
-        }
     }
     out.choice =
         ModelChoice { model: explicit, fallback, thinking_level: thinking.as_deref().and_then(ThinkingLevel::parse) };

@@ -14,6 +14,12 @@ pub async fn run_json(session: &AgentSession, initial: Option<(String, PromptOpt
     let encoder = Arc::new(Mutex::new(JsonEventEncoder::new()));
     let enc = encoder.clone();
     let _sub = session.subscribe(move |event| {
+        // pi's `agent_settled` follows a run (a prompt's, or one an extension started), not a
+        // prompt an extension command or an `input` handler took.
+        if let crate::sdk::SessionEvent::AgentSettled { aborted } = event {
+            write_record(&agent_settled(*aborted));
+            return;
+        }
         let record = enc.lock().unwrap_or_else(|e| e.into_inner()).encode(event);
         if let Some(record) = record {
             write_record(&record);
@@ -31,15 +37,6 @@ pub async fn run_json(session: &AgentSession, initial: Option<(String, PromptOpt
             report_persist_error(session);
             return 1;
         }
-        write_record(&agent_settled(last_aborted(session)));
     }
     if report_persist_error(session) { 1 } else { 0 }
-}
-
-/// Whether the last assistant message was aborted.
-pub fn last_aborted(session: &AgentSession) -> bool {
-    session.messages().iter().rev().find_map(|m| match m {
-        pi_agent_core::AgentMessage::Assistant(a) => Some(a.stop_reason == pi_ai::StopReason::Aborted),
-        _ => None,
-    }) == Some(true)
 }

@@ -69,9 +69,9 @@ pub use prompt_templates::{PromptTemplate, expand_prompt_template, parse_command
 pub use resources::{DefaultResourceLoader, LoadedResources, ResourceError};
 pub use session::{
     AgentSession, BashResult, CompactOutcome, CompactionEnd, CompactionReason, ContextUsage, ExtensionTheme,
-    ForkMessage, ForkOutcome, NavigateTreeOptions, NavigateTreeOutcome, PreflightCallback, PromptDisposition,
-    PromptOptions, QueueDisposition, RetrySettings, SessionEvent, SessionSettings, SessionStats, ShellSettings,
-    SwitchOutcome, TokenStats, extension_themes, is_context_overflow, is_retryable_assistant_error,
+    ForkMessage, ForkOutcome, NavigateTreeOptions, NavigateTreeOutcome, PreflightCallback, PromptAuthCheck,
+    PromptDisposition, PromptOptions, QueueDisposition, RetrySettings, SessionEvent, SessionSettings, SessionStats,
+    ShellSettings, SwitchOutcome, TokenStats, extension_themes, is_context_overflow, is_retryable_assistant_error,
 };
 pub use skills::{Skill, SkillReader, format_skills_for_prompt};
 pub use system_prompt::{ContextFile, SystemPromptOptions};

@@ -59,7 +59,7 @@ pub(crate) use loadout::hide_declarations;
 pub use messages::QueueDisposition;
 pub(crate) use messages::custom_message;
 pub(crate) use nested::NestedCall;
-pub use prompt::{PreflightCallback, PromptDisposition, PromptOptions};
+pub use prompt::{PreflightCallback, PromptAuthCheck, PromptDisposition, PromptOptions};
 pub use provider_errors::{is_context_overflow, is_retryable_assistant_error};
 pub use settings::{RetrySettings, SessionSettings, ShellSettings};
 pub use stats::{ContextUsage, SessionStats, TokenStats};
@@ -195,6 +195,8 @@ pub(crate) struct SessionShared {
     pub(crate) shutdown_handler: Mutex<Option<Arc<dyn Fn() + Send + Sync>>>,
     /// Theme files `resources_discover` handlers returned (see `discover.rs`).
     pub(crate) extension_themes: Mutex<Vec<std::path::PathBuf>>,
+    /// Whether a prompt may go to the current model (see [`PromptAuthCheck`]).
+    pub(crate) prompt_auth: Mutex<Option<PromptAuthCheck>>,
 }
 
 /// The server-requested delay of the last failed 429/503 response, recorded by the
@@ -278,6 +280,7 @@ impl SessionShared {
             agent: std::sync::OnceLock::new(),
             shutdown_handler: Mutex::new(None),
             extension_themes: Mutex::new(Vec::new()),
+            prompt_auth: Mutex::new(None),
         }
     }
 

@@ -16,6 +16,12 @@ use crate::messages::{CodingAgentMessage, CodingMessage, CustomRoleMessage};
 use crate::sdk::error::SdkError;
 use crate::sdk::system_prompt::{build_system_prompt, build_system_prompt_message, diff_system_prompt_sections};
 
+/// Asked before a prompt goes to the model (pi's preflight `hasConfiguredAuth || checkAuth`):
+/// the message the prompt fails with when the model has no credentials (pi's `No API key found
+/// for <provider>.` with its login guidance), `None` when it may go. Models of providers
+/// extensions registered with configured auth, and virtual models, are not asked about.
+pub type PromptAuthCheck = Arc<dyn Fn(&pi_ai::Model) -> Option<String> + Send + Sync>;
+
 /// What a prompt's preflight decided (pi's `preflightResult` dispositions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PromptDisposition {
@@ -144,7 +150,29 @@ impl AgentSession {
             PreflightCallback::call(preflight, PromptDisposition::Queued);
             return Ok(());
         }
+        if let Some(message) = self.prompt_auth_failure() {
+            return Err(SdkError::Failed(message));
+        }
         self.start_run_with(RunTrigger::User { text, images }, preflight).await
+    }
+
+    /// Installs the check a prompt passes before it reaches the model (see [`PromptAuthCheck`]);
+    /// without one, every prompt is sent and a missing key fails the request itself.
+    pub fn set_prompt_auth_check(&self, check: PromptAuthCheck) {
+        *lock(&self.shared.prompt_auth) = Some(check);
+    }
+
+    /// Why a prompt cannot go to the current model, if it cannot.
+    fn prompt_auth_failure(&self) -> Option<String> {
+        let check = lock(&self.shared.prompt_auth).clone()?;
+        let model = self.model();
+        if let Some(runner) = &self.shared.runner {
+            let virtual_model = runner.virtual_models().iter().any(|v| v.model.provider == model.provider);
+            if virtual_model || runner.available_registered_providers().iter().any(|p| p.name == model.provider) {
+                return None;
+            }
+        }
+        check(&model)
     }
 
     /// Sends several messages as one prompt (they may include system messages that patch the
