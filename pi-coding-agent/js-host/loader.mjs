@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process";
 import { rpc, errorMessage } from "./rpc.mjs";
 import { bus } from "./bus.mjs";
 import { validateProvider } from "./provider-validate.mjs";
+import { noteRegistration, noteUnregistration } from "./model_registry.mjs";
 
 /** A native pi-ai Provider as a registration's config: its name, base URL, models and API. */
 function nativeConfig(provider) {
@@ -302,12 +303,14 @@ function createApi(ext, cwd) {
 				sent = { ...sent, oauth: { ...cfg.oauth, modifyModels: true } };
 			}
 			change("pi.registerProvider", { name, config: sent });
+			if (state().bound) noteRegistration(name, cfg);
 		},
 		unregisterProvider(name) {
 			ext.providerStreams?.delete(name);
 			ext.providerOAuth?.delete(name);
 			ext.providerRefresh?.delete(name);
 			change("pi.unregisterProvider", { name });
+			if (state().bound) noteUnregistration(name, state().providerBases?.builtinIds);
 		},
 		registerMcpServer(name, config) {
 			change("pi.registerMcpServer", { name, config });

@@ -36,6 +36,76 @@ export async function syncModelRegistry(snapshot) {
 }
 
 const key = (model) => `${model.provider}/${model.id}`;
+
+/** The variables a configured value names (`$NAME`, `${NAME}`; `$$` and `$!` escape), none for a `!command`. */
+function configEnvNames(value) {
+	if (value.startsWith("!")) return [];
+	const names = [];
+	for (const match of value.matchAll(/\$(\$|!|\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g)) {
+		const name = match[2] ?? match[3];
+		if (name && !names.includes(name)) names.push(name);
+	}
+	return names;
+}
+
+/** Whether a registration's own `apiKey` configures auth (pi's `hasConfiguredAuth`): a command
+ * counts without running, variables only when set; `undefined` when it has none. */
+function configuredKey(config) {
+	if (typeof config?.apiKey !== "string") return undefined;
+	return configEnvNames(config.apiKey).every((name) => Boolean(process.env[name]));
+}
+
+/** pi registers a provider at once when the session is bound, so the registry shows it in the
+ * same handler: the copy takes its models as pi's `applyExtension` makes them (definitions with
+ * their api, provider and baseUrl, defaults from the provider's current models) until pi-rs's
+ * next snapshot replaces it. */
+export function noteRegistration(name, config) {
+	if (!cache || typeof name !== "string" || !config) return;
+	const existing = models().filter((m) => m.provider === name);
+	let added = existing;
+	if (Array.isArray(config.models)) {
+		added = config.models.map((definition) => {
+			const kind = typeOf(definition);
+			const same = existing.filter((m) => typeOf(m) === kind);
+			const found =
+				same.find((m) => m.id === definition.id) ??
+				(definition.api ? same.find((m) => m.api === definition.api) : undefined) ??
+				(kind === "chat" ? same.find((m) => m.api === "openai-completions") : undefined) ??
+				same[0];
+			const api = definition.api ?? (kind === "chat" ? config.api : undefined) ?? found?.api;
+			return { ...definition, api, provider: name, baseUrl: definition.baseUrl ?? config.baseUrl ?? found?.baseUrl };
+		});
+	} else if (config.baseUrl) {
+		added = existing.map((m) => ({ ...m, baseUrl: config.baseUrl }));
+	}
+	const wasAvailable = existing.some((m) => cache.available.has(key(m)));
+	const available = configuredKey(config) ?? (config.oauth ? false : wasAvailable);
+	for (const m of existing) cache.available.delete(key(m));
+	cache.models = [...models().filter((m) => m.provider !== name), ...JSON.parse(JSON.stringify(added))];
+	if (available) for (const m of added) cache.available.add(key(m));
+	const info = cache.providers[name] ?? {};
+	cache.providers[name] = {
+		...info,
+		name: config.name ?? info.name ?? name,
+		registered: true,
+		config: JSON.parse(JSON.stringify(config)),
+		status: available ? { configured: true, source: "configured API key" } : (info.status ?? { configured: false }),
+	};
+}
+
+/** `unregisterProvider` in a bound session: a provider only an extension defined leaves the copy
+ * at once (a built-in one keeps its models until pi-rs's next snapshot restores them). */
+export function noteUnregistration(name, builtinIds) {
+	if (!cache?.providers?.[name]?.registered) return;
+	if ((builtinIds ?? []).includes(name)) {
+		cache.providers[name] = { ...cache.providers[name], registered: false, config: undefined };
+		return;
+	}
+	for (const m of models().filter((m) => m.provider === name)) cache.available.delete(key(m));
+	cache.models = models().filter((m) => m.provider !== name);
+	delete cache.providers[name];
+}
+
 const models = () => cache?.models ?? [];
 const typeOf = (model) => model.type ?? "chat";
 
@@ -207,11 +277,13 @@ export function modelRegistry(extensionPath) {
 			const name = typeof providerOrName === "string" ? providerOrName : providerOrName?.id;
 			if (typeof providerOrName === "string" && !config) throw new Error("Provider config is required when registering by name");
 			validateProvider(name, config ?? providerOrName, rpc.state.providerBases);
+			noteRegistration(name, config ?? providerOrName);
 			void call("pi.registerProvider", { name, config: config ?? providerOrName }).then(() => {
 				cachedVersion = undefined;
 			});
 		},
 		unregisterProvider: (name) => {
+			noteUnregistration(name, rpc.state.providerBases?.builtinIds);
 			void call("pi.unregisterProvider", { name }).then(() => {
 				cachedVersion = undefined;
 			});

@@ -1,7 +1,17 @@
-// JSON-RPC lines on the real stdout; everything an extension prints goes to stderr, so a stray
-// console.log can never corrupt the protocol.
+// JSON-RPC lines on the real stdout. Everything an extension prints (its stdout and stderr
+// writes, console.*) travels as a `host.output` notification, so a stray console.log can never
+// corrupt the protocol and pi-rs shows it in order with the rest (pi's stdout takeover sends it to
+// stderr outside the interactive mode). Node's own messages (a crash's trace) stay on stderr.
 const writeOut = process.stdout.write.bind(process.stdout);
-process.stdout.write = (chunk, encoding, callback) => process.stderr.write(chunk, encoding, callback);
+function printed(chunk, encoding, callback) {
+	const done = typeof encoding === "function" ? encoding : callback;
+	const text = typeof chunk === "string" ? chunk : Buffer.from(chunk).toString(typeof encoding === "string" ? encoding : "utf8");
+	if (text.length > 0) writeOut(`${JSON.stringify({ jsonrpc: "2.0", method: "host.output", params: { text } })}\n`);
+	if (typeof done === "function") process.nextTick(done);
+	return true;
+}
+process.stdout.write = printed;
+process.stderr.write = printed;
 for (const name of ["log", "info", "debug", "dir", "table"]) {
 	const original = console.error.bind(console);
 	console[name] = (...args) => original(...args);

@@ -86,3 +86,13 @@ fn json_mode_writes_no_agent_settled_for_a_command() {
     let kinds: Vec<&str> = lines.iter().filter_map(|l| l["type"].as_str()).collect();
     assert_eq!(kinds, ["session"]);
 }
+
+#[test]
+fn a_provider_registered_in_a_handler_is_in_the_registry_at_once() {
+    // pi 1.6.0 printed {"before":0,"after":1,"find":"pm"}: `pi.registerProvider` in a bound
+    // session changes `ctx.modelRegistry` before the handler's next line.
+    let env = Env::new("http://127.0.0.1:9/v1");
+    let Some(out) = run(&env, &["--model", "local/smollm2-135m", "-p", "/probe"]) else { return };
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "{\"before\":0,\"after\":1,\"find\":\"pm\"}\n");
+}

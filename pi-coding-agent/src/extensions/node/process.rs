@@ -3,7 +3,7 @@
 //! waiters and runs the host's calls (`pi.*`, `ui.*`, `ctx.*`) on the session's tokio runtime.
 
 use std::collections::{HashMap, VecDeque};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -77,7 +77,7 @@ impl Connection {
             bridge: Default::default(),
         });
         let tail = Arc::new(Mutex::new(VecDeque::new()));
-        spawn_stderr(stderr, tail.clone(), runtime.clone());
+        spawn_stderr(stderr, tail.clone());
         let reader = Reader { conn: Arc::downgrade(&conn), runtime, handle, tail };
         std::thread::Builder::new().name("pi-js-host-reader".into()).spawn(move || reader.run(stdout))?;
         Ok(conn)
@@ -185,52 +185,24 @@ impl Drop for Connection {
     }
 }
 
-/// Reads what the host's extensions print (their stdout and stderr both arrive here: the host
-/// keeps its stdout for the protocol). As pi, which takes over stdout outside the interactive
-/// mode, it goes to pi-rs's stderr in print, json and rpc modes, chunk by chunk as written; in the
-/// interactive mode it would garble the screen, so it goes to the log (`PI_LOG=debug`). The last
-/// lines are kept for the message of a host that dies.
-fn spawn_stderr(mut stderr: std::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>, runtime: Weak<Runtime>) {
+/// Node's own stderr (a crash's trace, a warning): logged, the last lines kept for the message of
+/// a host that dies. What extensions print arrives over the protocol ([`OUTPUT_METHOD`]).
+fn spawn_stderr(stderr: std::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
     let _ = std::thread::Builder::new().name("pi-js-host-stderr".into()).spawn(move || {
-        let mut buf = [0u8; 8192];
-        let mut line = Vec::new();
-        loop {
-            let n = match stderr.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => n,
-            };
-            let chunk = &buf[..n];
-            let forward = runtime.upgrade().is_some_and(|r| r.forwards_extension_output());
-            if forward {
-                let mut out = std::io::stderr().lock();
-                let _ = out.write_all(chunk).and_then(|()| out.flush());
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            tracing::debug!(target: "pi_coding_agent::extensions::node", "{line}");
+            let mut tail = lock(&tail);
+            if tail.len() == 5 {
+                tail.pop_front();
             }
-            for part in chunk.split_inclusive(|b| *b == b'\n') {
-                line.extend_from_slice(part);
-                if line.last() == Some(&b'\n') {
-                    keep_line(&tail, &mut line, forward);
-                }
-            }
-        }
-        if !line.is_empty() {
-            keep_line(&tail, &mut line, runtime.upgrade().is_some_and(|r| r.forwards_extension_output()));
+            tail.push_back(line);
         }
     });
 }
 
-/// One finished line of extension output: logged unless it was forwarded, kept in the tail.
-fn keep_line(tail: &Mutex<VecDeque<String>>, line: &mut Vec<u8>, forwarded: bool) {
-    let text = String::from_utf8_lossy(line).trim_end_matches(['\n', '\r']).to_owned();
-    line.clear();
-    if !forwarded {
-        tracing::debug!(target: "pi_coding_agent::extensions::node", "{text}");
-    }
-    let mut tail = lock(tail);
-    if tail.len() == 5 {
-        tail.pop_front();
-    }
-    tail.push_back(text);
-}
+/// The host's notification carrying what an extension printed (its stdout and stderr writes).
+const OUTPUT_METHOD: &str = "host.output";
 
 /// Session actions that answer without waiting (synchronous in pi-rs).
 const IMMEDIATE_ACTIONS: &[&str] = &[
@@ -267,6 +239,29 @@ struct Reader {
 }
 
 impl Reader {
+    /// What an extension printed (`{"text": …}`): as pi, which takes over stdout outside the
+    /// interactive mode, it goes to stderr in print, json and rpc modes, in the order it was
+    /// printed relative to everything else the host sends; in the interactive mode it would garble
+    /// the screen, so it goes to the log (`PI_LOG=debug`).
+    fn output(&self, params: &Value) {
+        let Some(text) = params.get("text").and_then(Value::as_str) else { return };
+        {
+            let mut tail = lock(&self.tail);
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                if tail.len() == 5 {
+                    tail.pop_front();
+                }
+                tail.push_back(line.to_owned());
+            }
+        }
+        if self.runtime.upgrade().is_some_and(|r| r.forwards_extension_output()) {
+            let mut err = std::io::stderr().lock();
+            let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
+        } else {
+            tracing::debug!(target: "pi_coding_agent::extensions::node", "{}", text.trim_end());
+        }
+    }
+
     fn report(&self, event: &str, error: String) {
         if let Some(runtime) = self.runtime.upgrade() {
             runtime.report(ExtensionError::new(HOST_PATH, event, error));
@@ -282,6 +277,9 @@ impl Reader {
             let Some(conn) = self.conn.upgrade() else { return };
             match protocol::parse_line(&line) {
                 Err(error) => self.report("protocol", error),
+                Ok(Incoming::Call { id: None, method, params }) if method == OUTPUT_METHOD => {
+                    self.output(&params);
+                }
                 Ok(Incoming::Response { id, outcome }) => {
                     let waiter = lock(&conn.pending).remove(&id);
                     if let Some(waiter) = waiter {
