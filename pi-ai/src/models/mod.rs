@@ -24,7 +24,8 @@ pub use compose::{apply_model_override, apply_model_overrides, apply_models_json
 pub use config::{ModelsConfig, ModelsConfigError, ProviderConfig, ProviderError, ProviderErrors};
 pub use config_schema::{SchemaError, schema_errors};
 pub use config_value::{
-    config_value_env_names, is_command_config_value, resolve_config_value, resolve_config_value_with,
+    config_value_env_names, is_command_config_value, resolve_config_value, resolve_config_value_or_err,
+    resolve_config_value_with,
 };
 pub use cost::calculate_cost;
 pub use env::{ANTHROPIC_AUTH_TOKEN_ENV, env_api_key, env_api_key_vars, env_api_key_with};

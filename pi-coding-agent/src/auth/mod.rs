@@ -4,6 +4,7 @@
 //! environment) or, with models.json too, [`ModelRegistry::api_key`].
 
 pub mod cloud_logins;
+mod configured_headers;
 mod credential;
 pub mod guidance;
 pub mod lock;

@@ -13,7 +13,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use pi_agent_core::StreamFn;
-use pi_ai::models::{ModelsConfig, ModelsConfigError, env_api_key, resolve_config_value};
+use pi_ai::models::{ModelsConfig, env_api_key, resolve_config_value};
+
+use crate::auth::RegistryError;
 use pi_ai::registry::{Models, ProviderAuth, ProviderEntry};
 use pi_ai::{Context, Model};
 
@@ -77,8 +79,8 @@ impl ModelRegistry {
     /// Loads the catalog and `<agent_dir>/models.json` (a missing file is fine) with the agent
     /// dir's stored credentials ([`StoredCredentials`]: auth.json, models.json keys, environment).
     /// A broken models.json is returned as the error beside a registry of the built-in catalog
-    /// only.
-    pub fn load(agent_dir: &Path) -> (Self, Option<ModelsConfigError>) {
+    /// only; entries that cannot be composed, beside a registry without them.
+    pub fn load(agent_dir: &Path) -> (Self, Option<RegistryError>) {
         let stored = crate::auth::ModelRegistry::load(agent_dir);
         let (mut registry, error) = Self::load_with(agent_dir, Arc::new(StoredCredentials(stored.clone())));
         registry.stored = Some(stored);
@@ -86,26 +88,24 @@ impl ModelRegistry {
     }
 
     /// [`ModelRegistry::load`] with another credential source.
-    pub fn load_with(agent_dir: &Path, credentials: Arc<dyn CredentialSource>) -> (Self, Option<ModelsConfigError>) {
+    pub fn load_with(agent_dir: &Path, credentials: Arc<dyn CredentialSource>) -> (Self, Option<RegistryError>) {
         let mut catalog = pi_ai::models::builtin_catalog_owned();
-        let path = agent_dir.join("models.json");
         let mut keys = HashMap::new();
-        let mut error = None;
-        if path.is_file() {
-            match ModelsConfig::load(&path).and_then(|c| c.apply(&mut catalog).map(|()| c)) {
-                Ok(config) => {
-                    for (id, provider) in &config.providers {
-                        if let Some(key) = provider.api_key.as_deref().and_then(resolve_config_value) {
-                            keys.insert(id.clone(), key);
-                        }
+        let error = match ModelsConfig::load(agent_dir.join("models.json")) {
+            Ok(config) => {
+                let failed = config.apply(&mut catalog).err();
+                for (id, provider) in &config.providers {
+                    if failed.as_ref().is_some_and(|f| f.contains(id)) {
+                        continue;
+                    }
+                    if let Some(key) = provider.api_key.as_deref().and_then(resolve_config_value) {
+                        keys.insert(id.clone(), key);
                     }
                 }
-                Err(e) => {
-                    catalog = pi_ai::models::builtin_catalog_owned();
-                    error = Some(e);
-                }
+                failed.map(RegistryError::from)
             }
-        }
+            Err(e) => Some(RegistryError::from(e)),
+        };
         let mut models = Models::new();
         for api in pi_ai::providers::http_apis() {
             models.register_api(api);
