@@ -3,7 +3,8 @@
 //! that fail composition (reported per provider, the others applied), a schema-invalid and an
 //! unparsable file, pi's merges; `pi -p` against a local server on 127.0.0.1 that records the
 //! request headers (a provider's `headers`, resolved like `apiKey`, a model's own, `authHeader`,
-//! with and without `--api-key`, for a custom provider and the built-in `openai`) and the errors
+//! with and without `--api-key`, for a custom provider and the built-in `openai`; a built-in model's
+//! own headers win over the provider's) and the errors
 //! of unresolvable header values. Exit code, stdout, stderr and the headers pi sets are compared.
 //!
 //! Normalised: the docs folder (pi-rs names the docs on GitHub), the agent dir and the port; the
@@ -67,14 +68,27 @@ fn header_server() -> (u16, Recorded) {
     (port, recorded)
 }
 
-/// The headers models.json decides: `authorization` and `x-…` ones other than the SDKs' own.
+/// Headers of the transport and of the OpenAI SDK pi uses, which models.json does not decide.
+const TRANSPORT: [&str; 11] = [
+    "host",
+    "connection",
+    "content-length",
+    "content-type",
+    "accept",
+    "accept-encoding",
+    "accept-language",
+    "sec-fetch-mode",
+    "user-agent",
+    "x-client-request-id",
+    "session-id",
+];
+
+/// The headers models.json decides (every header but the transport's and the SDK's), sorted.
 fn configured(headers: &[(String, String)]) -> Vec<(String, String)> {
     let mut kept: Vec<(String, String)> = headers
         .iter()
         .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
-        .filter(|(k, _)| {
-            k == "authorization" || (k.starts_with("x-") && !k.starts_with("x-stainless") && k != "x-client-request-id")
-        })
+        .filter(|(k, _)| !TRANSPORT.contains(&k.as_str()) && !k.starts_with("x-stainless"))
         .collect();
     kept.sort();
     kept
@@ -126,6 +140,7 @@ fn run_case(case: &Value) {
         .env("PI_OFFLINE", "1")
         .env("PI_MJ_TEST", "envv")
         .env_remove("OPENAI_API_KEY")
+        .env_remove("NVIDIA_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("PI_CODING_AGENT_SESSION_DIR")
         .stdin(Stdio::null())

@@ -54,19 +54,29 @@ pub(crate) fn with_configured_headers(
     Ok(auth)
 }
 
-/// The request options with the model's configured headers (pi's `resolveConfiguredModelHeaders`)
-/// before the caller's own, which win (names compared without case, as pi's `mergeHeaders`).
+/// The request options of a provider with a models.json entry: the model's own headers (which in
+/// pi win over the provider's auth and configured headers), then its configured headers (pi's
+/// `resolveConfiguredModelHeaders`), before the caller's own, which win (names compared without
+/// case, as pi's `mergeHeaders`).
 pub(crate) fn with_model_headers(
     config: Option<&ProviderConfig>,
     model: &Model,
     mut options: StreamOptions,
 ) -> Result<StreamOptions, String> {
+    let Some(config) = config else { return Ok(options) };
     let chat = model.model_type.as_deref().is_none_or(|t| t == "chat");
-    let Some(headers) = config.filter(|_| chat).and_then(|c| c.model_headers(&model.id)) else { return Ok(options) };
-    let env = options.env.clone();
-    let lookup = |n: &str| env.as_ref().and_then(|e| e.get(n).cloned());
-    let description = format!("model \"{}/{}\"", model.provider, model.id);
-    let mut merged: Vec<(String, Option<String>)> = resolve_headers(&headers, &description, &lookup)?
+    let own = model.headers.iter().flatten().filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())));
+    let mut headers: Vec<(String, String)> = own.collect();
+    if let Some(configured) = config.model_headers(&model.id).filter(|_| chat) {
+        let env = options.env.clone();
+        let lookup = |n: &str| env.as_ref().and_then(|e| e.get(n).cloned());
+        let description = format!("model \"{}/{}\"", model.provider, model.id);
+        for (name, value) in resolve_headers(&configured, &description, &lookup)? {
+            headers.retain(|(k, _)| !k.eq_ignore_ascii_case(&name));
+            headers.push((name, value));
+        }
+    }
+    let mut merged: Vec<(String, Option<String>)> = headers
         .into_iter()
         .filter(|(name, _)| !options.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name)))
         .map(|(name, value)| (name, Some(value)))
