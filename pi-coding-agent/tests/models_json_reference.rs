@@ -5,7 +5,9 @@
 //! request headers (a provider's `headers`, resolved like `apiKey`, a model's own, `authHeader`,
 //! with and without `--api-key`, for a custom provider and the built-in `openai`; a built-in model's
 //! own headers win over the provider's) and the errors
-//! of unresolvable header values. Exit code, stdout, stderr and the headers pi sets are compared.
+//! of unresolvable header values; a provider's `compat` over its built-in models, a model
+//! override's `compat`, a custom model in a built-in provider. Exit code, stdout, stderr, the
+//! headers pi sets and each request body's top-level keys (which `compat` decides) are compared.
 //!
 //! Normalised: the docs folder (pi-rs names the docs on GitHub), the agent dir and the port; the
 //! JSON parser's own message; pi's extra `Warning: No models available …` printed before the
@@ -22,9 +24,10 @@ use serde_json::Value;
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/models_json");
 const OUR_DOCS: &str = "https://github.com/earendil-works/pi/blob/main/packages/coding-agent/docs";
 
-type Recorded = Arc<Mutex<Vec<Vec<(String, String)>>>>;
+/// Each request's headers and its body's sorted top-level keys.
+type Recorded = Arc<Mutex<Vec<(Vec<(String, String)>, Vec<String>)>>>;
 
-/// A server on 127.0.0.1 that records each request's headers and answers 400, as
+/// A server on 127.0.0.1 that records each request's headers and body keys and answers 400, as
 /// `header_server.py` does for the reference.
 fn header_server() -> (u16, Recorded) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -56,7 +59,10 @@ fn header_server() -> (u16, Recorded) {
             }
             let mut body = vec![0; length];
             let _ = reader.read_exact(&mut body);
-            sink.lock().expect("lock").push(headers);
+            let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let mut keys: Vec<String> = body.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+            keys.sort();
+            sink.lock().expect("lock").push((headers, keys));
             let body = r#"{"error":{"message":"recorded"}}"#;
             let response = format!(
                 "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
@@ -141,6 +147,7 @@ fn run_case(case: &Value) {
         .env("PI_MJ_TEST", "envv")
         .env_remove("OPENAI_API_KEY")
         .env_remove("NVIDIA_API_KEY")
+        .env_remove("GROQ_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("PI_CODING_AGENT_SESSION_DIR")
         .stdin(Stdio::null())
@@ -163,8 +170,13 @@ fn run_case(case: &Value) {
         .map(|l| serde_json::from_str::<Vec<(String, String)>>(l).expect("recorded headers"))
         .map(|h| configured(&h))
         .collect();
-    let got: Vec<Vec<(String, String)>> = recorded.lock().expect("lock").iter().map(|h| configured(h)).collect();
+    let recorded = recorded.lock().expect("lock").clone();
+    let got: Vec<Vec<(String, String)>> = recorded.iter().map(|(h, _)| configured(h)).collect();
     assert_eq!(got, expected, "{name}: request headers");
+    let expected_keys: Vec<Vec<String>> =
+        read(name, "body_keys").lines().map(|l| serde_json::from_str(l).expect("recorded body keys")).collect();
+    let got_keys: Vec<Vec<String>> = recorded.into_iter().map(|(_, keys)| keys).collect();
+    assert_eq!(got_keys, expected_keys, "{name}: request body keys");
 }
 
 #[test]
