@@ -68,6 +68,21 @@ pub enum RegistryError {
     /// auth.json is broken; no stored credential is used, and the file is left as it is.
     #[error("Availability refresh: {0}")]
     Auth(#[from] AuthError),
+    /// More than one of the above, in pi's order (models.json, its providers, auth.json), shown
+    /// as pi's `getError` joins them: a blank line between.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n\n"))]
+    Several(Vec<RegistryError>),
+}
+
+impl RegistryError {
+    /// `errors` as one error (none when empty).
+    fn combined(mut errors: Vec<RegistryError>) -> Option<Self> {
+        match errors.len() {
+            0 => None,
+            1 => errors.pop(),
+            _ => Some(RegistryError::Several(errors)),
+        }
+    }
 }
 
 /// Models with their credentials (pi's `ModelRegistry`). Cheap to clone.
@@ -105,7 +120,7 @@ impl ModelRegistry {
         let mut catalog = pi_ai::models::builtin_catalog_owned();
         let mut configured = HashMap::new();
         let mut provider_configs = HashMap::new();
-        let mut error = None;
+        let mut errors = Vec::new();
         if let Some(path) = models_json {
             match ModelsConfig::load(path) {
                 Ok(config) => {
@@ -119,16 +134,15 @@ impl ModelRegistry {
                         }
                         provider_configs.insert(id.clone(), provider.clone());
                     }
-                    error = failed.map(|f| Arc::new(RegistryError::from(f)));
+                    errors.extend(failed.map(RegistryError::from));
                 }
-                Err(e) => error = Some(Arc::new(RegistryError::from(e))),
+                Err(e) => errors.push(RegistryError::from(e)),
             }
         }
-        if error.is_none()
-            && let Err(e) = auth.reload()
-        {
-            error = Some(Arc::new(RegistryError::from(e)));
+        if let Err(e) = auth.reload() {
+            errors.push(RegistryError::from(e));
         }
+        let error = RegistryError::combined(errors).map(Arc::new);
         let configured = Arc::new(configured);
         let provider_configs = Arc::new(provider_configs);
         let mut models = Models::new();
