@@ -5,9 +5,9 @@
 //! then the model's `modelOverrides` and `models` headers over those. A value that does not
 //! resolve fails the request with pi's message.
 
-use pi_ai::Model;
 use pi_ai::models::{ProviderConfig, ResolvedAuth, resolve_config_value_or_err};
 use pi_ai::options::StreamOptions;
+use pi_ai::{AssistantMessage, AssistantMessageEventStream, Model, StopReason};
 use serde_json::{Map, Value};
 
 /// Resolves each header value (pi's `resolveHeadersOrThrow`); `description` names the owner.
@@ -86,6 +86,42 @@ pub(crate) fn with_model_headers(
     Ok(options)
 }
 
+/// A request that failed before it was sent: one `error` event with `message`.
+pub(crate) fn failed_request(model: &Model, message: String) -> AssistantMessageEventStream {
+    AssistantMessageEventStream::failed(AssistantMessage {
+        api: model.api.clone(),
+        provider: model.provider.clone(),
+        model: model.id.clone(),
+        stop_reason: StopReason::Error,
+        error_message: Some(message),
+        timestamp: pi_ai::now_ms(),
+        ..Default::default()
+    })
+}
+
+/// A request through a registry whose credentials are not the agent dir's stored ones: the
+/// provider's configured headers and `authHeader` (with the request's key, else `fallback_key`,
+/// the entry's resolved `apiKey`), then the model's headers, before the caller's own.
+pub(crate) fn with_configured_request(
+    config: Option<&ProviderConfig>,
+    fallback_key: Option<&str>,
+    model: &Model,
+    options: StreamOptions,
+) -> Result<StreamOptions, String> {
+    let Some(config) = config else { return Ok(options) };
+    let mut options = with_model_headers(Some(config), model, options)?;
+    let key = options.api_key.clone().or_else(|| fallback_key.map(str::to_owned));
+    let auth = ResolvedAuth { api_key: key, ..Default::default() };
+    let provider = &model.provider;
+    let auth = with_configured_headers(provider, config, auth)
+        .map_err(|e| format!("API key auth failed for provider {provider}: {e}"))?;
+    let mut headers = auth.headers;
+    headers.retain(|(name, _)| !options.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name)));
+    headers.append(&mut options.headers);
+    options.headers = headers;
+    Ok(options)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,5 +176,26 @@ mod tests {
             out.headers,
             vec![("x-m".to_owned(), Some("def".to_owned())), ("x-call".to_owned(), Some("caller".to_owned()))]
         );
+    }
+
+    #[test]
+    fn a_request_without_stored_credentials_gets_provider_then_model_then_caller_headers() {
+        let c = config(json!({"baseUrl": "u", "api": "openai-completions", "apiKey": "k", "authHeader": true,
+            "headers": {"x-p": "prov", "x-both": "prov", "x-call": "prov"},
+            "models": [{"id": "m", "headers": {"x-both": "model"}}]}));
+        let model: Model = serde_json::from_value(json!({"id": "m", "name": "m", "api": "openai-completions",
+            "provider": "p", "baseUrl": "u", "reasoning": false, "input": ["text"],
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}, "contextWindow": 1, "maxTokens": 1}))
+        .expect("model");
+        let options = StreamOptions { headers: vec![("X-Call".into(), Some("caller".into()))], ..Default::default() };
+        let out = with_configured_request(Some(&c), Some("fallback"), &model, options).expect("resolves");
+        let pairs: Vec<(&str, &str)> =
+            out.headers.iter().map(|(k, v)| (k.as_str(), v.as_deref().unwrap_or_default())).collect();
+        assert_eq!(
+            pairs,
+            [("x-p", "prov"), ("Authorization", "Bearer fallback"), ("x-both", "model"), ("X-Call", "caller")]
+        );
+        let none = with_configured_request(None, None, &model, StreamOptions::default()).expect("no entry");
+        assert!(none.headers.is_empty());
     }
 }

@@ -15,7 +15,7 @@ use pi_ai::models::{
 use pi_ai::registry::{KeySource, Models, ProviderAuth, ProviderEntry};
 use pi_ai::{AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream, Context, Model, StopReason};
 
-use super::configured_headers::{with_configured_headers, with_model_headers};
+use super::configured_headers::{failed_request, with_configured_headers, with_model_headers};
 use super::credential::CredentialType;
 use super::oauth::RefreshWhen;
 use super::oauth::{Endpoints, OAuthError, OAuthFlow, builtin_flow, expires_soon, now_ms};
@@ -360,19 +360,6 @@ impl ModelRegistry {
             AssistantMessageEventStream::new(futures::stream::once(start).flatten())
         })
     }
-}
-
-/// A request that failed before it was sent: one `error` event with `message`.
-fn failed_request(model: &Model, message: String) -> AssistantMessageEventStream {
-    AssistantMessageEventStream::failed(AssistantMessage {
-        api: model.api.clone(),
-        provider: model.provider.clone(),
-        model: model.id.clone(),
-        stop_reason: StopReason::Error,
-        error_message: Some(message),
-        timestamp: pi_ai::now_ms(),
-        ..Default::default()
-    })
 }
 
 /// The events up to and including the first that is not `Start`, and the rest of the stream.

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use pi_agent_core::StreamFn;
-use pi_ai::models::{ModelsConfig, env_api_key, resolve_config_value};
+use pi_ai::models::{ModelsConfig, ProviderConfig, env_api_key, resolve_config_value};
 
 use crate::auth::RegistryError;
 use pi_ai::registry::{Models, ProviderAuth, ProviderEntry};
@@ -63,6 +63,8 @@ pub struct ModelRegistry {
     pub models: Models,
     /// `apiKey`s of models.json providers.
     keys: HashMap<String, String>,
+    /// The models.json entries applied (their headers go with every request).
+    configs: Arc<HashMap<String, ProviderConfig>>,
     credentials: Arc<dyn CredentialSource>,
     /// Set when the credentials are the agent dir's stored ones: requests then go through it
     /// (auth headers, OAuth refresh).
@@ -91,6 +93,7 @@ impl ModelRegistry {
     pub fn load_with(agent_dir: &Path, credentials: Arc<dyn CredentialSource>) -> (Self, Option<RegistryError>) {
         let mut catalog = pi_ai::models::builtin_catalog_owned();
         let mut keys = HashMap::new();
+        let mut configs = HashMap::new();
         let error = match ModelsConfig::load(agent_dir.join("models.json")) {
             Ok(config) => {
                 let failed = config.apply(&mut catalog).err();
@@ -101,6 +104,7 @@ impl ModelRegistry {
                     if let Some(key) = provider.api_key.as_deref().and_then(resolve_config_value) {
                         keys.insert(id.clone(), key);
                     }
+                    configs.insert(id.clone(), provider.clone());
                 }
                 failed.map(RegistryError::from)
             }
@@ -117,7 +121,7 @@ impl ModelRegistry {
             };
             models.set_provider(ProviderEntry { id, models: list, auth, apis: HashMap::new() });
         }
-        (ModelRegistry { models, keys, credentials, stored: None }, error)
+        (ModelRegistry { models, keys, configs: Arc::new(configs), credentials, stored: None }, error)
     }
 
     /// The credential source.
@@ -153,10 +157,17 @@ impl ModelRegistry {
         }
         let models = Arc::new(self.models.clone());
         let credentials = self.credentials.clone();
+        let (configs, keys) = (self.configs.clone(), Arc::new(self.keys.clone()));
         Arc::new(move |model: &Model, transcript, mut options| {
             if options.api_key.is_none() {
                 options.api_key = credentials.api_key(&model.provider);
             }
+            let config = configs.get(&model.provider);
+            let fallback = keys.get(&model.provider).map(String::as_str);
+            let options = match crate::auth::with_configured_request(config, fallback, model, options) {
+                Ok(options) => options,
+                Err(message) => return crate::auth::failed_request(model, message),
+            };
             let context = Context { system_prompt: None, messages: transcript.into_messages(), tools: None };
             models.stream_simple(model, context, options)
         })
