@@ -145,6 +145,14 @@ fn a_corrupt_file_is_reported_and_never_overwritten() {
     let text = registry.error().expect("reported").to_string();
     assert!(text.starts_with("Availability refresh: Failed to read auth.json at "), "{text}");
     assert!(!registry.has_configured_auth("groq"));
+
+    // With a models.json entry that fails too, both are reported, as pi's getError joins them.
+    let models = dir.path().join("models.json");
+    std::fs::write(&models, r#"{"providers": {"empty": {}}}"#).unwrap();
+    let registry = ModelRegistry::new(AuthStorage::create(&path), Some(&models));
+    let text = registry.error().expect("reported").to_string();
+    let expected = "Provider \"empty\": Provider empty: must specify \"baseUrl\", \"headers\", \"compat\", \"modelOverrides\", or \"models\".\n\nAvailability refresh: Failed to read auth.json at ";
+    assert!(text.starts_with(expected), "{text}");
 }
 
 #[test]

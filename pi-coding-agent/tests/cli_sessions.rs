@@ -372,7 +372,10 @@ fn broken_settings_and_models_files_are_named_with_their_line() {
     let models = env.agent().join("models.json").display().to_string();
     assert!(err.contains(&format!("Warning: Invalid settings file {settings}: ")), "{err}");
     assert!(err.contains("line 3 column 3"), "{err}");
-    assert!(err.contains(&format!("Invalid JSON in {models}: ")) && err.contains("line 3"), "{err}");
+    // pi's wording: `Failed to parse models.json: <parser message>` then the file (the message is
+    // serde_json's, which names the line too).
+    assert!(err.contains("Failed to parse models.json: ") && err.contains("line 3"), "{err}");
+    assert!(err.contains(&format!("\n\nFile: {models}")), "{err}");
 }
 
 #[test]

@@ -1,54 +1,96 @@
-//! Custom providers and models from a `models.json` in pi's format.
+//! Custom providers and models from a `models.json` in pi's format, read, checked and composed as
+//! pi 1.6.0 does (`core/model-config.js`, `core/provider-composer.js`).
 //!
 //! ```json
 //! { "providers": { "ollama": { "baseUrl": "http://localhost:11434/v1", "api": "openai-completions",
 //!                              "apiKey": "ollama", "models": [{ "id": "qwen2.5-coder:7b" }] } } }
 //! ```
 //!
-//! A built-in provider id changes that provider (`baseUrl` applies to its models, `models` add or
-//! replace by id, `modelOverrides` merge into existing models); any other id adds a provider,
-//! which needs `baseUrl` and an `api` at provider or model level. Model defaults: `name` = id,
-//! `reasoning` false, `input` `["text"]`, zero cost, `contextWindow` 128000, `maxTokens` 16384.
-//! `apiKey` and header values may be `$NAME` / `${NAME}` (environment), `!command` (its output)
-//! or a literal.
+//! Reading: a byte-order mark, `//` comments and trailing commas are allowed
+//! ([`parse_lenient_json`](super::parse_lenient_json)); the file must then match pi's schema
+//! ([`schema_errors`](super::schema_errors)), or the whole file is rejected (`Invalid models.json
+//! schema:` and TypeBox's errors). A missing file is an empty configuration.
+//!
+//! Composing ([`ModelsConfig::apply`]): a built-in provider id changes that provider (`baseUrl`
+//! and `compat` apply to its models, `models` add or replace by id, `modelOverrides` merge last);
+//! any other id adds a provider. An entry that cannot be composed (`Provider p: …`) drops only
+//! that provider's layer, as pi's `compositionErrors`. `apiKey` and header values may be `$NAME` /
+//! `${NAME}` (environment), `!command` (its output) or a literal.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::ModelList;
+use super::compose::{apply_model_overrides, apply_models_json, changes_models};
+use super::config_schema::{SchemaError, schema_errors};
 use crate::types::Model;
 
-/// A `models.json` that cannot be used. Every variant names the file.
+/// A `models.json` that cannot be used at all, with pi's message. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelsConfigError {
-    /// The file could not be read.
-    #[error("Failed to read {path}: {source}")]
+    /// The file exists but could not be read.
+    #[error("Failed to load models.json: {message}\n\nFile: {}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
-        /// Why.
-        source: std::io::Error,
+        /// The system's message.
+        message: String,
     },
-    /// The file is not JSON.
-    #[error("Invalid JSON in {path}: {message}")]
+    /// The file is not JSON (after comments and trailing commas are removed).
+    #[error("Failed to parse models.json: {message}\n\nFile: {}", path.display())]
     Json {
         /// The file.
         path: PathBuf,
         /// The parser's message.
         message: String,
     },
-    /// A field has the wrong shape.
-    #[error("Invalid {path}: {at}: {message}")]
-    Invalid {
+    /// The file does not match pi's schema.
+    #[error("Invalid models.json schema:\n{}\n\nFile: {}", schema_list(errors), path.display())]
+    Schema {
         /// The file.
         path: PathBuf,
-        /// Where in the file, e.g. `providers.ollama.models[0].id`.
-        at: String,
-        /// What is wrong.
-        message: String,
+        /// TypeBox's errors (at most 8).
+        errors: Vec<SchemaError>,
     },
+}
+
+/// pi's list of schema errors: `  - <path>: <message>` lines.
+fn schema_list(errors: &[SchemaError]) -> String {
+    if errors.is_empty() {
+        return "Unknown schema error".into();
+    }
+    errors.iter().map(|e| format!("  - {}: {}", e.path(), e.message)).collect::<Vec<_>>().join("\n")
+}
+
+/// One provider whose entry could not be composed (pi's `compositionErrors`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProviderError {
+    /// The provider id.
+    pub provider: String,
+    /// pi's message (`Provider p: …`).
+    pub message: String,
+}
+
+/// The providers whose entries could not be composed, in pi's order (built-in providers in
+/// catalog order, then the file's others). Displayed as pi's `getError` lists them.
+#[derive(Clone, Debug, Default, PartialEq, thiserror::Error)]
+pub struct ProviderErrors(pub Vec<ProviderError>);
+
+impl fmt::Display for ProviderErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let lines: Vec<String> = self.0.iter().map(|e| format!("Provider \"{}\": {}", e.provider, e.message)).collect();
+        f.write_str(&lines.join("\n\n"))
+    }
+}
+
+impl ProviderErrors {
+    /// Whether `provider`'s entry failed (its `apiKey` and `headers` are then not used either).
+    pub fn contains(&self, provider: &str) -> bool {
+        self.0.iter().any(|e| e.provider == provider)
+    }
 }
 
 /// One provider entry of `models.json`.
@@ -68,13 +110,48 @@ pub struct ProviderConfig {
     pub compat: Option<Map<String, Value>>,
     /// Send the key as `Authorization: Bearer`.
     pub auth_header: bool,
-    /// Models added or replaced, completed with defaults.
-    pub models: Vec<Model>,
-    /// Field overrides of existing models by id.
-    pub model_overrides: Map<String, Value>,
+    /// The entry as written (schema-valid).
+    pub entry: Value,
 }
 
-/// A parsed `models.json`.
+impl ProviderConfig {
+    /// The typed fields of a schema-valid entry.
+    fn from_entry(entry: &Value) -> Self {
+        let string = |key: &str| entry.get(key).and_then(Value::as_str).map(str::to_owned);
+        let object = |key: &str| entry.get(key).and_then(Value::as_object).cloned();
+        ProviderConfig {
+            name: string("name"),
+            base_url: string("baseUrl"),
+            api_key: string("apiKey"),
+            api: string("api"),
+            headers: object("headers"),
+            compat: object("compat"),
+            auth_header: entry.get("authHeader").and_then(Value::as_bool).unwrap_or(false),
+            entry: entry.clone(),
+        }
+    }
+
+    /// pi's `rawModelHeaders` for a chat model of this provider: the model's `modelOverrides`
+    /// headers, then its `models` definition's (values as written).
+    pub fn model_headers(&self, model_id: &str) -> Option<Map<String, Value>> {
+        let overrides = self.entry.get("modelOverrides").and_then(|o| o.get(model_id)).and_then(|o| o.get("headers"));
+        let definition = self
+            .entry
+            .get("models")
+            .and_then(Value::as_array)
+            .and_then(|ms| ms.iter().find(|m| m.get("id").and_then(Value::as_str) == Some(model_id)))
+            .and_then(|m| m.get("headers"));
+        let mut headers = Map::new();
+        for source in [overrides, definition].into_iter().flatten() {
+            if let Value::Object(map) = source {
+                headers.extend(map.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+        }
+        (!headers.is_empty()).then_some(headers)
+    }
+}
+
+/// A parsed, schema-valid `models.json`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ModelsConfig {
     /// Where it was read from.
@@ -84,222 +161,84 @@ pub struct ModelsConfig {
 }
 
 impl ModelsConfig {
-    /// Reads and validates `path`.
+    /// Reads and checks `path`; a missing file is an empty configuration (as in pi).
     pub fn load(path: impl AsRef<Path>) -> Result<Self, ModelsConfigError> {
         let path = path.as_ref();
-        let text =
-            std::fs::read_to_string(path).map_err(|source| ModelsConfigError::Io { path: path.to_owned(), source })?;
-        Self::parse(path, &text)
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::parse(path, &text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Ok(ModelsConfig { path: path.to_owned(), ..Default::default() })
+            }
+            Err(e) => Err(ModelsConfigError::Io { path: path.to_owned(), message: e.to_string() }),
+        }
     }
 
-    /// Validates the text of a `models.json`; `path` names it in errors.
+    /// Checks the text of a `models.json`; `path` names it in errors.
     ///
     /// ```
     /// use pi_ai::models::ModelsConfig;
-    /// let err = ModelsConfig::parse("m.json", r#"{"providers":{"x":{"models":[{"id":"a"}]}}}"#).unwrap_err();
-    /// assert_eq!(err.to_string(), "Invalid m.json: providers.x: \"baseUrl\" is required for a custom provider");
+    /// let err = ModelsConfig::parse("m.json", r#"{"providers":{"x":{"models":[{"id":""}]}}}"#).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "Invalid models.json schema:\n  - providers.x.models.0.id: must not have fewer than 1 characters\n\nFile: m.json"
+    /// );
     /// ```
     pub fn parse(path: impl AsRef<Path>, text: &str) -> Result<Self, ModelsConfigError> {
         let path = path.as_ref().to_owned();
-        let root: Value = serde_json::from_str(text)
+        let root = super::parse_lenient_json(text)
             .map_err(|e| ModelsConfigError::Json { path: path.clone(), message: e.to_string() })?;
-        let invalid =
-            |at: &str, message: String| ModelsConfigError::Invalid { path: path.clone(), at: at.to_owned(), message };
-        let root = root.as_object().ok_or_else(|| invalid("(root)", "expected an object".into()))?;
-        let mut providers = IndexMap::new();
-        let Some(entries) = root.get("providers") else {
-            return Ok(ModelsConfig { path, providers });
-        };
-        let entries = entries.as_object().ok_or_else(|| invalid("providers", "expected an object".into()))?;
-        for (id, entry) in entries {
-            let at = format!("providers.{id}");
-            let entry = entry.as_object().ok_or_else(|| invalid(&at, "expected an object".into()))?;
-            let string = |key: &str| -> Result<Option<String>, ModelsConfigError> {
-                match entry.get(key) {
-                    None => Ok(None),
-                    Some(Value::String(s)) => Ok(Some(s.clone())),
-                    Some(_) => Err(invalid(&format!("{at}.{key}"), "expected a string".into())),
-                }
-            };
-            let object = |key: &str| -> Result<Option<Map<String, Value>>, ModelsConfigError> {
-                match entry.get(key) {
-                    None => Ok(None),
-                    Some(Value::Object(m)) => Ok(Some(m.clone())),
-                    Some(_) => Err(invalid(&format!("{at}.{key}"), "expected an object".into())),
-                }
-            };
-            let mut provider = ProviderConfig {
-                name: string("name")?,
-                base_url: string("baseUrl")?,
-                api_key: string("apiKey")?,
-                api: string("api")?,
-                headers: object("headers")?,
-                compat: object("compat")?,
-                auth_header: match entry.get("authHeader") {
-                    None => false,
-                    Some(Value::Bool(b)) => *b,
-                    Some(_) => return Err(invalid(&format!("{at}.authHeader"), "expected a boolean".into())),
-                },
-                models: Vec::new(),
-                model_overrides: object("modelOverrides")?.unwrap_or_default(),
-            };
-            // The catalog is consulted only when it decides something (parsing it costs a one-shot run).
-            if provider.base_url.is_none() && entry.get("models").is_some() && super::get_models(id).is_empty() {
-                let any_model_url = entry
-                    .get("models")
-                    .and_then(Value::as_array)
-                    .is_some_and(|ms| !ms.is_empty() && ms.iter().all(|m| m.get("baseUrl").is_some()));
-                if !any_model_url {
-                    return Err(invalid(&at, "\"baseUrl\" is required for a custom provider".into()));
-                }
-            }
-            let models = match entry.get("models") {
-                None => &Vec::new(),
-                Some(Value::Array(models)) => models,
-                Some(_) => return Err(invalid(&format!("{at}.models"), "expected an array".into())),
-            };
-            for (i, raw) in models.iter().enumerate() {
-                let at = format!("{at}.models[{i}]");
-                let raw = raw.as_object().ok_or_else(|| invalid(&at, "expected an object".into()))?;
-                let Some(model_id) = raw.get("id").and_then(Value::as_str) else {
-                    return Err(invalid(&at, "\"id\" is required and must be a string".into()));
-                };
-                // pi's schema: a model's limits are positive (`must be > 0`); the file is rejected.
-                for key in ["contextWindow", "maxTokens"] {
-                    if raw.get(key).and_then(Value::as_f64).is_some_and(|n| n <= 0.0) {
-                        return Err(invalid(&format!("{at}.{key}"), "must be > 0".into()));
-                    }
-                }
-                let api = raw.get("api").and_then(Value::as_str).map(str::to_owned).or_else(|| provider.api.clone());
-                let api = api.or_else(|| super::get_models(id).first().map(|m| m.api.clone()));
-                let Some(api) = api else {
-                    return Err(invalid(&at, "\"api\" is required (on the model or its provider)".into()));
-                };
-                let base_url = raw.get("baseUrl").and_then(Value::as_str).map(str::to_owned);
-                let base_url = base_url
-                    .or_else(|| provider.base_url.clone())
-                    .or_else(|| super::get_models(id).first().map(|m| m.base_url.clone()))
-                    .unwrap_or_default();
-                let mut full = json!({
-                    "id": model_id, "name": model_id, "api": api, "provider": id, "baseUrl": base_url,
-                    "reasoning": false, "input": ["text"],
-                    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-                    "contextWindow": 128000, "maxTokens": 16384,
-                });
-                if let Value::Object(full) = &mut full {
-                    for (k, v) in raw {
-                        if k != "api" && k != "baseUrl" {
-                            full.insert(k.clone(), v.clone());
-                        }
-                    }
-                    if let Some(compat) = &provider.compat {
-                        let mut merged = compat.clone();
-                        if let Some(Value::Object(own)) = full.get("compat") {
-                            merged.extend(own.clone());
-                        }
-                        full.insert("compat".into(), Value::Object(merged));
-                    }
-                }
-                let model: Model = serde_json::from_value(full).map_err(|e| invalid(&at, e.to_string()))?;
-                provider.models.push(model);
-            }
-            providers.insert(id.clone(), provider);
+        let errors = schema_errors(&root);
+        if !errors.is_empty() {
+            return Err(ModelsConfigError::Schema { path, errors });
         }
+        let entries = root.get("providers").and_then(Value::as_object).cloned().unwrap_or_default();
+        let providers = entries.iter().map(|(id, entry)| (id.clone(), ProviderConfig::from_entry(entry))).collect();
         Ok(ModelsConfig { path, providers })
     }
 
-    /// Applies the configuration to a catalog of models by provider: built-in providers get the
-    /// new `baseUrl`, their overrides and their added or replaced models; custom providers are
-    /// added. Only the providers it changes are copied out of the built-in catalog.
-    pub fn apply(&self, catalog: &mut IndexMap<String, ModelList>) -> Result<(), ModelsConfigError> {
-        for (id, provider) in &self.providers {
-            let list = catalog.entry(id.clone()).or_default();
-            if provider.base_url.is_none() && provider.model_overrides.is_empty() && provider.models.is_empty() {
-                continue;
-            }
-            let models = list.to_mut();
-            for model in models.iter_mut() {
-                if let Some(url) = &provider.base_url {
-                    model.base_url = url.clone();
+    /// Composes the configuration into a catalog of models by provider, as pi composes each
+    /// provider: a built-in provider gets its entry applied (only the providers whose models
+    /// change are copied out of the built-in catalog), others are added. A provider whose entry
+    /// fails keeps its built-in models (a custom one gets none); the failures are returned.
+    pub fn apply(&self, catalog: &mut IndexMap<String, ModelList>) -> Result<(), ProviderErrors> {
+        let builtin: Vec<String> = catalog.keys().filter(|id| self.providers.contains_key(*id)).cloned().collect();
+        let custom = self.providers.keys().filter(|id| !catalog.contains_key(*id)).cloned().collect::<Vec<_>>();
+        let mut errors = Vec::new();
+        for id in builtin.iter().chain(&custom) {
+            let Some(provider) = self.providers.get(id) else { continue };
+            let list = catalog.get(id);
+            let result = if changes_models(&provider.entry) {
+                let base =
+                    list.map(|l| l.iter().filter_map(|m| serde_json::to_value(m).ok()).collect()).unwrap_or_default();
+                compose(id, base, &provider.entry).map(Some)
+            } else {
+                apply_models_json(id, Vec::new(), &provider.entry).map(|_| None)
+            };
+            match result {
+                Ok(Some(models)) => *catalog.entry(id.clone()).or_default().to_mut() = models,
+                Ok(None) => {
+                    catalog.entry(id.clone()).or_default();
                 }
-                if let Some(Value::Object(patch)) = provider.model_overrides.get(&model.id) {
-                    let mut value = serde_json::to_value(&*model).map_err(|e| self.invalid(id, e))?;
-                    if let Value::Object(fields) = &mut value {
-                        for (k, v) in patch {
-                            match (fields.get_mut(k), v) {
-                                (Some(Value::Object(old)), Value::Object(new)) => old.extend(new.clone()),
-                                _ => {
-                                    fields.insert(k.clone(), v.clone());
-                                }
-                            }
-                        }
-                    }
-                    *model = serde_json::from_value(value).map_err(|e| self.invalid(id, e))?;
-                }
-            }
-            for model in &provider.models {
-                match models.iter_mut().find(|m| m.id == model.id) {
-                    Some(existing) => *existing = model.clone(),
-                    None => models.push(model.clone()),
-                }
+                Err(message) => errors.push(ProviderError { provider: id.clone(), message }),
             }
         }
-        Ok(())
+        if errors.is_empty() { Ok(()) } else { Err(ProviderErrors(errors)) }
     }
+}
 
-    fn invalid(&self, provider: &str, error: serde_json::Error) -> ModelsConfigError {
-        ModelsConfigError::Invalid {
-            path: self.path.clone(),
-            at: format!("providers.{provider}.modelOverrides"),
-            message: error.to_string(),
-        }
-    }
+/// One provider's models with its entry applied (`applyModelsJson`, then `modelOverrides`).
+fn compose(id: &str, base: Vec<Value>, entry: &Value) -> Result<Vec<Model>, String> {
+    let mut models = apply_models_json(id, base, entry)?;
+    apply_model_overrides(&mut models, entry);
+    models
+        .into_iter()
+        .map(|m| {
+            let model_id = m.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+            serde_json::from_value(m).map_err(|e| format!("Provider {id}, model {model_id}: {e}"))
+        })
+        .collect()
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn custom_provider_models_get_defaults() {
-        let text = r#"{"providers":{"ollama":{"baseUrl":"http://localhost:11434/v1","api":"openai-completions",
-            "apiKey":"ollama","compat":{"supportsStore":false},"models":[{"id":"qwen","compat":{"x":1}}]}}}"#;
-        let config = ModelsConfig::parse("models.json", text).unwrap();
-        let mut catalog = IndexMap::new();
-        config.apply(&mut catalog).unwrap();
-        let m = &catalog["ollama"][0];
-        assert_eq!((m.name.as_str(), m.context_window, m.max_tokens), ("qwen", 128000, 16384));
-        assert_eq!(m.input, vec!["text"]);
-        assert_eq!(serde_json::to_value(&m.compat).unwrap(), json!({"supportsStore": false, "x": 1}));
-    }
-
-    #[test]
-    fn builtin_provider_base_url_and_overrides() {
-        let text =
-            r#"{"providers":{"groq":{"baseUrl":"https://proxy/v1","modelOverrides":{"MODEL":{"cost":{"input":9}}}}}}"#;
-        let first = super::super::get_models("groq")[0].clone();
-        let config = ModelsConfig::parse("m.json", &text.replace("MODEL", &first.id)).unwrap();
-        let mut catalog = super::super::builtin_catalog_owned();
-        config.apply(&mut catalog).unwrap();
-        let m = &catalog["groq"][0];
-        assert_eq!(m.base_url, "https://proxy/v1");
-        assert_eq!((m.cost.input, m.cost.output), (9.0, first.cost.output));
-    }
-
-    #[test]
-    fn errors_name_the_file_and_the_field() {
-        let err = ModelsConfig::parse("/x/models.json", "{").unwrap_err().to_string();
-        assert!(err.starts_with("Invalid JSON in /x/models.json: "), "{err}");
-        let err = ModelsConfig::parse("/x/models.json", r#"{"providers":{"p":{"baseUrl":"u","models":[{}]}}}"#)
-            .unwrap_err()
-            .to_string();
-        assert_eq!(err, "Invalid /x/models.json: providers.p.models[0]: \"id\" is required and must be a string");
-        let err = ModelsConfig::parse("m.json", r#"{"providers":{"p":{"baseUrl":"u","models":[{"id":"a"}]}}}"#)
-            .unwrap_err()
-            .to_string();
-        assert_eq!(err, "Invalid m.json: providers.p.models[0]: \"api\" is required (on the model or its provider)");
-        let zero = r#"{"providers":{"p":{"baseUrl":"h","api":"a","models":[{"id":"m","maxTokens":0}]}}}"#;
-        let err = ModelsConfig::parse("m.json", zero).unwrap_err().to_string();
-        assert_eq!(err, "Invalid m.json: providers.p.models[0].maxTokens: must be > 0");
-    }
-}
+#[path = "config_tests.rs"]
+mod tests;

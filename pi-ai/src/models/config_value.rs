@@ -145,6 +145,42 @@ pub fn resolve_config_value_with(config: &str, env: &dyn Fn(&str) -> Option<Stri
     Some(out)
 }
 
+/// pi's `resolveConfigValueOrThrow` (headers use it, uncached): the value, or `Failed to resolve
+/// <description> from shell command: <command>` / `from environment variable: X` / `from
+/// environment variables: X, Y` / `Failed to resolve <description>`.
+///
+/// ```
+/// use pi_ai::models::resolve_config_value_or_err;
+/// let none = |_: &str| None;
+/// assert_eq!(resolve_config_value_or_err("lit", "h", &none).as_deref(), Ok("lit"));
+/// assert_eq!(
+///     resolve_config_value_or_err("${PI_DOC_UNSET_A}$PI_DOC_UNSET_B", "provider \"p\" header \"x\"", &none),
+///     Err("Failed to resolve provider \"p\" header \"x\" from environment variables: PI_DOC_UNSET_A, PI_DOC_UNSET_B".into())
+/// );
+/// ```
+pub fn resolve_config_value_or_err(
+    config: &str,
+    description: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, String> {
+    if let Some(command) = config.strip_prefix('!') {
+        return run_command(command)
+            .ok_or_else(|| format!("Failed to resolve {description} from shell command: {command}"));
+    }
+    if let Some(value) = resolve_config_value_with(config, env) {
+        return Ok(value);
+    }
+    let set = |name: &String| {
+        env(name).filter(|v| !v.is_empty()).is_some() || std::env::var(name).is_ok_and(|v| !v.is_empty())
+    };
+    let missing: Vec<String> = config_value_env_names(config).into_iter().filter(|n| !set(n)).collect();
+    Err(match missing.len() {
+        0 => format!("Failed to resolve {description}"),
+        1 => format!("Failed to resolve {description} from environment variable: {}", missing[0]),
+        _ => format!("Failed to resolve {description} from environment variables: {}", missing.join(", ")),
+    })
+}
+
 fn run_command_cached(config: &str) -> Option<String> {
     static CACHE: OnceLock<Mutex<HashMap<String, Option<String>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);

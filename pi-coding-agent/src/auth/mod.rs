@@ -4,6 +4,7 @@
 //! environment) or, with models.json too, [`ModelRegistry::api_key`].
 
 pub mod cloud_logins;
+mod configured_headers;
 mod credential;
 pub mod guidance;
 pub mod lock;
@@ -11,6 +12,7 @@ pub mod login;
 pub mod logins;
 pub mod oauth;
 mod registry;
+pub(crate) use configured_headers::{failed_request, with_configured_request};
 pub(crate) use registry::with_provider_auth;
 mod storage;
 pub mod typed_models;

@@ -8,10 +8,14 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use pi_agent_core::StreamFn;
-use pi_ai::models::{ModelsConfig, ModelsConfigError, ResolvedAuth, config_value_env_names, is_command_config_value};
+use pi_ai::models::{
+    ModelsConfig, ModelsConfigError, ProviderConfig, ProviderErrors, ResolvedAuth, config_value_env_names,
+    is_command_config_value,
+};
 use pi_ai::registry::{KeySource, Models, ProviderAuth, ProviderEntry};
 use pi_ai::{AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream, Context, Model, StopReason};
 
+use super::configured_headers::{failed_request, with_configured_headers, with_model_headers};
 use super::credential::CredentialType;
 use super::oauth::RefreshWhen;
 use super::oauth::{Endpoints, OAuthError, OAuthFlow, builtin_flow, expires_soon, now_ms};
@@ -51,15 +55,34 @@ fn resolve_auth(
     auth.resolve(provider, override_key, configured)
 }
 
-/// Why the registry is partly loaded: pi reports both as "errors loading models.json".
+/// Why the registry is partly loaded: pi reports these as "errors loading models.json".
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
     /// models.json is broken; the built-in catalog alone is used.
     #[error(transparent)]
     ModelsJson(#[from] ModelsConfigError),
+    /// Some providers' models.json entries could not be composed; those providers keep their
+    /// built-in models (a custom one is left out), the others are applied.
+    #[error(transparent)]
+    Providers(#[from] ProviderErrors),
     /// auth.json is broken; no stored credential is used, and the file is left as it is.
     #[error("Availability refresh: {0}")]
     Auth(#[from] AuthError),
+    /// More than one of the above, in pi's order (models.json, its providers, auth.json), shown
+    /// as pi's `getError` joins them: a blank line between.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n\n"))]
+    Several(Vec<RegistryError>),
+}
+
+impl RegistryError {
+    /// `errors` as one error (none when empty).
+    fn combined(mut errors: Vec<RegistryError>) -> Option<Self> {
+        match errors.len() {
+            0 => None,
+            1 => errors.pop(),
+            _ => Some(RegistryError::Several(errors)),
+        }
+    }
 }
 
 /// Models with their credentials (pi's `ModelRegistry`). Cheap to clone.
@@ -80,6 +103,8 @@ pub struct ModelRegistry {
     models: Arc<Models>,
     auth: AuthStorage,
     configured: Arc<HashMap<String, String>>,
+    /// The models.json entries applied (a provider whose entry failed has none).
+    provider_configs: Arc<HashMap<String, ProviderConfig>>,
     error: Option<Arc<RegistryError>>,
 }
 
@@ -94,28 +119,32 @@ impl ModelRegistry {
     pub fn new(auth: AuthStorage, models_json: Option<&Path>) -> Self {
         let mut catalog = pi_ai::models::builtin_catalog_owned();
         let mut configured = HashMap::new();
-        let mut error = None;
-        if let Some(path) = models_json.filter(|p| p.is_file()) {
-            match ModelsConfig::load(path).and_then(|c| c.apply(&mut catalog).map(|()| c)) {
+        let mut provider_configs = HashMap::new();
+        let mut errors = Vec::new();
+        if let Some(path) = models_json {
+            match ModelsConfig::load(path) {
                 Ok(config) => {
+                    let failed = config.apply(&mut catalog).err();
                     for (id, provider) in &config.providers {
+                        if failed.as_ref().is_some_and(|f| f.contains(id)) {
+                            continue;
+                        }
                         if let Some(key) = &provider.api_key {
                             configured.insert(id.clone(), key.clone());
                         }
+                        provider_configs.insert(id.clone(), provider.clone());
                     }
+                    errors.extend(failed.map(RegistryError::from));
                 }
-                Err(e) => {
-                    catalog = pi_ai::models::builtin_catalog_owned();
-                    error = Some(Arc::new(RegistryError::from(e)));
-                }
+                Err(e) => errors.push(RegistryError::from(e)),
             }
         }
-        if error.is_none()
-            && let Err(e) = auth.reload()
-        {
-            error = Some(Arc::new(RegistryError::from(e)));
+        if let Err(e) = auth.reload() {
+            errors.push(RegistryError::from(e));
         }
+        let error = RegistryError::combined(errors).map(Arc::new);
         let configured = Arc::new(configured);
+        let provider_configs = Arc::new(provider_configs);
         let mut models = Models::new();
         for api in pi_ai::providers::http_apis() {
             models.register_api(api);
@@ -123,9 +152,17 @@ impl ModelRegistry {
         let flows = Flows { endpoints: Endpoints::from_env() };
         let source = {
             let (auth, configured, flows) = (auth.clone(), configured.clone(), flows.clone());
+            let provider_configs = provider_configs.clone();
             KeySource::new(move |provider, override_key| {
-                resolve_auth(&auth, &flows, provider, override_key, configured.get(provider).map(String::as_str))
-                    .map_err(|e| format!("API key auth failed for provider {provider}: {e}"))
+                let resolved =
+                    resolve_auth(&auth, &flows, provider, override_key, configured.get(provider).map(String::as_str))
+                        .map_err(|e| format!("API key auth failed for provider {provider}: {e}"))?;
+                match (resolved, provider_configs.get(provider)) {
+                    (Some(resolved), Some(config)) => with_configured_headers(provider, config, resolved)
+                        .map(Some)
+                        .map_err(|e| format!("API key auth failed for provider {provider}: {e}")),
+                    (resolved, _) => Ok(resolved),
+                }
             })
         };
         for (id, list) in catalog {
@@ -136,7 +173,7 @@ impl ModelRegistry {
                 apis: HashMap::new(),
             });
         }
-        ModelRegistry { flows, models: Arc::new(models), auth, configured, error }
+        ModelRegistry { flows, models: Arc::new(models), auth, configured, provider_configs, error }
     }
 
     /// The models.json or auth.json problem found while loading, if any.
@@ -279,6 +316,10 @@ impl ModelRegistry {
         let registry = self.clone();
         Arc::new(move |model: &Model, transcript, options| {
             let context = Context { system_prompt: None, messages: transcript.into_messages(), tools: None };
+            let options = match with_model_headers(registry.provider_configs.get(&model.provider), model, options) {
+                Ok(options) => options,
+                Err(message) => return failed_request(model, message),
+            };
             if registry.oauth_access(&model.provider).is_none() {
                 return registry.models.stream_simple(model, context, options);
             }

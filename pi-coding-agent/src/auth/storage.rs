@@ -34,6 +34,15 @@ pub enum AuthError {
         /// What is wrong.
         message: String,
     },
+    /// A models.json `apiKey` command gave no key (pi's `resolveConfigValueOrThrow`):
+    /// `Failed to resolve API key for provider "p" from shell command: cmd`.
+    #[error("Failed to resolve API key for provider \"{provider}\" from shell command: {command}")]
+    ConfiguredKeyCommand {
+        /// The provider.
+        provider: String,
+        /// The command, without its `!`.
+        command: String,
+    },
 }
 
 type Revision = (i64, i64, u64, u64);
@@ -430,6 +439,14 @@ impl AuthStorage {
         }
         if let Some(raw) = configured {
             let key = pi_ai::models::resolve_config_value(raw);
+            if key.is_none()
+                && let Some(command) = raw.strip_prefix('!')
+            {
+                // A command counts as configured auth without running, so its failure is the
+                // request's error (an unset `$VAR` leaves the provider unconfigured instead).
+                let (provider, command) = (provider.to_owned(), command.to_owned());
+                return Err(AuthError::ConfiguredKeyCommand { provider, command });
+            }
             return Ok(key.and_then(|k| resolve_provider_auth(provider, Some(&k), &process)));
         }
         Ok(resolve_provider_auth(provider, None, &process))

@@ -34,7 +34,7 @@ impl TypedModels {
     /// The typed models of `agent_dir` (its models.json and models-store.json), available as
     /// `configured` says of each provider; `openai_oauth` when `openai` is a ChatGPT login.
     pub fn load(agent_dir: &Path, configured: impl Fn(&str) -> bool, openai_oauth: bool) -> Self {
-        let config = pi_ai::models::ModelsConfig::load(agent_dir.join("models.json")).ok();
+        let config = pi_ai::models::ModelsConfig::load(agent_dir.join("models.json")).ok().map(without_failed);
         let mut all = builtin_entries(config.as_ref());
         all.extend(stored_llama_classifiers(agent_dir));
         let usable = |m: &Value| {
@@ -62,6 +62,15 @@ impl TypedModels {
             .cloned()
             .collect()
     }
+}
+
+/// `config` without the providers whose entries pi cannot compose (they keep their built-in
+/// models, typed ones included).
+fn without_failed(mut config: pi_ai::models::ModelsConfig) -> pi_ai::models::ModelsConfig {
+    if let Err(failed) = config.apply(&mut pi_ai::models::builtin_catalog_owned()) {
+        config.providers.retain(|id, _| !failed.contains(id));
+    }
+    config
 }
 
 /// The built-in classifier and image models as catalog entries, with models.json's provider-level
@@ -130,6 +139,22 @@ mod tests {
         assert!(typed.of_type(false, "image", Some("openrouter")).len() > 1);
         let none = TypedModels::load(dir.path(), |_| false, false);
         assert!(none.available.is_empty());
+    }
+
+    #[test]
+    fn a_provider_whose_entry_fails_keeps_its_builtin_typed_models() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // typesafe has no chat model to take an api from: its entry fails; openai's applies.
+        let models = r#"{"providers": {"typesafe": {"baseUrl": "http://changed", "models": [{"id": "m"}]},
+            "openai": {"baseUrl": "http://openai-changed"}}}"#;
+        std::fs::write(dir.path().join("models.json"), models).expect("write");
+        let typed = TypedModels::load(dir.path(), |_| true, false);
+        let url = |provider: &str| {
+            let entries = typed.of_type(false, "classifier", Some(provider));
+            entries.first().and_then(|m| m["baseUrl"].as_str()).map(str::to_owned).expect("a classifier")
+        };
+        assert_eq!(url("typesafe"), "https://api.typesafe.ai/v1/");
+        assert_eq!(url("openai"), "http://openai-changed");
     }
 
     #[test]

@@ -22,9 +22,8 @@ use crate::auth::AuthStorage;
 
 /// The `apiKey` the provider's `models.json` entry configures, as written.
 fn models_json_api_key(agent_dir: &Path, provider: &str) -> Option<String> {
-    let text = std::fs::read_to_string(agent_dir.join("models.json")).ok()?;
-    let root: Value = serde_json::from_str(&text).ok()?;
-    root.get("providers")?.get(provider)?.get("apiKey")?.as_str().map(str::to_owned)
+    let config = pi_ai::models::ModelsConfig::load(agent_dir.join("models.json")).ok()?;
+    config.providers.get(provider)?.api_key.clone()
 }
 
 /// pi's `configuredRequestAuthStatus(...).configured` for a configured key as written.

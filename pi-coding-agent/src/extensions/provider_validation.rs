@@ -61,71 +61,14 @@ fn defaults<'a>(models: &'a [Value], kind: &str, id: Option<&str>, api: Option<&
         .or_else(|| candidates.first().copied())
 }
 
-/// A positive number, as pi's `definition.contextWindow <= 0` test rejects (absent is fine).
-fn positive_or_absent(model: &Value, key: &str) -> bool {
-    match model.get(key) {
-        None | Some(Value::Null) => true,
-        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f > 0.0),
-        Some(_) => true,
-    }
-}
-
 /// pi's `applyModelsJson` for one provider: `base` (the built-in models as JSON) with the
-/// `models.json` entry applied, or the entry's error.
+/// `models.json` entry applied, or the entry's error (pi-ai's
+/// [`apply_models_json`](pi_ai::models::apply_models_json), which the registry composes with too).
 pub(crate) fn apply_models_json(id: &str, base: Vec<Value>, config: Option<&Value>) -> Result<Vec<Value>, String> {
-    let Some(config) = config else { return Ok(base) };
-    if truthy(config, "oauth") && !truthy(config, "baseUrl") {
-        return Err(format!("Provider {id}: \"baseUrl\" is required when \"oauth\" is set."));
+    match config {
+        Some(config) => pi_ai::models::apply_models_json(id, base, config),
+        None => Ok(base),
     }
-    let listed = config.get("models").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    let overrides = config.get("modelOverrides").and_then(Value::as_object).is_some_and(|o| !o.is_empty());
-    let sets_something = !listed.is_empty()
-        || ["baseUrl", "headers", "compat", "apiKey", "oauth"].iter().any(|k| truthy(config, k))
-        || overrides
-        || config.get("authHeader").is_some();
-    if !sets_something {
-        return Err(format!(
-            "Provider {id}: must specify \"baseUrl\", \"headers\", \"compat\", \"modelOverrides\", or \"models\"."
-        ));
-    }
-    let mut models = base;
-    if let Some(url) = text(config, "baseUrl") {
-        for model in &mut models {
-            if let Some(m) = model.as_object_mut() {
-                m.insert("baseUrl".into(), Value::String(url.to_owned()));
-            }
-        }
-    }
-    for definition in listed {
-        let model_id = definition.get("id").and_then(Value::as_str).unwrap_or_default();
-        let wanted_api = text(definition, "api").or_else(|| text(config, "api"));
-        let default = defaults(&models, "chat", Some(model_id), wanted_api);
-        let Some(api) = wanted_api.or_else(|| default.and_then(|d| text(d, "api"))) else {
-            return Err(format!(
-                "Provider {id}, model {model_id}: no \"api\" specified. Set at provider or model level."
-            ));
-        };
-        let Some(base_url) = text(definition, "baseUrl")
-            .or_else(|| text(config, "baseUrl"))
-            .or_else(|| default.and_then(|d| text(d, "baseUrl")))
-        else {
-            return Err(format!("Provider {id}: \"baseUrl\" is required when defining custom models."));
-        };
-        for key in ["contextWindow", "maxTokens"] {
-            if !positive_or_absent(definition, key) {
-                return Err(format!("Provider {id}, model {model_id}: invalid {key}"));
-            }
-        }
-        let mut model = definition.as_object().cloned().unwrap_or_default();
-        model.insert("api".into(), Value::String(api.to_owned()));
-        model.insert("baseUrl".into(), Value::String(base_url.to_owned()));
-        let existing = models.iter().position(|m| model_type(m) == "chat" && m.get("id") == definition.get("id"));
-        match existing {
-            Some(i) => models[i] = Value::Object(model),
-            None => models.push(Value::Object(model)),
-        }
-    }
-    Ok(models)
 }
 
 /// pi's `applyExtension` checks: each model of the registration gets an api and a baseUrl.
@@ -168,15 +111,20 @@ pub fn validate_provider(
     check_extension_models(id, &models, config)
 }
 
+/// The agent dir's `models.json` entries as written, read as the registry reads them (none when
+/// the file is missing, unreadable or invalid: its own loader reports it).
+fn models_json_entries(agent_dir: &std::path::Path) -> indexmap::IndexMap<String, Value> {
+    pi_ai::models::ModelsConfig::load(agent_dir.join("models.json"))
+        .map(|c| c.providers.into_iter().map(|(id, p)| (id, p.entry)).collect())
+        .unwrap_or_default()
+}
+
 /// [`validate_provider`] over pi-ai's built-in catalog and the agent dir's `models.json` (an
 /// unreadable or broken file counts as no entry: its own loader reports it).
 pub(crate) fn validate_in_agent_dir(id: &str, config: &Value, agent_dir: &std::path::Path) -> Result<(), String> {
     let builtin: Vec<Value> =
         pi_ai::models::get_models(id).iter().filter_map(|m| serde_json::to_value(m).ok()).collect();
-    let models_json = std::fs::read_to_string(agent_dir.join("models.json"))
-        .ok()
-        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-        .and_then(|root| root.get("providers")?.get(id).cloned());
+    let models_json = models_json_entries(agent_dir).shift_remove(id);
     validate_provider(id, config, builtin, models_json.as_ref())
 }
 
@@ -184,11 +132,7 @@ pub(crate) fn validate_in_agent_dir(id: &str, config: &Value, agent_dir: &std::p
 /// `builtinIds`, the built-in provider ids, and `modelsJson`, the agent dir's `models.json`
 /// providers (as written; none when it is unreadable).
 pub(crate) fn provider_bases(agent_dir: &std::path::Path) -> Value {
-    let models_json = std::fs::read_to_string(agent_dir.join("models.json"))
-        .ok()
-        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-        .and_then(|root| root.get("providers").cloned())
-        .unwrap_or(Value::Object(Map::new()));
+    let models_json: Map<String, Value> = models_json_entries(agent_dir).into_iter().collect();
     serde_json::json!({"builtinIds": pi_ai::models::get_providers(), "modelsJson": models_json})
 }
 

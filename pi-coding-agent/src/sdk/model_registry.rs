@@ -13,7 +13,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use pi_agent_core::StreamFn;
-use pi_ai::models::{ModelsConfig, ModelsConfigError, env_api_key, resolve_config_value};
+use pi_ai::models::{ModelsConfig, ProviderConfig, env_api_key, resolve_config_value};
+
+use crate::auth::RegistryError;
 use pi_ai::registry::{Models, ProviderAuth, ProviderEntry};
 use pi_ai::{Context, Model};
 
@@ -61,6 +63,8 @@ pub struct ModelRegistry {
     pub models: Models,
     /// `apiKey`s of models.json providers.
     keys: HashMap<String, String>,
+    /// The models.json entries applied (their headers go with every request).
+    configs: Arc<HashMap<String, ProviderConfig>>,
     credentials: Arc<dyn CredentialSource>,
     /// Set when the credentials are the agent dir's stored ones: requests then go through it
     /// (auth headers, OAuth refresh).
@@ -77,8 +81,8 @@ impl ModelRegistry {
     /// Loads the catalog and `<agent_dir>/models.json` (a missing file is fine) with the agent
     /// dir's stored credentials ([`StoredCredentials`]: auth.json, models.json keys, environment).
     /// A broken models.json is returned as the error beside a registry of the built-in catalog
-    /// only.
-    pub fn load(agent_dir: &Path) -> (Self, Option<ModelsConfigError>) {
+    /// only; entries that cannot be composed, beside a registry without them.
+    pub fn load(agent_dir: &Path) -> (Self, Option<RegistryError>) {
         let stored = crate::auth::ModelRegistry::load(agent_dir);
         let (mut registry, error) = Self::load_with(agent_dir, Arc::new(StoredCredentials(stored.clone())));
         registry.stored = Some(stored);
@@ -86,26 +90,26 @@ impl ModelRegistry {
     }
 
     /// [`ModelRegistry::load`] with another credential source.
-    pub fn load_with(agent_dir: &Path, credentials: Arc<dyn CredentialSource>) -> (Self, Option<ModelsConfigError>) {
+    pub fn load_with(agent_dir: &Path, credentials: Arc<dyn CredentialSource>) -> (Self, Option<RegistryError>) {
         let mut catalog = pi_ai::models::builtin_catalog_owned();
-        let path = agent_dir.join("models.json");
         let mut keys = HashMap::new();
-        let mut error = None;
-        if path.is_file() {
-            match ModelsConfig::load(&path).and_then(|c| c.apply(&mut catalog).map(|()| c)) {
-                Ok(config) => {
-                    for (id, provider) in &config.providers {
-                        if let Some(key) = provider.api_key.as_deref().and_then(resolve_config_value) {
-                            keys.insert(id.clone(), key);
-                        }
+        let mut configs = HashMap::new();
+        let error = match ModelsConfig::load(agent_dir.join("models.json")) {
+            Ok(config) => {
+                let failed = config.apply(&mut catalog).err();
+                for (id, provider) in &config.providers {
+                    if failed.as_ref().is_some_and(|f| f.contains(id)) {
+                        continue;
                     }
+                    if let Some(key) = provider.api_key.as_deref().and_then(resolve_config_value) {
+                        keys.insert(id.clone(), key);
+                    }
+                    configs.insert(id.clone(), provider.clone());
                 }
-                Err(e) => {
-                    catalog = pi_ai::models::builtin_catalog_owned();
-                    error = Some(e);
-                }
+                failed.map(RegistryError::from)
             }
-        }
+            Err(e) => Some(RegistryError::from(e)),
+        };
         let mut models = Models::new();
         for api in pi_ai::providers::http_apis() {
             models.register_api(api);
@@ -117,7 +121,7 @@ impl ModelRegistry {
             };
             models.set_provider(ProviderEntry { id, models: list, auth, apis: HashMap::new() });
         }
-        (ModelRegistry { models, keys, credentials, stored: None }, error)
+        (ModelRegistry { models, keys, configs: Arc::new(configs), credentials, stored: None }, error)
     }
 
     /// The credential source.
@@ -153,10 +157,17 @@ impl ModelRegistry {
         }
         let models = Arc::new(self.models.clone());
         let credentials = self.credentials.clone();
+        let (configs, keys) = (self.configs.clone(), Arc::new(self.keys.clone()));
         Arc::new(move |model: &Model, transcript, mut options| {
             if options.api_key.is_none() {
                 options.api_key = credentials.api_key(&model.provider);
             }
+            let config = configs.get(&model.provider);
+            let fallback = keys.get(&model.provider).map(String::as_str);
+            let options = match crate::auth::with_configured_request(config, fallback, model, options) {
+                Ok(options) => options,
+                Err(message) => return crate::auth::failed_request(model, message),
+            };
             let context = Context { system_prompt: None, messages: transcript.into_messages(), tools: None };
             models.stream_simple(model, context, options)
         })
