@@ -4,7 +4,7 @@
 //! `fixtures/interactive/record_search.sh` (the same settings, reply and key bytes): the box at
 //! the top right, a query with twelve matches, next and previous (with wrapping), a query with
 //! no match, closing, a query over styled text and over a line end, a click on the box's
-//! "previous" button, and `keybindings.json` overrides. The highlight colours (the dark theme's
+//! "previous" button and the pointer over "next", and `keybindings.json` overrides. The highlight colours (the dark theme's
 //! `searchMatchText` on `searchMatchBg`, underlined; the selected match bold in reverse video)
 //! are compared cell by cell with the reference's `tmux capture-pane -e` screens.
 
@@ -98,8 +98,14 @@ fn compare(keys: &[&str], done: impl Fn(&str) -> bool, name: &str, keybindings: 
     let proj = env.proj().display().to_string();
     let want = fixture(&format!("{name}.ref.txt"));
     assert_eq!(comparable(&screen, &proj), comparable(&want, &proj), "{name}: our screen (left) and the reference's");
-    let ours = text_cells(pty.parser.lock().expect("parser").screen());
     let theirs = reference_cells(name);
+    // Attributes change no text: give the last key's frame its time (up to the usual 30 s).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut ours = text_cells(pty.parser.lock().expect("parser").screen());
+    while ours != theirs && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        ours = text_cells(pty.parser.lock().expect("parser").screen());
+    }
     let differing: Vec<_> = ours.iter().zip(&theirs).filter(|(a, b)| a != b).take(5).collect();
     assert!(differing.is_empty(), "{name}: cells that look different (ours, the reference's): {differing:#?}");
     assert_eq!(ours.len(), theirs.len(), "{name}: as many text cells");
@@ -168,6 +174,15 @@ fn a_match_runs_over_a_line_end() {
 fn a_press_on_the_previous_button_selects_the_previous_match() {
     let keys = [SEARCH, "WAIT", "item 3", "WAIT", "\x1b[<0;74;4M", "WAIT", "\x1b[<0;74;4m"];
     compare(&keys, |s| s.contains("2/12"), "search_click", None);
+}
+
+#[test]
+fn the_pointer_on_a_button_underlines_it() {
+    // The underline changes no text: wait for the box, then send the motion and wait for it.
+    let keys = [SEARCH, "WAIT", "item 3", "WAIT", "\x1b[<35;90;4M"];
+    compare(&keys, |s| s.contains("3/12"), "search_hover", None);
+    let cells = reference_cells("search_hover");
+    assert!(cells.iter().any(|((row, col), l)| (*row, *col) == (3, 89) && l.5), "the reference underlines \"↓ Enter\"");
 }
 
 #[test]
