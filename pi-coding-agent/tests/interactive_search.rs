@@ -186,6 +186,15 @@ fn the_pointer_on_a_button_underlines_it() {
 }
 
 #[test]
+fn the_search_opens_over_a_focused_selector_and_gives_the_focus_back() {
+    let keys = ["/settings", "Enter", "WAIT", SEARCH, "WAIT", "item 3"];
+    compare(&keys, |s| s.contains("6/12") && s.contains("Auto-compact"), "search_settings", None);
+    // Escape closes the search only; the list has the keys again.
+    let keys = ["/settings", "Enter", "WAIT", SEARCH, "WAIT", "item 3", "WAIT", "Escape", "WAIT", "Down"];
+    compare(&keys, |s| s.contains("(2/") && !s.contains("Shift+Enter"), "search_settings_close", None);
+}
+
+#[test]
 fn keybindings_json_moves_the_search_keys_and_the_box_names_them() {
     let keybindings = r#"{"tui.altScreen.search":"ctrl+f","tui.altScreen.searchNext":"ctrl+n"}"#;
     // Ctrl+F, the query, Ctrl+N.
