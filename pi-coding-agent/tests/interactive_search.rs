@@ -4,7 +4,8 @@
 //! `fixtures/interactive/record_search.sh` (the same settings, reply and key bytes): the box at
 //! the top right, a query with twelve matches, next and previous (with wrapping), a query with
 //! no match, closing, a query over styled text and over a line end, a click on the box's
-//! "previous" button and the pointer over "next", and `keybindings.json` overrides. The highlight colours (the dark theme's
+//! "previous" button and the pointer over "next", the search over a focused `/settings` list,
+//! a transcript that grows while searching, and `keybindings.json` overrides. The highlight colours (the dark theme's
 //! `searchMatchText` on `searchMatchBg`, underlined; the selected match bold in reverse video)
 //! are compared cell by cell with the reference's `tmux capture-pane -e` screens.
 
@@ -192,6 +193,37 @@ fn the_search_opens_over_a_focused_selector_and_gives_the_focus_back() {
     // Escape closes the search only; the list has the keys again.
     let keys = ["/settings", "Enter", "WAIT", SEARCH, "WAIT", "item 3", "WAIT", "Escape", "WAIT", "Down"];
     compare(&keys, |s| s.contains("(2/") && !s.contains("Shift+Enter"), "search_settings_close", None);
+}
+
+#[test]
+fn the_count_follows_a_growing_transcript_and_the_selection_stays() {
+    // A user command shows; the query finds its command line; then it prints five lines while
+    // the search is open (as the recording: the query is typed within the command's first 2 s).
+    let server = ScriptedServer::start(vec![long_reply()]);
+    let env = Env::new(&server.base_url);
+    std::fs::write(env.agent().join("settings.json"), SETTINGS).expect("settings");
+    let mut pty = Pty::spawn(&env, &[]);
+    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    type_keys(&mut pty, &["list", "Enter"]);
+    pty.wait_for("the reply", |s| s.contains("item 40") && s.contains("↑10"));
+    type_keys(&mut pty, &["!sleep 2; for i in 1 2 3 4 5; do echo found $i; sleep 0.3; done", "Enter"]);
+    // The running command animates: wait for its line only, not for quiet.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !pty.screen().contains("$ sleep 2") {
+        assert!(std::time::Instant::now() < deadline, "the command never showed:\n{}", pty.screen());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    type_keys(&mut pty, &[SEARCH, "found"]);
+    let screen = pty.wait_for("the command's five lines", |s| s.contains("1/6"));
+    std::mem::forget(server);
+    let proj = env.proj().display().to_string();
+    let want = fixture("search_grow.ref.txt");
+    assert_eq!(
+        comparable(&screen, &proj),
+        comparable(&want, &proj),
+        "search_grow: our screen (left) and the reference's"
+    );
+    pty.quit();
 }
 
 #[test]
