@@ -14,8 +14,8 @@
 //!
 //! The index is incremental: the text is rebuilt only from the first row that changed (rows
 //! before it keep their pieces and spans), and the matches that end before that row's text are
-//! kept and the search resumes after them. Typing a query searches the cached text again without
-//! rebuilding it.
+//! kept and the search resumes after them. A query typed on from the last one (that cannot overlap
+//! itself) is looked for only where the last one matched; another query searches the cached text.
 
 use std::rc::Rc;
 
@@ -285,6 +285,38 @@ fn find_from(corpus: &Corpus, query: &str, from: usize, out: &mut Vec<SearchMatc
     }
 }
 
+/// Whether the matches of `query` can be found among those of `previous`: it extends `previous`,
+/// and `previous` cannot overlap itself (no prefix of it is also its suffix), so its
+/// left-to-right matches were every place it occurs.
+fn narrows(previous: &str, query: &str) -> bool {
+    let p = previous.as_bytes();
+    !p.is_empty()
+        && query.len() > p.len()
+        && query.starts_with(previous)
+        && (1..p.len()).all(|k| p[..k] != p[p.len() - k..])
+}
+
+/// The left-to-right matches of `query` among the matches of a prefix of it `previous_len`
+/// bytes long ([`narrows`]).
+fn narrow(corpus: &Corpus, previous: Vec<SearchMatch>, previous_len: usize, query: &str) -> Vec<SearchMatch> {
+    let mut out = Vec::new();
+    let mut span_index = 0;
+    let mut free_from = 0;
+    for m in previous {
+        let start = m.text_end - previous_len;
+        if start < free_from || !corpus.text[start..].starts_with(query) {
+            continue;
+        }
+        let end = start + query.len();
+        let segments = segments_of(&corpus.spans, &mut span_index, start, end);
+        if !segments.is_empty() {
+            out.push(SearchMatch { segments, text_end: end });
+        }
+        free_from = end;
+    }
+    out
+}
+
 /// pi's `findAltScreenSearchMatches`: the matches of `query` in `lines`, without an index.
 pub fn find_matches<S: AsRef<str>>(lines: &[S], query: &str) -> Vec<SearchMatch> {
     let query = normalize_query(query);
@@ -364,8 +396,14 @@ impl SearchIndex {
             from = safe.max(self.matches.last().map_or(0, |m| m.text_end));
         }
         if query_changed {
+            let previous = self.query.replace(query).unwrap_or_default();
+            let query = self.query.as_deref().unwrap_or("");
+            if changed_row.is_none() && narrows(&previous, query) {
+                // Typing on: the new matches are among the old ones.
+                self.matches = narrow(&self.corpus, std::mem::take(&mut self.matches), previous.len(), query);
+                return true;
+            }
             self.matches.clear();
-            self.query = Some(query);
             from = 0;
         }
         if changed_row.is_none() && !query_changed {

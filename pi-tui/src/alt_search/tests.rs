@@ -125,6 +125,23 @@ proptest! {
     }
 }
 
+proptest! {
+    /// Typing a query on finds what a fresh search finds (narrowed from the last matches, or
+    /// searched again where the last query could overlap itself).
+    #[test]
+    fn typing_on_matches_a_fresh_search(
+        lines in proptest::collection::vec("[abA é]{0,8}", 0..8),
+        query in "[ab é]{1,5}",
+    ) {
+        let lines: Vec<Lines> = vec![lines.into()];
+        let mut index = SearchIndex::new();
+        for end in query.char_indices().map(|(i, c)| i + c.len_utf8()) {
+            index.search(&lines, &query[..end]);
+            prop_assert_eq!(index.matches(), &find_matches(&lines[0], &query[..end])[..]);
+        }
+    }
+}
+
 fn open(lines: &[Lines], query: &str, top: usize, height: usize) -> (AltScreenSearch, Option<usize>) {
     let keys = Rc::new(crate::keys::Keybindings::default());
     let component = Rc::new(RefCell::new(SearchBox::new(keys, Rc::new(|s: &str, _| s.to_owned()))));
