@@ -1,7 +1,8 @@
 //! Benchmarks of the fullscreen transcript search over a 100 000-line transcript (styled, with
 //! links and wide characters): indexing it from scratch, a keystroke (a new query over the
 //! cached text), a frame while nothing changed, and a frame after one streamed line (the
-//! incremental path: only the changed rows are read again).
+//! incremental path: only the changed rows are read again), with the history shared from the
+//! last frame or in one segment that is a new one each frame (its lines compared).
 //!
 //! Run with `cargo bench -p pi-tui --bench alt_search`.
 
@@ -54,6 +55,19 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             step += 1;
             black_box(index.search(&states[step % 2], "entry 19999"));
+        })
+    });
+    // The same in one segment that is new each frame (a container whose child changed): every
+    // line is compared with the last frame's, one is indexed again.
+    let whole: Vec<String> = history.iter().cloned().chain(live.iter().cloned()).collect();
+    let mut whole_longer = whole.clone();
+    whole_longer.push("another streamed line about the fox".to_owned());
+    let (short, long): (Lines, Lines) = (whole.into(), whole_longer.into());
+    c.bench_function("alt_search/frame_after_a_streamed_line_one_segment_100k_lines", |b| {
+        b.iter(|| {
+            step += 1;
+            let segment = [if step % 2 == 0 { short.clone() } else { long.clone() }];
+            black_box(index.search(&segment, "entry 19999"));
         })
     });
 }

@@ -314,6 +314,20 @@ mod tests {
     }
 
     #[test]
+    fn a_search_reveal_at_the_end_stops_following() {
+        let mut v = TranscriptView::default();
+        v.update_layout(100, 10);
+        v.scroll_to_unfollowed(95);
+        assert_eq!((v.top, v.following), (90, false), "at the end, yet not following (pi's disableFollow)");
+        v.update_layout(100, 10);
+        assert!(!v.following, "the next frame keeps it so");
+        v.update_layout(105, 10);
+        assert_eq!((v.top, v.following), (90, false), "new lines do not move it");
+        v.scroll_lines(50);
+        assert_eq!((v.top, v.following), (95, true), "scrolling to the end follows again");
+    }
+
+    #[test]
     fn auto_bar_shows_while_scrolling_and_hovered() {
         let mut v = TranscriptView { width: 20, ..TranscriptView::default() };
         v.update_layout(100, 10);
