@@ -28,10 +28,10 @@
 //! parsing, the built-in themes, the main-screen renderer's output and LaTeX math
 //! ([`render_latex`], `tests/fixtures/latex.mjs`); mouse reports ([`mouse`]), their dispatch to
 //! components and [`MouseRegion`] ([`mouse_dispatch`]), the alt screen's scrollbar, terminal colour
-//! queries and the `system` theme. The coding agent's interactive mode draws the rest of pi's
-//! fullscreen mode (wheel, selection, copy, flashes) on these. Not ported: images (Kitty/iTerm2)
-//! in this renderer, the layout components (VStack/HStack/ScrollView/SettingsList) and the alt
-//! screen's search.
+//! queries and the `system` theme, the alt screen's transcript search ([`alt_search`]). The coding
+//! agent's interactive mode draws the rest of pi's fullscreen mode (wheel, selection, copy,
+//! flashes, search) on these. Not ported: images (Kitty/iTerm2) in this renderer and the layout
+//! components (VStack/HStack/ScrollView/SettingsList).
 //!
 //! ## Main types
 //! - [`Component`], [`Lines`] (shared `Rc<[String]>` caches compared by identity), [`Container`].
@@ -43,6 +43,7 @@
 //! - [`render_latex`]: LaTeX math as Unicode text (what Markdown draws for `$…$` and `$$…$$`).
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
+pub mod alt_search;
 pub mod ansi;
 pub mod component;
 pub mod components;

@@ -81,6 +81,12 @@ impl Input {
         self.cursor
     }
 
+    /// Use these keybindings for the `tui.editor.*` and `tui.input.*` actions (pi's
+    /// `getKeybindings()`, with the user's overrides).
+    pub fn set_keybindings(&mut self, keys: Rc<Keybindings>) {
+        self.keys = keys;
+    }
+
     fn push_undo(&mut self) {
         self.undo.push((self.value.clone(), self.cursor));
     }

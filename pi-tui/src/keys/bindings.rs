@@ -43,6 +43,10 @@ pub const DEFAULT_BINDINGS: &[(&str, &[&str])] = &[
     ("tui.altScreen.halfPageDown", &[]),
     ("tui.altScreen.lineUp", &[]),
     ("tui.altScreen.lineDown", &[]),
+    ("tui.altScreen.search", &["ctrl+shift+f"]),
+    ("tui.altScreen.searchNext", &["enter", "ctrl+g"]),
+    ("tui.altScreen.searchPrevious", &["shift+enter", "ctrl+shift+g"]),
+    ("tui.altScreen.searchClose", &["escape"]),
     ("tui.altScreen.top", &["ctrl+home"]),
     ("tui.altScreen.bottom", &["ctrl+end"]),
 ];

@@ -6,7 +6,8 @@
 //! Stopping leaves the alternate screen and prints the whole document into the main buffer so the
 //! transcript lands in scrollback. Mouse reporting is turned on when entering (unless disabled)
 //! and off again when leaving; the events themselves are parsed by [`crate::mouse`] and handled
-//! by the application (search and images are not ported).
+//! by the application, which also draws the transcript search ([`crate::alt_search`]) over its
+//! rows (images are not ported).
 
 use super::{CursorPos, FrameLine, SYNC_BEGIN, SYNC_END};
 use crate::ansi::{slice_by_column, visible_width};

@@ -73,6 +73,8 @@ pub(crate) struct App {
     pub(crate) regular: bool,
     /// The fullscreen mode's mouse gestures.
     pub(crate) mouse: super::mouse::MouseState,
+    /// The transcript search's box while it is open (fullscreen mode).
+    pub(crate) search_overlay: Option<pi_tui::OverlayId>,
     submitted: Rc<RefCell<Vec<String>>>,
     pub(crate) live: Live,
     pub(crate) dirty: bool,
@@ -330,6 +332,7 @@ impl App {
             exit_note: None,
             color_mode: options.color_mode.unwrap_or_else(ColorMode::detect),
             mouse: Default::default(),
+            search_overlay: None,
         };
         for w in theme_warning.into_iter().chain(key_warnings) {
             app.show_warning(&w);
@@ -618,11 +621,15 @@ impl App {
     pub(crate) fn on_input(&mut self, tui: &mut Tui<CrosstermTerminal>, data: &str) {
         self.dirty = true;
         // pi's viewport listener runs before the extensions' terminal input listeners.
-        if self.on_mouse(tui, data) {
+        if self.on_mouse(tui, data) || self.on_search_key(tui, data) {
             return;
         }
         let Some(data) = self.listen_terminal_input(data) else { return };
         let data = data.as_str();
+        if self.search_focused(tui) {
+            self.search_input(data);
+            return;
+        }
         if self.dialog.is_some() {
             if let Err(e) = tui.handle_input(data) {
                 tracing::warn!(error = %e, "input handling failed");

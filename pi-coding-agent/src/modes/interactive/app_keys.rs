@@ -102,20 +102,27 @@ impl App {
             self.command_context();
             return true;
         }
-        if !self.regular {
-            let page = self.layout.borrow().page();
-            if is("tui.altScreen.pageUp") {
-                self.layout.borrow_mut().scroll_by(Some(page));
-                return true;
-            }
-            if is("tui.altScreen.pageDown") {
-                self.layout.borrow_mut().scroll_by(Some(-page));
-                return true;
-            }
-            if is("tui.altScreen.bottom") {
-                self.layout.borrow_mut().scroll_by(None);
-                return true;
-            }
+        self.on_viewport_scroll_key(data)
+    }
+
+    /// The fullscreen transcript's scrolling keys (also while the search box has the focus).
+    pub(crate) fn on_viewport_scroll_key(&mut self, data: &str) -> bool {
+        if self.regular {
+            return false;
+        }
+        let is = |action: &str| self.keys.matches(data, action);
+        let page = self.layout.borrow().page();
+        if is("tui.altScreen.pageUp") {
+            self.layout.borrow_mut().scroll_by(Some(page));
+            return true;
+        }
+        if is("tui.altScreen.pageDown") {
+            self.layout.borrow_mut().scroll_by(Some(-page));
+            return true;
+        }
+        if is("tui.altScreen.bottom") {
+            self.layout.borrow_mut().scroll_by(None);
+            return true;
         }
         false
     }

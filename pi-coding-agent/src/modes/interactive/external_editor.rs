@@ -26,6 +26,7 @@ impl App {
     pub(crate) fn open_external_editor(&mut self, tui: &mut Tui<CrosstermTerminal>) {
         let command = self.session.settings_manager().settings().external_editor();
         let content = self.editor.borrow().expanded_text();
+        self.close_search(tui);
         if let Err(e) = tui.stop() {
             tracing::warn!(error = %e, "stopping the terminal UI for the external editor failed");
         }

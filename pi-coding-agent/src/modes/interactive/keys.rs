@@ -62,6 +62,11 @@ pub(crate) fn load_keybindings(agent_dir: &Path) -> (Keybindings, Vec<String>) {
     for (action, defaults) in APP_BINDINGS {
         keys.set(action, defaults);
     }
+    // pi's Windows keybindings (WSL): the transcript search is on Ctrl+F.
+    let wsl = ["WSL_DISTRO_NAME", "WSL_INTEROP"].iter().any(|k| std::env::var_os(k).is_some_and(|v| !v.is_empty()));
+    if wsl {
+        keys.set("tui.altScreen.search", &["ctrl+f"]);
+    }
     let path = agent_dir.join("keybindings.json");
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,

@@ -9,6 +9,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
+use pi_tui::alt_search::AltScreenSearch;
 use pi_tui::{Component, ComponentRef, Lines};
 
 pub(crate) use super::transcript_view::TranscriptView;
@@ -26,6 +27,8 @@ pub(crate) struct ChatLayout {
     dock_min: Vec<usize>,
     /// Screen rows of each component drawn in the last fullscreen frame, for mouse hit-testing.
     pub(crate) boxes: Vec<LayoutBox>,
+    /// The open transcript search (pi's `activeSearch`), refreshed with the document each frame.
+    pub(crate) search: Option<AltScreenSearch>,
 }
 
 /// Where a component was drawn in the last frame (pi's layout box): its first screen row, its
@@ -40,7 +43,15 @@ pub(crate) struct LayoutBox {
 
 impl ChatLayout {
     pub(crate) fn new(document: Vec<ComponentRef>, dock: Vec<ComponentRef>, rows: Rc<Cell<usize>>) -> Self {
-        ChatLayout { document, dock, rows, view: TranscriptView::default(), dock_min: Vec::new(), boxes: Vec::new() }
+        ChatLayout {
+            document,
+            dock,
+            rows,
+            view: TranscriptView::default(),
+            dock_min: Vec::new(),
+            boxes: Vec::new(),
+            search: None,
+        }
     }
 
     /// The fewest rows of each dock part (by position) in fullscreen mode, as pi's dock `VStack`
@@ -108,6 +119,12 @@ impl Component for ChatLayout {
         let document = Self::lines_of(&self.document, content_width);
         let total: usize = document.iter().map(|l| l.len()).sum();
         self.view.update_layout(total, view);
+        // pi's `refreshSearch`: the selected match is revealed before the rows are picked.
+        if let Some(search) = self.search.as_mut()
+            && let Some(top) = search.refresh(&document, self.view.top, view)
+        {
+            self.view.scroll_to_unfollowed(top);
+        }
         self.view.document = document.clone();
         self.boxes.clear();
         let start = self.view.top;
@@ -138,7 +155,7 @@ impl Component for ChatLayout {
         if shown < view {
             picked.push(vec![String::new(); view - shown].into());
         }
-        match self.view.decorate(&picked, width, view) {
+        match self.view.decorate(&picked, width, view, self.search.as_ref()) {
             Some(rows) => out.push(rows.into()),
             None => out.extend(picked),
         }

@@ -41,6 +41,7 @@ mod program_status;
 mod reload;
 mod run;
 mod scoped_models;
+mod search;
 mod selection;
 mod session_picker;
 mod session_search;

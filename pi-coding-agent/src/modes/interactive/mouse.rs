@@ -125,6 +125,7 @@ impl App {
                 self.sync_selection();
             }
             self.layout.borrow_mut().view.set_active(false);
+            self.clear_search_hover();
             return true;
         }
         if data == FOCUS_IN {
@@ -180,7 +181,7 @@ impl App {
             }
             return;
         }
-        if self.on_indicator(&raw) || self.on_scrollbar(&raw) {
+        if self.on_search_mouse(&raw, width, height) || self.on_indicator(&raw) || self.on_scrollbar(&raw) {
             return;
         }
         if self.mouse.scrollbar_drag.is_none() {
@@ -362,5 +363,10 @@ impl App {
         let mut layout = self.layout.borrow_mut();
         layout.view.mode = mode;
         layout.view.chrome = chrome;
+        let searching = layout.search.is_some();
+        drop(layout);
+        if searching {
+            self.sync_search_styles();
+        }
     }
 }

@@ -68,6 +68,8 @@ async fn run_local(session: AgentSession, options: InteractiveOptions, mut termi
     }
     let code = event_loop(&mut app, &mut tui, rx).await;
     app.shutdown();
+    // pi's `beforeTerminalStop`: no search box or highlights in the transcript left behind.
+    app.close_search(&mut tui);
     super::theme_controller::before_stop(&mut tui);
     if let Err(e) = tui.stop() {
         tracing::warn!(error = %e, "stopping the terminal UI failed");

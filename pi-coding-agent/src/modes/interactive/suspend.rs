@@ -69,6 +69,8 @@ fn stop_process_group() -> nix::Result<()> {
 impl App {
     /// Stops the UI, stops the process group, and redraws everything once continued.
     pub(crate) fn suspend(&mut self, tui: &mut Tui<CrosstermTerminal>) {
+        // pi's `beforeTerminalStop` closes the transcript search.
+        self.close_search(tui);
         theme_controller::before_stop(tui);
         if let Err(e) = tui.stop() {
             tracing::warn!(error = %e, "stopping the terminal UI before suspending failed");

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use pi_tui::alt_search::{AltScreenSearch, ViewWindow};
 use pi_tui::ansi::{composite_line, truncate_to_width_with, visible_width};
 use pi_tui::render::scrollbar::{ScrollbarGeometry, ScrollbarMode, paint_scrollbar};
 
@@ -32,6 +33,9 @@ pub(crate) struct TranscriptView {
     pub(crate) top: usize,
     /// Whether the view sticks to the end as the document grows.
     pub(crate) following: bool,
+    /// The view was put at the end without following it (pi's `followSuppressedAtEnd`: a
+    /// search match revealed there).
+    follow_suppressed: bool,
     /// Document lines in the last frame.
     pub(crate) content_height: usize,
     /// Rows of the view in the last frame.
@@ -57,6 +61,7 @@ impl Default for TranscriptView {
         TranscriptView {
             top: 0,
             following: true,
+            follow_suppressed: false,
             content_height: 0,
             height: 0,
             mode: ScrollbarMode::Auto,
@@ -88,7 +93,10 @@ impl TranscriptView {
         self.height = height;
         let max = self.max_top();
         self.top = if self.following { max } else { self.top.min(max) };
-        if self.top == max {
+        if self.top < max {
+            self.follow_suppressed = false;
+        }
+        if self.top == max && !self.follow_suppressed {
             self.following = true;
         }
         if content_height <= height {
@@ -112,6 +120,7 @@ impl TranscriptView {
         let next = (start + lines).clamp(0, max);
         self.top = next as usize;
         self.following = next == max;
+        self.follow_suppressed = false;
         if next != start {
             self.mark_activity();
         }
@@ -126,6 +135,19 @@ impl TranscriptView {
         }
         self.top = next;
         self.following = next == self.max_top();
+        self.follow_suppressed = false;
+    }
+
+    /// pi's `scrollTo(top, { disableFollow: true })`: the view stays where it is put, even at
+    /// the end (a revealed search match).
+    pub(crate) fn scroll_to_unfollowed(&mut self, top: usize) {
+        let next = top.min(self.max_top());
+        if next != self.top {
+            self.mark_activity();
+        }
+        self.top = next;
+        self.follow_suppressed = next == self.max_top();
+        self.following = false;
     }
 
     /// pi's `scrollToEnd`.
@@ -135,6 +157,7 @@ impl TranscriptView {
         }
         self.top = self.max_top();
         self.following = true;
+        self.follow_suppressed = false;
     }
 
     /// Hovering or dragging the bar shows it (and, for `auto`, keeps it until a second after).
@@ -206,14 +229,21 @@ impl TranscriptView {
 
     /// The view's rows with the scrollbar and the indicator drawn over them, or `None` when
     /// neither shows (the rows are used as they are).
-    pub(crate) fn decorate(&mut self, picked: &[pi_tui::Lines], width: usize, height: usize) -> Option<Vec<String>> {
+    pub(crate) fn decorate(
+        &mut self,
+        picked: &[pi_tui::Lines],
+        width: usize,
+        height: usize,
+        search: Option<&AltScreenSearch>,
+    ) -> Option<Vec<String>> {
         self.width = width;
         self.indicator_rect = None;
         let bar = self.geometry(false);
         let indicator = !self.following && !self.chrome.indicator.is_empty();
         let now = Instant::now();
         let flash = self.flash.as_ref().filter(|(_, until)| now < *until).map(|(m, _)| m.clone());
-        if bar.is_none() && !indicator && self.selection.is_none() && flash.is_none() {
+        let search = search.filter(|s| s.has_highlights());
+        if bar.is_none() && !indicator && self.selection.is_none() && flash.is_none() && search.is_none() {
             return None;
         }
         let mut rows: Vec<String> = picked.iter().flat_map(|l| l.iter().cloned()).collect();
@@ -222,6 +252,11 @@ impl TranscriptView {
             let thumb = if self.active { &self.chrome.thumb_active } else { &self.chrome.thumb };
             let preserve = self.mode != ScrollbarMode::Always;
             paint_scrollbar(&mut rows, g, width, &self.chrome.track, thumb, preserve);
+        }
+        if let Some(search) = search {
+            // pi highlights the matches after the scroll view is drawn, left of its scrollbar.
+            let max_column = bar.map_or(width, |g| g.column.min(width));
+            search.highlight(&mut rows, ViewWindow { top: self.top, height, max_column });
         }
         if indicator && let Some(last) = rows.last_mut() {
             let label = truncate_to_width_with(&self.chrome.indicator, width, "", false);
@@ -276,6 +311,20 @@ mod tests {
         assert!(!v.following);
         v.scroll_to_end();
         assert_eq!((v.top, v.following), (110, true));
+    }
+
+    #[test]
+    fn a_search_reveal_at_the_end_stops_following() {
+        let mut v = TranscriptView::default();
+        v.update_layout(100, 10);
+        v.scroll_to_unfollowed(95);
+        assert_eq!((v.top, v.following), (90, false), "at the end, yet not following (pi's disableFollow)");
+        v.update_layout(100, 10);
+        assert!(!v.following, "the next frame keeps it so");
+        v.update_layout(105, 10);
+        assert_eq!((v.top, v.following), (90, false), "new lines do not move it");
+        v.scroll_lines(50);
+        assert_eq!((v.top, v.following), (95, true), "scrolling to the end follows again");
     }
 
     #[test]
