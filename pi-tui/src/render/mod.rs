@@ -7,6 +7,7 @@
 
 mod alt_screen;
 pub mod differential;
+pub mod kitty;
 mod overlay;
 pub mod scrollbar;
 

@@ -1,0 +1,145 @@
+//! Kitty graphics bookkeeping of the renderers (pi-tui's `deleteKittyImage`,
+//! `deleteAllKittyImages`, `deleteAllKittyPlacements` and the main screen's image tracking):
+//! which image ids a line transmits, how many rows an image line reserves below it, how a
+//! changed range grows to cover whole images, and the delete commands for images whose lines
+//! changed or scrolled away.
+
+use std::collections::BTreeSet;
+
+use super::is_image_line;
+use crate::ansi::visible_width;
+
+/// The Kitty graphics escape prefix (APC `G`).
+pub const KITTY_PREFIX: &str = "\x1b_G";
+
+/// Delete every Kitty image and free its data (pi's `deleteAllKittyImages`).
+pub const DELETE_ALL_KITTY_IMAGES: &str = "\x1b_Ga=d,d=A,q=2\x1b\\";
+
+/// Delete every Kitty placement, keeping the uploaded data (pi's `deleteAllKittyPlacements`).
+pub const DELETE_ALL_KITTY_PLACEMENTS: &str = "\x1b_Ga=d,d=a,q=2\x1b\\";
+
+/// Delete the Kitty image `id` and free its data (pi's `deleteKittyImage`).
+pub fn delete_kitty_image(id: u32) -> String {
+    format!("\x1b_Ga=d,d=I,i={id},q=2\x1b\\")
+}
+
+/// The image ids (`i=`) and rows (`r=`, 1 without it) of a line's first Kitty command (pi's
+/// `parseKittyImageHeader`): values that are not integers in 1..=2³²−1 are ignored.
+pub fn kitty_header(line: &str) -> Option<(Vec<u32>, usize)> {
+    let start = line.find(KITTY_PREFIX)? + KITTY_PREFIX.len();
+    let end = start + line[start..].find(';')?;
+    let mut ids = Vec::new();
+    let mut rows = 1usize;
+    for param in line[start..end].split(',') {
+        let Some((key, value)) = param.split_once('=') else { continue };
+        let Some(number) = parse_positive(value) else { continue };
+        match key {
+            "i" => ids.push(number),
+            "r" => rows = number as usize,
+            _ => {}
+        }
+    }
+    Some((ids, rows))
+}
+
+/// A decimal in 1..=0xffffffff, as JavaScript's `Number(value)` reads it for these parameters.
+fn parse_positive(value: &str) -> Option<u32> {
+    let trimmed = value.trim();
+    if trimmed.is_empty() || !trimmed.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u64 = trimmed.parse().ok()?;
+    u32::try_from(n).ok().filter(|&n| n > 0)
+}
+
+/// The image ids a line transmits.
+pub fn kitty_ids(line: &str) -> Vec<u32> {
+    kitty_header(line).map(|(ids, _)| ids).unwrap_or_default()
+}
+
+/// Every image id in `lines`, first seen first (the order of pi's `Set`).
+pub fn ordered_ids<S: AsRef<str>>(lines: &[S]) -> Vec<u32> {
+    let mut seen = BTreeSet::new();
+    lines.iter().flat_map(|l| kitty_ids(l.as_ref())).filter(|&id| seen.insert(id)).collect()
+}
+
+/// The delete commands for `ids`, in order.
+pub fn delete_images(ids: &[u32]) -> String {
+    ids.iter().map(|&id| delete_kitty_image(id)).collect()
+}
+
+/// How many rows the image line at `index` reserves (pi's `getKittyImageReservedRows`): its
+/// `r=` rows, cut at `max_index`, at the end of `lines` and at the first row below it that is
+/// not empty.
+pub fn reserved_rows<S: AsRef<str>>(lines: &[S], index: usize, max_index: usize) -> usize {
+    let rows = lines.get(index).and_then(|l| kitty_header(l.as_ref())).map_or(1, |(_, rows)| rows);
+    if rows <= 1 {
+        return 1;
+    }
+    let max_rows = rows.min((max_index + 1).saturating_sub(index)).min(lines.len() - index);
+    let mut reserved = 1;
+    while reserved < max_rows {
+        let line = lines[index + reserved].as_ref();
+        if is_image_line(line) || visible_width(line) > 0 {
+            break;
+        }
+        reserved += 1;
+    }
+    reserved
+}
+
+/// Grow the changed range `first..=last` to whole images, old and new (pi's
+/// `expandChangedRangeForKittyImages`).
+pub fn expand_changed_range<A: AsRef<str>, B: AsRef<str>>(
+    previous: &[A],
+    next: &[B],
+    first: usize,
+    last: usize,
+) -> (usize, usize) {
+    let (mut lo, mut hi) = (first, last);
+    let mut grow = |lines: &[&str]| {
+        for (i, line) in lines.iter().enumerate() {
+            if kitty_ids(line).is_empty() {
+                continue;
+            }
+            let block_end = i + reserved_rows(lines, i, lines.len().saturating_sub(1)) - 1;
+            if i >= first || (i <= last && block_end >= first) {
+                lo = lo.min(i);
+                hi = hi.max(block_end);
+            }
+        }
+    };
+    grow(&previous.iter().map(AsRef::as_ref).collect::<Vec<_>>());
+    grow(&next.iter().map(AsRef::as_ref).collect::<Vec<_>>());
+    (lo, hi)
+}
+
+/// The delete commands for the images of `previous` lines `first..=last` (pi's
+/// `deleteChangedKittyImages`).
+pub fn delete_changed<S: AsRef<str>>(previous: &[S], first: usize, last: usize) -> String {
+    if last < first || first >= previous.len() {
+        return String::new();
+    }
+    let end = last.min(previous.len() - 1);
+    delete_images(&ordered_ids(&previous[first..=end]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_ids_and_rows() {
+        let line = "\x1b_Ga=T,f=100,q=2,C=1,c=10,r=3,i=42;AAAA\x1b\\";
+        assert_eq!(kitty_header(line), Some((vec![42], 3)));
+        assert_eq!(kitty_header("\x1b_Ga=T,i=0,r=x;A\x1b\\"), Some((vec![], 1)));
+        assert_eq!(kitty_header("\x1b_Ga=T,i=4294967296;A"), Some((vec![], 1)));
+        assert_eq!(kitty_header("plain"), None);
+        let lines = [line, "", "", "text"];
+        assert_eq!(reserved_rows(&lines, 0, 3), 3);
+        assert_eq!(reserved_rows(&lines, 0, 1), 2);
+        assert_eq!(expand_changed_range(&lines, &lines, 2, 2), (0, 2));
+        assert_eq!(delete_changed(&lines, 0, 9), "\x1b_Ga=d,d=I,i=42,q=2\x1b\\");
+        assert_eq!(ordered_ids(&["\x1b_Gi=7;", "\x1b_Gi=3;", "\x1b_Gi=7;"]), [7, 3]);
+    }
+}
