@@ -92,6 +92,7 @@ impl<T: Terminal> Tui<T> {
                 let mut alt = AltScreen::new();
                 // pi's `TuiAltScreen` reports the mouse unless told not to (`mouse: false`).
                 alt.set_mouse(Some(crate::mouse::mouse_enable_sequence(|k| std::env::var(k).ok())));
+                alt.set_image_protocol(crate::render::kitty_alt::image_protocol_from_env(|k| std::env::var(k).ok()));
                 alt
             },
             show_hardware_cursor: false,

@@ -8,6 +8,7 @@
 mod alt_screen;
 pub mod differential;
 pub mod kitty;
+pub mod kitty_alt;
 mod overlay;
 pub mod scrollbar;
 
