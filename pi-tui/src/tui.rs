@@ -512,6 +512,8 @@ impl<T: Terminal> Tui<T> {
         lines.resize(working, String::new());
         let viewport_start = working - height;
         for (ov, row, col, w) in rendered {
+            // Images under the overlay would be drawn above it (and images under later overlays).
+            crate::render::kitty::hide_images_under_overlay(&mut lines, (row, col, w, ov.len()), viewport_start);
             for (k, line) in ov.iter().enumerate() {
                 let idx = viewport_start + row + k;
                 if idx < lines.len() {

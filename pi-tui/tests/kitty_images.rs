@@ -8,10 +8,32 @@ mod common;
 
 use common::{fixture, static_lines};
 use pi_tui::render::kitty_alt::ImageProtocol;
+use pi_tui::render::{Anchor, OverlayOptions, SizeValue};
 use pi_tui::{CaptureTerminal, ScreenMode, Tui};
+use pi_tui::{OverlayId, Terminal};
 
 fn strings(v: &serde_json::Value) -> Vec<String> {
     serde_json::from_value(v.clone()).unwrap_or_default()
+}
+
+/// Shows or hides a step's overlay (`overlay`: lines, width, anchor; `hideOverlay`).
+fn overlay_step<T: Terminal>(tui: &mut Tui<T>, step: &serde_json::Value, shown: &mut Option<OverlayId>) {
+    if step["overlay"].is_object() {
+        let options = &step["overlay"]["options"];
+        let anchor = match options["anchor"].as_str() {
+            Some("top-right") => Anchor::TopRight,
+            _ => Anchor::Center,
+        };
+        let width = options["width"].as_u64().map(|w| SizeValue::Abs(w as usize));
+        let lines = strings(&step["overlay"]["lines"]);
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        *shown = Some(tui.show_overlay(static_lines(&refs), OverlayOptions { width, anchor, ..Default::default() }));
+    }
+    if step["hideOverlay"].as_bool().unwrap_or(false) {
+        if let Some(id) = shown.take() {
+            tui.hide_overlay(id);
+        }
+    }
 }
 
 /// The main screen's output and error of each step of a scenario.
@@ -22,7 +44,9 @@ fn run_main(s: &serde_json::Value) -> Vec<(String, Option<String>)> {
     let doc = static_lines(&[]);
     tui.add_child(doc.clone());
     let mut out = Vec::new();
+    let mut shown = None;
     for step in s["steps"].as_array().into_iter().flatten() {
+        overlay_step(&mut tui, step, &mut shown);
         if let Some(size) = step["resize"].as_array() {
             let c = size[0].as_u64().unwrap_or(80) as usize;
             let r = size[1].as_u64().unwrap_or(24) as usize;
@@ -71,7 +95,9 @@ fn run_alt(s: &serde_json::Value) -> Vec<String> {
     tui.start().expect("start");
     tui.terminal_mut().take_output();
     let mut out = Vec::new();
+    let mut shown = None;
     for step in s["steps"].as_array().into_iter().flatten() {
+        overlay_step(&mut tui, step, &mut shown);
         if let Some(size) = step["resize"].as_array() {
             let c = size[0].as_u64().unwrap_or(80) as usize;
             let r = size[1].as_u64().unwrap_or(24) as usize;

@@ -124,6 +124,102 @@ pub fn delete_changed<S: AsRef<str>>(previous: &[S], first: usize, last: usize) 
     delete_images(&ordered_ids(&previous[first..=end]))
 }
 
+/// The cells an image line draws over, relative to it (pi's `getImageLineExtent`): rows
+/// `first..=last` and columns `start..end` (`usize::MAX`: to the right edge). Kitty images extend
+/// down from their line (`r=` rows, `c=` columns); iTerm2 lines move up (`CSI n A`) first, so
+/// their image ends at the line.
+fn image_extent(line: &str) -> Option<(i64, i64, usize, usize)> {
+    const ITERM2_PREFIX: &str = "\x1b]1337;File=";
+    if let Some(start) = line.find(KITTY_PREFIX) {
+        let controls = line[start + KITTY_PREFIX.len()..].split(';').next().unwrap_or("");
+        let value = |key: &str| {
+            controls.split(',').find_map(|c| c.strip_prefix(key).and_then(|v| v.strip_prefix('='))).and_then(digits)
+        };
+        let col = visible_width(&line[..start]);
+        let rows = value("r").filter(|&r| r > 0).unwrap_or(1);
+        let end = value("c").map_or(usize::MAX, |c| col + c);
+        return Some((0, rows as i64 - 1, col, end));
+    }
+    let start = line.find(ITERM2_PREFIX)?;
+    let before = &line[..start];
+    let up = before.rfind("\x1b[").filter(|&at| {
+        let tail = &before[at + 2..];
+        tail.ends_with('A') && tail.len() > 1 && tail[..tail.len() - 1].bytes().all(|b| b.is_ascii_digit())
+    });
+    let lines_up = up.and_then(|at| digits(&before[at + 2..before.len() - 1])).unwrap_or(0);
+    let col = visible_width(up.map_or(before, |at| &before[..at]));
+    let rest = &line[start..];
+    let width = ["=width=", ";width="].iter().find_map(|key| {
+        let at = rest.find(key)? + key.len();
+        let number: String = rest[at..].chars().take_while(char::is_ascii_digit).collect();
+        let next = rest[at + number.len()..].chars().next();
+        (!number.is_empty() && matches!(next, Some(';' | ':'))).then(|| digits(&number)).flatten()
+    });
+    Some((-(lines_up as i64), 0, col, width.map_or(usize::MAX, |w| col + w)))
+}
+
+fn digits(text: &str) -> Option<usize> {
+    (!text.is_empty() && text.bytes().all(|b| b.is_ascii_digit())).then(|| text.parse().ok()).flatten()
+}
+
+/// A line without its Kitty and iTerm2 image sequences (and iTerm2's cursor-up), its text kept
+/// (pi's `stripImageSequences`).
+fn strip_image_sequences(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix(KITTY_PREFIX) {
+            if let Some(end) = after.find('\x1b').filter(|&e| after[e..].starts_with("\x1b\\")) {
+                rest = &after[end + 2..];
+                continue;
+            }
+        }
+        if let Some(after) = rest.strip_prefix("\x1b]1337;File=") {
+            if let Some(end) = after.find('\x07') {
+                rest = &after[end + 1..];
+                continue;
+            }
+        }
+        if let Some(after) = rest.strip_prefix("\x1b[") {
+            let n = after.bytes().take_while(u8::is_ascii_digit).count();
+            if n > 0 && after[n..].starts_with("A\x1b]1337;File=") {
+                let tail = &after[n + 1 + "\x1b]1337;File=".len()..];
+                if let Some(end) = tail.find('\x07') {
+                    rest = &tail[end + 1..];
+                    continue;
+                }
+            }
+        }
+        let ch = rest.chars().next().unwrap_or_default();
+        out.push(ch);
+        rest = &rest[ch.len_utf8()..];
+    }
+    out
+}
+
+/// Drop the images that an overlay at `row`, `col` (viewport rows), `width` × `height` covers
+/// (pi's `hideImagesUnderOverlay`): terminals draw images above text, so the overlay could not
+/// paint over them; the renderers delete such an image when its line changes and draw it again
+/// once the overlay is gone.
+pub fn hide_images_under_overlay(
+    lines: &mut [String],
+    (row, col, width, height): (usize, usize, usize, usize),
+    viewport_start: usize,
+) {
+    if height == 0 {
+        return;
+    }
+    let (row, height) = (row as i64, height as i64);
+    for index in 0..lines.len() {
+        let Some((first, last, start, end)) = image_extent(&lines[index]) else { continue };
+        let first = index as i64 + first - viewport_start as i64;
+        let last = index as i64 + last - viewport_start as i64;
+        if first < row + height && last >= row && start < col + width && end > col {
+            lines[index] = strip_image_sequences(&lines[index]);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,6 +236,10 @@ mod tests {
         assert_eq!(reserved_rows(&lines, 0, 1), 2);
         assert_eq!(expand_changed_range(&lines, &lines, 2, 2), (0, 2));
         assert_eq!(delete_changed(&lines, 0, 9), "\x1b_Ga=d,d=I,i=42,q=2\x1b\\");
+        let mut lines =
+            vec!["ab\x1b_Ga=T,c=4,r=2,i=1;AA\x1b\\cd".to_owned(), "\x1b[1A\x1b]1337;File=width=3;x:AA\x07z".to_owned()];
+        hide_images_under_overlay(&mut lines, (1, 2, 2, 1), 0);
+        assert_eq!(lines, ["abcd", "z"]);
         assert_eq!(ordered_ids(&["\x1b_Gi=7;", "\x1b_Gi=3;", "\x1b_Gi=7;"]), [7, 3]);
     }
 }
