@@ -29,10 +29,10 @@ fn overlay_step<T: Terminal>(tui: &mut Tui<T>, step: &serde_json::Value, shown: 
         let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
         *shown = Some(tui.show_overlay(static_lines(&refs), OverlayOptions { width, anchor, ..Default::default() }));
     }
-    if step["hideOverlay"].as_bool().unwrap_or(false) {
-        if let Some(id) = shown.take() {
-            tui.hide_overlay(id);
-        }
+    if step["hideOverlay"].as_bool().unwrap_or(false)
+        && let Some(id) = shown.take()
+    {
+        tui.hide_overlay(id);
     }
 }
 

@@ -168,26 +168,26 @@ fn strip_image_sequences(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
     while !rest.is_empty() {
-        if let Some(after) = rest.strip_prefix(KITTY_PREFIX) {
-            if let Some(end) = after.find('\x1b').filter(|&e| after[e..].starts_with("\x1b\\")) {
-                rest = &after[end + 2..];
-                continue;
-            }
+        if let Some(after) = rest.strip_prefix(KITTY_PREFIX)
+            && let Some(end) = after.find('\x1b').filter(|&e| after[e..].starts_with("\x1b\\"))
+        {
+            rest = &after[end + 2..];
+            continue;
         }
-        if let Some(after) = rest.strip_prefix("\x1b]1337;File=") {
-            if let Some(end) = after.find('\x07') {
-                rest = &after[end + 1..];
-                continue;
-            }
+        if let Some(after) = rest.strip_prefix("\x1b]1337;File=")
+            && let Some(end) = after.find('\x07')
+        {
+            rest = &after[end + 1..];
+            continue;
         }
         if let Some(after) = rest.strip_prefix("\x1b[") {
             let n = after.bytes().take_while(u8::is_ascii_digit).count();
-            if n > 0 && after[n..].starts_with("A\x1b]1337;File=") {
-                let tail = &after[n + 1 + "\x1b]1337;File=".len()..];
-                if let Some(end) = tail.find('\x07') {
-                    rest = &tail[end + 1..];
-                    continue;
-                }
+            if n > 0
+                && let Some(tail) = after[n..].strip_prefix("A\x1b]1337;File=")
+                && let Some(end) = tail.find('\x07')
+            {
+                rest = &tail[end + 1..];
+                continue;
             }
         }
         let ch = rest.chars().next().unwrap_or_default();
@@ -210,12 +210,12 @@ pub fn hide_images_under_overlay(
         return;
     }
     let (row, height) = (row as i64, height as i64);
-    for index in 0..lines.len() {
-        let Some((first, last, start, end)) = image_extent(&lines[index]) else { continue };
+    for (index, line) in lines.iter_mut().enumerate() {
+        let Some((first, last, start, end)) = image_extent(line) else { continue };
         let first = index as i64 + first - viewport_start as i64;
         let last = index as i64 + last - viewport_start as i64;
         if first < row + height && last >= row && start < col + width && end > col {
-            lines[index] = strip_image_sequences(&lines[index]);
+            *line = strip_image_sequences(line);
         }
     }
 }
