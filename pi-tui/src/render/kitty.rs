@@ -96,21 +96,24 @@ pub fn expand_changed_range<A: AsRef<str>, B: AsRef<str>>(
     first: usize,
     last: usize,
 ) -> (usize, usize) {
-    let (mut lo, mut hi) = (first, last);
-    let mut grow = |lines: &[&str]| {
-        for (i, line) in lines.iter().enumerate() {
-            if kitty_ids(line).is_empty() {
-                continue;
-            }
-            let block_end = i + reserved_rows(lines, i, lines.len().saturating_sub(1)) - 1;
-            if i >= first || (i <= last && block_end >= first) {
-                lo = lo.min(i);
-                hi = hi.max(block_end);
-            }
+    let range = grow_to_images(previous, first, last, (first, last));
+    grow_to_images(next, first, last, range)
+}
+
+/// `range` grown to the image blocks of `lines` that touch `first..=last`.
+fn grow_to_images<S: AsRef<str>>(lines: &[S], first: usize, last: usize, range: (usize, usize)) -> (usize, usize) {
+    let (mut lo, mut hi) = range;
+    for (i, line) in lines.iter().enumerate() {
+        let line = line.as_ref();
+        if !line.contains(KITTY_PREFIX) || kitty_ids(line).is_empty() {
+            continue;
         }
-    };
-    grow(&previous.iter().map(AsRef::as_ref).collect::<Vec<_>>());
-    grow(&next.iter().map(AsRef::as_ref).collect::<Vec<_>>());
+        let block_end = i + reserved_rows(lines, i, lines.len() - 1) - 1;
+        if i >= first || (i <= last && block_end >= first) {
+            lo = lo.min(i);
+            hi = hi.max(block_end);
+        }
+    }
     (lo, hi)
 }
 
