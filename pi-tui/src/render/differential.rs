@@ -39,8 +39,9 @@ pub struct MainScreen {
     previous_viewport_top: usize,
     full_redraws: usize,
     termux: bool,
-    /// The Kitty image ids of the lines on screen, first seen first (kept across [`Self::reset`]).
-    previous_kitty_ids: Vec<u32>,
+    /// The Kitty image ids of the lines on screen when [`Self::reset`] forgot them (pi keeps
+    /// its ids across a reset, so the next clearing redraw deletes those images).
+    reset_kitty_ids: Vec<u32>,
 }
 
 impl Default for MainScreen {
@@ -83,12 +84,15 @@ impl MainScreen {
             previous_viewport_top: 0,
             full_redraws: 0,
             termux: std::env::var_os("TERMUX_VERSION").is_some(),
-            previous_kitty_ids: Vec::new(),
+            reset_kitty_ids: Vec::new(),
         }
     }
 
     /// Forget what is on screen; the next frame is a full redraw with clear (pi's `force`).
     pub fn reset(&mut self) {
+        if !self.previous_lines.is_empty() {
+            self.reset_kitty_ids = ordered_ids(&self.previous_lines);
+        }
         self.previous_lines.clear();
         self.previous_width = -1;
         self.previous_height = -1;
@@ -132,7 +136,12 @@ impl MainScreen {
         let mut out = String::with_capacity(lines.iter().map(|l| l.len() + 2).sum::<usize>() + 32);
         out.push_str(SYNC_BEGIN);
         if clear {
-            out.push_str(&delete_images(&self.previous_kitty_ids));
+            let ids = if self.previous_lines.is_empty() {
+                std::mem::take(&mut self.reset_kitty_ids)
+            } else {
+                ordered_ids(&self.previous_lines)
+            };
+            out.push_str(&delete_images(&ids));
             out.push_str("\x1b[2J\x1b[H\x1b[3J");
         }
         let mut i = 0;
@@ -159,7 +168,7 @@ impl MainScreen {
         self.max_lines_rendered = if clear { lines.len() } else { self.max_lines_rendered.max(lines.len()) };
         self.previous_viewport_top = height.max(lines.len()) - height;
         self.position_cursor(term, cursor, lines.len(), show_cursor);
-        self.previous_kitty_ids = ordered_ids(&lines);
+        self.reset_kitty_ids.clear();
         self.previous_lines = lines;
         self.previous_width = width as i64;
         self.previous_height = height as i64;
@@ -271,7 +280,7 @@ impl MainScreen {
                 self.hardware_cursor_row = target;
             }
             self.position_cursor(term, cursor, lines.len(), show);
-            self.previous_kitty_ids = ordered_ids(&lines);
+            self.reset_kitty_ids.clear();
             self.previous_lines = lines;
             self.previous_width = width as i64;
             self.previous_height = height as i64;
@@ -354,7 +363,7 @@ impl MainScreen {
         self.max_lines_rendered = self.max_lines_rendered.max(lines.len());
         self.previous_viewport_top = prev_viewport_top.max((final_row + 1).saturating_sub(height));
         self.position_cursor(term, cursor, lines.len(), show);
-        self.previous_kitty_ids = ordered_ids(&lines);
+        self.reset_kitty_ids.clear();
         self.previous_lines = lines;
         self.previous_width = width as i64;
         self.previous_height = height as i64;

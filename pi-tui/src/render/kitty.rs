@@ -100,18 +100,34 @@ pub fn expand_changed_range<A: AsRef<str>, B: AsRef<str>>(
     grow_to_images(next, first, last, range)
 }
 
-/// `range` grown to the image blocks of `lines` that touch `first..=last`.
+/// `range` grown to the image blocks of `lines` that touch `first..=last`: every image from
+/// `first` on, and one above it whose reserved rows reach `first` (only empty rows can lie
+/// between, so the walk up stops at the first row that is not empty).
 fn grow_to_images<S: AsRef<str>>(lines: &[S], first: usize, last: usize, range: (usize, usize)) -> (usize, usize) {
     let (mut lo, mut hi) = range;
-    for (i, line) in lines.iter().enumerate() {
-        let line = line.as_ref();
+    let mut grow = |i: usize| {
+        let line = lines[i].as_ref();
         if !line.contains(KITTY_PREFIX) || kitty_ids(line).is_empty() {
-            continue;
+            return;
         }
         let block_end = i + reserved_rows(lines, i, lines.len() - 1) - 1;
         if i >= first || (i <= last && block_end >= first) {
             lo = lo.min(i);
             hi = hi.max(block_end);
+        }
+    };
+    for i in first..lines.len() {
+        grow(i);
+    }
+    let empty = |line: &str| !is_image_line(line) && visible_width(line) == 0;
+    if lines.get(first).is_some_and(|l| empty(l.as_ref())) {
+        let mut i = first;
+        while i > 0 {
+            i -= 1;
+            if !empty(lines[i].as_ref()) {
+                grow(i);
+                break;
+            }
         }
     }
     (lo, hi)

@@ -236,11 +236,13 @@ impl AltImages {
         let images_need_redraw = anchors || cells;
         let redraw_images = full || images_need_redraw;
         let had_uploads = !self.uploads.is_empty();
-        let (lines, evicted) = if redraw_images && self.kitty() {
-            self.prepare(screen)
+        let (prepared, evicted) = if redraw_images && self.kitty() {
+            let (lines, evicted) = self.prepare(screen);
+            (Some(lines), evicted)
         } else {
-            (screen.iter().map(|l| l.as_ref().to_owned()).collect(), String::new())
+            (None, String::new())
         };
+        let line = |r: usize| prepared.as_ref().map_or(screen[r].as_ref(), |p| p[r].as_str());
         let mut out = String::new();
         if full {
             if self.kitty() && had_uploads {
@@ -263,13 +265,13 @@ impl AltImages {
             // Images last, after every clear and text write, so nothing overwrites their cells.
             (0..height).filter(|&r| rewrite(r)).for_each(|r| out.push_str(&format!("\x1b[{};1H\x1b[2K", r + 1)));
             for image_pass in [false, true] {
-                for r in (0..height).filter(|&r| rewrite(r) && is_image_line(&lines[r]) == image_pass) {
-                    out.push_str(&format!("\x1b[{};1H{}", r + 1, lines[r]));
+                for r in (0..height).filter(|&r| rewrite(r) && is_image_line(line(r)) == image_pass) {
+                    out.push_str(&format!("\x1b[{};1H{}", r + 1, line(r)));
                 }
             }
         } else {
             for r in (0..height).filter(|&r| rewrite(r)) {
-                out.push_str(&format!("\x1b[{};1H\x1b[2K{}", r + 1, lines[r]));
+                out.push_str(&format!("\x1b[{};1H\x1b[2K{}", r + 1, line(r)));
             }
         }
         out
