@@ -111,6 +111,85 @@ fn editor_autocomplete_opens_filters_applies_and_closes_as_pi_tui() {
     assert_same(&["ac_slash", "ac_symbols", "ac_async"]);
 }
 
+/// An fd on PATH (`fd`, or Debian's `fdfind`), for the `@` cases.
+fn fd_on_path() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|dir| ["fd", "fdfind"].map(|name| dir.join(name)))
+        .find(|candidate| candidate.is_file())
+}
+
+/// pi-tui's `CombinedAutocompleteProvider` in the host (`shims/pi-tui/autocomplete.mjs`) answers
+/// as pi-tui 1.6.0's (`fixtures/jstui/compare_autocomplete.mjs`, the same questions to both over
+/// the same temp folder and HOME): slash commands (fuzzy, `skill:` names, hints), their argument
+/// completions (sync, async, empty, not an array), path completion (`./`, `../`, `~/`, absolute,
+/// `/`, quoted paths with spaces, wrappers, `=`, CJK punctuation, links, forced with Tab), `@`
+/// attachments through fd (names, paths, quoted, scoped folders, `.git` left out, aborted) and
+/// without fd (none, as pi), `applyCompletion` of their items and of hand-made ones (text after
+/// the cursor, closing quotes, folders) and `shouldTriggerFileCompletion`, errors included.
+#[test]
+fn the_combined_autocomplete_provider_answers_as_pi_tui() {
+    if !js_support::node_available() {
+        return;
+    }
+    let Some(reference) = reference_pi_tui() else { return };
+    let Some(node) = js_support::node_path() else { return };
+    let fd = fd_on_path();
+    if fd.is_none() {
+        eprintln!("SKIP (in part): no fd on PATH (Debian: fd-find); only the cases without fd run");
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut command = Command::new(node);
+    command
+        .arg(root.join("tests/fixtures/jstui/compare_autocomplete.mjs"))
+        .arg(&reference)
+        .arg(root.join("js-host/shims/pi-tui.mjs"));
+    if let Some(fd) = &fd {
+        command.env("FD", fd);
+    }
+    let output = command.output().expect("run node");
+    let report = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success() && report.trim().is_empty(), "answers that differ from pi-tui 1.6.0's:\n{report}");
+}
+
+/// An unmodified extension imports `CombinedAutocompleteProvider` from pi-tui and gives it to an
+/// Editor in its custom component: Tab after `./al` lists the cwd's entries (folders first), Tab
+/// applies the selected one, and Enter submits.
+#[test]
+fn an_extension_editor_completes_paths_with_the_combined_provider_in_the_terminal() {
+    if !js_support::node_available() {
+        return;
+    }
+    let Some(node) = js_support::node_path() else { return };
+    let server = ScriptedServer::start_replies(vec![]);
+    let env = Env::new(&server.base_url);
+    dark_theme(&env);
+    std::fs::create_dir(env.proj().join("alpine")).expect("a folder");
+    std::fs::write(env.proj().join("alpha.txt"), "a").expect("a file");
+    let extension = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/jstui/autocomplete.ts");
+    let (node, extension) = (node.to_string_lossy().into_owned(), extension.to_string_lossy().into_owned());
+    let mut pty = Pty::spawn_with(&env, &["-e", &extension], &[("PI_NODE", &node)]);
+    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    pty.send("/ac-combined");
+    pty.wait_for("the command in the list", |s| s.contains("combined provider"));
+    pty.send("\r");
+    pty.wait_for("the command's editor", |s| !s.contains("combined provider"));
+    pty.send("see ./al");
+    pty.wait_for("the text", |s| s.contains("see ./al"));
+    pty.send("\t");
+    let rows = |s: &str| s.lines().map(str::trim_end).map(str::to_owned).collect::<Vec<_>>();
+    pty.wait_for("the entries under the editor", |s| {
+        let rows = rows(s);
+        let at = |p: &str| rows.iter().position(|r| r.starts_with(p));
+        matches!((at("→ alpine/"), at("  alpha.txt")), (Some(a), Some(b)) if a < b)
+    });
+    pty.send("\t");
+    pty.wait_for("the folder applied", |s| rows(s).iter().any(|r| r == "see ./alpine/"));
+    pty.send("\r");
+    pty.wait_for("the submitted text", |s| s.contains("submitted: see ./alpine/"));
+    pty.quit();
+}
+
 /// pi-tui 1.6.0's Markdown lines at `width` for `fixtures/jstui/markdown_calls_theme.mjs`.
 fn reference_markdown_calls(node: &std::path::Path, reference: &std::path::Path, width: usize) -> Vec<String> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));

@@ -163,6 +163,52 @@ fn an_extensions_component_gets_mouse_events_as_in_the_reference() {
     pty.quit();
 }
 
+/// The same component as an overlay (`fixtures/interactive/mouse-overlay-extension.ts`, centred
+/// over the long reply, growing as it lists events) gets pi's events relative to itself where
+/// it is drawn: a press above it goes to the transcript, a Shift+Ctrl drag and its release over
+/// it go to it, a wheel notch it lists but does not take scrolls the transcript under it, and a
+/// click outside it is not its own; the screen is the reference's.
+#[test]
+fn an_overlays_component_gets_mouse_events_as_in_the_reference() {
+    let Some(node) = js_support::node_path() else { return };
+    let server = ScriptedServer::start(vec![long_reply()]);
+    let env = Env::new(&server.base_url);
+    std::fs::write(env.agent().join("settings.json"), ALWAYS).expect("settings");
+    let source = format!("{}/tests/fixtures/interactive/mouse-overlay-extension.ts", env!("CARGO_MANIFEST_DIR"));
+    std::fs::copy(&source, env.proj().join("mouse-overlay-extension.ts")).expect("copy the extension");
+    let node = node.to_string_lossy().into_owned();
+    let mut pty = Pty::spawn_with(&env, &["-e", "mouse-overlay-extension.ts"], &[("PI_NODE", &node)]);
+    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    type_keys(&mut pty, &["list", "Enter"]);
+    pty.wait_for("the reply", |s| s.contains("item 40") && s.contains("↑10"));
+    type_keys(&mut pty, &["/clicker-overlay", "Enter"]);
+    pty.wait_for("the overlay", |s| s.contains("Overlay clicker (Escape closes)"));
+    let reports = [
+        "\x1b[<0;31;13M",
+        "WAIT",
+        "\x1b[<0;31;13m",
+        "WAIT",
+        "\x1b[<20;33;14M",
+        "WAIT",
+        "\x1b[<52;35;15M",
+        "WAIT",
+        "\x1b[<20;35;15m",
+        "WAIT",
+        "\x1b[<64;40;14M",
+        "WAIT",
+        "\x1b[<0;5;3M",
+        "WAIT",
+        "\x1b[<0;5;3m",
+    ];
+    type_keys(&mut pty, &reports);
+    let screen = pty.wait_for("the wheel event", |s| s.contains("wheel none") && s.contains("item 14"));
+    let proj = env.proj().display().to_string();
+    let want = fixture("mouse_overlay.ref.txt");
+    assert_eq!(comparable(&screen, &proj), comparable(&want, &proj), "our screen (left) and the reference's");
+    pty.quit();
+    drop(server);
+}
+
 /// The cells drawn in reverse video (the selection), as (row, column).
 fn inverse_cells(screen: &vt100::Screen) -> Vec<(u16, u16)> {
     let mut out = Vec::new();

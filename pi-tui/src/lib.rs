@@ -69,7 +69,10 @@ pub use components::{
 pub use error::TuiError;
 pub use latex::render_latex;
 pub use mouse::{MouseButton, MouseEvent, MouseEventType};
-pub use mouse_dispatch::{MouseDispatch, MouseRegion, MouseReply, MouseResult, dispatch_mouse};
+pub use mouse_dispatch::{
+    MouseDispatch, MouseRegion, MouseReply, MouseResult, OverlayHit, RenderedOverlay, dispatch_mouse,
+    dispatch_to_overlays,
+};
 pub use terminal::{CaptureTerminal, CrosstermTerminal, Terminal, TerminalEvent, emergency_restore};
 pub use theme::{ColorMode, Theme};
 pub use tui::{InputAction, OverlayId, ScreenMode, Tui};

@@ -84,6 +84,51 @@ pub fn dispatch_to_child_lines(children: &[ComponentRef], parts: &[Lines], event
     None
 }
 
+/// Where an overlay was drawn in the last frame (pi-tui's `renderedOverlayLayouts`): rows are
+/// relative to the viewport.
+#[derive(Clone)]
+pub struct RenderedOverlay {
+    /// The overlay's component.
+    pub component: ComponentRef,
+    /// Its top row.
+    pub row: usize,
+    /// Its left column.
+    pub col: usize,
+    /// Its width.
+    pub width: usize,
+    /// The lines it drew.
+    pub height: usize,
+}
+
+/// What the overlays did with a mouse event (pi-tui's `dispatchMouseToOverlay` answer).
+#[derive(Clone)]
+pub enum OverlayHit {
+    /// No overlay is drawn under the pointer: the event goes on to the layout.
+    Miss,
+    /// The pointer is over an overlay; its component's answer (`None`: it did not use the
+    /// event, which then goes to nothing under the overlay).
+    Hit(Option<MouseDispatch>),
+}
+
+/// Give `event` (screen coordinates) to the frontmost of `overlays` (drawn back to front) under
+/// the pointer, relative to it; a component asking for the focus gives it to the overlay.
+pub fn dispatch_to_overlays(overlays: &[RenderedOverlay], event: &MouseEvent) -> OverlayHit {
+    let (x, y) = (event.screen_x, event.screen_y);
+    let Some(layout) = overlays.iter().rev().find(|o| {
+        x >= o.col as i64 && x < (o.col + o.width) as i64 && y >= o.row as i64 && y < (o.row + o.height) as i64
+    }) else {
+        return OverlayHit::Miss;
+    };
+    let local = event.retarget(layout.col as i64, layout.row as i64, layout.width, layout.height);
+    let result = dispatch_mouse(&layout.component, &local).map(|mut d| {
+        if d.result.focus {
+            d.focus_target = Some(layout.component.clone());
+        }
+        d
+    });
+    OverlayHit::Hit(result)
+}
+
 /// The handler of a [`MouseRegion`].
 pub type MouseHandler = Box<dyn FnMut(&MouseEvent) -> Option<MouseResult>>;
 
@@ -153,5 +198,36 @@ mod tests {
         assert_eq!((hit.origin_x, hit.origin_y, hit.height), (0, 1, 2));
         assert_eq!(seen.borrow()[..], [(MouseEventType::Press, 3, 1, 2)]);
         assert!(dispatch_mouse(&root, &at(3)).is_none(), "below the children");
+    }
+
+    /// The frontmost overlay under the pointer gets the event relative to itself; a miss and an
+    /// overlay that does not use the event are told apart.
+    #[test]
+    fn overlays_get_events_relative_to_themselves_front_first() {
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        let region = |name: &'static str, handled: bool| {
+            let log = seen.clone();
+            let region: ComponentRef = MouseRegion::shared(
+                shared(Text::new("x", 0, 0)),
+                Box::new(move |e| {
+                    log.borrow_mut().push((name, e.x, e.y, e.width, e.height));
+                    Some(MouseResult { handled, focus: handled, ..Default::default() })
+                }),
+            );
+            region
+        };
+        let back = region("back", true);
+        let front = region("front", false);
+        let layouts = [
+            RenderedOverlay { component: back.clone(), row: 2, col: 10, width: 20, height: 5 },
+            RenderedOverlay { component: front, row: 4, col: 12, width: 4, height: 2 },
+        ];
+        let at = |x, y| MouseEvent::new(MouseEventType::Press, 0, x, y, 80, 24);
+        assert!(matches!(dispatch_to_overlays(&layouts, &at(9, 3)), OverlayHit::Miss));
+        let OverlayHit::Hit(Some(hit)) = dispatch_to_overlays(&layouts, &at(11, 3)) else { panic!("the back overlay") };
+        assert!(hit.focus_target.is_some_and(|t| Rc::ptr_eq(&t, &back)));
+        assert_eq!((hit.origin_x, hit.origin_y, hit.width, hit.height), (10, 2, 20, 5));
+        assert!(matches!(dispatch_to_overlays(&layouts, &at(13, 5)), OverlayHit::Hit(None)), "the front one declines");
+        assert_eq!(seen.borrow()[..], [("back", 1, 1, 20, 5), ("front", 1, 1, 4, 2)]);
     }
 }

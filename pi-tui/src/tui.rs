@@ -8,6 +8,8 @@ use crate::ansi::{composite_line, slice_by_column, visible_width};
 use crate::component::{Component, ComponentRef, Container, Lines};
 use crate::error::TuiError;
 use crate::keys::{Keybindings, is_key_release};
+use crate::mouse::MouseEvent;
+use crate::mouse_dispatch::{OverlayHit, RenderedOverlay, dispatch_to_overlays};
 use crate::render::differential::FrameOptions;
 use crate::render::{
     AltScreen, CursorPos, FrameLine, MainScreen, OverlayOptions, find_cursor, finish_line, resolve_fake_cursor,
@@ -72,6 +74,7 @@ pub struct Tui<T: Terminal> {
     cache_show: bool,
     listeners: Vec<Listener>,
     keys: Keybindings,
+    rendered_overlays: Vec<RenderedOverlay>,
 }
 
 impl<T: Terminal> Tui<T> {
@@ -89,6 +92,7 @@ impl<T: Terminal> Tui<T> {
                 let mut alt = AltScreen::new();
                 // pi's `TuiAltScreen` reports the mouse unless told not to (`mouse: false`).
                 alt.set_mouse(Some(crate::mouse::mouse_enable_sequence(|k| std::env::var(k).ok())));
+                alt.set_image_protocol(crate::render::kitty_alt::image_protocol_from_env(|k| std::env::var(k).ok()));
                 alt
             },
             show_hardware_cursor: false,
@@ -100,6 +104,7 @@ impl<T: Terminal> Tui<T> {
             cache_show: false,
             listeners: Vec::new(),
             keys: Keybindings::default(),
+            rendered_overlays: Vec::new(),
         }
     }
 
@@ -394,6 +399,18 @@ impl<T: Terminal> Tui<T> {
         true
     }
 
+    /// Give a mouse event (screen coordinates) to the frontmost overlay drawn under the pointer
+    /// in the last frame (pi-tui's `dispatchMouseToOverlay`), relative to that overlay.
+    pub fn dispatch_mouse_to_overlay(&self, event: &MouseEvent) -> OverlayHit {
+        dispatch_to_overlays(&self.rendered_overlays, event)
+    }
+
+    /// Whether an overlay is shown and visible at the terminal's size (pi-tui's `hasOverlay`).
+    pub fn has_visible_overlay(&self) -> bool {
+        let (width, height) = (self.terminal.columns().max(1), self.terminal.rows().max(1));
+        !self.visible_overlays(width, height).is_empty()
+    }
+
     /// Use custom keybindings for the viewport keys.
     pub fn set_keybindings(&mut self, keys: Keybindings) {
         self.keys = keys;
@@ -425,6 +442,7 @@ impl<T: Terminal> Tui<T> {
         self.last_frame = Some(Instant::now());
         let width = self.terminal.columns().max(1);
         let height = self.terminal.rows().max(1);
+        self.rendered_overlays.clear();
         let result = match self.mode {
             ScreenMode::Main => {
                 let (lines, cursor) = self.prepare_main(width, height);
@@ -466,8 +484,15 @@ impl<T: Terminal> Tui<T> {
     }
 
     /// Composite overlays into resolved lines (pi's `compositeOverlays`).
-    fn composite_overlays(&self, mut lines: Vec<String>, order: &[usize], width: usize, height: usize) -> Vec<String> {
+    fn composite_overlays(
+        &mut self,
+        mut lines: Vec<String>,
+        order: &[usize],
+        width: usize,
+        height: usize,
+    ) -> Vec<String> {
         let mut rendered = Vec::new();
+        let mut layouts = Vec::new();
         let mut min_needed = lines.len();
         for &i in order {
             let entry = &self.overlays[i];
@@ -479,12 +504,16 @@ impl<T: Terminal> Tui<T> {
             }
             let (_, row, col, _) = resolve_overlay_layout(&entry.options, ov.len(), width, height);
             min_needed = min_needed.max(row + ov.len());
+            layouts.push(RenderedOverlay { component: entry.component.clone(), row, col, width: w, height: ov.len() });
             rendered.push((ov, row, col, w));
         }
+        self.rendered_overlays = layouts;
         let working = lines.len().max(height).max(min_needed);
         lines.resize(working, String::new());
         let viewport_start = working - height;
         for (ov, row, col, w) in rendered {
+            // Images under the overlay would be drawn above it (and images under later overlays).
+            crate::render::kitty::hide_images_under_overlay(&mut lines, (row, col, w, ov.len()), viewport_start);
             for (k, line) in ov.iter().enumerate() {
                 let idx = viewport_start + row + k;
                 if idx < lines.len() {

@@ -2,6 +2,7 @@
 // edited as pi-tui 1.6.0's. Trees of Text, Box, Container, Spacer and Markdown cross to pi-rs,
 // which draws them with its own pi-tui; any other component (SelectList, Input, Editor, a custom
 // class with render(width)) is rendered here, to lines. The pieces live in ./pi-tui/.
+export { CombinedAutocompleteProvider } from "./pi-tui/autocomplete.mjs";
 export { Box, Container, Spacer, Text, TruncatedText, toTree } from "./pi-tui/basic.mjs";
 export { Editor } from "./pi-tui/editor.mjs";
 export { fuzzyFilter, fuzzyMatch } from "./pi-tui/fuzzy.mjs";

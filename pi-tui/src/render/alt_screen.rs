@@ -7,8 +7,9 @@
 //! transcript lands in scrollback. Mouse reporting is turned on when entering (unless disabled)
 //! and off again when leaving; the events themselves are parsed by [`crate::mouse`] and handled
 //! by the application, which also draws the transcript search ([`crate::alt_search`]) over its
-//! rows (images are not ported).
+//! rows. Rows and Kitty images are drawn by [`super::kitty_alt::AltImages`].
 
+use super::kitty_alt::{AltImages, ImageProtocol};
 use super::{CursorPos, FrameLine, SYNC_BEGIN, SYNC_END};
 use crate::ansi::{slice_by_column, visible_width};
 use crate::terminal::Terminal;
@@ -27,6 +28,7 @@ pub struct AltScreen {
     full_redraws: usize,
     /// The mouse enable sequence written on entering (`None`: mouse reporting off).
     mouse: Option<&'static str>,
+    images: AltImages,
 }
 
 impl AltScreen {
@@ -42,6 +44,12 @@ impl AltScreen {
         self.mouse = enable;
     }
 
+    /// The terminal's image protocol (pi's capabilities when the screen starts): Kitty images
+    /// are deleted, placed again and drawn last as pi does.
+    pub fn set_image_protocol(&mut self, protocol: Option<ImageProtocol>) {
+        self.images.set_protocol(protocol);
+    }
+
     /// Whether mouse reporting is turned on while this screen is active.
     pub fn mouse_enabled(&self) -> bool {
         self.mouse.is_some()
@@ -53,6 +61,7 @@ impl AltScreen {
         term.write(&format!("{ENTER_ALT_SCREEN}{mouse}\x1b[2J\x1b[H\x1b[?25l"));
         self.active = true;
         self.previous_screen.clear();
+        self.images.clear();
     }
 
     /// Forget the screen contents; the next frame redraws every row.
@@ -100,25 +109,17 @@ impl AltScreen {
         let width = term.columns().max(1);
         let height = term.rows().max(1);
         screen.resize(height, FrameLine::from(""));
+        for line in screen.iter_mut() {
+            if visible_width(line) > width && !super::is_image_line(line) {
+                *line = FrameLine::from(slice_by_column(line, 0, width, true));
+            }
+        }
         let full = self.previous_size != (width, height) || self.previous_screen.len() != height;
         let mut out = String::from(SYNC_BEGIN);
         if full {
             self.full_redraws += 1;
-            out.push_str("\x1b[2J");
         }
-        for (row, line) in screen.iter().enumerate() {
-            if !full && self.previous_screen.get(row).is_some_and(|p| p == line) {
-                continue;
-            }
-            let clipped;
-            let line: &str = if visible_width(line) > width && !super::is_image_line(line) {
-                clipped = slice_by_column(line, 0, width, true);
-                &clipped
-            } else {
-                line
-            };
-            out.push_str(&format!("\x1b[{};1H\x1b[2K{line}", row + 1));
-        }
+        out.push_str(&self.images.draw(&screen, &self.previous_screen, full));
         match cursor {
             Some(pos) => {
                 out.push_str(&format!("\x1b[{};{}H", pos.row + 1, pos.col.min(width) + 1));
@@ -140,7 +141,8 @@ impl AltScreen {
         self.active = false;
         // pi's `beforeTerminalStop`: mouse reporting off and autowrap back on first.
         let mouse_off = if self.mouse.is_some() { crate::mouse::DISABLE_MOUSE } else { "" };
-        term.write(&format!("{SYNC_BEGIN}{mouse_off}\x1b[?7h{SYNC_END}"));
+        let images = self.images.leave();
+        term.write(&format!("{SYNC_BEGIN}{images}{mouse_off}\x1b[?7h{SYNC_END}"));
         if preserve_screen {
             term.write(&format!("{SYNC_BEGIN}\x1b[?1049l\x1b[?25h{SYNC_END}"));
             return;

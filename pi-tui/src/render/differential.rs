@@ -3,10 +3,13 @@
 //! The document is every rendered line; the terminal keeps what scrolls off as native scrollback.
 //! Each frame rewrites only the changed range inside synchronized output. Width or height changes
 //! (and changes above the viewport) redraw everything after clearing screen and scrollback.
+//! Kitty images are deleted when their lines change or the screen is cleared, and an image line
+//! gets its rows cleared below it before it is drawn (pi's image tracking, [`super::kitty`]).
 
 use std::rc::Rc;
 
-use super::{CursorPos, FrameLine, SYNC_BEGIN, SYNC_END};
+use super::kitty::{delete_changed, delete_images, expand_changed_range, ordered_ids, reserved_rows};
+use super::{CursorPos, FrameLine, SYNC_BEGIN, SYNC_END, is_image_line};
 use crate::ansi::visible_width;
 use crate::error::TuiError;
 use crate::terminal::Terminal;
@@ -36,6 +39,9 @@ pub struct MainScreen {
     previous_viewport_top: usize,
     full_redraws: usize,
     termux: bool,
+    /// The Kitty image ids of the lines on screen when [`Self::reset`] forgot them (pi keeps
+    /// its ids across a reset, so the next clearing redraw deletes those images).
+    reset_kitty_ids: Vec<u32>,
 }
 
 impl Default for MainScreen {
@@ -78,11 +84,15 @@ impl MainScreen {
             previous_viewport_top: 0,
             full_redraws: 0,
             termux: std::env::var_os("TERMUX_VERSION").is_some(),
+            reset_kitty_ids: Vec::new(),
         }
     }
 
     /// Forget what is on screen; the next frame is a full redraw with clear (pi's `force`).
     pub fn reset(&mut self) {
+        if !self.previous_lines.is_empty() {
+            self.reset_kitty_ids = ordered_ids(&self.previous_lines);
+        }
         self.previous_lines.clear();
         self.previous_width = -1;
         self.previous_height = -1;
@@ -126,13 +136,30 @@ impl MainScreen {
         let mut out = String::with_capacity(lines.iter().map(|l| l.len() + 2).sum::<usize>() + 32);
         out.push_str(SYNC_BEGIN);
         if clear {
+            let ids = if self.previous_lines.is_empty() {
+                std::mem::take(&mut self.reset_kitty_ids)
+            } else {
+                ordered_ids(&self.previous_lines)
+            };
+            out.push_str(&delete_images(&ids));
             out.push_str("\x1b[2J\x1b[H\x1b[3J");
         }
-        for (i, line) in lines.iter().enumerate() {
+        let mut i = 0;
+        while i < lines.len() {
             if i > 0 {
                 out.push_str("\r\n");
             }
+            let line = &lines[i];
+            let reserved = if is_image_line(line) { reserved_rows(&lines, i, lines.len() - 1) } else { 1 };
+            if reserved > 1 && reserved <= height {
+                // The image's rows exist before it is drawn, so drawing it scrolls nothing.
+                out.push_str(&"\r\n".repeat(reserved - 1));
+                out.push_str(&format!("\x1b[{}A{line}\x1b[{}B", reserved - 1, reserved - 1));
+                i += reserved;
+                continue;
+            }
             out.push_str(line);
+            i += 1;
         }
         out.push_str(SYNC_END);
         write_bounded(term, &out);
@@ -141,6 +168,7 @@ impl MainScreen {
         self.max_lines_rendered = if clear { lines.len() } else { self.max_lines_rendered.max(lines.len()) };
         self.previous_viewport_top = height.max(lines.len()) - height;
         self.position_cursor(term, cursor, lines.len(), show_cursor);
+        self.reset_kitty_ids.clear();
         self.previous_lines = lines;
         self.previous_width = width as i64;
         self.previous_height = height as i64;
@@ -200,6 +228,11 @@ impl MainScreen {
             first.get_or_insert(prev.len());
             last = lines.len() - 1;
         }
+        if let Some(f) = first {
+            let (lo, hi) = expand_changed_range(prev, &lines, f, last);
+            first = Some(lo);
+            last = hi;
+        }
         let Some(first) = first else {
             self.position_cursor(term, cursor, lines.len(), show);
             self.previous_viewport_top = prev_viewport_top;
@@ -224,6 +257,7 @@ impl MainScreen {
                     return Ok(());
                 }
                 let mut out = String::from(SYNC_BEGIN);
+                out.push_str(&delete_changed(prev, first, last));
                 move_rows(&mut out, compute_diff(target, hw_row, prev_viewport_top, viewport_top));
                 out.push('\r');
                 let offset = if lines.is_empty() { 0 } else { 1 };
@@ -246,6 +280,7 @@ impl MainScreen {
                 self.hardware_cursor_row = target;
             }
             self.position_cursor(term, cursor, lines.len(), show);
+            self.reset_kitty_ids.clear();
             self.previous_lines = lines;
             self.previous_width = width as i64;
             self.previous_height = height as i64;
@@ -259,6 +294,7 @@ impl MainScreen {
         }
 
         let mut out = String::from(SYNC_BEGIN);
+        out.push_str(&delete_changed(prev, first, last));
         let prev_viewport_bottom = prev_viewport_top + height - 1;
         let move_target = if append_start { first - 1 } else { first };
         if move_target > prev_viewport_bottom {
@@ -276,12 +312,29 @@ impl MainScreen {
         move_rows(&mut out, compute_diff(move_target, hw_row, prev_viewport_top, viewport_top));
         out.push_str(if append_start { "\r\n" } else { "\r" });
         let render_end = last.min(lines.len() - 1);
-        for (i, line) in lines.iter().enumerate().take(render_end + 1).skip(first) {
+        let mut i = first;
+        while i <= render_end {
             if i > first {
                 out.push_str("\r\n");
             }
+            let line = &lines[i];
+            let image = is_image_line(line);
+            let reserved = if image { reserved_rows(&lines, i, render_end) } else { 1 };
+            if reserved > 1 {
+                let top = i as i64 - viewport_top as i64;
+                if top < 0 || top + reserved as i64 > height as i64 {
+                    // Clearing the image's rows would scroll.
+                    self.full_render(term, lines, cursor, true, (width, height), show);
+                    return Ok(());
+                }
+                out.push_str("\x1b[2K");
+                out.push_str(&"\r\n\x1b[2K".repeat(reserved - 1));
+                out.push_str(&format!("\x1b[{}A{line}\x1b[{}B", reserved - 1, reserved - 1));
+                i += reserved;
+                continue;
+            }
             out.push_str("\x1b[2K");
-            if !super::is_image_line(line) {
+            if !image {
                 let w = visible_width(line);
                 if w > width {
                     tracing::error!(line = i, width = w, max = width, "rendered line exceeds terminal width");
@@ -289,6 +342,7 @@ impl MainScreen {
                 }
             }
             out.push_str(line);
+            i += 1;
         }
         let mut final_row = render_end;
         if prev.len() > lines.len() {
@@ -309,6 +363,7 @@ impl MainScreen {
         self.max_lines_rendered = self.max_lines_rendered.max(lines.len());
         self.previous_viewport_top = prev_viewport_top.max((final_row + 1).saturating_sub(height));
         self.position_cursor(term, cursor, lines.len(), show);
+        self.reset_kitty_ids.clear();
         self.previous_lines = lines;
         self.previous_width = width as i64;
         self.previous_height = height as i64;

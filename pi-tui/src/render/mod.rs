@@ -7,6 +7,8 @@
 
 mod alt_screen;
 pub mod differential;
+pub mod kitty;
+pub mod kitty_alt;
 mod overlay;
 pub mod scrollbar;
 

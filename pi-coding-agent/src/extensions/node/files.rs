@@ -21,6 +21,7 @@ const FILES: &[(&str, &str)] = &[
     ("session_manager.mjs", include_str!("../../../js-host/session_manager.mjs")),
     ("signals.mjs", include_str!("../../../js-host/signals.mjs")),
     ("shims/pi-tui.mjs", include_str!("../../../js-host/shims/pi-tui.mjs")),
+    ("shims/pi-tui/autocomplete.mjs", include_str!("../../../js-host/shims/pi-tui/autocomplete.mjs")),
     ("shims/pi-tui/basic.mjs", include_str!("../../../js-host/shims/pi-tui/basic.mjs")),
     ("shims/pi-tui/mouse.mjs", include_str!("../../../js-host/shims/pi-tui/mouse.mjs")),
     ("shims/pi-tui/editor-autocomplete.mjs", include_str!("../../../js-host/shims/pi-tui/editor-autocomplete.mjs")),

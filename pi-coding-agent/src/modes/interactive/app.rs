@@ -619,9 +619,15 @@ impl App {
 
     /// One input sequence: a dialog gets everything; otherwise the app's keys, then the editor.
     pub(crate) fn on_input(&mut self, tui: &mut Tui<CrosstermTerminal>, data: &str) {
+        let was_dirty = self.dirty;
         self.dirty = true;
         // pi's viewport listener runs before the extensions' terminal input listeners.
-        if self.on_mouse(tui, data) || self.on_search_key(tui, data) {
+        if self.on_mouse(tui, data) {
+            // A component that took the event without asking for a frame is drawn later.
+            self.dirty = was_dirty || self.mouse.frame;
+            return;
+        }
+        if self.on_search_key(tui, data) {
             return;
         }
         let Some(data) = self.listen_terminal_input(data) else { return };

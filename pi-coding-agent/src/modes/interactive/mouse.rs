@@ -2,7 +2,10 @@
 //! the wheel scrolls the transcript (`fullscreenWheelScrollLines`, Alt ×5), the scrollbar can be
 //! clicked and dragged and lights up under the pointer, the "Jump to latest message" indicator
 //! returns to the end, and other events go to the component under the pointer
-//! ([`pi_tui::Component::handle_mouse`]), which can capture a drag. Focus reports are consumed.
+//! ([`pi_tui::Component::handle_mouse`]), which can capture a drag: first the frontmost visible
+//! overlay drawn there (pi's `dispatchMouseToOverlay`; what it does not use goes to nothing under
+//! it, and a wheel it does not use scrolls the transcript), then the transcript and the dock.
+//! While an overlay is visible the scrollbar is not a target. Focus reports are consumed.
 
 use std::time::Instant;
 
@@ -11,7 +14,7 @@ use pi_tui::mouse::{
     WheelScrollAccelerator, is_mouse_sequence, parse_sgr_mouse, parse_wheel, terminal_accelerates_wheel,
 };
 use pi_tui::render::scrollbar::ScrollbarMode;
-use pi_tui::{MouseDispatch, Terminal, Tui, dispatch_mouse};
+use pi_tui::{MouseDispatch, OverlayHit, Terminal, Tui, dispatch_mouse};
 
 use super::app::App;
 use super::selection::{Point, Selection, selected_text};
@@ -79,6 +82,16 @@ fn run_clipboard_command(command: &str, args: &[&str], text: &str) -> bool {
     run_clipboard_command(command, args, Some(text.as_bytes()), TEXT_TIMEOUT).is_some()
 }
 
+/// pi's `applyMouseDispatchResult`: whether a component's answer to an event of `kind` draws a
+/// frame (its `render`, else a focus change or a press, click, drag or wheel).
+fn wants_frame<T: Terminal>(tui: &Tui<T>, kind: MouseEventType, d: &MouseDispatch) -> bool {
+    let target = d.focus_target.as_ref().unwrap_or(&d.component);
+    let focus_changed = d.result.focus && !tui.focused().is_some_and(|f| std::rc::Rc::ptr_eq(&f, target));
+    let default = focus_changed
+        || matches!(kind, MouseEventType::Press | MouseEventType::Click | MouseEventType::Drag | MouseEventType::Wheel);
+    d.result.render.unwrap_or(default)
+}
+
 /// The mouse gesture state of the fullscreen mode.
 pub(crate) struct MouseState {
     wheel: WheelScrollAccelerator,
@@ -94,6 +107,9 @@ pub(crate) struct MouseState {
     pub(crate) selection: Selection,
     /// Text to copy once the event is handled (the terminal is needed for OSC 52).
     copy: Option<String>,
+    /// Whether the event asks for a frame: false when only a component got it and pi's
+    /// `applyMouseDispatchResult` would not draw (a release, a move, `render: false`).
+    pub(crate) frame: bool,
 }
 
 impl Default for MouseState {
@@ -107,6 +123,7 @@ impl Default for MouseState {
             focus_request: None,
             selection: Selection::default(),
             copy: None,
+            frame: true,
         }
     }
 }
@@ -117,6 +134,7 @@ impl App {
         if self.regular {
             return false;
         }
+        self.mouse.frame = true;
         if data == FOCUS_OUT {
             self.mouse.scrollbar_drag = None;
             self.mouse.press = None;
@@ -139,14 +157,15 @@ impl App {
             let delta = notch.direction * if alt { lines * ALT_WHEEL_SCROLL_MULTIPLIER } else { lines };
             let mut event = MouseEvent::new(MouseEventType::Wheel, notch.code, notch.x, notch.y, width, height);
             event.wheel_delta = Some(delta);
-            if self.dispatch_to_layout(&event).is_none() {
+            if self.dispatch_to_overlay_or_layout(tui, &event).is_none() {
                 self.layout.borrow_mut().view.scroll_lines(delta);
-                self.update_scrollbar_hover(notch.x, notch.y);
+                let overlay = tui.has_visible_overlay();
+                self.update_scrollbar_hover(notch.x, notch.y, overlay);
             }
             return true;
         }
         match parse_sgr_mouse(data) {
-            Some(raw) => self.on_mouse_report(raw, width, height),
+            Some(raw) => self.on_mouse_report(tui, raw, width, height),
             None => return is_mouse_sequence(data),
         }
         if let Some(target) = self.mouse.focus_request.take() {
@@ -162,32 +181,50 @@ impl App {
         true
     }
 
-    fn on_mouse_report(&mut self, raw: RawMouse, width: usize, height: usize) {
+    fn on_mouse_report<T: Terminal>(&mut self, tui: &Tui<T>, raw: RawMouse, width: usize, height: usize) {
         let kind = raw.kind();
         let event = MouseEvent::new(kind, raw.code, raw.x, raw.y, width, height);
         if let Some((target, px, py, moved)) = self.mouse.press.take() {
             let moved = moved || (raw.x, raw.y) != (px, py);
             let retargeted = event.retarget(target.origin_x, target.origin_y, target.width, target.height);
-            let _ = dispatch_mouse(&target.component, &retargeted);
+            let answer = dispatch_mouse(&target.component, &retargeted);
+            self.mouse.frame = answer.is_some_and(|d| wants_frame(tui, kind, &d));
             if raw.release {
                 if !moved {
                     let mut click = MouseEvent::new(MouseEventType::Click, raw.code, raw.x, raw.y, width, height)
                         .retarget(target.origin_x, target.origin_y, target.width, target.height);
                     click.click_count = Some(1);
-                    let _ = dispatch_mouse(&target.component, &click);
+                    let answer = dispatch_mouse(&target.component, &click);
+                    self.mouse.frame |= answer.is_some_and(|d| wants_frame(tui, MouseEventType::Click, &d));
                 }
             } else {
                 self.mouse.press = Some((target, px, py, moved));
             }
             return;
         }
-        if self.on_search_mouse(&raw, width, height) || self.on_indicator(&raw) || self.on_scrollbar(&raw) {
+        if self.on_search_mouse(&raw, width, height) {
             return;
         }
-        if self.mouse.scrollbar_drag.is_none() {
-            self.update_scrollbar_hover(raw.x, raw.y);
-        }
-        if let Some(result) = self.dispatch_to_layout(&event) {
+        let overlay = tui.dispatch_mouse_to_overlay(&event);
+        let result = match overlay {
+            OverlayHit::Miss => {
+                let has_overlay = tui.has_visible_overlay();
+                if self.on_indicator(&raw) || self.on_scrollbar(&raw, has_overlay) {
+                    return;
+                }
+                if self.mouse.scrollbar_drag.is_none() {
+                    self.update_scrollbar_hover(raw.x, raw.y, has_overlay);
+                }
+                self.dispatch_to_layout(&event)
+            }
+            OverlayHit::Hit(result) => {
+                self.layout.borrow_mut().view.set_active(false);
+                self.apply_focus(result.as_ref());
+                result
+            }
+        };
+        if let Some(result) = result {
+            self.mouse.frame = wants_frame(tui, kind, &result);
             if kind == MouseEventType::Press {
                 self.mouse.selection.clear();
                 self.sync_selection();
@@ -195,13 +232,13 @@ impl App {
             }
             return;
         }
-        self.on_selection(&raw, width, height);
+        self.on_selection(tui, &raw, width, height);
     }
 
     /// pi's `handleSelectionMouseEvent` for the transcript: a left press starts a selection, a
     /// drag extends it, a release ends it (and copies it with `fullscreenCopyOnSelect`); a
     /// release where the press was is a click for the component under the pointer.
-    fn on_selection(&mut self, raw: &RawMouse, width: usize, height: usize) {
+    fn on_selection<T: Terminal>(&mut self, tui: &Tui<T>, raw: &RawMouse, width: usize, height: usize) {
         let button = raw.code & 3;
         if button != 0 && !(raw.release && button == 3) {
             return;
@@ -226,7 +263,7 @@ impl App {
             if selection.is_click_at(&point) {
                 let mut click = MouseEvent::new(MouseEventType::Click, raw.code, raw.x, raw.y, width, height);
                 click.click_count = Some(selection.click_count());
-                if self.dispatch_to_layout(&click).is_some() {
+                if self.dispatch_to_overlay_or_layout(tui, &click).is_some() {
                     self.mouse.selection.clear();
                     self.sync_selection();
                     return;
@@ -278,7 +315,7 @@ impl App {
 
     /// pi's `handleScrollbarMouseEvent`: a left press on the track jumps (the thumb centred on
     /// the pointer) and starts a drag; on the thumb it grabs it where pressed.
-    fn on_scrollbar(&mut self, raw: &RawMouse) -> bool {
+    fn on_scrollbar(&mut self, raw: &RawMouse, has_overlay: bool) -> bool {
         let mut layout = self.layout.borrow_mut();
         if let Some(grab) = self.mouse.scrollbar_drag {
             if raw.release {
@@ -291,7 +328,7 @@ impl App {
             }
             return true;
         }
-        if raw.release || raw.is_motion() || raw.code & 3 != 0 {
+        if raw.release || raw.is_motion() || raw.code & 3 != 0 || has_overlay {
             return false;
         }
         let Some(g) = layout.view.geometry(false).filter(|g| g.contains(raw.x, raw.y)) else { return false };
@@ -306,9 +343,9 @@ impl App {
         true
     }
 
-    fn update_scrollbar_hover(&mut self, x: i64, y: i64) {
+    fn update_scrollbar_hover(&mut self, x: i64, y: i64, has_overlay: bool) {
         let mut layout = self.layout.borrow_mut();
-        let over = layout.view.geometry(true).is_some_and(|g| g.contains(x, y));
+        let over = !has_overlay && layout.view.geometry(true).is_some_and(|g| g.contains(x, y));
         layout.view.set_active(over);
     }
 
@@ -322,13 +359,33 @@ impl App {
             let height = b.first_line + b.height;
             let local = event.retarget(0, origin_y, event.width, height);
             if let Some(result) = dispatch_mouse(&b.component, &local) {
-                if result.result.focus {
-                    self.mouse.focus_request = Some(result.focus_target.clone().unwrap_or(result.component.clone()));
-                }
+                self.apply_focus(Some(&result));
                 return Some(result);
             }
         }
         None
+    }
+
+    /// The overlay drawn under the pointer gets the event; without one, the layout does.
+    fn dispatch_to_overlay_or_layout<T: Terminal>(
+        &mut self,
+        tui: &Tui<T>,
+        event: &MouseEvent,
+    ) -> Option<MouseDispatch> {
+        match tui.dispatch_mouse_to_overlay(event) {
+            OverlayHit::Miss => self.dispatch_to_layout(event),
+            OverlayHit::Hit(result) => {
+                self.apply_focus(result.as_ref());
+                result
+            }
+        }
+    }
+
+    /// A component that asked for the keyboard focus gets it after the event.
+    fn apply_focus(&mut self, result: Option<&MouseDispatch>) {
+        if let Some(result) = result.filter(|r| r.result.focus) {
+            self.mouse.focus_request = Some(result.focus_target.clone().unwrap_or(result.component.clone()));
+        }
     }
 
     /// Reads the fullscreen settings and the theme into the view (each frame: `/settings` and
