@@ -1,5 +1,7 @@
 //! The typed emit methods of [`ExtensionRunner`] besides `emit_context` (see `context.rs`).
 
+use std::sync::Arc;
+
 use indexmap::IndexMap;
 use pi_ai::ImageContent;
 use serde_json::Value;
@@ -233,6 +235,28 @@ impl ExtensionRunner {
             }
         }
         current
+    }
+
+    /// `message_update`, the event of every streamed delta, as [`emit`](Self::emit) dispatches it
+    /// (every handler in order, the last one given the event itself, a failure reported), over the
+    /// handler list kept between deltas ([`update_handlers`](Self::update_handlers)). The future
+    /// owns what it needs and stays small (no larger than the allocator's per-thread cache
+    /// serves): the session polls it once and awaits it only when a handler did not answer at once.
+    pub(crate) async fn emit_update(self: Arc<Self>, event: NotifyEvent) {
+        let handlers = self.update_handlers();
+        let count = handlers.len();
+        if count == 0 {
+            return;
+        }
+        let ctx = self.create_context();
+        let mut event = Some(event);
+        for (position, (path, handler)) in handlers.iter().enumerate() {
+            let ev = if position + 1 == count { event.take() } else { event.clone() };
+            let Some(mut ev) = ev else { break };
+            if let Err(error) = self.call_handler(handler, &mut ev, &ctx).await {
+                self.report(ExtensionError::new(path.as_ref(), "message_update", error));
+            }
+        }
     }
 
     /// A notify event or a `session_before_*` event (pi's generic `emit`). Answers matter only
