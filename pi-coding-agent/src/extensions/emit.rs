@@ -238,22 +238,24 @@ impl ExtensionRunner {
     }
 
     /// `message_update`, the event of every streamed delta, as [`emit`](Self::emit) dispatches it
-    /// (every handler in order, the last one given the event itself, a failure reported), over the
-    /// handler list kept between deltas ([`update_handlers`](Self::update_handlers)). The future
-    /// owns what it needs and stays small (no larger than the allocator's per-thread cache
-    /// serves): the session polls it once and awaits it only when a handler did not answer at once.
-    pub(crate) async fn emit_update(self: Arc<Self>, event: NotifyEvent) {
+    /// (every handler in order, the last one given the event itself, the others a copy, a failure
+    /// reported), over the handler list kept between deltas
+    /// ([`update_handlers`](Self::update_handlers)).
+    ///
+    /// The future holds the event once (a copy for an earlier handler is boxed), so it stays
+    /// small enough for the allocator's per-thread cache: the session boxes it, polls it once and
+    /// awaits it only when a handler did not answer at once.
+    pub(crate) async fn emit_update(self: Arc<Self>, mut event: NotifyEvent) {
         let handlers = self.update_handlers();
-        let count = handlers.len();
-        if count == 0 {
-            return;
-        }
         let ctx = self.create_context();
-        let mut event = Some(event);
+        let last = handlers.len().saturating_sub(1);
         for (position, (path, handler)) in handlers.iter().enumerate() {
-            let ev = if position + 1 == count { event.take() } else { event.clone() };
-            let Some(mut ev) = ev else { break };
-            if let Err(error) = self.call_handler(handler, &mut ev, &ctx).await {
+            let mut copy = (position < last).then(|| Box::new(event.clone()));
+            let ev = match copy.as_deref_mut() {
+                Some(copy) => copy,
+                None => &mut event,
+            };
+            if let Err(error) = self.call_handler(handler, ev, &ctx).await {
                 self.report(ExtensionError::new(path.as_ref(), "message_update", error));
             }
         }
