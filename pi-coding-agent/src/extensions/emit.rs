@@ -239,14 +239,13 @@ impl ExtensionRunner {
 
     /// `message_update`, the event of every streamed delta, as [`emit`](Self::emit) dispatches it
     /// (every handler in order, the last one given the event itself, the others a copy, a failure
-    /// reported), over the handler list kept between deltas
-    /// ([`update_handlers`](Self::update_handlers)).
+    /// reported).
     ///
     /// The future holds the event once (a copy for an earlier handler is boxed), so it stays
     /// small enough for the allocator's per-thread cache: the session boxes it, polls it once and
     /// awaits it only when a handler did not answer at once.
     pub(crate) async fn emit_update(self: Arc<Self>, mut event: NotifyEvent) {
-        let handlers = self.update_handlers();
+        let handlers = self.snapshot::<NotifyEvent>("message_update");
         let ctx = self.create_context();
         let last = handlers.len().saturating_sub(1);
         for (position, (path, handler)) in handlers.iter().enumerate() {

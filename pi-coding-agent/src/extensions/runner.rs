@@ -24,7 +24,7 @@ use super::api::{
 };
 pub(crate) use super::errors::panic_message;
 use super::errors::{ExtensionError, ExtensionLoadError};
-use super::events::{ExtensionEvent, NotifyEvent};
+use super::events::ExtensionEvent;
 use super::runtime::{ExtensionContext, ExtensionMode, FlagValue, Runtime, lock};
 use crate::messages::CustomRoleMessage;
 use crate::session::CustomEntry;
@@ -76,13 +76,7 @@ pub struct ExtensionRunner {
     /// [`ExtensionRunner::has_update_handlers`]' answer and the count it holds for: `count << 1 |
     /// answer`, or `u64::MAX` before the first question.
     update_handled: AtomicU64,
-    /// The `message_update` handlers as of a count of [`HANDLERS_CHANGED`]: the snapshot every
-    /// streamed delta is dispatched over, rebuilt only after a change.
-    update_handlers: std::sync::Mutex<Option<(u64, UpdateHandlers)>>,
 }
-
-/// The `message_update` handlers with their extensions' paths, in dispatch order.
-pub(crate) type UpdateHandlers = Arc<[(Arc<str>, Handler<NotifyEvent>)]>;
 
 impl fmt::Debug for ExtensionRunner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -127,7 +121,6 @@ impl ExtensionRunner {
             load_errors,
             handled: Default::default(),
             update_handled: AtomicU64::new(u64::MAX),
-            update_handlers: Default::default(),
         }
     }
 
@@ -210,7 +203,6 @@ impl ExtensionRunner {
             load_errors: Vec::new(),
             handled: Default::default(),
             update_handled: AtomicU64::new(u64::MAX),
-            update_handlers: Default::default(),
         }
     }
 
@@ -275,21 +267,6 @@ impl ExtensionRunner {
         let answer = self.has_handlers("message_update");
         self.update_handled.store((changes << 1) | u64::from(answer), Ordering::Release);
         answer
-    }
-
-    /// [`snapshot`](Self::snapshot)`("message_update")`, taken on every streamed delta with a
-    /// handler: kept until a handler is added or removed, so a delta copies no handler list.
-    pub(crate) fn update_handlers(&self) -> UpdateHandlers {
-        let changes = HANDLERS_CHANGED.load(Ordering::Acquire);
-        let mut cached = lock(&self.update_handlers);
-        match cached.as_ref() {
-            Some((seen, handlers)) if *seen == changes => handlers.clone(),
-            _ => {
-                let handlers: UpdateHandlers = self.snapshot::<NotifyEvent>("message_update").into();
-                *cached = Some((changes, handlers.clone()));
-                handlers
-            }
-        }
     }
 
     /// The events the extensions handle, each once, sorted.

@@ -451,9 +451,8 @@ impl ParsedLines {
 }
 
 fn parse_lines(bytes: &[u8], after: usize, torn_tail: bool) -> ParsedLines {
-    // A rough count (a session line is rarely shorter): the list grows if it is not enough.
-    let lines = bytes.len() / 512 + 16;
-    let mut out = ParsedLines { entries: Vec::with_capacity(lines), warnings: Vec::new(), last_line: after };
+    // The list grows as lines are read (counting them first was a pass over the bytes of its own).
+    let mut out = ParsedLines { entries: Vec::new(), warnings: Vec::new(), last_line: after };
     let mut rest = bytes;
     while !rest.is_empty() {
         let (line, terminated) = match find_newline(rest) {
