@@ -49,9 +49,40 @@ pub(crate) fn unmeasured<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// The length of `s` written as a JSON string by [`write_str`], quotes included.
+///
+/// Counted eight bytes at a time without visiting each escape: every byte that needs one adds a
+/// byte (a two-byte escape), and only control characters are looked at one by one (those without
+/// a short escape add four more). A large request's long strings are measured this way before
+/// the body is written.
 fn escaped_len(s: &str) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const LOWS: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // The high bit of each lane that is zero, exactly (no carry crosses a lane).
+    let zero_lanes = |x: u64| !(((x & LOWS) + LOWS) | x) & HIGHS;
     let bytes = s.as_bytes();
-    let extra: u64 = Escapes::new(bytes).map(|j| escape_len(bytes[j]) - 1).sum();
+    let mut extra = 0u64;
+    let mut words = bytes.chunks_exact(8);
+    for chunk in &mut words {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        // Below 0x20: the high bit clear and the low seven bits plus 0x60 not reaching 0x80.
+        let control = !(((w & LOWS) + ONES * 0x60) | w) & HIGHS;
+        let flagged = control | zero_lanes(w ^ (ONES * u64::from(b'"'))) | zero_lanes(w ^ (ONES * u64::from(b'\\')));
+        // The flagged lanes' count: their bits moved to the lanes' low bits, summed by a multiply.
+        extra += (flagged >> 7).wrapping_mul(ONES) >> 56;
+        let mut rest = control;
+        while rest != 0 {
+            extra += escape_len(chunk[(rest.trailing_zeros() / 8) as usize]) - 2;
+            rest &= rest - 1;
+        }
+    }
+    for &b in words.remainder() {
+        if needs_escape(b) {
+            extra += escape_len(b) - 1;
+        }
+    }
     bytes.len() as u64 + 2 + extra
 }
 
@@ -288,6 +319,7 @@ mod tests {
                 let mut out = Vec::new();
                 write_str(&mut out, piece);
                 assert_eq!(out, serde_json::to_vec(piece).unwrap_or_default(), "{piece:?}");
+                assert_eq!(escaped_len(piece), out.len() as u64, "{piece:?}");
             }
         }
     }
@@ -300,7 +332,7 @@ mod tests {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
-            let len = (seed % 40) as usize;
+            let len = (seed % 80) as usize;
             let s: String =
                 (0..len).map(|k| alphabet[((seed >> (k % 50)) as usize + k * 7) % alphabet.len()]).collect();
             let mut out = Vec::new();

@@ -1,5 +1,7 @@
 //! The typed emit methods of [`ExtensionRunner`] besides `emit_context` (see `context.rs`).
 
+use std::sync::Arc;
+
 use indexmap::IndexMap;
 use pi_ai::ImageContent;
 use serde_json::Value;
@@ -233,6 +235,29 @@ impl ExtensionRunner {
             }
         }
         current
+    }
+
+    /// `message_update`, the event of every streamed delta, as [`emit`](Self::emit) dispatches it
+    /// (every handler in order, the last one given the event itself, the others a copy, a failure
+    /// reported).
+    ///
+    /// The future holds the event once (a copy for an earlier handler is boxed), so it stays
+    /// small enough for the allocator's per-thread cache: the session boxes it, polls it once and
+    /// awaits it only when a handler did not answer at once.
+    pub(crate) async fn emit_update(self: Arc<Self>, mut event: NotifyEvent) {
+        let handlers = self.snapshot::<NotifyEvent>("message_update");
+        let ctx = self.create_context();
+        let last = handlers.len().saturating_sub(1);
+        for (position, (path, handler)) in handlers.iter().enumerate() {
+            let mut copy = (position < last).then(|| Box::new(event.clone()));
+            let ev = match copy.as_deref_mut() {
+                Some(copy) => copy,
+                None => &mut event,
+            };
+            if let Err(error) = self.call_handler(handler, ev, &ctx).await {
+                self.report(ExtensionError::new(path.as_ref(), "message_update", error));
+            }
+        }
     }
 
     /// A notify event or a `session_before_*` event (pi's generic `emit`). Answers matter only

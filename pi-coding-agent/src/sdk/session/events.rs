@@ -42,20 +42,25 @@ type Answer = futures::future::BoxFuture<'static, Result<Option<CodingAgentMessa
 /// [`handle`] for a delta, the event of every streamed token: the partial is updated at once,
 /// and only `message_update` handlers, when there are any, are awaited (the whole of `handle`
 /// is a large future, and building one per delta would cost more than the delta itself).
+///
+/// The handlers' dispatch is polled here once: when every handler answered at once (a Rust
+/// handler that does not wait), the listeners get the event now and the answer is a future of
+/// no size; only a handler still running (a JavaScript one) makes the rest a future of its own.
 fn handle_update(shared: Arc<SessionShared>, delta: pi_ai::AssistantMessageEvent) -> Answer {
     let notify = update_partial(&shared, &delta);
     let event = AgentEvent::MessageUpdate { assistant_message_event: delta };
-    match (notify, shared.runner.clone()) {
-        (Some(notify), Some(runner)) => Box::pin(async move {
-            runner.emit(notify).await;
-            shared.emit(&SessionEvent::Agent(event));
-            Ok(None)
-        }),
-        _ => {
-            shared.emit(&SessionEvent::Agent(event));
-            Box::pin(NoReplacement)
+    if let (Some(notify), Some(runner)) = (notify, shared.runner.clone()) {
+        let mut dispatch = Box::pin(runner.emit_update(notify));
+        if futures::FutureExt::now_or_never(&mut dispatch).is_none() {
+            return Box::pin(async move {
+                dispatch.await;
+                shared.emit(&SessionEvent::Agent(event));
+                Ok(None)
+            });
         }
     }
+    shared.emit(&SessionEvent::Agent(event));
+    Box::pin(NoReplacement)
 }
 
 /// The answer of a listener that handled its event at once and replaces nothing: a future of
