@@ -13,7 +13,7 @@ use pi_ai::models::{
     is_command_config_value,
 };
 use pi_ai::registry::{KeySource, Models, ProviderAuth, ProviderEntry};
-use pi_ai::{AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream, Context, Model, StopReason};
+use pi_ai::{AssistantMessageEvent, AssistantMessageEventStream, Context, Model};
 
 use super::configured_headers::{failed_request, with_configured_headers, with_model_headers};
 use super::credential::CredentialType;
@@ -325,17 +325,7 @@ impl ModelRegistry {
             }
             let (registry, model) = (registry.clone(), model.clone());
             let start = async move {
-                let fail = |message: String| {
-                    AssistantMessageEventStream::failed(AssistantMessage {
-                        api: model.api.clone(),
-                        provider: model.provider.clone(),
-                        model: model.id.clone(),
-                        stop_reason: StopReason::Error,
-                        error_message: Some(message),
-                        timestamp: pi_ai::now_ms(),
-                        ..Default::default()
-                    })
-                };
+                let fail = |message: String| super::failed_request(&model, message);
                 if registry.needs_oauth_refresh(&model.provider)
                     && let Err(e) = registry.refresh_oauth(&model.provider).await
                 {

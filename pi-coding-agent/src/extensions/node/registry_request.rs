@@ -8,7 +8,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 use pi_ai::options::StreamOptions;
 use pi_ai::transcript::normalize_context;
-use pi_ai::{AssistantMessage, AssistantMessageEventStream, Context, Model, StopReason, ThinkingLevel};
+use pi_ai::{AssistantMessageEventStream, Context, Model, ThinkingLevel};
 
 use super::request_auth;
 use crate::extensions::runtime::{ExtensionContext, Runtime};
@@ -50,15 +50,7 @@ pub(crate) fn registry_request(
 
 /// A stream that fails at once for `model` with `message`.
 fn failed(model: &Model, message: String) -> AssistantMessageEventStream {
-    AssistantMessageEventStream::failed(AssistantMessage {
-        api: model.api.clone(),
-        provider: model.provider.clone(),
-        model: model.id.clone(),
-        stop_reason: StopReason::Error,
-        error_message: Some(message),
-        timestamp: pi_ai::now_ms(),
-        ..Default::default()
-    })
+    crate::auth::failed_request(model, message)
 }
 
 /// pi's `streamSimple` of a virtual model: routed with reason `direct` when the stream is first
