@@ -34,8 +34,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RUNS="${1:-5}"
 ANCHOR="${PI_ANCHOR:-/work/shared/tools/anchor.sh}"
 SIZES="${PI_BENCH_SIZES-10 100}"
-TIME=/usr/bin/time
-[[ -x "$TIME" ]] || { echo "bench-budget: GNU time (/usr/bin/time) is needed" >&2; exit 1; }
+MEASURED=(python3 "$ROOT/scripts/bench/measured.py")
 REF=0
 [[ -x "$ANCHOR" && -z "${PI_BENCH_SKIP_REFERENCE:-}" ]] && REF=1
 
@@ -84,15 +83,10 @@ export PI_CODING_AGENT_DIR="$WORK/agent"
 
 # run_once CMD...: one run in the project dir; sets ELAPSED_US, RSS_KB, CPU_S.
 run_once() {
-    local start end
-    start=$(date +%s%N)
-    (cd "$WORK/proj" && "$TIME" -f '%M %U %S' -o "$WORK/one" "$@" >"$WORK/out" 2>"$WORK/err" </dev/null) || {
+    (cd "$WORK/proj" && "${MEASURED[@]}" "$WORK/one" "$@" >"$WORK/out" 2>"$WORK/err" </dev/null) || {
         echo "bench-budget: '$*' failed:" >&2; cat "$WORK/err" >&2; exit 1; }
-    end=$(date +%s%N)
-    START_NS=$start
-    END_NS=$end
-    ELAPSED_US=$(( (end - start) / 1000 ))
-    read -r RSS_KB U S < <(tail -1 "$WORK/one")
+    read -r RSS_KB U S START_NS END_NS <"$WORK/one"
+    ELAPSED_US=$(( (END_NS - START_NS) / 1000 ))
     CPU_S=$(awk -v u="$U" -v s="$S" 'BEGIN { print u + s }')
 }
 
