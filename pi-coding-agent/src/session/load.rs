@@ -242,7 +242,7 @@ pub fn read_session<R: Read>(reader: R) -> std::io::Result<ReadOutcome> {
             header = Some(h.clone());
             if legacy.is_none() {
                 // A current file: the rest is read in blocks, parsed on two threads.
-                let tail = read_blocks(&mut reader, line_no, needs_newline, &mut entries, &mut warnings)?;
+                let tail = read_blocks(&mut reader, BLOCK_BYTES, line_no, needs_newline, &mut entries, &mut warnings)?;
                 needs_newline = tail.needs_newline;
                 break;
             }
@@ -347,86 +347,124 @@ struct Tail {
 }
 
 /// Reads the lines after the header (`line_no`: the header's line; `needs_newline`: whether it
-/// was unterminated) in blocks of whole lines and parses each block's two halves on two threads;
-/// entries and warnings come out in file order, exactly as a line-by-line read gives them.
+/// was unterminated) in blocks of whole lines (about `block_bytes` each), each parsed in two
+/// parts on two threads while the next block is read; entries and warnings come out in file order, exactly
+/// as a line-by-line read gives them.
 fn read_blocks<R: BufRead>(
     reader: &mut R,
+    block_bytes: usize,
     mut line_no: usize,
     mut needs_newline: bool,
     entries: &mut Vec<SessionEntry>,
     warnings: &mut Vec<LoadWarning>,
 ) -> std::io::Result<Tail> {
-    // One buffer for the whole file: the unparsed tail of a block moves to its front.
-    let mut block: Vec<u8> = Vec::new();
+    // Two buffers, reused: one parsed while the other is filled (a buffer allocated per block
+    // had every block's pages faulted in afresh).
+    let mut current: Vec<u8> = Vec::with_capacity(block_bytes + READ_SLACK);
+    let mut next: Vec<u8> = Vec::with_capacity(block_bytes + READ_SLACK);
+    let mut eof = fill_block(reader, block_bytes, &mut current)?;
     loop {
-        let wanted = BLOCK_BYTES.max(block.len());
-        block.reserve_exact(wanted);
-        let read = reader.by_ref().take(wanted as u64).read_to_end(&mut block)?;
-        let eof = read < wanted;
-        if block.is_empty() {
+        if current.is_empty() {
             return Ok(Tail { needs_newline });
         }
         let end = if eof {
-            needs_newline = block.last() != Some(&b'\n');
-            block.len()
+            needs_newline = current.last() != Some(&b'\n');
+            current.len()
         } else {
-            match block.iter().rposition(|b| *b == b'\n') {
+            match current.iter().rposition(|b| *b == b'\n') {
                 Some(last) => {
                     needs_newline = false;
                     last + 1
                 }
                 // One line longer than the block: read on until it ends.
-                None => continue,
+                None => {
+                    eof = fill_block(reader, block_bytes, &mut current)?;
+                    continue;
+                }
             }
         };
-        line_no = parse_block(&block[..end], line_no, eof && needs_newline, entries, warnings);
+        next.clear();
+        next.extend_from_slice(&current[end..]);
+        let torn_tail = eof && needs_newline;
+        // This thread reads the next block while another parses most of this one, then parses
+        // the rest (reading a block costs about a quarter of parsing it).
+        let first_percent = if eof { 50 } else { READER_SHARE_PERCENT };
+        let (last, read) = parse_block(&current[..end], line_no, torn_tail, first_percent, entries, warnings, || {
+            if eof { Ok(true) } else { fill_block(reader, block_bytes, &mut next) }
+        });
+        line_no = last;
         if eof {
             return Ok(Tail { needs_newline });
         }
-        block.drain(..end);
+        eof = read?;
+        std::mem::swap(&mut current, &mut next);
     }
 }
 
+/// The share of a block parsed by the thread that also reads the next block.
+const READER_SHARE_PERCENT: usize = 38;
+
+/// Room beyond a block in its buffer: a read that fills a buffer exactly probes for more.
+const READ_SLACK: usize = 64 << 10;
+
+/// Reads into `buf` (which may hold the unparsed tail of the last block) until it holds
+/// `block_bytes`, or twice what it held when that is more (a line longer than a block); whether
+/// the file ended.
+fn fill_block<R: BufRead>(reader: &mut R, block_bytes: usize, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+    let wanted = block_bytes.saturating_sub(buf.len()).max(buf.len().min(block_bytes * 64));
+    let read = reader.by_ref().take(wanted as u64).read_to_end(buf)?;
+    Ok(read < wanted)
+}
+
 /// Parses the lines of `block` (whole lines; the last one unterminated when `torn_tail`), the
-/// first being line `after + 1`; returns the number of the last line.
-fn parse_block(
+/// first being line `after + 1`, and runs `meanwhile` on this thread while a second thread starts
+/// on the block's later part: this thread then parses the first `first_percent` of the block
+/// (less than half when `meanwhile` is work of its own). Returns the number of the last line and
+/// what `meanwhile` returned.
+fn parse_block<T>(
     block: &[u8],
     after: usize,
     torn_tail: bool,
+    first_percent: usize,
     entries: &mut Vec<SessionEntry>,
     warnings: &mut Vec<LoadWarning>,
-) -> usize {
+    meanwhile: impl FnOnce() -> T,
+) -> (usize, T) {
     let split = if block.len() >= SPLIT_MIN_BYTES {
-        block[block.len() / 2..].iter().position(|b| *b == b'\n').map(|i| block.len() / 2 + i + 1)
+        let at = block.len() * first_percent / 100;
+        block[at..].iter().position(|b| *b == b'\n').map(|i| at + i + 1)
     } else {
         None
     };
     match split {
         Some(mid) if mid < block.len() => {
             let (first, second) = block.split_at(mid);
-            // The second half is numbered from 0 and shifted once the first half's count is
-            // known (counting the first half's lines beforehand was a pass over it of its own).
-            let (a, b) = std::thread::scope(|scope| {
-                let second_half = scope.spawn(|| parse_lines(second, 0, torn_tail));
+            // The second part is numbered from 0 and shifted once the first part's count is
+            // known (counting the first part's lines beforehand was a pass over it of its own).
+            let (a, b, result) = std::thread::scope(|scope| {
+                let second_part = scope.spawn(|| parse_lines(second, 0, torn_tail));
+                let result = meanwhile();
                 let a = parse_lines(first, after, false);
-                (a, second_half.join())
+                (a, second_part.join(), result)
             });
+            // A parser thread that panicked: its part is parsed again here.
             let mut b = b.unwrap_or_else(|_| parse_lines(second, 0, torn_tail));
             b.shift_lines(a.last_line);
             let last = b.last_line;
-            entries.reserve_exact(a.entries.len() + b.entries.len());
+            entries.reserve(a.entries.len() + b.entries.len());
             for part in [a, b] {
                 entries.extend(part.entries);
                 warnings.extend(part.warnings);
             }
-            last
+            (last, result)
         }
         _ => {
+            let result = meanwhile();
             let part = parse_lines(block, after, torn_tail);
-            entries.reserve_exact(part.entries.len());
+            entries.reserve(part.entries.len());
             entries.extend(part.entries);
             warnings.extend(part.warnings);
-            part.last_line
+            (part.last_line, result)
         }
     }
 }
@@ -499,7 +537,8 @@ fn find_newline(bytes: &[u8]) -> Option<usize> {
 /// The ids at which parent links close a cycle (one per cycle), in file order. Ids resolve as
 /// the session does: the last entry with an id wins.
 fn parent_cycles(entries: &[SessionEntry]) -> Vec<String> {
-    let index: std::collections::HashMap<&str, usize> = entries.iter().enumerate().map(|(i, e)| (e.id(), i)).collect();
+    let index: std::collections::HashMap<&str, usize, foldhash::fast::RandomState> =
+        entries.iter().enumerate().map(|(i, e)| (e.id(), i)).collect();
     // 0: not seen, 1: on the walk in progress, 2: known to end at a root.
     let mut state = vec![0u8; entries.len()];
     let mut cycles = Vec::new();
@@ -610,6 +649,54 @@ pub fn read_session_header(path: &Path) -> Option<SessionHeader> {
 #[cfg(test)]
 mod tests {
     use super::{LoadWarning, ReadOutcome, find_newline, read_session};
+
+    #[test]
+    fn small_blocks_read_as_one_line_by_line_pass() {
+        // Blocks of 4 KiB: lines cut at block ends, lines longer than a block, malformed lines
+        // and a torn tail all come out as the whole-file read gives them.
+        let mut file = String::new();
+        let mut expected = Vec::new();
+        for n in 2..=2000usize {
+            let pad = "b".repeat(if n % 250 == 0 { 20_000 } else { n % 300 });
+            if n % 89 == 0 {
+                file.push_str("{broken\n");
+                expected.push(("malformed", n));
+            } else {
+                file.push_str(&format!(
+                    "{{\"type\":\"x_unknown\",\"id\":\"{n}\",\"parentId\":null,\"timestamp\":\"t\",\"pad\":\"{pad}\"}}\n"
+                ));
+                expected.push(("unknown", n));
+            }
+        }
+        file.push_str("{\"type\":\"x_un");
+        expected.push(("torn", 2001));
+        let check = |entries: &[super::SessionEntry], warnings: &[LoadWarning]| {
+            let seen: Vec<(&str, usize)> = warnings
+                .iter()
+                .map(|w| match w {
+                    LoadWarning::UnknownEntryType { line, .. } => ("unknown", *line),
+                    LoadWarning::MalformedLine { line, .. } => ("malformed", *line),
+                    LoadWarning::TornLastLine { line, .. } => ("torn", *line),
+                    other => panic!("unexpected warning: {other}"),
+                })
+                .collect();
+            assert_eq!(seen, expected);
+            let ids: Vec<&str> = entries.iter().map(|e| e.id()).collect();
+            let wanted: Vec<String> =
+                expected.iter().filter(|(k, _)| *k == "unknown").map(|(_, n)| n.to_string()).collect();
+            assert_eq!(ids, wanted);
+        };
+        // 4 KiB blocks are parsed whole; 300 KB ones in two parts on two threads.
+        for block_bytes in [4096, 300_000] {
+            let mut entries = Vec::new();
+            let mut warnings = Vec::new();
+            let mut reader = std::io::Cursor::new(file.as_bytes());
+            let tail =
+                super::read_blocks(&mut reader, block_bytes, 1, false, &mut entries, &mut warnings).expect("read");
+            assert!(tail.needs_newline);
+            check(&entries, &warnings);
+        }
+    }
 
     #[test]
     fn line_numbers_hold_across_the_halves_of_a_block() {
