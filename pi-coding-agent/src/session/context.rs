@@ -17,6 +17,7 @@ use pi_agent_core::AgentMessage;
 use pi_ai::{AssistantBlock, Content, UserBlock};
 use serde::Serialize;
 use serde_json::Value;
+use smallvec::{SmallVec, smallvec};
 
 use crate::messages::{
     CodingAgentMessage, CodingMessage, create_branch_summary_message, create_compaction_summary_message,
@@ -72,7 +73,7 @@ pub struct ProjectedEntry<'a> {
     /// The entry.
     pub source: &'a SessionEntry,
     /// Its messages (none for metadata entries).
-    pub messages: Vec<Cow<'a, CodingAgentMessage>>,
+    pub messages: EntryMessages<'a>,
 }
 
 /// A compaction-aware, edit-aware view of one branch.
@@ -102,8 +103,9 @@ impl<'a> SessionProjection<'a> {
     }
 }
 
-/// An index from entry id to position.
-pub type EntryIndex = HashMap<String, usize>;
+/// An index from entry id to position (hashed with `foldhash`: a session's tens of thousands of
+/// ids are hashed at every load, where SipHash was a visible part of the time).
+pub type EntryIndex = HashMap<String, usize, foldhash::fast::RandomState>;
 
 /// Builds the id index of `entries` (the last entry wins on duplicate ids, as in pi).
 pub fn index_entries(entries: &[SessionEntry]) -> EntryIndex {
@@ -193,11 +195,15 @@ fn iso_ms(iso: &str) -> u64 {
     parse_iso(iso).map_or(0, |ms| ms.max(0) as u64)
 }
 
+/// The messages of one entry: at most two, held inline (one per entry is the rule, and a
+/// session's tens of thousands of entries are projected at every load and request).
+pub type EntryMessages<'a> = SmallVec<[Cow<'a, CodingAgentMessage>; 2]>;
+
 /// The messages one entry contributes (pi's `sessionEntryToContextMessages`).
-pub fn entry_context_messages(entry: &SessionEntry) -> Vec<Cow<'_, CodingAgentMessage>> {
+pub fn entry_context_messages(entry: &SessionEntry) -> EntryMessages<'_> {
     match entry {
-        SessionEntry::Message(m) => vec![Cow::Borrowed(&m.message)],
-        SessionEntry::CustomMessage(c) => vec![Cow::Owned(create_custom_message(
+        SessionEntry::Message(m) => smallvec![Cow::Borrowed(&m.message)],
+        SessionEntry::CustomMessage(c) => smallvec![Cow::Owned(create_custom_message(
             &c.custom_type,
             c.content.clone(),
             c.display,
@@ -205,20 +211,20 @@ pub fn entry_context_messages(entry: &SessionEntry) -> Vec<Cow<'_, CodingAgentMe
             iso_ms(&c.timestamp),
         ))],
         SessionEntry::BranchSummary(b) if !b.summary.is_empty() => {
-            vec![Cow::Owned(create_branch_summary_message(&b.summary, &b.from_id, iso_ms(&b.timestamp)))]
+            smallvec![Cow::Owned(create_branch_summary_message(&b.summary, &b.from_id, iso_ms(&b.timestamp)))]
         }
         SessionEntry::Compaction(c) => {
             let summary = create_compaction_summary_message(&c.summary, c.tokens_before, iso_ms(&c.timestamp));
             match &c.system_message {
-                Some(s) => vec![Cow::Owned(AgentMessage::System(s.clone().into())), Cow::Owned(summary)],
-                None => vec![Cow::Owned(summary)],
+                Some(s) => smallvec![Cow::Owned(AgentMessage::System(s.clone().into())), Cow::Owned(summary)],
+                None => smallvec![Cow::Owned(summary)],
             }
         }
         SessionEntry::Raw(r) => match r.lenient() {
             Some(e) => entry_context_messages(&e).into_iter().map(|m| Cow::Owned(m.into_owned())).collect(),
-            None => Vec::new(),
+            None => SmallVec::new(),
         },
-        _ => Vec::new(),
+        _ => SmallVec::new(),
     }
 }
 
@@ -250,13 +256,10 @@ fn replaced<'a>(message: Cow<'a, CodingAgentMessage>, content: &Value) -> Cow<'a
 }
 
 /// One entry's messages with its latest context edit applied (pi's `projectContextEntry`).
-pub fn project_context_entry<'a>(
-    entry: &'a SessionEntry,
-    edit: Option<&ContextEditEntry>,
-) -> Vec<Cow<'a, CodingAgentMessage>> {
+pub fn project_context_entry<'a>(entry: &'a SessionEntry, edit: Option<&ContextEditEntry>) -> EntryMessages<'a> {
     let messages = entry_context_messages(entry);
     let Some(edit) = edit else { return messages };
-    let Some(replacement) = &edit.replacement else { return Vec::new() };
+    let Some(replacement) = &edit.replacement else { return SmallVec::new() };
     messages
         .into_iter()
         .map(|m| match m.role() {
@@ -291,9 +294,11 @@ pub(crate) fn project_path_with<'a>(
         .map(|(i, source)| {
             // Only the newest compaction (index 0) contributes; older ones in the kept range do not.
             let messages = if i > 0 && matches!(source, SessionEntry::Compaction(_)) {
-                Vec::new()
+                SmallVec::new()
             } else {
-                project_context_entry(source, edits.get(source.id()).copied())
+                // Most sessions have no context edits: no lookup per entry then.
+                let edit = if edits.is_empty() { None } else { edits.get(source.id()).copied() };
+                project_context_entry(source, edit)
             };
             ProjectedEntry { source, messages }
         })

@@ -31,7 +31,7 @@ pub fn validate_session_id(id: &str) -> Result<(), SessionError> {
 
 /// A new entry id: the first 8 hex chars of a random UUIDv4, re-drawn on collision (100 tries),
 /// then a full UUID.
-pub fn new_entry_id<V>(taken: &HashMap<String, V>) -> String {
+pub fn new_entry_id<V, S: std::hash::BuildHasher>(taken: &HashMap<String, V, S>) -> String {
     for _ in 0..100 {
         let id = uuid::Uuid::new_v4().simple().to_string()[..8].to_owned();
         if !taken.contains_key(&id) {
@@ -47,7 +47,7 @@ mod tests {
 
     #[test]
     fn shapes() {
-        let id = new_entry_id::<()>(&HashMap::new());
+        let id = new_entry_id(&HashMap::<String, ()>::new());
         assert_eq!(id.len(), 8);
         assert!(id.bytes().all(|c| c.is_ascii_hexdigit()));
         let s = new_session_id();

@@ -1,6 +1,5 @@
 //! [`SessionManager`]: an append-only tree of entries, in memory or in a JSONL file.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use pi_agent_core::AgentMessage;
@@ -89,7 +88,7 @@ impl SessionManager {
             flushed: false,
             header: SessionHeader::default(),
             entries: Vec::new(),
-            index: HashMap::new(),
+            index: EntryIndex::default(),
             labels: Labels::new(),
             leaf_id: None,
             has_conversation: false,
@@ -324,12 +323,13 @@ impl SessionManager {
         self.labels.clear();
         self.leaf_id = None;
         self.has_conversation = false;
+        self.index.reserve(self.entries.len());
         for (i, e) in self.entries.iter().enumerate() {
             self.index.insert(e.id().to_owned(), i);
-            self.leaf_id = Some(e.id().to_owned());
             apply_label(&mut self.labels, e);
             self.has_conversation |= is_conversation(e);
         }
+        self.leaf_id = self.entries.last().map(|e| e.id().to_owned());
     }
 
     fn file_lines(&self) -> impl Iterator<Item = FileEntry> + '_ {

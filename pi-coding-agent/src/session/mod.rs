@@ -25,9 +25,9 @@ mod writer;
 
 pub use background::PendingWrites;
 pub use context::{
-    EntryIndex, Leaf, ModelRef, ProjectedEntry, SessionContext, SessionProjection, build_context_entries,
-    build_session_context, build_session_path, build_session_projection, entry_context_messages, index_entries,
-    project_context_entry, project_path, session_context_settings,
+    EntryIndex, EntryMessages, Leaf, ModelRef, ProjectedEntry, SessionContext, SessionProjection,
+    build_context_entries, build_session_context, build_session_path, build_session_projection, entry_context_messages,
+    index_entries, project_context_entry, project_path, session_context_settings,
 };
 pub use entries::*;
 pub use error::SessionError;

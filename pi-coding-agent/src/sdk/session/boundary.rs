@@ -83,8 +83,11 @@ pub(crate) fn preview(
     };
     apply_drafts(&mut manager, drafts).map_err(|e| e.to_string())?;
     let projection = manager.build_session_projection();
-    let context_entries: Vec<Value> =
-        projection.entries.iter().map(|e| json!({"sourceEntry": e.source, "messages": e.messages})).collect();
+    let context_entries: Vec<Value> = projection
+        .entries
+        .iter()
+        .map(|e| json!({"sourceEntry": e.source, "messages": e.messages.as_slice()}))
+        .collect();
     let context_messages: Vec<CodingAgentMessage> = projection.messages().cloned().collect();
     let llm = convert_to_llm(&context_messages);
     let final_role = llm.last().map(|m| m.role());
