@@ -650,18 +650,17 @@ pub fn read_session_header(path: &Path) -> Option<SessionHeader> {
 mod tests {
     use super::{LoadWarning, ReadOutcome, find_newline, read_session};
 
-    #[test]
-    fn small_blocks_read_as_one_line_by_line_pass() {
-        // Blocks of 4 KiB: lines cut at block ends, lines longer than a block, malformed lines
-        // and a torn tail all come out as the whole-file read gives them.
+    /// Lines 2..=`last` of unknown entries (padded by `pad(n)` bytes), every `malformed`-th one
+    /// broken, then a torn line: the text and the warnings a read gives, in order.
+    fn generated(last: usize, malformed: usize, pad: impl Fn(usize) -> usize) -> (String, Vec<(&'static str, usize)>) {
         let mut file = String::new();
         let mut expected = Vec::new();
-        for n in 2..=2000usize {
-            let pad = "b".repeat(if n % 250 == 0 { 20_000 } else { n % 300 });
-            if n % 89 == 0 {
+        for n in 2..=last {
+            if n % malformed == 0 {
                 file.push_str("{broken\n");
                 expected.push(("malformed", n));
             } else {
+                let pad = "b".repeat(pad(n));
                 file.push_str(&format!(
                     "{{\"type\":\"x_unknown\",\"id\":\"{n}\",\"parentId\":null,\"timestamp\":\"t\",\"pad\":\"{pad}\"}}\n"
                 ));
@@ -669,23 +668,30 @@ mod tests {
             }
         }
         file.push_str("{\"type\":\"x_un");
-        expected.push(("torn", 2001));
-        let check = |entries: &[super::SessionEntry], warnings: &[LoadWarning]| {
-            let seen: Vec<(&str, usize)> = warnings
-                .iter()
-                .map(|w| match w {
-                    LoadWarning::UnknownEntryType { line, .. } => ("unknown", *line),
-                    LoadWarning::MalformedLine { line, .. } => ("malformed", *line),
-                    LoadWarning::TornLastLine { line, .. } => ("torn", *line),
-                    other => panic!("unexpected warning: {other}"),
-                })
-                .collect();
-            assert_eq!(seen, expected);
-            let ids: Vec<&str> = entries.iter().map(|e| e.id()).collect();
-            let wanted: Vec<String> =
-                expected.iter().filter(|(k, _)| *k == "unknown").map(|(_, n)| n.to_string()).collect();
-            assert_eq!(ids, wanted);
-        };
+        expected.push(("torn", last + 1));
+        (file, expected)
+    }
+
+    /// The kind and line of each warning.
+    fn warning_lines(warnings: &[LoadWarning]) -> Vec<(&'static str, usize)> {
+        warnings
+            .iter()
+            .map(|w| match w {
+                LoadWarning::UnknownEntryType { line, .. } => ("unknown", *line),
+                LoadWarning::MalformedLine { line, .. } => ("malformed", *line),
+                LoadWarning::TornLastLine { line, .. } => ("torn", *line),
+                other => panic!("unexpected warning: {other}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn small_blocks_read_as_one_line_by_line_pass() {
+        // Lines cut at block ends, lines longer than a block, malformed lines and a torn tail all
+        // come out as the whole-file read gives them.
+        let (file, expected) = generated(2000, 89, |n| if n % 250 == 0 { 20_000 } else { n % 300 });
+        let wanted: Vec<String> =
+            expected.iter().filter(|(k, _)| *k == "unknown").map(|(_, n)| n.to_string()).collect();
         // 4 KiB blocks are parsed whole; 300 KB ones in two parts on two threads.
         for block_bytes in [4096, 300_000] {
             let mut entries = Vec::new();
@@ -694,43 +700,21 @@ mod tests {
             let tail =
                 super::read_blocks(&mut reader, block_bytes, 1, false, &mut entries, &mut warnings).expect("read");
             assert!(tail.needs_newline);
-            check(&entries, &warnings);
+            assert_eq!(warning_lines(&warnings), expected, "blocks of {block_bytes}");
+            let ids: Vec<&str> = entries.iter().map(|e| e.id()).collect();
+            assert_eq!(ids, wanted, "blocks of {block_bytes}");
         }
     }
 
     #[test]
     fn line_numbers_hold_across_the_halves_of_a_block() {
         // About 800 KB after the header: one block, parsed in two halves on two threads.
-        let mut file = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n");
-        let mut expected = Vec::new();
-        let pad = "a".repeat(200);
-        for n in 2..=3000usize {
-            if n % 97 == 0 {
-                file.push_str("{not json\n");
-                expected.push(("malformed", n));
-            } else {
-                file.push_str(&format!(
-                    "{{\"type\":\"x_unknown\",\"id\":\"{n}\",\"parentId\":null,\"timestamp\":\"t\",\"pad\":\"{pad}\"}}\n"
-                ));
-                expected.push(("unknown", n));
-            }
-        }
-        file.push_str("{\"type\":\"x_un");
-        expected.push(("torn", 3001));
+        let (body, expected) = generated(3000, 97, |_| 200);
+        let file = format!("{{\"type\":\"session\",\"version\":3,\"id\":\"s\"}}\n{body}");
         let Ok(ReadOutcome::Session(loaded)) = read_session(std::io::Cursor::new(file.into_bytes())) else {
             panic!("not read as a session");
         };
-        let seen: Vec<(&str, usize)> = loaded
-            .warnings
-            .iter()
-            .map(|w| match w {
-                LoadWarning::UnknownEntryType { line, .. } => ("unknown", *line),
-                LoadWarning::MalformedLine { line, .. } => ("malformed", *line),
-                LoadWarning::TornLastLine { line, .. } => ("torn", *line),
-                other => panic!("unexpected warning: {other}"),
-            })
-            .collect();
-        assert_eq!(seen, expected);
+        assert_eq!(warning_lines(&loaded.warnings), expected);
         assert_eq!(loaded.entries.len(), expected.iter().filter(|(kind, _)| *kind == "unknown").count());
     }
 
