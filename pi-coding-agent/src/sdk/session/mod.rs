@@ -500,7 +500,16 @@ impl AgentSession {
     /// The system prompt as the transcript replays it (its system messages and `sections`
     /// patches): what the last request was sent, empty before the first prompt.
     pub fn transcript_system_prompt(&self) -> String {
-        pi_ai::transcript::current_system_prompt(&self.session_messages())
+        self.transcript_system_message().map(|m| pi_ai::transcript::system_message_text(&m)).unwrap_or_default()
+    }
+
+    /// The system message the transcript replays to, read from the session's branch in place
+    /// (a large session's messages are not cloned for it).
+    pub(crate) fn transcript_system_message(&self) -> Option<pi_ai::SystemMessage> {
+        let manager = lock(&self.shared.session_manager);
+        let projection = manager.build_session_projection();
+        let messages: Vec<&CodingAgentMessage> = projection.messages().collect();
+        pi_ai::transcript::current_system_message(&messages)
     }
 
     pub(crate) fn session_messages(&self) -> Vec<CodingAgentMessage> {

@@ -6,7 +6,6 @@
 use std::sync::Arc;
 
 use pi_agent_core::AgentMessage;
-use pi_ai::transcript::current_system_message;
 use pi_ai::{ImageContent, TextContent, UserBlock, UserMessage, now_ms};
 
 use super::events::{flush_pending_bash, flush_pending_custom};
@@ -451,7 +450,7 @@ impl AgentSession {
         options.selected_tools = Some(self.active_tool_names());
         options.hidden_tools = self.shared.hidden_declarations();
         let desired = build_system_prompt_message(&options)?;
-        let current = current_system_message(&self.session_messages());
+        let current = self.transcript_system_message();
         let patch = match current {
             None => Some(desired),
             Some(head) => {
