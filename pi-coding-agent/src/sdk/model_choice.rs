@@ -104,12 +104,13 @@ pub(crate) fn initial_thinking_level(
     default: Option<ThinkingLevel>,
 ) -> ThinkingLevel {
     let recorded = || {
-        let context = sm.build_session_context();
-        if context.messages.is_empty() {
+        // Read from the branch in place (a large session's messages are not cloned for it).
+        let projection = sm.build_session_projection();
+        if projection.messages().next().is_none() {
             return None;
         }
         let recorded = sm.get_branch(None).iter().any(|e| matches!(e, SessionEntry::ThinkingLevelChange(_)));
-        if recorded { ThinkingLevel::parse(&context.thinking_level) } else { default }
+        if recorded { ThinkingLevel::parse(&projection.thinking_level) } else { default }
     };
     let level = explicit.or_else(recorded).or(default).unwrap_or(ThinkingLevel::Medium);
     pi_ai::models::clamp_thinking_level(model, level)
