@@ -26,21 +26,28 @@ use pi_coding_agent::session::SessionManager;
 
 const DELTA: &str = "abcdefg";
 
-fn answer(deltas: usize) -> Vec<AssistantMessageEvent> {
-    let mut events = vec![
+/// The answer's events, made as they are read (a list of 50 000 prepared deltas, each with its own
+/// heap string, was a cache miss per delta of the benchmark's own making: the cost then grew with
+/// the length of the answer).
+fn answer(deltas: usize) -> impl Iterator<Item = AssistantMessageEvent> + Send + 'static {
+    let head = [
         AssistantMessageEvent::Start { partial: Box::new(AssistantMessage::default()) },
         AssistantMessageEvent::TextStart { content_index: 0, block: TextContent::default() },
     ];
-    events.extend((0..deltas).map(|_| AssistantMessageEvent::TextDelta { content_index: 0, delta: DELTA.into() }));
-    let text = DELTA.repeat(deltas);
-    events.push(AssistantMessageEvent::TextEnd { content_index: 0, block: TextContent::new(text.clone()) });
-    let message = AssistantMessage {
-        content: vec![AssistantBlock::Text(TextContent::new(text))],
-        stop_reason: StopReason::Stop,
-        ..Default::default()
-    };
-    events.push(AssistantMessageEvent::Done { reason: StopReason::Stop, message: Box::new(message) });
-    events
+    let body = (0..deltas).map(|_| AssistantMessageEvent::TextDelta { content_index: 0, delta: DELTA.into() });
+    let tail = std::iter::once(()).flat_map(move |()| {
+        let text = DELTA.repeat(deltas);
+        let message = AssistantMessage {
+            content: vec![AssistantBlock::Text(TextContent::new(text.clone()))],
+            stop_reason: StopReason::Stop,
+            ..Default::default()
+        };
+        [
+            AssistantMessageEvent::TextEnd { content_index: 0, block: TextContent::new(text) },
+            AssistantMessageEvent::Done { reason: StopReason::Stop, message: Box::new(message) },
+        ]
+    });
+    head.into_iter().chain(body).chain(tail)
 }
 
 fn reader() -> Arc<dyn Extension> {
@@ -156,13 +163,10 @@ fn http_stream_fn(port: u16) -> (pi_agent_core::StreamFn, pi_ai::Model) {
     (stream_fn, model)
 }
 
-/// A fresh in-memory session whose next answer is `events`.
-async fn session(dir: &std::path::Path, events: Vec<AssistantMessageEvent>, handler: bool) -> AgentSession {
-    let prepared = Arc::new(std::sync::Mutex::new(Some(events)));
-    let stream_fn: pi_agent_core::StreamFn = Arc::new(move |_, _, _| {
-        let events = prepared.lock().expect("events").take().unwrap_or_default();
-        AssistantMessageEventStream::from_events(events)
-    });
+/// A fresh in-memory session whose next answer streams `deltas` deltas.
+async fn session(dir: &std::path::Path, deltas: usize, handler: bool) -> AgentSession {
+    let stream_fn: pi_agent_core::StreamFn =
+        Arc::new(move |_, _, _| AssistantMessageEventStream::new(futures::stream::iter(answer(deltas))));
     let model = pi_ai::providers::faux::FauxProvider::new(Default::default()).model();
     session_with(dir, stream_fn, model, handler).await
 }
@@ -205,7 +209,7 @@ fn delta_path(c: &mut Criterion) {
                 b.iter_custom(|iters| {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
-                        let session = runtime.block_on(session(dir.path(), answer(deltas), handler));
+                        let session = runtime.block_on(session(dir.path(), deltas, handler));
                         let start = cpu_time();
                         runtime.block_on(session.prompt("go")).expect("prompt");
                         total += cpu_time().saturating_sub(start);

@@ -106,9 +106,8 @@ pub(crate) fn initial_thinking_level(
     let recorded = || {
         // Read from the branch in place (a large session's messages are not cloned for it).
         let projection = sm.build_session_projection();
-        if projection.messages().next().is_none() {
-            return None;
-        }
+        // A session without messages has no recorded level.
+        projection.messages().next()?;
         let recorded = sm.get_branch(None).iter().any(|e| matches!(e, SessionEntry::ThinkingLevelChange(_)));
         if recorded { ThinkingLevel::parse(&projection.thinking_level) } else { default }
     };
