@@ -209,9 +209,7 @@ fn transform_one<'a>(
                     return HandedOff::Borrowed(message);
                 }
                 let content = a.content.iter().filter(|b| keeps_same_model_block(b)).cloned().collect();
-                return HandedOff::Owned(Box::new(Message::Assistant(
-                    AssistantMessage { content, ..a.clone().into_inner() }.into(),
-                )));
+                return HandedOff::Owned(Box::new(Message::Assistant(with_content(a, content).into())));
             }
             let mut ids: Vec<Option<String>> = Vec::new();
             let mut unchanged = true;
@@ -254,11 +252,36 @@ fn transform_one<'a>(
                     }
                 })
                 .collect();
-            HandedOff::Owned(Box::new(Message::Assistant(
-                AssistantMessage { content, ..a.clone().into_inner() }.into(),
-            )))
+            HandedOff::Owned(Box::new(Message::Assistant(with_content(a, content).into())))
         }
         _ => HandedOff::Borrowed(message),
+    }
+}
+
+/// `a` with `content` in place of its own. Every field is named: the message is not cloned whole
+/// (its content, often the bulk of it, only to be dropped), and a new field does not compile
+/// until it is carried here.
+fn with_content(a: &AssistantMessage, content: Vec<AssistantBlock>) -> AssistantMessage {
+    AssistantMessage {
+        content,
+        api: a.api.clone(),
+        provider: a.provider.clone(),
+        model: a.model.clone(),
+        response_model: a.response_model.clone(),
+        usage: a.usage.clone(),
+        stop_reason: a.stop_reason,
+        response_id: a.response_id.clone(),
+        provider_thinking_level: a.provider_thinking_level.clone(),
+        diagnostics: a.diagnostics.clone(),
+        deferred: a.deferred.clone(),
+        error_message: a.error_message.clone(),
+        raw_stop_reason: a.raw_stop_reason.clone(),
+        end_turn: a.end_turn,
+        timestamp: a.timestamp,
+        duration_ms: a.duration_ms,
+        thinking_level: a.thinking_level,
+        extra: a.extra.clone(),
+        key_order: a.key_order.clone(),
     }
 }
 
@@ -438,6 +461,9 @@ mod tests {
                 AssistantBlock::ToolCall(ToolCall::new("call_abc___", "t", Map::new()))
             ]
         );
+        let Message::Assistant(original) = &input[1] else { panic!() };
+        let fields = |m: &AssistantMessage| AssistantMessage { content: Vec::new(), ..m.clone() };
+        assert_eq!(fields(a), fields(original), "every field but the content is kept");
         let Message::ToolResult(r) = &out[2] else { panic!() };
         assert_eq!((r.tool_call_id.as_str(), r.is_error), ("call_abc___", true));
         assert_eq!(r.content, vec![UserBlock::Text(TextContent::new("No result provided"))]);
