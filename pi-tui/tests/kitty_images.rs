@@ -6,7 +6,10 @@
 
 mod common;
 
-use common::{fixture, static_lines};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use common::{StaticLines, fixture, static_lines};
 use pi_tui::render::kitty_alt::ImageProtocol;
 use pi_tui::render::{Anchor, OverlayOptions, SizeValue};
 use pi_tui::{CaptureTerminal, ScreenMode, Tui};
@@ -36,6 +39,25 @@ fn overlay_step<T: Terminal>(tui: &mut Tui<T>, step: &serde_json::Value, shown: 
     }
 }
 
+/// A step's changes before its frame: the overlay shown or hidden, the terminal resized, the
+/// document's new lines.
+fn apply_step(
+    tui: &mut Tui<CaptureTerminal>,
+    doc: &Rc<RefCell<StaticLines>>,
+    step: &serde_json::Value,
+    shown: &mut Option<OverlayId>,
+) {
+    overlay_step(tui, step, shown);
+    if let Some(size) = step["resize"].as_array() {
+        let c = size[0].as_u64().unwrap_or(80) as usize;
+        let r = size[1].as_u64().unwrap_or(24) as usize;
+        tui.terminal_mut().resize(c, r);
+    }
+    if step["lines"].is_array() {
+        doc.borrow_mut().set(strings(&step["lines"]));
+    }
+}
+
 /// The main screen's output and error of each step of a scenario.
 fn run_main(s: &serde_json::Value) -> Vec<(String, Option<String>)> {
     let cols = s["columns"].as_u64().unwrap_or(80) as usize;
@@ -46,15 +68,7 @@ fn run_main(s: &serde_json::Value) -> Vec<(String, Option<String>)> {
     let mut out = Vec::new();
     let mut shown = None;
     for step in s["steps"].as_array().into_iter().flatten() {
-        overlay_step(&mut tui, step, &mut shown);
-        if let Some(size) = step["resize"].as_array() {
-            let c = size[0].as_u64().unwrap_or(80) as usize;
-            let r = size[1].as_u64().unwrap_or(24) as usize;
-            tui.terminal_mut().resize(c, r);
-        }
-        if step["lines"].is_array() {
-            doc.borrow_mut().set(strings(&step["lines"]));
-        }
+        apply_step(&mut tui, &doc, step, &mut shown);
         let err = tui.render_now().err().map(|e| e.to_string().lines().next().unwrap_or("").to_string());
         if step["stop"].as_bool().unwrap_or(false) {
             tui.stop().ok();
@@ -97,15 +111,7 @@ fn run_alt(s: &serde_json::Value) -> Vec<String> {
     let mut out = Vec::new();
     let mut shown = None;
     for step in s["steps"].as_array().into_iter().flatten() {
-        overlay_step(&mut tui, step, &mut shown);
-        if let Some(size) = step["resize"].as_array() {
-            let c = size[0].as_u64().unwrap_or(80) as usize;
-            let r = size[1].as_u64().unwrap_or(24) as usize;
-            tui.terminal_mut().resize(c, r);
-        }
-        if step["lines"].is_array() {
-            doc.borrow_mut().set(strings(&step["lines"]));
-        }
+        apply_step(&mut tui, &doc, step, &mut shown);
         tui.render_now().expect("a frame");
         if step["stop"].as_bool().unwrap_or(false) {
             tui.stop().expect("stop");
