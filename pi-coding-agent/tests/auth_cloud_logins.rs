@@ -21,6 +21,22 @@ fn anchor() -> Option<(PathBuf, PathBuf)> {
     (node.exists() && cli.exists()).then_some((node, cli))
 }
 
+/// The prompts that read a secret: both programs turn the terminal's echo off for them, the
+/// reference only after it printed the prompt.
+const SECRET_PROMPTS: [&str; 2] = ["Enter Amazon Bedrock bearer token: ", "Enter Google Cloud API key: "];
+
+/// Waits until the terminal no longer echoes what is typed (a secret typed as soon as its prompt
+/// shows, before the reference turned echo off, would be echoed by the terminal itself).
+fn wait_for_echo_off(tty: Option<&Path>, text: &dyn Fn() -> String) {
+    use nix::sys::termios::{LocalFlags, tcgetattr};
+    let tty = std::fs::File::open(tty.expect("the pty's name")).expect("the pty");
+    let start = Instant::now();
+    while tcgetattr(&tty).expect("termios").local_flags.contains(LocalFlags::ECHO) {
+        assert!(start.elapsed() < Duration::from_secs(30), "echo stays on for a secret:\n{}", text());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Runs `program args` in a pty with `agent` as the agent dir, answering each `(prompt, answer)`
 /// when the prompt appears; everything printed, with the agent dir as `<AGENT>`.
 fn converse(program: &Path, args: &[&str], agent: &Path, answers: &[(&str, &str)]) -> String {
@@ -49,6 +65,7 @@ fn converse(program: &Path, args: &[&str], agent: &Path, answers: &[(&str, &str)
             sink.lock().unwrap().extend_from_slice(&buf[..n]);
         }
     });
+    let tty = pair.master.tty_name();
     let text = || String::from_utf8_lossy(&out.lock().unwrap()).replace("\r\n", "\n");
     let mut seen = 0;
     for (prompt, answer) in answers {
@@ -61,6 +78,9 @@ fn converse(program: &Path, args: &[&str], agent: &Path, answers: &[(&str, &str)
             }
             assert!(start.elapsed() < Duration::from_secs(30), "no {prompt:?} in:\n{now}");
             std::thread::sleep(Duration::from_millis(20));
+        }
+        if SECRET_PROMPTS.contains(prompt) {
+            wait_for_echo_off(tty.as_deref(), &text);
         }
         writer.write_all(format!("{answer}\r").as_bytes()).unwrap();
         writer.flush().unwrap();

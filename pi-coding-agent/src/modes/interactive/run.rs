@@ -146,7 +146,9 @@ async fn event_loop(app: &mut App, tui: &mut Tui<CrosstermTerminal>, mut rx: Unb
             _ = recv(&mut term) => return 143,
             _ = recv(&mut winch) => app.on_resize(tui),
             _ = recv(&mut tstp) => app.suspend(tui),
-            _ = recv(&mut int) => if interrupted.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            _ = recv(&mut int) => if interrupted.swap(false, std::sync::atomic::Ordering::SeqCst)
+                && !super::suspend::sigint_came_while_suspended()
+            {
                 return 130;
             },
         }

@@ -12,8 +12,9 @@
 //! SIGTSTP for an orphaned process group (nobody could continue it), no SIGSTOP is sent then and
 //! the call returns at once, as pi's does.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::{Pid, getpgrp, getsid};
@@ -34,6 +35,21 @@ pub(crate) fn sigint_flag() -> &'static Arc<AtomicBool> {
         }
         flag
     })
+}
+
+/// How long after a resume a SIGINT still counts as one sent while suspended. A SIGINT sent to
+/// the stopped process stays pending until SIGCONT, and then any of our threads may take it: its
+/// handler can run after [`App::suspend`] returned, so the flag alone cannot tell it from a new
+/// one. An interrupt sent within this time of `fg` is ignored too, which nobody can tell apart.
+const RESUME_GRACE: Duration = Duration::from_millis(500);
+
+/// When the process last went on after a suspend.
+static RESUMED_AT: Mutex<Option<Instant>> = Mutex::new(None);
+
+/// Whether a SIGINT the event loop sees now is one that came while suspended (pi ignores those).
+pub(crate) fn sigint_came_while_suspended() -> bool {
+    let resumed = *RESUMED_AT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    resumed.is_some_and(|at| at.elapsed() < RESUME_GRACE)
 }
 
 /// `(ppid, pgrp, session)` of a process from `/proc/<pid>/stat`.
@@ -80,7 +96,9 @@ impl App {
         let flag = sigint_flag();
         let interrupted_before = flag.swap(false, Ordering::SeqCst);
         let stopped = stop_process_group();
-        // A SIGINT that came while suspended was delivered as we continued: pi ignores it.
+        *RESUMED_AT.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Instant::now());
+        // A SIGINT that came while suspended is delivered as we continue (here, or on another
+        // thread a little later: see `RESUME_GRACE`): pi ignores it.
         flag.store(interrupted_before, Ordering::SeqCst);
         guard::arm();
         if let Err(e) = tui.start() {
