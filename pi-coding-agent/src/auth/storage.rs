@@ -195,11 +195,7 @@ impl AuthStorage {
             std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
         }
         if !path.exists() {
-            match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path) {
-                Ok(mut f) => f.write_all(b"{}")?,
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(e),
-            }
+            create_empty(path)?;
         }
         Ok(())
     }
@@ -450,6 +446,33 @@ impl AuthStorage {
             return Ok(key.and_then(|k| resolve_provider_auth(provider, Some(&k), &process)));
         }
         Ok(resolve_provider_auth(provider, None, &process))
+    }
+}
+
+/// Creates `path` holding `{}` (pi's `ensureFileExists`), before the lock can be taken (the lock
+/// needs the file). The file appears with its content at once, never empty: it is written under
+/// another name and linked into place, so a process that locks it and writes meanwhile is never
+/// overwritten by a late `{}`. Where hard links are not possible, it is created and then written.
+fn create_empty(path: &Path) -> std::io::Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let unique = format!(".{name}.{}.{:?}.new", std::process::id(), std::thread::current().id());
+    let staged = path.with_file_name(unique.replace(['(', ')'], ""));
+    let linked = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&staged)
+        .and_then(|mut f| f.write_all(b"{}"))
+        .and_then(|()| std::fs::hard_link(&staged, path));
+    let _ = std::fs::remove_file(&staged);
+    match linked {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(_) => match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path) {
+            Ok(mut f) => f.write_all(b"{}"),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+            Err(e) => Err(e),
+        },
     }
 }
 
