@@ -12,7 +12,8 @@ output is printed whole when it ends (never interleaved), in cargo's format. Eve
     scripts/run-tests.py build.json [-- test-binary args...]
 
 PI_TEST_JOBS sets how many binaries run at once (default 3). The longest binaries of the last
-run (their times are kept in $CARGO_TARGET_DIR/pi-test-times.json) start first.
+run (their times are kept in $CARGO_TARGET_DIR/pi-test-times.json; on a first run, those of
+scripts/test-times.json, a CI run's) start first.
 """
 
 import json
@@ -95,10 +96,14 @@ def main():
         return 1
     root = os.getcwd()
     times_file = Path(os.environ.get("CARGO_TARGET_DIR", "target")) / "pi-test-times.json"
-    try:
-        last = json.loads(times_file.read_text())
-    except (OSError, ValueError):
-        last = {}
+    # A first run (a fresh CARGO_TARGET_DIR) orders by the committed times of a CI run instead.
+    last = {}
+    for source in (times_file, Path(__file__).with_name("test-times.json")):
+        try:
+            last = json.loads(source.read_text())
+            break
+        except (OSError, ValueError):
+            continue
     key = lambda a: f'{a["package_id"].rsplit("/", 1)[-1]}::{a["kind"]}::{a["name"]}'
     arts.sort(key=lambda a: -float(last.get(key(a), 0)))
     jobs = max(1, int(os.environ.get("PI_TEST_JOBS", "3")))
