@@ -20,6 +20,8 @@ pub struct Pty {
     pub child: Box<dyn portable_pty::Child + Send + Sync>,
     pub raw: Arc<Mutex<Vec<u8>>>,
     pub reader: Option<std::thread::JoinHandle<()>>,
+    /// The terminal's device, to read its modes (`None` where the pty has no name).
+    pub tty: Option<std::path::PathBuf>,
 }
 
 impl Pty {
@@ -65,6 +67,7 @@ impl Pty {
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().expect("reader");
         let writer = pair.master.take_writer().expect("writer");
+        let tty = pair.master.tty_name();
         let parser = Arc::new(Mutex::new(vt100::Parser::new(
             std::num::NonZero::new(ROWS).expect("rows"),
             std::num::NonZero::new(COLS).expect("cols"),
@@ -83,7 +86,7 @@ impl Pty {
                 r.lock().unwrap().extend_from_slice(&buf[..n]);
             }
         });
-        Pty { parser, writer, child, raw, reader: Some(reader) }
+        Pty { parser, writer, child, raw, reader: Some(reader), tty }
     }
 
     /// Everything the process wrote, once it exited and the pty reached end of file.
@@ -125,35 +128,69 @@ impl Pty {
     }
 
     /// Quits as a user does: Escape closes what dialogs are open (waiting for the screen to settle
-    /// after each), then Ctrl+C twice in one write, and no key after that (a key reaching the
-    /// terminal once pi left raw mode would be a real SIGINT).
+    /// after each; an Escape that changes nothing ends them: a second one at an empty editor
+    /// would be pi's double Escape), then Ctrl+C twice in one write, and no key after that once
+    /// pi left raw mode (a key reaching the terminal then would be a real SIGINT).
+    ///
+    /// On a loaded machine pi can take longer than the settling wait to act on a key, so a later
+    /// key may reach it in the same read as an Escape (`ESC ^C` is Alt+Ctrl+C, not Ctrl+C) or
+    /// before a dialog the Escape reopens (the branch summary prompt goes back to the tree). While
+    /// pi still reads keys in raw mode after a while, the same keys are sent again.
     pub fn quit(&mut self) -> u32 {
         for _ in 0..3 {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                return status.exit_code();
+            for _ in 0..3 {
+                if let Some(status) = self.child.try_wait().expect("try_wait") {
+                    return status.exit_code();
+                }
+                let before = self.screen();
+                self.send("\x1b");
+                if self.wait_for("quiet", |_| true) == before {
+                    break;
+                }
             }
-            self.send("\x1b");
-            self.wait_for("quiet", |_| true);
+            self.send("\x03\x03");
+            if let Some(code) = self.wait_exit_within(Duration::from_secs(10)) {
+                return code;
+            }
+            if !self.reads_keys_raw() {
+                break;
+            }
         }
-        self.send("\x03\x03");
         self.wait_exit()
+    }
+
+    /// Whether pi still has the terminal in raw mode (echo off), reading keys itself.
+    pub fn reads_keys_raw(&self) -> bool {
+        use nix::sys::termios::{LocalFlags, tcgetattr};
+        let Some(tty) = self.tty.as_ref().and_then(|t| std::fs::File::open(t).ok()) else { return false };
+        tcgetattr(&tty).is_ok_and(|t| !t.local_flags.contains(LocalFlags::ECHO))
+    }
+
+    /// The exit code, if pi exits within `limit`.
+    pub fn wait_exit_within(&mut self, limit: Duration) -> Option<u32> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return Some(status.exit_code());
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     pub fn wait_exit(&mut self) -> u32 {
         // A safety net only: a debug build on a loaded machine can take long to dispose a session.
-        let deadline = Instant::now() + Duration::from_secs(90);
-        loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                return status.exit_code();
-            }
-            if Instant::now() >= deadline {
-                // Whether pi began to quit (left the alternate screen) tells a lost key from a slow exit.
-                let raw = String::from_utf8_lossy(&self.raw.lock().unwrap()).into_owned();
-                let left = raw.rfind("\x1b[?1049l").is_some_and(|l| raw.rfind("\x1b[?1049h").is_none_or(|h| l > h));
-                panic!("pi did not exit (alternate screen left: {left}); screen:\n{}", self.screen());
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        if let Some(code) = self.wait_exit_within(Duration::from_secs(90)) {
+            return code;
         }
+        // Whether pi began to quit (left raw mode, or the alternate screen) tells a lost key from a
+        // slow exit.
+        let raw = String::from_utf8_lossy(&self.raw.lock().unwrap()).into_owned();
+        let left = raw.rfind("\x1b[?1049l").is_some_and(|l| raw.rfind("\x1b[?1049h").is_none_or(|h| l > h));
+        let keys = self.reads_keys_raw();
+        panic!("pi did not exit (raw mode: {keys}, alternate screen left: {left}); screen:\n{}", self.screen());
     }
 }
 
