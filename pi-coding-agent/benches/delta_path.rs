@@ -9,15 +9,18 @@
 //! JSON) before the same layers; the session setup is outside the measured time, the request
 //! and the whole response inside it.
 //!
-//! The time reported is CPU time (user + system, from `/proc/self/task/*/schedstat`) of every
-//! thread but the server's, not wall time: on a shared, loaded machine only CPU time compares.
+//! The time reported is CPU time (user + system, from `clock_gettime`'s process clock, less what
+//! the server thread measured of its own) of every thread but the server's, not wall time: on a
+//! shared, loaded machine only CPU time compares.
 //!
 //! `cargo bench -p pi-coding-agent --bench delta_path`
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use nix::time::{ClockId, clock_gettime};
 use pi_ai::TextContent;
 use pi_ai::{AssistantBlock, AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream, StopReason};
 use pi_coding_agent::extensions::{Extension, FnExtension, NotifyEvent};
@@ -62,23 +65,33 @@ fn reader() -> Arc<dyn Extension> {
     }))
 }
 
-/// The server thread's name; its CPU time is left out.
+/// The server thread's name.
 const SERVER_THREAD: &str = "bench-server";
 
-/// CPU time so far of this process's threads, the server's excepted (threads that ended are not
-/// counted: none ends while a prompt runs).
+/// CPU time the server threads have used so far, as each last measured its own after answering
+/// (left out of the figures), and how many requests they have answered.
+static SERVER_CPU_NS: AtomicU64 = AtomicU64::new(0);
+static SERVED: AtomicU64 = AtomicU64::new(0);
+
+fn clock(id: ClockId) -> Duration {
+    clock_gettime(id).map(|t| Duration::new(t.tv_sec() as u64, t.tv_nsec() as u32)).expect("clock_gettime")
+}
+
+/// CPU time so far of this process, the server thread's excepted.
+///
+/// `clock_gettime`'s CPU clocks count to the nanosecond, the running thread included. The
+/// per-thread `/proc/…/schedstat` this bench read before is brought up to date only at a tick
+/// or a context switch: a prompt shorter than a tick measured too little, which made the short
+/// answer look cheaper per delta than the long one.
 fn cpu_time() -> Duration {
-    let mut nanos = 0u64;
-    for task in std::fs::read_dir("/proc/self/task").expect("/proc/self/task").flatten() {
-        let path = task.path();
-        if std::fs::read_to_string(path.join("comm")).is_ok_and(|name| name.trim() == SERVER_THREAD) {
-            continue;
-        }
-        if let Ok(stat) = std::fs::read_to_string(path.join("schedstat")) {
-            nanos += stat.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-        }
+    clock(ClockId::CLOCK_PROCESS_CPUTIME_ID).saturating_sub(Duration::from_nanos(SERVER_CPU_NS.load(Ordering::Acquire)))
+}
+
+/// Waits until the servers counted their CPU time for `requests` requests in all.
+fn await_served(requests: u64) {
+    while SERVED.load(Ordering::Acquire) < requests {
+        std::thread::yield_now();
     }
-    Duration::from_nanos(nanos)
 }
 
 /// The answer as Chat Completions SSE: a role chunk, `deltas` content chunks, finish, usage.
@@ -105,6 +118,7 @@ fn serve(body: Vec<u8>) -> u16 {
     let port = listener.local_addr().expect("address").port();
     let server = std::thread::Builder::new().name(SERVER_THREAD.into());
     server.spawn(move || {
+        let mut counted = 0u64;
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
             let mut reader = BufReader::new(stream.try_clone().expect("stream"));
@@ -125,6 +139,10 @@ fn serve(body: Vec<u8>) -> u16 {
                 body.len()
             );
             let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(&body));
+            let used = clock(ClockId::CLOCK_THREAD_CPUTIME_ID).as_nanos() as u64;
+            SERVER_CPU_NS.fetch_add(used - counted, Ordering::AcqRel);
+            counted = used;
+            SERVED.fetch_add(1, Ordering::AcqRel);
         }
     })
     .expect("server thread");
@@ -239,8 +257,10 @@ fn whole_path(c: &mut Criterion) {
                     for _ in 0..iters {
                         let (stream_fn, model) = http_stream_fn(port);
                         let session = runtime.block_on(session_with(dir.path(), stream_fn, model, handler));
+                        let served = SERVED.load(Ordering::Acquire);
                         let start = cpu_time();
                         runtime.block_on(session.prompt("go")).expect("prompt");
+                        await_served(served + 1);
                         total += cpu_time().saturating_sub(start);
                         let text = session.get_last_assistant_text().unwrap_or_default();
                         assert_eq!(text.len(), deltas * DELTA.len(), "the whole answer streamed");
