@@ -185,3 +185,50 @@ fn extension_shortcuts_run_and_conflicts_are_reported_as_the_reference_does() {
 fn fixture_text(name: &str) -> String {
     interactive_support::fixture(name)
 }
+
+/// The colour of the editor's top border: on our screen, and in a reference capture with SGR.
+fn border_colour(pty: &Pty) -> vt100::Color {
+    let parser = pty.parser.lock().unwrap();
+    let screen = parser.screen();
+    let text: Vec<String> = screen.rows(0, COLS).collect();
+    let rules: Vec<usize> = text.iter().enumerate().filter(|(_, l)| l.starts_with("────")).map(|(i, _)| i).collect();
+    let [.., top, _] = rules.as_slice() else { panic!("no editor box:\n{}", text.join("\n")) };
+    screen.cell(*top as u16, 0).expect("cell").fgcolor()
+}
+
+fn reference_border_colour(name: &str) -> vt100::Color {
+    let ansi = fixture(&format!("{name}.ref.ansi.txt"));
+    let caps = regex::Regex::new(r"\x1b\[38;2;(\d+);(\d+);(\d+)m─").expect("regex").captures(&ansi).expect("a border");
+    let n = |i: usize| caps[i].parse::<u8>().expect("component");
+    vt100::Color::Rgb(n(1), n(2), n(3))
+}
+
+#[test]
+fn the_editor_border_shows_the_thinking_level_and_bash_mode_as_the_reference() {
+    let (_server, env, mut pty) = started(&[]);
+    let proj = env.proj().display().to_string();
+    assert_eq!(border_colour(&pty), reference_border_colour("border_off"));
+    type_keys(&mut pty, &["!ls"]);
+    let screen = pty.wait_for("bash mode", |s| s.contains("!ls"));
+    assert_eq!(normalize(&screen, &proj), normalize(&fixture("border_bash.ref.txt"), &proj));
+    assert_eq!(border_colour(&pty), reference_border_colour("border_bash"));
+    // Escape leaves bash mode: the text is cleared and the border takes the thinking colour again.
+    type_keys(&mut pty, &["Escape"]);
+    let screen = pty.wait_for("bash mode left", |s| !s.contains("!ls"));
+    assert_eq!(normalize(&screen, &proj), normalize(&fixture("bash_escape.ref.txt"), &proj));
+    assert_eq!(border_colour(&pty), reference_border_colour("bash_escape"));
+    assert_eq!(pty.quit(), 0);
+
+    // A reasoning model at thinking level medium.
+    let server = ScriptedServer::start(Vec::new());
+    let env = Env::new(&server.base_url);
+    let models = serde_json::json!({"providers":{"local":{"baseUrl":server.base_url,"api":"openai-completions",
+        "apiKey":"none","models":[{"id":"smollm2-135m","reasoning":true,"contextWindow":8192,"maxTokens":256}]}}});
+    std::fs::write(env.agent().join("models.json"), models.to_string()).expect("models.json");
+    std::fs::write(env.agent().join("settings.json"), r#"{"theme":"dark","defaultThinkingLevel":"medium"}"#)
+        .expect("settings");
+    let mut pty = Pty::spawn(&env, &[]);
+    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    assert_eq!(border_colour(&pty), reference_border_colour("border_thinking"));
+    assert_eq!(pty.quit(), 0);
+}

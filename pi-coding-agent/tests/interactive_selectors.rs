@@ -190,3 +190,88 @@ fn pi_resume_opens_the_picker_first() {
     assert_eq!(pty.wait_exit(), 0);
     assert!(pty.output_after_exit().contains("No session selected"));
 }
+
+/// `pi -c` on a two-turn session with `settings`, then Escape twice, 0.2 s apart, as a person
+/// presses it: the screen once `done` holds (or after 3 s), ours and the reference's `name`.
+fn double_escape(settings: &str, done: impl Fn(&str) -> bool, name: &str) -> (String, String) {
+    let server = ScriptedServer::start(replies());
+    let env = Env::new(&server.base_url);
+    std::fs::write(env.agent().join("settings.json"), settings).expect("settings");
+    two_turns(&env);
+    let mut pty = Pty::spawn(&env, &["-c"]);
+    pty.wait_for("the resumed session", |s| s.contains("Two."));
+    // Two Escapes a loaded machine let pile up reach pi in one read, which is Alt+Escape (as in
+    // the reference): each try starts after the half second a lone Escape counts for.
+    for _ in 0..3 {
+        pty.send("\x1b");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        pty.send("\x1b");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        while !done(&pty.screen()) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        if done(&pty.screen()) {
+            break;
+        }
+    }
+    let screen = pty.wait_for(name, &done);
+    assert_eq!(pty.quit(), 0);
+    let proj = env.proj().display().to_string();
+    (normalize(&screen, &proj), normalize(&fixture(&format!("{name}.ref.txt")), &proj))
+}
+
+#[test]
+fn a_double_escape_opens_the_tree_or_the_fork_selector_as_the_reference() {
+    let (ours, reference) = double_escape(r#"{"theme":"dark"}"#, |s| s.contains("(5/5)"), "double_escape");
+    assert_eq!(ours, reference);
+    let (ours, reference) = double_escape(
+        r#"{"theme":"dark","doubleEscapeAction":"fork"}"#,
+        |s| s.contains("Message 2 of 2"),
+        "double_escape_fork",
+    );
+    assert_eq!(ours, reference);
+}
+
+#[test]
+fn a_double_escape_does_nothing_with_double_escape_action_none() {
+    let server = ScriptedServer::start(replies());
+    let env = Env::new(&server.base_url);
+    std::fs::write(env.agent().join("settings.json"), r#"{"theme":"dark","doubleEscapeAction":"none"}"#)
+        .expect("settings");
+    two_turns(&env);
+    let mut pty = Pty::spawn(&env, &["-c"]);
+    pty.wait_for("the resumed session", |s| s.contains("Two."));
+    pty.send("\x1b");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    pty.send("\x1b");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let screen = pty.wait_for("quiet", |_| true);
+    let proj = env.proj().display().to_string();
+    assert_eq!(normalize(&screen, &proj), normalize(&fixture("double_escape_none.ref.txt"), &proj));
+    assert_eq!(pty.quit(), 0);
+}
+
+#[test]
+fn fork_lists_the_user_messages_as_the_reference() {
+    let (ours, reference, ..) =
+        tree_scenario(&["/fork", "Enter", "WAIT", "Up"], |s| s.contains("› first question"), "fork_up");
+    assert_eq!(ours, reference);
+}
+
+#[test]
+fn fork_and_clone_move_to_a_new_session_as_the_reference() {
+    let keys = ["/fork", "Enter", "WAIT", "Up", "Enter"];
+    let (ours, reference, env, _server) = tree_scenario(&keys, |s| s.contains("Forked to new session"), "fork_done");
+    // With no answer in the new session, the footer estimates the context from the system prompt,
+    // which names pi's documentation by path: the reference's lies elsewhere.
+    let usage = regex::Regex::new(r"\d+\.\d%/8\.2k").expect("regex");
+    assert_eq!(usage.replace_all(&ours, "<USAGE>"), usage.replace_all(&reference, "<USAGE>"));
+    // A fork before the first message has nothing to write yet: pi writes a session file once it
+    // holds an answer.
+    assert_eq!(env.session_files().len(), 1);
+    drop(env);
+    let (ours, reference, env, _server) =
+        tree_scenario(&["/clone", "Enter"], |s| s.contains("Cloned to new session"), "clone_done");
+    assert_eq!(ours, reference);
+    assert_eq!(env.session_files().len(), 2, "the clone is a session file of its own");
+}

@@ -79,6 +79,11 @@ pub(crate) struct App {
     pub(crate) live: Live,
     pub(crate) dirty: bool,
     pub(crate) last_ctrl_c: Option<Instant>,
+    /// The last Escape at an empty editor (pi's double Escape).
+    pub(crate) last_escape: Option<Instant>,
+    /// The theme colour the editor's border has (`""` before the first frame and after a theme
+    /// change).
+    pub(crate) border_key: &'static str,
     pub(crate) quit: Option<i32>,
     /// An extension called `ctx.shutdown()`: quit once the session is idle.
     pub(crate) shutdown_requested: bool,
@@ -298,6 +303,8 @@ impl App {
             submitted,
             dirty: true,
             last_ctrl_c: None,
+            last_escape: None,
+            border_key: "",
             quit: None,
             shutdown_requested: false,
             cache_notice: None,
@@ -565,6 +572,7 @@ impl App {
         self.live.refresh(&self.session);
         let status = self.live.working.as_ref().map(|w| w.text(&self.theme));
         self.editor.borrow_mut().set_top_status(status);
+        self.sync_editor_border();
         self.footer.borrow_mut().data = self.footer_data();
         self.dirty = false;
         tui.request_render(false);

@@ -24,6 +24,8 @@ impl App {
                 tokio::spawn(async move { session.abort().await });
             } else if self.session.is_bash_running() {
                 self.session.abort_bash();
+            } else {
+                self.escape_at_editor(tui);
             }
             return true;
         }

@@ -449,11 +449,11 @@ impl App {
         self.add_chat(shared(super::dialogs::Border(theme)));
     }
 
-    fn command_fork(&mut self, tui: &mut Tui<CrosstermTerminal>, clone: bool) {
+    pub(crate) fn command_fork(&mut self, tui: &mut Tui<CrosstermTerminal>, clone: bool) {
         if clone {
             let leaf = self.session.leaf_id();
             let Some(leaf) = leaf else {
-                self.show_error("Nothing to clone yet.");
+                self.show_status("Nothing to clone yet");
                 return;
             };
             self.spawn_fork(leaf, true);
@@ -461,20 +461,17 @@ impl App {
         }
         let messages = self.session.get_fork_messages();
         if messages.is_empty() {
-            self.show_line("dim", "No messages to fork from");
+            self.show_status("No messages to fork from");
             return;
         }
-        let options = messages
-            .iter()
-            .rev()
-            .map(|m| (m.text.lines().next().unwrap_or("").to_owned(), m.entry_id.clone()))
-            .collect();
-        self.open_selector(
+        let messages = messages.into_iter().map(|m| (m.entry_id, m.text)).collect();
+        let done = done_cell();
+        let selector =
+            super::fork_selector::ForkSelector::new(self.theme.clone(), self.keys.clone(), messages, done.clone());
+        self.open_dialog(
             tui,
-            "Fork from message",
-            options,
-            true,
-            None,
+            shared(selector),
+            done,
             Box::new(|app, v| {
                 if let Some(id) = v {
                     app.spawn_fork(id, false);
@@ -490,11 +487,11 @@ impl App {
             let r = if clone { session.clone_at(&entry).await } else { session.fork(&entry).await };
             match r {
                 Ok(o) if !o.cancelled => {
-                    let label = if clone { "Cloned session" } else { "Forked session" };
-                    let _ = tx.send(UiEvent::Info(format!("\u{1}{label}")));
-                    if let Some(text) = o.selected_text {
-                        let _ = tx.send(UiEvent::Ui(UiRequest::SetEditorText(text)));
-                    }
+                    // pi sets the editor's text (a clone's is empty), then says where it is.
+                    let text = if clone { String::new() } else { o.selected_text.unwrap_or_default() };
+                    let _ = tx.send(UiEvent::Ui(UiRequest::SetEditorText(text)));
+                    let label = if clone { "Cloned to new session" } else { "Forked to new session" };
+                    let _ = tx.send(UiEvent::Rebuilt(label.to_owned()));
                 }
                 Ok(_) => {}
                 Err(e) => {

@@ -11,7 +11,7 @@ use pi_tui::{Component, Input, Lines, Theme};
 /// The result cell a dialog fills: `Some(Some(value))` chosen, `Some(None)` cancelled.
 pub(crate) type DoneCell = Rc<RefCell<Option<Option<String>>>>;
 
-fn border(theme: &Theme, width: usize) -> String {
+pub(crate) fn border(theme: &Theme, width: usize) -> String {
     theme.fg("border", &"─".repeat(width.max(1)))
 }
 

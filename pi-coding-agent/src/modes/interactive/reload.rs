@@ -37,8 +37,8 @@ impl App {
             f.theme = theme.clone();
             f.invalidate();
         }
-        let border = theme.clone();
-        self.editor.borrow_mut().set_border_color(Rc::new(move |s: &str| border.fg("borderMuted", s)));
+        self.forget_editor_border();
+        self.sync_editor_border();
         if let Some(h) = &self.header_text {
             let text = if self.expanded {
                 super::header::header_text_expanded(&theme, &self.keys, &self.version)
