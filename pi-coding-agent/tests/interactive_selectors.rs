@@ -275,3 +275,29 @@ fn fork_and_clone_move_to_a_new_session_as_the_reference() {
     assert_eq!(ours, reference);
     assert_eq!(env.session_files().len(), 2, "the clone is a session file of its own");
 }
+
+#[test]
+fn keybindings_json_binds_the_session_actions() {
+    let server = ScriptedServer::start(replies());
+    let env = Env::new(&server.base_url);
+    dark_theme(&env);
+    std::fs::write(
+        env.agent().join("keybindings.json"),
+        r#"{"app.session.tree":"alt+t","app.session.fork":"alt+k","app.session.new":"alt+n"}"#,
+    )
+    .expect("keybindings");
+    two_turns(&env);
+    let mut pty = Pty::spawn(&env, &["-c"]);
+    pty.wait_for("the resumed session", |s| s.contains("Two."));
+    pty.send("\x1bt");
+    pty.wait_for("the tree", |s| s.contains("(5/5)"));
+    pty.send("\x1b");
+    pty.wait_for("the editor", |s| !s.contains("Session Tree"));
+    pty.send("\x1bk");
+    pty.wait_for("the fork selector", |s| s.contains("Fork from Message"));
+    pty.send("\x1b");
+    pty.wait_for("the editor", |s| !s.contains("Fork from Message"));
+    pty.send("\x1bn");
+    pty.wait_for("a new session", |s| s.contains("New session started") && !s.contains("Two."));
+    assert_eq!(pty.quit(), 0);
+}

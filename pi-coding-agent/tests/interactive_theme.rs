@@ -206,7 +206,8 @@ fn row_text(screen: &vt100::Screen, row: u16) -> String {
     (0..COLS).map(|c| screen.cell(row, c).map_or(" ".to_owned(), |x| x.contents().to_owned())).collect()
 }
 
-/// The editor's top rule (the rule above the footer's pair): its colour and faintness.
+/// The editor's top rule (the rule above the footer's pair): its colour (the thinking level's, `thinkingOff`
+/// here, as pi draws it) and faintness.
 fn border(screen: &vt100::Screen) -> Option<(vt100::Color, bool)> {
     let rules: Vec<u16> = (0..ROWS).filter(|r| row_text(screen, *r).starts_with("────")).collect();
     let [.., top, _] = rules.as_slice() else { return None };
@@ -266,7 +267,7 @@ fn answered_colours_draw_the_reference_system_theme_and_never_reach_the_editor()
     let (_server, env) = project();
     let (answers, expected) = case("solarized-dark");
     let mut term = Term::spawn(&env, answers, true);
-    let want_border = rgb_of(expected["borderMuted"].as_str().expect("hex"));
+    let want_border = rgb_of(expected["thinkingOff"].as_str().expect("hex"));
     let want_dim = rgb_of(expected["dim"].as_str().expect("hex"));
     term.wait_for("the generated colours", |s| {
         (border(s) == Some((want_border, false)) && footer_model(s) == Some(want_dim)).then_some(())
@@ -289,13 +290,13 @@ fn a_silent_terminal_gets_palette_indices_then_late_replies_still_apply() {
     // The terminal answers nothing, not even DA1: the first frame comes after the timeout.
     let term = Term::spawn(&env, Answers::default(), false);
     term.wait_for("the indexed system theme", |s| {
-        // borderMuted is a neutral below body text: the default colour, faint.
+        // The editor border (thinkingOff) is a neutral below body text: the default colour, faint.
         (border(s) == Some((vt100::Color::Default, true)) && footer_model(s).is_some()).then_some(())
     });
     // The replies arrive long after the timeout: pi applies them all the same.
     let (answers, expected) = case("xterm-black");
     term.answer(answers);
-    let want = rgb_of(expected["borderMuted"].as_str().expect("hex"));
+    let want = rgb_of(expected["thinkingOff"].as_str().expect("hex"));
     term.wait_for("the late colours", |s| (border(s) == Some((want, false))).then_some(()));
     assert!(editor_lines(term.parser.lock().unwrap().screen()).iter().all(String::is_empty), "no reply is typed");
 }
@@ -306,8 +307,8 @@ fn a_light_dark_report_switches_the_pair_and_asks_for_the_colours_again() {
     std::fs::write(env.agent().join("settings.json"), r#"{"theme":"light/dark"}"#).expect("settings");
     // A terminal that answers DA1 but reports no colours: the pair follows its light/dark reports.
     let mut term = Term::spawn(&env, Answers { colors: None, da1: true }, true);
-    let dark = theme_color(&pi_tui::Theme::dark(pi_tui::ColorMode::Truecolor).expect("dark"), "borderMuted");
-    let light = theme_color(&pi_tui::Theme::light(pi_tui::ColorMode::Truecolor).expect("light"), "borderMuted");
+    let dark = theme_color(&pi_tui::Theme::dark(pi_tui::ColorMode::Truecolor).expect("dark"), "thinkingOff");
+    let light = theme_color(&pi_tui::Theme::light(pi_tui::ColorMode::Truecolor).expect("light"), "thinkingOff");
     assert_ne!(dark, light);
     term.wait_for("the dark theme", |s| (border(s) == Some((dark, false))).then_some(()));
     assert!(term.raw().contains("\x1b[?2031h"), "a pair follows light/dark reports");

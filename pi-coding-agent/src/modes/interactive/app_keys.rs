@@ -51,6 +51,23 @@ impl App {
             self.quit = Some(0);
             return true;
         }
+        // pi's session actions, unbound unless keybindings.json binds them.
+        if is("app.session.new") {
+            self.command_new();
+            return true;
+        }
+        if is("app.session.tree") {
+            self.command_tree(tui, None);
+            return true;
+        }
+        if is("app.session.fork") {
+            self.command_fork(tui, false);
+            return true;
+        }
+        if is("app.session.resume") {
+            self.command_resume(tui);
+            return true;
+        }
         if is("app.thinking.cycle") {
             self.cycle_thinking();
             return true;

@@ -75,7 +75,7 @@ impl App {
             "quit" => self.quit = Some(0),
             "model" => self.command_model(tui, args),
             "thinking" => self.command_thinking(tui, args),
-            "new" => self.spawn_switch(SwitchKind::New),
+            "new" => self.command_new(),
             "resume" => self.command_resume(tui),
             "name" => self.command_name(args),
             "session" => self.command_session(),
@@ -273,6 +273,11 @@ impl App {
                 }
             }
         }
+    }
+
+    /// `/new` (and `app.session.new`): a fresh session.
+    pub(crate) fn command_new(&mut self) {
+        self.spawn_switch(SwitchKind::New);
     }
 
     fn spawn_switch(&mut self, kind: SwitchKind) {
