@@ -383,3 +383,39 @@ fn at_completes_files_and_tab_accepts() {
     pty.send("\x03\x03");
     assert_eq!(pty.wait_exit(), 0);
 }
+
+#[test]
+fn escape_during_a_run_puts_the_queued_messages_back_as_the_reference() {
+    let server = cli_support::StallingServer::start();
+    let env = Env::new(&server.base_url);
+    dark_theme(&env);
+    let mut pty = Pty::spawn(&env, &[]);
+    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    type_keys(&mut pty, &["wait for it", "Enter"]);
+    pty.wait_for("the partial answer", |s| s.contains("Partial") && s.contains("Working"));
+    // Alt+Enter queues a follow-up while the answer streams.
+    type_keys(&mut pty, &["queued one", "M-Enter"]);
+    pty.wait_for("the queued message", |s| s.contains("Follow-up: queued one"));
+    pty.send("\x1b");
+    let screen = pty.wait_for("the abort", |s| s.contains("Operation aborted"));
+    let proj = env.proj().display().to_string();
+    let pct = regex::Regex::new(r"\d+\.\d%/8\.2k").expect("regex");
+    let mask = |s: String| pct.replace_all(&s, "<P>%/8.2k").into_owned();
+    assert_eq!(mask(normalize(&screen, &proj)), mask(normalize(&fixture("escape_restores_queue.ref.txt"), &proj)));
+    pty.send("\x03\x03");
+    assert_eq!(pty.wait_exit(), 0);
+}
+
+#[test]
+fn alt_up_with_nothing_queued_says_so_as_the_reference() {
+    let server = ScriptedServer::start(Vec::new());
+    let env = Env::new(&server.base_url);
+    dark_theme(&env);
+    let mut pty = Pty::spawn(&env, &[]);
+    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    type_keys(&mut pty, &["M-Up"]);
+    let screen = pty.wait_for("the status", |s| s.contains("No queued messages to restore"));
+    let proj = env.proj().display().to_string();
+    assert_eq!(normalize(&screen, &proj), normalize(&fixture("dequeue_empty.ref.txt"), &proj));
+    assert_eq!(pty.quit(), 0);
+}

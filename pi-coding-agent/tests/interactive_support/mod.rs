@@ -263,6 +263,7 @@ pub fn tmux_key(name: &str) -> &str {
         "C-x" => "\x18",
         "C-Left" => "\x1b[1;5D",
         "M-Enter" => "\x1b\r",
+        "M-Up" => "\x1b[1;3A",
         text => text,
     }
 }

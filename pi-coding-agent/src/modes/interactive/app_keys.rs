@@ -20,6 +20,8 @@ impl App {
                 return false;
             }
             if self.session.is_streaming() {
+                // pi's `restoreQueuedMessagesToEditor({ abort: true })`: nothing queued is lost.
+                self.restore_queued_to_editor();
                 let session = self.session.clone();
                 tokio::spawn(async move { session.abort().await });
             } else if self.session.is_bash_running() {
@@ -100,16 +102,10 @@ impl App {
             return true;
         }
         if is("app.message.dequeue") {
-            let (steer, follow) = self.session.clear_queue();
-            let all: Vec<String> = steer.into_iter().chain(follow).collect();
-            if !all.is_empty() {
-                let mut text = all.join("\n\n");
-                let current = self.editor.borrow().text();
-                if !current.is_empty() {
-                    text = format!("{text}\n\n{current}");
-                }
-                self.editor.borrow_mut().set_text(&text);
-                self.update_pending();
+            match self.restore_queued_to_editor() {
+                0 => self.show_status("No queued messages to restore"),
+                1 => self.show_status("Restored 1 queued message to editor"),
+                n => self.show_status(&format!("Restored {n} queued messages to editor")),
             }
             return true;
         }
@@ -178,5 +174,22 @@ impl App {
             Ok(()) => self.show_line("dim", &label),
             Err(e) => self.show_error(&e.to_string()),
         }
+    }
+}
+
+impl App {
+    /// pi's `restoreQueuedMessagesToEditor`: the queued steering and follow-up messages, then the
+    /// editor's own text, joined by blank lines into the editor; how many were queued.
+    pub(crate) fn restore_queued_to_editor(&mut self) -> usize {
+        let (steer, follow) = self.session.clear_queue();
+        let queued: Vec<String> = steer.into_iter().chain(follow).collect();
+        if !queued.is_empty() {
+            let current = self.editor.borrow().expanded_text();
+            let parts = [queued.join("\n\n"), current];
+            let text = parts.iter().filter(|t| !t.trim().is_empty()).cloned().collect::<Vec<_>>().join("\n\n");
+            self.editor.borrow_mut().set_text(&text);
+        }
+        self.update_pending();
+        queued.len()
     }
 }
