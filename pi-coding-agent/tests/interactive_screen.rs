@@ -268,8 +268,9 @@ fn thinking_level_cycle_matches_the_reference() {
     assert_eq!(ours, reference);
 }
 
-#[test]
-fn escape_aborts_the_stream_as_the_reference_shows_it() {
+/// pi asked "wait for it" of a server that sends "Partial" and then stalls: the screen while the
+/// answer streams.
+fn stalled_run() -> (cli_support::StallingServer, Env, Pty, String) {
     let server = cli_support::StallingServer::start();
     let env = Env::new(&server.base_url);
     dark_theme(&env);
@@ -277,6 +278,12 @@ fn escape_aborts_the_stream_as_the_reference_shows_it() {
     pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
     type_keys(&mut pty, &["wait for it", "Enter"]);
     let working = pty.wait_for("the partial answer", |s| s.contains("Partial") && s.contains("Working"));
+    (server, env, pty, working)
+}
+
+#[test]
+fn escape_aborts_the_stream_as_the_reference_shows_it() {
+    let (_server, env, mut pty, working) = stalled_run();
     let proj = env.proj().display().to_string();
     let pct = regex::Regex::new(r"\d+\.\d%/8\.2k").expect("regex");
     let mask = |s: String| pct.replace_all(&s, "<P>%/8.2k").into_owned();
@@ -386,13 +393,7 @@ fn at_completes_files_and_tab_accepts() {
 
 #[test]
 fn escape_during_a_run_puts_the_queued_messages_back_as_the_reference() {
-    let server = cli_support::StallingServer::start();
-    let env = Env::new(&server.base_url);
-    dark_theme(&env);
-    let mut pty = Pty::spawn(&env, &[]);
-    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
-    type_keys(&mut pty, &["wait for it", "Enter"]);
-    pty.wait_for("the partial answer", |s| s.contains("Partial") && s.contains("Working"));
+    let (_server, env, mut pty, _) = stalled_run();
     // Alt+Enter queues a follow-up while the answer streams.
     type_keys(&mut pty, &["queued one", "M-Enter"]);
     pty.wait_for("the queued message", |s| s.contains("Follow-up: queued one"));
