@@ -420,3 +420,31 @@ fn alt_up_with_nothing_queued_says_so_as_the_reference() {
     assert_eq!(normalize(&screen, &proj), normalize(&fixture("dequeue_empty.ref.txt"), &proj));
     assert_eq!(pty.quit(), 0);
 }
+
+#[test]
+fn ctrl_x_and_copy_put_the_last_answer_on_the_clipboard_as_pi_does() {
+    let server = ScriptedServer::start(vec![text_reply(&["Hello ", "there."])]);
+    let env = Env::new(&server.base_url);
+    dark_theme(&env);
+    // No display: the terminal's OSC 52 is the clipboard, as pi's copyToClipboard decides.
+    let mut pty = Pty::spawn_with(&env, &[], &[("DISPLAY", ""), ("WAYLAND_DISPLAY", ""), ("TERMUX_VERSION", "")]);
+    pty.wait_for("the footer", |s| s.contains("smollm2-135m"));
+    pty.send("\x18");
+    pty.wait_for("the error", |s| s.contains("No agent messages to copy yet."));
+    type_keys(&mut pty, &["hi", "Enter"]);
+    pty.wait_for("the answer", |s| s.contains("Hello there."));
+    // Ctrl+X flashes its confirmation over the fullscreen transcript; /copy says it in the status.
+    pty.send("\x18");
+    // The flash lasts a second: read what was drawn, not a screen that must stay the same.
+    let deadline = Instant::now() + std::time::Duration::from_secs(30);
+    while !String::from_utf8_lossy(&pty.raw.lock().unwrap()).contains("Copied!") {
+        assert!(Instant::now() < deadline, "no \"Copied!\" flash:\n{}", pty.screen());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    type_keys(&mut pty, &["/copy", "Enter"]);
+    pty.wait_for("the status", |s| s.contains("Copied last agent message to clipboard"));
+    use base64::Engine;
+    let osc = format!("\x1b]52;c;{}\x07", base64::engine::general_purpose::STANDARD.encode("Hello there."));
+    assert!(String::from_utf8_lossy(&pty.raw.lock().unwrap()).contains(&osc), "OSC 52 with the answer");
+    assert_eq!(pty.quit(), 0);
+}

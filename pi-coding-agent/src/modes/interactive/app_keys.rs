@@ -70,6 +70,10 @@ impl App {
             self.command_resume(tui);
             return true;
         }
+        if is("app.message.copy") {
+            self.copy_last_message(tui, true, true);
+            return true;
+        }
         if is("app.thinking.cycle") {
             self.cycle_thinking();
             return true;

@@ -89,7 +89,7 @@ impl App {
                     }
                 });
             }
-            "copy" => self.command_copy(),
+            "copy" => self.copy_last_message(tui, false, false),
             "hotkeys" => self.command_hotkeys(),
             "reload" => self.command_reload(),
             "fork" => self.command_fork(tui, false),
@@ -361,17 +361,33 @@ impl App {
         self.add_chat(shared(Text::new(info, 1, 0)));
     }
 
-    fn command_copy(&mut self) {
-        match self.session.get_last_assistant_text() {
-            Some(text) => {
-                // OSC 52: the terminal puts the text on the clipboard.
-                use base64::Engine;
-                let b64 = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
-                let mut out = std::io::stdout();
-                let _ = std::io::Write::write_all(&mut out, format!("\x1b]52;c;{b64}\x07").as_bytes());
-                self.show_line("dim", "Copied last agent message to clipboard");
-            }
-            None => self.show_error("No agent messages to copy yet."),
+    /// pi's `handleCopyCommand` (`/copy`, and `app.message.copy` with both options): the
+    /// fullscreen transcript's selection when one is active and not already copied on select,
+    /// else the last answer's text; "Copied!" flashes in the fullscreen mode when asked to,
+    /// otherwise the status line says so.
+    pub(crate) fn copy_last_message(
+        &mut self,
+        tui: &mut Tui<CrosstermTerminal>,
+        flash_confirmation: bool,
+        prefer_selection: bool,
+    ) {
+        let fullscreen = !self.regular;
+        if prefer_selection
+            && fullscreen
+            && !self.session.settings_manager().settings().fullscreen_copy_on_select()
+            && let Some(text) = self.selection_text().filter(|t| !t.is_empty())
+        {
+            self.copy_with_flash(tui, &text);
+            return;
+        }
+        let Some(text) = self.session.get_last_assistant_text().filter(|t| !t.is_empty()) else {
+            self.show_error("No agent messages to copy yet.");
+            return;
+        };
+        match super::mouse::copy_to_clipboard(tui, &text) {
+            Ok(()) if flash_confirmation && fullscreen => self.flash_copied(),
+            Ok(()) => self.show_status("Copied last agent message to clipboard"),
+            Err(e) => self.show_error(&e),
         }
     }
 

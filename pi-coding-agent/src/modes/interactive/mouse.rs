@@ -30,7 +30,7 @@ const MAX_OSC52_ENCODED_LENGTH: usize = 100_000;
 /// pi's `copyToClipboard` on Linux: `termux-clipboard-set`, `wl-copy`, `xclip`, `xsel` where
 /// their environment is set, then OSC 52 (through the terminal) in a remote or headless session;
 /// the error names what to install.
-fn copy_to_clipboard<T: Terminal>(tui: &mut Tui<T>, text: &str) -> Result<(), String> {
+pub(crate) fn copy_to_clipboard<T: Terminal>(tui: &mut Tui<T>, text: &str) -> Result<(), String> {
     let env = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
     let mut commands: Vec<(&str, &[&str])> = Vec::new();
     if env("TERMUX_VERSION") {
@@ -172,13 +172,23 @@ impl App {
             tui.set_focus(Some(target));
         }
         if let Some(text) = self.mouse.copy.take() {
-            let flash = match copy_to_clipboard(tui, &text) {
-                Ok(()) => ("Copied!".to_owned(), FLASH),
-                Err(e) => (e, ERROR_FLASH),
-            };
-            self.layout.borrow_mut().view.flash = Some((flash.0, Instant::now() + flash.1));
+            self.copy_with_flash(tui, &text);
         }
         true
+    }
+
+    /// Copies `text` as the fullscreen transcript does (pi's `copyTextToClipboard`): "Copied!"
+    /// flashes, or the error does, longer.
+    pub(crate) fn copy_with_flash<T: Terminal>(&mut self, tui: &mut Tui<T>, text: &str) {
+        match copy_to_clipboard(tui, text) {
+            Ok(()) => self.flash_copied(),
+            Err(e) => self.layout.borrow_mut().view.flash = Some((e, Instant::now() + ERROR_FLASH)),
+        }
+    }
+
+    /// "Copied!" flashes over the fullscreen transcript.
+    pub(crate) fn flash_copied(&mut self) {
+        self.layout.borrow_mut().view.flash = Some(("Copied!".to_owned(), Instant::now() + FLASH));
     }
 
     fn on_mouse_report<T: Terminal>(&mut self, tui: &Tui<T>, raw: RawMouse, width: usize, height: usize) {
