@@ -375,9 +375,12 @@ impl App {
         if prefer_selection
             && fullscreen
             && !self.session.settings_manager().settings().fullscreen_copy_on_select()
-            && let Some(text) = self.selection_text().filter(|t| !t.is_empty())
+            && let Some(text) = self.selection_text()
         {
-            self.copy_with_flash(tui, &text);
+            // pi's `hasActiveSelection` counts an empty selection too; then nothing is copied.
+            if !text.is_empty() {
+                self.copy_with_flash(tui, &text);
+            }
             return;
         }
         let Some(text) = self.session.get_last_assistant_text().filter(|t| !t.is_empty()) else {
