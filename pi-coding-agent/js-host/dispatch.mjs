@@ -31,12 +31,48 @@ async function contextOf(params) {
 	return snapshot;
 }
 
+/** The streaming message as each `message_update` handler last saw it, by extension and handler:
+ * pi-rs sends it whole once, then per delta only what changed (`patch`). */
+const streaming = new Map();
+
+/** pi's `message_update` event, rebuilt from a patch of the held message: `head` (the message's
+ * other fields), `blocks` (`[index, block]` replaced whole) and `append` (the index of the text
+ * or thinking block the event's delta is appended to). As pi's, `message` is a shallow copy and
+ * the provider event's `partial` the held message itself. */
+function updateEvent(params, payload) {
+	const key = `${params.extensionPath}\0${params.handlerId}`;
+	let message = streaming.get(key);
+	if (!payload.patch) {
+		message = payload.message;
+		streaming.set(key, message);
+	} else {
+		if (!message) throw new Error("message_update: no message held for this patch");
+		const { head, blocks, append } = payload.patch;
+		if (head) {
+			message = { ...head, content: message.content };
+			streaming.set(key, message);
+		}
+		for (const [index, block] of blocks ?? []) message.content[index] = block;
+		if (append !== undefined) {
+			const block = message.content[append];
+			const delta = payload.assistantMessageEvent.delta;
+			if (block.type === "thinking") block.thinking += delta;
+			else block.text += delta;
+		}
+	}
+	// The provider's event as pi-ai emits it (`id` and `toolName` are pi's JSON output's additions).
+	const { id, toolName, ...providerEvent } = payload.assistantMessageEvent;
+	const assistantMessageEvent = providerEvent.type === "toolcall_start" ? providerEvent : payload.assistantMessageEvent;
+	return { type: "message_update", message: { ...message }, assistantMessageEvent: { ...assistantMessageEvent, partial: message } };
+}
+
 /** Runs the handler `handlerId` of an event; returns its result in pi's shape, `null` for none. */
 export async function runEvent(params) {
 	const ext = extensionOf(params);
 	const entry = ext.handlerList.find((h) => h.id === params.handlerId);
 	const handlers = entry ? [entry] : ext.handlers.get(params.event) ?? [];
-	const event = params.payload ?? { type: params.event };
+	const payload = params.payload ?? { type: params.event };
+	const event = params.event === "message_update" ? updateEvent(params, payload) : payload;
 	const ctx = createContext(ext.path, await contextOf(params));
 	const before = params.event === "context" ? JSON.stringify(event.messages) : undefined;
 	const inputBefore = params.event === "tool_call" ? JSON.stringify(event.input) : undefined;

@@ -96,3 +96,83 @@ fn a_provider_registered_in_a_handler_is_in_the_registry_at_once() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stderr), "{\"before\":0,\"after\":1,\"find\":\"pm\"}\n");
 }
+
+fn fixture_text(name: &str) -> String {
+    let path = format!("{}/tests/fixtures/js_extensions/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The text of block `index` of a logged message (text or thinking).
+fn block_text(message: &serde_json::Value, index: usize) -> String {
+    let block = &message["content"][index];
+    block.get("text").or_else(|| block.get("thinking")).and_then(|t| t.as_str()).unwrap_or_default().to_owned()
+}
+
+#[test]
+fn a_message_update_handler_sees_the_whole_message_at_every_delta() {
+    // `fixtures/js_extensions/update-stream.json`: thinking, text (with multi-byte characters) and
+    // a tool call streamed in deltas, then a second answer after the tool's result.
+    let replies: Vec<String> = serde_json::from_str(&fixture_text("update-stream.json")).expect("replies");
+    let server = cli_support::ScriptedServer::start(replies);
+    let env = Env::new(&server.base_url);
+    if !js_support::node_available() {
+        return;
+    }
+    let Some(node) = js_support::node_path() else { return };
+    let log = env.dir.path().join("updates.jsonl");
+    let extension = format!("{}/tests/fixtures/js_extensions/update-log.ts", env!("CARGO_MANIFEST_DIR"));
+    let out = env
+        .pi()
+        .env("PI_NODE", node)
+        .env("PI_UPDATE_LOG", &log)
+        .args(["-e", &extension, "--no-tools", "--model", "local/smollm2-135m", "-p", "hi"])
+        .output()
+        .expect("run pi");
+    assert!(out.status.success(), "pi failed: {}", String::from_utf8_lossy(&out.stderr));
+    let events = cli_support::json_lines(&std::fs::read_to_string(&log).expect("the first handler's log"));
+    // The second handler saw the same events (each handler's host copy is its own).
+    let second = cli_support::json_lines(&std::fs::read_to_string(log.with_extension("jsonl.2")).expect("log 2"));
+    assert_eq!(events, second);
+
+    // The provider events, in order, as pi 1.6.0's handler saw them (recorded, `partial` aside).
+    let reference: Vec<serde_json::Value> =
+        serde_json::from_str(&fixture_text("update-events.ref.json")).expect("reference events");
+    let provider_events: Vec<&serde_json::Value> = events.iter().map(|e| &e["assistantMessageEvent"]).collect();
+    assert_eq!(provider_events, reference.iter().collect::<Vec<_>>());
+
+    // Every event's message is the message so far: a delta grows its block by exactly the delta,
+    // a start adds an empty block, and `partial` is that message.
+    let mut previous: Option<&serde_json::Value> = None;
+    for (i, event) in events.iter().enumerate() {
+        assert_eq!(event["partialIsMessage"], true, "event {i}");
+        let message = &event["message"];
+        let kind = event["assistantMessageEvent"]["type"].as_str().expect("type");
+        let index = event["assistantMessageEvent"]["contentIndex"].as_u64().expect("index") as usize;
+        match kind {
+            "text_delta" | "thinking_delta" => {
+                let before = previous.map(|m| block_text(m, index)).unwrap_or_default();
+                let delta = event["assistantMessageEvent"]["delta"].as_str().expect("delta");
+                assert_eq!(block_text(message, index), format!("{before}{delta}"), "event {i}");
+            }
+            "text_start" | "thinking_start" => {
+                assert_eq!(block_text(message, index), "", "event {i}");
+                assert_eq!(message["content"].as_array().map(Vec::len), Some(index + 1), "event {i}");
+            }
+            _ => {}
+        }
+        previous = Some(message);
+    }
+
+    // The last event of each answer holds the content the session saved.
+    let saved: Vec<serde_json::Value> = env
+        .session_files()
+        .iter()
+        .flat_map(|f| cli_support::json_lines(&std::fs::read_to_string(f).expect("session")))
+        .filter(|e| e["message"]["role"] == "assistant")
+        .map(|e| e["message"]["content"].clone())
+        .collect();
+    let last_of_each: Vec<serde_json::Value> =
+        [17, 21].iter().map(|&i| events[i]["message"]["content"].clone()).collect();
+    assert_eq!(last_of_each, saved);
+    assert_eq!(events[17]["message"]["content"][2]["arguments"], serde_json::json!({"path": "a.txt"}));
+}

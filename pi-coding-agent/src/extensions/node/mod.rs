@@ -66,6 +66,8 @@ pub(crate) struct NodeHost {
     options: SubprocessOptions,
     /// The run whose abort the host hears (`signal.abort`), and the task waiting for it.
     signal_watch: Mutex<Option<(u64, tokio::task::JoinHandle<()>)>>,
+    /// How many times the process was started ([`Link::generation`]).
+    starts: std::sync::atomic::AtomicU64,
 }
 
 impl NodeHost {
@@ -84,6 +86,7 @@ impl NodeHost {
             loaded: Mutex::new(Vec::new()),
             options,
             signal_watch: Mutex::new(None),
+            starts: std::sync::atomic::AtomicU64::new(0),
         });
         let erased: Arc<dyn std::any::Any + Send + Sync> = host.clone();
         *slot = Arc::downgrade(&erased);
@@ -117,6 +120,7 @@ impl NodeHost {
         )
         .map_err(|e| format!("Could not start {}: {e}", node.path.display()))?;
         *lock(&self.current) = Some(conn.clone());
+        self.starts.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         Ok(conn)
     }
 
@@ -247,6 +251,14 @@ impl Link for NodeLink {
 
     fn awaits_every_event(&self) -> bool {
         true
+    }
+
+    fn patches_updates(&self) -> bool {
+        true
+    }
+
+    fn generation(&self) -> u64 {
+        self.host.starts.load(std::sync::atomic::Ordering::Acquire)
     }
 
     fn options(&self) -> SubprocessOptions {

@@ -31,6 +31,18 @@ pub(crate) trait Link: Send + Sync + 'static {
         false
     }
 
+    /// Whether `message_update` is sent as a patch of the message the extension's process
+    /// already holds ([`super::update_patch`]; the JavaScript host), not whole.
+    fn patches_updates(&self) -> bool {
+        false
+    }
+
+    /// Which start of the extension's process this is: it changes when a process that died is
+    /// started again (and holds nothing of what the one before held).
+    fn generation(&self) -> u64 {
+        0
+    }
+
     /// Renders a component synchronously (only the JavaScript host can).
     fn render_blocking(&self, _params: Value) -> Result<Value, String> {
         Err("This extension cannot render components".to_owned())
@@ -93,6 +105,21 @@ pub(crate) fn context_snapshot(ctx: &ExtensionContext, with_session: bool) -> Va
         if with_session && ctx.has_ui() {
             obj.extend(ui_snapshot(ctx.runtime.ui().as_ref()));
         }
+    }
+    snapshot
+}
+
+/// The fields of a context snapshot that change while a message streams (the host keeps the
+/// others from the snapshot before): for every `message_update` after a message's first.
+pub(crate) fn light_context_snapshot(ctx: &ExtensionContext) -> Value {
+    let mut snapshot = json!({"isIdle": ctx.is_idle(), "hasPendingMessages": ctx.has_pending_messages()});
+    if let (Some(obj), Ok(actions)) = (snapshot.as_object_mut(), ctx.runtime.actions()) {
+        let signal = actions.signal().map(|(run, token)| {
+            let described = json!({"run": run, "aborted": token.is_cancelled()});
+            super::session_calls::watch_signal(&ctx.runtime, run, token);
+            described
+        });
+        obj.insert("signal".into(), signal.unwrap_or(Value::Null));
     }
     snapshot
 }

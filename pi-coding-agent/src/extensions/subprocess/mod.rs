@@ -30,6 +30,7 @@ pub(crate) mod remote_render;
 pub(crate) mod session_calls;
 pub(crate) mod typed_calls;
 pub(crate) mod ui_calls;
+pub(crate) mod update_patch;
 pub(crate) mod virtual_models;
 
 pub use host::{SubprocessExtension, SubprocessOptions};

@@ -13,12 +13,14 @@ use serde_json::{Map, Value, json};
 
 use super::link::{Link, context_snapshot};
 use super::protocol::{InitializeResult, METHOD_COMMAND_RUN, METHOD_EVENT, METHOD_TOOL_EXECUTE, ToolRegistration};
+use super::update_patch::UpdatePatcher;
 use crate::extensions::ContextMessages;
 use crate::extensions::api::{ExtensionApi, ToolDefinition};
 use crate::extensions::errors::{BoxError, INVALID_USER_BASH_RESULT};
 use crate::extensions::events::{
     BashResult, BeforeAgentStartEvent, BeforeProviderRequestEvent, ContextEvent, ContextWithSystemEvent,
-    ExtensionEvent, InputEvent, MessageEndEvent, ToolCallEvent, ToolResultEvent, UserBashEvent, UserBashResult,
+    ExtensionEvent, InputEvent, MessageEndEvent, NotifyEvent, ToolCallEvent, ToolResultEvent, UserBashEvent,
+    UserBashResult,
 };
 use crate::extensions::lifecycle_events::{CacheWarmingDecisionEvent, ResourcesDiscoverEvent};
 use crate::extensions::provider_events::BeforeProviderHeadersEvent;
@@ -199,6 +201,7 @@ pub(crate) fn register_events(api: &ExtensionApi, link: &Arc<dyn Link>, handlers
                 |v, _| decode(v, "cache_warming_decision").map(Some),
                 quiet,
             ),
+            "message_update" if link.patches_updates() => register_update(api, link, id),
             other => register_notify(api, link, other, id),
         }
     }
@@ -224,6 +227,37 @@ fn register_notify(api: &ExtensionApi, link: &Arc<dyn Link>, name: &str, id: Opt
             }
             link.notify(METHOD_EVENT, params).await;
             Ok(None)
+        })
+    });
+}
+
+/// `message_update` to a process that holds the streaming message: a patch per delta
+/// ([`super::update_patch`]), the message whole at its first event, after a failed call and
+/// after the process was started again.
+fn register_update(api: &ExtensionApi, link: &Arc<dyn Link>, id: Option<u64>) {
+    let link = link.clone();
+    let patcher = Arc::new(UpdatePatcher::default());
+    api.on_notify("message_update", move |event, ctx| {
+        let NotifyEvent::MessageUpdate { message, assistant_message_event } = &*event else {
+            return Box::pin(async { Ok(None) });
+        };
+        let Some(message) = message.as_assistant() else {
+            return Box::pin(async { Ok(None) });
+        };
+        let link = link.clone();
+        let patcher = patcher.clone();
+        let (payload, snapshot) = patcher.params(message, assistant_message_event, ctx, link.generation());
+        let mut params = json!({"event": "message_update", "payload": payload, "ctx": snapshot});
+        if let (Some(id), Some(obj)) = (id, params.as_object_mut()) {
+            obj.insert("handlerId".into(), json!(id));
+        }
+        Box::pin(async move {
+            let answer = link.call(METHOD_EVENT, "message_update", params, link.options().call_timeout).await;
+            if answer.is_err() {
+                patcher.forget();
+            }
+            let answer = answer?;
+            Ok((!answer.is_null()).then_some(answer))
         })
     });
 }
