@@ -68,7 +68,12 @@ fn cache_root() -> PathBuf {
 
 /// Writes the host files (once per content) and returns the path of `host.mjs`.
 pub(crate) fn install() -> std::io::Result<PathBuf> {
-    let dir = cache_root().join(format!("{:016x}", content_hash()));
+    install_in(&cache_root())
+}
+
+/// [`install`] under `root`.
+fn install_in(root: &Path) -> std::io::Result<PathBuf> {
+    let dir = root.join(format!("{:016x}", content_hash()));
     let entry = dir.join("host.mjs");
     if is_complete(&dir) {
         return Ok(entry);
@@ -89,10 +94,45 @@ pub(crate) fn install() -> std::io::Result<PathBuf> {
             let _ = std::fs::remove_dir_all(&staging);
             Ok(entry)
         }
+        Err(_) if dir.is_dir() => {
+            // A copy that is not whole or was changed (a file edited or deleted): replaced.
+            tracing::warn!(dir = %dir.display(), "the JavaScript host's files differ from this pi's; writing them again");
+            let _ = std::fs::remove_dir_all(&dir);
+            let moved = std::fs::rename(&staging, &dir);
+            if moved.is_err() {
+                let _ = std::fs::remove_dir_all(&staging);
+            }
+            match moved {
+                Ok(()) => Ok(entry),
+                Err(_) if is_complete(&dir) => Ok(entry),
+                Err(e) => Err(e),
+            }
+        }
         Err(e) => Err(e),
     }
 }
 
 fn is_complete(dir: &Path) -> bool {
     FILES.iter().all(|(name, content)| std::fs::read_to_string(dir.join(name)).is_ok_and(|c| c == *content))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copy_that_was_changed_is_written_again() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let entry = install_in(root.path()).expect("installed");
+        let dir = entry.parent().expect("the host's folder").to_path_buf();
+        assert!(is_complete(&dir));
+        let (name, content) = FILES[0];
+        std::fs::write(dir.join(name), "// edited").expect("edit");
+        std::fs::remove_file(entry.clone()).ok();
+        assert_eq!(install_in(root.path()).expect("installed again"), entry);
+        assert!(is_complete(&dir));
+        assert_eq!(std::fs::read_to_string(dir.join(name)).expect("restored"), content);
+        // No staging folder is left behind.
+        assert_eq!(std::fs::read_dir(root.path()).expect("root").count(), 1);
+    }
 }
