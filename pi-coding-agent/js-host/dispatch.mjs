@@ -66,6 +66,27 @@ function updateEvent(params, payload) {
 	return { type: "message_update", message: { ...message }, assistantMessageEvent: { ...assistantMessageEvent, partial: message } };
 }
 
+/** The context of the message's first `message_update`, by extension and handler: a patched event
+ * carries only the fields that change while a message streams, which the context reads through
+ * the freshest snapshot (`noteSnapshot`), so the same context serves the whole message. */
+const updateContexts = new Map();
+
+function updateContext(ext, params) {
+	snapshotOf(params);
+	return updateContexts.get(`${ext.path}\0${params.handlerId}`) ?? createContext(ext.path, params.ctx ?? {});
+}
+
+/** The `message_update` handlers sent and not yet run: pi-rs does not wait for each before it
+ * sends the next, so they run here one after the other, in the order they came. */
+let updates = Promise.resolve();
+
+/** Runs a `message_update` handler after those before it; its answer is its own outcome. */
+export function queueUpdate(params) {
+	const run = updates.then(() => runEvent(params));
+	updates = run.catch(() => {});
+	return run;
+}
+
 /** Runs the handler `handlerId` of an event; returns its result in pi's shape, `null` for none. */
 export async function runEvent(params) {
 	const ext = extensionOf(params);
@@ -73,7 +94,8 @@ export async function runEvent(params) {
 	const handlers = entry ? [entry] : ext.handlers.get(params.event) ?? [];
 	const payload = params.payload ?? { type: params.event };
 	const event = params.event === "message_update" ? updateEvent(params, payload) : payload;
-	const ctx = createContext(ext.path, await contextOf(params));
+	const ctx = payload.patch ? updateContext(ext, params) : createContext(ext.path, await contextOf(params));
+	if (params.event === "message_update" && !payload.patch) updateContexts.set(`${ext.path}\0${params.handlerId}`, ctx);
 	const before = params.event === "context" ? JSON.stringify(event.messages) : undefined;
 	const inputBefore = params.event === "tool_call" ? JSON.stringify(event.input) : undefined;
 	const sectionsBefore = params.event === "before_agent_start" ? JSON.stringify(event.systemPromptOptions?.sections) : undefined;

@@ -7,7 +7,7 @@ import { createInterface } from "node:readline";
 import { rpc } from "./rpc.mjs";
 import { loadExtension, extensions } from "./loader.mjs";
 import { applyCompletion, dispose, focusComponent, inputComponent, invalidateComponent, mouseComponent, overlayVisible, renderComponent, scheduleSweep, suggest, terminalInput } from "./components.mjs";
-import { runEvent, runTool, runCommand, runRender, runShortcut, cancelTool } from "./dispatch.mjs";
+import { queueUpdate, runEvent, runTool, runCommand, runRender, runShortcut, cancelTool } from "./dispatch.mjs";
 import { runMarkdownTransform, runVirtualRoute } from "./virtual-models.mjs";
 import { abortProviderStream, runProviderStream } from "./provider-stream.mjs";
 import {
@@ -32,7 +32,7 @@ const methods = {
 		const ext = await loadExtension(params);
 		return { protocolVersion: PROTOCOL_VERSION, ...ext.registrations() };
 	},
-	event: (params) => runEvent(params),
+	event: (params) => (params.event === "message_update" ? queueUpdate(params) : runEvent(params)),
 	"tool.execute": (params) => runTool(params),
 	"command.run": (params) => runCommand(params),
 	"shortcut.run": (params) => runShortcut(params),

@@ -176,3 +176,28 @@ fn a_message_update_handler_sees_the_whole_message_at_every_delta() {
     assert_eq!(last_of_each, saved);
     assert_eq!(events[17]["message"]["content"][2]["arguments"], serde_json::json!({"path": "a.txt"}));
 }
+
+#[test]
+fn message_update_handlers_run_in_order_before_the_message_end_and_their_failures_are_reported() {
+    // pi 1.6.0 with `fixtures/js_extensions/update-order.ts` (each handler waits 2 ms before it
+    // writes its delta; "c" fails): the log `abcde|end`, the answer on stdout, one error on stderr.
+    let server = cli_support::ScriptedServer::start(vec![cli_support::text_reply(&["a", "b", "c", "d", "e"])]);
+    let env = Env::new(&server.base_url);
+    if !js_support::node_available() {
+        return;
+    }
+    let Some(node) = js_support::node_path() else { return };
+    let log = env.dir.path().join("order.log");
+    let extension = format!("{}/tests/fixtures/js_extensions/update-order.ts", env!("CARGO_MANIFEST_DIR"));
+    let out = env
+        .pi()
+        .env("PI_NODE", node)
+        .env("PI_ORDER_LOG", &log)
+        .args(["-e", &extension, "--no-tools", "--no-session", "--model", "local/smollm2-135m", "-p", "hi"])
+        .output()
+        .expect("run pi");
+    assert!(out.status.success(), "pi failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&log).expect("the log"), "abcde|end");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "abcde\n");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), format!("Extension error ({extension}): update failed at c\n"));
+}

@@ -20,6 +20,7 @@ mod files;
 mod markdown;
 pub(crate) mod model_registry_calls;
 mod process;
+mod update_queue;
 pub(crate) mod provider_models;
 pub(crate) mod provider_oauth;
 mod provider_options;
@@ -221,6 +222,8 @@ fn builtin_tools(cwd: &str) -> Value {
 struct NodeLink {
     host: Arc<NodeHost>,
     path: String,
+    /// Its `message_update`s sent and not yet answered.
+    updates: update_queue::UpdateQueue,
 }
 
 impl NodeLink {
@@ -257,6 +260,18 @@ impl Link for NodeLink {
         true
     }
 
+    async fn send_update(&self, params: Value) -> Vec<String> {
+        let sent = match self.host.connection().await {
+            Ok(conn) => self.updates.send(conn, self.route(params), self.host.options.call_timeout).await,
+            Err(e) => Err(e),
+        };
+        sent.unwrap_or_else(|e| vec![e])
+    }
+
+    async fn settle_updates(&self) -> Vec<String> {
+        self.updates.settle(self.host.options.call_timeout).await
+    }
+
     fn generation(&self) -> u64 {
         self.host.starts.load(std::sync::atomic::Ordering::Acquire)
     }
@@ -287,7 +302,8 @@ pub(crate) async fn setup(api: &ExtensionApi, path: &str, options: SubprocessOpt
             loaded.push(path.to_owned());
         }
     }
-    let link: Arc<dyn Link> = Arc::new(NodeLink { host: host.clone(), path: path.to_owned() });
+    let link: Arc<dyn Link> =
+        Arc::new(NodeLink { host: host.clone(), path: path.to_owned(), updates: Default::default() });
     let flag_defaults = Mutex::new(std::collections::HashMap::new());
     register_all(api, &link, init, &flag_defaults)?;
     // The host serves the extension's routers, transformers and provider streams while it is

@@ -25,6 +25,9 @@ pub const HOST_PATH: &str = "<javascript extension host>";
 
 type Waiter = Box<dyn FnOnce(Result<Value, RpcError>) + Send>;
 
+/// Where the answer of a request sent with [`Connection::send`] arrives.
+pub(crate) type Answer = oneshot::Receiver<Result<Value, RpcError>>;
+
 /// A running host process.
 pub(crate) struct Connection {
     child: Mutex<Child>,
@@ -125,8 +128,27 @@ impl Connection {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, String> {
-        let (tx, mut rx) = oneshot::channel();
+        let (id, rx) = self.send(method, params)?;
+        self.answer(id, rx, label, timeout).await
+    }
+
+    /// Sends a request; its answer arrives on the receiver ([`answer`](Self::answer) awaits it).
+    pub(crate) fn send(&self, method: &str, params: Value) -> Result<(u64, Answer), String> {
+        let (tx, rx) = oneshot::channel();
         let id = self.request(method, params, Box::new(move |r| drop(tx.send(r))))?;
+        Ok((id, rx))
+    }
+
+    /// The answer of the request `id` ([`send`](Self::send)), awaited with `timeout`; the clock
+    /// stops while the host waits on a dialog. A timeout stops the process.
+    pub(crate) async fn answer(&self, id: u64, mut rx: Answer, label: &str, timeout: Duration) -> Result<Value, String> {
+        // An answer already there needs no timer.
+        match rx.try_recv() {
+            Ok(Ok(v)) => return Ok(v),
+            Ok(Err(e)) => return Err(e.message),
+            Err(oneshot::error::TryRecvError::Closed) => return Err(NOT_RUNNING.to_owned()),
+            Err(oneshot::error::TryRecvError::Empty) => {}
+        }
         loop {
             match tokio::time::timeout(timeout, &mut rx).await {
                 Ok(Ok(Ok(v))) => return Ok(v),

@@ -37,6 +37,21 @@ pub(crate) trait Link: Send + Sync + 'static {
         false
     }
 
+    /// Sends a `message_update` of a handler that [`patches_updates`](Self::patches_updates); the
+    /// failures to report (after any, the next update is sent whole). By default a call awaited
+    /// at once; the JavaScript host collects the answers later (`node::update_queue`).
+    async fn send_update(&self, params: Value) -> Vec<String> {
+        match self.call(super::protocol::METHOD_EVENT, "message_update", params, self.options().call_timeout).await {
+            Ok(_) => Vec::new(),
+            Err(e) => vec![e],
+        }
+    }
+
+    /// Waits until every `message_update` sent was handled; the failures to report.
+    async fn settle_updates(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Which start of the extension's process this is: it changes when a process that died is
     /// started again (and holds nothing of what the one before held).
     fn generation(&self) -> u64 {

@@ -232,11 +232,14 @@ fn register_notify(api: &ExtensionApi, link: &Arc<dyn Link>, name: &str, id: Opt
 }
 
 /// `message_update` to a process that holds the streaming message: a patch per delta
-/// ([`super::update_patch`]), the message whole at its first event, after a failed call and
-/// after the process was started again.
+/// ([`super::update_patch`]), the message whole at its first event, after a failure and after
+/// the process was started again. The updates are settled before the message's end (the
+/// JavaScript host does not answer each before the next is sent: `node::update_queue`).
 fn register_update(api: &ExtensionApi, link: &Arc<dyn Link>, id: Option<u64>) {
-    let link = link.clone();
     let patcher = Arc::new(UpdatePatcher::default());
+    let path: Arc<str> = api.path().into();
+    let (sender, reported) = (link.clone(), path.clone());
+    let forget = patcher.clone();
     api.on_notify("message_update", move |event, ctx| {
         let NotifyEvent::MessageUpdate { message, assistant_message_event } = &*event else {
             return Box::pin(async { Ok(None) });
@@ -244,22 +247,43 @@ fn register_update(api: &ExtensionApi, link: &Arc<dyn Link>, id: Option<u64>) {
         let Some(message) = message.as_assistant() else {
             return Box::pin(async { Ok(None) });
         };
-        let link = link.clone();
-        let patcher = patcher.clone();
+        let (link, patcher, path, runtime) = (sender.clone(), forget.clone(), reported.clone(), ctx.runtime.clone());
         let (payload, snapshot) = patcher.params(message, assistant_message_event, ctx, link.generation());
         let mut params = json!({"event": "message_update", "payload": payload, "ctx": snapshot});
         if let (Some(id), Some(obj)) = (id, params.as_object_mut()) {
             obj.insert("handlerId".into(), json!(id));
         }
         Box::pin(async move {
-            let answer = link.call(METHOD_EVENT, "message_update", params, link.options().call_timeout).await;
-            if answer.is_err() {
-                patcher.forget();
-            }
-            let answer = answer?;
-            Ok((!answer.is_null()).then_some(answer))
+            let failures = link.send_update(params).await;
+            report_update_failures(&runtime, &path, &patcher, failures);
+            Ok(None)
         })
     });
+    let link = link.clone();
+    api.on::<MessageEndEvent>(move |_, ctx| {
+        let (link, patcher, path, runtime) = (link.clone(), patcher.clone(), path.clone(), ctx.runtime.clone());
+        Box::pin(async move {
+            let failures = link.settle_updates().await;
+            report_update_failures(&runtime, &path, &patcher, failures);
+            Ok(None)
+        })
+    });
+}
+
+/// Reports the failed `message_update` handlers; after a failure the next update goes whole.
+fn report_update_failures(
+    runtime: &crate::extensions::runtime::Runtime,
+    path: &str,
+    patcher: &UpdatePatcher,
+    failures: Vec<String>,
+) {
+    if failures.is_empty() {
+        return;
+    }
+    patcher.forget();
+    for failure in failures {
+        runtime.report(crate::extensions::errors::ExtensionError::new(path, "message_update", failure));
+    }
 }
 
 /// Whether pi awaits an event's handlers (their answer matters, or their side effects must land
