@@ -8,6 +8,11 @@
 #     the whole run's CPU (user + sys, which the load of a shared machine does not inflate);
 #   * streaming answers of 64 KiB and 1 MiB in 7-character deltas: CPU (user + sys) per delta,
 #     after the CPU of the short answer is subtracted;
+#   * the same with a `message_update` handler: in Rust, through the SDK (`examples/stream_handler.rs`,
+#     ours only: its CPU per delta with and without the handler, the short answer's subtracted),
+#     and in a TypeScript extension (`pi -p -e`, ours beside the reference at 64 KiB: CPU, the
+#     JavaScript host's included, and wall time per delta, the short answer with the same
+#     extension subtracted);
 #   * the JavaScript (TypeScript) extension host: `pi -p` whose model makes one `read` tool call
 #     (scripts/bench/tool_call_server.py), with and without `-e` of a TypeScript extension with a
 #     `tool_call` handler; the difference is the host's start, the extension's load and one
@@ -22,6 +27,7 @@
 #   scripts/bench-budget.sh [runs]            (default 5; PI_BENCH_SKIP_REFERENCE=1: ours only,
 #                                              PI_BENCH_SIZES="10 100": the session sizes in MB,
 #                                              PI_BENCH_OURS=path: that binary, not a fresh build,
+#                                              PI_BENCH_EXAMPLE=path: that stream_handler example,
 #                                              PI_BENCH_MAIN=path: also this binary (say, the main
 #                                              branch's), as "main", each measure run for ours,
 #                                              main and the reference in turn)
@@ -50,6 +56,13 @@ else
     cargo build --release -q -p pi-coding-agent --bin pi --manifest-path "$ROOT/Cargo.toml"
     OURS="${CARGO_TARGET_DIR:-$ROOT/target}/release/pi"
 fi
+if [[ -n "${PI_BENCH_EXAMPLE:-}" ]]; then
+    EXAMPLE="$PI_BENCH_EXAMPLE"
+else
+    echo "[bench-budget] building the stream_handler example (release)" >&2
+    cargo build --release -q -p pi-examples --example stream_handler --manifest-path "$ROOT/Cargo.toml"
+    EXAMPLE="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/stream_handler"
+fi
 
 # server NAME ARGS...: starts an instant server, sets PORT_<NAME>.
 server() {
@@ -71,6 +84,15 @@ mkdir -p "$WORK/ext"
 cat >"$WORK/ext/bench.ts" <<'TS'
 export default function (pi: any) {
   pi.on("tool_call", (event: { toolName: string }) => (event.toolName === "bash" ? { block: true, reason: "no" } : undefined));
+}
+TS
+cat >"$WORK/ext/update.ts" <<'TS'
+export default function (pi: any) {
+  let shown = 0;
+  pi.on("message_update", (event: any) => {
+    const last = event.message.content[event.message.content.length - 1];
+    shown = last?.text?.length ?? shown;
+  });
 }
 TS
 
@@ -154,6 +176,56 @@ stream() {
         "$(median <"$WORK/c" | awk -v b="$(eval echo "\$BASE_CPU_$who")" -v d="$deltas" '{ printf "%.2f", ($1 - b) * 1e6 / d }')" µs
 }
 
+# stream_js WHO NAME BYTES CMD...: CPU (the host's included) and wall time per delta of a BYTES
+# answer with a TypeScript `message_update` handler, the short answer with the same extension
+# subtracted.
+stream_js() {
+    local who="$1" name="$2" bytes="$3"; shift 3
+    local deltas=$(( (bytes + 6) / 7 ))
+    local ext=(-e "$WORK/ext/update.ts" --no-session --no-tools)
+    run_once "$@" "${ext[@]}" -p "Hi." --model "local/smollm2-135m"
+    : >"$WORK/c0"; : >"$WORK/t0"; : >"$WORK/c"; : >"$WORK/t"
+    for _ in $(seq 1 "$RUNS"); do
+        run_once "$@" "${ext[@]}" -p "Hi." --model "local/smollm2-135m"
+        echo "$CPU_S" >>"$WORK/c0"; echo "$ELAPSED_US" >>"$WORK/t0"
+        run_once "$@" "${ext[@]}" -p "Tell me a long story." --model "$name/smollm2-135m"
+        [[ $(wc -c <"$WORK/out") -ge $bytes ]] || { echo "bench-budget: the answer was not printed whole" >&2; exit 1; }
+        echo "$CPU_S" >>"$WORK/c"; echo "$ELAPSED_US" >>"$WORK/t"
+    done
+    local c0 t0
+    c0=$(median <"$WORK/c0"); t0=$(median <"$WORK/t0")
+    record "stream $name, TS handler: CPU per delta" "$who" \
+        "$(median <"$WORK/c" | awk -v b="$c0" -v d="$deltas" '{ printf "%.2f", ($1 - b) * 1e6 / d }')" µs
+    record "stream $name, TS handler: wall per delta" "$who" \
+        "$(median <"$WORK/t" | awk -v b="$t0" -v d="$deltas" '{ printf "%.2f", ($1 - b) / d }')" µs
+}
+
+# stream_sdk: the SDK example's CPU per delta at 64 KiB and 1 MiB, without and with a Rust
+# `message_update` handler (its short answer's CPU subtracted).
+stream_sdk() {
+    local handler label name bytes deltas base
+    for handler in "" --handler; do
+        label=$([[ -n "$handler" ]] && echo "Rust handler" || echo "no handler")
+        run_once "$EXAMPLE" "http://127.0.0.1:$PORT_short/v1" $handler
+        : >"$WORK/c"
+        for _ in $(seq 1 "$RUNS"); do run_once "$EXAMPLE" "http://127.0.0.1:$PORT_short/v1" $handler; echo "$CPU_S" >>"$WORK/c"; done
+        base=$(median <"$WORK/c")
+        for name in s64k s1m; do
+            bytes=$([[ $name == s64k ]] && echo 65536 || echo 1048576)
+            deltas=$(( (bytes + 6) / 7 ))
+            local port="PORT_$name"
+            : >"$WORK/c"
+            for _ in $(seq 1 "$RUNS"); do
+                run_once "$EXAMPLE" "http://127.0.0.1:${!port}/v1" $handler
+                [[ $(wc -c <"$WORK/out") -ge $bytes ]] || { echo "bench-budget: the example's answer was not whole" >&2; exit 1; }
+                echo "$CPU_S" >>"$WORK/c"
+            done
+            record "SDK stream $name, $label: CPU per delta" ours \
+                "$(median <"$WORK/c" | awk -v b="$base" -v d="$deltas" '{ printf "%.2f", ($1 - b) * 1e6 / d }')" µs
+        done
+    done
+}
+
 # js_host WHO CMD...: `pi -p` with one tool call, without and with the TypeScript extension.
 js_host() {
     local who="$1"; shift
@@ -229,6 +301,9 @@ each print_mode
 for size in $SIZES; do each resume "$size"; done
 each stream s64k 65536
 each stream s1m 1048576
+echo "[bench-budget] stream_sdk ours" >&2
+stream_sdk
+each stream_js s64k 65536
 each js_host
 interactive
 
