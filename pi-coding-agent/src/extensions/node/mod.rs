@@ -20,13 +20,13 @@ mod files;
 mod markdown;
 pub(crate) mod model_registry_calls;
 mod process;
-mod update_queue;
 pub(crate) mod provider_models;
 pub(crate) mod provider_oauth;
 mod provider_options;
 pub(crate) mod provider_stream;
 pub(crate) mod registry_request;
 pub(crate) mod request_auth;
+mod update_queue;
 mod virtual_models;
 
 use std::sync::{Arc, Mutex, Weak};

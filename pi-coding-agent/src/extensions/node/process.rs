@@ -141,7 +141,13 @@ impl Connection {
 
     /// The answer of the request `id` ([`send`](Self::send)), awaited with `timeout`; the clock
     /// stops while the host waits on a dialog. A timeout stops the process.
-    pub(crate) async fn answer(&self, id: u64, mut rx: Answer, label: &str, timeout: Duration) -> Result<Value, String> {
+    pub(crate) async fn answer(
+        &self,
+        id: u64,
+        mut rx: Answer,
+        label: &str,
+        timeout: Duration,
+    ) -> Result<Value, String> {
         // An answer already there needs no timer.
         match rx.try_recv() {
             Ok(Ok(v)) => return Ok(v),

@@ -21,13 +21,13 @@ use serde_json::{Map, Value, json};
 use super::link::light_context_snapshot;
 use crate::extensions::runtime::{ExtensionContext, lock};
 
-/// What the host holds of one block.
+/// What the host holds of one block: for a text or thinking block, its text's length in bytes
+/// and everything but the text (`rest`); a tool call (`rest: None`) is sent again whenever its
+/// own events change it.
 #[derive(Debug, PartialEq)]
-enum HeldBlock {
-    /// A text or thinking block: its text's length in bytes and everything but the text.
-    Growing { len: usize, rest: AssistantBlock },
-    /// A tool call, sent again whenever its own events change it.
-    ToolCall,
+struct HeldBlock {
+    len: usize,
+    rest: Option<AssistantBlock>,
 }
 
 /// What the host holds of the streaming message.
@@ -81,7 +81,7 @@ fn held_block(block: &AssistantBlock) -> (HeldBlock, Option<&str>) {
                 extra: t.extra.clone(),
                 key_order: t.key_order.clone(),
             };
-            (HeldBlock::Growing { len: t.text.len(), rest: AssistantBlock::Text(rest) }, Some(&t.text))
+            (HeldBlock { len: t.text.len(), rest: Some(AssistantBlock::Text(rest)) }, Some(&t.text))
         }
         AssistantBlock::Thinking(t) => {
             let rest = pi_ai::ThinkingContent {
@@ -91,9 +91,9 @@ fn held_block(block: &AssistantBlock) -> (HeldBlock, Option<&str>) {
                 extra: t.extra.clone(),
                 key_order: t.key_order.clone(),
             };
-            (HeldBlock::Growing { len: t.thinking.len(), rest: AssistantBlock::Thinking(rest) }, Some(&t.thinking))
+            (HeldBlock { len: t.thinking.len(), rest: Some(AssistantBlock::Thinking(rest)) }, Some(&t.thinking))
         }
-        AssistantBlock::ToolCall(_) => (HeldBlock::ToolCall, None),
+        AssistantBlock::ToolCall(_) => (HeldBlock { len: 0, rest: None }, None),
     }
 }
 
@@ -167,9 +167,9 @@ fn patch(held: &mut Held, message: &AssistantMessage, event: &AssistantMessageEv
         let text_len = text.map_or(0, str::len);
         // pi-ai's contract: a text or thinking block grows only by its own deltas between its
         // start and its (authoritative) end; a tool call changes only with its own events.
-        let same = match (held.blocks.get(index), &now) {
-            (Some(HeldBlock::ToolCall), HeldBlock::ToolCall) => event_index != Some(index),
-            (Some(HeldBlock::Growing { len, rest }), HeldBlock::Growing { rest: now_rest, .. }) if rest == now_rest => {
+        let same = match (held.blocks.get(index), &now.rest) {
+            (Some(HeldBlock { rest: None, .. }), None) => event_index != Some(index),
+            (Some(HeldBlock { len, rest: Some(rest) }), Some(now_rest)) if rest == now_rest => {
                 match delta.filter(|_| event_index == Some(index)) {
                     None => event_index != Some(index) && *len == text_len,
                     Some(delta) => {
