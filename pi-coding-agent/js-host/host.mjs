@@ -4,7 +4,7 @@
 // JavaScript extension of a session; each message names its extension with `extensionPath`.
 import { register } from "node:module";
 import { createInterface } from "node:readline";
-import { flushOut, rpc } from "./rpc.mjs";
+import { rpc } from "./rpc.mjs";
 import { loadExtension, extensions } from "./loader.mjs";
 import { applyCompletion, dispose, focusComponent, inputComponent, invalidateComponent, mouseComponent, overlayVisible, renderComponent, scheduleSweep, suggest, terminalInput } from "./components.mjs";
 import { queueUpdate, runEvent, runTool, runCommand, runRender, runShortcut, cancelTool } from "./dispatch.mjs";
@@ -105,7 +105,4 @@ input.on("line", (line) => {
 	rpc.receive(line);
 	if (!line.includes('"component.render"')) scheduleSweep();
 });
-input.on("close", () => {
-	flushOut();
-	process.exit(0);
-});
+input.on("close", () => process.exit(0));

@@ -2,30 +2,7 @@
 // writes, console.*) travels as a `host.output` notification, so a stray console.log can never
 // corrupt the protocol and pi-rs shows it in order with the rest (pi's stdout takeover sends it to
 // stderr outside the interactive mode). Node's own messages (a crash's trace) stay on stderr.
-const writeStdout = process.stdout.write.bind(process.stdout);
-const realSetImmediate = setImmediate;
-
-/** Lines waiting to be written: what one turn of the event loop sends leaves in one write (a
- * stream of `message_update` answers would otherwise cost a system call and a wake-up of pi-rs's
- * reader each). */
-let queued = [];
-
-/** Writes the queued lines now (before the process exits). */
-export function flushOut() {
-	if (queued.length === 0) return;
-	const text = queued.join("");
-	queued = [];
-	writeStdout(text);
-}
-
-// An extension that ends the process itself still gets its last lines out.
-process.on("exit", flushOut);
-
-function writeOut(line) {
-	if (queued.length === 0) realSetImmediate(flushOut);
-	queued.push(line);
-}
-
+const writeOut = process.stdout.write.bind(process.stdout);
 function printed(chunk, encoding, callback) {
 	const done = typeof encoding === "function" ? encoding : callback;
 	const text = typeof chunk === "string" ? chunk : Buffer.from(chunk).toString(typeof encoding === "string" ? encoding : "utf8");
