@@ -270,16 +270,18 @@ fn register_update(api: &ExtensionApi, link: &Arc<dyn Link>, id: Option<u64>) {
     });
 }
 
-/// Reports the failed `message_update` handlers; after a failure the next update goes whole.
+/// Reports the failed `message_update` handlers (a run of the same failure once: a host that
+/// died fails every update it had not answered); after a failure the next update goes whole.
 fn report_update_failures(
     runtime: &crate::extensions::runtime::Runtime,
     path: &str,
     patcher: &UpdatePatcher,
-    failures: Vec<String>,
+    mut failures: Vec<String>,
 ) {
     if failures.is_empty() {
         return;
     }
+    failures.dedup();
     patcher.forget();
     for failure in failures {
         runtime.report(crate::extensions::errors::ExtensionError::new(path, "message_update", failure));
