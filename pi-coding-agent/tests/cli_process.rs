@@ -271,3 +271,43 @@ fn the_demo_question_gets_the_same_sensible_answer_every_run() {
     let second = run();
     assert_eq!(String::from_utf8_lossy(&second.stdout), answer, "greedy sampling answers the same every run");
 }
+
+#[test]
+fn a_version_4_subprocess_extension_follows_the_stream_through_patches() {
+    // `examples/extensions/stream_progress.py` keeps the streaming message from `message_update`
+    // patches (thinking, text with multi-byte characters and a tool call, then a second answer).
+    let fixture = format!("{}/tests/fixtures/js_extensions/update-stream.json", env!("CARGO_MANIFEST_DIR"));
+    let replies: Vec<String> =
+        serde_json::from_str(&std::fs::read_to_string(fixture).expect("fixture")).expect("replies");
+    let server = ScriptedServer::start(replies);
+    let env = Env::new(&server.base_url);
+    let log = env.dir.path().join("progress.jsonl");
+    let extension = format!("{}/../examples/extensions/stream_progress.py", env!("CARGO_MANIFEST_DIR"));
+    let out = env
+        .pi()
+        .env("PI_PROGRESS_LOG", &log)
+        .args(["-e", &extension, "--no-tools", "--model", "local/smollm2-135m", "-p", "hi"])
+        .output()
+        .expect("run pi");
+    assert!(out.status.success(), "pi failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let events = json_lines(&std::fs::read_to_string(&log).expect("the extension's log"));
+    assert_eq!(events.len(), 22);
+    cli_support::assert_updates_grow_by_their_deltas(&events);
+    // The message came whole once per answer, then as patches; the copy it kept is the message
+    // pi saved, for both answers.
+    let entries: Vec<serde_json::Value> = env
+        .session_files()
+        .iter()
+        .flat_map(|f| json_lines(&std::fs::read_to_string(f).expect("session")))
+        .filter(|e| e["customType"] == "stream-stats")
+        .map(|e| e["data"].clone())
+        .collect();
+    assert_eq!(
+        entries,
+        vec![
+            serde_json::json!({"updates": 18, "whole": 1, "characters": 15, "matches": true}),
+            serde_json::json!({"updates": 4, "whole": 1, "characters": 5, "matches": true}),
+        ]
+    );
+}

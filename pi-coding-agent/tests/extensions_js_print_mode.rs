@@ -102,12 +102,6 @@ fn fixture_text(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// The text of block `index` of a logged message (text or thinking).
-fn block_text(message: &serde_json::Value, index: usize) -> String {
-    let block = &message["content"][index];
-    block.get("text").or_else(|| block.get("thinking")).and_then(|t| t.as_str()).unwrap_or_default().to_owned()
-}
-
 #[test]
 fn a_message_update_handler_sees_the_whole_message_at_every_delta() {
     // `fixtures/js_extensions/update-stream.json`: thinking, text (with multi-byte characters) and
@@ -140,28 +134,10 @@ fn a_message_update_handler_sees_the_whole_message_at_every_delta() {
     let provider_events: Vec<&serde_json::Value> = events.iter().map(|e| &e["assistantMessageEvent"]).collect();
     assert_eq!(provider_events, reference.iter().collect::<Vec<_>>());
 
-    // Every event's message is the message so far: a delta grows its block by exactly the delta,
-    // a start adds an empty block, and `partial` is that message.
-    let mut previous: Option<&serde_json::Value> = None;
-    for (i, event) in events.iter().enumerate() {
-        assert_eq!(event["partialIsMessage"], true, "event {i}");
-        let message = &event["message"];
-        let kind = event["assistantMessageEvent"]["type"].as_str().expect("type");
-        let index = event["assistantMessageEvent"]["contentIndex"].as_u64().expect("index") as usize;
-        match kind {
-            "text_delta" | "thinking_delta" => {
-                let before = previous.map(|m| block_text(m, index)).unwrap_or_default();
-                let delta = event["assistantMessageEvent"]["delta"].as_str().expect("delta");
-                assert_eq!(block_text(message, index), format!("{before}{delta}"), "event {i}");
-            }
-            "text_start" | "thinking_start" => {
-                assert_eq!(block_text(message, index), "", "event {i}");
-                assert_eq!(message["content"].as_array().map(Vec::len), Some(index + 1), "event {i}");
-            }
-            _ => {}
-        }
-        previous = Some(message);
+    for event in &events {
+        assert_eq!(event["partialIsMessage"], true, "{event}");
     }
+    cli_support::assert_updates_grow_by_their_deltas(&events);
 
     // The last event of each answer holds the content the session saved.
     let saved: Vec<serde_json::Value> = env

@@ -178,7 +178,7 @@ async fn wrong_protocol_version_is_a_load_error() {
     let (runner, _) = load(&path).await;
     assert_eq!(
         runner.load_errors()[0].error,
-        "Failed to load extension: Unsupported extension protocol version 99 (this host speaks 3)"
+        "Failed to load extension: Unsupported extension protocol version 99 (this host speaks 4)"
     );
 }
 
@@ -389,7 +389,7 @@ async fn an_initialize_answer_without_a_protocol_version_is_a_load_error() {
     let runner = load_with(&path, fast()).await;
     assert_eq!(
         runner.load_errors()[0].error,
-        "Failed to load extension: Unsupported extension protocol version none (this host speaks 3)"
+        "Failed to load extension: Unsupported extension protocol version none (this host speaks 4)"
     );
 }
 
@@ -476,7 +476,7 @@ async fn a_session_with_faulty_extensions_goes_on() {
     assert!(load_errors[0].starts_with("Failed to load extension: "), "{load_errors:?}");
     assert_eq!(
         load_errors[1],
-        "Failed to load extension: Unsupported extension protocol version 99 (this host speaks 3)"
+        "Failed to load extension: Unsupported extension protocol version 99 (this host speaks 4)"
     );
     assert!(load_errors[2].contains("did not answer \"initialize\""), "{load_errors:?}");
     h.session.bind_extensions(|_| {}).await;

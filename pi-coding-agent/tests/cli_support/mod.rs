@@ -273,3 +273,34 @@ pub fn redact(value: &mut serde_json::Value, env: &Env) {
 pub fn json_lines(text: &str) -> Vec<serde_json::Value> {
     text.lines().filter(|l| !l.is_empty()).map(|l| serde_json::from_str(l).expect("json line")).collect()
 }
+
+/// The text of block `index` of a logged message (text or thinking).
+fn block_text(message: &serde_json::Value, index: usize) -> String {
+    let block = &message["content"][index];
+    block.get("text").or_else(|| block.get("thinking")).and_then(|t| t.as_str()).unwrap_or_default().to_owned()
+}
+
+/// A log of `message_update` events as an extension saw them (`{"message","assistantMessageEvent"}`
+/// per line): every event's message is the message so far — a delta grows its block by exactly
+/// the delta, a start adds an empty block.
+pub fn assert_updates_grow_by_their_deltas(events: &[serde_json::Value]) {
+    let mut previous: Option<&serde_json::Value> = None;
+    for (i, event) in events.iter().enumerate() {
+        let message = &event["message"];
+        let kind = event["assistantMessageEvent"]["type"].as_str().expect("type");
+        let index = event["assistantMessageEvent"]["contentIndex"].as_u64().expect("index") as usize;
+        match kind {
+            "text_delta" | "thinking_delta" => {
+                let before = previous.map(|m| block_text(m, index)).unwrap_or_default();
+                let delta = event["assistantMessageEvent"]["delta"].as_str().expect("delta");
+                assert_eq!(block_text(message, index), format!("{before}{delta}"), "event {i}");
+            }
+            "text_start" | "thinking_start" => {
+                assert_eq!(block_text(message, index), "", "event {i}");
+                assert_eq!(message["content"].as_array().map(Vec::len), Some(index + 1), "event {i}");
+            }
+            _ => {}
+        }
+        previous = Some(message);
+    }
+}

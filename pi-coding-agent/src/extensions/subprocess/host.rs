@@ -108,6 +108,8 @@ pub(crate) struct Host {
     dead: Arc<AtomicBool>,
     next_id: AtomicU64,
     options: SubprocessOptions,
+    /// The protocol version the extension answered (version 4 takes `message_update` patches).
+    version: AtomicU64,
 }
 
 impl Host {
@@ -321,6 +323,16 @@ impl Link for Host {
     fn options(&self) -> SubprocessOptions {
         self.options
     }
+
+    fn patches_updates(&self) -> bool {
+        self.version.load(Ordering::Acquire) >= 4
+    }
+
+    /// A notification, as `message_update` is to every subprocess extension.
+    async fn send_update(&self, params: Value) -> Vec<String> {
+        Host::notify(self, super::protocol::METHOD_EVENT, params).await;
+        Vec::new()
+    }
 }
 
 impl SubprocessExtension {
@@ -353,6 +365,7 @@ impl SubprocessExtension {
             dead: Arc::new(AtomicBool::new(false)),
             next_id: AtomicU64::new(1),
             options: self.options,
+            version: AtomicU64::new(0),
         });
         let flag_defaults = Arc::new(Mutex::new(HashMap::new()));
         spawn_reader(
@@ -381,6 +394,7 @@ impl SubprocessExtension {
                 format!("Unsupported extension protocol version {got} (this host speaks {PROTOCOL_VERSION})").into()
             );
         }
+        host.version.store(version.unwrap_or_default(), Ordering::Release);
         let init: InitializeResult = serde_json::from_value(answer).map_err(|e| {
             host.kill();
             format!("Invalid initialize result: {e}")

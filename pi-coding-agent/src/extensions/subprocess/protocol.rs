@@ -9,10 +9,10 @@ use crate::extensions::api::FlagType;
 use crate::extensions::runtime::FlagValue;
 
 /// The protocol version this host speaks.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// The versions this host accepts from an extension (version 1 and 2 extensions keep working).
-pub const SUPPORTED_VERSIONS: &[u32] = &[1, 2, 3];
+pub const SUPPORTED_VERSIONS: &[u32] = &[1, 2, 3, 4];
 
 /// Host → extension: the handshake request.
 pub const METHOD_INITIALIZE: &str = "initialize";
