@@ -3,9 +3,10 @@
 //! (`scripts/bench-budget.sh` runs it beside `pi -p`).
 //!
 //! The answer comes from an OpenAI-compatible server (`BASE_URL`, e.g. llama.cpp's
-//! `http://127.0.0.1:8080/v1`, or `scripts/bench/instant_server.py`) through the real
-//! `openai-completions` provider, the agent loop, the session (in memory) and the extension
-//! runner; the handler reads each partial message's last block, as a progress display would. The
+//! `http://127.0.0.1:8080/v1`, or `scripts/bench/instant_server.py`), named in a models.json as a
+//! user's would be, through `SessionBuilder` (settings, models, resources, as `pi` builds a
+//! session), the real `openai-completions` provider, the agent loop, the session (in memory) and
+//! the extension runner; the handler reads each partial message's last block, as a progress display would. The
 //! answer is printed at the end, as print mode does.
 //!
 //! Run: `cargo run -p pi-examples --example stream_handler -- BASE_URL [--handler] [PROMPT]`
@@ -15,8 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context as _, Result, bail};
 use pi_coding_agent::extensions::{Extension, FnExtension, NotifyEvent};
-use pi_coding_agent::sdk::{CreateAgentSessionOptions, DefaultResourceLoader, create_agent_session};
-use pi_coding_agent::session::SessionManager;
+use pi_coding_agent::sdk::SessionBuilder;
 
 /// A `message_update` handler that reads the streaming message and counts the events.
 fn progress(events: Arc<AtomicUsize>) -> Arc<dyn Extension> {
@@ -35,37 +35,6 @@ fn progress(events: Arc<AtomicUsize>) -> Arc<dyn Extension> {
     }))
 }
 
-/// The `openai-completions` provider at `base_url`, keyless.
-fn stream_fn(base_url: &str) -> (pi_agent_core::StreamFn, pi_ai::Model) {
-    let mut models = pi_ai::registry::Models::from_catalog();
-    for api in pi_ai::providers::http_apis() {
-        models.register_api(api);
-    }
-    let model = pi_ai::Model {
-        id: "m".into(),
-        name: "m".into(),
-        api: "openai-completions".into(),
-        provider: "local".into(),
-        base_url: base_url.to_owned(),
-        context_window: 8_192_000,
-        max_tokens: 256,
-        ..Default::default()
-    };
-    models.set_provider(pi_ai::registry::ProviderEntry {
-        id: "local".into(),
-        models: vec![model.clone()].into(),
-        auth: pi_ai::registry::ProviderAuth::Keyless,
-        apis: Default::default(),
-    });
-    let models = Arc::new(models);
-    let stream: pi_agent_core::StreamFn = Arc::new(move |model: &pi_ai::Model, transcript, mut options| {
-        options.api_key = Some("none".into());
-        let context = pi_ai::Context { system_prompt: None, messages: transcript.into_messages(), tools: None };
-        models.stream_simple(model, context, options)
-    });
-    (stream, model)
-}
-
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(base_url) = args.first() else {
@@ -76,22 +45,22 @@ fn main() -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let events = Arc::new(AtomicUsize::new(0));
     let answer = runtime.block_on(async {
+        // An agent dir whose models.json names the server, as a user's would.
         let dir = tempfile::tempdir()?;
-        let mut loader = DefaultResourceLoader::new(dir.path(), dir.path().join("agent"));
-        loader.home_dir = Some(dir.path().join("home"));
-        loader.reload().await?;
-        let (stream_fn, model) = stream_fn(base_url);
-        let created = create_agent_session(CreateAgentSessionOptions {
-            cwd: Some(dir.path().to_path_buf()),
-            model: Some(model),
-            resource_loader: Some(loader),
-            session_manager: Some(SessionManager::in_memory(dir.path())),
-            stream_fn: Some(stream_fn),
-            extensions: if handler { vec![progress(events.clone())] } else { Vec::new() },
-            ..Default::default()
-        })
-        .await?;
-        let session = created.session;
+        let agent = dir.path().join("agent");
+        std::fs::create_dir_all(&agent)?;
+        let models = serde_json::json!({"providers": {"local": {"baseUrl": base_url, "api": "openai-completions",
+            "apiKey": "none", "models": [{"id": "m", "contextWindow": 8_192_000, "maxTokens": 256}]}}});
+        std::fs::write(agent.join("models.json"), models.to_string())?;
+        let extensions = if handler { vec![progress(events.clone())] } else { Vec::new() };
+        let built = SessionBuilder::new(dir.path())
+            .agent_dir(&agent)
+            .model("local", "m")
+            .in_memory()
+            .options(|o| o.extensions = extensions)
+            .build()
+            .await?;
+        let session = built.session;
         session.bind_extensions(|_| {}).await;
         session.prompt(prompt).await?;
         session.get_last_assistant_text().context("no answer")
