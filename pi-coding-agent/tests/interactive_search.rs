@@ -214,7 +214,9 @@ fn the_count_follows_a_growing_transcript_and_the_selection_stays() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     type_keys(&mut pty, &[SEARCH, "found"]);
-    let screen = pty.wait_for("the command's five lines", |s| s.contains("1/6"));
+    // The fifth line shows 0.3 s before the command ends and its output counts in the footer's
+    // context usage (the recording's 0.5%): wait for both.
+    let screen = pty.wait_for("the command's five lines and its end", |s| s.contains("1/6") && s.contains("0.5%/8.2k"));
     std::mem::forget(server);
     let proj = env.proj().display().to_string();
     let want = fixture("search_grow.ref.txt");
