@@ -18,8 +18,10 @@ use serde_json::Value;
 use super::process::{Answer, Connection};
 use crate::extensions::subprocess::protocol::METHOD_EVENT;
 
-/// How many updates may be unanswered before the stream waits for the oldest.
-pub(crate) const WINDOW: usize = 64;
+/// How many updates may be unanswered before the stream waits for the oldest: enough that
+/// neither process waits on the other's wake-ups, few enough that an aborted run waits for at
+/// most this many handlers before its `message_end`.
+pub(crate) const WINDOW: usize = 16;
 
 /// One update sent and not yet answered.
 struct Sent {
