@@ -213,11 +213,11 @@ struct BlockDelta<'a> {
 struct DeltaBody<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     text: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     thinking: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     partial_json: Option<Cow<'a, str>>,
 }
 

@@ -331,7 +331,7 @@ struct TypedBlockDelta<'a> {
 
 #[derive(serde::Deserialize)]
 struct TypedDeltaBody<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     text: Option<Cow<'a, str>>,
     #[serde(rename = "toolUse", borrow, default, deserialize_with = "crate::providers::typed::nullable")]
     tool_use: Option<Option<TypedToolUse<'a>>>,
@@ -341,13 +341,13 @@ struct TypedDeltaBody<'a> {
 
 #[derive(serde::Deserialize)]
 struct TypedToolUse<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     input: Option<Cow<'a, str>>,
 }
 
 #[derive(serde::Deserialize)]
 struct TypedReasoning<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     text: Option<Cow<'a, str>>,
     #[serde(default, deserialize_with = "crate::providers::typed::present")]
     signature: bool,

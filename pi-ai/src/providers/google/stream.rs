@@ -202,7 +202,7 @@ impl UsageCounts {
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct TextChunk<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     response_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     candidates: Option<Vec<TextCandidate<'a>>>,
@@ -217,7 +217,7 @@ struct TextChunk<'a> {
 struct TextCandidate<'a> {
     #[serde(borrow, default)]
     content: Option<TextContentOf<'a>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     finish_reason: Option<Cow<'a, str>>,
 }
 
@@ -230,11 +230,11 @@ struct TextContentOf<'a> {
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct TextPart<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     text: Option<Cow<'a, str>>,
     #[serde(default)]
     thought: Option<bool>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     thought_signature: Option<Cow<'a, str>>,
     #[serde(default, deserialize_with = "crate::providers::typed::present")]
     function_call: bool,

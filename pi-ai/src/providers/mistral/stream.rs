@@ -196,7 +196,7 @@ fn finish_reason(reason: &str, out: &mut ProviderOutput) {
 /// field of another type, a duplicate key) takes the `Value` path, which reads every shape.
 #[derive(serde::Deserialize)]
 struct TextChunk<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     id: Option<Cow<'a, str>>,
     #[serde(default, deserialize_with = "crate::providers::typed::present")]
     usage: bool,
@@ -206,7 +206,7 @@ struct TextChunk<'a> {
 
 #[derive(serde::Deserialize)]
 struct TextChoice<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     finish_reason: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     delta: Option<TextDelta<'a>>,
@@ -214,7 +214,7 @@ struct TextChoice<'a> {
 
 #[derive(serde::Deserialize)]
 struct TextDelta<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     content: Option<Cow<'a, str>>,
     #[serde(default, deserialize_with = "crate::providers::typed::present")]
     tool_calls: bool,

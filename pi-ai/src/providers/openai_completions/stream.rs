@@ -322,9 +322,9 @@ fn apply_finish_reason(message: &mut crate::types::AssistantMessage, reason: &st
 /// `Value` path, which handles every field.
 #[derive(serde::Deserialize)]
 struct TextChunk<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     model: Option<Cow<'a, str>>,
     #[serde(default)]
     usage: Option<serde::de::IgnoredAny>,
@@ -338,7 +338,7 @@ struct TextChunk<'a> {
 struct TextChoice<'a> {
     #[serde(borrow, default)]
     delta: Option<TextDelta<'a>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     finish_reason: Option<Cow<'a, str>>,
     #[serde(default)]
     usage: Option<serde::de::IgnoredAny>,
@@ -346,13 +346,13 @@ struct TextChoice<'a> {
 
 #[derive(serde::Deserialize)]
 struct TextDelta<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     content: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     reasoning_content: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     reasoning: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     reasoning_text: Option<Cow<'a, str>>,
     #[serde(default)]
     reasoning_details: Option<serde::de::IgnoredAny>,
@@ -365,7 +365,7 @@ struct TextDelta<'a> {
 struct ToolFragment<'a> {
     #[serde(default)]
     index: Option<i64>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     function: Option<FunctionFragment<'a>>,
@@ -375,9 +375,9 @@ struct ToolFragment<'a> {
 
 #[derive(Default, serde::Deserialize)]
 struct FunctionFragment<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     arguments: Option<Cow<'a, str>>,
 }
 

@@ -344,7 +344,7 @@ pub(crate) struct ResponsesDelta<'a> {
     kind: Cow<'a, str>,
     #[serde(default)]
     output_index: Option<u64>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     delta: Option<Cow<'a, str>>,
     #[serde(default)]
     error: Option<serde::de::IgnoredAny>,

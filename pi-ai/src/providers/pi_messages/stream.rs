@@ -152,7 +152,7 @@ struct TypedDelta<'a> {
     kind: Cow<'a, str>,
     #[serde(rename = "contentIndex")]
     content_index: u64,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     delta: Option<Cow<'a, str>>,
 }
 
