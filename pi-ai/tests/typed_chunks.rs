@@ -70,6 +70,28 @@ const STREAMS: &[&[&str]] = &[
         r#"{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
     ],
     &[r#"{"id":"c1","choices":[{"index":0,"delta":{"content":"p"}}]}"#, r#"{"error":{"message":"boom"}}"#],
+    // Keys spelled with escapes, unknown members of every kind (an exponent, nesting, escapes),
+    // duplicates of an unknown member, members of the wrong type.
+    &[
+        r#"{"\u0069d":"c1","choices":[{"index":0,"delta":{"\u0063ontent":"a\/b\t\u00e9\ud83d\ude00"}}]}"#,
+        r#"{"id":"c1","created":1.5e3,"x":[{"y":[null,true,false,-0.25,"z\"\\"]}],"x":{},"choices":[{"index":0,"delta":{"content":"c","role":"assistant","refusal":null},"logprobs":{"content":[]}}]}"#,
+        r#"{"id":"c1","choices":[{"index":0,"delta":{"content":7}}]}"#,
+        r#"{"id":"c1","choices":{"index":0}}"#,
+        r#"{"id":"c1","choices":null}"#,
+        r#"{"id":"c1","id":"c2","choices":[{"index":0,"delta":{"content":"d"}}]}"#,
+        r#"{"id":"c1","choices":[{"index":0,"delta":{"content":"e"},"finish_reason":"length","finish_reason":"stop"}]}"#,
+        r#"{"id":"c1","choices":[null]}"#,
+        r#"{"id":"c1","usage":null,"error":null,"choices":[{"index":0,"usage":null,"delta":{"content":"f","reasoning_details":null}}]} "#,
+    ],
+    // Tool-call fragments: a custom one (even null), a fractional or huge index, a null function.
+    &[
+        r#"{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"t1","type":"function","function":{"name":"f","arguments":""}}]}}]}"#,
+        r#"{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\":"}}]}}]}"#,
+        r#"{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":null,"custom":null}]}}]}"#,
+        r#"{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":1.0,"function":{"arguments":"1"}}]}}]}"#,
+        r#"{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":99999999999999999999,"function":{"arguments":"2"}}]}}]}"#,
+        r#"{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"}"}}]},"finish_reason":"tool_calls"}]}"#,
+    ],
 ];
 
 #[tokio::test]

@@ -9,6 +9,7 @@ mod extra;
 mod key;
 mod number;
 mod object;
+pub(crate) mod scan;
 mod write;
 
 pub use extra::Extra;

@@ -11,6 +11,7 @@
 //! Mid-conversation system messages are collapsed into the first one unless
 //! `compat.supportsMidConvoSystemMessages` is set.
 
+mod chunk;
 mod compat;
 mod request;
 mod stream;

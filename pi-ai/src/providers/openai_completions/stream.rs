@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use super::chunk::TextChunk;
 use super::compat::CompletionsCompat;
 use crate::http::shared::{finish_tool_arguments, settle_open_tool_calls};
 use crate::http::{ProviderOutput, SseHandler, StreamContext};
@@ -273,7 +274,7 @@ impl CompletionsStream {
         {
             message.response_model = Some(m.into_owned());
         }
-        let Some(choice) = chunk.choices.0 else {
+        let Some(choice) = chunk.choice else {
             return;
         };
         if let Some(reason) = choice.finish_reason.as_deref().filter(|s| !s.is_empty()) {
@@ -312,88 +313,6 @@ fn apply_finish_reason(message: &mut crate::types::AssistantMessage, reason: &st
     message.stop_reason = stop;
     if let Some(error) = error {
         message.error_message = Some(error);
-    }
-}
-
-/// The chunk almost every streamed delta is: a text, reasoning or tool-call argument delta (or a
-/// finish reason) in its one choice, nothing else that matters. It is read typed and borrowing,
-/// straight from the event's text; any other chunk (usage, an error, reasoning details, a custom
-/// tool call, fields of another type, a duplicate key) does not read as this and takes the
-/// `Value` path, which handles every field.
-#[derive(serde::Deserialize)]
-struct TextChunk<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
-    id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
-    model: Option<Cow<'a, str>>,
-    #[serde(default)]
-    usage: Option<serde::de::IgnoredAny>,
-    #[serde(default)]
-    error: Option<serde::de::IgnoredAny>,
-    #[serde(borrow)]
-    choices: crate::providers::typed::First<TextChoice<'a>>,
-}
-
-#[derive(serde::Deserialize)]
-struct TextChoice<'a> {
-    #[serde(borrow, default)]
-    delta: Option<TextDelta<'a>>,
-    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
-    finish_reason: Option<Cow<'a, str>>,
-    #[serde(default)]
-    usage: Option<serde::de::IgnoredAny>,
-}
-
-#[derive(serde::Deserialize)]
-struct TextDelta<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
-    content: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
-    reasoning_content: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
-    reasoning: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
-    reasoning_text: Option<Cow<'a, str>>,
-    #[serde(default)]
-    reasoning_details: Option<serde::de::IgnoredAny>,
-    #[serde(borrow, default)]
-    tool_calls: Option<Vec<ToolFragment<'a>>>,
-}
-
-/// One `tool_calls` fragment of a function call (a custom tool's fragment takes the `Value` path).
-#[derive(serde::Deserialize)]
-struct ToolFragment<'a> {
-    #[serde(default)]
-    index: Option<i64>,
-    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
-    id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    function: Option<FunctionFragment<'a>>,
-    #[serde(default, deserialize_with = "crate::providers::typed::present")]
-    custom: bool,
-}
-
-#[derive(Default, serde::Deserialize)]
-struct FunctionFragment<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
-    arguments: Option<Cow<'a, str>>,
-}
-
-impl<'a> TextChunk<'a> {
-    /// The chunk, when `data` is one the typed path handles exactly as the `Value` path would.
-    fn read(data: &'a str) -> Option<Self> {
-        let chunk: TextChunk<'a> = serde_json::from_str(data).ok()?;
-        let plain = chunk.usage.is_none()
-            && chunk.error.is_none()
-            && chunk.choices.first().is_none_or(|c| {
-                c.usage.is_none()
-                    && c.delta.as_ref().is_none_or(|d| {
-                        d.reasoning_details.is_none() && d.tool_calls.iter().flatten().all(|f| !f.custom)
-                    })
-            });
-        plain.then_some(chunk)
     }
 }
 

@@ -1,0 +1,280 @@
+//! The chunk almost every streamed delta is, read in place (issue 20): a text, reasoning or
+//! tool-call argument delta (or a finish reason) in its one choice, nothing else that matters.
+//!
+//! It is read by [`Scanner`], borrowing from the event's text; any other chunk (usage, an error,
+//! reasoning details, a custom tool call, a member of another type, a duplicate member, anything
+//! the scanner declines) is not read here and takes the `Value` path, which handles every field.
+//! Members this path does not name are skipped: the `Value` path ignores them too.
+
+use std::borrow::Cow;
+
+use crate::json::scan::{Reject, Scan, Scanner, once};
+
+/// A plain chunk: its `id`, `model` and first choice.
+pub(super) struct TextChunk<'a> {
+    pub(super) id: Option<Cow<'a, str>>,
+    pub(super) model: Option<Cow<'a, str>>,
+    /// `choices[0]`; `None` for an empty `choices`.
+    pub(super) choice: Option<TextChoice<'a>>,
+}
+
+/// The first choice of a plain chunk.
+pub(super) struct TextChoice<'a> {
+    pub(super) delta: Option<TextDelta<'a>>,
+    pub(super) finish_reason: Option<Cow<'a, str>>,
+}
+
+/// A plain choice's `delta`.
+pub(super) struct TextDelta<'a> {
+    pub(super) content: Option<Cow<'a, str>>,
+    pub(super) reasoning_content: Option<Cow<'a, str>>,
+    pub(super) reasoning: Option<Cow<'a, str>>,
+    pub(super) reasoning_text: Option<Cow<'a, str>>,
+    pub(super) tool_calls: Option<Vec<ToolFragment<'a>>>,
+}
+
+/// One `tool_calls` fragment of a function call (a custom tool's fragment takes the `Value` path).
+pub(super) struct ToolFragment<'a> {
+    pub(super) index: Option<i64>,
+    pub(super) id: Option<Cow<'a, str>>,
+    pub(super) function: Option<FunctionFragment<'a>>,
+}
+
+/// A fragment's `function`.
+#[derive(Default)]
+pub(super) struct FunctionFragment<'a> {
+    pub(super) name: Option<Cow<'a, str>>,
+    pub(super) arguments: Option<Cow<'a, str>>,
+}
+
+impl<'a> TextChunk<'a> {
+    /// The chunk, when `data` is one this path handles exactly as the `Value` path would.
+    pub(super) fn read(data: &'a str) -> Option<Self> {
+        let mut s = Scanner::new(data);
+        let chunk = Self::scan(&mut s).ok()?;
+        s.end().ok()?;
+        Some(chunk)
+    }
+
+    fn scan(s: &mut Scanner<'a>) -> Scan<Self> {
+        let (mut id, mut model, mut choice) = (None, None, None);
+        let mut seen = [false; 5];
+        s.object(|s, key| match &*key {
+            "id" => {
+                once(&mut seen[0])?;
+                id = s.null_or_string()?;
+                Ok(())
+            }
+            "model" => {
+                once(&mut seen[1])?;
+                model = s.null_or_string()?;
+                Ok(())
+            }
+            "usage" => {
+                once(&mut seen[2])?;
+                null(s)
+            }
+            "error" => {
+                once(&mut seen[3])?;
+                null(s)
+            }
+            "choices" => {
+                once(&mut seen[4])?;
+                choice = first(s, TextChoice::scan)?;
+                Ok(())
+            }
+            _ => s.skip(),
+        })?;
+        // `choices` is required: a chunk without it is the `Value` path's.
+        if !seen[4] {
+            return Err(Reject);
+        }
+        Ok(Self { id, model, choice })
+    }
+}
+
+impl<'a> TextChoice<'a> {
+    fn scan(s: &mut Scanner<'a>) -> Scan<Self> {
+        let (mut delta, mut finish_reason) = (None, None);
+        let mut seen = [false; 3];
+        s.object(|s, key| match &*key {
+            "delta" => {
+                once(&mut seen[0])?;
+                delta = if s.null()? { None } else { Some(TextDelta::scan(s)?) };
+                Ok(())
+            }
+            "finish_reason" => {
+                once(&mut seen[1])?;
+                finish_reason = s.null_or_string()?;
+                Ok(())
+            }
+            "usage" => {
+                once(&mut seen[2])?;
+                null(s)
+            }
+            _ => s.skip(),
+        })?;
+        Ok(Self { delta, finish_reason })
+    }
+}
+
+impl<'a> TextDelta<'a> {
+    fn scan(s: &mut Scanner<'a>) -> Scan<Self> {
+        let mut delta = TextDelta {
+            content: None,
+            reasoning_content: None,
+            reasoning: None,
+            reasoning_text: None,
+            tool_calls: None,
+        };
+        let mut seen = [false; 6];
+        s.object(|s, key| {
+            let (slot, field) = match &*key {
+                "content" => (0, &mut delta.content),
+                "reasoning_content" => (1, &mut delta.reasoning_content),
+                "reasoning" => (2, &mut delta.reasoning),
+                "reasoning_text" => (3, &mut delta.reasoning_text),
+                "reasoning_details" => {
+                    once(&mut seen[4])?;
+                    return null(s);
+                }
+                "tool_calls" => {
+                    once(&mut seen[5])?;
+                    if !s.null()? {
+                        let mut fragments = Vec::new();
+                        s.array(|s, _| {
+                            fragments.push(ToolFragment::scan(s)?);
+                            Ok(())
+                        })?;
+                        delta.tool_calls = Some(fragments);
+                    }
+                    return Ok(());
+                }
+                _ => return s.skip(),
+            };
+            once(&mut seen[slot])?;
+            *field = s.null_or_string()?;
+            Ok(())
+        })?;
+        Ok(delta)
+    }
+}
+
+impl<'a> ToolFragment<'a> {
+    fn scan(s: &mut Scanner<'a>) -> Scan<Self> {
+        let mut fragment = ToolFragment { index: None, id: None, function: None };
+        let mut seen = [false; 3];
+        s.object(|s, key| match &*key {
+            "index" => {
+                once(&mut seen[0])?;
+                fragment.index = if s.null()? { None } else { Some(s.integer()?) };
+                Ok(())
+            }
+            "id" => {
+                once(&mut seen[1])?;
+                fragment.id = s.null_or_string()?;
+                Ok(())
+            }
+            "function" => {
+                once(&mut seen[2])?;
+                fragment.function = if s.null()? { None } else { Some(FunctionFragment::scan(s)?) };
+                Ok(())
+            }
+            // A custom tool's fragment, `null` included, is the `Value` path's.
+            "custom" => Err(Reject),
+            _ => s.skip(),
+        })?;
+        Ok(fragment)
+    }
+}
+
+impl<'a> FunctionFragment<'a> {
+    fn scan(s: &mut Scanner<'a>) -> Scan<Self> {
+        let mut function = FunctionFragment::default();
+        let mut seen = [false; 2];
+        s.object(|s, key| match &*key {
+            "name" => {
+                once(&mut seen[0])?;
+                function.name = s.null_or_string()?;
+                Ok(())
+            }
+            "arguments" => {
+                once(&mut seen[1])?;
+                function.arguments = s.null_or_string()?;
+                Ok(())
+            }
+            _ => s.skip(),
+        })?;
+        Ok(function)
+    }
+}
+
+/// A member this path reads only when it is `null` (as absent): any other value sends the chunk
+/// to the `Value` path.
+fn null(s: &mut Scanner<'_>) -> Scan<()> {
+    if s.null()? { Ok(()) } else { Err(Reject) }
+}
+
+/// An array's first element, read by `read`; the others skipped.
+fn first<'a, T>(s: &mut Scanner<'a>, read: fn(&mut Scanner<'a>) -> Scan<T>) -> Scan<Option<T>> {
+    let mut first = None;
+    s.array(|s, index| {
+        if index == 0 {
+            first = Some(read(s)?);
+            Ok(())
+        } else {
+            s.skip()
+        }
+    })?;
+    Ok(first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_common_chunks_are_read_here() {
+        let chunk = TextChunk::read(
+            r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":null,"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi \"there\""},"logprobs":null,"finish_reason":null}]}"#,
+        )
+        .expect("plain");
+        assert!(matches!(chunk.id, Some(Cow::Borrowed("chatcmpl-1"))));
+        assert_eq!(chunk.model.as_deref(), Some("m"));
+        let choice = chunk.choice.expect("a choice");
+        assert!(choice.finish_reason.is_none());
+        assert_eq!(choice.delta.and_then(|d| d.content).as_deref(), Some("Hi \"there\""));
+
+        let chunk = TextChunk::read(
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":2,"id":"t","function":{"name":"f","arguments":"{\"a\""}}]},"finish_reason":"tool_calls"}]}"#,
+        )
+        .expect("plain");
+        let choice = chunk.choice.expect("a choice");
+        assert_eq!(choice.finish_reason.as_deref(), Some("tool_calls"));
+        let fragment = &choice.delta.and_then(|d| d.tool_calls).expect("fragments")[0];
+        assert_eq!(fragment.index, Some(2));
+        assert_eq!(fragment.function.as_ref().and_then(|f| f.arguments.as_deref()), Some("{\"a\""));
+
+        let reasoning = TextChunk::read(r#"{"choices":[{"delta":{"reasoning_content":"hm"}}]}"#).expect("plain");
+        assert_eq!(reasoning.choice.and_then(|c| c.delta).and_then(|d| d.reasoning_content).as_deref(), Some("hm"));
+        assert!(TextChunk::read(r#"{"id":"x","choices":[]}"#).expect("plain").choice.is_none());
+    }
+
+    #[test]
+    fn other_chunks_are_left_to_the_value_path() {
+        for data in [
+            r#"{"choices":[],"usage":{"prompt_tokens":1}}"#,
+            r#"{"error":{"message":"x"},"choices":[]}"#,
+            r#"{"choices":[{"delta":{"reasoning_details":[]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"custom":{"input":"x"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"content":"a","content":"b"}}]}"#,
+            r#"{"id":1,"choices":[]}"#,
+            r#"{"id":"x"}"#,
+            r#"{"choices":[]} x"#,
+            r#"{"choices":[],"n":1e9}"#,
+            "[DONE]",
+        ] {
+            assert!(TextChunk::read(data).is_none(), "{data}");
+        }
+    }
+}
