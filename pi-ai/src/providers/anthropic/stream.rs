@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::http::shared::{finish_tool_arguments, settle_open_tool_calls};
 use crate::http::{ProviderOutput, SseHandler, StreamContext};
+use crate::json::scan::{Reject, Scan, Scanner, once};
 use crate::sse::SseEventRef;
 use crate::stream::AssistantMessageEvent as E;
 use crate::types::{AssistantBlock, StopReason, TextContent, ThinkingContent, ToolCall};
@@ -197,27 +198,18 @@ impl AnthropicStream {
 }
 
 /// The event almost every streamed delta is: `content_block_delta` with a text, thinking or
-/// argument delta. It is read typed and borrowing; an event that does not read as this (another
-/// delta type, a field of another type, a duplicate key) takes the `Value` path, which reads
-/// every shape.
-#[derive(serde::Deserialize)]
+/// argument delta. It is read in place by [`Scanner`]; an event that does not read as this
+/// (another delta type, a member of another type, a duplicate member, anything the scanner
+/// declines) takes the `Value` path, which reads every shape.
 struct BlockDelta<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
     index: u64,
-    #[serde(borrow)]
     delta: DeltaBody<'a>,
 }
 
-#[derive(serde::Deserialize)]
 struct DeltaBody<'a> {
-    #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
-    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     text: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     thinking: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     partial_json: Option<Cow<'a, str>>,
 }
 
@@ -225,9 +217,61 @@ impl<'a> BlockDelta<'a> {
     /// The event, when it is a text, thinking or argument delta the typed path handles exactly as
     /// the `Value` path would.
     fn read(data: &'a str) -> Option<Self> {
-        let event: BlockDelta<'a> = serde_json::from_str(data).ok()?;
+        let mut s = Scanner::new(data);
+        let event = Self::scan(&mut s).ok()?;
+        s.end().ok()?;
         let known = matches!(&*event.delta.kind, "text_delta" | "thinking_delta" | "input_json_delta");
-        (event.kind == "content_block_delta" && known).then_some(event)
+        known.then_some(event)
+    }
+
+    fn scan(s: &mut Scanner<'a>) -> Scan<Self> {
+        let (mut kind, mut index, mut delta) = (None, None, None);
+        s.object(|s, key| match &*key {
+            "type" if kind.is_none() => {
+                kind = Some(s.string()?);
+                Ok(())
+            }
+            "index" if index.is_none() => {
+                index = Some(u64::try_from(s.integer()?).map_err(|_| Reject)?);
+                Ok(())
+            }
+            "delta" if delta.is_none() => {
+                delta = Some(DeltaBody::scan(s)?);
+                Ok(())
+            }
+            "type" | "index" | "delta" => Err(Reject),
+            _ => s.skip(),
+        })?;
+        match (kind, index, delta) {
+            (Some(kind), Some(index), Some(delta)) if kind == "content_block_delta" => Ok(Self { index, delta }),
+            _ => Err(Reject),
+        }
+    }
+}
+
+impl<'a> DeltaBody<'a> {
+    fn scan(s: &mut Scanner<'a>) -> Scan<Self> {
+        let mut kind = None;
+        let mut body = (None, None, None);
+        let mut seen = [false; 3];
+        s.object(|s, key| {
+            let (slot, field) = match &*key {
+                "type" if kind.is_none() => {
+                    kind = Some(s.string()?);
+                    return Ok(());
+                }
+                "type" => return Err(Reject),
+                "text" => (0, &mut body.0),
+                "thinking" => (1, &mut body.1),
+                "partial_json" => (2, &mut body.2),
+                _ => return s.skip(),
+            };
+            once(&mut seen[slot])?;
+            *field = s.null_or_string()?;
+            Ok(())
+        })?;
+        let (text, thinking, partial_json) = body;
+        Ok(Self { kind: kind.ok_or(Reject)?, text, thinking, partial_json })
     }
 }
 
@@ -341,5 +385,46 @@ pub fn map_stop_reason(reason: &str, details: Option<&Value>) -> Result<(StopRea
 pub(crate) fn force_stream(payload: &mut Value) {
     if let Some(object) = payload.as_object_mut() {
         object.insert("stream".into(), Value::Bool(true));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_common_deltas_are_read_in_place() {
+        let text =
+            BlockDelta::read(r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hi"}}"#)
+                .expect("a text delta");
+        assert_eq!(text.index, 1);
+        assert!(matches!(text.delta.text, Some(Cow::Borrowed("Hi"))));
+        let json = BlockDelta::read(
+            r#"{"index":0,"delta":{"partial_json":"{\"a\"","type":"input_json_delta"},"type":"content_block_delta"}"#,
+        )
+        .expect("an argument delta");
+        assert_eq!(json.delta.partial_json.as_deref(), Some("{\"a\""));
+        assert!(
+            BlockDelta::read(
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}}"#
+            )
+            .is_some()
+        );
+    }
+
+    #[test]
+    fn other_events_are_left_to_the_value_path() {
+        for data in [
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"s"}}"#,
+            r#"{"type":"content_block_start","index":0,"delta":{"type":"text_delta","text":"a"}}"#,
+            r#"{"type":"content_block_delta","index":-1,"delta":{"type":"text_delta","text":"a"}}"#,
+            r#"{"type":"content_block_delta","delta":{"type":"text_delta","text":"a"}}"#,
+            r#"{"type":"content_block_delta","index":0,"index":1,"delta":{"type":"text_delta","text":"a"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a","text":"b"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"text":"a"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}"#,
+        ] {
+            assert!(BlockDelta::read(data).is_none(), "{data}");
+        }
     }
 }
