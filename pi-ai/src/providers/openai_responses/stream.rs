@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use crate::http::shared::{finish_tool_arguments, parse_openai_sse_data, settle_open_tool_calls};
 use crate::http::{ProviderOutput, SseHandler, StreamContext};
+use crate::json::scan::{Reject, Scan, Scanner, once};
 use crate::providers::constrained::GrammarInput;
 use crate::sse::SseEventRef;
 use crate::stream::AssistantMessageEvent as E;
@@ -336,24 +337,21 @@ impl ResponsesStream {
 }
 
 /// The event almost every streamed delta is: a text, refusal, reasoning or argument delta. It is
-/// read typed and borrowing; any other event (or one with an `error` member, a field of another
-/// type, a duplicate key) takes the `Value` path, which reads every shape.
-#[derive(serde::Deserialize)]
+/// read in place by [`Scanner`]; any other event (or one with an `error` member, a member of
+/// another type, a duplicate member, anything the scanner declines) takes the `Value` path,
+/// which reads every shape.
 pub(crate) struct ResponsesDelta<'a> {
-    #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
-    #[serde(default)]
     output_index: Option<u64>,
-    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     delta: Option<Cow<'a, str>>,
-    #[serde(default)]
-    error: Option<serde::de::IgnoredAny>,
 }
 
 impl<'a> ResponsesDelta<'a> {
     /// The event, when it is a delta the typed path handles exactly as the `Value` path would.
     pub(crate) fn read(data: &'a str) -> Option<Self> {
-        let event: ResponsesDelta<'a> = serde_json::from_str(data).ok()?;
+        let mut s = Scanner::new(data);
+        let event = Self::scan(&mut s).ok()?;
+        s.end().ok()?;
         let delta = matches!(
             &*event.kind,
             "response.output_text.delta"
@@ -362,7 +360,33 @@ impl<'a> ResponsesDelta<'a> {
                 | "response.reasoning_text.delta"
                 | "response.function_call_arguments.delta"
         );
-        (delta && event.error.is_none()).then_some(event)
+        delta.then_some(event)
+    }
+
+    fn scan(s: &mut Scanner<'a>) -> Scan<Self> {
+        let (mut kind, mut output_index, mut delta) = (None, None, None);
+        let mut seen = [false; 3];
+        s.object(|s, key| match &*key {
+            "type" => {
+                once(&mut seen[0])?;
+                kind = Some(s.string()?);
+                Ok(())
+            }
+            "output_index" => {
+                once(&mut seen[1])?;
+                output_index = if s.null()? { None } else { Some(u64::try_from(s.integer()?).map_err(|_| Reject)?) };
+                Ok(())
+            }
+            "delta" => {
+                once(&mut seen[2])?;
+                delta = s.null_or_string()?;
+                Ok(())
+            }
+            // An event with an error member, even a null one, is the `Value` path's.
+            "error" => Err(Reject),
+            _ => s.skip(),
+        })?;
+        Ok(Self { kind: kind.ok_or(Reject)?, output_index, delta })
     }
 }
 
@@ -531,5 +555,28 @@ pub fn map_stop_reason(status: Option<&str>, incomplete_reason: Option<&str>) ->
             None => (StopReason::Error, Some("Response incomplete without a provider reason".to_owned())),
         },
         Some(_) => (StopReason::Error, None),
+    }
+}
+
+#[cfg(test)]
+mod delta_tests {
+    use super::*;
+
+    #[test]
+    fn deltas_are_read_in_place_and_the_rest_left_to_the_value_path() {
+        let event = ResponsesDelta::read(
+            r#"{"type":"response.output_text.delta","sequence_number":4,"item_id":"msg","output_index":1,"content_index":0,"delta":"Hi","logprobs":[],"obfuscation":"x"}"#,
+        )
+        .expect("a text delta");
+        assert_eq!((event.output_index, event.delta.as_deref()), (Some(1), Some("Hi")));
+        for data in [
+            r#"{"type":"response.output_text.done","output_index":1,"text":"Hi"}"#,
+            r#"{"type":"response.output_text.delta","output_index":1,"delta":"Hi","error":null}"#,
+            r#"{"type":"response.output_text.delta","output_index":-1,"delta":"Hi"}"#,
+            r#"{"type":"response.output_text.delta","delta":"a","delta":"b"}"#,
+            r#"{"output_index":1,"delta":"Hi"}"#,
+        ] {
+            assert!(ResponsesDelta::read(data).is_none(), "{data}");
+        }
     }
 }
