@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::http::shared::{finish_tool_arguments, settle_open_tool_calls};
 use crate::http::{ProviderOutput, SseHandler, StreamContext};
+use crate::json::scan::{Reject, Scan, Scanner, once};
 use crate::sse::SseEventRef;
 use crate::stream::AssistantMessageEvent as E;
 use crate::types::{AssistantBlock, StopReason, TextContent, ThinkingContent, ToolCall};
@@ -167,11 +168,11 @@ impl MistralStream {
         {
             out.message_mut().response_id = Some(id.into_owned());
         }
-        let Some(choice) = chunk.choices.0 else { return };
-        if let Some(reason) = choice.finish_reason {
+        let Some((reason, content)) = chunk.choice else { return };
+        if let Some(reason) = reason {
             finish_reason(&reason, out);
         }
-        if let Some(text) = choice.delta.and_then(|d| d.content) {
+        if let Some(text) = content {
             self.push_text(false, text.into_owned(), out);
         }
     }
@@ -192,41 +193,83 @@ fn finish_reason(reason: &str, out: &mut ProviderOutput) {
 }
 
 /// The chunk almost every streamed delta is: text content in its first choice, perhaps a finish
-/// reason. It is read typed and borrowing; any other chunk (usage, tool calls, content parts, a
-/// field of another type, a duplicate key) takes the `Value` path, which reads every shape.
-#[derive(serde::Deserialize)]
+/// reason. It is read in place by [`Scanner`]; any other chunk (usage, tool calls, content parts,
+/// a member of another type, a duplicate member, anything the scanner declines) takes the `Value`
+/// path, which reads every shape.
 struct TextChunk<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
     id: Option<Cow<'a, str>>,
-    #[serde(default, deserialize_with = "crate::providers::typed::present")]
-    usage: bool,
-    #[serde(borrow)]
-    choices: crate::providers::typed::First<TextChoice<'a>>,
-}
-
-#[derive(serde::Deserialize)]
-struct TextChoice<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
-    finish_reason: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    delta: Option<TextDelta<'a>>,
-}
-
-#[derive(serde::Deserialize)]
-struct TextDelta<'a> {
-    #[serde(borrow, default, deserialize_with = "crate::providers::typed::borrowed")]
-    content: Option<Cow<'a, str>>,
-    #[serde(default, deserialize_with = "crate::providers::typed::present")]
-    tool_calls: bool,
+    /// `choices[0]`: its finish reason and delta text.
+    choice: Option<(Option<Cow<'a, str>>, Option<Cow<'a, str>>)>,
 }
 
 impl<'a> TextChunk<'a> {
     /// The chunk, when the typed path handles it exactly as the `Value` path would.
     fn read(data: &'a str) -> Option<Self> {
-        let chunk: TextChunk<'a> = serde_json::from_str(data).ok()?;
-        let plain = !chunk.usage && chunk.choices.first().and_then(|c| c.delta.as_ref()).is_none_or(|d| !d.tool_calls);
-        plain.then_some(chunk)
+        let mut s = Scanner::new(data);
+        let chunk = Self::scan(&mut s).ok()?;
+        s.end().ok()?;
+        Some(chunk)
     }
+
+    fn scan(s: &mut Scanner<'a>) -> Scan<Self> {
+        let (mut id, mut choice, mut choices) = (None, None, false);
+        let mut seen_id = false;
+        s.object(|s, key| match &*key {
+            "id" => {
+                once(&mut seen_id)?;
+                id = s.null_or_string()?;
+                Ok(())
+            }
+            // Usage, even a null one, is the `Value` path's.
+            "usage" => Err(Reject),
+            "choices" => {
+                once(&mut choices)?;
+                s.array(|s, index| {
+                    if index == 0 {
+                        choice = Some(scan_choice(s)?);
+                        Ok(())
+                    } else {
+                        s.skip()
+                    }
+                })
+            }
+            _ => s.skip(),
+        })?;
+        if !choices {
+            return Err(Reject);
+        }
+        Ok(Self { id, choice })
+    }
+}
+
+/// A first choice: its `finish_reason` and `delta.content`; tool calls (even `null`) decline.
+fn scan_choice<'a>(s: &mut Scanner<'a>) -> Scan<(Option<Cow<'a, str>>, Option<Cow<'a, str>>)> {
+    let (mut finish_reason, mut content) = (None, None);
+    let mut seen = [false; 3];
+    s.object(|s, key| match &*key {
+        "finish_reason" => {
+            once(&mut seen[0])?;
+            finish_reason = s.null_or_string()?;
+            Ok(())
+        }
+        "delta" => {
+            once(&mut seen[1])?;
+            if s.null()? {
+                return Ok(());
+            }
+            s.object(|s, key| match &*key {
+                "content" => {
+                    once(&mut seen[2])?;
+                    content = s.null_or_string()?;
+                    Ok(())
+                }
+                "tool_calls" => Err(Reject),
+                _ => s.skip(),
+            })
+        }
+        _ => s.skip(),
+    })?;
+    Ok((finish_reason, content))
 }
 
 /// `JSON.parse`'s wording for a chunk cut short, else serde's.
