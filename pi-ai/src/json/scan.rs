@@ -128,28 +128,26 @@ impl<'a> Scanner<'a> {
 
     /// Reads a string: borrowed from the text, owned when it had escapes to undo.
     pub(crate) fn string(&mut self) -> Scan<Cow<'a, str>> {
+        let (raw, escaped) = self.raw_string()?;
+        if escaped { Ok(Cow::Owned(unescape(raw)?)) } else { Ok(Cow::Borrowed(raw)) }
+    }
+
+    /// Reads a string as its raw text between the quotes, its escapes checked but not undone,
+    /// and whether it has any.
+    fn raw_string(&mut self) -> Scan<(&'a str, bool)> {
         self.expect(b'"')?;
+        let bytes = self.text.as_bytes();
         let start = self.pos;
-        let end = self.plain_run(start)?;
-        if self.text.as_bytes()[end] == b'"' {
-            self.pos = end + 1;
-            return Ok(Cow::Borrowed(&self.text[start..end]));
-        }
-        let mut out = String::with_capacity(end - start + 16);
-        out.push_str(&self.text[start..end]);
-        self.pos = end;
-        loop {
-            // At a backslash: undo the escape, then copy the plain run after it.
-            out.push(self.escape()?);
-            let run = self.pos;
-            let end = self.plain_run(run)?;
-            out.push_str(&self.text[run..end]);
+        let mut end = plain_run(bytes, start)?;
+        let mut escaped = false;
+        while bytes[end] == b'\\' {
+            escaped = true;
             self.pos = end;
-            if self.text.as_bytes()[end] == b'"' {
-                self.pos = end + 1;
-                return Ok(Cow::Owned(out));
-            }
+            self.escape()?;
+            end = plain_run(bytes, self.pos)?;
         }
+        self.pos = end + 1;
+        Ok((&self.text[start..end], escaped))
     }
 
     /// Reads a string or a `null` (`None`).
@@ -189,7 +187,7 @@ impl<'a> Scanner<'a> {
 
     fn skip_at(&mut self, depth: u32) -> Scan<()> {
         match self.peek().ok_or(Reject)? {
-            b'"' => self.skip_string(),
+            b'"' => self.raw_string().map(drop),
             b'{' if depth < MAX_DEPTH => self.object(|s, _| s.skip_at(depth + 1)),
             b'[' if depth < MAX_DEPTH => self.array(|s, _| s.skip_at(depth + 1)),
             b't' => self.literal(b"true"),
@@ -203,33 +201,6 @@ impl<'a> Scanner<'a> {
     /// Declines unless only whitespace is left.
     pub(crate) fn end(&mut self) -> Scan<()> {
         if self.peek().is_none() { Ok(()) } else { Err(Reject) }
-    }
-
-    /// Skips a string, its escapes checked but not undone.
-    fn skip_string(&mut self) -> Scan<()> {
-        self.expect(b'"')?;
-        let mut end = self.plain_run(self.pos)?;
-        while self.text.as_bytes()[end] == b'\\' {
-            self.pos = end;
-            self.escape()?;
-            end = self.plain_run(self.pos)?;
-        }
-        self.pos = end + 1;
-        Ok(())
-    }
-
-    /// The position of the first `"` or `\` at or after `from`; a control character (which JSON
-    /// strings may not hold raw) or the end of the text declines.
-    fn plain_run(&self, from: usize) -> Scan<usize> {
-        let bytes = self.text.as_bytes();
-        let mut i = from;
-        loop {
-            match bytes.get(i) {
-                Some(b'"' | b'\\') => return Ok(i),
-                Some(0..=0x1f) | None => return Err(Reject),
-                Some(_) => i += 1,
-            }
-        }
     }
 
     /// Reads the escape at the position (a backslash) and the character it stands for.
@@ -310,6 +281,51 @@ impl<'a> Scanner<'a> {
         }
         self.pos = i;
         Ok(())
+    }
+}
+
+/// The position of the first `"` or `\` at or after `from`; a control character (which JSON
+/// strings may not hold raw) or the end of the text declines. Eight bytes are tested at a time:
+/// the word's lowest flagged byte is always one of those (a flag can be false only above a true
+/// one), so the first flagged word gives the answer without a byte loop.
+fn plain_run(bytes: &[u8], from: usize) -> Scan<usize> {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
+    let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let mut i = from;
+    while let Some(word) = bytes.get(i..).and_then(<[u8]>::first_chunk::<8>) {
+        let word = u64::from_le_bytes(*word);
+        let special = zero_byte(word ^ (ONES * u64::from(b'"')))
+            | zero_byte(word ^ (ONES * u64::from(b'\\')))
+            | (word.wrapping_sub(ONES * 0x20) & !word & HIGH);
+        if special != 0 {
+            let at = i + (special.trailing_zeros() / 8) as usize;
+            return if bytes[at] < 0x20 { Err(Reject) } else { Ok(at) };
+        }
+        i += 8;
+    }
+    loop {
+        match bytes.get(i) {
+            Some(b'"' | b'\\') => return Ok(i),
+            Some(0..=0x1f) | None => return Err(Reject),
+            Some(_) => i += 1,
+        }
+    }
+}
+
+/// The text of a string read by [`Scanner::raw_string`], its escapes undone.
+fn unescape(raw: &str) -> Scan<String> {
+    let mut out = String::with_capacity(raw.len());
+    let mut s = Scanner::new(raw);
+    loop {
+        let run = s.pos;
+        let end = raw[run..].find('\\').map_or(raw.len(), |at| run + at);
+        out.push_str(&raw[run..end]);
+        if end == raw.len() {
+            return Ok(out);
+        }
+        s.pos = end;
+        out.push(s.escape()?);
     }
 }
 

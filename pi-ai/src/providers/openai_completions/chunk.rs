@@ -51,23 +51,17 @@ impl<'a> TextChunk<'a> {
     /// The chunk, when `data` is one this path handles exactly as the `Value` path would.
     pub(super) fn read(data: &'a str) -> Option<Self> {
         let mut s = Scanner::new(data);
-        let chunk = Self::scan(&mut s).ok()?;
-        s.end().ok()?;
-        Some(chunk)
-    }
-
-    fn scan(s: &mut Scanner<'a>) -> Scan<Self> {
-        let (mut id, mut model, mut choice) = (None, None, None);
+        let mut chunk = TextChunk { id: None, model: None, choice: None };
         let mut seen = [false; 5];
         s.object(|s, key| match &*key {
             "id" => {
                 once(&mut seen[0])?;
-                id = s.null_or_string()?;
+                chunk.id = s.null_or_string()?;
                 Ok(())
             }
             "model" => {
                 once(&mut seen[1])?;
-                model = s.null_or_string()?;
+                chunk.model = s.null_or_string()?;
                 Ok(())
             }
             "usage" => {
@@ -80,32 +74,45 @@ impl<'a> TextChunk<'a> {
             }
             "choices" => {
                 once(&mut seen[4])?;
-                choice = first(s, TextChoice::scan)?;
-                Ok(())
+                s.array(|s, index| {
+                    if index == 0 {
+                        chunk.choice.insert(TextChoice { delta: None, finish_reason: None }).scan(s)
+                    } else {
+                        s.skip()
+                    }
+                })
             }
             _ => s.skip(),
-        })?;
+        })
+        .ok()?;
+        s.end().ok()?;
         // `choices` is required: a chunk without it is the `Value` path's.
-        if !seen[4] {
-            return Err(Reject);
-        }
-        Ok(Self { id, model, choice })
+        seen[4].then_some(chunk)
     }
 }
 
 impl<'a> TextChoice<'a> {
-    fn scan(s: &mut Scanner<'a>) -> Scan<Self> {
-        let (mut delta, mut finish_reason) = (None, None);
+    /// Reads the choice into `self`.
+    fn scan(&mut self, s: &mut Scanner<'a>) -> Scan<()> {
         let mut seen = [false; 3];
         s.object(|s, key| match &*key {
             "delta" => {
                 once(&mut seen[0])?;
-                delta = if s.null()? { None } else { Some(TextDelta::scan(s)?) };
-                Ok(())
+                if s.null()? {
+                    return Ok(());
+                }
+                let delta = TextDelta {
+                    content: None,
+                    reasoning_content: None,
+                    reasoning: None,
+                    reasoning_text: None,
+                    tool_calls: None,
+                };
+                self.delta.insert(delta).scan(s)
             }
             "finish_reason" => {
                 once(&mut seen[1])?;
-                finish_reason = s.null_or_string()?;
+                self.finish_reason = s.null_or_string()?;
                 Ok(())
             }
             "usage" => {
@@ -113,27 +120,20 @@ impl<'a> TextChoice<'a> {
                 null(s)
             }
             _ => s.skip(),
-        })?;
-        Ok(Self { delta, finish_reason })
+        })
     }
 }
 
 impl<'a> TextDelta<'a> {
-    fn scan(s: &mut Scanner<'a>) -> Scan<Self> {
-        let mut delta = TextDelta {
-            content: None,
-            reasoning_content: None,
-            reasoning: None,
-            reasoning_text: None,
-            tool_calls: None,
-        };
+    /// Reads the delta into `self`.
+    fn scan(&mut self, s: &mut Scanner<'a>) -> Scan<()> {
         let mut seen = [false; 6];
         s.object(|s, key| {
             let (slot, field) = match &*key {
-                "content" => (0, &mut delta.content),
-                "reasoning_content" => (1, &mut delta.reasoning_content),
-                "reasoning" => (2, &mut delta.reasoning),
-                "reasoning_text" => (3, &mut delta.reasoning_text),
+                "content" => (0, &mut self.content),
+                "reasoning_content" => (1, &mut self.reasoning_content),
+                "reasoning" => (2, &mut self.reasoning),
+                "reasoning_text" => (3, &mut self.reasoning_text),
                 "reasoning_details" => {
                     once(&mut seen[4])?;
                     return null(s);
@@ -141,12 +141,11 @@ impl<'a> TextDelta<'a> {
                 "tool_calls" => {
                     once(&mut seen[5])?;
                     if !s.null()? {
-                        let mut fragments = Vec::new();
+                        let fragments = self.tool_calls.insert(Vec::new());
                         s.array(|s, _| {
                             fragments.push(ToolFragment::scan(s)?);
                             Ok(())
                         })?;
-                        delta.tool_calls = Some(fragments);
                     }
                     return Ok(());
                 }
@@ -155,8 +154,7 @@ impl<'a> TextDelta<'a> {
             once(&mut seen[slot])?;
             *field = s.null_or_string()?;
             Ok(())
-        })?;
-        Ok(delta)
+        })
     }
 }
 
@@ -213,20 +211,6 @@ impl<'a> FunctionFragment<'a> {
 /// to the `Value` path.
 fn null(s: &mut Scanner<'_>) -> Scan<()> {
     if s.null()? { Ok(()) } else { Err(Reject) }
-}
-
-/// An array's first element, read by `read`; the others skipped.
-fn first<'a, T>(s: &mut Scanner<'a>, read: fn(&mut Scanner<'a>) -> Scan<T>) -> Scan<Option<T>> {
-    let mut first = None;
-    s.array(|s, index| {
-        if index == 0 {
-            first = Some(read(s)?);
-            Ok(())
-        } else {
-            s.skip()
-        }
-    })?;
-    Ok(first)
 }
 
 #[cfg(test)]
