@@ -199,8 +199,11 @@ fn finish_reason(reason: &str, out: &mut ProviderOutput) {
 struct TextChunk<'a> {
     id: Option<Cow<'a, str>>,
     /// `choices[0]`: its finish reason and delta text.
-    choice: Option<(Option<Cow<'a, str>>, Option<Cow<'a, str>>)>,
+    choice: Option<Choice<'a>>,
 }
+
+/// A first choice's finish reason and delta text.
+type Choice<'a> = (Option<Cow<'a, str>>, Option<Cow<'a, str>>);
 
 impl<'a> TextChunk<'a> {
     /// The chunk, when the typed path handles it exactly as the `Value` path would.
@@ -243,7 +246,7 @@ impl<'a> TextChunk<'a> {
 }
 
 /// A first choice: its `finish_reason` and `delta.content`; tool calls (even `null`) decline.
-fn scan_choice<'a>(s: &mut Scanner<'a>) -> Scan<(Option<Cow<'a, str>>, Option<Cow<'a, str>>)> {
+fn scan_choice<'a>(s: &mut Scanner<'a>) -> Scan<Choice<'a>> {
     let (mut finish_reason, mut content) = (None, None);
     let mut seen = [false; 3];
     s.object(|s, key| match &*key {
