@@ -261,24 +261,25 @@ impl CompletionsStream {
 impl CompletionsStream {
     /// [`CompletionsStream::on_chunk`] for a chunk read as a [`TextChunk`].
     fn on_text_chunk(&mut self, chunk: TextChunk<'_>, ctx: &StreamContext, out: &mut ProviderOutput) {
-        let message = out.message_mut();
-        if message.response_id.as_deref().is_none_or(str::is_empty)
+        // The message is only read unless something changes (taking it mutably is an atomic
+        // check of its sharing, paid per delta otherwise).
+        if out.message().response_id.as_deref().is_none_or(str::is_empty)
             && let Some(id) = chunk.id
         {
-            message.response_id = Some(id.into_owned());
+            out.message_mut().response_id = Some(id.into_owned());
         }
         if let Some(m) = chunk.model
             && !m.is_empty()
             && m != ctx.model.id
-            && message.response_model.is_none()
+            && out.message().response_model.is_none()
         {
-            message.response_model = Some(m.into_owned());
+            out.message_mut().response_model = Some(m.into_owned());
         }
         let Some(choice) = chunk.choice else {
             return;
         };
         if let Some(reason) = choice.finish_reason.as_deref().filter(|s| !s.is_empty()) {
-            apply_finish_reason(message, reason);
+            apply_finish_reason(out.message_mut(), reason);
             self.has_finish_reason = true;
         }
         let Some(delta) = choice.delta else { return };
