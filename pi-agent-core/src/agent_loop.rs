@@ -280,7 +280,7 @@ async fn run_loop<C: CustomMessage>(
                     // The decision is ignored for failed turns.
                     let _ = hooks.finish_turn(turn, cancel).await?;
                 }
-                sink.emit(AgentEvent::TurnEnd { message: message.into_inner(), tool_results: Vec::new() }).await?;
+                sink.emit(AgentEvent::TurnEnd { message, tool_results: Vec::new() }).await?;
                 sink.emit(AgentEvent::AgentEnd { messages: new_messages.clone() }).await?;
                 return Ok(());
             }
@@ -321,7 +321,7 @@ async fn run_loop<C: CustomMessage>(
                 };
                 decision = hooks.finish_turn(turn, cancel).await?;
             }
-            sink.emit(AgentEvent::TurnEnd { message: (*message).clone(), tool_results: results.clone() }).await?;
+            sink.emit(AgentEvent::TurnEnd { message: message.clone(), tool_results: results.clone() }).await?;
             last = Some((message, results));
             if decision == Some(TurnDecision::End) {
                 sink.emit(AgentEvent::AgentEnd { messages: new_messages.clone() }).await?;

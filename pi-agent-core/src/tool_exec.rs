@@ -238,7 +238,7 @@ fn end_event<C>(call: &ToolCall, outcome: &Outcome) -> AgentEvent<C> {
     AgentEvent::ToolExecutionEnd {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
-        result: outcome.result.clone(),
+        result: Box::new(outcome.result.clone()),
         is_error: outcome.is_error,
         duration_ms: outcome.duration_ms,
     }
@@ -249,7 +249,7 @@ fn update_event<C>(call: &ToolCall, partial: AgentToolResult) -> AgentEvent<C> {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         args: call.arguments.clone(),
-        partial_result: partial,
+        partial_result: Box::new(partial),
     }
 }
 

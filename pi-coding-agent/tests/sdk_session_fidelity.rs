@@ -32,7 +32,7 @@ fn event_line(e: &SessionEvent) -> Option<String> {
             let mut line = event.kind().to_owned();
             let message = match event {
                 AgentEvent::MessageStart { message } | AgentEvent::MessageEnd { message } => Some(message.clone()),
-                AgentEvent::TurnEnd { message, .. } => Some(AgentMessage::Assistant(message.clone().into())),
+                AgentEvent::TurnEnd { message, .. } => Some(AgentMessage::Assistant(message.clone())),
                 _ => None,
             };
             if let Some(m) = message {

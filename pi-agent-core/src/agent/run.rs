@@ -192,7 +192,7 @@ impl<C: CustomMessage> Agent<C> {
         // replacement, as pi's listeners change the one object all three events share.
         let message = end_assistant(sink, message).await.map_err(AgentError::Listener)?;
         let events = [
-            AgentEvent::TurnEnd { message: AssistantMessage::clone(&message), tool_results: Vec::new() },
+            AgentEvent::TurnEnd { message: message.clone(), tool_results: Vec::new() },
             AgentEvent::AgentEnd { messages: vec![AgentMessage::Assistant(message)] },
         ];
         for event in events {

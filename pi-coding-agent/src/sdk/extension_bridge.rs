@@ -572,7 +572,7 @@ async fn run_nested_tool(
     let end = AgentEvent::ToolExecutionEnd {
         tool_call_id: id,
         tool_name: name,
-        result: result.clone(),
+        result: Box::new(result.clone()),
         is_error: result.is_error,
         duration_ms: Some(started.elapsed().as_millis() as u64),
     };
@@ -600,7 +600,7 @@ async fn emit_nested(
                 tool_call_id: tool_call_id.clone(),
                 tool_name: tool_name.clone(),
                 args: args.clone(),
-                partial_result: partial_result.into(),
+                partial_result: (&**partial_result).into(),
                 parent_tool_call_id,
             })
         }
@@ -608,7 +608,7 @@ async fn emit_nested(
             Some(NotifyEvent::ToolExecutionEnd {
                 tool_call_id: tool_call_id.clone(),
                 tool_name: tool_name.clone(),
-                result: result.into(),
+                result: (&**result).into(),
                 is_error: *is_error,
                 duration_ms: *duration_ms,
                 parent_tool_call_id,
@@ -666,7 +666,7 @@ async fn nested_pipeline(
         tool_call_id: id.clone(),
         tool_name: name.clone(),
         args: args.clone(),
-        partial_result,
+        partial_result: Box::new(partial_result),
     };
     // Progress reaches the listeners in order while the tool runs, all of it before `tool_result`.
     let execution = tool.execute(&id, args.clone(), ctx.clone());

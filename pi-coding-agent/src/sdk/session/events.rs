@@ -388,7 +388,7 @@ fn notify_event(event: &AgentEvent<CodingMessage>) -> Option<NotifyEvent> {
                 tool_call_id: tool_call_id.clone(),
                 tool_name: tool_name.clone(),
                 args: args.clone(),
-                partial_result: partial_result.into(),
+                partial_result: (&**partial_result).into(),
                 parent_tool_call_id: None,
             }
         }
@@ -396,7 +396,7 @@ fn notify_event(event: &AgentEvent<CodingMessage>) -> Option<NotifyEvent> {
             NotifyEvent::ToolExecutionEnd {
                 tool_call_id: tool_call_id.clone(),
                 tool_name: tool_name.clone(),
-                result: result.into(),
+                result: (&**result).into(),
                 is_error: *is_error,
                 duration_ms: *duration_ms,
                 parent_tool_call_id: None,
