@@ -38,6 +38,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// The next byte after whitespace, not consumed.
+    #[inline]
     fn peek(&mut self) -> Option<u8> {
         let bytes = self.text.as_bytes();
         while let Some(&b) = bytes.get(self.pos) {
@@ -50,6 +51,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Consumes `byte`, the next after whitespace.
+    #[inline]
     fn expect(&mut self, byte: u8) -> Scan<()> {
         if self.peek() == Some(byte) {
             self.pos += 1;
@@ -70,6 +72,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Consumes a `null` when one comes next; whether it did.
+    #[inline]
     pub(crate) fn null(&mut self) -> Scan<bool> {
         if self.peek() == Some(b'n') {
             self.literal(b"null")?;
@@ -127,6 +130,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Reads a string: borrowed from the text, owned when it had escapes to undo.
+    #[inline]
     pub(crate) fn string(&mut self) -> Scan<Cow<'a, str>> {
         let (raw, escaped) = self.raw_string()?;
         if escaped { Ok(Cow::Owned(unescape(raw)?)) } else { Ok(Cow::Borrowed(raw)) }
@@ -134,23 +138,37 @@ impl<'a> Scanner<'a> {
 
     /// Reads a string as its raw text between the quotes, its escapes checked but not undone,
     /// and whether it has any.
+    #[inline]
     fn raw_string(&mut self) -> Scan<(&'a str, bool)> {
         self.expect(b'"')?;
-        let bytes = self.text.as_bytes();
         let start = self.pos;
-        let mut end = plain_run(bytes, start)?;
-        let mut escaped = false;
-        while bytes[end] == b'\\' {
-            escaped = true;
-            self.pos = end;
-            self.escape()?;
-            end = plain_run(bytes, self.pos)?;
+        let end = plain_run(self.text.as_bytes(), start)?;
+        if self.text.as_bytes()[end] == b'"' {
+            self.pos = end + 1;
+            return Ok((&self.text[start..end], false));
         }
-        self.pos = end + 1;
-        Ok((&self.text[start..end], escaped))
+        self.pos = end;
+        self.escaped_string(start)
+    }
+
+    /// The rest of [`Self::raw_string`] from the first backslash of a string opened at `start`.
+    #[cold]
+    #[inline(never)]
+    fn escaped_string(&mut self, start: usize) -> Scan<(&'a str, bool)> {
+        let bytes = self.text.as_bytes();
+        loop {
+            self.escape()?;
+            let end = plain_run(bytes, self.pos)?;
+            self.pos = end;
+            if bytes[end] == b'"' {
+                self.pos = end + 1;
+                return Ok((&self.text[start..end], true));
+            }
+        }
     }
 
     /// Reads a string or a `null` (`None`).
+    #[inline]
     pub(crate) fn null_or_string(&mut self) -> Scan<Option<Cow<'a, str>>> {
         if self.null()? { Ok(None) } else { self.string().map(Some) }
     }
@@ -288,6 +306,7 @@ impl<'a> Scanner<'a> {
 /// strings may not hold raw) or the end of the text declines. Eight bytes are tested at a time:
 /// the word's lowest flagged byte is always one of those (a flag can be false only above a true
 /// one), so the first flagged word gives the answer without a byte loop.
+#[inline]
 fn plain_run(bytes: &[u8], from: usize) -> Scan<usize> {
     const ONES: u64 = u64::from_le_bytes([1; 8]);
     const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
