@@ -148,7 +148,13 @@ fn parse_line(bytes: &[u8], line: usize, last_unterminated: bool, warnings: &mut
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Parsed::Skip;
     }
-    match serde_json::from_slice::<FileEntry>(bytes) {
+    // A line that is valid UTF-8 as a whole (all of them but a corrupt one) is checked once and
+    // read as text: reading bytes, serde_json checks each string on its own, a call per string.
+    let typed = match std::str::from_utf8(bytes) {
+        Ok(text) => serde_json::from_str::<FileEntry>(text),
+        Err(_) => serde_json::from_slice::<FileEntry>(bytes),
+    };
+    match typed {
         Ok(e) => {
             if let FileEntry::Entry(SessionEntry::Raw(r)) = &e {
                 warnings.push(LoadWarning::UnknownEntryType { line, entry_type: r.entry_type().to_owned() });
@@ -716,6 +722,22 @@ mod tests {
         };
         assert_eq!(warning_lines(&loaded.warnings), expected);
         assert_eq!(loaded.entries.len(), expected.iter().filter(|(kind, _)| *kind == "unknown").count());
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_malformed_and_the_rest_loads() {
+        let mut file = b"{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n".to_vec();
+        file.extend_from_slice(
+            b"{\"type\":\"x-one\",\"id\":\"a\",\"parentId\":null,\"timestamp\":\"t\",\"note\":\"caf\xe9\"}\n",
+        );
+        file.extend_from_slice(
+            "{\"type\":\"x-two\",\"id\":\"b\",\"parentId\":null,\"timestamp\":\"t\",\"note\":\"café\"}\n".as_bytes(),
+        );
+        let Ok(ReadOutcome::Session(loaded)) = read_session(std::io::Cursor::new(file)) else {
+            panic!("not read as a session");
+        };
+        assert_eq!(warning_lines(&loaded.warnings), [("malformed", 2), ("unknown", 3)]);
+        assert_eq!(loaded.entries.iter().map(|e| e.id()).collect::<Vec<_>>(), ["b"]);
     }
 
     #[test]
