@@ -354,5 +354,18 @@ pub(crate) fn once(seen: &mut bool) -> Scan<()> {
     if std::mem::replace(seen, true) { Err(Reject) } else { Ok(()) }
 }
 
+/// Reads a member that may come once: a second one declines, else `read` reads its value into
+/// `slot`.
+pub(crate) fn read_once<'a, T>(
+    s: &mut Scanner<'a>,
+    seen: &mut bool,
+    slot: &mut T,
+    read: impl FnOnce(&mut Scanner<'a>) -> Scan<T>,
+) -> Scan<()> {
+    once(seen)?;
+    *slot = read(s)?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests;

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::http::shared::{finish_tool_arguments, settle_open_tool_calls};
 use crate::http::{ProviderOutput, SseHandler, StreamContext};
-use crate::json::scan::{Reject, Scan, Scanner, once};
+use crate::json::scan::{Reject, Scan, Scanner, read_once};
 use crate::sse::SseEventRef;
 use crate::stream::AssistantMessageEvent as E;
 use crate::types::{AssistantBlock, StopReason, TextContent, ThinkingContent, ToolCall};
@@ -266,9 +266,7 @@ impl<'a> DeltaBody<'a> {
                 "partial_json" => (2, &mut body.2),
                 _ => return s.skip(),
             };
-            once(&mut seen[slot])?;
-            *field = s.null_or_string()?;
-            Ok(())
+            read_once(s, &mut seen[slot], field, Scanner::null_or_string)
         })?;
         let (text, thinking, partial_json) = body;
         Ok(Self { kind: kind.ok_or(Reject)?, text, thinking, partial_json })

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::http::shared::{finish_tool_arguments, settle_open_tool_calls};
 use crate::http::{ProviderOutput, SseHandler, StreamContext};
-use crate::json::scan::{Reject, Scan, Scanner, once};
+use crate::json::scan::{Reject, Scan, Scanner, once, read_once};
 use crate::sse::SseEventRef;
 use crate::stream::AssistantMessageEvent as E;
 use crate::types::{AssistantBlock, StopReason, TextContent, ThinkingContent, ToolCall};
@@ -218,11 +218,7 @@ impl<'a> TextChunk<'a> {
         let (mut id, mut choice, mut choices) = (None, None, false);
         let mut seen_id = false;
         s.object(|s, key| match &*key {
-            "id" => {
-                once(&mut seen_id)?;
-                id = s.null_or_string()?;
-                Ok(())
-            }
+            "id" => read_once(s, &mut seen_id, &mut id, Scanner::null_or_string),
             // Usage, even a null one, is the `Value` path's.
             "usage" => Err(Reject),
             "choices" => {
@@ -250,22 +246,14 @@ fn scan_choice<'a>(s: &mut Scanner<'a>) -> Scan<Choice<'a>> {
     let (mut finish_reason, mut content) = (None, None);
     let mut seen = [false; 3];
     s.object(|s, key| match &*key {
-        "finish_reason" => {
-            once(&mut seen[0])?;
-            finish_reason = s.null_or_string()?;
-            Ok(())
-        }
+        "finish_reason" => read_once(s, &mut seen[0], &mut finish_reason, Scanner::null_or_string),
         "delta" => {
             once(&mut seen[1])?;
             if s.null()? {
                 return Ok(());
             }
             s.object(|s, key| match &*key {
-                "content" => {
-                    once(&mut seen[2])?;
-                    content = s.null_or_string()?;
-                    Ok(())
-                }
+                "content" => read_once(s, &mut seen[2], &mut content, Scanner::null_or_string),
                 "tool_calls" => Err(Reject),
                 _ => s.skip(),
             })

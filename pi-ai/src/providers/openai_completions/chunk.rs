@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 
-use crate::json::scan::{Reject, Scan, Scanner, once};
+use crate::json::scan::{Reject, Scan, Scanner, once, read_once};
 
 /// A plain chunk: its `id`, `model` and first choice.
 pub(super) struct TextChunk<'a> {
@@ -54,16 +54,8 @@ impl<'a> TextChunk<'a> {
         let mut chunk = TextChunk { id: None, model: None, choice: None };
         let mut seen = [false; 5];
         s.object(|s, key| match &*key {
-            "id" => {
-                once(&mut seen[0])?;
-                chunk.id = s.null_or_string()?;
-                Ok(())
-            }
-            "model" => {
-                once(&mut seen[1])?;
-                chunk.model = s.null_or_string()?;
-                Ok(())
-            }
+            "id" => read_once(s, &mut seen[0], &mut chunk.id, Scanner::null_or_string),
+            "model" => read_once(s, &mut seen[1], &mut chunk.model, Scanner::null_or_string),
             "usage" => {
                 once(&mut seen[2])?;
                 null(s)
@@ -110,11 +102,7 @@ impl<'a> TextChoice<'a> {
                 };
                 self.delta.insert(delta).scan(s)
             }
-            "finish_reason" => {
-                once(&mut seen[1])?;
-                self.finish_reason = s.null_or_string()?;
-                Ok(())
-            }
+            "finish_reason" => read_once(s, &mut seen[1], &mut self.finish_reason, Scanner::null_or_string),
             "usage" => {
                 once(&mut seen[2])?;
                 null(s)
@@ -151,9 +139,7 @@ impl<'a> TextDelta<'a> {
                 }
                 _ => return s.skip(),
             };
-            once(&mut seen[slot])?;
-            *field = s.null_or_string()?;
-            Ok(())
+            read_once(s, &mut seen[slot], field, Scanner::null_or_string)
         })
     }
 }
@@ -163,21 +149,13 @@ impl<'a> ToolFragment<'a> {
         let mut fragment = ToolFragment { index: None, id: None, function: None };
         let mut seen = [false; 3];
         s.object(|s, key| match &*key {
-            "index" => {
-                once(&mut seen[0])?;
-                fragment.index = if s.null()? { None } else { Some(s.integer()?) };
-                Ok(())
-            }
-            "id" => {
-                once(&mut seen[1])?;
-                fragment.id = s.null_or_string()?;
-                Ok(())
-            }
-            "function" => {
-                once(&mut seen[2])?;
-                fragment.function = if s.null()? { None } else { Some(FunctionFragment::scan(s)?) };
-                Ok(())
-            }
+            "index" => read_once(s, &mut seen[0], &mut fragment.index, |s| {
+                if s.null()? { Ok(None) } else { s.integer().map(Some) }
+            }),
+            "id" => read_once(s, &mut seen[1], &mut fragment.id, Scanner::null_or_string),
+            "function" => read_once(s, &mut seen[2], &mut fragment.function, |s| {
+                if s.null()? { Ok(None) } else { FunctionFragment::scan(s).map(Some) }
+            }),
             // A custom tool's fragment, `null` included, is the `Value` path's.
             "custom" => Err(Reject),
             _ => s.skip(),
@@ -191,16 +169,8 @@ impl<'a> FunctionFragment<'a> {
         let mut function = FunctionFragment::default();
         let mut seen = [false; 2];
         s.object(|s, key| match &*key {
-            "name" => {
-                once(&mut seen[0])?;
-                function.name = s.null_or_string()?;
-                Ok(())
-            }
-            "arguments" => {
-                once(&mut seen[1])?;
-                function.arguments = s.null_or_string()?;
-                Ok(())
-            }
+            "name" => read_once(s, &mut seen[0], &mut function.name, Scanner::null_or_string),
+            "arguments" => read_once(s, &mut seen[1], &mut function.arguments, Scanner::null_or_string),
             _ => s.skip(),
         })?;
         Ok(function)

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::http::shared::{finish_tool_arguments, parse_openai_sse_data, settle_open_tool_calls};
 use crate::http::{ProviderOutput, SseHandler, StreamContext};
-use crate::json::scan::{Reject, Scan, Scanner, once};
+use crate::json::scan::{Reject, Scan, Scanner, read_once};
 use crate::providers::constrained::GrammarInput;
 use crate::sse::SseEventRef;
 use crate::stream::AssistantMessageEvent as E;
@@ -367,21 +367,11 @@ impl<'a> ResponsesDelta<'a> {
         let (mut kind, mut output_index, mut delta) = (None, None, None);
         let mut seen = [false; 3];
         s.object(|s, key| match &*key {
-            "type" => {
-                once(&mut seen[0])?;
-                kind = Some(s.string()?);
-                Ok(())
-            }
-            "output_index" => {
-                once(&mut seen[1])?;
-                output_index = if s.null()? { None } else { Some(u64::try_from(s.integer()?).map_err(|_| Reject)?) };
-                Ok(())
-            }
-            "delta" => {
-                once(&mut seen[2])?;
-                delta = s.null_or_string()?;
-                Ok(())
-            }
+            "type" => read_once(s, &mut seen[0], &mut kind, |s| s.string().map(Some)),
+            "output_index" => read_once(s, &mut seen[1], &mut output_index, |s| {
+                if s.null()? { Ok(None) } else { u64::try_from(s.integer()?).map(Some).map_err(|_| Reject) }
+            }),
+            "delta" => read_once(s, &mut seen[2], &mut delta, Scanner::null_or_string),
             // An event with an error member, even a null one, is the `Value` path's.
             "error" => Err(Reject),
             _ => s.skip(),
