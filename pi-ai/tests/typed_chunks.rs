@@ -83,6 +83,27 @@ const STREAMS: &[&[&str]] = &[
         r#"{"id":"c1","choices":[null]}"#,
         r#"{"id":"c1","usage":null,"error":null,"choices":[{"index":0,"usage":null,"delta":{"content":"f","reasoning_details":null}}]} "#,
     ],
+    // Text deltas that differ only in their text (the later ones read in the first one's frame),
+    // and chunks that share its start and end but are something else: a string that closes
+    // early, a member after it, a finish reason, reasoning, an unescaped control character.
+    &[
+        r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m2","choices":[{"index":0,"delta":{"content":"one"},"logprobs":null,"finish_reason":null}]}"#,
+        r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m2","choices":[{"index":0,"delta":{"content":" two \"2\" \u00e9\n"},"logprobs":null,"finish_reason":null}]}"#,
+        r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m2","choices":[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":null}]}"#,
+        r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m2","choices":[{"index":0,"delta":{"content":"a","content":"b"},"logprobs":null,"finish_reason":null}]}"#,
+        r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m2","choices":[{"index":0,"delta":{"content":"three"},"logprobs":null,"finish_reason":null}]}"#,
+        r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m2","choices":[{"index":0,"delta":{"content":"x","reasoning_content":"hm"},"logprobs":null,"finish_reason":null}]}"#,
+        r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m2","choices":[{"index":0,"delta":{"content":"four"},"logprobs":null,"finish_reason":null}]}"#,
+        r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m2","choices":[{"index":0,"delta":{"content":"fi\\"},"logprobs":null,"finish_reason":null}]}"#,
+        r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m2","choices":[{"index":0,"delta":{"content":"five"},"logprobs":null,"finish_reason":"stop"}]}"#,
+        r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m2","choices":[{"index":0,"delta":{"content":"six"},"logprobs":null,"finish_reason":null}]}"#,
+        r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m2","choices":[{"index":0,"delta":{"content":"eight"},"logprobs":null,"finish_reason":null}]}"#,
+        concat!(
+            r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m2","choices":[{"index":0,"delta":{"content":"se"#,
+            "\t",
+            r#"ven"},"logprobs":null,"finish_reason":null}]}"#
+        ),
+    ],
     // Tool-call fragments: a custom one (even null), a fractional or huge index, a null function.
     &[
         r#"{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"t1","type":"function","function":{"name":"f","arguments":""}}]}}]}"#,

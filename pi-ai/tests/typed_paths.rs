@@ -191,6 +191,41 @@ fn anthropic_text_thinking_and_arguments() {
 }
 
 #[test]
+fn anthropic_deltas_that_differ_only_in_their_text() {
+    // Runs of deltas read in the first one's frame, and deltas that share its start and end but
+    // are something else: a string that closes early, another block, a stopped block.
+    let delta = |index: u64, delta: Value| json!({"type": "content_block_delta", "index": index, "delta": delta});
+    let thinking = |t: &str| delta(0, json!({"type": "thinking_delta", "thinking": t}));
+    let text = |t: &str| delta(1, json!({"type": "text_delta", "text": t}));
+    let body = named(&[
+        json!({"type": "message_start", "message": {"id": "m1", "model": "m", "usage": {"input_tokens": 3}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+        thinking("a"),
+        thinking("b \"c\"\n"),
+        thinking(""),
+        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}}),
+        text("x"),
+        text("y\u{e9}"),
+        thinking("late"),
+        text("z"),
+        delta(1, json!({"text": "first", "type": "text_delta"})),
+        delta(1, json!({"text": "second", "type": "text_delta"})),
+        json!({"type": "content_block_stop", "index": 0}),
+        thinking("after its stop"),
+        text("w"),
+    ]);
+    let attack = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"a\",\"text\":\"b\"}}\n\n";
+    let rest = named(&[
+        text("v"),
+        json!({"type": "content_block_stop", "index": 1}),
+        text("after its stop"),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 9}}),
+        json!({"type": "message_stop"}),
+    ]);
+    assert_paths_agree("anthropic-messages", "framed deltas", &format!("{body}{attack}{rest}"));
+}
+
+#[test]
 fn openai_responses_deltas() {
     let body = named(&[
         json!({"type": "response.created", "response": {"id": "r1"}}),
@@ -254,6 +289,25 @@ fn google_and_mistral_odd_shapes() {
         json!({"id": "m1", "choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}),
     ]) + "data: [DONE]\n\n";
     assert_paths_agree("mistral-conversations", "text+parts", &body);
+}
+
+#[test]
+fn mistral_deltas_that_differ_only_in_their_text() {
+    let text = |t: &str| json!({"id": "m1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": t}, "finish_reason": null}]});
+    let attack = "data: {\"id\":\"m1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\",\"content\":\"b\"},\"finish_reason\":null}]}\n\n";
+    let body = data(&[text("Bon"), text("jour \"x\"\n"), text("")])
+        + attack
+        + &data(&[
+            text("c"),
+            json!({"id": "m1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": ["d"]}, "finish_reason": null}]}),
+            text("e"),
+            json!({"id": "m1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "f"}, "finish_reason": "stop"}]}),
+            text("g"),
+        ])
+        + "data:   "
+        + &text("h").to_string()
+        + "  \n\ndata: [DONE]\n\n";
+    assert_paths_agree("mistral-conversations", "framed deltas", &body);
 }
 
 #[test]

@@ -6,6 +6,7 @@
 //!   key order they were read in and keep unknown fields.
 
 mod extra;
+pub(crate) mod frame;
 mod key;
 mod number;
 mod object;

@@ -37,6 +37,17 @@ impl<'a> Scanner<'a> {
         Self { text, pos: 0 }
     }
 
+    /// A reader at byte `pos` of `text`, which must be a character boundary.
+    pub(crate) fn at(text: &'a str, pos: usize) -> Self {
+        debug_assert!(text.is_char_boundary(pos));
+        Self { text, pos }
+    }
+
+    /// The position: the byte after what was read.
+    pub(crate) fn pos(&self) -> usize {
+        self.pos
+    }
+
     /// The next byte after whitespace, not consumed.
     #[inline]
     fn peek(&mut self) -> Option<u8> {
@@ -165,6 +176,17 @@ impl<'a> Scanner<'a> {
                 return Ok((&self.text[start..end], true));
             }
         }
+    }
+
+    /// Reads a string and where its raw text lies in the scanned text: from just after the
+    /// opening quote to the closing quote (the position [`Self::string`] leaves is one past it).
+    #[inline]
+    pub(crate) fn string_span(&mut self) -> Scan<(Cow<'a, str>, std::ops::Range<usize>)> {
+        let (raw, escaped) = self.raw_string()?;
+        let end = self.pos - 1;
+        let span = end - raw.len()..end;
+        let value = if escaped { Cow::Owned(unescape(raw)?) } else { Cow::Borrowed(raw) };
+        Ok((value, span))
     }
 
     /// Reads a string or a `null` (`None`).

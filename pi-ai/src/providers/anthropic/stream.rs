@@ -2,12 +2,14 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::ops::Range;
 
 use serde_json::Value;
 
 use crate::http::shared::{finish_tool_arguments, settle_open_tool_calls};
 use crate::http::{ProviderOutput, SseHandler, StreamContext};
-use crate::json::scan::{Reject, Scan, Scanner, read_once};
+use crate::json::frame::StringFrame;
+use crate::json::scan::{Reject, Scan, Scanner, once};
 use crate::sse::SseEventRef;
 use crate::stream::AssistantMessageEvent as E;
 use crate::types::{AssistantBlock, StopReason, TextContent, ThinkingContent, ToolCall};
@@ -29,6 +31,10 @@ pub struct AnthropicStream {
     saw_start: bool,
     saw_stop: bool,
     tool_names: Option<Vec<String>>,
+    /// The last delta read typed, framed around its one string ([`crate::json::frame`]).
+    frame: StringFrame,
+    /// The framed delta's block index and type.
+    framed: Option<(u64, &'static str)>,
 }
 
 impl AnthropicStream {
@@ -211,7 +217,12 @@ struct DeltaBody<'a> {
     text: Option<Cow<'a, str>>,
     thinking: Option<Cow<'a, str>>,
     partial_json: Option<Cow<'a, str>>,
+    /// Where the raw text of `text`, `thinking` and `partial_json` lies, each when a string.
+    spans: [Option<Range<usize>>; 3],
 }
+
+/// The delta types read typed, each with the member that holds its text.
+const DELTA_KINDS: [&str; 3] = ["text_delta", "thinking_delta", "input_json_delta"];
 
 impl<'a> BlockDelta<'a> {
     /// The event, when it is a text, thinking or argument delta the typed path handles exactly as
@@ -220,8 +231,33 @@ impl<'a> BlockDelta<'a> {
         let mut s = Scanner::new(data);
         let event = Self::scan(&mut s).ok()?;
         s.end().ok()?;
-        let known = matches!(&*event.delta.kind, "text_delta" | "thinking_delta" | "input_json_delta");
+        let known = DELTA_KINDS.contains(&&*event.delta.kind);
         known.then_some(event)
+    }
+
+    /// The block index, the delta type and where its text lies, when the text is a string:
+    /// then every other member is the same whatever that text, and nothing in the delta but
+    /// its text has an effect, so it can frame the next ones.
+    fn frame(&self) -> Option<(u64, &'static str, Range<usize>)> {
+        let slot = DELTA_KINDS.iter().position(|k| *k == self.delta.kind)?;
+        Some((self.index, DELTA_KINDS[slot], self.delta.spans[slot].clone()?))
+    }
+
+    /// A delta of `kind` to block `index` whose text is `text`.
+    fn of(index: u64, kind: &'static str, text: Cow<'a, str>) -> Self {
+        let mut delta = DeltaBody {
+            kind: Cow::Borrowed(kind),
+            text: None,
+            thinking: None,
+            partial_json: None,
+            spans: Default::default(),
+        };
+        *match kind {
+            "text_delta" => &mut delta.text,
+            "thinking_delta" => &mut delta.thinking,
+            _ => &mut delta.partial_json,
+        } = Some(text);
+        BlockDelta { index, delta }
     }
 
     fn scan(s: &mut Scanner<'a>) -> Scan<Self> {
@@ -253,6 +289,7 @@ impl<'a> DeltaBody<'a> {
     fn scan(s: &mut Scanner<'a>) -> Scan<Self> {
         let mut kind = None;
         let mut body = (None, None, None);
+        let mut spans: [Option<Range<usize>>; 3] = Default::default();
         let mut seen = [false; 3];
         s.object(|s, key| {
             let (slot, field) = match &*key {
@@ -266,10 +303,16 @@ impl<'a> DeltaBody<'a> {
                 "partial_json" => (2, &mut body.2),
                 _ => return s.skip(),
             };
-            read_once(s, &mut seen[slot], field, Scanner::null_or_string)
+            once(&mut seen[slot])?;
+            if !s.null()? {
+                let (text, span) = s.string_span()?;
+                *field = Some(text);
+                spans[slot] = Some(span);
+            }
+            Ok(())
         })?;
         let (text, thinking, partial_json) = body;
-        Ok(Self { kind: kind.ok_or(Reject)?, text, thinking, partial_json })
+        Ok(Self { kind: kind.ok_or(Reject)?, text, thinking, partial_json, spans })
     }
 }
 
@@ -312,14 +355,25 @@ impl SseHandler for AnthropicStream {
         if !MESSAGE_EVENTS.contains(&name) {
             return Ok(());
         }
-        // No one sees the raw event: the common delta is read typed, borrowing the event's text.
-        if name == "content_block_delta"
-            && ctx.options.on_provider_stream_event.is_none()
-            && let Some(delta) = BlockDelta::read(event.data)
-        {
-            self.typed_delta(delta, out);
-            return Ok(());
+        // No one sees the raw event: the common delta is read typed, borrowing the event's text,
+        // and one that only differs from the last one in its text is read in its frame.
+        if name == "content_block_delta" && ctx.options.on_provider_stream_event.is_none() {
+            if let Some((index, kind)) = self.framed
+                && let Some(text) = self.frame.string(event.data)
+            {
+                self.typed_delta(BlockDelta::of(index, kind, text), out);
+                return Ok(());
+            }
+            if let Some(delta) = BlockDelta::read(event.data) {
+                self.framed = delta.frame().map(|(index, kind, span)| {
+                    self.frame.set(event.data, span);
+                    (index, kind)
+                });
+                self.typed_delta(delta, out);
+                return Ok(());
+            }
         }
+        self.framed = None;
         let parsed: Value = crate::tool_args::parse_json_with_repair(event.data).map_err(|e| {
             format!(
                 "Could not parse Anthropic SSE event {name}: {e}; data={}; raw=event: {name}\\ndata: {}",

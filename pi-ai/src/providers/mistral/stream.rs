@@ -1,12 +1,14 @@
 //! Mistral chat-completion chunks → events (pi's `consumeChatStream`).
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use indexmap::IndexMap;
 use serde_json::Value;
 
 use crate::http::shared::{finish_tool_arguments, settle_open_tool_calls};
 use crate::http::{ProviderOutput, SseHandler, StreamContext};
+use crate::json::frame::StringFrame;
 use crate::json::scan::{Reject, Scan, Scanner, once, read_once};
 use crate::sse::SseEventRef;
 use crate::stream::AssistantMessageEvent as E;
@@ -20,6 +22,8 @@ pub struct MistralStream {
     /// Open tool calls by Mistral's `index` (or id), in arrival order → content index.
     calls: IndexMap<String, usize>,
     done: bool,
+    /// The last text delta read typed, when nothing else in it has an effect applied again.
+    frame: StringFrame,
 }
 
 impl MistralStream {
@@ -168,7 +172,7 @@ impl MistralStream {
         {
             out.message_mut().response_id = Some(id.into_owned());
         }
-        let Some((reason, content)) = chunk.choice else { return };
+        let Some(Choice { finish_reason: reason, content, .. }) = chunk.choice else { return };
         if let Some(reason) = reason {
             finish_reason(&reason, out);
         }
@@ -203,7 +207,12 @@ struct TextChunk<'a> {
 }
 
 /// A first choice's finish reason and delta text.
-type Choice<'a> = (Option<Cow<'a, str>>, Option<Cow<'a, str>>);
+struct Choice<'a> {
+    finish_reason: Option<Cow<'a, str>>,
+    content: Option<Cow<'a, str>>,
+    /// Where `content`'s raw text lies in the chunk's text, when it is a string.
+    content_span: Option<Range<usize>>,
+}
 
 impl<'a> TextChunk<'a> {
     /// The chunk, when the typed path handles it exactly as the `Value` path would.
@@ -239,28 +248,47 @@ impl<'a> TextChunk<'a> {
         }
         Ok(Self { id, choice })
     }
+
+    /// Where the text of a chunk that is a text delta and nothing else lies in its text (its
+    /// `id` is only taken while the message has none, so it has no effect applied again): the
+    /// next chunk that differs from it only in that text can be read in its frame
+    /// ([`crate::json::frame`]).
+    fn text_only_span(&self) -> Option<Range<usize>> {
+        let choice = self.choice.as_ref()?;
+        if choice.finish_reason.as_deref().is_some_and(|r| !r.is_empty()) {
+            return None;
+        }
+        choice.content_span.clone()
+    }
 }
 
 /// A first choice: its `finish_reason` and `delta.content`; tool calls (even `null`) decline.
 fn scan_choice<'a>(s: &mut Scanner<'a>) -> Scan<Choice<'a>> {
-    let (mut finish_reason, mut content) = (None, None);
+    let mut choice = Choice { finish_reason: None, content: None, content_span: None };
     let mut seen = [false; 3];
     s.object(|s, key| match &*key {
-        "finish_reason" => read_once(s, &mut seen[0], &mut finish_reason, Scanner::null_or_string),
+        "finish_reason" => read_once(s, &mut seen[0], &mut choice.finish_reason, Scanner::null_or_string),
         "delta" => {
             once(&mut seen[1])?;
             if s.null()? {
                 return Ok(());
             }
             s.object(|s, key| match &*key {
-                "content" => read_once(s, &mut seen[2], &mut content, Scanner::null_or_string),
+                "content" => {
+                    once(&mut seen[2])?;
+                    (choice.content, choice.content_span) = match s.null()? {
+                        true => (None, None),
+                        false => s.string_span().map(|(text, span)| (Some(text), Some(span)))?,
+                    };
+                    Ok(())
+                }
                 "tool_calls" => Err(Reject),
                 _ => s.skip(),
             })
         }
         _ => s.skip(),
     })?;
-    Ok((finish_reason, content))
+    Ok(choice)
 }
 
 /// `JSON.parse`'s wording for a chunk cut short, else serde's.
@@ -287,13 +315,23 @@ impl SseHandler for MistralStream {
             self.done = true;
             return Ok(());
         }
-        // No one sees the raw chunk: the common one is read typed, borrowing the event's text.
-        if ctx.options.on_provider_stream_event.is_none()
-            && let Some(chunk) = TextChunk::read(data)
-        {
-            self.on_text_chunk(chunk, out);
-            return Ok(());
+        // No one sees the raw chunk: the common one is read typed, borrowing the event's text,
+        // and a text delta that only differs from the last one in its text is read in its frame.
+        if ctx.options.on_provider_stream_event.is_none() {
+            if let Some(text) = self.frame.string(data) {
+                self.push_text(false, text.into_owned(), out);
+                return Ok(());
+            }
+            if let Some(chunk) = TextChunk::read(data) {
+                match chunk.text_only_span() {
+                    Some(span) => self.frame.set(data, span),
+                    None => self.frame.clear(),
+                }
+                self.on_text_chunk(chunk, out);
+                return Ok(());
+            }
         }
+        self.frame.clear();
         let chunk: Value = serde_json::from_str(data).map_err(|e| json_error(&e))?;
         if !chunk.get("choices").is_some_and(Value::is_array) {
             return Err("Invalid Mistral streaming event".to_owned());

@@ -7,6 +7,7 @@
 //! Members this path does not name are skipped: the `Value` path ignores them too.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use crate::json::scan::{Reject, Scan, Scanner, once, read_once};
 
@@ -27,6 +28,8 @@ pub(super) struct TextChoice<'a> {
 /// A plain choice's `delta`.
 pub(super) struct TextDelta<'a> {
     pub(super) content: Option<Cow<'a, str>>,
+    /// Where `content`'s raw text lies in the chunk's text, when it is a string.
+    pub(super) content_span: Option<Range<usize>>,
     pub(super) reasoning_content: Option<Cow<'a, str>>,
     pub(super) reasoning: Option<Cow<'a, str>>,
     pub(super) reasoning_text: Option<Cow<'a, str>>,
@@ -83,6 +86,26 @@ impl<'a> TextChunk<'a> {
     }
 }
 
+impl TextChunk<'_> {
+    /// Where the text of a chunk that is a text delta and nothing else lies in its text: a
+    /// chunk whose other members have no effect when applied again (its `id` and `model` are
+    /// only taken while the message has none), so the next chunk that differs from it only in
+    /// that text can be read in its frame ([`crate::json::frame`]).
+    pub(super) fn text_only_span(&self) -> Option<Range<usize>> {
+        let choice = self.choice.as_ref()?;
+        if choice.finish_reason.as_deref().is_some_and(|r| !r.is_empty()) {
+            return None;
+        }
+        let delta = choice.delta.as_ref()?;
+        let unset = |text: &Option<Cow<'_, str>>| text.as_deref().is_none_or(str::is_empty);
+        let quiet = unset(&delta.reasoning_content)
+            && unset(&delta.reasoning)
+            && unset(&delta.reasoning_text)
+            && delta.tool_calls.as_ref().is_none_or(Vec::is_empty);
+        if quiet { delta.content_span.clone() } else { None }
+    }
+}
+
 impl<'a> TextChoice<'a> {
     /// Reads the choice into `self`.
     fn scan(&mut self, s: &mut Scanner<'a>) -> Scan<()> {
@@ -95,6 +118,7 @@ impl<'a> TextChoice<'a> {
                 }
                 let delta = TextDelta {
                     content: None,
+                    content_span: None,
                     reasoning_content: None,
                     reasoning: None,
                     reasoning_text: None,
@@ -118,7 +142,14 @@ impl<'a> TextDelta<'a> {
         let mut seen = [false; 6];
         s.object(|s, key| {
             let (slot, field) = match &*key {
-                "content" => (0, &mut self.content),
+                "content" => {
+                    once(&mut seen[0])?;
+                    (self.content, self.content_span) = match s.null()? {
+                        true => (None, None),
+                        false => s.string_span().map(|(text, span)| (Some(text), Some(span)))?,
+                    };
+                    return Ok(());
+                }
                 "reasoning_content" => (1, &mut self.reasoning_content),
                 "reasoning" => (2, &mut self.reasoning),
                 "reasoning_text" => (3, &mut self.reasoning_text),
@@ -212,6 +243,27 @@ mod tests {
         let reasoning = TextChunk::read(r#"{"choices":[{"delta":{"reasoning_content":"hm"}}]}"#).expect("plain");
         assert_eq!(reasoning.choice.and_then(|c| c.delta).and_then(|d| d.reasoning_content).as_deref(), Some("hm"));
         assert!(TextChunk::read(r#"{"id":"x","choices":[]}"#).expect("plain").choice.is_none());
+    }
+
+    #[test]
+    fn only_a_chunk_that_is_a_text_delta_and_nothing_else_is_framed() {
+        let text = r#"{"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"a\nb"},"finish_reason":null}]}"#;
+        let span = TextChunk::read(text).and_then(|c| c.text_only_span()).expect("framed");
+        assert_eq!(&text[span], "a\\nb");
+        let empty = r#"{"choices":[{"delta":{"content":"","reasoning":"","tool_calls":[]},"finish_reason":""}]}"#;
+        assert!(TextChunk::read(empty).and_then(|c| c.text_only_span()).is_some());
+        for data in [
+            r#"{"choices":[{"delta":{"content":"a"},"finish_reason":"stop"}]}"#,
+            r#"{"choices":[{"delta":{"content":"a","reasoning_content":"r"}}]}"#,
+            r#"{"choices":[{"delta":{"content":"a","tool_calls":[{"index":0}]}}]}"#,
+            r#"{"choices":[{"delta":{"content":null}}]}"#,
+            r#"{"choices":[{"delta":{}}]}"#,
+            r#"{"choices":[{"delta":null}]}"#,
+            r#"{"choices":[]}"#,
+        ] {
+            let chunk = TextChunk::read(data).expect("read typed");
+            assert!(chunk.text_only_span().is_none(), "{data}");
+        }
     }
 
     #[test]

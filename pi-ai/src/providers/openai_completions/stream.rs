@@ -9,6 +9,7 @@ use super::chunk::TextChunk;
 use super::compat::CompletionsCompat;
 use crate::http::shared::{finish_tool_arguments, settle_open_tool_calls};
 use crate::http::{ProviderOutput, SseHandler, StreamContext};
+use crate::json::frame::StringFrame;
 use crate::providers::constrained::GrammarInput;
 use crate::sse::SseEventRef;
 use crate::stream::AssistantMessageEvent as E;
@@ -29,6 +30,8 @@ pub struct CompletionsStream {
     grammar: HashMap<String, String>,
     /// Per custom tool-call block: its input property and the input streamed so far.
     custom: HashMap<usize, (String, GrammarInput)>,
+    /// The last text delta read typed, when its other members have no effect applied again.
+    frame: StringFrame,
 }
 
 impl CompletionsStream {
@@ -45,6 +48,7 @@ impl CompletionsStream {
             done: false,
             grammar: HashMap::new(),
             custom: HashMap::new(),
+            frame: StringFrame::default(),
         }
     }
 
@@ -293,9 +297,8 @@ impl CompletionsStream {
         if let Some((field, text)) = reasoning {
             self.reasoning(field, text.into_owned(), ctx, out);
         }
-        if let Some(text) = delta.content.filter(|s| !s.is_empty()) {
-            let index = self.ensure_text(out);
-            out.emit(E::TextDelta { content_index: index, delta: text.into_owned() });
+        if let Some(text) = delta.content {
+            self.on_text(text, out);
         }
         for fragment in delta.tool_calls.into_iter().flatten() {
             let id = fragment.id.as_deref().filter(|s| !s.is_empty());
@@ -303,6 +306,17 @@ impl CompletionsStream {
             let index = self.tool_block(fragment.index, id, function.name.as_deref(), out);
             let delta = function.arguments.map(Cow::into_owned).unwrap_or_default();
             out.emit(E::ToolCallDelta { content_index: index, delta });
+        }
+    }
+}
+
+impl CompletionsStream {
+    /// A delta's `content`.
+    #[inline]
+    fn on_text(&mut self, text: Cow<'_, str>, out: &mut ProviderOutput) {
+        if !text.is_empty() {
+            let index = self.ensure_text(out);
+            out.emit(E::TextDelta { content_index: index, delta: text.into_owned() });
         }
     }
 }
@@ -331,14 +345,23 @@ impl SseHandler for CompletionsStream {
             self.done = true;
             return Ok(());
         }
-        // No one sees the raw chunk and it is no error event: the common chunk is read typed.
-        if ctx.options.on_provider_stream_event.is_none()
-            && event.event != Some("error")
-            && let Some(chunk) = TextChunk::read(event.data)
-        {
-            self.on_text_chunk(chunk, ctx, out);
-            return Ok(());
+        // No one sees the raw chunk and it is no error event: the common chunk is read typed,
+        // and a text delta that only differs from the last one in its text is read in its frame.
+        if ctx.options.on_provider_stream_event.is_none() && event.event != Some("error") {
+            if let Some(text) = self.frame.string(event.data) {
+                self.on_text(text, out);
+                return Ok(());
+            }
+            if let Some(chunk) = TextChunk::read(event.data) {
+                match chunk.text_only_span() {
+                    Some(span) => self.frame.set(event.data, span),
+                    None => self.frame.clear(),
+                }
+                self.on_text_chunk(chunk, ctx, out);
+                return Ok(());
+            }
         }
+        self.frame.clear();
         let chunk = crate::http::shared::parse_openai_sse_data(event)?;
         ctx.raw_event(&chunk);
         if !chunk.is_object() {
