@@ -219,3 +219,61 @@ fn migrated_file_is_rewritten_and_opens() {
     assert!(written.starts_with(r#"{"type":"session","version":3,"id":"old""#), "{written}");
     assert!(written.contains(r#""role":"custom""#));
 }
+
+#[test]
+fn a_duplicated_id_resolves_to_its_last_entry_even_when_an_earlier_one_comes_just_before() {
+    // `c`'s parent `b` is the entry just before it, but a later entry has the id `b` too: the
+    // last one wins, as in pi.
+    let values = vec![
+        msg("u1", None, user("one", 1)),
+        msg("b", Some("u1"), assistant("first b", 2)),
+        msg("c", Some("b"), user("two", 3)),
+        msg("b", Some("u1"), assistant("second b", 4)),
+    ];
+    let ctx = context(values.clone(), Leaf::Id("c"));
+    let texts: Vec<String> = ctx["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            m["content"].as_str().map_or_else(|| m["content"][0]["text"].as_str().unwrap().to_owned(), str::to_owned)
+        })
+        .collect();
+    assert_eq!(texts, ["one", "second b", "two"]);
+    // The manager's cached branch agrees.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let mut text =
+        String::from(r#"{"type":"session","version":3,"id":"t","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}"#);
+    for v in &values[..3] {
+        text.push('\n');
+        text.push_str(&v.to_string());
+    }
+    text.push('\n');
+    text.push_str(&values[3].to_string());
+    text.push('\n');
+    std::fs::write(&path, text).unwrap();
+    let mut s = SessionManager::open(&path, None, None).unwrap();
+    s.branch("c").unwrap();
+    let branch: Vec<String> = s.get_branch(None).iter().map(|e| e.id().to_owned()).collect();
+    assert_eq!(branch, ["u1", "b", "c"]);
+    assert_eq!(roles(&serde_json::to_value(s.build_session_context()).unwrap()), ["user", "assistant", "user"]);
+}
+
+#[test]
+fn a_cycle_through_a_duplicated_id_is_found_though_each_parent_comes_just_before() {
+    // `b`'s parent `a` is the entry just before it, but the last `a` is `b`'s child: a cycle.
+    let text = [
+        r#"{"type":"session","version":3,"id":"t","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}"#.to_owned(),
+        msg("a", None, user("one", 1)).to_string(),
+        msg("b", Some("a"), user("two", 2)).to_string(),
+        msg("a", Some("b"), user("three", 3)).to_string(),
+    ]
+    .join("\n");
+    let ReadOutcome::Session(file) = read_session(text.as_bytes()).unwrap() else { panic!("not a session") };
+    assert!(
+        file.warnings.iter().any(|w| matches!(w, pi_coding_agent::session::LoadWarning::ParentCycle { .. })),
+        "{:?}",
+        file.warnings
+    );
+}

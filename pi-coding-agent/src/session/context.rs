@@ -112,6 +112,19 @@ pub fn index_entries(entries: &[SessionEntry]) -> EntryIndex {
     entries.iter().enumerate().map(|(i, e)| (e.id().to_owned(), i)).collect()
 }
 
+/// The position of the parent of the entry at `i`, resolved through `index` (the index of
+/// `entries`: the last entry with an id wins). When every id is distinct (`index` holds one per
+/// entry), a parent that is the entry just before (every entry of a linear session) is known
+/// without hashing its id.
+#[inline]
+pub(crate) fn parent_position(entries: &[SessionEntry], index: &EntryIndex, i: usize) -> Option<usize> {
+    let parent = entries[i].parent_id()?;
+    if index.len() == entries.len() && i > 0 && entries[i - 1].id() == parent {
+        return Some(i - 1);
+    }
+    index.get(parent).copied()
+}
+
 /// The path root → leaf. Includes every entry type.
 pub fn build_session_path<'a>(
     entries: &'a [SessionEntry],
@@ -133,7 +146,7 @@ pub fn build_session_path<'a>(
             break;
         }
         path.push(&entries[i]);
-        current = entries[i].parent_id().and_then(|p| index.get(p)).copied();
+        current = parent_position(entries, index, i);
     }
     path.reverse();
     path

@@ -545,6 +545,7 @@ fn find_newline(bytes: &[u8]) -> Option<usize> {
 fn parent_cycles(entries: &[SessionEntry]) -> Vec<String> {
     let index: std::collections::HashMap<&str, usize, foldhash::fast::RandomState> =
         entries.iter().enumerate().map(|(i, e)| (e.id(), i)).collect();
+    let distinct = index.len() == entries.len();
     // 0: not seen, 1: on the walk in progress, 2: known to end at a root.
     let mut state = vec![0u8; entries.len()];
     let mut cycles = Vec::new();
@@ -561,7 +562,11 @@ fn parent_cycles(entries: &[SessionEntry]) -> Vec<String> {
                 _ => {
                     state[i] = 1;
                     walk.push(i);
-                    at = entries[i].parent_id().and_then(|p| index.get(p).copied());
+                    // Every id distinct: a parent just before is known without hashing its id.
+                    at = entries[i].parent_id().and_then(|p| match i.checked_sub(1) {
+                        Some(before) if distinct && entries[before].id() == p => Some(before),
+                        _ => index.get(p).copied(),
+                    });
                 }
             }
         }

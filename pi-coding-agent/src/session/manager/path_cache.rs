@@ -15,7 +15,7 @@ use pi_agent_core::AgentMessage;
 
 use crate::session::context::{
     EntryIndex, Leaf, ModelRef, SessionContext, SessionProjection, build_context_entries, build_session_projection,
-    context_entries_of_path, project_path_with,
+    context_entries_of_path, parent_position, project_path_with,
 };
 use crate::session::entries::SessionEntry;
 
@@ -45,7 +45,7 @@ impl CachedPath {
                 break;
             }
             path.push(i);
-            current = entries[i].parent_id().and_then(|p| index.get(p)).copied();
+            current = parent_position(entries, index, i);
         }
         path.reverse();
         let mut cached = CachedPath { leaf, len: entries.len(), path, thinking_level: "off".to_owned(), model: None };
@@ -137,7 +137,7 @@ impl super::SessionManager {
                 break;
             }
             path.push(&self.entries[i]);
-            current = self.entries[i].parent_id().and_then(|p| self.index.get(p).copied());
+            current = parent_position(&self.entries, &self.index, i);
         }
         path.reverse();
         path
