@@ -79,7 +79,7 @@ fn escaped_len(s: &str) -> u64 {
     bytes.len() as u64 + 2 + extra
 }
 
-/// Bytes scanned together by [`escaped_len`] and [`Escapes`].
+/// Bytes scanned together by [`escaped_len`] and [`write_str`] (over a clean stretch).
 const SCAN_BLOCK: usize = 32;
 
 /// What escaping `b` adds to its one byte: 1 for a two-byte escape, 5 for `\u00XX`, else 0.
@@ -96,59 +96,6 @@ const fn escape_extra(b: u8) -> u8 {
 #[inline(always)]
 fn any_escape(block: &[u8]) -> bool {
     block.iter().fold(false, |any, &b| any | needs_escape(b))
-}
-
-/// The positions of the bytes of a string that need an escape, in order: clean blocks of
-/// [`SCAN_BLOCK`] bytes skipped whole, then eight bytes at a time, jumping to the first flagged
-/// byte of a flagged word, then byte by byte for the tail. [`write_str`] scans
-/// with it.
-struct Escapes<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Escapes<'a> {
-    fn new(bytes: &'a [u8]) -> Self {
-        Escapes { bytes, at: 0 }
-    }
-}
-
-impl Iterator for Escapes<'_> {
-    type Item = usize;
-
-    #[inline]
-    fn next(&mut self) -> Option<usize> {
-        let bytes = self.bytes;
-        // Clean blocks are skipped whole; a flagged one is searched eight bytes at a time.
-        while let Some(block) = bytes.get(self.at..self.at + SCAN_BLOCK) {
-            if any_escape(block) {
-                break;
-            }
-            self.at += SCAN_BLOCK;
-        }
-        while let Some(chunk) = bytes.get(self.at..self.at + 8) {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            let mask = escape_mask(u64::from_le_bytes(word));
-            if mask == 0 {
-                self.at += 8;
-                continue;
-            }
-            let j = self.at + (mask.trailing_zeros() / 8) as usize;
-            self.at = j + 1;
-            if needs_escape(bytes[j]) {
-                return Some(j);
-            }
-        }
-        while let Some(&b) = bytes.get(self.at) {
-            let j = self.at;
-            self.at += 1;
-            if needs_escape(b) {
-                return Some(j);
-            }
-        }
-        None
-    }
 }
 
 /// Something that writes itself as compact JSON.
@@ -204,35 +151,63 @@ const fn needs_escape(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
 }
 
-/// High bits set on bytes of `w` (little-endian) that need an escape. The lowest set bit is exact
-/// (borrows only run upwards from a flagged byte), higher ones may be false positives.
+/// High bits set on exactly the bytes of `w` (little-endian) that need an escape. Each byte is
+/// tested on its own (no borrow crosses a byte), so every flagged byte of a word is taken in turn.
+#[inline(always)]
 fn escape_mask(w: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
-    below_space | has_zero(w ^ (ONES * u64::from(b'"'))) | has_zero(w ^ (ONES * u64::from(b'\\')))
+    // High bit set on the zero bytes of `x`: the low seven bits plus 0x7f carry into the high
+    // bit unless they are all zero, and the byte's own high bit is or-ed in.
+    let zero = |x: u64| !(((x & LOW7) + LOW7) | x | LOW7);
+    zero(w ^ (ONES * u64::from(b'"'))) | zero(w ^ (ONES * u64::from(b'\\'))) | zero(w & (ONES * 0xe0))
 }
 
+/// The second byte of a two-byte escape (0 for `\u00XX`), by byte below 0x60 (`\` is 0x5c).
+const SHORT_ESCAPE: [u8; 0x60] = {
+    let mut table = [0u8; 0x60];
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table[b'\n' as usize] = b'n';
+    table[b'\r' as usize] = b'r';
+    table[b'\t' as usize] = b't';
+    table[0x08] = b'b';
+    table[0x0c] = b'f';
+    table
+};
+
+#[inline(always)]
 fn write_escape(out: &mut Vec<u8>, b: u8) {
-    match b {
-        b'"' => out.extend_from_slice(b"\\\""),
-        b'\\' => out.extend_from_slice(b"\\\\"),
-        b'\n' => out.extend_from_slice(b"\\n"),
-        b'\r' => out.extend_from_slice(b"\\r"),
-        b'\t' => out.extend_from_slice(b"\\t"),
-        0x08 => out.extend_from_slice(b"\\b"),
-        0x0c => out.extend_from_slice(b"\\f"),
+    match SHORT_ESCAPE.get(usize::from(b)) {
+        Some(&c) if c != 0 => out.extend_from_slice(&[b'\\', c]),
         _ => {
             const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[usize::from(b >> 4)]);
-            out.push(HEX[usize::from(b & 0xf)]);
+            out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]]);
         }
     }
 }
 
+/// Appends `bytes[from..to]`, a run between escapes. A run of at most [`SCAN_BLOCK`] bytes is
+/// copied as a whole block and cut back: a copy of a fixed size is two stores, one of a variable
+/// size a call to `memcpy`, and the runs between escapes in code or JSON are short.
+#[inline(always)]
+fn copy_run(out: &mut Vec<u8>, bytes: &[u8], from: usize, to: usize) {
+    if to - from <= SCAN_BLOCK
+        && let Some(block) = bytes.get(from..).and_then(<[u8]>::first_chunk::<SCAN_BLOCK>)
+    {
+        let len = out.len();
+        out.extend_from_slice(block);
+        out.truncate(len + (to - from));
+    } else {
+        out.extend_from_slice(&bytes[from..to]);
+    }
+}
+
 /// Appends `s` as a JSON string, escaped exactly as `serde_json` escapes it.
+///
+/// Eight bytes are tested at a time, and every byte of a word that needs an escape is taken in
+/// turn; after a few clean words in a row the text is skipped in clean 32-byte blocks (prose has
+/// few escapes, code one every 20 bytes or so, JSON text one every few bytes).
 pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     if s.len() >= MEASURED_MIN && MEASURED.with(|m| m.get().map(|n| m.set(Some(n + escaped_len(s)))).is_some()) {
         return;
@@ -240,11 +215,42 @@ pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
+    // `start`: the first byte not yet written; `i`: the next word to test.
     let mut start = 0;
-    for j in Escapes::new(bytes) {
-        out.extend_from_slice(&bytes[start..j]);
-        write_escape(out, bytes[j]);
-        start = j + 1;
+    let mut i = 0;
+    let mut clean_words = 0u32;
+    while let Some(word) = bytes.get(i..).and_then(<[u8]>::first_chunk::<8>) {
+        let mut mask = escape_mask(u64::from_le_bytes(*word));
+        if mask == 0 {
+            i += 8;
+            clean_words += 1;
+            if clean_words == 4 {
+                while let Some(block) = bytes.get(i..i + SCAN_BLOCK) {
+                    if any_escape(block) {
+                        break;
+                    }
+                    i += SCAN_BLOCK;
+                }
+                clean_words = 0;
+            }
+            continue;
+        }
+        clean_words = 0;
+        while mask != 0 {
+            let j = i + (mask.trailing_zeros() / 8) as usize;
+            copy_run(out, bytes, start, j);
+            write_escape(out, bytes[j]);
+            start = j + 1;
+            mask &= mask - 1;
+        }
+        i += 8;
+    }
+    for (j, &b) in bytes.iter().enumerate().skip(i) {
+        if needs_escape(b) {
+            copy_run(out, bytes, start, j);
+            write_escape(out, b);
+            start = j + 1;
+        }
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
@@ -366,6 +372,38 @@ mod tests {
             write_str(&mut out, &s);
             assert_eq!(out, serde_json::to_vec(&s).unwrap_or_default(), "{s:?}");
             assert_eq!(escaped_len(&s), out.len() as u64, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn clean_stretches_and_runs_of_escapes_of_every_length_escape_as_serde_json_does() {
+        // Clean runs of 0..120 bytes (past the four clean words after which blocks are skipped,
+        // and past a block) between single escapes or runs of them, multi-byte characters at
+        // every offset.
+        let escapes = ['"', '\\', '\n', '\t', '\u{1}', '\u{1f}', '\u{8}', '\u{c}', '\r'];
+        let clean = ['a', 'é', '😀', '/', '\u{7f}', ' '];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..3000 {
+            let mut s = String::new();
+            for _ in 0..next(6) {
+                for _ in 0..next(120) {
+                    s.push(clean[next(clean.len() as u64) as usize]);
+                }
+                for _ in 0..next(4) {
+                    s.push(escapes[next(escapes.len() as u64) as usize]);
+                }
+            }
+            let mut out = b"prefix".to_vec();
+            write_str(&mut out, &s);
+            let mut expected = b"prefix".to_vec();
+            expected.extend(serde_json::to_vec(&s).unwrap_or_default());
+            assert_eq!(out, expected, "{s:?}");
         }
     }
 
