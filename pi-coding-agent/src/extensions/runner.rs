@@ -87,6 +87,9 @@ impl fmt::Debug for ExtensionRunner {
     }
 }
 
+/// The handlers of one event at one moment, with the path of each one's extension.
+pub(crate) type Snapshot<E> = smallvec::SmallVec<[(Arc<str>, Handler<E>); 4]>;
+
 impl ExtensionRunner {
     /// Loads `extensions` in order (pi's `loadExtensions`). A failing setup (error or panic) is
     /// recorded as `{path, error: "Failed to load extension: …"}` (see
@@ -285,9 +288,10 @@ impl ExtensionRunner {
         self.runtime.report(error);
     }
 
-    /// The handlers of `name` with type `E`, in load then registration order, copied now.
-    pub(crate) fn snapshot<E: ExtensionEvent>(&self, name: &str) -> Vec<(Arc<str>, Handler<E>)> {
-        let mut out = Vec::new();
+    /// The handlers of `name` with type `E`, in load then registration order, copied now (held
+    /// inline up to four: `message_update` asks for them on every streamed delta).
+    pub(crate) fn snapshot<E: ExtensionEvent>(&self, name: &str) -> Snapshot<E> {
+        let mut out = Snapshot::new();
         for ext in &self.extensions {
             for entry in lock(&ext.handlers).iter().filter(|h| h.event == name) {
                 if let Some(h) = entry.handler.downcast_ref::<Handler<E>>() {
