@@ -245,7 +245,7 @@ impl ExtensionRunner {
     /// small enough for the allocator's per-thread cache: the session boxes it, polls it once and
     /// awaits it only when a handler did not answer at once.
     pub(crate) async fn emit_update(self: Arc<Self>, mut event: NotifyEvent) {
-        let handlers = self.snapshot::<NotifyEvent>("message_update");
+        let handlers = self.update_handlers();
         let ctx = self.create_context();
         let last = handlers.len().saturating_sub(1);
         for (position, (path, handler)) in handlers.iter().enumerate() {
@@ -303,5 +303,62 @@ impl ExtensionRunner {
             }
         }
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::extensions::{Extension, ExtensionApi, FnExtension, HandlerFuture};
+
+    fn update() -> NotifyEvent {
+        let message = pi_ai::AssistantMessage::default();
+        NotifyEvent::MessageUpdate {
+            message: pi_agent_core::AgentMessage::Assistant(message.into()),
+            assistant_message_event: pi_ai::AssistantMessageEvent::TextDelta { content_index: 0, delta: "x".into() },
+        }
+    }
+
+    /// A handler that counts its calls.
+    fn counter(
+        count: &Arc<AtomicUsize>,
+    ) -> impl for<'a> Fn(&'a mut NotifyEvent, &'a crate::extensions::ExtensionContext) -> HandlerFuture<'a, Value>
+    + Send
+    + Sync
+    + 'static {
+        let count = count.clone();
+        move |_, _| {
+            count.fetch_add(1, Ordering::SeqCst);
+            Box::pin(async { Ok(None) })
+        }
+    }
+
+    /// `message_update`'s handlers are kept between deltas: the kept list follows handlers added
+    /// and removed after it was first built.
+    #[tokio::test]
+    async fn message_update_handlers_follow_handlers_added_and_removed_between_deltas() {
+        let api: Arc<Mutex<Option<ExtensionApi>>> = Arc::default();
+        let slot = api.clone();
+        let ext: Arc<dyn Extension> = Arc::new(FnExtension::new("/a.ts", move |pi| {
+            *slot.lock().map_err(|e| e.to_string())? = Some(pi.clone());
+            Ok(())
+        }));
+        let runner = Arc::new(ExtensionRunner::load(vec![ext], "/tmp").await);
+        let pi = api.lock().ok().and_then(|a| a.clone()).expect("the extension's api");
+        let (first, second) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        runner.clone().emit_update(update()).await;
+        let off = pi.on_notify("message_update", counter(&first));
+        runner.clone().emit_update(update()).await;
+        runner.clone().emit_update(update()).await;
+        let also = pi.on_notify("message_update", counter(&second));
+        runner.clone().emit_update(update()).await;
+        off.unsubscribe();
+        runner.clone().emit_update(update()).await;
+        also.unsubscribe();
+        runner.clone().emit_update(update()).await;
+        assert_eq!((first.load(Ordering::SeqCst), second.load(Ordering::SeqCst)), (3, 2));
     }
 }

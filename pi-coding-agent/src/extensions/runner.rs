@@ -76,7 +76,13 @@ pub struct ExtensionRunner {
     /// [`ExtensionRunner::has_update_handlers`]' answer and the count it holds for: `count << 1 |
     /// answer`, or `u64::MAX` before the first question.
     update_handled: AtomicU64,
+    /// The `message_update` handlers as of a count of [`HANDLERS_CHANGED`] (asked for on every
+    /// streamed delta): rebuilt only after a change.
+    update_snapshot: std::sync::Mutex<Option<(u64, UpdateHandlers)>>,
 }
+
+/// The `message_update` handlers at one moment, with the path of each one's extension.
+pub(crate) type UpdateHandlers = Arc<[(Arc<str>, Handler<super::events::NotifyEvent>)]>;
 
 impl fmt::Debug for ExtensionRunner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -124,6 +130,7 @@ impl ExtensionRunner {
             load_errors,
             handled: Default::default(),
             update_handled: AtomicU64::new(u64::MAX),
+            update_snapshot: Default::default(),
         }
     }
 
@@ -206,6 +213,7 @@ impl ExtensionRunner {
             load_errors: Vec::new(),
             handled: Default::default(),
             update_handled: AtomicU64::new(u64::MAX),
+            update_snapshot: Default::default(),
         }
     }
 
@@ -300,6 +308,21 @@ impl ExtensionRunner {
             }
         }
         out
+    }
+
+    /// The `message_update` handlers, copied only after a handler was added or removed since the
+    /// last call ([`Self::snapshot`] locks and filters every extension's list).
+    pub(crate) fn update_handlers(&self) -> UpdateHandlers {
+        let changes = HANDLERS_CHANGED.load(Ordering::Acquire);
+        let mut cached = lock(&self.update_snapshot);
+        match cached.as_ref() {
+            Some((seen, handlers)) if *seen == changes => handlers.clone(),
+            _ => {
+                let handlers: UpdateHandlers = self.snapshot("message_update").into_iter().collect();
+                *cached = Some((changes, handlers.clone()));
+                handlers
+            }
+        }
     }
 
     /// Calls one handler; an error or a panic becomes its message.
