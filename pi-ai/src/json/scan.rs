@@ -189,6 +189,12 @@ impl<'a> Scanner<'a> {
         Ok((value, span))
     }
 
+    /// Reads a string with where its raw text lies ([`Self::string_span`]), or a `null` (`None`).
+    #[inline]
+    pub(crate) fn null_or_string_span(&mut self) -> Scan<Option<(Cow<'a, str>, std::ops::Range<usize>)>> {
+        if self.null()? { Ok(None) } else { self.string_span().map(Some) }
+    }
+
     /// Reads a string or a `null` (`None`).
     #[inline]
     pub(crate) fn null_or_string(&mut self) -> Scan<Option<Cow<'a, str>>> {

@@ -304,11 +304,7 @@ impl<'a> DeltaBody<'a> {
                 _ => return s.skip(),
             };
             once(&mut seen[slot])?;
-            if !s.null()? {
-                let (text, span) = s.string_span()?;
-                *field = Some(text);
-                spans[slot] = Some(span);
-            }
+            (*field, spans[slot]) = s.null_or_string_span()?.unzip();
             Ok(())
         })?;
         let (text, thinking, partial_json) = body;

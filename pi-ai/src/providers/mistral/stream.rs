@@ -276,10 +276,7 @@ fn scan_choice<'a>(s: &mut Scanner<'a>) -> Scan<Choice<'a>> {
             s.object(|s, key| match &*key {
                 "content" => {
                     once(&mut seen[2])?;
-                    (choice.content, choice.content_span) = match s.null()? {
-                        true => (None, None),
-                        false => s.string_span().map(|(text, span)| (Some(text), Some(span)))?,
-                    };
+                    (choice.content, choice.content_span) = s.null_or_string_span()?.unzip();
                     Ok(())
                 }
                 "tool_calls" => Err(Reject),

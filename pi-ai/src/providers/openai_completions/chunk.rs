@@ -144,10 +144,7 @@ impl<'a> TextDelta<'a> {
             let (slot, field) = match &*key {
                 "content" => {
                     once(&mut seen[0])?;
-                    (self.content, self.content_span) = match s.null()? {
-                        true => (None, None),
-                        false => s.string_span().map(|(text, span)| (Some(text), Some(span)))?,
-                    };
+                    (self.content, self.content_span) = s.null_or_string_span()?.unzip();
                     return Ok(());
                 }
                 "reasoning_content" => (1, &mut self.reasoning_content),

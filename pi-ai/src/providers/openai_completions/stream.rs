@@ -308,9 +308,7 @@ impl CompletionsStream {
             out.emit(E::ToolCallDelta { content_index: index, delta });
         }
     }
-}
 
-impl CompletionsStream {
     /// A delta's `content`.
     #[inline]
     fn on_text(&mut self, text: Cow<'_, str>, out: &mut ProviderOutput) {
