@@ -12,8 +12,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::http::BodySource;
-use crate::http::json_out::{WriteJson, write_str};
-use crate::http::segments::{BodyWrite, Measured};
+use crate::http::json_out::{Measuring, WriteJson, write_str};
 use crate::options::StreamOptions;
 use crate::transcript::TranscriptContext;
 use crate::types::{Message, Model};
@@ -116,21 +115,34 @@ pub(crate) fn encode_body_flushing<T: WriteJson + ?Sized>(
 /// of about this size as it is produced ([`encode_or_defer`]).
 pub(crate) const STREAMED_BODY_CHUNK: usize = 1 << 20;
 
-/// Builds a body with `write` (which writes it into the buffer, calling the flush callback
-/// between the items of its message list). A body of at most [`STREAMED_BODY_CHUNK`] bytes comes
-/// back whole; a larger one is measured (on two threads, long strings counted, not escaped: see
-/// [`crate::http::segments`]) and comes back as a [`BodySource`] that writes it again, piece by
-/// piece, when it is sent: a large transcript's request is never held whole beside the
-/// transcript. `write` must write the same bytes each time.
+/// Builds a body with `write` (which writes it into the buffer, calling the flush callback where
+/// the text may be cut). A body of at most [`STREAMED_BODY_CHUNK`] bytes comes back whole; a
+/// larger one is measured (its pieces dropped as they are written) and comes back as a
+/// [`BodySource`] that writes it again, piece by piece, when it is sent: a large transcript's
+/// request is never held whole beside the transcript. Once the first piece is dropped, the
+/// measuring pass only counts long strings ([`Measuring`]) instead of escaping them into the buffer. `write` must write the same bytes each time.
 pub(crate) fn encode_or_defer<F>(write: F) -> Result<(bytes::Bytes, Option<BodySource>), String>
 where
     F: Fn(&mut Vec<u8>, &mut dyn FnMut(&mut Vec<u8>)) -> Result<(), String> + Send + Sync + 'static,
 {
-    let write: Arc<BodyWrite> = Arc::new(write);
-    match crate::http::segments::measure(&write, STREAMED_BODY_CHUNK)? {
-        Measured::Whole(out) => Ok((out.into(), None)),
-        Measured::Large(layout) => Ok((bytes::Bytes::new(), Some(BodySource::laid_out(layout, write)))),
+    let mut out = Vec::with_capacity(64 * 1024);
+    let mut dropped = 0u64;
+    // Once the body is known to be large, its long strings are only measured (the body is
+    // written again when it is sent).
+    let mut measuring: Option<Measuring> = None;
+    write(&mut out, &mut |buf: &mut Vec<u8>| {
+        if buf.len() >= STREAMED_BODY_CHUNK {
+            dropped += buf.len() as u64;
+            buf.clear();
+            measuring.get_or_insert_with(Measuring::start);
+        }
+    })?;
+    if dropped == 0 {
+        return Ok((out.into(), None));
     }
+    let measured = measuring.map_or(0, Measuring::finish);
+    let len = dropped + out.len() as u64 + measured;
+    Ok((bytes::Bytes::new(), Some(BodySource::new(len, write))))
 }
 
 /// The transcript a request's body is written from.

@@ -6,66 +6,45 @@ use std::cell::Cell;
 
 use serde::Serialize;
 
-/// Strings at least this long are measured or skipped instead of written when this thread's
-/// [`LongStrings`] mode says so.
+/// Strings at least this long are only measured while [`Measuring`] is active.
 const MEASURED_MIN: usize = 256;
 
-/// What [`write_str`] does with a long string on this thread.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum LongStrings {
-    /// Written (outside any [`LongStringMode`] scope).
-    Write,
-    /// Not written; its escaped length is added to the scope's count.
-    Measure,
-    /// Neither written nor counted (text another thread produces).
-    Skip,
-}
-
 thread_local! {
-    /// This thread's mode for long strings.
-    static MODE: Cell<LongStrings> = const { Cell::new(LongStrings::Write) };
-    /// The escaped length of the long strings measured (not written) in the current scope.
-    static MEASURED: Cell<u64> = const { Cell::new(0) };
+    /// While a [`Measuring`] scope is active on this thread: the escaped length of the long
+    /// strings that [`write_str`] measured instead of writing.
+    static MEASURED: Cell<Option<u64>> = const { Cell::new(None) };
 }
 
-/// A scope in which [`write_str`] measures or skips long strings instead of writing them: for a
-/// body that is written once to learn its `Content-Length`, then again into the connection, and
-/// for a thread that writes only its share of a body. Whatever is written in the scope while
-/// long strings are measured or skipped is not the body's text. The mode may change within the
-/// scope ([`LongStringMode::set`]); the outer mode and count come back when it ends.
-pub(crate) struct LongStringMode {
-    outer: (LongStrings, u64),
+/// A scope in which [`write_str`] only counts long strings (their JSON text is not written, its
+/// length is added up): for a body that is written once to learn its `Content-Length`, then again
+/// into the connection. Whatever is written in the scope is only measured, never sent.
+pub(crate) struct Measuring {
+    outer: Option<u64>,
 }
 
-impl LongStringMode {
-    /// Enters `mode` on this thread, with a count of zero.
-    pub(crate) fn enter(mode: LongStrings) -> Self {
-        LongStringMode { outer: (MODE.with(|m| m.replace(mode)), MEASURED.with(|m| m.replace(0))) }
+impl Measuring {
+    /// Starts measuring on this thread.
+    pub(crate) fn start() -> Self {
+        Measuring { outer: MEASURED.with(|m| m.replace(Some(0))) }
     }
 
-    /// Switches this thread's mode.
-    pub(crate) fn set(&self, mode: LongStrings) {
-        MODE.with(|m| m.set(mode));
-    }
-
-    /// The bytes measured (not written) since the scope began or this was last called.
-    pub(crate) fn take_measured(&self) -> u64 {
-        MEASURED.with(|m| m.replace(0))
+    /// Ends the scope; the bytes measured but not written.
+    pub(crate) fn finish(self) -> u64 {
+        MEASURED.with(Cell::get).unwrap_or(0)
     }
 }
 
-impl Drop for LongStringMode {
+impl Drop for Measuring {
     fn drop(&mut self) {
-        MODE.with(|m| m.set(self.outer.0));
-        MEASURED.with(|m| m.set(self.outer.1));
+        MEASURED.with(|m| m.set(self.outer));
     }
 }
 
-/// Runs `f` with long strings written (for text that is read back, not sent).
+/// Runs `f` with measuring suspended (for text that is read back, not sent).
 pub(crate) fn unmeasured<R>(f: impl FnOnce() -> R) -> R {
-    let scope = LongStringMode::enter(LongStrings::Write);
+    let outer = MEASURED.with(|m| m.replace(None));
     let result = f();
-    drop(scope);
+    MEASURED.with(|m| m.set(outer));
     result
 }
 
@@ -230,12 +209,8 @@ fn copy_run(out: &mut Vec<u8>, bytes: &[u8], from: usize, to: usize) {
 /// turn; after a few clean words in a row the text is skipped in clean 32-byte blocks (prose has
 /// few escapes, code one every 20 bytes or so, JSON text one every few bytes).
 pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
-    if s.len() >= MEASURED_MIN {
-        match MODE.with(Cell::get) {
-            LongStrings::Write => {}
-            LongStrings::Measure => return MEASURED.with(|m| m.set(m.get() + escaped_len(s))),
-            LongStrings::Skip => return,
-        }
+    if s.len() >= MEASURED_MIN && MEASURED.with(|m| m.get().map(|n| m.set(Some(n + escaped_len(s)))).is_some()) {
+        return;
     }
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
@@ -441,7 +416,7 @@ mod tests {
             write_str(&mut whole, s);
         }
         let mut partial = Vec::new();
-        let scope = LongStringMode::enter(LongStrings::Measure);
+        let scope = Measuring::start();
         for s in [long.as_str(), short, long.as_str()] {
             write_str(&mut partial, s);
         }
@@ -450,8 +425,7 @@ mod tests {
             write_str(&mut v, &long);
             v
         });
-        let measured = scope.take_measured();
-        drop(scope);
+        let measured = scope.finish();
         assert_eq!(partial, serde_json::to_vec(short).unwrap_or_default());
         assert_eq!(measured + partial.len() as u64, whole.len() as u64);
         assert_eq!(inner, serde_json::to_vec(&long).unwrap_or_default());
@@ -459,30 +433,5 @@ mod tests {
         let mut after = Vec::new();
         write_str(&mut after, &long);
         assert_eq!(after, inner);
-    }
-
-    #[test]
-    fn a_scope_switches_between_measuring_and_skipping_and_restores_the_outer_mode() {
-        let long: String = "x\"y\n".repeat(100);
-        let outer = LongStringMode::enter(LongStrings::Measure);
-        let mut out = Vec::new();
-        write_str(&mut out, &long);
-        {
-            let inner = LongStringMode::enter(LongStrings::Skip);
-            write_str(&mut out, &long);
-            write_str(&mut out, "short");
-            assert_eq!(inner.take_measured(), 0);
-            inner.set(LongStrings::Measure);
-            write_str(&mut out, &long);
-            assert_eq!(inner.take_measured(), serde_json::to_vec(&long).unwrap_or_default().len() as u64);
-            assert_eq!(inner.take_measured(), 0);
-        }
-        // Back in the outer scope, with its count: the first long string only.
-        assert_eq!(out, b"\"short\"");
-        assert_eq!(outer.take_measured(), serde_json::to_vec(&long).unwrap_or_default().len() as u64);
-        drop(outer);
-        let mut written = Vec::new();
-        write_str(&mut written, &long);
-        assert_eq!(written, serde_json::to_vec(&long).unwrap_or_default());
     }
 }

@@ -26,7 +26,6 @@ mod error;
 pub(crate) mod json_out;
 mod output;
 mod request;
-pub(crate) mod segments;
 pub mod shared;
 
 pub use client::{HeaderMap, PI_VERSION, client, client_with_connect_timeout, user_agent};

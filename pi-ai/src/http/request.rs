@@ -9,7 +9,6 @@ use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use tokio_util::sync::CancellationToken;
 
-use super::segments::{BodyWrite, Layout};
 use super::{ErrorStyle, HeaderMap, HttpError, client_with_connect_timeout};
 use crate::options::StreamOptions;
 
@@ -47,15 +46,15 @@ impl HttpRequest {
     }
 }
 
+/// What writes a body: JSON into the buffer, calling the flush callback where the text may be cut.
+type BodyWrite = dyn Fn(&mut Vec<u8>, &mut dyn FnMut(&mut Vec<u8>)) -> Result<(), String> + Send + Sync;
+
 /// A request body written on demand, each time it is sent, in pieces handed to the connection as
 /// they are produced (so it is never held whole), with its length known beforehand.
 #[derive(Clone)]
 pub struct BodySource {
     len: u64,
     write: std::sync::Arc<BodyWrite>,
-    /// The segments' lengths, when the body was measured segment by segment (then it is written
-    /// on two threads).
-    layout: Option<std::sync::Arc<Layout>>,
 }
 
 impl std::fmt::Debug for BodySource {
@@ -70,12 +69,7 @@ impl BodySource {
         len: u64,
         write: impl Fn(&mut Vec<u8>, &mut dyn FnMut(&mut Vec<u8>)) -> Result<(), String> + Send + Sync + 'static,
     ) -> Self {
-        BodySource { len, write: std::sync::Arc::new(write), layout: None }
-    }
-
-    /// A body measured segment by segment ([`super::segments::measure`]).
-    pub(crate) fn laid_out(layout: Layout, write: std::sync::Arc<BodyWrite>) -> Self {
-        BodySource { len: layout.len(), write, layout: Some(std::sync::Arc::new(layout)) }
+        BodySource { len, write: std::sync::Arc::new(write) }
     }
 
     /// The body's length in bytes.
@@ -103,18 +97,13 @@ impl BodySource {
         Err(format!("Could not serialize the request: its body changed length ({written} bytes, not {})", self.len))
     }
 
-    /// The body as a stream of pieces, written on blocking threads at most two pieces ahead of
-    /// the connection (on two threads when it was measured segment by segment). Dropping the
-    /// stream stops handing pieces over.
-    fn stream(&self) -> Pin<Box<dyn Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static>> {
-        if let Some(layout) = &self.layout {
-            let chunk = crate::http::body::STREAMED_BODY_CHUNK;
-            return Box::pin(super::segments::stream(self.write.clone(), layout, chunk));
-        }
+    /// The body as a stream of pieces, written on a blocking thread at most two pieces ahead of
+    /// the connection. Dropping the stream stops handing pieces over.
+    fn stream(&self) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
         let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(2);
         let source = self.clone();
         tokio::task::spawn_blocking(move || source.produce(&tx));
-        Box::pin(futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|item| (item, rx)) }))
+        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|item| (item, rx)) })
     }
 
     fn produce(&self, tx: &tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>) {
