@@ -261,7 +261,7 @@ async fn run(mut args: Args) -> Result<i32> {
         }
         session_manager.append_session_info(name)?;
     }
-    let has_existing_session = !session_manager.build_session_context().messages.is_empty();
+    let has_existing_session = session_manager.has_context_messages();
 
     // Model: chosen once the extensions are loaded (their models count), as pi's runtime does.
     let available: Vec<_> = registry.available_models().into_iter().cloned().collect();

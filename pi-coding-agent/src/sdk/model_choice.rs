@@ -81,7 +81,7 @@ pub(crate) fn restore_model(
     available: impl Fn(&Model) -> bool,
     fallback: Option<Model>,
 ) -> Restored {
-    let has_messages = !sm.build_session_context().messages.is_empty();
+    let has_messages = sm.has_context_messages();
     let branch = sm.get_branch(None);
     let lookup = |p: &str, id: &str| known.iter().find(|m| m.provider == p && m.id == id).cloned();
     let selection = has_messages.then(|| super::session::branch_selection(&branch, lookup)).flatten();

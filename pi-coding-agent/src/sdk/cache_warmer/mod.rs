@@ -167,17 +167,24 @@ impl CacheWarmer {
         }
     }
 
-    /// Keeps the cache entry written by `request` warm while `is_current` holds.
-    pub(crate) fn start(self: &Arc<Self>, request: WarmRequest, is_current: IsCurrent) {
+    /// Keeps the cache entry written by a request for `model` with `options` warm while the
+    /// request's check holds. `make` builds the request to replay and its check, only once
+    /// warming starts (a copy of a long transcript is not made for nothing).
+    pub(crate) fn start(
+        self: &Arc<Self>,
+        model: &Model,
+        options: &StreamOptions,
+        make: impl FnOnce() -> (WarmRequest, IsCurrent),
+    ) {
         self.clear_run();
         if self.mode() == CacheWarming::Off {
             return self.stop("cache warming disabled", None, false);
         }
-        if !is_cache_warming_replayable(&request.model, &request.options) {
+        if !is_cache_warming_replayable(model, options) {
             return self.stop("request cannot be replayed safely", None, false);
         }
-        let Some(ttl_ms) = get_prompt_cache_ttl_ms(&request.model, &request.options) else {
-            let reason = if request.options.cache_retention == Some(CacheRetention::None) {
+        let Some(ttl_ms) = get_prompt_cache_ttl_ms(model, options) else {
+            let reason = if options.cache_retention == Some(CacheRetention::None) {
                 "request disabled prompt caching"
             } else {
                 "cache lifetime unavailable"
@@ -187,6 +194,7 @@ impl CacheWarmer {
         let Some(delay_ms) = get_cache_warming_delay_ms(ttl_ms) else {
             return self.stop("cache lifetime unavailable", None, false);
         };
+        let (request, is_current) = make();
         let id = {
             let mut st = lock(&self.state);
             let id = st.next_id;

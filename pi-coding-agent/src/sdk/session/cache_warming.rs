@@ -82,19 +82,20 @@ pub(crate) fn start_for_request(
     }
     let Some(agent) = shared.agent.get().cloned() else { return };
     let Some(live) = agent.upgrade() else { return };
-    let messages = live.messages();
-    let (provider, id) = (model.provider.clone(), model.id.clone());
-    let is_current: IsCurrent = Box::new(move || {
-        let Some(agent) = agent.upgrade() else { return false };
-        agent.with_state(|s| {
-            s.model.provider == provider
-                && s.model.id == id
-                && messages.len() <= s.messages.len()
-                && messages.iter().zip(&s.messages).all(|(a, b)| a == b)
-        })
+    shared.cache_warmer.start(model, options, || {
+        let messages = live.messages();
+        let (provider, id) = (model.provider.clone(), model.id.clone());
+        let is_current: IsCurrent = Box::new(move || {
+            let Some(agent) = agent.upgrade() else { return false };
+            agent.with_state(|s| {
+                s.model.provider == provider
+                    && s.model.id == id
+                    && messages.len() <= s.messages.len()
+                    && messages.iter().zip(&s.messages).all(|(a, b)| a == b)
+            })
+        });
+        (WarmRequest { model: model.clone(), context: context.clone(), options: options.clone() }, is_current)
     });
-    let request = WarmRequest { model: model.clone(), context: context.clone(), options: options.clone() };
-    shared.cache_warmer.start(request, is_current);
 }
 
 impl AgentSession {

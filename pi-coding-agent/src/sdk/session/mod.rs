@@ -718,8 +718,17 @@ impl AgentSession {
     }
 
     /// pi's `_refreshFinalizedContext`: the agent's transcript from the session.
+    /// Left alone when the agent already holds exactly the session's context (a resumed
+    /// session's transcript is refreshed before every run: rebuilding it copies every message).
     pub(crate) fn refresh_context(&self) {
-        self.agent.set_messages(self.session_messages());
+        let messages = {
+            let sm = lock(&self.shared.session_manager);
+            if self.agent.with_state(|s| sm.context_is(&s.messages)) {
+                return;
+            }
+            sm.build_session_context().messages
+        };
+        self.agent.set_messages(messages);
     }
 
     /// Aborts any run and user `!cmd`, waits for the tasks the session spawned (detached

@@ -12,7 +12,9 @@
 use std::sync::OnceLock;
 
 use pi_agent_core::AgentMessage;
+use pi_ai::Shared;
 
+use crate::messages::CodingAgentMessage;
 use crate::session::context::{
     EntryIndex, Leaf, ModelRef, SessionContext, SessionProjection, build_context_entries, build_session_projection,
     context_entries_of_path, parent_position, project_path_with,
@@ -87,6 +89,18 @@ fn model_of(entry: &SessionEntry) -> Option<ModelRef> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// Whether `a` is `b`: the same allocation for the shared roles, equal for custom messages.
+fn same_message(a: &CodingAgentMessage, b: &CodingAgentMessage) -> bool {
+    match (a, b) {
+        (AgentMessage::System(a), AgentMessage::System(b)) => Shared::ptr_eq(a, b),
+        (AgentMessage::User(a), AgentMessage::User(b)) => Shared::ptr_eq(a, b),
+        (AgentMessage::Assistant(a), AgentMessage::Assistant(b)) => Shared::ptr_eq(a, b),
+        (AgentMessage::ToolResult(a), AgentMessage::ToolResult(b)) => Shared::ptr_eq(a, b),
+        (AgentMessage::Custom(a), AgentMessage::Custom(b)) => a == b,
+        _ => false,
     }
 }
 
@@ -170,11 +184,28 @@ impl super::SessionManager {
     pub fn build_session_context(&self) -> SessionContext {
         self.build_session_projection().into_context()
     }
+
+    /// Whether `messages` is exactly what `build_session_context` would return: the same shared
+    /// messages in the same order (custom messages compared by value), checked without copying
+    /// them out or reading the shared ones.
+    pub fn context_is(&self, messages: &[CodingAgentMessage]) -> bool {
+        let projection = self.build_session_projection();
+        let mut ours = projection.messages();
+        let same = messages.iter().all(|theirs| ours.next().is_some_and(|m| same_message(m, theirs)));
+        same && ours.next().is_none()
+    }
+
+    /// Whether the model sees any message from the current branch (`build_session_context`'s
+    /// messages are not empty), without copying them out.
+    pub fn has_context_messages(&self) -> bool {
+        self.build_session_projection().entries.iter().any(|e| !e.messages.is_empty())
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use pi_ai::{AssistantMessage, UserMessage};
+    use pi_agent_core::AgentMessage;
+    use pi_ai::{AssistantMessage, Shared, UserMessage};
 
     use super::super::SessionManager;
     use crate::session::context::{Leaf, build_session_context, build_session_path, index_entries};
@@ -189,6 +220,23 @@ mod tests {
         let index = index_entries(s.entries());
         let leaf = Leaf::from(s.leaf_id());
         assert_eq!(s.build_session_context(), build_session_context(s.entries(), leaf, &index));
+        assert_eq!(s.has_context_messages(), !s.build_session_context().messages.is_empty());
+        let mut messages = s.build_session_context().messages;
+        assert!(s.context_is(&messages));
+        if let Some(last) = messages.pop() {
+            assert!(!s.context_is(&messages));
+            // The same content in another allocation is not the same message.
+            let copy = match last {
+                AgentMessage::User(u) => AgentMessage::User(Shared::new((*u).clone())),
+                AgentMessage::Assistant(a) => AgentMessage::Assistant(Shared::new((*a).clone())),
+                other => other,
+            };
+            let shared = matches!(copy, AgentMessage::User(_) | AgentMessage::Assistant(_));
+            messages.push(copy);
+            assert_eq!(s.context_is(&messages), !shared);
+            messages.push(UserMessage::new("extra").into());
+            assert!(!s.context_is(&messages));
+        }
         let fresh: Vec<&str> = build_session_path(s.entries(), leaf, &index).iter().map(|e| e.id()).collect();
         let cached: Vec<&str> = s.get_branch(None).iter().map(|e| e.id()).collect();
         assert_eq!(cached, fresh);
@@ -228,5 +276,18 @@ mod tests {
         assert_eq!(s.get_branch(None).len(), 1);
         let _ = s.create_branched_session(&fork);
         check(&s);
+    }
+
+    #[test]
+    fn a_branch_whose_only_message_is_edited_away_has_no_context_messages() {
+        let mut s = SessionManager::in_memory("/tmp");
+        assert!(!s.has_context_messages());
+        s.append_thinking_level_change("high").unwrap_or_default();
+        assert!(!s.has_context_messages());
+        let only = s.append_message(UserMessage::new("one").into()).unwrap_or_default();
+        assert!(s.has_context_messages());
+        s.append_context_edit(&only, None).unwrap_or_default();
+        check(&s);
+        assert!(!s.has_context_messages());
     }
 }
