@@ -13,6 +13,7 @@ use pi_ai::Content;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::session::context::{EntryIndex, index_entries};
 use crate::session::entries::{CURRENT_SESSION_VERSION, FileEntry, RawEntry, SessionEntry, SessionHeader};
 use crate::session::migrate::migrate_values;
 
@@ -125,6 +126,9 @@ pub struct LoadedFile {
     pub needs_newline: bool,
     /// The file was older than v3 and the entries were migrated in memory.
     pub migrated: bool,
+    /// The entries' ids to their positions (the last entry wins on a duplicate id), built once
+    /// while reading (the cycle check needs it, and so does a session manager).
+    pub index: EntryIndex,
 }
 
 /// The result of reading a file.
@@ -299,11 +303,12 @@ pub fn read_session<R: Read>(reader: R) -> std::io::Result<ReadOutcome> {
             }
         }
     }
-    warnings.extend(parent_cycles(&entries).into_iter().map(|id| LoadWarning::ParentCycle { id }));
+    let index = index_entries(&entries);
+    warnings.extend(parent_cycles(&entries, &index).into_iter().map(|id| LoadWarning::ParentCycle { id }));
     for w in &warnings {
         tracing::warn!(target: "pi_coding_agent::session", "{w}");
     }
-    Ok(ReadOutcome::Session(LoadedFile { header, entries, warnings, needs_newline, migrated }))
+    Ok(ReadOutcome::Session(LoadedFile { header, entries, warnings, needs_newline, migrated, index }))
 }
 
 /// Keeps a parsed line after the header: a second header or an untyped entry without an id is
@@ -542,9 +547,7 @@ fn find_newline(bytes: &[u8]) -> Option<usize> {
 
 /// The ids at which parent links close a cycle (one per cycle), in file order. Ids resolve as
 /// the session does: the last entry with an id wins.
-fn parent_cycles(entries: &[SessionEntry]) -> Vec<String> {
-    let index: std::collections::HashMap<&str, usize, foldhash::fast::RandomState> =
-        entries.iter().enumerate().map(|(i, e)| (e.id(), i)).collect();
+fn parent_cycles(entries: &[SessionEntry], index: &EntryIndex) -> Vec<String> {
     let distinct = index.len() == entries.len();
     // 0: not seen, 1: on the walk in progress, 2: known to end at a root.
     let mut state = vec![0u8; entries.len()];

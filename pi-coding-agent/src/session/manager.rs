@@ -222,12 +222,12 @@ impl SessionManager {
     }
 
     fn load(&mut self, path: PathBuf, loaded: LoadedFile) -> Result<(), SessionError> {
-        let LoadedFile { header, entries, warnings, needs_newline, migrated } = loaded;
+        let LoadedFile { header, entries, warnings, needs_newline, migrated, index } = loaded;
         self.session_id = header.id.clone();
         self.header = header;
         self.entries = entries;
         self.needs_newline = needs_newline;
-        self.rebuild_index();
+        self.rebuild_index_with(Some(index));
         self.session_file = Some(path.clone());
         self.flushed = true;
         self.warnings = warnings;
@@ -318,14 +318,25 @@ impl SessionManager {
     }
 
     fn rebuild_index(&mut self) {
+        self.rebuild_index_with(None);
+    }
+
+    /// [`rebuild_index`](Self::rebuild_index) taking `index` (the entries' index, built while
+    /// they were read) instead of hashing every id again.
+    fn rebuild_index_with(&mut self, index: Option<EntryIndex>) {
         self.path.clear();
-        self.index.clear();
         self.labels.clear();
         self.leaf_id = None;
         self.has_conversation = false;
-        self.index.reserve(self.entries.len());
+        let built = index.is_some();
+        self.index = index.unwrap_or_default();
+        if !built {
+            self.index.reserve(self.entries.len());
+        }
         for (i, e) in self.entries.iter().enumerate() {
-            self.index.insert(e.id().to_owned(), i);
+            if !built {
+                self.index.insert(e.id().to_owned(), i);
+            }
             apply_label(&mut self.labels, e);
             self.has_conversation |= is_conversation(e);
         }
