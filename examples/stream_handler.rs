@@ -22,14 +22,15 @@ use pi_coding_agent::sdk::SessionBuilder;
 fn progress(events: Arc<AtomicUsize>) -> Arc<dyn Extension> {
     Arc::new(FnExtension::new("progress", move |pi| {
         let events = events.clone();
-        pi.on_notify("message_update", move |event, _| {
+        // It answers at once: registered without a future, it is called directly on every delta.
+        pi.on_notify_sync("message_update", move |event, _| {
             if let NotifyEvent::MessageUpdate { message, .. } = event
                 && let Some(last) = message.as_assistant().and_then(|a| a.content.last())
             {
                 std::hint::black_box(last);
                 events.fetch_add(1, Ordering::Relaxed);
             }
-            Box::pin(async { Ok(None) })
+            Ok(None)
         });
         Ok(())
     }))

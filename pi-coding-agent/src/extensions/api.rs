@@ -30,6 +30,32 @@ pub type Handler<E> = Arc<
     dyn for<'a> Fn(&'a mut E, &'a ExtensionContext) -> HandlerFuture<'a, <E as ExtensionEvent>::Output> + Send + Sync,
 >;
 
+/// A handler of event `E` that answers at once (registered with [`ExtensionApi::on_sync`] or
+/// [`ExtensionApi::on_notify_sync`]): `message_update`, the event of every streamed delta, calls
+/// it without a future.
+pub type SyncHandler<E> =
+    Arc<dyn Fn(&mut E, &ExtensionContext) -> Result<Option<<E as ExtensionEvent>::Output>, BoxError> + Send + Sync>;
+
+/// The future of a handler's answer: no allocation for "no change" (a future of no size), the
+/// answer in a ready future otherwise.
+fn answered<'a, R: Send + 'a>(result: Result<Option<R>, BoxError>) -> HandlerFuture<'a, R> {
+    match result {
+        Ok(None) => Box::pin(NoChange(std::marker::PhantomData)),
+        other => Box::pin(std::future::ready(other)),
+    }
+}
+
+/// A handler's "no change" answer as a future of no size (boxing it allocates nothing).
+struct NoChange<R>(std::marker::PhantomData<fn() -> R>);
+
+impl<R> std::future::Future for NoChange<R> {
+    type Output = Result<Option<R>, BoxError>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
+        std::task::Poll::Ready(Ok(None))
+    }
+}
+
 /// An extension compiled into the program (pi's default-exported factory).
 ///
 /// `setup` registers handlers, tools, commands and flags; action methods fail until the runner is
@@ -232,7 +258,10 @@ pub type MessageRenderer =
 pub(crate) struct HandlerEntry {
     pub(crate) event: String,
     pub(crate) id: u64,
+    /// A [`Handler`] of the event's type.
     pub(crate) handler: Arc<dyn std::any::Any + Send + Sync>,
+    /// The same handler as a [`SyncHandler`], when it was registered as one.
+    pub(crate) sync: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 const LOADING: u8 = 0;
@@ -385,8 +414,17 @@ impl ExtensionApi {
     }
 
     fn add_handler(&self, event: &str, handler: Arc<dyn std::any::Any + Send + Sync>) -> Unsubscribe {
+        self.add_handlers(event, handler, None)
+    }
+
+    fn add_handlers(
+        &self,
+        event: &str,
+        handler: Arc<dyn std::any::Any + Send + Sync>,
+        sync: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    ) -> Unsubscribe {
         let id = NEXT_HANDLER.fetch_add(1, Ordering::Relaxed);
-        lock(&self.record.handlers).push(HandlerEntry { event: event.to_owned(), id, handler });
+        lock(&self.record.handlers).push(HandlerEntry { event: event.to_owned(), id, handler, sync });
         handlers_changed();
         Unsubscribe { record: self.record.clone(), id }
     }
@@ -429,10 +467,15 @@ impl ExtensionApi {
         &self,
         handler: impl Fn(&mut E, &ExtensionContext) -> Result<Option<E::Output>, BoxError> + Send + Sync + 'static,
     ) -> Unsubscribe {
-        self.on::<E>(move |event, ctx| {
-            let result = handler(event, ctx);
-            Box::pin(std::future::ready(result))
-        })
+        let sync: SyncHandler<E> = Arc::new(handler);
+        self.add_sync(E::NAME, sync)
+    }
+
+    /// Registers `sync` for `event`, and as a [`Handler`] answering at once.
+    fn add_sync<E: ExtensionEvent>(&self, event: &str, sync: SyncHandler<E>) -> Unsubscribe {
+        let call = sync.clone();
+        let handler: Handler<E> = Arc::new(move |event, ctx| answered(call(event, ctx)));
+        self.add_handlers(event, Arc::new(handler), Some(Arc::new(sync)))
     }
 
     /// Registers a handler of a notify event by pi's name (`"agent_start"`, `"session_start"`,
@@ -448,6 +491,29 @@ impl ExtensionApi {
     ) -> Unsubscribe {
         let handler: Handler<NotifyEvent> = Arc::new(handler);
         self.add_handler(event, Arc::new(handler))
+    }
+
+    /// [`on_notify`](Self::on_notify) with a handler that answers at once: no future per call
+    /// (for `message_update`, the event of every streamed delta, the cheapest handler there is).
+    ///
+    /// ```
+    /// use pi_coding_agent::extensions::{ExtensionApi, NotifyEvent};
+    /// fn setup(pi: &ExtensionApi) {
+    ///     pi.on_notify_sync("message_update", |event, _ctx| {
+    ///         if let NotifyEvent::MessageUpdate { message, .. } = event {
+    ///             let _ = message.role();
+    ///         }
+    ///         Ok(None)
+    ///     });
+    /// }
+    /// ```
+    pub fn on_notify_sync(
+        &self,
+        event: &str,
+        handler: impl Fn(&mut NotifyEvent, &ExtensionContext) -> Result<Option<Value>, BoxError> + Send + Sync + 'static,
+    ) -> Unsubscribe {
+        let sync: SyncHandler<NotifyEvent> = Arc::new(handler);
+        self.add_sync(event, sync)
     }
 
     /// Registers a tool (pi's `registerTool`); its parameters must be a JSON object schema.

@@ -248,16 +248,39 @@ impl ExtensionRunner {
         let handlers = self.update_handlers();
         let ctx = self.create_context();
         let last = handlers.len().saturating_sub(1);
-        for (position, (path, handler)) in handlers.iter().enumerate() {
+        for (position, h) in handlers.iter().enumerate() {
             let mut copy = (position < last).then(|| Box::new(event.clone()));
             let ev = match copy.as_deref_mut() {
                 Some(copy) => copy,
                 None => &mut event,
             };
-            if let Err(error) = self.call_handler(handler, ev, &ctx).await {
-                self.report(ExtensionError::new(path.as_ref(), "message_update", error));
+            if let Err(error) = self.call_handler(&h.handler, ev, &ctx).await {
+                self.report(ExtensionError::new(h.path.as_ref(), "message_update", error));
             }
         }
+    }
+
+    /// [`emit_update`](Self::emit_update) without a future, when every handler answers at once
+    /// (registered with `on_notify_sync`); otherwise the event comes back for `emit_update`.
+    pub(crate) fn emit_update_now(&self, mut event: NotifyEvent) -> Result<(), NotifyEvent> {
+        let handlers = self.update_handlers();
+        if !handlers.iter().all(|h| h.sync.is_some()) {
+            return Err(event);
+        }
+        let ctx = self.create_context();
+        let last = handlers.len().saturating_sub(1);
+        for (position, h) in handlers.iter().enumerate() {
+            let Some(sync) = &h.sync else { continue };
+            let mut copy = (position < last).then(|| event.clone());
+            let ev = match copy.as_mut() {
+                Some(copy) => copy,
+                None => &mut event,
+            };
+            if let Err(error) = Self::call_sync_handler(sync, ev, &ctx) {
+                self.report(ExtensionError::new(h.path.as_ref(), "message_update", error));
+            }
+        }
+        Ok(())
     }
 
     /// A notify event or a `session_before_*` event (pi's generic `emit`). Answers matter only
@@ -360,5 +383,56 @@ mod tests {
         also.unsubscribe();
         runner.clone().emit_update(update()).await;
         assert_eq!((first.load(Ordering::SeqCst), second.load(Ordering::SeqCst)), (3, 2));
+    }
+
+    /// Handlers registered without a future are called at once, in order, the last given the
+    /// event itself and the others a copy (a change by one is not seen by the next), a failure or
+    /// a panic reported; one handler with a future sends the whole dispatch down the async path.
+    #[tokio::test]
+    async fn message_update_handlers_without_a_future_are_called_at_once() {
+        let api: Arc<Mutex<Option<ExtensionApi>>> = Arc::default();
+        let slot = api.clone();
+        let ext: Arc<dyn Extension> = Arc::new(FnExtension::new("/a.ts", move |pi| {
+            *slot.lock().map_err(|e| e.to_string())? = Some(pi.clone());
+            Ok(())
+        }));
+        let runner = Arc::new(ExtensionRunner::load(vec![ext], "/tmp").await);
+        let errors: Arc<Mutex<Vec<String>>> = Arc::default();
+        let seen_errors = errors.clone();
+        let _listener =
+            runner.on_error(move |e| seen_errors.lock().unwrap_or_else(|p| p.into_inner()).push(e.error.clone()));
+        let pi = api.lock().ok().and_then(|a| a.clone()).expect("the extension's api");
+        let deltas: Arc<Mutex<Vec<String>>> = Arc::default();
+        let record = |deltas: &Arc<Mutex<Vec<String>>>, tag: &'static str| {
+            let deltas = deltas.clone();
+            move |event: &mut NotifyEvent, _: &crate::extensions::ExtensionContext| {
+                if let NotifyEvent::MessageUpdate {
+                    assistant_message_event: pi_ai::AssistantMessageEvent::TextDelta { delta, .. },
+                    ..
+                } = event
+                {
+                    deltas.lock().unwrap_or_else(|p| p.into_inner()).push(format!("{tag}:{delta}"));
+                    delta.push('!');
+                }
+                Ok::<_, crate::extensions::BoxError>(None)
+            }
+        };
+        assert!(runner.emit_update_now(update()).is_ok(), "no handler: nothing to wait for");
+        let _first = pi.on_notify_sync("message_update", record(&deltas, "first"));
+        let _failing = pi.on_notify_sync("message_update", |_, _| Err("no progress bar".into()));
+        let _panicking = pi.on_notify_sync("message_update", |_, _| panic!("the handler broke"));
+        let _last = pi.on_notify_sync("message_update", record(&deltas, "last"));
+        assert!(runner.emit_update_now(update()).is_ok());
+        assert_eq!(*deltas.lock().unwrap_or_else(|p| p.into_inner()), ["first:x", "last:x"]);
+        assert_eq!(*errors.lock().unwrap_or_else(|p| p.into_inner()), ["no progress bar", "the handler broke"]);
+        // The same handlers through the async dispatch see the same.
+        runner.clone().emit_update(update()).await;
+        assert_eq!(deltas.lock().unwrap_or_else(|p| p.into_inner()).len(), 4);
+        let count = Arc::new(AtomicUsize::new(0));
+        let _async = pi.on_notify("message_update", counter(&count));
+        let Err(event) = runner.emit_update_now(update()) else { panic!("a handler with a future is awaited") };
+        assert_eq!(deltas.lock().unwrap_or_else(|p| p.into_inner()).len(), 4, "none called yet");
+        runner.clone().emit_update(event).await;
+        assert_eq!((deltas.lock().unwrap_or_else(|p| p.into_inner()).len(), count.load(Ordering::SeqCst)), (6, 1));
     }
 }

@@ -83,7 +83,7 @@ pub use actions::{
 pub use api::{
     CommandHandler, EntryRenderOptions, EntryRenderer, Extension, ExtensionApi, ExtensionFlag, FlagType, FnExtension,
     Handler, HandlerFuture, MessageRenderOptions, MessageRenderer, RegisteredCommand, RegisteredMcpServer,
-    RegisteredTool, ToolDefinition, Unsubscribe,
+    RegisteredTool, SyncHandler, ToolDefinition, Unsubscribe,
 };
 pub use boundary::{
     ActivityOutcome, BoundaryContextPreview, BoundaryDraft, BoundaryOutcome, BoundaryResult, BoundaryState,

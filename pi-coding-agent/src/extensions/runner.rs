@@ -81,8 +81,16 @@ pub struct ExtensionRunner {
     update_snapshot: std::sync::Mutex<Option<(u64, UpdateHandlers)>>,
 }
 
-/// The `message_update` handlers at one moment, with the path of each one's extension.
-pub(crate) type UpdateHandlers = Arc<[(Arc<str>, Handler<super::events::NotifyEvent>)]>;
+/// The `message_update` handlers at one moment.
+pub(crate) type UpdateHandlers = Arc<[UpdateHandler]>;
+
+/// One `message_update` handler: its extension's path, the handler, and the handler without a
+/// future when it was registered as one.
+pub(crate) struct UpdateHandler {
+    pub(crate) path: Arc<str>,
+    pub(crate) handler: Handler<super::events::NotifyEvent>,
+    pub(crate) sync: Option<super::api::SyncHandler<super::events::NotifyEvent>>,
+}
 
 impl fmt::Debug for ExtensionRunner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -310,6 +318,21 @@ impl ExtensionRunner {
         out
     }
 
+    /// The `message_update` handlers in order, each with its form without a future if it has one.
+    fn update_snapshot(&self) -> Vec<UpdateHandler> {
+        type Notify = super::events::NotifyEvent;
+        let mut out = Vec::new();
+        for ext in &self.extensions {
+            for entry in lock(&ext.handlers).iter().filter(|h| h.event == "message_update") {
+                if let Some(handler) = entry.handler.downcast_ref::<Handler<Notify>>() {
+                    let sync = entry.sync.as_ref().and_then(|s| s.downcast_ref::<super::api::SyncHandler<Notify>>());
+                    out.push(UpdateHandler { path: ext.path.clone(), handler: handler.clone(), sync: sync.cloned() });
+                }
+            }
+        }
+        out
+    }
+
     /// The `message_update` handlers, copied only after a handler was added or removed since the
     /// last call ([`Self::snapshot`] locks and filters every extension's list).
     pub(crate) fn update_handlers(&self) -> UpdateHandlers {
@@ -318,10 +341,25 @@ impl ExtensionRunner {
         match cached.as_ref() {
             Some((seen, handlers)) if *seen == changes => handlers.clone(),
             _ => {
-                let handlers: UpdateHandlers = self.snapshot("message_update").into_iter().collect();
+                let handlers: UpdateHandlers = self.update_snapshot().into();
                 *cached = Some((changes, handlers.clone()));
                 handlers
             }
+        }
+    }
+
+    /// Calls one handler without a future; an error or a panic becomes its message.
+    pub(crate) fn call_sync_handler<E: ExtensionEvent>(
+        handler: &super::api::SyncHandler<E>,
+        event: &mut E,
+        ctx: &ExtensionContext,
+    ) -> Result<Option<E::Output>, String> {
+        let span = tracing::debug_span!("extension_handler", event = E::NAME);
+        let _entered = span.enter();
+        match std::panic::catch_unwind(AssertUnwindSafe(|| handler(event, ctx))) {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(panic) => Err(panic_message(panic)),
         }
     }
 

@@ -43,14 +43,17 @@ type Answer = futures::future::BoxFuture<'static, Result<Option<CodingAgentMessa
 /// and only `message_update` handlers, when there are any, are awaited (the whole of `handle`
 /// is a large future, and building one per delta would cost more than the delta itself).
 ///
-/// The handlers' dispatch is polled here once: when every handler answered at once (a Rust
+/// Handlers registered without a future (`on_notify_sync`) are called here directly. Otherwise
+/// the handlers' dispatch is polled here once: when every handler answered at once (a Rust
 /// handler that does not wait), the listeners get the event now and the answer is a future of
 /// no size; only a handler still running (a JavaScript one) makes the rest a future of its own.
 fn handle_update(shared: Arc<SessionShared>, delta: pi_ai::AssistantMessageEvent) -> Answer {
     let notify = update_partial(&shared, &delta);
     let event = AgentEvent::MessageUpdate { assistant_message_event: delta };
-    if let (Some(notify), Some(runner)) = (notify, shared.runner.clone()) {
-        let mut dispatch = Box::pin(runner.emit_update(notify));
+    if let (Some(notify), Some(runner)) = (notify, shared.runner.as_ref())
+        && let Err(notify) = runner.emit_update_now(notify)
+    {
+        let mut dispatch = Box::pin(runner.clone().emit_update(notify));
         if futures::FutureExt::now_or_never(&mut dispatch).is_none() {
             return Box::pin(async move {
                 dispatch.await;
