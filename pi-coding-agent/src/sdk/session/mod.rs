@@ -362,16 +362,22 @@ impl TurnHooks<CodingMessage> for SessionContextHook {
         ctx: PrepareRequestContext<'_, CodingMessage>,
         _cancel: &CancellationToken,
     ) -> Result<Option<RequestUpdate<CodingMessage>>, BoxError> {
-        let mut messages = lock(&self.shared.session_manager).build_session_context().messages;
-        let routed = virtual_route::route_request(&self.shared, ctx.model, ctx.thinking_level, &messages).await?;
+        // The working context is replaced only when it is not already the session's (a resumed
+        // session's context holds every message: a copy of it is not made for nothing).
+        let mut messages = {
+            let sm = lock(&self.shared.session_manager);
+            (!sm.context_is(ctx.messages)).then(|| sm.build_session_context().messages)
+        };
+        let current = messages.as_deref().unwrap_or(ctx.messages);
+        let routed = virtual_route::route_request(&self.shared, ctx.model, ctx.thinking_level, current).await?;
         // Under a virtual selection the threshold is the routed model's (pi's `prepareRequest`).
         if let Some((routed, _)) = &routed
             && virtual_route::compact_for_route(&self.shared, routed).await
         {
-            messages = lock(&self.shared.session_manager).build_session_context().messages;
+            messages = Some(lock(&self.shared.session_manager).build_session_context().messages);
         }
         let (model, thinking_level) = routed.map_or((None, None), |(m, l)| (Some(m), Some(l)));
-        Ok(Some(RequestUpdate { messages: Some(messages), model, thinking_level, ..Default::default() }))
+        Ok(Some(RequestUpdate { messages, model, thinking_level, ..Default::default() }))
     }
 
     /// `turn_end` reaches the extensions here, before the agent's `turn_end` event (pi's
