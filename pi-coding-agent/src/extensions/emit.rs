@@ -261,11 +261,12 @@ impl ExtensionRunner {
     }
 
     /// [`emit_update`](Self::emit_update) without a future, when every handler answers at once
-    /// (registered with `on_notify_sync`); otherwise the event comes back for `emit_update`.
-    pub(crate) fn emit_update_now(&self, mut event: NotifyEvent) -> Result<(), NotifyEvent> {
+    /// (registered with `on_notify_sync`): `None`. Otherwise the event comes back, untouched, for
+    /// `emit_update`.
+    pub(crate) fn emit_update_now(&self, mut event: NotifyEvent) -> Option<NotifyEvent> {
         let handlers = self.update_handlers();
         if !handlers.iter().all(|h| h.sync.is_some()) {
-            return Err(event);
+            return Some(event);
         }
         let ctx = self.create_context();
         let last = handlers.len().saturating_sub(1);
@@ -280,7 +281,7 @@ impl ExtensionRunner {
                 self.report(ExtensionError::new(h.path.as_ref(), "message_update", error));
             }
         }
-        Ok(())
+        None
     }
 
     /// A notify event or a `session_before_*` event (pi's generic `emit`). Answers matter only
@@ -417,12 +418,12 @@ mod tests {
                 Ok::<_, crate::extensions::BoxError>(None)
             }
         };
-        assert!(runner.emit_update_now(update()).is_ok(), "no handler: nothing to wait for");
+        assert!(runner.emit_update_now(update()).is_none(), "no handler: nothing to wait for");
         let _first = pi.on_notify_sync("message_update", record(&deltas, "first"));
         let _failing = pi.on_notify_sync("message_update", |_, _| Err("no progress bar".into()));
         let _panicking = pi.on_notify_sync("message_update", |_, _| panic!("the handler broke"));
         let _last = pi.on_notify_sync("message_update", record(&deltas, "last"));
-        assert!(runner.emit_update_now(update()).is_ok());
+        assert!(runner.emit_update_now(update()).is_none());
         assert_eq!(*deltas.lock().unwrap_or_else(|p| p.into_inner()), ["first:x", "last:x"]);
         assert_eq!(*errors.lock().unwrap_or_else(|p| p.into_inner()), ["no progress bar", "the handler broke"]);
         // The same handlers through the async dispatch see the same.
@@ -430,7 +431,7 @@ mod tests {
         assert_eq!(deltas.lock().unwrap_or_else(|p| p.into_inner()).len(), 4);
         let count = Arc::new(AtomicUsize::new(0));
         let _async = pi.on_notify("message_update", counter(&count));
-        let Err(event) = runner.emit_update_now(update()) else { panic!("a handler with a future is awaited") };
+        let Some(event) = runner.emit_update_now(update()) else { panic!("a handler with a future is awaited") };
         assert_eq!(deltas.lock().unwrap_or_else(|p| p.into_inner()).len(), 4, "none called yet");
         runner.clone().emit_update(event).await;
         assert_eq!((deltas.lock().unwrap_or_else(|p| p.into_inner()).len(), count.load(Ordering::SeqCst)), (6, 1));

@@ -133,6 +133,7 @@ pub struct LoadedFile {
 
 /// The result of reading a file.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one per file read, destructured at once; boxing buys nothing
 pub enum ReadOutcome {
     /// A session.
     Session(LoadedFile),

@@ -51,7 +51,7 @@ fn handle_update(shared: Arc<SessionShared>, delta: pi_ai::AssistantMessageEvent
     let notify = update_partial(&shared, &delta);
     let event = AgentEvent::MessageUpdate { assistant_message_event: delta };
     if let (Some(notify), Some(runner)) = (notify, shared.runner.as_ref())
-        && let Err(notify) = runner.emit_update_now(notify)
+        && let Some(notify) = runner.emit_update_now(notify)
     {
         let mut dispatch = Box::pin(runner.clone().emit_update(notify));
         if futures::FutureExt::now_or_never(&mut dispatch).is_none() {
