@@ -57,6 +57,7 @@ mod errors;
 mod event_queue;
 mod events;
 mod exec;
+mod handler;
 mod lifecycle_events;
 mod markdown;
 mod markdown_run;

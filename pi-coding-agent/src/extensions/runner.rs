@@ -89,7 +89,7 @@ pub(crate) type UpdateHandlers = Arc<[UpdateHandler]>;
 pub(crate) struct UpdateHandler {
     pub(crate) path: Arc<str>,
     pub(crate) handler: Handler<super::events::NotifyEvent>,
-    pub(crate) sync: Option<super::api::SyncHandler<super::events::NotifyEvent>>,
+    pub(crate) sync: Option<super::handler::SyncHandler<super::events::NotifyEvent>>,
 }
 
 impl fmt::Debug for ExtensionRunner {
@@ -325,7 +325,8 @@ impl ExtensionRunner {
         for ext in &self.extensions {
             for entry in lock(&ext.handlers).iter().filter(|h| h.event == "message_update") {
                 if let Some(handler) = entry.handler.downcast_ref::<Handler<Notify>>() {
-                    let sync = entry.sync.as_ref().and_then(|s| s.downcast_ref::<super::api::SyncHandler<Notify>>());
+                    let sync =
+                        entry.sync.as_ref().and_then(|s| s.downcast_ref::<super::handler::SyncHandler<Notify>>());
                     out.push(UpdateHandler { path: ext.path.clone(), handler: handler.clone(), sync: sync.cloned() });
                 }
             }
@@ -350,7 +351,7 @@ impl ExtensionRunner {
 
     /// Calls one handler without a future; an error or a panic becomes its message.
     pub(crate) fn call_sync_handler<E: ExtensionEvent>(
-        handler: &super::api::SyncHandler<E>,
+        handler: &super::handler::SyncHandler<E>,
         event: &mut E,
         ctx: &ExtensionContext,
     ) -> Result<Option<E::Output>, String> {
