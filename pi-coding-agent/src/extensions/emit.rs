@@ -360,10 +360,9 @@ mod tests {
         }
     }
 
-    /// `message_update`'s handlers are kept between deltas: the kept list follows handlers added
-    /// and removed after it was first built.
-    #[tokio::test]
-    async fn message_update_handlers_follow_handlers_added_and_removed_between_deltas() {
+    /// A runner with one extension that registers nothing at load, and that extension's api (to
+    /// register handlers later, as a running extension does).
+    async fn loaded_with_api() -> (Arc<ExtensionRunner>, ExtensionApi) {
         let api: Arc<Mutex<Option<ExtensionApi>>> = Arc::default();
         let slot = api.clone();
         let ext: Arc<dyn Extension> = Arc::new(FnExtension::new("/a.ts", move |pi| {
@@ -372,6 +371,14 @@ mod tests {
         }));
         let runner = Arc::new(ExtensionRunner::load(vec![ext], "/tmp").await);
         let pi = api.lock().ok().and_then(|a| a.clone()).expect("the extension's api");
+        (runner, pi)
+    }
+
+    /// `message_update`'s handlers are kept between deltas: the kept list follows handlers added
+    /// and removed after it was first built.
+    #[tokio::test]
+    async fn message_update_handlers_follow_handlers_added_and_removed_between_deltas() {
+        let (runner, pi) = loaded_with_api().await;
         let (first, second) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
         runner.clone().emit_update(update()).await;
         let off = pi.on_notify("message_update", counter(&first));
@@ -391,18 +398,11 @@ mod tests {
     /// a panic reported; one handler with a future sends the whole dispatch down the async path.
     #[tokio::test]
     async fn message_update_handlers_without_a_future_are_called_at_once() {
-        let api: Arc<Mutex<Option<ExtensionApi>>> = Arc::default();
-        let slot = api.clone();
-        let ext: Arc<dyn Extension> = Arc::new(FnExtension::new("/a.ts", move |pi| {
-            *slot.lock().map_err(|e| e.to_string())? = Some(pi.clone());
-            Ok(())
-        }));
-        let runner = Arc::new(ExtensionRunner::load(vec![ext], "/tmp").await);
+        let (runner, pi) = loaded_with_api().await;
         let errors: Arc<Mutex<Vec<String>>> = Arc::default();
         let seen_errors = errors.clone();
         let _listener =
             runner.on_error(move |e| seen_errors.lock().unwrap_or_else(|p| p.into_inner()).push(e.error.clone()));
-        let pi = api.lock().ok().and_then(|a| a.clone()).expect("the extension's api");
         let deltas: Arc<Mutex<Vec<String>>> = Arc::default();
         let record = |deltas: &Arc<Mutex<Vec<String>>>, tag: &'static str| {
             let deltas = deltas.clone();

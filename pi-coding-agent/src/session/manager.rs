@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::messages::CodingAgentMessage;
 use crate::session::background::{BackgroundWriter, PendingWrites};
-use crate::session::context::EntryIndex;
+use crate::session::context::{EntryIndex, index_entries};
 use crate::session::entries::*;
 use crate::session::ids::{new_entry_id, new_session_id, validate_session_id};
 use crate::session::load::{LoadWarning, LoadedFile, ReadOutcome, read_session_file, read_session_header};
@@ -328,15 +328,8 @@ impl SessionManager {
         self.labels.clear();
         self.leaf_id = None;
         self.has_conversation = false;
-        let built = index.is_some();
-        self.index = index.unwrap_or_default();
-        if !built {
-            self.index.reserve(self.entries.len());
-        }
-        for (i, e) in self.entries.iter().enumerate() {
-            if !built {
-                self.index.insert(e.id().to_owned(), i);
-            }
+        self.index = index.unwrap_or_else(|| index_entries(&self.entries));
+        for e in &self.entries {
             apply_label(&mut self.labels, e);
             self.has_conversation |= is_conversation(e);
         }
