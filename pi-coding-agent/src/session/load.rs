@@ -17,6 +17,8 @@ use crate::session::context::{EntryIndex, index_entries};
 use crate::session::entries::{CURRENT_SESSION_VERSION, FileEntry, RawEntry, SessionEntry, SessionHeader};
 use crate::session::migrate::migrate_values;
 
+mod blocks;
+
 /// Something in a session file that was skipped or needs attention. Nothing valid is ever dropped.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum LoadWarning {
@@ -253,7 +255,14 @@ pub fn read_session<R: Read>(reader: R) -> std::io::Result<ReadOutcome> {
             header = Some(h.clone());
             if legacy.is_none() {
                 // A current file: the rest is read in blocks, parsed on two threads.
-                let tail = read_blocks(&mut reader, BLOCK_BYTES, line_no, needs_newline, &mut entries, &mut warnings)?;
+                let tail = blocks::read_blocks(
+                    &mut reader,
+                    blocks::BLOCK_BYTES,
+                    line_no,
+                    needs_newline,
+                    &mut entries,
+                    &mut warnings,
+                )?;
                 needs_newline = tail.needs_newline;
                 break;
             }
@@ -346,204 +355,6 @@ fn trim_content_lists(entry: &mut SessionEntry) {
         AgentMessage::ToolResult(t) => t.make_mut().content.shrink_to_fit(),
         AgentMessage::System(_) | AgentMessage::Custom(_) => {}
     }
-}
-
-/// Bytes read per block after the header.
-const BLOCK_BYTES: usize = 8 << 20;
-/// Blocks smaller than this are parsed on the calling thread alone.
-const SPLIT_MIN_BYTES: usize = 256 << 10;
-
-/// What [`read_blocks`] learnt about the end of the file.
-struct Tail {
-    needs_newline: bool,
-}
-
-/// Reads the lines after the header (`line_no`: the header's line; `needs_newline`: whether it
-/// was unterminated) in blocks of whole lines (about `block_bytes` each), each parsed in two
-/// parts on two threads while the next block is read; entries and warnings come out in file order, exactly
-/// as a line-by-line read gives them.
-fn read_blocks<R: BufRead>(
-    reader: &mut R,
-    block_bytes: usize,
-    mut line_no: usize,
-    mut needs_newline: bool,
-    entries: &mut Vec<SessionEntry>,
-    warnings: &mut Vec<LoadWarning>,
-) -> std::io::Result<Tail> {
-    // Two buffers, reused: one parsed while the other is filled (a buffer allocated per block
-    // had every block's pages faulted in afresh).
-    let mut current: Vec<u8> = Vec::with_capacity(block_bytes + READ_SLACK);
-    let mut next: Vec<u8> = Vec::with_capacity(block_bytes + READ_SLACK);
-    let mut eof = fill_block(reader, block_bytes, &mut current)?;
-    loop {
-        if current.is_empty() {
-            return Ok(Tail { needs_newline });
-        }
-        let end = if eof {
-            needs_newline = current.last() != Some(&b'\n');
-            current.len()
-        } else {
-            match current.iter().rposition(|b| *b == b'\n') {
-                Some(last) => {
-                    needs_newline = false;
-                    last + 1
-                }
-                // One line longer than the block: read on until it ends.
-                None => {
-                    eof = fill_block(reader, block_bytes, &mut current)?;
-                    continue;
-                }
-            }
-        };
-        next.clear();
-        next.extend_from_slice(&current[end..]);
-        let torn_tail = eof && needs_newline;
-        // This thread reads the next block while another parses most of this one, then parses
-        // the rest (reading a block costs about a quarter of parsing it).
-        let first_percent = if eof { 50 } else { READER_SHARE_PERCENT };
-        let (last, read) = parse_block(&current[..end], line_no, torn_tail, first_percent, entries, warnings, || {
-            if eof { Ok(true) } else { fill_block(reader, block_bytes, &mut next) }
-        });
-        line_no = last;
-        if eof {
-            return Ok(Tail { needs_newline });
-        }
-        eof = read?;
-        std::mem::swap(&mut current, &mut next);
-    }
-}
-
-/// The share of a block parsed by the thread that also reads the next block.
-const READER_SHARE_PERCENT: usize = 38;
-
-/// Room beyond a block in its buffer: a read that fills a buffer exactly probes for more.
-const READ_SLACK: usize = 64 << 10;
-
-/// Reads into `buf` (which may hold the unparsed tail of the last block) until it holds
-/// `block_bytes`, or twice what it held when that is more (a line longer than a block); whether
-/// the file ended.
-fn fill_block<R: BufRead>(reader: &mut R, block_bytes: usize, buf: &mut Vec<u8>) -> std::io::Result<bool> {
-    let wanted = block_bytes.saturating_sub(buf.len()).max(buf.len().min(block_bytes * 64));
-    let read = reader.by_ref().take(wanted as u64).read_to_end(buf)?;
-    Ok(read < wanted)
-}
-
-/// Parses the lines of `block` (whole lines; the last one unterminated when `torn_tail`), the
-/// first being line `after + 1`, and runs `meanwhile` on this thread while a second thread starts
-/// on the block's later part: this thread then parses the first `first_percent` of the block
-/// (less than half when `meanwhile` is work of its own). Returns the number of the last line and
-/// what `meanwhile` returned.
-fn parse_block<T>(
-    block: &[u8],
-    after: usize,
-    torn_tail: bool,
-    first_percent: usize,
-    entries: &mut Vec<SessionEntry>,
-    warnings: &mut Vec<LoadWarning>,
-    meanwhile: impl FnOnce() -> T,
-) -> (usize, T) {
-    let split = if block.len() >= SPLIT_MIN_BYTES {
-        let at = block.len() * first_percent / 100;
-        block[at..].iter().position(|b| *b == b'\n').map(|i| at + i + 1)
-    } else {
-        None
-    };
-    match split {
-        Some(mid) if mid < block.len() => {
-            let (first, second) = block.split_at(mid);
-            // The second part is numbered from 0 and shifted once the first part's count is
-            // known (counting the first part's lines beforehand was a pass over it of its own).
-            let (a, b, result) = std::thread::scope(|scope| {
-                let second_part = scope.spawn(|| parse_lines(second, 0, torn_tail));
-                let result = meanwhile();
-                let a = parse_lines(first, after, false);
-                (a, second_part.join(), result)
-            });
-            // A parser thread that panicked: its part is parsed again here.
-            let mut b = b.unwrap_or_else(|_| parse_lines(second, 0, torn_tail));
-            b.shift_lines(a.last_line);
-            let last = b.last_line;
-            entries.reserve(a.entries.len() + b.entries.len());
-            for part in [a, b] {
-                entries.extend(part.entries);
-                warnings.extend(part.warnings);
-            }
-            (last, result)
-        }
-        _ => {
-            let result = meanwhile();
-            let part = parse_lines(block, after, torn_tail);
-            entries.reserve(part.entries.len());
-            entries.extend(part.entries);
-            warnings.extend(part.warnings);
-            (part.last_line, result)
-        }
-    }
-}
-
-/// The entries and warnings of a run of lines.
-struct ParsedLines {
-    entries: Vec<SessionEntry>,
-    warnings: Vec<LoadWarning>,
-    last_line: usize,
-}
-
-impl ParsedLines {
-    /// Renumbers lines parsed as if the run began the file: `by` lines come before it.
-    fn shift_lines(&mut self, by: usize) {
-        self.last_line += by;
-        for warning in &mut self.warnings {
-            if let Some(line) = warning.line_mut() {
-                *line += by;
-            }
-        }
-    }
-}
-
-fn parse_lines(bytes: &[u8], after: usize, torn_tail: bool) -> ParsedLines {
-    // The list grows as lines are read (counting them first was a pass over the bytes of its own).
-    let mut out = ParsedLines { entries: Vec::new(), warnings: Vec::new(), last_line: after };
-    let mut rest = bytes;
-    while !rest.is_empty() {
-        let (line, terminated) = match find_newline(rest) {
-            Some(i) => {
-                let line = &rest[..i];
-                rest = &rest[i + 1..];
-                (line, true)
-            }
-            None => {
-                let line = rest;
-                rest = &[];
-                (line, false)
-            }
-        };
-        out.last_line += 1;
-        let last_unterminated = !terminated && torn_tail;
-        if let Parsed::Entry(e) = parse_line(line, out.last_line, last_unterminated, &mut out.warnings) {
-            take_entry(e, out.last_line, &mut out.entries, &mut out.warnings);
-        }
-    }
-    out
-}
-
-/// The position of the first `\n` in `bytes`, eight bytes at a time (a session's lines are long:
-/// a byte-by-byte search was a visible part of reading a large file).
-fn find_newline(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let mut i = 0;
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word) ^ (ONES * u64::from(b'\n'));
-        // The lowest flagged byte is exact (borrows only run upwards from a zero byte).
-        let zeros = x.wrapping_sub(ONES) & !x & HIGHS;
-        if zeros != 0 {
-            return Some(i + (zeros.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
-    bytes[i..].iter().position(|b| *b == b'\n').map(|p| i + p)
 }
 
 /// The ids at which parent links close a cycle (one per cycle), in file order. Ids resolve as
@@ -663,11 +474,15 @@ pub fn read_session_header(path: &Path) -> Option<SessionHeader> {
 
 #[cfg(test)]
 mod tests {
-    use super::{LoadWarning, ReadOutcome, find_newline, read_session};
+    use super::{LoadWarning, ReadOutcome, read_session};
 
     /// Lines 2..=`last` of unknown entries (padded by `pad(n)` bytes), every `malformed`-th one
     /// broken, then a torn line: the text and the warnings a read gives, in order.
-    fn generated(last: usize, malformed: usize, pad: impl Fn(usize) -> usize) -> (String, Vec<(&'static str, usize)>) {
+    pub(super) fn generated(
+        last: usize,
+        malformed: usize,
+        pad: impl Fn(usize) -> usize,
+    ) -> (String, Vec<(&'static str, usize)>) {
         let mut file = String::new();
         let mut expected = Vec::new();
         for n in 2..=last {
@@ -688,7 +503,7 @@ mod tests {
     }
 
     /// The kind and line of each warning.
-    fn warning_lines(warnings: &[LoadWarning]) -> Vec<(&'static str, usize)> {
+    pub(super) fn warning_lines(warnings: &[LoadWarning]) -> Vec<(&'static str, usize)> {
         warnings
             .iter()
             .map(|w| match w {
@@ -701,29 +516,8 @@ mod tests {
     }
 
     #[test]
-    fn small_blocks_read_as_one_line_by_line_pass() {
-        // Lines cut at block ends, lines longer than a block, malformed lines and a torn tail all
-        // come out as the whole-file read gives them.
-        let (file, expected) = generated(2000, 89, |n| if n % 250 == 0 { 20_000 } else { n % 300 });
-        let wanted: Vec<String> =
-            expected.iter().filter(|(k, _)| *k == "unknown").map(|(_, n)| n.to_string()).collect();
-        // 4 KiB blocks are parsed whole; 300 KB ones in two parts on two threads.
-        for block_bytes in [4096, 300_000] {
-            let mut entries = Vec::new();
-            let mut warnings = Vec::new();
-            let mut reader = std::io::Cursor::new(file.as_bytes());
-            let tail =
-                super::read_blocks(&mut reader, block_bytes, 1, false, &mut entries, &mut warnings).expect("read");
-            assert!(tail.needs_newline);
-            assert_eq!(warning_lines(&warnings), expected, "blocks of {block_bytes}");
-            let ids: Vec<&str> = entries.iter().map(|e| e.id()).collect();
-            assert_eq!(ids, wanted, "blocks of {block_bytes}");
-        }
-    }
-
-    #[test]
-    fn line_numbers_hold_across_the_halves_of_a_block() {
-        // About 800 KB after the header: one block, parsed in two halves on two threads.
+    fn line_numbers_hold_across_the_pieces_of_a_block() {
+        // About 800 KB after the header: one block, parsed in pieces on two threads.
         let (body, expected) = generated(3000, 97, |_| 200);
         let file = format!("{{\"type\":\"session\",\"version\":3,\"id\":\"s\"}}\n{body}");
         let Ok(ReadOutcome::Session(loaded)) = read_session(std::io::Cursor::new(file.into_bytes())) else {
@@ -747,25 +541,5 @@ mod tests {
         };
         assert_eq!(warning_lines(&loaded.warnings), [("malformed", 2), ("unknown", 3)]);
         assert_eq!(loaded.entries.iter().map(|e| e.id()).collect::<Vec<_>>(), ["b"]);
-    }
-
-    #[test]
-    fn find_newline_agrees_with_a_byte_search() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        for len in 0..80usize {
-            for _ in 0..40 {
-                let bytes: Vec<u8> = (0..len)
-                    .map(|_| {
-                        seed ^= seed << 13;
-                        seed ^= seed >> 7;
-                        seed ^= seed << 17;
-                        // Mostly ordinary bytes, some newlines, neighbours of `\n` and high bytes.
-                        let k = (seed % 24) as usize;
-                        if k >= 8 { b'a' } else { [b'a', b'\n', 0x0b, 0x09, 0x8a, 0xff, b'"', 0x00][k] }
-                    })
-                    .collect();
-                assert_eq!(find_newline(&bytes), bytes.iter().position(|b| *b == b'\n'), "{bytes:?}");
-            }
-        }
     }
 }
