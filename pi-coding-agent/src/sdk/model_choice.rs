@@ -105,11 +105,12 @@ pub(crate) fn initial_thinking_level(
 ) -> ThinkingLevel {
     let recorded = || {
         // Read from the branch in place (a large session's messages are not cloned for it).
-        let projection = sm.build_session_projection();
         // A session without messages has no recorded level.
-        projection.messages().next()?;
+        if !sm.has_context_messages() {
+            return None;
+        }
         let recorded = sm.get_branch(None).iter().any(|e| matches!(e, SessionEntry::ThinkingLevelChange(_)));
-        if recorded { ThinkingLevel::parse(&projection.thinking_level) } else { default }
+        if recorded { ThinkingLevel::parse(&sm.context_settings().0) } else { default }
     };
     let level = explicit.or_else(recorded).or(default).unwrap_or(ThinkingLevel::Medium);
     pi_ai::models::clamp_thinking_level(model, level)

@@ -294,29 +294,30 @@ pub(crate) fn project_path_with<'a>(
     thinking_level: String,
     model: Option<ModelRef>,
 ) -> SessionProjection<'a> {
-    let selected = context_entries_of_path(path);
+    let entries = project_entries(context_entries_of_path(path)).collect();
+    SessionProjection { entries, thinking_level, model }
+}
+
+/// The projected entries of a path's context entries (`selected`, from [`context_entries_of_path`]),
+/// one at a time: a caller that looks at each once (a comparison, a search) holds none of them.
+pub(crate) fn project_entries<'a>(selected: Vec<&'a SessionEntry>) -> impl Iterator<Item = ProjectedEntry<'a>> {
     let mut edits: HashMap<&str, &ContextEditEntry> = HashMap::new();
     for e in &selected {
         if let SessionEntry::ContextEdit(c) = e {
             edits.insert(&c.target_id, c);
         }
     }
-    let entries = selected
-        .into_iter()
-        .enumerate()
-        .map(|(i, source)| {
-            // Only the newest compaction (index 0) contributes; older ones in the kept range do not.
-            let messages = if i > 0 && matches!(source, SessionEntry::Compaction(_)) {
-                SmallVec::new()
-            } else {
-                // Most sessions have no context edits: no lookup per entry then.
-                let edit = if edits.is_empty() { None } else { edits.get(source.id()).copied() };
-                project_context_entry(source, edit)
-            };
-            ProjectedEntry { source, messages }
-        })
-        .collect();
-    SessionProjection { entries, thinking_level, model }
+    selected.into_iter().enumerate().map(move |(i, source)| {
+        // Only the newest compaction (index 0) contributes; older ones in the kept range do not.
+        let messages = if i > 0 && matches!(source, SessionEntry::Compaction(_)) {
+            SmallVec::new()
+        } else {
+            // Most sessions have no context edits: no lookup per entry then.
+            let edit = if edits.is_empty() { None } else { edits.get(source.id()).copied() };
+            project_context_entry(source, edit)
+        };
+        ProjectedEntry { source, messages }
+    })
 }
 
 /// The provenance-preserving, compaction-aware projection of one branch.

@@ -3,7 +3,6 @@
 use std::path::{Path, PathBuf};
 
 use pi_agent_core::AgentMessage;
-use pi_ai::transcript::current_system_message;
 use pi_ai::{Content, Usage, UserBlock};
 use serde_json::Value;
 
@@ -519,12 +518,7 @@ impl SessionManager {
         usage: Option<Usage>,
     ) -> Result<String, SessionError> {
         let timestamp = iso_now();
-        let system_message = {
-            let projection = self.build_session_projection();
-            let messages: Vec<&CodingAgentMessage> = projection.messages().collect();
-            current_system_message(&messages)
-        }
-        .map(|mut s| {
+        let system_message = self.context_system_message().map(|mut s| {
             s.timestamp = parse_iso(&timestamp).map_or(0, |t| t.max(0) as u64);
             s
         });

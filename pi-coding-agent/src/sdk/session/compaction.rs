@@ -392,12 +392,18 @@ impl AgentSession {
             SessionEntry::Compaction(c) => Some(parse_iso(&c.timestamp).unwrap_or(0)),
             _ => None,
         });
-        let projection = sm.build_session_projection();
-        let has_context_edits = projection.entries.iter().any(|e| matches!(e.source, SessionEntry::ContextEdit(_)));
         // pi's `_findPersistedMessageEntryId`: the entry that recorded this message.
         let index = branch.iter().rposition(|e| {
             matches!(e, SessionEntry::Message(m) if matches!(&m.message, AgentMessage::Assistant(a) if a == message))
         });
+        let id = index.map(|i| branch[i].id());
+        // One pass over the projection, holding none of it.
+        let (mut has_context_edits, mut projected) = (false, false);
+        for e in sm.projected_entries() {
+            has_context_edits |= matches!(e.source, SessionEntry::ContextEdit(_));
+            projected |= Some(e.source.id()) == id
+                && e.messages.iter().any(|m| matches!(m.as_ref(), AgentMessage::Assistant(_)));
+        }
         let Some(index) = index else {
             return CompactionFacts {
                 latest_compaction_ms,
@@ -408,9 +414,6 @@ impl AgentSession {
             };
         };
         let id = branch[index].id();
-        let projected = projection.entries.iter().any(|e| {
-            e.source.id() == id && e.messages.iter().any(|m| matches!(m.as_ref(), AgentMessage::Assistant(_)))
-        });
         let after = &branch[index + 1..];
         let edited_after = after.iter().any(|e| matches!(e, SessionEntry::ContextEdit(_)));
         let compacted_after = after.iter().any(|e| matches!(e, SessionEntry::Compaction(_)));

@@ -512,10 +512,7 @@ impl AgentSession {
     /// The system message the transcript replays to, read from the session's branch in place
     /// (a large session's messages are not cloned for it).
     pub(crate) fn transcript_system_message(&self) -> Option<pi_ai::SystemMessage> {
-        let manager = lock(&self.shared.session_manager);
-        let projection = manager.build_session_projection();
-        let messages: Vec<&CodingAgentMessage> = projection.messages().collect();
-        pi_ai::transcript::current_system_message(&messages)
+        lock(&self.shared.session_manager).context_system_message()
     }
 
     pub(crate) fn session_messages(&self) -> Vec<CodingAgentMessage> {

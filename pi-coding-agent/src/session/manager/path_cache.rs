@@ -9,15 +9,17 @@
 //! count ([`PathCache::get`]), so a change it was not told about costs a rebuild, never a wrong
 //! path.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use pi_agent_core::AgentMessage;
-use pi_ai::Shared;
+use pi_ai::transcript::current_system_message;
+use pi_ai::{Shared, SystemMessage};
 
 use crate::messages::CodingAgentMessage;
 use crate::session::context::{
-    EntryIndex, Leaf, ModelRef, SessionContext, SessionProjection, build_context_entries, build_session_projection,
-    context_entries_of_path, parent_position, project_path_with,
+    EntryIndex, Leaf, ModelRef, ProjectedEntry, SessionContext, SessionProjection, build_context_entries,
+    build_session_path, context_entries_of_path, parent_position, project_entries, session_context_settings,
 };
 use crate::session::entries::SessionEntry;
 
@@ -167,11 +169,42 @@ impl super::SessionManager {
 
     /// The projection of the current branch (borrows the entries).
     pub fn build_session_projection(&self) -> SessionProjection<'_> {
-        if let Some(cached) = self.cached_path() {
-            let path = cached.path.iter().map(|&i| &self.entries[i]).collect();
-            return project_path_with(path, cached.thinking_level.clone(), cached.model.clone());
+        let (thinking_level, model) = self.context_settings();
+        SessionProjection { entries: self.projected_entries().collect(), thinking_level, model }
+    }
+
+    /// The current branch's projected entries ([`Self::build_session_projection`]'s), one at a
+    /// time: a caller that looks at each once (a comparison, a search) holds none of them.
+    pub fn projected_entries(&self) -> impl Iterator<Item = ProjectedEntry<'_>> {
+        let selected = match self.cached_path() {
+            Some(cached) => context_entries_of_path(cached.path.iter().map(|&i| &self.entries[i]).collect()),
+            None => build_context_entries(&self.entries, Leaf::from(self.leaf_id.as_deref()), &self.index),
+        };
+        project_entries(selected)
+    }
+
+    /// The thinking level and model the current branch sets (the projection's).
+    pub fn context_settings(&self) -> (String, Option<ModelRef>) {
+        match self.cached_path() {
+            Some(cached) => (cached.thinking_level.clone(), cached.model.clone()),
+            None => session_context_settings(&build_session_path(
+                &self.entries,
+                Leaf::from(self.leaf_id.as_deref()),
+                &self.index,
+            )),
         }
-        build_session_projection(&self.entries, Leaf::from(self.leaf_id.as_deref()), &self.index)
+    }
+
+    /// The system message the current branch's context replays to (its system messages and
+    /// `sections` patches; `None` without any), read in place.
+    pub fn context_system_message(&self) -> Option<SystemMessage> {
+        let systems: Vec<Cow<'_, CodingAgentMessage>> = self
+            .projected_entries()
+            .flat_map(|e| e.messages)
+            .filter(|m| matches!(m.as_ref(), AgentMessage::System(_)))
+            .collect();
+        let systems: Vec<&CodingAgentMessage> = systems.iter().map(AsRef::as_ref).collect();
+        current_system_message(&systems)
     }
 
     /// The cached branch of the leaf (`None` without a leaf in the index).
@@ -189,16 +222,15 @@ impl super::SessionManager {
     /// messages in the same order (custom messages compared by value), checked without copying
     /// them out or reading the shared ones.
     pub fn context_is(&self, messages: &[CodingAgentMessage]) -> bool {
-        let projection = self.build_session_projection();
-        let mut ours = projection.messages();
-        let same = messages.iter().all(|theirs| ours.next().is_some_and(|m| same_message(m, theirs)));
+        let mut ours = self.projected_entries().flat_map(|e| e.messages);
+        let same = messages.iter().all(|theirs| ours.next().is_some_and(|m| same_message(&m, theirs)));
         same && ours.next().is_none()
     }
 
     /// Whether the model sees any message from the current branch (`build_session_context`'s
     /// messages are not empty), without copying them out.
     pub fn has_context_messages(&self) -> bool {
-        self.build_session_projection().entries.iter().any(|e| !e.messages.is_empty())
+        self.projected_entries().any(|e| !e.messages.is_empty())
     }
 }
 
