@@ -253,6 +253,9 @@ mod tests {
         let leaf = Leaf::from(s.leaf_id());
         assert_eq!(s.build_session_context(), build_session_context(s.entries(), leaf, &index));
         assert_eq!(s.has_context_messages(), !s.build_session_context().messages.is_empty());
+        let context = s.build_session_context();
+        assert_eq!(s.context_settings(), (context.thinking_level, context.model));
+        assert_eq!(s.context_system_message(), pi_ai::transcript::current_system_message(&context.messages));
         let mut messages = s.build_session_context().messages;
         assert!(s.context_is(&messages));
         if let Some(last) = messages.pop() {
@@ -285,6 +288,8 @@ mod tests {
         check(&s);
         s.append_message(assistant("p1", "m1").into()).unwrap_or_default();
         s.append_thinking_level_change("high").unwrap_or_default();
+        check(&s);
+        s.append_message(pi_ai::SystemMessage::new("be brief").into()).unwrap_or_default();
         check(&s);
         let fork = s.append_model_change("p2", "m2").unwrap_or_default();
         s.append_message(UserMessage::new("two").into()).unwrap_or_default();
