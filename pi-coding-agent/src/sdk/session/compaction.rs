@@ -17,7 +17,8 @@ use crate::compaction::{
 };
 use crate::extensions::NotifyEvent;
 use crate::sdk::error::SdkError;
-use crate::session::{SessionEntry, parse_iso};
+use crate::session::context::project_context_entry;
+use crate::session::{SessionEntry, SessionManager, parse_iso};
 
 /// The result of a compaction (pi's `CompactionResult` plus `estimatedTokensAfter`).
 #[derive(Clone, Debug, PartialEq)]
@@ -55,6 +56,7 @@ impl CompactOutcome {
 }
 
 /// What `_checkCompaction` knows of an assistant message's place in the session.
+#[derive(Debug, PartialEq)]
 struct CompactionFacts {
     /// The latest compaction's time on the branch (ms).
     latest_compaction_ms: Option<i64>,
@@ -386,48 +388,7 @@ impl AgentSession {
 
     /// Where the assistant message stands in the session (pi's `_checkCompaction` preamble).
     fn compaction_facts(&self, message: &AssistantMessage) -> CompactionFacts {
-        let sm = self.lock_session_manager();
-        let branch = sm.get_branch(None);
-        let latest_compaction_ms = branch.iter().rev().find_map(|e| match e {
-            SessionEntry::Compaction(c) => Some(parse_iso(&c.timestamp).unwrap_or(0)),
-            _ => None,
-        });
-        // pi's `_findPersistedMessageEntryId`: the entry that recorded this message.
-        let index = branch.iter().rposition(|e| {
-            matches!(e, SessionEntry::Message(m) if matches!(&m.message, AgentMessage::Assistant(a) if a == message))
-        });
-        let id = index.map(|i| branch[i].id());
-        // One pass over the projection, holding none of it.
-        let (mut has_context_edits, mut projected) = (false, false);
-        for e in sm.projected_entries() {
-            has_context_edits |= matches!(e.source, SessionEntry::ContextEdit(_));
-            projected |= Some(e.source.id()) == id
-                && e.messages.iter().any(|m| matches!(m.as_ref(), AgentMessage::Assistant(_)));
-        }
-        let Some(index) = index else {
-            return CompactionFacts {
-                latest_compaction_ms,
-                has_context_edits,
-                projected: true,
-                usage_matches_projection: true,
-                retained_for_explicit_recovery: true,
-            };
-        };
-        let id = branch[index].id();
-        let after = &branch[index + 1..];
-        let edited_after = after.iter().any(|e| matches!(e, SessionEntry::ContextEdit(_)));
-        let compacted_after = after.iter().any(|e| matches!(e, SessionEntry::Compaction(_)));
-        let omitted = after.iter().rev().find_map(|e| match e {
-            SessionEntry::ContextEdit(edit) if edit.target_id == id => Some(edit.replacement.is_none()),
-            _ => None,
-        });
-        CompactionFacts {
-            latest_compaction_ms,
-            has_context_edits,
-            projected,
-            usage_matches_projection: projected && !edited_after,
-            retained_for_explicit_recovery: !compacted_after && omitted != Some(true),
-        }
+        compaction_facts_of(&self.lock_session_manager(), message)
     }
 
     /// pi's `_runAutoCompaction`: whether the run loop should continue the agent.
@@ -467,5 +428,135 @@ impl AgentSession {
                 false
             }
         }
+    }
+}
+
+/// Where the assistant message stands in the session (pi's `_checkCompaction` preamble).
+fn compaction_facts_of(sm: &SessionManager, message: &AssistantMessage) -> CompactionFacts {
+    let branch = sm.get_branch(None);
+    let latest_compaction_ms = branch.iter().rev().find_map(|e| match e {
+        SessionEntry::Compaction(c) => Some(parse_iso(&c.timestamp).unwrap_or(0)),
+        _ => None,
+    });
+    // pi's `_findPersistedMessageEntryId`: the entry that recorded this message.
+    let index = branch.iter().rposition(
+        |e| matches!(e, SessionEntry::Message(m) if matches!(&m.message, AgentMessage::Assistant(a) if a == message)),
+    );
+    // The projection's answers, read from the context entries without projecting them all:
+    // whether any context edit is in effect, and whether the message's entry contributes an
+    // assistant message (the latest edit targeting it applied).
+    let selected = sm.build_context_entries();
+    let has_context_edits = selected.iter().any(|e| matches!(e, SessionEntry::ContextEdit(_)));
+    let projected = index.map(|i| branch[i].id()).is_some_and(|id| {
+        let latest_edit = || {
+            selected.iter().rev().find_map(|e| match e {
+                SessionEntry::ContextEdit(c) if c.target_id == id => Some(c),
+                _ => None,
+            })
+        };
+        let edit = if has_context_edits { latest_edit() } else { None };
+        selected.iter().enumerate().rev().any(|(i, e)| {
+            e.id() == id
+                && !(i > 0 && matches!(e, SessionEntry::Compaction(_)))
+                && project_context_entry(e, edit).iter().any(|m| matches!(m.as_ref(), AgentMessage::Assistant(_)))
+        })
+    });
+    let Some(index) = index else {
+        return CompactionFacts {
+            latest_compaction_ms,
+            has_context_edits,
+            projected: true,
+            usage_matches_projection: true,
+            retained_for_explicit_recovery: true,
+        };
+    };
+    let id = branch[index].id();
+    let after = &branch[index + 1..];
+    let edited_after = after.iter().any(|e| matches!(e, SessionEntry::ContextEdit(_)));
+    let compacted_after = after.iter().any(|e| matches!(e, SessionEntry::Compaction(_)));
+    let omitted = after.iter().rev().find_map(|e| match e {
+        SessionEntry::ContextEdit(edit) if edit.target_id == id => Some(edit.replacement.is_none()),
+        _ => None,
+    });
+    CompactionFacts {
+        latest_compaction_ms,
+        has_context_edits,
+        projected,
+        usage_matches_projection: projected && !edited_after,
+        retained_for_explicit_recovery: !compacted_after && omitted != Some(true),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pi_agent_core::AgentMessage;
+    use pi_ai::{AssistantMessage, Shared, UserMessage};
+    use serde_json::json;
+
+    use super::{CompactionFacts, compaction_facts_of};
+    use crate::session::{SessionEntry, SessionManager};
+
+    /// The facts as the whole projection gives them (what `compaction_facts_of` reads without
+    /// building it).
+    fn from_projection(sm: &SessionManager, message: &AssistantMessage) -> (bool, bool) {
+        let projection = sm.build_session_projection();
+        let has_context_edits = projection.entries.iter().any(|e| matches!(e.source, SessionEntry::ContextEdit(_)));
+        let branch = sm.get_branch(None);
+        let index = branch.iter().rposition(|e| {
+            matches!(e, SessionEntry::Message(m) if matches!(&m.message, AgentMessage::Assistant(a) if **a == *message))
+        });
+        let projected = index.is_none_or(|i| {
+            projection.entries.iter().any(|e| {
+                e.source.id() == branch[i].id()
+                    && e.messages.iter().any(|m| matches!(m.as_ref(), AgentMessage::Assistant(_)))
+            })
+        });
+        (has_context_edits, projected)
+    }
+
+    fn facts(sm: &SessionManager, message: &AssistantMessage) -> CompactionFacts {
+        let facts = compaction_facts_of(sm, message);
+        assert_eq!((facts.has_context_edits, facts.projected), from_projection(sm, message));
+        facts
+    }
+
+    fn reply(text: &str, timestamp: u64) -> AssistantMessage {
+        AssistantMessage {
+            content: vec![pi_ai::AssistantBlock::Text(pi_ai::TextContent::new(text))],
+            timestamp,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn facts_read_in_place_agree_with_the_projection() {
+        let mut sm = SessionManager::in_memory("/tmp");
+        let first = reply("first", 1);
+        let second = reply("second", 2);
+        sm.append_message(UserMessage::new("one").into()).expect("append");
+        let first_id = sm.append_message(AgentMessage::Assistant(Shared::new(first.clone()))).expect("append");
+        sm.append_message(UserMessage::new("two").into()).expect("append");
+        let second_id = sm.append_message(AgentMessage::Assistant(Shared::new(second.clone()))).expect("append");
+        let plain = facts(&sm, &second);
+        assert!(plain.projected && plain.usage_matches_projection && !plain.has_context_edits);
+        // A message never persisted counts as projected.
+        assert!(facts(&sm, &reply("elsewhere", 9)).projected);
+        // An edit replacing the first reply keeps it projected; the usage after it is stale.
+        sm.append_context_edit(&first_id, Some(json!("short"))).expect("append");
+        let edited = facts(&sm, &first);
+        assert!(edited.has_context_edits && edited.projected && !edited.usage_matches_projection, "{edited:?}");
+        // Removing the second reply: no longer projected, not retained for recovery.
+        sm.append_context_edit(&second_id, None).expect("append");
+        let removed = facts(&sm, &second);
+        assert!(!removed.projected && !removed.retained_for_explicit_recovery);
+        // A later edit restoring it wins.
+        sm.append_context_edit(&second_id, Some(json!("back"))).expect("append");
+        assert!(facts(&sm, &second).projected);
+        // A compaction keeping only what follows it: the first reply leaves the context.
+        let kept = sm.append_message(UserMessage::new("three").into()).expect("append");
+        sm.append_compaction("summary", Some(&kept), 10.0, None, None, None).expect("append");
+        let compacted = facts(&sm, &first);
+        assert!(!compacted.projected && !compacted.retained_for_explicit_recovery);
+        assert!(compacted.latest_compaction_ms.is_some());
     }
 }
