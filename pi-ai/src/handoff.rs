@@ -86,6 +86,73 @@ pub fn transform_messages_borrowed<'a, M: std::borrow::Borrow<Message>>(
     model: &Model,
     normalize_id: &dyn Fn(&str, &AssistantMessage) -> String,
 ) -> Vec<HandedOff<'a>> {
+    let (mut transformed, order) = transform_in_order(messages, model, normalize_id);
+    order
+        .into_iter()
+        .filter_map(|slot| match slot {
+            Slot::Take(index) => transformed.get_mut(index).and_then(Option::take),
+            Slot::Synthetic(result) => Some(HandedOff::Owned(result)),
+        })
+        .collect()
+}
+
+/// One message of a [`plan_handoff`]: a position in the input (unchanged) or a changed copy.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Handed {
+    /// The input message at this position, unchanged.
+    Same(usize),
+    /// A changed copy or a synthetic tool result.
+    Changed(Box<Message>),
+}
+
+/// [`transform_messages_borrowed`]'s answer as positions and copies, borrowing nothing: a
+/// request body written twice from the same messages (measured, then sent) plans the handoff
+/// once and applies it each time ([`apply_handoff`]).
+pub fn plan_handoff<M: std::borrow::Borrow<Message>>(
+    messages: &[M],
+    model: &Model,
+    normalize_id: &dyn Fn(&str, &AssistantMessage) -> String,
+) -> Vec<Handed> {
+    let (mut transformed, order) = transform_in_order(messages, model, normalize_id);
+    order
+        .into_iter()
+        .filter_map(|slot| match slot {
+            Slot::Take(index) => transformed.get_mut(index).and_then(Option::take).map(|m| match m {
+                HandedOff::Borrowed(_) => Handed::Same(index),
+                HandedOff::Owned(m) => Handed::Changed(m),
+            }),
+            Slot::Synthetic(result) => Some(Handed::Changed(result)),
+        })
+        .collect()
+}
+
+/// A [`plan_handoff`] of `messages` applied to them: what [`transform_messages_borrowed`] gives,
+/// the changed messages borrowed from the plan. A position past the end is skipped (a plan made
+/// for other messages).
+pub fn apply_handoff<'a, M: std::borrow::Borrow<Message>>(plan: &'a [Handed], messages: &'a [M]) -> Vec<HandedOff<'a>> {
+    plan.iter()
+        .filter_map(|h| match h {
+            Handed::Same(index) => messages.get(*index).map(|m| HandedOff::Borrowed(m.borrow())),
+            Handed::Changed(m) => Some(HandedOff::Borrowed(m)),
+        })
+        .collect()
+}
+
+/// Where a message of the handoff's output comes from.
+enum Slot {
+    /// The transformed message at this position.
+    Take(usize),
+    /// A synthetic tool result.
+    Synthetic(Box<Message>),
+}
+
+/// Both passes of `transformMessages`: every message transformed (borrowed when unchanged), and
+/// the output's order as positions into that list plus synthetic results.
+fn transform_in_order<'a, M: std::borrow::Borrow<Message>>(
+    messages: &'a [M],
+    model: &Model,
+    normalize_id: &dyn Fn(&str, &AssistantMessage) -> String,
+) -> (Vec<Option<HandedOff<'a>>>, Vec<Slot>) {
     let vision = model.supports_images();
     let mut id_map: HashMap<String, String> = HashMap::new();
     let mut transformed: Vec<Option<HandedOff<'a>>> = Vec::with_capacity(messages.len());
@@ -95,10 +162,6 @@ pub fn transform_messages_borrowed<'a, M: std::borrow::Borrow<Message>>(
 
     // Pending tool calls are tracked by reference into `transformed`, which is only read here;
     // the output order is recorded as indices plus synthetic results, and assembled afterwards.
-    enum Slot {
-        Take(usize),
-        Synthetic(Box<Message>),
-    }
     let mut order: Vec<Slot> = Vec::with_capacity(transformed.len());
     {
         let view: Vec<&Message> = transformed.iter().flatten().map(|m| &**m).collect();
@@ -160,13 +223,7 @@ pub fn transform_messages_borrowed<'a, M: std::borrow::Borrow<Message>>(
         }
         close(&mut order, &mut pending, &mut answered, &mut held);
     }
-    order
-        .into_iter()
-        .filter_map(|slot| match slot {
-            Slot::Take(index) => transformed.get_mut(index).and_then(Option::take),
-            Slot::Synthetic(result) => Some(HandedOff::Owned(result)),
-        })
-        .collect()
+    (transformed, order)
 }
 
 /// The handoff of one message (the first pass of `transformMessages`): borrowed when unchanged.
@@ -408,6 +465,32 @@ mod tests {
         )
     }
 
+    /// A planned handoff applied to the messages is the direct one: the same messages borrowed
+    /// in the same places, equal copies where the handoff changed one (a synthetic result's time
+    /// aside).
+    fn plan_agrees(input: &[Message], target: &Model, normalize: &dyn Fn(&str, &AssistantMessage) -> String) {
+        let untimed = |m: &Message| match m {
+            Message::ToolResult(r) => Message::ToolResult(ToolResultMessage { timestamp: 0, ..(**r).clone() }.into()),
+            other => other.clone(),
+        };
+        let direct = transform_messages_borrowed(input, target, normalize);
+        let plan = plan_handoff(input, target, normalize);
+        let applied = apply_handoff(&plan, input);
+        assert_eq!((direct.len(), plan.len()), (applied.len(), applied.len()));
+        for ((direct, applied), planned) in direct.iter().zip(&applied).zip(&plan) {
+            match (direct, planned) {
+                (HandedOff::Borrowed(m), Handed::Same(i)) => {
+                    assert!(std::ptr::eq(*m, &input[*i]) && std::ptr::eq(&**applied, *m));
+                }
+                (HandedOff::Owned(m), Handed::Changed(c)) => {
+                    assert_eq!(untimed(m), untimed(c));
+                    assert!(std::ptr::eq(&**applied, &**c));
+                }
+                other => panic!("the plan differs: {other:?}"),
+            }
+        }
+    }
+
     #[test]
     fn worked_example() {
         let target = Model {
@@ -442,6 +525,7 @@ mod tests {
                 ToolResultMessage { tool_call_id: "c2".into(), tool_name: "t".into(), ..Default::default() }.into(),
             ),
         ];
+        plan_agrees(&input, &target, &|id, _| normalize_anthropic_tool_call_id(id));
         let out = transform_messages(&input, &target, &|id, _| normalize_anthropic_tool_call_id(id));
         let roles: Vec<_> = out.iter().map(Message::role).collect();
         assert_eq!(roles, ["user", "assistant", "toolResult", "system", "user", "assistant", "toolResult"]);
@@ -486,6 +570,7 @@ mod tests {
         let roles: Vec<_> =
             transform_messages(&input, &target, &|id, _| id.to_owned()).iter().map(Message::role).collect();
         assert_eq!(roles, ["assistant", "toolResult", "system", "user"]);
+        plan_agrees(&input, &target, &|id, _| id.to_owned());
     }
 
     #[test]

@@ -15,8 +15,10 @@ use support::{MockServer, Reply, data, run};
 /// server's 2 MB limit.
 fn large_context() -> TranscriptContext {
     let line = "fn main() { println!(\"hello, \\\"world\\\"\"); } // ünïcödé\n";
-    let messages =
+    let mut messages: Vec<Message> =
         (0..300).map(|i| Message::User(UserMessage::new(format!("message {i}\n{}", line.repeat(90))).into())).collect();
+    // In the middle, a turn the handoff changes (its plan is made on the first writing).
+    messages.splice(150..150, support::fixtures::handed_off_turn());
     normalize_context(Context { system_prompt: Some("Be brief.".into()), messages, tools: None })
 }
 
@@ -39,6 +41,8 @@ fn options() -> StreamOptions {
 fn whole_body(model: &pi_ai::Model, options: &StreamOptions) -> bytes::Bytes {
     let request = build_request(model, large_context(), options, &resolve_compat(model)).expect("request");
     assert!(request.source.is_none(), "build_request builds the body whole");
+    let synthetic = b"No result provided";
+    assert!(request.body.windows(synthetic.len()).any(|w| w == synthetic), "the handoff changed the transcript");
     request.body
 }
 

@@ -20,8 +20,10 @@ use support::{MockServer, Reply};
 /// server's limit.
 fn large_context() -> TranscriptContext {
     let line = "fn main() { println!(\"hello, \\\"world\\\"\"); } // ünïcödé\n";
-    let messages =
+    let mut messages: Vec<Message> =
         (0..300).map(|i| Message::User(UserMessage::new(format!("message {i}\n{}", line.repeat(90))).into())).collect();
+    // In the middle, a turn the handoff changes (its plan is made on the first writing).
+    messages.splice(150..150, support::fixtures::handed_off_turn());
     normalize_context(Context { system_prompt: Some("Be brief.".into()), messages, tools: None })
 }
 
@@ -71,6 +73,10 @@ async fn arrives_whole(name: &'static str) {
     let whole = (api.whole)(&api.model, &context, &opts).expect("request");
     assert!(whole.source.is_none(), "{name}: build_request_ref builds the body whole");
     assert!(whole.body.len() > 1 << 20, "{name}: the body is large: {}", whole.body.len());
+    let synthetic = b"No result provided";
+    // pi-messages sends the transcript as it is (the server does the handoff).
+    let handed_off = whole.body.windows(synthetic.len()).any(|w| w == synthetic);
+    assert_eq!(handed_off, name != "pi-messages", "{name}: whether the handoff changed the transcript");
     let message = provider(name).stream(&api.model, context, opts).result().await;
     assert!(message.error_message.as_deref().unwrap_or_default().contains("stop here"), "{name}: {message:?}");
     let requests = server.requests();

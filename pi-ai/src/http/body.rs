@@ -145,6 +145,24 @@ where
     Ok((bytes::Bytes::new(), Some(BodySource::new(len, write))))
 }
 
+/// A request body's handoff, planned on the body's first writing and applied on the next: a
+/// large body is written twice from the same transcript (measured, then sent), and the handoff
+/// is a pass over every message of it. Each body's writer owns one.
+#[derive(Debug, Default)]
+pub(crate) struct HandoffMemo(std::sync::OnceLock<Vec<crate::handoff::Handed>>);
+
+impl HandoffMemo {
+    /// The handoff of `view`: `plan` runs on the first call only (the view must be the same each
+    /// time, as a body's writer's is).
+    pub(crate) fn handed_off<'a>(
+        &'a self,
+        view: &'a [&'a Message],
+        plan: impl FnOnce() -> Vec<crate::handoff::Handed>,
+    ) -> Vec<crate::handoff::HandedOff<'a>> {
+        crate::handoff::apply_handoff(self.0.get_or_init(plan), view)
+    }
+}
+
 /// The transcript a request's body is written from.
 pub(crate) enum BodyContext<'a> {
     /// Borrowed from the caller (`build_request_ref`): the body is built whole, at once.

@@ -93,6 +93,16 @@ pub fn transform_for_model_borrowed<'a, M: std::borrow::Borrow<Message>>(
     crate::handoff::transform_messages_borrowed(messages, model, normalize_id)
 }
 
+/// [`transform_for_model_borrowed`] as a plan of positions and copies
+/// ([`crate::handoff::plan_handoff`]), for a body written more than once.
+pub fn plan_for_model<M: std::borrow::Borrow<Message>>(
+    messages: &[M],
+    model: &Model,
+    normalize_id: &dyn Fn(&str, &crate::types::AssistantMessage) -> String,
+) -> Vec<crate::handoff::Handed> {
+    crate::handoff::plan_handoff(messages, model, normalize_id)
+}
+
 /// pi's `shortHash` (cyrb53 over UTF-16 code units, base 36).
 pub fn short_hash(text: &str) -> String {
     crate::handoff::short_hash(text)

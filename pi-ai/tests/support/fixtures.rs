@@ -93,3 +93,23 @@ pub fn ok_reply(api: &str) -> String {
         .into(),
     }
 }
+
+/// Messages the cross-provider handoff changes: another model's assistant message with thinking
+/// and a tool call whose id needs normalising, left without a result (a synthetic one follows it),
+/// then the user going on. Put inside a large transcript, its body is written twice from one plan.
+#[allow(dead_code)]
+pub fn handed_off_turn() -> Vec<pi_ai::Message> {
+    use pi_ai::{AssistantBlock, AssistantMessage, Message, StopReason, ThinkingContent, ToolCall, UserMessage};
+    let assistant = AssistantMessage {
+        content: vec![
+            AssistantBlock::Thinking(ThinkingContent::new("weighing it")),
+            AssistantBlock::ToolCall(ToolCall::new("call|abc+/=", "read", serde_json::Map::new())),
+        ],
+        api: "elsewhere-api".into(),
+        provider: "elsewhere".into(),
+        model: "other-model".into(),
+        stop_reason: StopReason::ToolUse,
+        ..Default::default()
+    };
+    vec![Message::Assistant(assistant.into()), Message::User(UserMessage::new("go on").into())]
+}

@@ -195,6 +195,7 @@ fn build_request_from(
         compat: compat.clone(),
         max_tokens,
         thinking: thinking.clone(),
+        memo: Default::default(),
     };
     let (body, source) = crate::http::body::request_body(&context, size_hint, move |context, out, flush| {
         plan.write(context, out, flush)
@@ -278,6 +279,8 @@ struct BodyPlan {
     compat: AnthropicCompat,
     max_tokens: u64,
     thinking: Thinking,
+    /// The handoff, planned on the first writing.
+    memo: crate::http::body::HandoffMemo,
 }
 
 impl BodyPlan {
@@ -291,7 +294,7 @@ impl BodyPlan {
         let supports_mid = self.compat.supports_mid_convo_system_messages;
         let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
         let view = crate::http::body::resolved_view(context.messages(), &head, supports_mid);
-        let handed_off = request::handoff(&self.model, &view);
+        let handed_off = self.memo.handed_off(&view, || request::handoff_plan(&self.model, &view));
         let (fields, messages) = request::build_body_parts(
             &self.model,
             &view,

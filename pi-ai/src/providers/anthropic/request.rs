@@ -283,3 +283,10 @@ pub(super) fn handoff<'a>(model: &Model, view: &'a [&'a Message]) -> Vec<HandedO
         normalize_tool_call_id(id)
     })
 }
+
+/// [`handoff`] as a plan, for a body written more than once.
+pub(super) fn handoff_plan(model: &Model, view: &[&Message]) -> Vec<crate::handoff::Handed> {
+    crate::http::shared::plan_for_model(view, model, &|id: &str, _: &crate::types::AssistantMessage| {
+        normalize_tool_call_id(id)
+    })
+}

@@ -93,11 +93,12 @@ fn build_request_from(
     crate::providers::constrained::check_tools(&declared, compat.supports_strict_mode, None)?;
     let size_hint = crate::http::body::size_hint_for(context.get().messages().len());
     let (owned_model, owned_options) = (model.clone(), options.clone());
+    let memo = crate::http::body::HandoffMemo::default();
     let (body, source) = crate::http::body::request_body(&context, size_hint, move |context, out, flush| {
         let supports_mid = compat.supports_mid_convo_system_messages;
         let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
         let view = crate::http::body::resolved_view(context.messages(), &head, supports_mid);
-        let handed_off = openai_responses::handoff(&owned_model, &view);
+        let handed_off = memo.handed_off(&view, || openai_responses::handoff_plan(&owned_model, &view));
         let (mut fields, items) =
             openai_responses::build_body_parts(&owned_model, &view, &handed_off, &owned_options, &compat);
         fields.insert("model".into(), serde_json::Value::String(deployment.clone()));

@@ -171,8 +171,9 @@ fn body(
     crate::providers::constrained::check_tools(&current, supports_strict(model), None)?;
     let size_hint = crate::http::body::size_hint_for(context.get().messages().len());
     let (model, options) = (model.clone(), options.clone());
+    let memo = crate::http::body::HandoffMemo::default();
     crate::http::body::request_body(context, size_hint, move |context, out, flush| {
-        write_body(&model, context, &options, flavor, out, flush)
+        write_body(&model, context, &options, flavor, &memo, out, flush)
     })
 }
 
@@ -182,6 +183,7 @@ fn write_body(
     context: &TranscriptContext,
     options: &StreamOptions,
     flavor: Flavor,
+    memo: &crate::http::body::HandoffMemo,
     out: &mut Vec<u8>,
     flush: &mut dyn FnMut(&mut Vec<u8>),
 ) -> Result<(), String> {
@@ -193,8 +195,9 @@ fn write_body(
         crate::types::Message::System(s) => Some(crate::transcript::system_message_text(s)),
         _ => None,
     });
-    let handed_off =
-        crate::http::shared::transform_for_model_borrowed(&view, model, &|id, _| normalize_tool_call_id(model, id));
+    let handed_off = memo.handed_off(&view, || {
+        crate::http::shared::plan_for_model(&view, model, &|id, _| normalize_tool_call_id(model, id))
+    });
     let contents = wire::Contents { flavor, items: wire::convert(model, &handed_off) };
     let fields = request::body_fields(model, system.as_deref().unwrap_or_default(), &current, options)?;
     crate::http::body::encode_body_flushing(&fields, "contents", &contents, out, flush)

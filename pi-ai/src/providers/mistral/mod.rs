@@ -154,8 +154,9 @@ fn build_request_from(model: &Model, context: BodyContext<'_>, options: &StreamO
     crate::providers::constrained::check_tools(&current, supports_strict, None)?;
     let size_hint = crate::http::body::size_hint_for(context.get().messages().len());
     let (owned_model, owned_options) = (model.clone(), options.clone());
+    let memo = crate::http::body::HandoffMemo::default();
     let (body, source) = crate::http::body::request_body(&context, size_hint, move |context, out, flush| {
-        write_body(&owned_model, context, &owned_options, out, flush)
+        write_body(&owned_model, context, &owned_options, &memo, out, flush)
     })?;
     let session = uses_prompt_caching(options);
     let mut headers = HeaderMap::new();
@@ -182,6 +183,7 @@ fn write_body(
     model: &Model,
     context: &TranscriptContext,
     options: &StreamOptions,
+    memo: &crate::http::body::HandoffMemo,
     out: &mut Vec<u8>,
     flush: &mut dyn FnMut(&mut Vec<u8>),
 ) -> Result<(), String> {
@@ -191,9 +193,10 @@ fn write_body(
     let current = crate::transcript::current_tools(messages);
     let head = crate::http::body::collapsed_head(messages, supports_mid);
     let view = crate::http::body::resolved_view(messages, &head, supports_mid);
-    let ids = RefCell::new(IdNormalizer::default());
-    let handed_off =
-        crate::http::shared::transform_for_model_borrowed(&view, model, &|id, _| ids.borrow_mut().normalize(id));
+    let handed_off = memo.handed_off(&view, || {
+        let ids = RefCell::new(IdNormalizer::default());
+        crate::http::shared::plan_for_model(&view, model, &|id, _| ids.borrow_mut().normalize(id))
+    });
     let wire_messages = wire::convert(&handed_off, model.supports_images());
     let mut p = Map::new();
     p.insert("model".into(), json!(model.id));

@@ -106,7 +106,7 @@ pub fn build_request_ref(
     let key = check_request(model, context, options, compat)?;
     let size_hint = crate::http::body::size_hint_for(context.messages().len());
     let mut body = Vec::with_capacity(size_hint);
-    write_body(model, context, options, compat, &mut body, &mut |_| {})?;
+    write_body(model, context, options, compat, &Default::default(), &mut body, &mut |_| {})?;
     let (url, headers) = request_head(model, context.messages(), options, compat, &key);
     Ok(HttpRequest::new(url, headers, body.into()))
 }
@@ -123,8 +123,9 @@ fn build_request_streamed(
     let key = check_request(model, &context, options, compat)?;
     let (url, headers) = request_head(model, context.messages(), options, compat, &key);
     let (owned_model, owned_options, owned_compat) = (model.clone(), options.clone(), compat.clone());
+    let memo = crate::http::body::HandoffMemo::default();
     let (body, source) = crate::http::body::encode_or_defer(move |out, flush| {
-        write_body(&owned_model, &context, &owned_options, &owned_compat, out, flush)
+        write_body(&owned_model, &context, &owned_options, &owned_compat, &memo, out, flush)
     })?;
     Ok(HttpRequest { url, headers, body, source })
 }
@@ -153,12 +154,13 @@ fn write_body(
     context: &TranscriptContext,
     options: &StreamOptions,
     compat: &CompletionsCompat,
+    memo: &crate::http::body::HandoffMemo,
     out: &mut Vec<u8>,
     flush: &mut dyn FnMut(&mut Vec<u8>),
 ) -> Result<(), String> {
     let head = crate::http::body::collapsed_head(context.messages(), compat.supports_mid_convo_system_messages);
     let view = crate::http::body::resolved_view(context.messages(), &head, compat.supports_mid_convo_system_messages);
-    let handed_off = request::handoff(model, &view);
+    let handed_off = memo.handed_off(&view, || request::handoff_plan(model, &view));
     let (fields, messages) = request::build_body_parts(model, &view, &handed_off, options, compat);
     crate::http::body::encode_body_flushing(&fields, "messages", &messages, out, flush)
 }

@@ -408,6 +408,13 @@ pub(super) fn handoff<'a>(model: &Model, view: &'a [&'a Message]) -> Vec<HandedO
     })
 }
 
+/// [`handoff`] as a plan ([`crate::handoff::plan_handoff`]), for a body written more than once.
+pub(super) fn handoff_plan(model: &Model, view: &[&Message]) -> Vec<crate::handoff::Handed> {
+    crate::http::shared::plan_for_model(view, model, &|id: &str, _: &crate::types::AssistantMessage| {
+        normalize_tool_call_id(model, id)
+    })
+}
+
 /// OpenRouter-style `reasoning_details` stored as a thinking signature (a non-empty JSON array of
 /// `reasoning.summary` / `reasoning.encrypted` / `reasoning.text` objects).
 pub(super) fn parse_reasoning_details(signature: Option<&str>) -> Option<Value> {

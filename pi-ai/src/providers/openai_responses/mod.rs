@@ -28,7 +28,7 @@ pub use stream::{ResponsesStream, map_stop_reason};
 /// Shared with the other Responses-family APIs (`azure-openai-responses`, `openai-codex-responses`).
 pub(crate) use request::build_body_parts;
 /// Shared with the other Responses-family APIs.
-pub(crate) use wire::{Extras, convert as convert_items, convert_with as convert_items_with, handoff};
+pub(crate) use wire::{Extras, convert as convert_items, convert_with as convert_items_with, handoff, handoff_plan};
 
 use crate::http::body::BodyContext;
 use crate::http::{ErrorStyle, HeaderMap, HttpRequest, ProviderOutput, StreamContext, stream_sse, user_agent};
@@ -121,8 +121,9 @@ fn build_request_from(model: &Model, context: BodyContext<'_>, options: &StreamO
     )?;
     let size_hint = crate::http::body::size_hint_for(context.get().messages().len());
     let (owned_model, owned_options, owned_compat) = (model.clone(), options.clone(), compat.clone());
+    let memo = crate::http::body::HandoffMemo::default();
     let (body, source) = crate::http::body::request_body(&context, size_hint, move |context, out, flush| {
-        write_body(&owned_model, context, &owned_options, &owned_compat, out, flush)
+        write_body(&owned_model, context, &owned_options, &owned_compat, &memo, out, flush)
     })?;
     let context = context.get();
     let mut headers = HeaderMap::new();
@@ -156,13 +157,14 @@ fn write_body(
     context: &TranscriptContext,
     options: &StreamOptions,
     compat: &ResponsesCompat,
+    memo: &crate::http::body::HandoffMemo,
     out: &mut Vec<u8>,
     flush: &mut dyn FnMut(&mut Vec<u8>),
 ) -> Result<(), String> {
     let supports_mid = compat.supports_mid_convo_system_messages;
     let head = crate::http::body::collapsed_head(context.messages(), supports_mid);
     let view = crate::http::body::resolved_view(context.messages(), &head, supports_mid);
-    let handed_off = wire::handoff(model, &view);
+    let handed_off = memo.handed_off(&view, || wire::handoff_plan(model, &view));
     let (fields, items) = request::build_body_parts(model, &view, &handed_off, options, compat);
     crate::http::body::encode_body_flushing(&fields, "input", &items, out, flush)
 }

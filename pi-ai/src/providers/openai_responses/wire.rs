@@ -200,6 +200,12 @@ pub(crate) fn handoff<'a>(model: &Model, view: &'a [&'a Message]) -> Vec<HandedO
     transform_for_model_borrowed(view, model, &normalize)
 }
 
+/// [`handoff`] as a plan, for a body written more than once.
+pub(crate) fn handoff_plan(model: &Model, view: &[&Message]) -> Vec<crate::handoff::Handed> {
+    let normalize = |id: &str, source: &AssistantMessage| normalize_tool_call_id(model, id, source);
+    crate::http::shared::plan_for_model(view, model, &normalize)
+}
+
 /// Converts the handed-off transcript into Responses input items; `grammar` maps each grammar
 /// tool to its input property (their calls and results replay as custom tool items).
 pub(crate) fn convert<'a>(
