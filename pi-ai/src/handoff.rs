@@ -127,12 +127,16 @@ pub fn plan_handoff<M: std::borrow::Borrow<Message>>(
 }
 
 /// A [`plan_handoff`] of `messages` applied to them: what [`transform_messages_borrowed`] gives,
-/// the changed messages borrowed from the plan. A position past the end is skipped (a plan made
-/// for other messages).
+/// the changed messages borrowed from the plan. The plan must have been made for these messages;
+/// a position past their end (a plan made for others) is a bug: it fails a debug build and is
+/// skipped in a release one.
 pub fn apply_handoff<'a, M: std::borrow::Borrow<Message>>(plan: &'a [Handed], messages: &'a [M]) -> Vec<HandedOff<'a>> {
     plan.iter()
         .filter_map(|h| match h {
-            Handed::Same(index) => messages.get(*index).map(|m| HandedOff::Borrowed(m.borrow())),
+            Handed::Same(index) => {
+                debug_assert!(*index < messages.len(), "a handoff plan applied to other messages");
+                messages.get(*index).map(|m| HandedOff::Borrowed(m.borrow()))
+            }
             Handed::Changed(m) => Some(HandedOff::Borrowed(m)),
         })
         .collect()

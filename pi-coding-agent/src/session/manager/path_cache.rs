@@ -289,7 +289,7 @@ mod tests {
         s.append_message(assistant("p1", "m1").into()).unwrap_or_default();
         s.append_thinking_level_change("high").unwrap_or_default();
         check(&s);
-        s.append_message(pi_ai::SystemMessage::new("be brief").into()).unwrap_or_default();
+        s.append_message(pi_ai::SystemMessage::new("be brief").into()).expect("a system message");
         check(&s);
         let fork = s.append_model_change("p2", "m2").unwrap_or_default();
         s.append_message(UserMessage::new("two").into()).unwrap_or_default();
