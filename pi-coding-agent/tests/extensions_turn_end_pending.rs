@@ -25,13 +25,20 @@ fn ext(name: &str, setup: impl Fn(&ExtensionApi) + Send + Sync + 'static) -> Arc
 async fn turn_end_lists_queued_steering() {
     let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
     let sink = seen.clone();
+    let pending_at_call: Arc<Mutex<Vec<bool>>> = Arc::default();
+    let at_call = pending_at_call.clone();
     let recorder = ext("<inline:pending>", move |pi| {
         let api = pi.clone();
-        pi.on::<ToolCallEvent>(move |_event, _ctx| {
-            let api = api.clone();
+        let at_call = at_call.clone();
+        pi.on::<ToolCallEvent>(move |_event, ctx| {
+            let (api, at_call) = (api.clone(), at_call.clone());
+            let ctx = ctx.clone();
             Box::pin(async move {
                 let steer = SendUserMessageOptions { deliver_as: Some(DeliverAs::Steer), ..Default::default() };
                 api.send_user_message("steered in", steer)?;
+                // Queued within the call (pi queues before its first real suspension), not by a
+                // task the scheduler may run after this turn has ended.
+                at_call.lock().expect("lock").push(ctx.has_pending_messages());
                 Ok(None)
             })
         });
@@ -57,6 +64,7 @@ async fn turn_end_lists_queued_steering() {
     .await;
     h.session.bind_extensions(|_| {}).await;
     h.session.prompt("go").await.expect("prompt");
+    assert_eq!(*pending_at_call.lock().expect("lock"), vec![true], "pending as soon as sent");
     let seen = seen.lock().expect("lock").clone();
     assert_eq!(seen.len(), 2, "two turns: {seen:?}");
     let first = seen[0].as_array().expect("array");

@@ -189,21 +189,16 @@ impl ExtensionActions for SessionActions {
         // pi's `sendUserMessage` calls `prompt` within the call, so one made from an
         // `agent_settled` handler is deferred until that event has been heard.
         let session = self.session()?;
-        let runner = session.shared.runner.clone();
-        let action: DeferredAction = Box::new(move |session: AgentSession| {
-            Box::pin(async move {
-                let work = session.send_user_message(content, options.deliver_as, options.expand_prompt_templates);
-                report_action(runner, "sendUserMessage", work).await;
-                Ok(())
-            })
-        });
-        if let Some(action) = session.defer_while_settling(action) {
-            let shared = session.shared.clone();
-            shared.spawn_tracked(async move {
-                // A failure was reported by `report_action` inside the action.
-                let _ = action(session).await;
-            });
+        if session.shared.run_state().emitting_settled {
+            spawn_user_message(session, content, options);
+            return Ok(());
         }
+        let Some(content) =
+            session.queue_user_message_now(content, options.deliver_as, options.expand_prompt_templates)
+        else {
+            return Ok(());
+        };
+        spawn_user_message(session, content, options);
         Ok(())
     }
 
@@ -724,6 +719,25 @@ async fn nested_pipeline(
 }
 
 /// Runs an action, reporting its failure as an extension error with path `<runtime>`.
+/// pi's `sendUserMessage` as a session task (deferred while `agent_settled` is being heard).
+fn spawn_user_message(session: AgentSession, content: Content<UserBlock>, options: SendUserMessageOptions) {
+    let runner = session.shared.runner.clone();
+    let action: DeferredAction = Box::new(move |session: AgentSession| {
+        Box::pin(async move {
+            let work = session.send_user_message(content, options.deliver_as, options.expand_prompt_templates);
+            report_action(runner, "sendUserMessage", work).await;
+            Ok(())
+        })
+    });
+    if let Some(action) = session.defer_while_settling(action) {
+        let shared = session.shared.clone();
+        shared.spawn_tracked(async move {
+            // A failure was reported by `report_action` inside the action.
+            let _ = action(session).await;
+        });
+    }
+}
+
 async fn report_action(
     runner: Option<Arc<ExtensionRunner>>,
     action: &'static str,

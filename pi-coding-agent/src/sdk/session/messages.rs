@@ -127,25 +127,8 @@ impl AgentSession {
         deliver_as: Option<DeliverAs>,
         expand_prompt_templates: bool,
     ) -> Result<(), SdkError> {
-        let (text, images) = match content {
-            Content::Text(text) => (text, Vec::new()),
-            Content::Blocks(blocks) => {
-                let mut texts = Vec::new();
-                let mut images = Vec::new();
-                for block in blocks {
-                    match block {
-                        UserBlock::Text(t) => texts.push(t.text),
-                        UserBlock::Image(i) => images.push(i),
-                    }
-                }
-                (texts.join("\n"), images)
-            }
-        };
-        let streaming_behavior = match deliver_as {
-            Some(DeliverAs::FollowUp) => Some(StreamingBehavior::FollowUp),
-            Some(DeliverAs::Steer) => Some(StreamingBehavior::Steer),
-            _ => None,
-        };
+        let (text, images) = split_user_content(content);
+        let streaming_behavior = streaming_behavior_of(deliver_as);
         let options = PromptOptions {
             images,
             source: Some(InputSource::Extension),
@@ -154,6 +137,37 @@ impl AgentSession {
             preflight: None,
         };
         self.prompt_with(&text, options).await
+    }
+
+    /// The part of [`Self::send_user_message`] pi runs before its first real suspension, done
+    /// within the call: while a run streams, with no `input` handler to ask and no command to
+    /// try, the message is queued now, so a steer sent from a `tool_call` handler is pending at
+    /// that turn's end whatever the scheduler does. Returns the content when the whole async
+    /// path is needed (not streaming, `input` handlers, a command, a compaction).
+    pub(crate) fn queue_user_message_now(
+        &self,
+        content: Content<UserBlock>,
+        deliver_as: Option<DeliverAs>,
+        expand_prompt_templates: bool,
+    ) -> Option<Content<UserBlock>> {
+        let Some(behavior) = streaming_behavior_of(deliver_as) else { return Some(content) };
+        let slash = match &content {
+            Content::Text(text) => text.starts_with('/'),
+            Content::Blocks(blocks) => {
+                blocks.iter().any(|b| matches!(b, UserBlock::Text(t) if t.text.starts_with('/')))
+            }
+        };
+        let asks_handlers = self.shared.runner.as_ref().is_some_and(|r| r.has_handlers("input"));
+        if !self.is_streaming() || asks_handlers || (expand_prompt_templates && slash) || self.blocks_prompts() {
+            return Some(content);
+        }
+        let (text, images) = split_user_content(content);
+        let text = if expand_prompt_templates { self.expand_input(&text) } else { text };
+        match behavior {
+            StreamingBehavior::FollowUp => self.queue_follow_up(&text, images),
+            StreamingBehavior::Steer => self.queue_steer(&text, images),
+        }
+        None
     }
 
     /// pi's `steer`: queues a steering message (delivered after the current assistant turn's
@@ -224,5 +238,32 @@ impl AgentSession {
     pub fn pending_message_count(&self) -> usize {
         let st = self.shared.run_state();
         st.steering_texts.len() + st.follow_up_texts.len()
+    }
+}
+
+/// A user message's text blocks joined by newlines, and its images.
+fn split_user_content(content: Content<UserBlock>) -> (String, Vec<ImageContent>) {
+    match content {
+        Content::Text(text) => (text, Vec::new()),
+        Content::Blocks(blocks) => {
+            let mut texts = Vec::new();
+            let mut images = Vec::new();
+            for block in blocks {
+                match block {
+                    UserBlock::Text(t) => texts.push(t.text),
+                    UserBlock::Image(i) => images.push(i),
+                }
+            }
+            (texts.join("\n"), images)
+        }
+    }
+}
+
+/// How a message sent while streaming is queued: steer or follow-up (`nextTurn` is not one).
+fn streaming_behavior_of(deliver_as: Option<DeliverAs>) -> Option<StreamingBehavior> {
+    match deliver_as {
+        Some(DeliverAs::FollowUp) => Some(StreamingBehavior::FollowUp),
+        Some(DeliverAs::Steer) => Some(StreamingBehavior::Steer),
+        _ => None,
     }
 }
