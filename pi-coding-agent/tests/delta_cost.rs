@@ -102,3 +102,63 @@ async fn message_update_handlers_get_the_partial_itself_not_a_copy_per_delta() {
     let exact = deltas_seen.iter().filter(|(_, len, capacity)| len == capacity).count();
     assert_eq!(exact, 0, "{exact} of {deltas} updates saw an exact-size copy of the text");
 }
+
+/// With a handler that answers at once (`on_notify_sync`), the delta it is lent comes back to
+/// the session's listeners (no copy per delta): every delta reaches them, as the handler left it
+/// (pi's listeners get the very event object its handlers were given), and the message is the
+/// stream's own.
+#[tokio::test(flavor = "current_thread")]
+async fn listeners_hear_every_delta_a_sync_handler_was_lent() {
+    let deltas = 500;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut loader = DefaultResourceLoader::new(dir.path(), dir.path().join("agent"));
+    loader.home_dir = Some(dir.path().join("home"));
+    loader.reload().await.expect("resources");
+    let prepared = Arc::new(Mutex::new(Some(answer(deltas))));
+    let stream_fn: pi_agent_core::StreamFn = Arc::new(move |_, _, _| {
+        let events = prepared.lock().expect("events").take().unwrap_or_default();
+        AssistantMessageEventStream::from_events(events)
+    });
+    let marker: Arc<dyn Extension> = Arc::new(FnExtension::new("<inline:marker>", |pi| {
+        pi.on_notify_sync("message_update", |event, _| {
+            if let NotifyEvent::MessageUpdate {
+                assistant_message_event: AssistantMessageEvent::TextDelta { delta, .. },
+                ..
+            } = event
+            {
+                delta.push('!');
+            }
+            Ok(None)
+        });
+        Ok(())
+    }));
+    let created = create_agent_session(CreateAgentSessionOptions {
+        cwd: Some(dir.path().to_path_buf()),
+        model: Some(pi_ai::providers::faux::FauxProvider::new(Default::default()).model()),
+        resource_loader: Some(loader),
+        session_manager: Some(SessionManager::in_memory(dir.path())),
+        stream_fn: Some(stream_fn),
+        extensions: vec![marker],
+        ..Default::default()
+    })
+    .await
+    .expect("session");
+    let session = created.session;
+    session.bind_extensions(|_| {}).await;
+    let heard: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = heard.clone();
+    let _listener = session.subscribe(move |event| {
+        if let pi_coding_agent::sdk::SessionEvent::Agent(pi_agent_core::AgentEvent::MessageUpdate {
+            assistant_message_event: AssistantMessageEvent::TextDelta { delta, .. },
+        }) = event
+        {
+            sink.lock().expect("heard").push(delta.clone());
+        }
+    });
+    session.prompt("go").await.expect("prompt");
+    let heard = heard.lock().expect("heard").clone();
+    assert_eq!(heard.len(), deltas, "every delta reached the listeners");
+    assert!(heard.iter().all(|d| d == "abcdefg!"), "as the handler left them: {:?}", &heard[..3]);
+    let text = session.messages().last().and_then(|m| m.as_assistant()).map(|a| a.text());
+    assert_eq!(text, Some(DELTA.repeat(deltas)), "the message is the stream's");
+}

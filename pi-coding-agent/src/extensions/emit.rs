@@ -261,12 +261,13 @@ impl ExtensionRunner {
     }
 
     /// [`emit_update`](Self::emit_update) without a future, when every handler answers at once
-    /// (registered with `on_notify_sync`): `None`. Otherwise the event comes back, untouched, for
-    /// `emit_update`.
-    pub(crate) fn emit_update_now(&self, mut event: NotifyEvent) -> Option<NotifyEvent> {
+    /// (registered with `on_notify_sync`): `true`, the event left as the last handler left it
+    /// (pi's listeners see the very event object its handlers were given). Otherwise `false`, the
+    /// event untouched, for `emit_update`.
+    pub(crate) fn emit_update_now(&self, event: &mut NotifyEvent) -> bool {
         let handlers = self.update_handlers();
         if !handlers.iter().all(|h| h.sync.is_some()) {
-            return Some(event);
+            return false;
         }
         let ctx = self.create_context();
         let last = handlers.len().saturating_sub(1);
@@ -275,13 +276,13 @@ impl ExtensionRunner {
             let mut copy = (position < last).then(|| event.clone());
             let ev = match copy.as_mut() {
                 Some(copy) => copy,
-                None => &mut event,
+                None => &mut *event,
             };
             if let Err(error) = Self::call_sync_handler(sync, ev, &ctx) {
                 self.report(ExtensionError::new(h.path.as_ref(), "message_update", error));
             }
         }
-        None
+        true
     }
 
     /// A notify event or a `session_before_*` event (pi's generic `emit`). Answers matter only
@@ -418,20 +419,30 @@ mod tests {
                 Ok::<_, crate::extensions::BoxError>(None)
             }
         };
-        assert!(runner.emit_update_now(update()).is_none(), "no handler: nothing to wait for");
+        assert!(runner.emit_update_now(&mut update()), "no handler: nothing to wait for");
         let _first = pi.on_notify_sync("message_update", record(&deltas, "first"));
         let _failing = pi.on_notify_sync("message_update", |_, _| Err("no progress bar".into()));
         let _panicking = pi.on_notify_sync("message_update", |_, _| panic!("the handler broke"));
         let _last = pi.on_notify_sync("message_update", record(&deltas, "last"));
-        assert!(runner.emit_update_now(update()).is_none());
+        let mut handled = update();
+        assert!(runner.emit_update_now(&mut handled), "every handler answered at once");
         assert_eq!(*deltas.lock().unwrap_or_else(|p| p.into_inner()), ["first:x", "last:x"]);
         assert_eq!(*errors.lock().unwrap_or_else(|p| p.into_inner()), ["no progress bar", "the handler broke"]);
+        let NotifyEvent::MessageUpdate {
+            assistant_message_event: pi_ai::AssistantMessageEvent::TextDelta { delta, .. },
+            ..
+        } = handled
+        else {
+            panic!("the event comes back")
+        };
+        assert_eq!(delta, "x!", "as the last handler left it (the first changed a copy)");
         // The same handlers through the async dispatch see the same.
         runner.clone().emit_update(update()).await;
         assert_eq!(deltas.lock().unwrap_or_else(|p| p.into_inner()).len(), 4);
         let count = Arc::new(AtomicUsize::new(0));
         let _async = pi.on_notify("message_update", counter(&count));
-        let Some(event) = runner.emit_update_now(update()) else { panic!("a handler with a future is awaited") };
+        let mut event = update();
+        assert!(!runner.emit_update_now(&mut event), "a handler with a future is awaited");
         assert_eq!(deltas.lock().unwrap_or_else(|p| p.into_inner()).len(), 4, "none called yet");
         runner.clone().emit_update(event).await;
         assert_eq!((deltas.lock().unwrap_or_else(|p| p.into_inner()).len(), count.load(Ordering::SeqCst)), (6, 1));

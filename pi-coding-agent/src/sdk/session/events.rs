@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use pi_agent_core::{AbortHandle, AgentEvent, AgentMessage};
-use pi_ai::StopReason;
+use pi_ai::{AssistantMessage, Shared, StopReason};
 
 use super::provider_errors::{is_context_overflow, is_retryable_assistant_error};
 use super::{AgentSession, SessionEvent, SessionShared, lock};
@@ -48,19 +48,41 @@ type Answer = futures::future::BoxFuture<'static, Result<Option<CodingAgentMessa
 /// handler that does not wait), the listeners get the event now and the answer is a future of
 /// no size; only a handler still running (a JavaScript one) makes the rest a future of its own.
 fn handle_update(shared: Arc<SessionShared>, delta: pi_ai::AssistantMessageEvent) -> Answer {
-    let notify = update_partial(&shared, &delta);
-    let event = AgentEvent::MessageUpdate { assistant_message_event: delta };
-    if let (Some(notify), Some(runner)) = (notify, shared.runner.as_ref())
-        && let Some(notify) = runner.emit_update_now(notify)
-    {
-        let mut dispatch = Box::pin(runner.clone().emit_update(notify));
-        if futures::FutureExt::now_or_never(&mut dispatch).is_none() {
-            return Box::pin(async move {
-                dispatch.await;
-                shared.emit(&SessionEvent::Agent(event));
-                Ok(None)
-            });
+    let partial = update_partial(&shared, &delta);
+    let (Some(message), Some(runner)) = (partial, shared.runner.as_ref()) else {
+        shared.emit(&SessionEvent::Agent(AgentEvent::MessageUpdate { assistant_message_event: delta }));
+        return Box::pin(NoReplacement);
+    };
+    let mut notify =
+        NotifyEvent::MessageUpdate { message: AgentMessage::Assistant(message), assistant_message_event: delta };
+    if runner.emit_update_now(&mut notify) {
+        // The delta lent to the handlers comes back for the listeners: no copy per delta.
+        match notify {
+            NotifyEvent::MessageUpdate { assistant_message_event, .. } => {
+                shared.emit(&SessionEvent::Agent(AgentEvent::MessageUpdate { assistant_message_event }));
+            }
+            // Only a Rust handler can put another event in its place (a JavaScript one changes
+            // fields); the partial has the delta, the listeners cannot be given it.
+            _ => runner.report(crate::extensions::ExtensionError::new(
+                "<runtime>",
+                "message_update",
+                "a message_update handler replaced the event; its listeners missed this delta",
+            )),
         }
+        return Box::pin(NoReplacement);
+    }
+    // A handler with a future: the listeners hear the delta once the handlers are done.
+    let NotifyEvent::MessageUpdate { assistant_message_event, .. } = &notify else {
+        unreachable!("built as a message_update above and untouched: no handler was called")
+    };
+    let event = AgentEvent::MessageUpdate { assistant_message_event: assistant_message_event.clone() };
+    let mut dispatch = Box::pin(runner.clone().emit_update(notify));
+    if futures::FutureExt::now_or_never(&mut dispatch).is_none() {
+        return Box::pin(async move {
+            dispatch.await;
+            shared.emit(&SessionEvent::Agent(event));
+            Ok(None)
+        });
     }
     shared.emit(&SessionEvent::Agent(event));
     Box::pin(NoReplacement)
@@ -78,18 +100,15 @@ impl std::future::Future for NoReplacement {
     }
 }
 
-/// Applies a delta to the partial the extensions see; the `message_update` notification when
-/// an extension handles it. Applying is O(delta), and the partial message it carries is shared,
-/// not copied: the next delta copies it only if a handler kept it.
-fn update_partial(shared: &SessionShared, delta: &pi_ai::AssistantMessageEvent) -> Option<NotifyEvent> {
+/// Applies a delta to the partial the extensions see; the partial, shared, when an extension
+/// handles `message_update`. Applying is O(delta), and the partial is shared, not copied: the
+/// next delta copies it only if a handler kept it.
+fn update_partial(shared: &SessionShared, delta: &pi_ai::AssistantMessageEvent) -> Option<Shared<AssistantMessage>> {
     let wanted = shared.runner.as_ref().is_some_and(|r| r.has_update_handlers());
     let mut st = shared.run_state();
     st.streaming_partial.as_mut().and_then(|partial| {
         partial.apply(delta);
-        wanted.then(|| NotifyEvent::MessageUpdate {
-            message: AgentMessage::Assistant(partial.shared_message()),
-            assistant_message_event: delta.clone(),
-        })
+        wanted.then(|| partial.shared_message())
     })
 }
 
@@ -237,7 +256,12 @@ async fn forward_to_extensions(shared: &Arc<SessionShared>, event: &mut AgentEve
             shared.run_state().streaming_partial = Some(pi_ai::PartialMessage::new(a.clone().into_inner()));
             Some(NotifyEvent::MessageStart { message: AgentMessage::Assistant(a.clone()) })
         }
-        AgentEvent::MessageUpdate { assistant_message_event } => update_partial(shared, assistant_message_event),
+        AgentEvent::MessageUpdate { assistant_message_event } => {
+            update_partial(shared, assistant_message_event).map(|message| NotifyEvent::MessageUpdate {
+                message: AgentMessage::Assistant(message),
+                assistant_message_event: assistant_message_event.clone(),
+            })
+        }
         AgentEvent::MessageEnd { message } => {
             shared.run_state().streaming_partial = None;
             if let Some(runner) = shared.runner.as_ref().filter(|r| r.has_handlers("message_end")) {
