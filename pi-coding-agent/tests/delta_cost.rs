@@ -57,14 +57,16 @@ fn reader(seen: Seen) -> Arc<dyn Extension> {
     }))
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn message_update_handlers_get_the_partial_itself_not_a_copy_per_delta() {
-    let deltas = 3_000;
+/// A session in a temporary directory whose model streams [`answer`]`(deltas)` once, with
+/// `extension` loaded and bound.
+async fn session_with(
+    deltas: usize,
+    extension: Arc<dyn Extension>,
+) -> (pi_coding_agent::sdk::AgentSession, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut loader = DefaultResourceLoader::new(dir.path(), dir.path().join("agent"));
     loader.home_dir = Some(dir.path().join("home"));
     loader.reload().await.expect("resources");
-    let seen: Seen = Arc::default();
     let prepared = Arc::new(Mutex::new(Some(answer(deltas))));
     let stream_fn: pi_agent_core::StreamFn = Arc::new(move |_, _, _| {
         let events = prepared.lock().expect("events").take().unwrap_or_default();
@@ -76,13 +78,21 @@ async fn message_update_handlers_get_the_partial_itself_not_a_copy_per_delta() {
         resource_loader: Some(loader),
         session_manager: Some(SessionManager::in_memory(dir.path())),
         stream_fn: Some(stream_fn),
-        extensions: vec![reader(seen.clone())],
+        extensions: vec![extension],
         ..Default::default()
     })
     .await
     .expect("session");
     let session = created.session;
     session.bind_extensions(|_| {}).await;
+    (session, dir)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn message_update_handlers_get_the_partial_itself_not_a_copy_per_delta() {
+    let deltas = 3_000;
+    let seen: Seen = Arc::default();
+    let (session, _dir) = session_with(deltas, reader(seen.clone())).await;
     session.prompt("go").await.expect("prompt");
     let last = session.messages().last().and_then(|m| m.as_assistant()).map(|a| a.text().len());
     assert_eq!(last, Some(deltas * DELTA.len()));
@@ -110,15 +120,6 @@ async fn message_update_handlers_get_the_partial_itself_not_a_copy_per_delta() {
 #[tokio::test(flavor = "current_thread")]
 async fn listeners_hear_every_delta_a_sync_handler_was_lent() {
     let deltas = 500;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mut loader = DefaultResourceLoader::new(dir.path(), dir.path().join("agent"));
-    loader.home_dir = Some(dir.path().join("home"));
-    loader.reload().await.expect("resources");
-    let prepared = Arc::new(Mutex::new(Some(answer(deltas))));
-    let stream_fn: pi_agent_core::StreamFn = Arc::new(move |_, _, _| {
-        let events = prepared.lock().expect("events").take().unwrap_or_default();
-        AssistantMessageEventStream::from_events(events)
-    });
     let marker: Arc<dyn Extension> = Arc::new(FnExtension::new("<inline:marker>", |pi| {
         pi.on_notify_sync("message_update", |event, _| {
             if let NotifyEvent::MessageUpdate {
@@ -132,19 +133,7 @@ async fn listeners_hear_every_delta_a_sync_handler_was_lent() {
         });
         Ok(())
     }));
-    let created = create_agent_session(CreateAgentSessionOptions {
-        cwd: Some(dir.path().to_path_buf()),
-        model: Some(pi_ai::providers::faux::FauxProvider::new(Default::default()).model()),
-        resource_loader: Some(loader),
-        session_manager: Some(SessionManager::in_memory(dir.path())),
-        stream_fn: Some(stream_fn),
-        extensions: vec![marker],
-        ..Default::default()
-    })
-    .await
-    .expect("session");
-    let session = created.session;
-    session.bind_extensions(|_| {}).await;
+    let (session, _dir) = session_with(deltas, marker).await;
     let heard: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = heard.clone();
     let _listener = session.subscribe(move |event| {
