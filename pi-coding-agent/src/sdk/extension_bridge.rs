@@ -718,7 +718,6 @@ async fn nested_pipeline(
     result
 }
 
-/// Runs an action, reporting its failure as an extension error with path `<runtime>`.
 /// pi's `sendUserMessage` as a session task (deferred while `agent_settled` is being heard).
 fn spawn_user_message(session: AgentSession, content: Content<UserBlock>, options: SendUserMessageOptions) {
     let runner = session.shared.runner.clone();
@@ -738,6 +737,7 @@ fn spawn_user_message(session: AgentSession, content: Content<UserBlock>, option
     }
 }
 
+/// Runs an action, reporting its failure as an extension error with path `<runtime>`.
 async fn report_action(
     runner: Option<Arc<ExtensionRunner>>,
     action: &'static str,
