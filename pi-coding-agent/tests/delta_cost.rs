@@ -151,3 +151,29 @@ async fn listeners_hear_every_delta_a_sync_handler_was_lent() {
     let text = session.messages().last().and_then(|m| m.as_assistant()).map(|a| a.text());
     assert_eq!(text, Some(DELTA.repeat(deltas)), "the message is the stream's");
 }
+
+/// A Rust handler that puts another event in the delta's place is reported as an extension
+/// error on every delta it took (its listeners cannot be given it); the message is whole.
+#[tokio::test(flavor = "current_thread")]
+async fn a_sync_handler_that_replaces_the_event_is_reported() {
+    let deltas = 20;
+    let replacer: Arc<dyn Extension> = Arc::new(FnExtension::new("<inline:replacer>", |pi| {
+        pi.on_notify_sync("message_update", |event, _| {
+            *event = NotifyEvent::AgentStart;
+            Ok(None)
+        });
+        Ok(())
+    }));
+    let (session, _dir) = session_with(deltas, replacer).await;
+    let errors: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = errors.clone();
+    let runner = session.extension_runner().expect("a runner").clone();
+    let _errors = runner.on_error(move |e| sink.lock().expect("errors").push(e.error.clone()));
+    session.prompt("go").await.expect("prompt");
+    let errors = errors.lock().expect("errors").clone();
+    // text_start, the deltas, text_end: every update was replaced.
+    assert_eq!(errors.len(), deltas + 2, "{errors:?}");
+    assert!(errors[0].contains("replaced the event"), "{}", errors[0]);
+    let text = session.messages().last().and_then(|m| m.as_assistant()).map(|a| a.text());
+    assert_eq!(text, Some(DELTA.repeat(deltas)));
+}
