@@ -111,12 +111,14 @@ fn llama_lists_loads_and_unloads_router_models() {
     // A prompt through the provider: the router forwards it to the real llama.cpp server.
     if std::env::var("PI_LOCAL_LLM_URL").is_ok() {
         type_keys(&mut pty, &["What is the capital of France?", "Enter"]);
-        // The 135M model on a shared CPU may take longer than a screen wait allows.
+        // The 135M model on a shared CPU may take longer than a screen wait allows, both before
+        // "Paris" shows and between it and the end of the answer: wait for the whole answer.
+        let answered = |s: &str| s.contains("Paris") && !s.contains("Working");
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
-        while !pty.screen().contains("Paris") && std::time::Instant::now() < deadline {
+        while !answered(&pty.screen()) && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(200));
         }
-        let screen = pty.wait_for("the answer", |s| s.contains("Paris") && !s.contains("Working"));
+        let screen = pty.wait_for("the answer", answered);
         assert!(screen.contains("Paris"), "{screen}");
         let chat = router.seen().into_iter().find(|(_, p, _)| p == "/v1/chat/completions").expect("a chat request");
         assert_eq!(chat.2["model"], "smollm2-a");
