@@ -7,7 +7,10 @@
 #     `pi -p --session FILE`: the time from start until the server has the whole request, max RSS and
 #     the whole run's CPU (user + sys, which the load of a shared machine does not inflate);
 #   * streaming answers of 64 KiB and 1 MiB in 7-character deltas: CPU (user + sys) per delta,
-#     after the CPU of the short answer is subtracted;
+#     after the CPU of the short answer is subtracted (each long run paired with a short run just
+#     before it, the median of the pairs' differences: the machine's drift within a measure and a
+#     short run's own swing of a few milliseconds, a third of a microsecond per delta at 64 KiB,
+#     cancel out; PI_BENCH_STREAM_RUNS pairs, default RUNS but at least 15);
 #   * the same with a `message_update` handler: in Rust, through the SDK (`examples/stream_handler.rs`,
 #     ours only: its CPU per delta with and without the handler, the short answer's subtracted),
 #     and in a TypeScript extension (`pi -p -e`, ours beside the reference at 64 KiB: CPU, the
@@ -38,6 +41,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RUNS="${1:-5}"
+STREAM_RUNS="${PI_BENCH_STREAM_RUNS:-$(( RUNS > 15 ? RUNS : 15 ))}"
 ANCHOR="${PI_ANCHOR:-/work/shared/tools/anchor.sh}"
 SIZES="${PI_BENCH_SIZES-10 100}"
 MEASURED=(python3 "$ROOT/scripts/bench/measured.py")
@@ -140,7 +144,6 @@ print_mode() {
     record "pi -p: start until request received" "$who" "$(median <"$WORK/req" | awk '{ printf "%.1f", $1 / 1000 }')" ms
     record "pi -p: reply sent until exit" "$who" "$(median <"$WORK/exit" | awk '{ printf "%.1f", $1 / 1000 }')" ms
     record "pi -p: max RSS" "$who" "$(max <"$WORK/m" | awk '{ printf "%.1f", $1 / 1024 }')" MiB
-    printf -v "BASE_CPU_$who" '%s' "$(median <"$WORK/c")"
 }
 
 # resume WHO SIZE CMD...: pi -p --session <copy of the SIZE MB session>.
@@ -163,65 +166,68 @@ resume() {
     record "resume ${size} MB: CPU (user+sys, whole run)" "$who" "$(median <"$WORK/c" | awk '{ printf "%.0f", $1 * 1000 }')" ms
 }
 
+# per_delta_pairs BYTES FILE SHORT_CMD... -- LONG_CMD...: STREAM_RUNS pairs of a short run and a
+# long one (whose output must hold BYTES); appends each pair's CPU difference in µs per delta of a
+# BYTES answer to FILE.
+per_delta_pairs() {
+    local bytes="$1" file="$2"; shift 2
+    local deltas=$(( (bytes + 6) / 7 )) short=() long=() c0
+    while [[ "$1" != "--" ]]; do short+=("$1"); shift; done
+    shift; long=("$@")
+    run_once "${long[@]}"
+    [[ $(wc -c <"$WORK/out") -ge $bytes ]] || { echo "bench-budget: the answer was not printed whole" >&2; exit 1; }
+    : >"$file"
+    for _ in $(seq 1 "$STREAM_RUNS"); do
+        run_once "${short[@]}"; c0="$CPU_S"
+        run_once "${long[@]}"
+        [[ $(wc -c <"$WORK/out") -ge $bytes ]] || { echo "bench-budget: the answer was not printed whole" >&2; exit 1; }
+        awk -v a="$CPU_S" -v b="$c0" -v d="$deltas" 'BEGIN { printf "%.4f\n", (a - b) * 1e6 / d }' >>"$file"
+    done
+}
+
 # stream WHO NAME BYTES CMD...: CPU per 7-character delta of a BYTES answer.
 stream() {
     local who="$1" name="$2" bytes="$3"; shift 3
-    local deltas=$(( (bytes + 6) / 7 ))
-    local args=(-p "Tell me a long story." --no-session --no-tools --model "$name/smollm2-135m")
-    run_once "$@" "${args[@]}"
-    [[ $(wc -c <"$WORK/out") -ge $bytes ]] || { echo "bench-budget: the answer was not printed whole" >&2; exit 1; }
-    : >"$WORK/c"
-    for _ in $(seq 1 "$RUNS"); do run_once "$@" "${args[@]}"; echo "$CPU_S" >>"$WORK/c"; done
-    record "stream $name: CPU per delta" "$who" \
-        "$(median <"$WORK/c" | awk -v b="$(eval echo "\$BASE_CPU_$who")" -v d="$deltas" '{ printf "%.2f", ($1 - b) * 1e6 / d }')" µs
+    per_delta_pairs "$bytes" "$WORK/d" \
+        "$@" -p "What is the capital of France?" --no-session --no-tools --model local/smollm2-135m -- \
+        "$@" -p "Tell me a long story." --no-session --no-tools --model "$name/smollm2-135m"
+    record "stream $name: CPU per delta" "$who" "$(median <"$WORK/d" | awk '{ printf "%.2f", $1 }')" µs
 }
 
 # stream_js WHO NAME BYTES CMD...: CPU (the host's included) and wall time per delta of a BYTES
 # answer with a TypeScript `message_update` handler, the short answer with the same extension
-# subtracted.
+# subtracted pair by pair (RUNS pairs: each run starts a Node host).
 stream_js() {
     local who="$1" name="$2" bytes="$3"; shift 3
-    local deltas=$(( (bytes + 6) / 7 ))
+    local deltas=$(( (bytes + 6) / 7 )) c0 t0
     local ext=(-e "$WORK/ext/update.ts" --no-session --no-tools)
     run_once "$@" "${ext[@]}" -p "Hi." --model "local/smollm2-135m"
-    : >"$WORK/c0"; : >"$WORK/t0"; : >"$WORK/c"; : >"$WORK/t"
+    : >"$WORK/c"; : >"$WORK/t"
     for _ in $(seq 1 "$RUNS"); do
         run_once "$@" "${ext[@]}" -p "Hi." --model "local/smollm2-135m"
-        echo "$CPU_S" >>"$WORK/c0"; echo "$ELAPSED_US" >>"$WORK/t0"
+        c0="$CPU_S"; t0="$ELAPSED_US"
         run_once "$@" "${ext[@]}" -p "Tell me a long story." --model "$name/smollm2-135m"
         [[ $(wc -c <"$WORK/out") -ge $bytes ]] || { echo "bench-budget: the answer was not printed whole" >&2; exit 1; }
-        echo "$CPU_S" >>"$WORK/c"; echo "$ELAPSED_US" >>"$WORK/t"
+        awk -v a="$CPU_S" -v b="$c0" -v d="$deltas" 'BEGIN { printf "%.4f\n", (a - b) * 1e6 / d }' >>"$WORK/c"
+        awk -v a="$ELAPSED_US" -v b="$t0" -v d="$deltas" 'BEGIN { printf "%.4f\n", (a - b) / d }' >>"$WORK/t"
     done
-    local c0 t0
-    c0=$(median <"$WORK/c0"); t0=$(median <"$WORK/t0")
-    record "stream $name, TS handler: CPU per delta" "$who" \
-        "$(median <"$WORK/c" | awk -v b="$c0" -v d="$deltas" '{ printf "%.2f", ($1 - b) * 1e6 / d }')" µs
-    record "stream $name, TS handler: wall per delta" "$who" \
-        "$(median <"$WORK/t" | awk -v b="$t0" -v d="$deltas" '{ printf "%.2f", ($1 - b) / d }')" µs
+    record "stream $name, TS handler: CPU per delta" "$who" "$(median <"$WORK/c" | awk '{ printf "%.2f", $1 }')" µs
+    record "stream $name, TS handler: wall per delta" "$who" "$(median <"$WORK/t" | awk '{ printf "%.2f", $1 }')" µs
 }
 
 # stream_sdk: the SDK example's CPU per delta at 64 KiB and 1 MiB, without and with a Rust
-# `message_update` handler (its short answer's CPU subtracted).
+# `message_update` handler (its short answer's CPU subtracted, pair by pair).
 stream_sdk() {
-    local handler label name bytes deltas base
+    local handler label name bytes
     for handler in "" --handler; do
         label=$([[ -n "$handler" ]] && echo "Rust handler" || echo "no handler")
-        run_once "$EXAMPLE" "http://127.0.0.1:$PORT_short/v1" $handler
-        : >"$WORK/c"
-        for _ in $(seq 1 "$RUNS"); do run_once "$EXAMPLE" "http://127.0.0.1:$PORT_short/v1" $handler; echo "$CPU_S" >>"$WORK/c"; done
-        base=$(median <"$WORK/c")
         for name in s64k s1m; do
             bytes=$([[ $name == s64k ]] && echo 65536 || echo 1048576)
-            deltas=$(( (bytes + 6) / 7 ))
             local port="PORT_$name"
-            : >"$WORK/c"
-            for _ in $(seq 1 "$RUNS"); do
-                run_once "$EXAMPLE" "http://127.0.0.1:${!port}/v1" $handler
-                [[ $(wc -c <"$WORK/out") -ge $bytes ]] || { echo "bench-budget: the example's answer was not whole" >&2; exit 1; }
-                echo "$CPU_S" >>"$WORK/c"
-            done
-            record "SDK stream $name, $label: CPU per delta" ours \
-                "$(median <"$WORK/c" | awk -v b="$base" -v d="$deltas" '{ printf "%.2f", ($1 - b) * 1e6 / d }')" µs
+            # shellcheck disable=SC2086 # $handler is one word or none
+            per_delta_pairs "$bytes" "$WORK/d" "$EXAMPLE" "http://127.0.0.1:$PORT_short/v1" $handler -- \
+                "$EXAMPLE" "http://127.0.0.1:${!port}/v1" $handler
+            record "SDK stream $name, $label: CPU per delta" ours "$(median <"$WORK/d" | awk '{ printf "%.2f", $1 }')" µs
         done
     done
 }

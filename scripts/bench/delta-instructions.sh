@@ -5,10 +5,16 @@
 # the functions that took the most instructions in the long run.
 #
 #   scripts/bench/delta-instructions.sh PI_BINARY [BYTES]      (needs valgrind; BYTES default 65536)
+#   scripts/bench/delta-instructions.sh STREAM_HANDLER [BYTES] [--handler]
+#
+# Given the release `stream_handler` example (examples/stream_handler.rs) instead of `pi`, it counts
+# the SDK's path, with its Rust `message_update` handler when `--handler` follows.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 PI="$(realpath "${1:?usage: delta-instructions.sh PI_BINARY [BYTES]}")"
 BYTES="${2:-65536}"
+HANDLER="${3:-}"
+[[ -z "$HANDLER" || "$HANDLER" == "--handler" ]] || { echo "delta-instructions: the third argument is --handler or nothing" >&2; exit 1; }
 command -v valgrind >/dev/null || { echo "delta-instructions: valgrind is not installed" >&2; exit 1; }
 
 WORK="$(mktemp -d /tmp/pi-delta-instructions.XXXXXX)"
@@ -30,9 +36,13 @@ printf '{"providers":{%s,%s}}' "$(provider short)" "$(provider long)" >"$WORK/ag
 
 # count NAME: the instructions of one run against server NAME.
 count() {
+    local args=(-p "Tell me a story." --no-session --no-tools --model "$1/m")
+    if [[ "$(basename "$PI")" == stream_handler* ]]; then
+        args=("http://127.0.0.1:$(cat "$WORK/port.$1")/v1")
+        [[ -n "$HANDLER" ]] && args+=("$HANDLER")
+    fi
     (cd "$WORK/proj" && PI_CODING_AGENT_DIR="$WORK/agent" valgrind --tool=callgrind \
-        --callgrind-out-file="$WORK/cg.$1" "$PI" -p "Tell me a story." --no-session --no-tools \
-        --model "$1/m" 2>"$WORK/err.$1" >/dev/null) || { cat "$WORK/err.$1" >&2; exit 1; }
+        --callgrind-out-file="$WORK/cg.$1" "$PI" "${args[@]}" 2>"$WORK/err.$1" >/dev/null) || { cat "$WORK/err.$1" >&2; exit 1; }
     grep -E "refs:" "$WORK/err.$1" | awk '{ gsub(",", "", $NF); print $NF }'
 }
 short=$(count short)
