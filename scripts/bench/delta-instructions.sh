@@ -5,16 +5,16 @@
 # the functions that took the most instructions in the long run.
 #
 #   scripts/bench/delta-instructions.sh PI_BINARY [BYTES]      (needs valgrind; BYTES default 65536)
-#   scripts/bench/delta-instructions.sh STREAM_HANDLER [BYTES] [--handler]
+#   scripts/bench/delta-instructions.sh STREAM_HANDLER BYTES sdk|sdk-handler
 #
-# Given the release `stream_handler` example (examples/stream_handler.rs) instead of `pi`, it counts
-# the SDK's path, with its Rust `message_update` handler when `--handler` follows.
+# With `sdk`, the binary is the release `stream_handler` example (examples/stream_handler.rs): the
+# SDK's path is counted, with its Rust `message_update` handler for `sdk-handler`.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 PI="$(realpath "${1:?usage: delta-instructions.sh PI_BINARY [BYTES]}")"
 BYTES="${2:-65536}"
-HANDLER="${3:-}"
-[[ -z "$HANDLER" || "$HANDLER" == "--handler" ]] || { echo "delta-instructions: the third argument is --handler or nothing" >&2; exit 1; }
+MODE="${3:-pi}"
+case "$MODE" in pi | sdk | sdk-handler) ;; *) echo "delta-instructions: the third argument is sdk, sdk-handler or nothing" >&2; exit 1 ;; esac
 command -v valgrind >/dev/null || { echo "delta-instructions: valgrind is not installed" >&2; exit 1; }
 
 WORK="$(mktemp -d /tmp/pi-delta-instructions.XXXXXX)"
@@ -37,9 +37,9 @@ printf '{"providers":{%s,%s}}' "$(provider short)" "$(provider long)" >"$WORK/ag
 # count NAME: the instructions of one run against server NAME.
 count() {
     local args=(-p "Tell me a story." --no-session --no-tools --model "$1/m")
-    if [[ "$(basename "$PI")" == stream_handler* ]]; then
+    if [[ "$MODE" != pi ]]; then
         args=("http://127.0.0.1:$(cat "$WORK/port.$1")/v1")
-        [[ -n "$HANDLER" ]] && args+=("$HANDLER")
+        [[ "$MODE" == sdk-handler ]] && args+=(--handler)
     fi
     (cd "$WORK/proj" && PI_CODING_AGENT_DIR="$WORK/agent" valgrind --tool=callgrind \
         --callgrind-out-file="$WORK/cg.$1" "$PI" "${args[@]}" 2>"$WORK/err.$1" >/dev/null) || { cat "$WORK/err.$1" >&2; exit 1; }
